@@ -1,0 +1,16 @@
+// The CLI subcommands. Each takes the arguments after its name and returns the process exit
+// code; errors are printed to stderr as one clear line.
+#pragma once
+
+#include <QStringList>
+
+namespace sluice::cli {
+
+int run_version();
+int run_generate(const QStringList& args);
+int run_tokenize(const QStringList& args);
+
+// Prints the top-level usage to stdout.
+void print_usage();
+
+}  // namespace sluice::cli

@@ -1,0 +1,43 @@
+#include <cstdio>
+
+#include "app/cli/cli_command.h"
+#include "engine/backend/device.h"
+#include "engine/core/build_info.h"
+
+namespace sluice::cli {
+
+int run_version() {
+  namespace bi = sluice::build_info;
+  std::printf("sluice %s\n", bi::kVersion);
+  if (bi::kHasCuda) {
+    std::printf("cuda: compiled in (nvcc %s, architectures %s)\n", bi::kCudaCompilerVersion,
+                bi::kCudaArchitectures);
+  } else {
+    std::printf("cuda: not compiled in\n");
+  }
+  std::printf("device: %s\n", probe_devices().summary.c_str());
+  std::printf("blas: %s\n", bi::kBlas);
+  std::printf("tokenizer: %s\n", bi::kSentencePiece);
+  std::printf("gui: %s\n", bi::kHasGui ? "yes (Qt Widgets, QCustomPlot)" : "no");
+  std::printf("build: %s, %s%s%s\n", bi::kBuildType, bi::kCompiler,
+              bi::kSanitizers[0] ? ", sanitizers " : "", bi::kSanitizers);
+  return 0;
+}
+
+void print_usage() {
+  std::printf(
+      "Usage: sluice <command> [options]\n"
+      "\n"
+      "Generate datasets with a local LLM.\n"
+      "\n"
+      "Commands:\n"
+      "  generate   run a model over an instruction file and write JSONL results\n"
+      "  tokenize   print the token ids of a text\n"
+      "  gui        open the desktop application (the default when a display is present)\n"
+      "\n"
+      "Options:\n"
+      "  -h, --help      show this help (or `sluice <command> --help`)\n"
+      "  -V, --version   show the version and the build's features\n");
+}
+
+}  // namespace sluice::cli

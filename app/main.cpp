@@ -1,0 +1,45 @@
+// sluice: the desktop application and its headless subcommands. Subcommands run on a
+// QCoreApplication and never need a display; `sluice gui` (the default with no command) opens
+// the window, or runs the same job headless when there is no display.
+#include <QCoreApplication>
+#include <QStringList>
+#include <cstdio>
+#include <cstring>
+
+#include "app/cli/cli_command.h"
+#include "engine/core/build_info.h"
+
+#ifdef SLUICE_HAS_GUI
+#include "ui/gui_main.h"
+#endif
+
+int main(int argc, char** argv) {
+  const char* command = argc > 1 ? argv[1] : "";
+  if (std::strcmp(command, "--version") == 0 || std::strcmp(command, "-V") == 0) {
+    return sluice::cli::run_version();
+  }
+  if (std::strcmp(command, "--help") == 0 || std::strcmp(command, "-h") == 0 ||
+      std::strcmp(command, "help") == 0) {
+    sluice::cli::print_usage();
+    return 0;
+  }
+  if (command[0] == '\0' || std::strcmp(command, "gui") == 0) {
+#ifdef SLUICE_HAS_GUI
+    return sluice::ui::gui_main(argc, argv);
+#else
+    std::fprintf(stderr, "sluice: this build has no GUI (SLUICE_GUI=OFF); see `sluice --help`\n");
+    return 2;
+#endif
+  }
+
+  QCoreApplication app(argc, argv);
+  QCoreApplication::setApplicationName("sluice");
+  QCoreApplication::setApplicationVersion(sluice::build_info::kVersion);
+  QStringList args = QCoreApplication::arguments();
+  args.removeFirst();  // program
+  args.removeFirst();  // command
+  if (std::strcmp(command, "generate") == 0) return sluice::cli::run_generate(args);
+  if (std::strcmp(command, "tokenize") == 0) return sluice::cli::run_tokenize(args);
+  std::fprintf(stderr, "sluice: unknown command '%s'; see `sluice --help`\n", command);
+  return 2;
+}

@@ -1,0 +1,55 @@
+// Element types of model weights and the conversions between them. Compute is fp32 on the CPU;
+// weights keep their stored type and are widened row by row where they are used.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace sluice {
+
+enum class DType : uint8_t { F32, F16, BF16, Q8_0 };
+
+// Q8_0 (GGUF): blocks of 32 weights, each block an fp16 scale followed by 32 int8 values.
+inline constexpr int kQ8_0BlockSize = 32;
+inline constexpr int kQ8_0BlockBytes = 2 + kQ8_0BlockSize;
+
+// Returns "F32", "F16", "BF16" or "Q8_0".
+std::string_view dtype_name(DType dtype);
+
+// Returns the bytes that num_elements values of dtype occupy. Precondition for Q8_0:
+// num_elements is a multiple of 32 (callers validate this and report the tensor first).
+size_t dtype_num_bytes(DType dtype, int64_t num_elements);
+
+// Returns true when a row of num_elements values can be stored in dtype (Q8_0 needs
+// multiples of 32).
+bool dtype_row_is_valid(DType dtype, int64_t num_elements);
+
+inline float bf16_to_f32(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// Rounds to nearest even, as PyTorch does; NaN stays NaN.
+inline uint16_t f32_to_bf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// IEEE 754 half precision to single precision, exact for every input (subnormals, inf, NaN).
+float f16_to_f32(uint16_t h);
+
+// Single to half precision with round-to-nearest-even; overflow gives inf.
+uint16_t f32_to_f16(float f);
+
+// Widens num_elements values of dtype at src into dst. Precondition for Q8_0: num_elements is
+// a multiple of 32 and src starts at a block boundary.
+void dequantize_row(DType dtype, const void* src, float* dst, int64_t num_elements);
+
+}  // namespace sluice

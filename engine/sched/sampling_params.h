@@ -1,0 +1,26 @@
+// Per-request generation settings, in the vocabulary of vLLM's SamplingParams.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice {
+
+struct SamplingParams {
+  int n = 1;                        // samples of this prompt
+  float temperature = 0.0f;         // 0 = greedy (argmax, lowest id on ties)
+  int top_k = 0;                    // 0 or negative = off
+  float top_p = 1.0f;               // 1 = off
+  float min_p = 0.0f;               // 0 = off
+  float repetition_penalty = 1.0f;  // 1 = off; applies to prompt and output tokens
+  float presence_penalty = 0.0f;    // 0 = off; applies to output tokens
+  float frequency_penalty = 0.0f;   // 0 = off; applies to output tokens
+  uint64_t seed = 0;                // with the request key, sample index and position, keys the RNG
+  int max_tokens = 256;             // new tokens at most
+  std::vector<std::string> stop;    // stop strings (not included in the output)
+  std::vector<int32_t> stop_token_ids;  // extra ids that end generation (not included)
+  bool ignore_eos = false;          // keep going past EOS (benchmarks)
+};
+
+}  // namespace sluice
