@@ -1,0 +1,49 @@
+// The compute backend interface (CPU reference, CUDA). A backend owns the weights in its own
+// memory and the paged KV pool; the runner hands it flat BatchInputs and gets logits back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/runner/batch_inputs.h"
+
+namespace sluice {
+
+struct BackendMemory {
+  size_t weight_bytes = 0;      // weights as the backend holds them
+  size_t kv_cache_bytes = 0;    // the allocated KV pool
+  size_t activation_bytes = 0;  // scratch for the largest step so far
+  size_t device_total_bytes = 0;  // GPU only: device memory total / free (0 on the CPU)
+  size_t device_free_bytes = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // "cpu" or "cuda:0".
+  virtual std::string name() const = 0;
+
+  // Returns the bytes one KV block of block_size tokens takes over all layers, K and V.
+  virtual size_t kv_block_bytes(int block_size) const = 0;
+
+  // Allocates the paged KV pool of num_blocks blocks (replacing any earlier pool). Throws Error
+  // when the memory cannot be had.
+  virtual void allocate_kv_cache(int num_blocks, int block_size) = 0;
+
+  // Copies whole blocks (every layer, K and V): dst[i] becomes a copy of src[i]. Used for
+  // copy-on-write before a forward pass writes into a block another request still shares.
+  virtual void copy_blocks(std::span<const int32_t> src_block_ids, std::span<const int32_t> dst_block_ids) = 0;
+
+  // Runs the model over the batch, writing each token's K/V into its slot first, and returns
+  // logits [logits_indices.size(), vocab_size] row-major in `logits` (resized).
+  // Precondition: a pool is allocated and every slot and block table entry lies in it.
+  virtual void forward(const BatchInputs& inputs, std::vector<float>& logits) = 0;
+
+  virtual BackendMemory memory() const = 0;
+};
+
+}  // namespace sluice

@@ -1,0 +1,33 @@
+// Paged attention on the CPU: each query token attends causally to its request's context,
+// read through the request's block table from a KV pool laid out per layer as
+// [num_blocks, block_size, num_kv_heads, head_dim]. The reference for the CUDA kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/core/thread_pool.h"
+#include "engine/runner/batch_inputs.h"
+
+namespace sluice {
+
+struct AttentionShape {
+  int num_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  int block_size = 0;
+};
+
+// Writes each token's K and V into its slot of the layer's pool.
+// k, v:              [num_tokens, num_kv_heads * head_dim]
+// k_cache, v_cache:  [num_blocks, block_size, num_kv_heads, head_dim]
+void write_kv_cache(const BatchInputs& inputs, const AttentionShape& shape, const float* k, const float* v,
+                    float* k_cache, float* v_cache);
+
+// out[t] = softmax(q[t] · K^T / sqrt(head_dim)) · V over positions 0..positions[t] of token t's
+// request (grouped-query: query head h reads KV head h / (num_heads / num_kv_heads)).
+// q, out: [num_tokens, num_heads * head_dim]. Each (token, head) is computed independently in a
+// fixed order, so a request's result does not depend on the rest of the batch.
+void paged_attention(const BatchInputs& inputs, const AttentionShape& shape, const float* q, const float* k_cache,
+                     const float* v_cache, float* out, ThreadPool& pool);
+
+}  // namespace sluice

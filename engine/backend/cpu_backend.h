@@ -1,0 +1,62 @@
+// The CPU backend: fp32 compute over weights of any stored type, BLAS for every matrix product
+// across all tokens of a step, the thread pool for attention and RoPE, and a paged KV pool in
+// host memory. It is the reference every CUDA op is tested against.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/backend/cpu_linear.h"
+#include "engine/core/thread_pool.h"
+#include "engine/model/model.h"
+
+namespace sluice {
+
+struct CpuBackendOptions {
+  int num_threads = 0;  // 0 = one per hardware thread
+  // Non-F32 weights are widened to fp32 once when the widened copies fit in this many bytes
+  // (default: a quarter of physical memory); otherwise they are widened tile by tile per step.
+  size_t widen_budget_bytes = 0;
+  bool widen_budget_set = false;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  // Prepares the model's weights. The model must outlive the backend.
+  CpuBackend(const Model& model, const CpuBackendOptions& options = {});
+  ~CpuBackend() override;
+
+  std::string name() const override { return "cpu"; }
+  size_t kv_block_bytes(int block_size) const override;
+  void allocate_kv_cache(int num_blocks, int block_size) override;
+  void copy_blocks(std::span<const int32_t> src_block_ids, std::span<const int32_t> dst_block_ids) override;
+  void forward(const BatchInputs& inputs, std::vector<float>& logits) override;
+  BackendMemory memory() const override;
+
+ private:
+  struct Layer;
+  struct Scratch;
+
+  void check_inputs(const BatchInputs& inputs) const;
+  void run_layer(int layer_idx, const BatchInputs& inputs);
+  void compute_logits(const BatchInputs& inputs, std::vector<float>& logits);
+
+  const Model& model_;
+  ModelConfig config_;
+  ThreadPool pool_;
+  std::vector<Layer> layers_;
+  CpuMatrix embedding_;
+  CpuMatrix lm_head_;
+  std::vector<float> final_norm_;
+  std::vector<double> rope_inv_freq_;
+  size_t owned_weight_bytes_ = 0;
+
+  int num_blocks_ = 0;
+  int block_size_ = 0;
+  std::vector<float> k_cache_;  // [num_layers, num_blocks, block_size, num_kv_heads, head_dim]
+  std::vector<float> v_cache_;
+  std::unique_ptr<Scratch> scratch_;
+};
+
+}  // namespace sluice

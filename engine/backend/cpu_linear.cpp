@@ -1,0 +1,73 @@
+#include "engine/backend/cpu_linear.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace sluice {
+
+namespace {
+
+// Rows widened per tile when widening on the fly: ~4 MB of fp32 per tile.
+int64_t tile_rows_for(int64_t cols) { return std::max<int64_t>(16, (int64_t{1} << 20) / std::max<int64_t>(cols, 1)); }
+
+bool usable_in_place(const WeightTensor& w) {
+  return w.dtype == DType::F32 && reinterpret_cast<uintptr_t>(w.data) % alignof(float) == 0;
+}
+
+}  // namespace
+
+CpuMatrix::CpuMatrix(const WeightTensor& weight, bool widen_now, ThreadPool& pool)
+    : weight_(weight), rows_(weight.rows()), cols_(weight.cols()) {
+  if (usable_in_place(weight)) {
+    f32_ = reinterpret_cast<const float*>(weight.data);
+    return;
+  }
+  if (widen_now) {
+    widened_.resize(static_cast<size_t>(rows_ * cols_));
+    pool.parallel_for(rows_, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) row(r, widened_.data() + r * cols_);
+    }, 64);
+    f32_ = widened_.data();
+  }
+}
+
+void CpuMatrix::row(int64_t r, float* out) const {
+  if (f32_) {
+    std::memcpy(out, f32_ + r * cols_, static_cast<size_t>(cols_) * sizeof(float));
+  } else {
+    dequantize_row(weight_.dtype, weight_.row(r), out, cols_);
+  }
+}
+
+void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPool& pool) const {
+  assert(rows_ > 0);  // multiply on an empty matrix is a caller bug
+  if (num_tokens <= 0) return;
+  const auto m = static_cast<blasint>(num_tokens);
+  const auto k = static_cast<blasint>(cols_);
+  if (f32_) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(rows_), k, 1.0f, x, k, f32_, k,
+                0.0f, y, static_cast<blasint>(rows_));
+    return;
+  }
+  const int64_t tile_rows = tile_rows_for(cols_);
+  tile_.resize(static_cast<size_t>(std::min(tile_rows, rows_) * cols_));
+  for (int64_t r0 = 0; r0 < rows_; r0 += tile_rows) {
+    const int64_t n = std::min(tile_rows, rows_ - r0);
+    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) dequantize_row(weight_.dtype, weight_.row(r0 + r), tile_.data() + r * cols_, cols_);
+    }, 8);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(n), k, 1.0f, x, k, tile_.data(), k,
+                0.0f, y + r0, static_cast<blasint>(rows_));
+  }
+}
+
+std::vector<float> widen_vector(const WeightTensor& tensor) {
+  std::vector<float> out(static_cast<size_t>(tensor.num_elements()));
+  dequantize_row(tensor.dtype, tensor.data, out.data(), tensor.num_elements());
+  return out;
+}
+
+}  // namespace sluice

@@ -1,0 +1,44 @@
+#include "engine/backend/rope.h"
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+namespace sluice {
+
+std::vector<double> rope_inverse_frequencies(const ModelConfig& config, const WeightTensor& freq_factors) {
+  const int num_pairs = config.head_dim / 2;
+  std::vector<double> inv_freq(static_cast<size_t>(num_pairs));
+  for (int i = 0; i < num_pairs; ++i) {
+    inv_freq[static_cast<size_t>(i)] =
+        1.0 / std::pow(static_cast<double>(config.rope_theta), 2.0 * i / config.head_dim);
+  }
+  const RopeScaling& s = config.rope_scaling;
+  if (s.type == RopeScaling::Type::Linear) {
+    for (auto& f : inv_freq) f /= s.factor;
+  } else if (s.type == RopeScaling::Type::Llama3) {
+    // Long wavelengths are slowed by `factor`, short ones kept, the band between blended.
+    const double low_freq_wavelen = s.original_max_position_embeddings / s.low_freq_factor;
+    const double high_freq_wavelen = s.original_max_position_embeddings / s.high_freq_factor;
+    for (auto& f : inv_freq) {
+      const double wavelen = 2.0 * std::numbers::pi / f;
+      if (wavelen > low_freq_wavelen) {
+        f /= s.factor;
+      } else if (wavelen >= high_freq_wavelen) {
+        const double smooth = (s.original_max_position_embeddings / wavelen - s.low_freq_factor) /
+                              (s.high_freq_factor - s.low_freq_factor);
+        f = (1.0 - smooth) * f / s.factor + smooth * f;
+      }
+    }
+  }
+  if (!freq_factors.empty()) {
+    for (int i = 0; i < num_pairs; ++i) {
+      float factor;
+      std::memcpy(&factor, freq_factors.data + 4 * static_cast<size_t>(i), sizeof factor);
+      inv_freq[static_cast<size_t>(i)] /= factor;
+    }
+  }
+  return inv_freq;
+}
+
+}  // namespace sluice

@@ -1,0 +1,130 @@
+#include "engine/model/llama2c_reader.h"
+
+#include <cstring>
+#include <limits>
+
+#include "engine/core/byte_reader.h"
+#include "engine/core/error.h"
+
+namespace sluice {
+
+namespace {
+
+struct Header {
+  int32_t dim, hidden_dim, num_layers, num_heads, num_kv_heads, vocab_size, seq_len;
+};
+
+constexpr size_t kHeaderBytes = 7 * sizeof(int32_t);
+
+Header read_header(const MappedFile& file) {
+  ByteReader in(file.data(), file.size(), file.path());
+  Header h{};
+  h.dim = in.read<int32_t>("header dim");
+  h.hidden_dim = in.read<int32_t>("header hidden_dim");
+  h.num_layers = in.read<int32_t>("header n_layers");
+  h.num_heads = in.read<int32_t>("header n_heads");
+  h.num_kv_heads = in.read<int32_t>("header n_kv_heads");
+  h.vocab_size = in.read<int32_t>("header vocab_size");
+  h.seq_len = in.read<int32_t>("header seq_len");
+  return h;
+}
+
+// Bytes of fp32 weights the header implies, or 0 if a field is out of range.
+uint64_t expected_bytes(const Header& h) {
+  const int64_t vocab = h.vocab_size < 0 ? -int64_t{h.vocab_size} : h.vocab_size;
+  if (h.dim <= 0 || h.hidden_dim <= 0 || h.num_layers <= 0 || h.num_heads <= 0 || h.num_kv_heads <= 0 ||
+      vocab <= 0 || h.seq_len <= 0 || h.dim % h.num_heads != 0) {
+    return 0;
+  }
+  const int64_t head_dim = h.dim / h.num_heads;
+  const int64_t kv_dim = head_dim * h.num_kv_heads;
+  const int64_t dim = h.dim, hidden = h.hidden_dim, layers = h.num_layers;
+  int64_t floats = vocab * dim;                               // token embedding
+  floats += layers * (dim + dim * dim + 2 * dim * kv_dim + dim * dim + dim);  // attention
+  floats += layers * (3 * dim * hidden);                      // w1, w2, w3
+  floats += dim;                                              // final norm
+  floats += h.seq_len * head_dim;                             // two RoPE tables of seq_len * head_dim / 2
+  if (h.vocab_size < 0) floats += vocab * dim;                // separate classifier
+  return kHeaderBytes + static_cast<uint64_t>(floats) * 4;
+}
+
+}  // namespace
+
+Llama2cCheckpoint read_llama2c(const std::string& path) {
+  Llama2cCheckpoint checkpoint;
+  checkpoint.file = MappedFile::open(path);
+  const MappedFile& file = *checkpoint.file;
+  const Header h = read_header(file);
+  const uint64_t expected = expected_bytes(h);
+  if (expected == 0) {
+    fail(path, ": not a llama2.c checkpoint: header (dim ", h.dim, ", hidden_dim ", h.hidden_dim, ", n_layers ",
+         h.num_layers, ", n_heads ", h.num_heads, ", n_kv_heads ", h.num_kv_heads, ", vocab_size ", h.vocab_size,
+         ", seq_len ", h.seq_len, ") has a non-positive or inconsistent field");
+  }
+  if (file.size() != expected) {
+    fail(path, ": the header (dim ", h.dim, ", ", h.num_layers, " layers, vocab ", h.vocab_size, ") implies ",
+         expected, " bytes but the file has ", file.size(), file.size() < expected ? "; it is truncated" : "");
+  }
+
+  ModelConfig& c = checkpoint.config;
+  c.architecture = "llama";
+  c.hidden_size = h.dim;
+  c.intermediate_size = h.hidden_dim;
+  c.num_layers = h.num_layers;
+  c.num_heads = h.num_heads;
+  c.num_kv_heads = h.num_kv_heads;
+  c.head_dim = h.dim / h.num_heads;
+  c.vocab_size = h.vocab_size < 0 ? -h.vocab_size : h.vocab_size;
+  c.max_position_embeddings = h.seq_len;
+  c.rms_norm_eps = 1e-5f;
+  c.rope_theta = 10000.0f;
+  c.rope_layout = RopeLayout::Interleaved;
+  c.tie_word_embeddings = h.vocab_size > 0;
+  c.bos_token_id = 1;
+  c.eos_token_id = 2;
+
+  // Walk the fixed layout; stacked per-layer tensors are split into per-layer views.
+  const uint8_t* cursor = file.data() + kHeaderBytes;
+  auto take = [&](const std::string& name, std::vector<int64_t> shape) {
+    TensorEntry entry;
+    entry.tensor.name = name;
+    entry.tensor.dtype = DType::F32;
+    entry.tensor.shape = std::move(shape);
+    entry.tensor.data = cursor;
+    entry.tensor.num_bytes = static_cast<size_t>(entry.tensor.num_elements()) * 4;
+    entry.type_name = "F32";
+    entry.file = path;
+    cursor += entry.tensor.num_bytes;
+    checkpoint.tensors.add(std::move(entry));
+  };
+  auto take_layers = [&](const std::string& suffix, std::vector<int64_t> shape) {
+    for (int l = 0; l < c.num_layers; ++l) take(str_cat("blk.", l, ".", suffix), shape);
+  };
+  const int64_t dim = c.hidden_size, hidden = c.intermediate_size, kv = c.kv_size(), q = c.q_size();
+  take("token_embd.weight", {c.vocab_size, dim});
+  take_layers("attn_norm.weight", {dim});
+  take_layers("attn_q.weight", {q, dim});
+  take_layers("attn_k.weight", {kv, dim});
+  take_layers("attn_v.weight", {kv, dim});
+  take_layers("attn_output.weight", {dim, q});
+  take_layers("ffn_norm.weight", {dim});
+  take_layers("ffn_gate.weight", {hidden, dim});  // w1
+  take_layers("ffn_down.weight", {dim, hidden});  // w2
+  take_layers("ffn_up.weight", {hidden, dim});    // w3
+  take("output_norm.weight", {dim});
+  cursor += static_cast<size_t>(h.seq_len) * c.head_dim * 4;  // legacy RoPE tables, unused
+  if (!c.tie_word_embeddings) take("output.weight", {c.vocab_size, dim});
+  return checkpoint;
+}
+
+bool is_llama2c_file(const std::string& path) {
+  try {
+    auto file = MappedFile::open(path);
+    if (file->size() < kHeaderBytes) return false;
+    return expected_bytes(read_header(*file)) == file->size();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace sluice

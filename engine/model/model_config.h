@@ -1,0 +1,56 @@
+// The shape and hyper-parameters of a Llama-family decoder, filled from config.json, GGUF
+// metadata or a llama2.c header, and validated once (validate()) before any weight is touched.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice {
+
+// How RoPE pairs the dimensions of a head. llama2.c and GGUF store q/k for rotation of
+// adjacent pairs (2i, 2i+1); Hugging Face weights are permuted for "rotate half" (i, i + d/2).
+enum class RopeLayout : uint8_t { Interleaved, RotateHalf };
+
+// RoPE frequency scaling from config.json "rope_scaling" / GGUF rope.scaling.*.
+struct RopeScaling {
+  enum class Type : uint8_t { None, Linear, Llama3 };
+  Type type = Type::None;
+  float factor = 1.0f;
+  float low_freq_factor = 1.0f;    // llama3
+  float high_freq_factor = 4.0f;   // llama3
+  int original_max_position_embeddings = 8192;  // llama3
+};
+
+struct ModelConfig {
+  std::string architecture = "llama";  // llama, mistral, qwen2
+  int hidden_size = 0;
+  int intermediate_size = 0;
+  int num_layers = 0;
+  int num_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  int vocab_size = 0;
+  int max_position_embeddings = 0;  // the context length the model was trained for
+  float rms_norm_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+  RopeLayout rope_layout = RopeLayout::Interleaved;
+  RopeScaling rope_scaling;
+  bool tie_word_embeddings = false;
+  bool has_qkv_bias = false;  // Qwen2
+  int bos_token_id = -1;
+  int eos_token_id = -1;
+  std::vector<int> extra_eos_token_ids;  // further ids that end generation (config lists several)
+  int sliding_window = 0;  // Mistral/Qwen2 window; 0 = none. The usable context is capped to it.
+
+  int q_size() const { return num_heads * head_dim; }
+  int kv_size() const { return num_kv_heads * head_dim; }
+
+  // Throws Error naming `source` when a field is missing, non-positive or inconsistent.
+  void validate(const std::string& source) const;
+
+  // One line for logs and the model panel: "llama: 5 layers, hidden 64, 8 heads (4 KV) ...".
+  std::string describe() const;
+};
+
+}  // namespace sluice

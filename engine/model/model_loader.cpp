@@ -1,0 +1,255 @@
+// load_model: format detection, role assignment by tensor name, and the page-in pass with
+// progress and cancellation. The per-format readers validate the containers; this file checks
+// that the tensors agree with the configuration.
+#include <filesystem>
+#include <set>
+
+#include "engine/core/error.h"
+#include "engine/model/gguf_config.h"
+#include "engine/model/gguf_reader.h"
+#include "engine/model/hf_config.h"
+#include "engine/model/llama2c_reader.h"
+#include "engine/model/model.h"
+#include "engine/model/safetensors_reader.h"
+
+namespace sluice {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Tensor names of one naming scheme; {} in a layer name stands for the layer index.
+struct TensorNames {
+  const char* embedding;
+  const char* attn_norm;
+  const char* wq;
+  const char* wk;
+  const char* wv;
+  const char* bq;
+  const char* bk;
+  const char* bv;
+  const char* wo;
+  const char* ffn_norm;
+  const char* w_gate;
+  const char* w_up;
+  const char* w_down;
+  const char* final_norm;
+  const char* lm_head;
+  const char* layer_prefix;
+};
+
+constexpr TensorNames kHfNames = {
+    "model.embed_tokens.weight", "input_layernorm.weight", "self_attn.q_proj.weight",
+    "self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.q_proj.bias",
+    "self_attn.k_proj.bias", "self_attn.v_proj.bias", "self_attn.o_proj.weight",
+    "post_attention_layernorm.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+    "mlp.down_proj.weight", "model.norm.weight", "lm_head.weight", "model.layers."};
+
+constexpr TensorNames kGgufNames = {
+    "token_embd.weight", "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+    "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.weight", "ffn_norm.weight",
+    "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", "output_norm.weight", "output.weight", "blk."};
+
+ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c, const TensorNames& names) {
+  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, q = c.q_size(), kv = c.kv_size();
+  ModelWeights w;
+  w.token_embedding = tensors.require(names.embedding, {c.vocab_size, hidden});
+  w.layers.resize(static_cast<size_t>(c.num_layers));
+  for (int l = 0; l < c.num_layers; ++l) {
+    const std::string p = str_cat(names.layer_prefix, l, ".");
+    LayerWeights& layer = w.layers[static_cast<size_t>(l)];
+    layer.attn_norm = tensors.require(p + names.attn_norm, {hidden});
+    layer.wq = tensors.require(p + names.wq, {q, hidden});
+    layer.wk = tensors.require(p + names.wk, {kv, hidden});
+    layer.wv = tensors.require(p + names.wv, {kv, hidden});
+    if (c.has_qkv_bias) {
+      layer.bq = tensors.require(p + names.bq, {q});
+      layer.bk = tensors.require(p + names.bk, {kv});
+      layer.bv = tensors.require(p + names.bv, {kv});
+    }
+    layer.wo = tensors.require(p + names.wo, {hidden, q});
+    layer.ffn_norm = tensors.require(p + names.ffn_norm, {hidden});
+    layer.w_gate = tensors.require(p + names.w_gate, {ffn, hidden});
+    layer.w_up = tensors.require(p + names.w_up, {ffn, hidden});
+    layer.w_down = tensors.require(p + names.w_down, {hidden, ffn});
+  }
+  w.final_norm = tensors.require(names.final_norm, {hidden});
+  if (c.tie_word_embeddings) {
+    w.lm_head = w.token_embedding;
+  } else {
+    w.lm_head = tensors.require(names.lm_head, {c.vocab_size, hidden});
+  }
+  if (const auto factors = tensors.optional("rope_freqs.weight", {c.head_dim / 2})) {
+    if (factors->dtype != DType::F32) fail("tensor rope_freqs.weight must be F32, not ", dtype_name(factors->dtype));
+    w.rope_freq_factors = *factors;
+  }
+  return w;
+}
+
+// Tensors the model files carry that Sluice would silently ignore but that change the math.
+void reject_unsupported_tensors(const TensorDirectory& tensors) {
+  for (const auto& [name, entry] : tensors.entries()) {
+    if (name.find("o_proj.bias") != std::string::npos || name.find("attn_output.bias") != std::string::npos ||
+        (name.find("mlp.") != std::string::npos && name.ends_with(".bias"))) {
+      fail(entry.file, ": tensor ", name, ": output or MLP biases are not supported");
+    }
+  }
+}
+
+// The first existing candidate next to the model, or "".
+std::string find_beside(const fs::path& dir, const std::vector<std::string>& candidates) {
+  for (const auto& name : candidates) {
+    if (fs::exists(dir / name)) return (dir / name).string();
+  }
+  return "";
+}
+
+void load_hf(Model& model) {
+  const fs::path dir(model.path);
+  const fs::path config_path = dir / "config.json";
+  if (!fs::exists(config_path)) fail(model.path, ": not a Hugging Face model directory (no config.json)");
+  model.config = read_hf_config(config_path.string());
+  TensorDirectory tensors;
+  if (fs::exists(dir / "model.safetensors.index.json")) {
+    model.files = read_safetensors_sharded((dir / "model.safetensors.index.json").string(), tensors);
+  } else if (fs::exists(dir / "model.safetensors")) {
+    model.files.push_back(read_safetensors((dir / "model.safetensors").string(), tensors));
+  } else {
+    fail(model.path, ": no model.safetensors or model.safetensors.index.json (PyTorch .bin checkpoints are not supported)");
+  }
+  reject_unsupported_tensors(tensors);
+  model.weights = assign_weights(tensors, model.config, kHfNames);
+  model.chat_template = read_hf_chat_template((dir / "tokenizer_config.json").string());
+  if (model.tokenizer_path.empty()) model.tokenizer_path = model.path;
+}
+
+void load_gguf(Model& model) {
+  auto gguf = GgufFile::open(model.path);
+  model.config = read_gguf_config(*gguf);
+  TensorDirectory tensors;
+  for (const auto& info : gguf->tensors()) {
+    TensorEntry entry;
+    entry.tensor.name = info.name;
+    entry.tensor.dtype = info.dtype.value_or(DType::F32);
+    entry.tensor.shape = info.shape;
+    entry.tensor.data = info.data;
+    entry.tensor.num_bytes = info.num_bytes;
+    entry.dtype_supported = info.dtype.has_value();
+    entry.type_name = info.dtype ? std::string(dtype_name(*info.dtype)) : str_cat("ggml type ", info.ggml_type);
+    entry.file = model.path;
+    tensors.add(std::move(entry));
+  }
+  reject_unsupported_tensors(tensors);
+  model.weights = assign_weights(tensors, model.config, kGgufNames);
+  model.chat_template = gguf->get_string_or("tokenizer.chat_template", "");
+  model.files.push_back(gguf->file());
+  if (model.tokenizer_path.empty()) model.tokenizer_path = model.path;
+}
+
+void load_llama2c(Model& model) {
+  Llama2cCheckpoint checkpoint = read_llama2c(model.path);
+  model.config = checkpoint.config;
+  model.config.validate(model.path);
+  model.weights = assign_weights(checkpoint.tensors, model.config, kGgufNames);
+  model.files.push_back(checkpoint.file);
+  if (model.tokenizer_path.empty()) {
+    const fs::path dir = fs::path(model.path).parent_path();
+    const std::string vocab = std::to_string(model.config.vocab_size);
+    const std::vector<std::string> candidates = {"tokenizer.bin", "tok" + vocab + ".bin", "tokenizer.model",
+                                                 "tok" + vocab + ".model"};
+    model.tokenizer_path = find_beside(dir, candidates);
+    if (model.tokenizer_path.empty()) {
+      fail(model.path, ": no tokenizer found beside the llama2.c checkpoint (looked for tokenizer.bin, tok", vocab,
+           ".bin, tokenizer.model, tok", vocab, ".model in ", dir.string(), "); pass --tokenizer");
+    }
+  }
+}
+
+std::vector<const WeightTensor*> all_tensors(const ModelWeights& w) {
+  std::vector<const WeightTensor*> out = {&w.token_embedding};
+  for (const auto& l : w.layers) {
+    for (const WeightTensor* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.wo, &l.ffn_norm,
+                                  &l.w_gate, &l.w_up, &l.w_down}) {
+      if (!t->empty()) out.push_back(t);
+    }
+  }
+  out.push_back(&w.final_norm);
+  if (w.lm_head.data != w.token_embedding.data) out.push_back(&w.lm_head);
+  if (!w.rope_freq_factors.empty()) out.push_back(&w.rope_freq_factors);
+  return out;
+}
+
+bool report(const LoadOptions& options, double fraction, const std::string& stage) {
+  return !options.on_progress || options.on_progress(LoadProgress{fraction, stage});
+}
+
+// Reads every page of every weight so the first forward pass does not stall on page faults,
+// reporting progress by bytes and checking for cancellation between chunks.
+void page_in(const Model& model, const LoadOptions& options) {
+  const auto tensors = all_tensors(model.weights);
+  size_t total = 0;
+  for (const auto* t : tensors) total += t->num_bytes;
+  constexpr size_t kChunk = size_t{64} << 20;
+  constexpr size_t kPage = 4096;
+  size_t done = 0;
+  volatile uint8_t sink = 0;
+  for (const auto* t : tensors) {
+    for (size_t offset = 0; offset < t->num_bytes; offset += kChunk) {
+      const size_t end = std::min(t->num_bytes, offset + kChunk);
+      for (size_t i = offset; i < end; i += kPage) sink = sink + t->data[i];
+      done += end - offset;
+      const double fraction = 0.1 + 0.9 * static_cast<double>(done) / static_cast<double>(std::max<size_t>(total, 1));
+      if (!report(options, fraction, "reading " + t->name)) throw Cancelled();
+    }
+  }
+}
+
+}  // namespace
+
+size_t Model::weight_bytes() const {
+  size_t total = 0;
+  for (const auto* t : all_tensors(weights)) total += t->num_bytes;
+  return total;
+}
+
+std::string Model::format_name() const {
+  switch (format) {
+    case ModelFormat::HuggingFace: return "safetensors";
+    case ModelFormat::Gguf: return "gguf";
+    case ModelFormat::Llama2c: return "llama2c";
+  }
+  return "?";
+}
+
+std::string Model::weight_dtypes() const {
+  std::set<std::string> names;
+  for (const auto* t : all_tensors(weights)) names.insert(std::string(dtype_name(t->dtype)));
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : "+") + n;
+  return out;
+}
+
+std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& options,
+                                  const std::string& tokenizer_path) {
+  if (!fs::exists(path)) fail(path, ": no such file or directory");
+  auto model = std::make_unique<Model>();
+  model->path = path;
+  model->tokenizer_path = tokenizer_path;
+  if (!report(options, 0.0, "reading " + path)) throw Cancelled();
+  if (fs::is_directory(path)) {
+    model->format = ModelFormat::HuggingFace;
+    load_hf(*model);
+  } else if (is_gguf_file(path) || fs::path(path).extension() == ".gguf") {
+    model->format = ModelFormat::Gguf;
+    load_gguf(*model);
+  } else {
+    model->format = ModelFormat::Llama2c;
+    load_llama2c(*model);
+  }
+  if (!report(options, 0.1, "validated " + std::to_string(model->config.num_layers) + " layers")) throw Cancelled();
+  if (options.prefault) page_in(*model, options);
+  if (!report(options, 1.0, "loaded")) throw Cancelled();
+  return model;
+}
+
+}  // namespace sluice

@@ -1,0 +1,54 @@
+#include "engine/model/tensor_directory.h"
+
+#include "engine/core/error.h"
+
+namespace sluice {
+
+void TensorDirectory::add(TensorEntry entry) {
+  const std::string name = entry.tensor.name;
+  const std::string file = entry.file;
+  if (!entries_.emplace(name, std::move(entry)).second) {
+    fail(file, ": tensor ", name, " appears more than once");
+  }
+}
+
+const TensorEntry* TensorDirectory::find(const std::string& name) const {
+  const auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+WeightTensor TensorDirectory::require(const std::string& name, const std::vector<int64_t>& shape) const {
+  auto tensor = optional(name, shape);
+  if (!tensor) fail("the model files have no tensor ", name, " (expected shape ", shape_to_string(shape), ")");
+  return *tensor;
+}
+
+std::optional<WeightTensor> TensorDirectory::optional(const std::string& name,
+                                                      const std::vector<int64_t>& shape) const {
+  const TensorEntry* entry = find(name);
+  if (!entry) return std::nullopt;
+  if (!entry->dtype_supported) {
+    fail(entry->file, ": tensor ", name, " has type ", entry->type_name,
+         ", which Sluice cannot compute with (supported: F32, F16, BF16, Q8_0)");
+  }
+  if (entry->tensor.shape != shape) {
+    fail(entry->file, ": tensor ", name, " has shape ", shape_to_string(entry->tensor.shape),
+         " but the model configuration implies ", shape_to_string(shape));
+  }
+  if (!dtype_row_is_valid(entry->tensor.dtype, entry->tensor.cols())) {
+    fail(entry->file, ": tensor ", name, ": rows of ", entry->tensor.cols(), " values cannot be ",
+         dtype_name(entry->tensor.dtype));
+  }
+  return entry->tensor;
+}
+
+std::string shape_to_string(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+}  // namespace sluice
