@@ -52,4 +52,9 @@ struct Model {
 std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& options = {},
                                   const std::string& tokenizer_path = "");
 
+// Returns where the tokenizer of the model at model_path is, without loading weights: the
+// directory (Hugging Face), the file itself (GGUF) or the tokenizer beside a llama2.c
+// checkpoint. Throws Error when none is found.
+std::string locate_tokenizer(const std::string& model_path);
+
 }  // namespace sluice

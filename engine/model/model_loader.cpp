@@ -96,12 +96,17 @@ void reject_unsupported_tensors(const TensorDirectory& tensors) {
   }
 }
 
-// The first existing candidate next to the model, or "".
-std::string find_beside(const fs::path& dir, const std::vector<std::string>& candidates) {
-  for (const auto& name : candidates) {
+// The tokenizer beside a llama2.c checkpoint: tokenizer.bin, tok<vocab>.bin, tokenizer.model
+// or tok<vocab>.model. Throws Error listing where it looked.
+std::string find_llama2c_tokenizer(const std::string& checkpoint_path, int vocab_size) {
+  const fs::path dir = fs::path(checkpoint_path).parent_path();
+  const std::string vocab = std::to_string(vocab_size);
+  for (const std::string& name : {std::string("tokenizer.bin"), "tok" + vocab + ".bin", std::string("tokenizer.model"),
+                                  "tok" + vocab + ".model"}) {
     if (fs::exists(dir / name)) return (dir / name).string();
   }
-  return "";
+  fail(checkpoint_path, ": no tokenizer found beside the llama2.c checkpoint (looked for tokenizer.bin, tok", vocab,
+       ".bin, tokenizer.model, tok", vocab, ".model in ", dir.string(), "); pass --tokenizer");
 }
 
 void load_hf(Model& model) {
@@ -152,17 +157,7 @@ void load_llama2c(Model& model) {
   model.config.validate(model.path);
   model.weights = assign_weights(checkpoint.tensors, model.config, kGgufNames);
   model.files.push_back(checkpoint.file);
-  if (model.tokenizer_path.empty()) {
-    const fs::path dir = fs::path(model.path).parent_path();
-    const std::string vocab = std::to_string(model.config.vocab_size);
-    const std::vector<std::string> candidates = {"tokenizer.bin", "tok" + vocab + ".bin", "tokenizer.model",
-                                                 "tok" + vocab + ".model"};
-    model.tokenizer_path = find_beside(dir, candidates);
-    if (model.tokenizer_path.empty()) {
-      fail(model.path, ": no tokenizer found beside the llama2.c checkpoint (looked for tokenizer.bin, tok", vocab,
-           ".bin, tokenizer.model, tok", vocab, ".model in ", dir.string(), "); pass --tokenizer");
-    }
-  }
+  if (model.tokenizer_path.empty()) model.tokenizer_path = find_llama2c_tokenizer(model.path, model.config.vocab_size);
 }
 
 std::vector<const WeightTensor*> all_tensors(const ModelWeights& w) {
@@ -227,6 +222,14 @@ std::string Model::weight_dtypes() const {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : "+") + n;
   return out;
+}
+
+std::string locate_tokenizer(const std::string& model_path) {
+  if (!fs::exists(model_path)) fail(model_path, ": no such file or directory");
+  if (fs::is_directory(model_path) || is_gguf_file(model_path) || fs::path(model_path).extension() == ".gguf") {
+    return model_path;
+  }
+  return find_llama2c_tokenizer(model_path, read_llama2c(model_path).config.vocab_size);
 }
 
 std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& options,

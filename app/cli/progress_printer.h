@@ -1,0 +1,36 @@
+// Progress of a long CLI run on stderr: one line per second (rewritten in place on a
+// terminal) with rows done, throughput, batch and KV usage; notes (row errors) in between.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "engine/engine_stats.h"
+
+namespace sluice::cli {
+
+class ProgressPrinter {
+ public:
+  ProgressPrinter(size_t num_rows, bool quiet);
+
+  // Prints the status line when a second has passed since the last one.
+  void update(const StepStats& stats, size_t rows_done);
+  // Prints a message on its own line (the status line is redrawn after it).
+  void note(const std::string& message);
+  // Prints the final summary line.
+  void finish(size_t rows_done);
+
+ private:
+  void print_line(size_t rows_done, bool is_final);
+
+  size_t num_rows_;
+  bool quiet_;
+  bool is_terminal_;
+  bool has_open_line_ = false;
+  StepStats last_{};
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_print_{};
+};
+
+}  // namespace sluice::cli

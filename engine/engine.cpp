@@ -1,0 +1,248 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "engine/core/error.h"
+
+namespace sluice {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kDefaultKvBudgetBytes = size_t{2} << 30;
+constexpr double kRateWindowMs = 1000.0;
+
+double ms_between(Clock::time_point from, Clock::time_point to) {
+  if (from == Clock::time_point{} || to == Clock::time_point{}) return 0.0;
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+std::vector<int32_t> eos_ids(const ModelConfig& model_config, const Tokenizer& tokenizer) {
+  std::vector<int32_t> ids;
+  auto add = [&](int id) {
+    if (id >= 0 && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  };
+  add(tokenizer.eos_id());
+  add(model_config.eos_token_id);
+  for (const int id : model_config.extra_eos_token_ids) add(id);
+  for (const int id : tokenizer.extra_stop_ids()) add(id);
+  return ids;
+}
+
+}  // namespace
+
+int plan_num_kv_blocks(const EngineConfig& config, size_t block_bytes, int max_model_len, size_t default_budget_bytes) {
+  if (config.num_kv_blocks > 0) return config.num_kv_blocks;
+  if (config.kv_cache_bytes > 0) return KvCacheManager::num_blocks_for_budget(config.kv_cache_bytes, block_bytes);
+  const int64_t blocks_per_request = (max_model_len + config.block_size - 1) / config.block_size;
+  const int64_t wanted = blocks_per_request * config.max_num_seqs;
+  const int64_t affordable = static_cast<int64_t>(default_budget_bytes / std::max<size_t>(block_bytes, 1));
+  return static_cast<int>(std::max<int64_t>(1, std::min(wanted, affordable)));
+}
+
+Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer, std::unique_ptr<Backend> backend,
+               const EngineConfig& config)
+    : model_config_(model_config),
+      tokenizer_(tokenizer),
+      backend_(std::move(backend)),
+      config_(config),
+      output_processor_(tokenizer, eos_ids(model_config, tokenizer)) {
+  if (config_.block_size < 1) fail("block size must be at least 1 (got ", config_.block_size, ")");
+  max_model_len_ = model_config.max_position_embeddings;
+  if (config_.max_model_len > 0) max_model_len_ = std::min(max_model_len_, config_.max_model_len);
+  const size_t block_bytes = backend_->kv_block_bytes(config_.block_size);
+  const int num_blocks = plan_num_kv_blocks(config_, block_bytes, max_model_len_, kDefaultKvBudgetBytes);
+  if (num_blocks < 1) fail("the KV cache budget is smaller than one block (", block_bytes, " bytes)");
+  kv_cache_manager_ = std::make_unique<KvCacheManager>(
+      KvCacheConfig{.num_blocks = num_blocks, .block_size = config_.block_size,
+                    .enable_prefix_caching = config_.enable_prefix_caching});
+  scheduler_ = std::make_unique<Scheduler>(
+      SchedulerConfig{.max_num_seqs = config_.max_num_seqs, .max_num_batched_tokens = config_.max_num_batched_tokens,
+                      .max_model_len = max_model_len_, .enable_chunked_prefill = config_.enable_chunked_prefill},
+      *kv_cache_manager_);
+  backend_->allocate_kv_cache(num_blocks, config_.block_size);
+  runner_ = std::make_unique<ModelRunner>(*backend_, config_.block_size, model_config.vocab_size);
+}
+
+Engine::~Engine() = default;
+
+RequestId Engine::add_request(std::vector<int32_t> prompt_token_ids, const SamplingParams& params,
+                              uint64_t sample_key) {
+  validate_sampling_params(params);
+  for (const int32_t id : prompt_token_ids) {
+    if (id < 0 || id >= model_config_.vocab_size) fail("prompt token id ", id, " is outside the vocabulary");
+  }
+  const RequestId id = next_request_id_++;
+  const bool at_start = prompt_token_ids.empty() ||
+                        (prompt_token_ids.size() == 1 && prompt_token_ids[0] == tokenizer_.bos_id());
+  auto request = make_request(id, std::move(prompt_token_ids), params, sample_key, 0);
+  request->arrival_time = Clock::now();
+  group_of_[id] = id;
+  group_members_[id] = {id};
+  output_processor_.add(id, params, at_start);
+  scheduler_->add_request(std::move(request));  // a rejection is reported by the next step
+  return id;
+}
+
+void Engine::abort(RequestId group_id) {
+  const auto it = group_members_.find(group_id);
+  if (it == group_members_.end()) return;
+  for (const RequestId id : it->second) {
+    if (scheduler_->abort_request(id)) pending_finished_.push_back(id);
+  }
+}
+
+StepResult Engine::step() {
+  const auto begin = Clock::now();
+  if (start_time_ == Clock::time_point{}) start_time_ = begin;
+  StepResult result;
+  for (const RequestId id : pending_finished_) collect_finished(id, result);
+  pending_finished_.clear();
+
+  SchedulerOutput step = scheduler_->schedule();
+  for (const RequestId id : step.failed_request_ids) collect_finished(id, result);
+  for (const auto& scheduled : step.requests) {
+    Request* request = scheduler_->find_request(scheduled.request_id);
+    if (request && request->first_scheduled_time == Clock::time_point{}) request->first_scheduled_time = begin;
+  }
+  RunnerOutput runner_output = runner_->execute(step);
+  scheduler_->on_step_done(step);
+  sample_step(step, runner_output, result);
+  if (config_.check_invariants) scheduler_->check_invariants();
+  fill_stats(step, std::chrono::duration<double, std::milli>(Clock::now() - begin).count(), result);
+  return result;
+}
+
+void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, StepResult& result) {
+  for (size_t i = 0; i < runner_output.sampled_request_ids.size(); ++i) {
+    Request* request = scheduler_->find_request(runner_output.sampled_request_ids[i]);
+    if (!request || request->is_finished()) continue;  // aborted during the step
+    std::span<float> logits = runner_output.logits_row(i);
+    if (request->sampling_params.n > 1 && request->num_output_tokens() == 0 && request->sample_idx == 0 &&
+        group_members_[request->request_id].size() == 1) {
+      fork_samples(*request, logits, result);
+    }
+    const SamplingContext context{request->prompt_token_ids(), request->output_token_ids(), request->sample_key,
+                                  request->sample_idx};
+    accept_token(*request, sampler_.sample(logits, request->sampling_params, context), result);
+  }
+}
+
+// The n samples of a prompt share its prefill: each child takes the parent's blocks (copied on
+// write later) and draws its first token from the same logits with its own sample index.
+void Engine::fork_samples(Request& parent, std::span<const float> logits, StepResult& result) {
+  for (uint32_t sample_idx = 1; sample_idx < static_cast<uint32_t>(parent.sampling_params.n); ++sample_idx) {
+    const RequestId child_id = next_request_id_++;
+    auto child = make_child_request(parent, child_id, sample_idx);
+    child->arrival_time = parent.arrival_time;
+    child->first_scheduled_time = parent.first_scheduled_time;
+    group_of_[child_id] = parent.request_id;
+    group_members_[parent.request_id].push_back(child_id);
+    const bool at_start = parent.num_prompt_tokens == 0 ||
+                          (parent.num_prompt_tokens == 1 && parent.token_ids[0] == tokenizer_.bos_id());
+    output_processor_.add(child_id, parent.sampling_params, at_start);
+    scheduler_->fork_request(parent.request_id, std::move(child));
+    Request* forked = scheduler_->find_request(child_id);
+    logits_copy_.assign(logits.begin(), logits.end());
+    const SamplingContext context{forked->prompt_token_ids(), forked->output_token_ids(), forked->sample_key,
+                                  forked->sample_idx};
+    accept_token(*forked, sampler_.sample(logits_copy_, forked->sampling_params, context), result);
+  }
+}
+
+void Engine::accept_token(Request& request, int32_t token_id, StepResult& result) {
+  scheduler_->append_token(request.request_id, token_id);
+  if (request.first_token_time == Clock::time_point{}) request.first_token_time = Clock::now();
+  const TokenOutcome outcome = output_processor_.on_token(request.request_id, token_id);
+  result.new_tokens.push_back(TokenDelta{request.request_id, group_of_[request.request_id], request.sample_idx,
+                                         token_id, outcome.new_text});
+  if (outcome.is_stopped) {
+    finish(request.request_id, FinishReason::Stop, result);
+  } else if (scheduler_->has_reached_length(request.request_id)) {
+    finish(request.request_id, FinishReason::Length, result);
+  }
+}
+
+void Engine::finish(RequestId request_id, FinishReason reason, StepResult& result) {
+  scheduler_->finish_request(request_id, reason);
+  collect_finished(request_id, result);
+}
+
+void Engine::collect_finished(RequestId request_id, StepResult& result) {
+  std::unique_ptr<Request> request = scheduler_->release_finished(request_id);
+  request->finished_time = Clock::now();
+  FinishedRequest done;
+  done.request_id = request_id;
+  done.group_id = group_of_.at(request_id);
+  done.sample_idx = request->sample_idx;
+  done.finish_reason = request->finish_reason;
+  done.error = request->error;
+  done.num_prompt_tokens = request->num_prompt_tokens;
+  const auto outputs = request->output_token_ids();
+  done.output_token_ids.assign(outputs.begin(), outputs.end());
+  const std::string rest = output_processor_.finish(request_id, &done.output_text);
+  if (!rest.empty()) result.new_tokens.push_back(TokenDelta{request_id, done.group_id, done.sample_idx, -1, rest});
+  done.num_preemptions = request->num_preemptions;
+  done.queue_ms = ms_between(request->arrival_time, request->first_scheduled_time);
+  done.ttft_ms = ms_between(request->arrival_time, request->first_token_time);
+  done.total_ms = ms_between(request->arrival_time, request->finished_time);
+  group_of_.erase(request_id);
+  auto& members = group_members_[done.group_id];
+  members.erase(std::remove(members.begin(), members.end(), request_id), members.end());
+  // Keep the group entry while the parent has not forked yet; drop it once everyone is done.
+  if (members.empty()) group_members_.erase(done.group_id);
+  result.finished.push_back(std::move(done));
+}
+
+void Engine::fill_stats(const SchedulerOutput& step, double step_ms, StepResult& result) {
+  StepStats& s = result.stats;
+  s.step_index = step_index_++;
+  s.step_time_ms = step_ms;
+  s.elapsed_s = std::chrono::duration<double>(Clock::now() - start_time_).count();
+  s.num_scheduled_requests = static_cast<int>(step.requests.size());
+  s.num_scheduled_tokens = step.total_num_scheduled_tokens;
+  for (const auto& r : step.requests) {
+    if (r.is_prefill) s.num_prompt_tokens += r.num_scheduled_tokens;
+  }
+  for (const auto& t : result.new_tokens) s.num_generation_tokens += t.token_id >= 0 ? 1 : 0;
+  total_prompt_tokens_ += s.num_prompt_tokens;
+  total_generation_tokens_ += s.num_generation_tokens;
+
+  rate_window_.push_back({step_ms, s.num_prompt_tokens, s.num_generation_tokens});
+  double window_ms = 0.0;
+  int64_t window_prompt = 0, window_generation = 0;
+  for (const auto& e : rate_window_) {
+    window_ms += e.step_ms;
+    window_prompt += e.prompt_tokens;
+    window_generation += e.generation_tokens;
+  }
+  while (rate_window_.size() > 1 && window_ms - rate_window_.front().step_ms >= kRateWindowMs) {
+    window_ms -= rate_window_.front().step_ms;
+    window_prompt -= rate_window_.front().prompt_tokens;
+    window_generation -= rate_window_.front().generation_tokens;
+    rate_window_.pop_front();
+  }
+  if (window_ms > 0.0) {
+    s.prompt_tokens_per_s = 1000.0 * static_cast<double>(window_prompt) / window_ms;
+    s.generation_tokens_per_s = 1000.0 * static_cast<double>(window_generation) / window_ms;
+  }
+  s.num_running = scheduler_->num_running();
+  s.num_waiting = scheduler_->num_waiting();
+  s.max_num_seqs = config_.max_num_seqs;
+  s.num_preemptions = scheduler_->num_preemptions();
+  s.num_finished = scheduler_->num_finished();
+  s.total_prompt_tokens = total_prompt_tokens_;
+  s.total_generation_tokens = total_generation_tokens_;
+  s.num_kv_blocks = kv_cache_manager_->num_blocks();
+  s.num_kv_blocks_used = kv_cache_manager_->num_used_blocks();
+  s.num_kv_blocks_cached = kv_cache_manager_->num_cached_free_blocks();
+  s.num_kv_blocks_free = kv_cache_manager_->num_free_blocks();
+  peak_kv_blocks_used_ = std::max(peak_kv_blocks_used_, s.num_kv_blocks_used);
+  s.peak_kv_blocks_used = peak_kv_blocks_used_;
+  s.prefix_cache_hit_rate = kv_cache_manager_->prefix_cache_stats().hit_rate();
+  s.memory = backend_->memory();
+}
+
+}  // namespace sluice

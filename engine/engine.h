@@ -1,0 +1,141 @@
+// The engine: add requests, step, collect outputs. Synchronous and thread-agnostic; a caller
+// (CLI loop, GUI worker thread, HTTP server) drives step() in a loop. One step = one scheduler
+// iteration + one forward pass over a mixed batch of prefill chunks and decodes + sampling.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/cache/kv_cache_manager.h"
+#include "engine/engine_stats.h"
+#include "engine/model/model_config.h"
+#include "engine/runner/model_runner.h"
+#include "engine/runner/output_processor.h"
+#include "engine/runner/sampler.h"
+#include "engine/sched/scheduler.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace sluice {
+
+struct EngineConfig {
+  int block_size = 16;
+  int num_kv_blocks = 0;        // > 0: exactly this many blocks
+  size_t kv_cache_bytes = 0;    // > 0 (and no num_kv_blocks): the pool's memory budget
+  int max_num_seqs = 256;
+  int max_num_batched_tokens = 2048;
+  int max_model_len = 0;        // 0: the model's context
+  bool enable_prefix_caching = true;
+  bool enable_chunked_prefill = true;
+  bool check_invariants = false;  // verify scheduler and block pool after every step
+};
+
+// One step's news for a request: tokens sampled and the text they made final.
+struct TokenDelta {
+  RequestId request_id = 0;
+  RequestId group_id = 0;   // the id add_request returned (same for all n samples)
+  uint32_t sample_idx = 0;
+  int32_t token_id = 0;
+  std::string text;
+};
+
+struct FinishedRequest {
+  RequestId request_id = 0;
+  RequestId group_id = 0;
+  uint32_t sample_idx = 0;
+  FinishReason finish_reason = FinishReason::None;
+  std::string error;
+  int num_prompt_tokens = 0;
+  std::vector<int32_t> output_token_ids;
+  std::string output_text;
+  int num_preemptions = 0;
+  double queue_ms = 0.0;   // arrival to first scheduled
+  double ttft_ms = 0.0;    // arrival to first token
+  double total_ms = 0.0;   // arrival to finish
+};
+
+struct StepResult {
+  std::vector<TokenDelta> new_tokens;
+  std::vector<FinishedRequest> finished;
+  StepStats stats;
+};
+
+class Engine {
+ public:
+  // The model config and tokenizer must outlive the engine; the backend is owned. Sizes the KV
+  // pool and allocates it on the backend. Throws Error for invalid limits or too little memory.
+  Engine(const ModelConfig& model_config, const Tokenizer& tokenizer, std::unique_ptr<Backend> backend,
+         const EngineConfig& config);
+  ~Engine();
+
+  // Queues a prompt for params.n samples; returns the id that names the group in outputs.
+  // sample_key keys the RNG (for example the input row index), so a row's output does not
+  // depend on the rest of the batch. Throws Error for invalid sampling parameters. A request
+  // that can never run is reported finished with an error by the next step.
+  RequestId add_request(std::vector<int32_t> prompt_token_ids, const SamplingParams& params, uint64_t sample_key);
+
+  // Aborts every sample of the group; they are reported finished (Abort) by the next step.
+  void abort(RequestId group_id);
+
+  // Runs one iteration. Precondition: has_unfinished().
+  StepResult step();
+
+  bool has_unfinished() const { return scheduler_->has_unfinished() || !pending_finished_.empty(); }
+
+  const EngineConfig& config() const { return config_; }
+  int max_model_len() const { return max_model_len_; }
+  int num_kv_blocks() const { return kv_cache_manager_->num_blocks(); }
+  const KvCacheManager& kv_cache_manager() const { return *kv_cache_manager_; }
+  const Scheduler& scheduler() const { return *scheduler_; }
+  Backend& backend() { return *backend_; }
+
+ private:
+
+  void sample_step(const SchedulerOutput& step, RunnerOutput& runner_output, StepResult& result);
+  void fork_samples(Request& parent, std::span<const float> logits, StepResult& result);
+  void accept_token(Request& request, int32_t token_id, StepResult& result);
+  void finish(RequestId request_id, FinishReason reason, StepResult& result);
+  void collect_finished(RequestId request_id, StepResult& result);
+  void fill_stats(const SchedulerOutput& step, double step_ms, StepResult& result);
+
+  const ModelConfig& model_config_;
+  const Tokenizer& tokenizer_;
+  std::unique_ptr<Backend> backend_;
+  EngineConfig config_;
+  int max_model_len_ = 0;
+  std::unique_ptr<KvCacheManager> kv_cache_manager_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<ModelRunner> runner_;
+  OutputProcessor output_processor_;
+  Sampler sampler_;
+  std::vector<float> logits_copy_;
+
+  RequestId next_request_id_ = 1;
+  std::unordered_map<RequestId, RequestId> group_of_;  // request id -> group id
+  std::unordered_map<RequestId, std::vector<RequestId>> group_members_;
+  std::vector<RequestId> pending_finished_;  // aborted between steps, reported by the next
+
+  std::chrono::steady_clock::time_point start_time_{};
+  int64_t step_index_ = 0;
+  int64_t total_prompt_tokens_ = 0;
+  int64_t total_generation_tokens_ = 0;
+  int peak_kv_blocks_used_ = 0;
+  struct WindowEntry {
+    double step_ms;
+    int prompt_tokens;
+    int generation_tokens;
+  };
+  std::deque<WindowEntry> rate_window_;
+};
+
+// Returns the KV pool size in blocks for a config: num_kv_blocks if set, else the budget
+// divided by the block size in bytes, else enough for max_num_seqs requests of max_model_len
+// tokens capped at default_budget_bytes.
+int plan_num_kv_blocks(const EngineConfig& config, size_t block_bytes, int max_model_len, size_t default_budget_bytes);
+
+}  // namespace sluice

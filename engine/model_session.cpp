@@ -1,0 +1,31 @@
+#include "engine/model_session.h"
+
+#include "engine/backend/cpu_backend.h"
+#include "engine/backend/device.h"
+#include "engine/core/error.h"
+#include "engine/tokenizer/tokenizer_loader.h"
+
+namespace sluice {
+
+ModelSession open_model_session(const std::string& model_path, const std::string& tokenizer_path,
+                                const LoadOptions& options) {
+  ModelSession session;
+  session.model = load_model(model_path, options, tokenizer_path);
+  session.tokenizer = load_tokenizer_file(session.model->tokenizer_path, session.model->config.vocab_size);
+  return session;
+}
+
+std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device, int num_threads) {
+  if (device == "cpu" || device == "auto") {
+    // The CUDA backend arrives with its kernels; until then "auto" means the CPU.
+    return std::make_unique<CpuBackend>(model, CpuBackendOptions{.num_threads = num_threads});
+  }
+  if (device == "cuda" || device.starts_with("cuda:")) {
+    const DeviceReport report = probe_devices();
+    if (!report.cuda_compiled) fail("device ", device, ": this build has no CUDA backend");
+    fail("device ", device, ": the CUDA backend is not implemented yet (", report.summary, "); use --device cpu");
+  }
+  fail("unknown device '", device, "' (use cpu, cuda, cuda:N or auto)");
+}
+
+}  // namespace sluice

@@ -1,0 +1,29 @@
+// A model ready to serve: its weights, its tokenizer, and a backend built for a device. Shared
+// by the CLI commands, the GUI worker and the server so they load models the same way.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/backend/backend.h"
+#include "engine/model/model.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace sluice {
+
+struct ModelSession {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+};
+
+// Loads the model at model_path and its tokenizer (from tokenizer_path when given, else from
+// the model's own files). Throws Error (naming the file) or Cancelled.
+ModelSession open_model_session(const std::string& model_path, const std::string& tokenizer_path,
+                                const LoadOptions& options = {});
+
+// Builds a backend for device "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable, else CPU).
+// num_threads applies to the CPU backend (0 = all cores). Throws Error when the device is not
+// available, saying why.
+std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device, int num_threads);
+
+}  // namespace sluice

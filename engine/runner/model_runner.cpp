@@ -1,0 +1,56 @@
+#include "engine/runner/model_runner.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace sluice {
+
+BatchInputs build_batch_inputs(const SchedulerOutput& step, int block_size) {
+  BatchInputs in;
+  in.token_ids.reserve(static_cast<size_t>(step.total_num_scheduled_tokens));
+  in.positions.reserve(static_cast<size_t>(step.total_num_scheduled_tokens));
+  in.slot_mapping.reserve(static_cast<size_t>(step.total_num_scheduled_tokens));
+  in.query_start_loc.push_back(0);
+  for (const auto& r : step.requests) {
+    in.max_blocks_per_request = std::max(in.max_blocks_per_request, static_cast<int>(r.block_table.size()));
+  }
+  in.block_tables.assign(step.requests.size() * static_cast<size_t>(in.max_blocks_per_request), -1);
+  for (size_t i = 0; i < step.requests.size(); ++i) {
+    const ScheduledRequest& r = step.requests[i];
+    assert(static_cast<int>(r.token_ids.size()) == r.num_scheduled_tokens);  // the scheduler's contract
+    for (int j = 0; j < r.num_scheduled_tokens; ++j) {
+      const int position = r.num_computed_tokens + j;
+      in.token_ids.push_back(r.token_ids[static_cast<size_t>(j)]);
+      in.positions.push_back(position);
+      const int32_t block_id = r.block_table[static_cast<size_t>(position / block_size)];
+      in.slot_mapping.push_back(static_cast<int64_t>(block_id) * block_size + position % block_size);
+    }
+    in.query_start_loc.push_back(static_cast<int32_t>(in.token_ids.size()));
+    in.seq_lens.push_back(r.num_computed_tokens + r.num_scheduled_tokens);
+    std::copy(r.block_table.begin(), r.block_table.end(),
+              in.block_tables.begin() + static_cast<long>(i) * in.max_blocks_per_request);
+    if (r.needs_sample) in.logits_indices.push_back(in.query_start_loc.back() - 1);
+  }
+  return in;
+}
+
+RunnerOutput ModelRunner::execute(const SchedulerOutput& step) {
+  if (!step.block_copies.empty()) {
+    std::vector<int32_t> src, dst;
+    for (const auto& copy : step.block_copies) {
+      src.push_back(copy.src_block_id);
+      dst.push_back(copy.dst_block_id);
+    }
+    backend_.copy_blocks(src, dst);
+  }
+  RunnerOutput out;
+  out.vocab_size = vocab_size_;
+  for (const auto& r : step.requests) {
+    if (r.needs_sample) out.sampled_request_ids.push_back(r.request_id);
+  }
+  if (step.requests.empty()) return out;
+  backend_.forward(build_batch_inputs(step, block_size_), out.logits);
+  return out;
+}
+
+}  // namespace sluice
