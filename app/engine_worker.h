@@ -1,0 +1,59 @@
+// The engine's thread in the app. EngineWorker lives in its own QThread, owns the job and its
+// engine, loops over step(), and reports through queued signals carrying value snapshots at a
+// bounded rate (~10 per second). The GUI thread never runs model code. Every signal carries the
+// job's generation id so a window can drop results of a job it has replaced.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QVector>
+#include <atomic>
+
+#include "app/generation_job.h"
+#include "engine/engine_stats.h"
+
+namespace sluice {
+
+// One finished row, as the GUI shows it.
+struct RowSnapshot {
+  int rowIndex = 0;
+  QString id;
+  QString prompt;
+  QString output;
+  int promptTokens = 0;
+  int outputTokens = 0;
+  QString finishReason;
+  double totalMs = 0.0;
+  QString error;
+};
+
+class EngineWorker : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit EngineWorker(QObject* parent = nullptr);
+
+  // Thread-safe: asks the running job to stop after the current step.
+  void requestCancel() { m_cancel.store(true); }
+
+ public slots:
+  // Loads the model and runs the whole file (queued from the GUI thread).
+  void runJob(quint64 generation, const sluice::GenerationJobSpec& spec);
+
+ signals:
+  void loadProgress(quint64 generation, double fraction, const QString& stage);
+  void jobStarted(quint64 generation, int numRows, const QString& modelDescription);
+  void rowsFinished(quint64 generation, const QVector<sluice::RowSnapshot>& rows);
+  void statsUpdated(quint64 generation, const sluice::StepStats& stats, int rowsDone);
+  void jobFinished(quint64 generation, int rowsFailed, bool cancelled);
+  void jobFailed(quint64 generation, const QString& message);
+
+ private:
+  std::atomic<bool> m_cancel{false};
+};
+
+}  // namespace sluice
+
+Q_DECLARE_METATYPE(sluice::RowSnapshot)
+Q_DECLARE_METATYPE(sluice::StepStats)
+Q_DECLARE_METATYPE(sluice::GenerationJobSpec)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds and runs the tests. FLAVOUR selects what runs:
+#   all (default)  release build: every test; then the sanitizer build: unit and integration tests
+#   release        release build only
+#   asan           sanitizer build only (AddressSanitizer + UndefinedBehaviorSanitizer)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flavour=${FLAVOUR:-all}
+jobs=${JOBS:-$(nproc)}
+shared="$(cd .. && pwd)/shared"
+if [ ! -d "$shared/models" ]; then
+  echo "test.sh: the shared test data is missing: expected $shared (../shared beside the checkout)" >&2
+  exit 1
+fi
+
+export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
+status=0
+if [ "$flavour" = all ] || [ "$flavour" = release ]; then
+  scripts/build.sh release
+  (cd build && ctest --output-on-failure -j "$jobs") || status=1
+fi
+if [ "$flavour" = all ] || [ "$flavour" = asan ]; then
+  scripts/build.sh asan
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  (cd build-asan && ctest --output-on-failure -j "$jobs" -L "unit|integration") || status=1
+fi
+exit $status
