@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config git
+  build-essential make cmake ninja-build ccache pkg-config
   qt6-base-dev qt6-base-dev-tools qt6-httpserver-dev qt6-websockets-dev libqcustomplot-dev
   libsentencepiece-dev libopenblas-dev nlohmann-json3-dev libsqlite3-dev
   libgtest-dev libgmock-dev

@@ -19,7 +19,6 @@ void ProgressPrinter::update(const StepStats& stats, size_t rows_done) {
 }
 
 void ProgressPrinter::note(const std::string& message) {
-  if (quiet_) return;
   if (has_open_line_) std::fputc('\n', stderr);
   has_open_line_ = false;
   std::fprintf(stderr, "%s\n", message.c_str());

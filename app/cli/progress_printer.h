@@ -16,7 +16,7 @@ class ProgressPrinter {
 
   // Prints the status line when a second has passed since the last one.
   void update(const StepStats& stats, size_t rows_done);
-  // Prints a message on its own line (the status line is redrawn after it).
+  // Prints a message on its own line, quiet or not (the status line is redrawn after it).
   void note(const std::string& message);
   // Prints the final summary line.
   void finish(size_t rows_done);

@@ -1,0 +1,159 @@
+// `sluice generate` end to end on the stories260K files in ../shared.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/integration/cli_test_util.h"
+#include "tests/support/reference_data.h"
+
+namespace sluice::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char* kGgufF32 = "models/stories260K/gguf/stories260K-f32.gguf";
+
+std::string write_input(const std::string& dir, const std::string& jsonl) {
+  write_file(dir + "/input.jsonl", jsonl);
+  return dir + "/input.jsonl";
+}
+
+// The issue's acceptance run: the reference story, byte for byte.
+TEST(GenerateCli, WritesTheReferenceStory) {
+  const std::string dir = make_temp_dir("gen-ref");
+  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
+                             write_input(dir, "{\"prompt\": \"Once upon a time\"}\n"), "--output", dir + "/out.jsonl",
+                             "--max-tokens", "252", "--token-ids"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = read_jsonl(dir + "/out.jsonl");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["output"].get<std::string>(), read_file(shared_path("models/stories260K/expected/generated_n256.txt")));
+  EXPECT_EQ(rows[0]["output_token_ids"].get<std::vector<int32_t>>(), reference_generated_ids());
+  EXPECT_EQ(rows[0]["prompt_tokens"], 5);
+  EXPECT_EQ(rows[0]["output_tokens"], 252);
+  EXPECT_EQ(rows[0]["finish_reason"], "length");
+  EXPECT_EQ(rows[0]["id"], 0);  // no id in the input: the row index
+  EXPECT_TRUE(rows[0]["timings"].contains("ttft_ms"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.jsonl.partial"));
+}
+
+// Every file form through the CLI: F32 and F16 forms give all 252 reference ids, BF16 and Q8_0
+// the first 60 (their own rounding makes later tokens legitimately differ).
+TEST(GenerateCli, EveryModelFormReproducesTheReferenceIds) {
+  const auto expected = reference_generated_ids();
+  for (const auto& form : stories260k_forms()) {
+    SCOPED_TRACE(form.name);
+    const std::string dir = make_temp_dir("gen-forms");
+    const size_t n = form.exact_greedy_256 ? expected.size() : 60;
+    const auto r = run_sluice({"generate", "--model", shared_path(form.path), "--input",
+                               write_input(dir, "{\"prompt\": \"Once upon a time\", \"id\": \"a\"}\n"), "--output",
+                               dir + "/out.jsonl", "--max-tokens", std::to_string(n), "--token-ids", "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = read_jsonl(dir + "/out.jsonl");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0]["id"], "a");
+    EXPECT_EQ(rows[0]["output_token_ids"].get<std::vector<int32_t>>(),
+              std::vector<int32_t>(expected.begin(), expected.begin() + static_cast<long>(n)));
+  }
+}
+
+// An empty prompt is BOS alone; with run.c's 256 positions this is run.c's own output.
+TEST(GenerateCli, EmptyPromptMatchesRunCWithoutPrompt) {
+  const std::string dir = make_temp_dir("gen-empty");
+  const auto r = run_sluice({"generate", "--model", shared_path("models/stories260K/llama2c/stories260K.bin"), "--input",
+                             write_input(dir, "{\"prompt\": \"\"}\n"), "--output", dir + "/out.jsonl", "--max-tokens",
+                             "256", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = read_jsonl(dir + "/out.jsonl");
+  EXPECT_EQ(rows[0]["prompt_tokens"], 1);
+  // run.c ends its output with a newline of its own.
+  EXPECT_EQ(rows[0]["output"].get<std::string>() + "\n",
+            read_file(shared_path("models/stories260K/expected/runc/noprompt_t0_n256.txt")));
+}
+
+TEST(GenerateCli, MalformedJsonlLineIsNamed) {
+  const std::string dir = make_temp_dir("gen-bad");
+  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
+                             write_input(dir, "{\"prompt\": \"a\"}\n{\"prompt\": \"b\"\n"), "--output",
+                             dir + "/out.jsonl"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("input.jsonl:2"));
+  EXPECT_THAT(r.err, HasSubstr("malformed JSON"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.jsonl"));
+}
+
+TEST(GenerateCli, EmptyInputFileIsAnError) {
+  const std::string dir = make_temp_dir("gen-emptyfile");
+  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", write_input(dir, ""), "--output",
+                             dir + "/out.jsonl"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("empty"));
+}
+
+TEST(GenerateCli, InvalidUtf8IsNamed) {
+  const std::string dir = make_temp_dir("gen-utf8");
+  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
+                             write_input(dir, "{\"prompt\": \"ok\"}\n{\"prompt\": \"bad \xff\xfe\"}\n"), "--output",
+                             dir + "/out.jsonl"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("input.jsonl:2"));
+}
+
+// A prompt longer than the context fails its own row with a clear error; the others finish.
+TEST(GenerateCli, PromptLongerThanContextFailsOnlyItsRow) {
+  const std::string dir = make_temp_dir("gen-long");
+  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
+                             write_input(dir, "{\"prompt\": \"Once\"}\n{\"prompt\": \"Once upon a time there was a "
+                                              "little girl named Lily who liked to play\"}\n"),
+                             "--output", dir + "/out.jsonl", "--max-model-len", "8", "--quiet"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("input.jsonl:2"));
+  const auto rows = read_jsonl(dir + "/out.jsonl");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["finish_reason"], "length");
+  EXPECT_EQ(rows[1]["finish_reason"], "error");
+  EXPECT_THAT(rows[1]["error"].get<std::string>(), HasSubstr("8"));
+}
+
+// Generation that would run past the context ends with "length" at the context's edge.
+TEST(GenerateCli, RunningIntoTheContextEndsWithLength) {
+  const std::string dir = make_temp_dir("gen-ctx");
+  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
+                             write_input(dir, "{\"prompt\": \"Once upon a time\"}\n"), "--output", dir + "/out.jsonl",
+                             "--max-tokens", "1000", "--max-model-len", "40", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = read_jsonl(dir + "/out.jsonl");
+  EXPECT_EQ(rows[0]["finish_reason"], "length");
+  EXPECT_EQ(rows[0]["output_tokens"], 40 - 5);
+}
+
+TEST(GenerateCli, StopStringEndsTheOutputBeforeIt) {
+  const std::string dir = make_temp_dir("gen-stop");
+  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
+                             write_input(dir, "{\"prompt\": \"Once upon a time\"}\n"), "--output", dir + "/out.jsonl",
+                             "--stop", "park", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = read_jsonl(dir + "/out.jsonl");
+  EXPECT_EQ(rows[0]["finish_reason"], "stop");
+  EXPECT_EQ(rows[0]["output"], ", there was a little girl named Lily. She loved to play outside in the ");
+}
+
+TEST(GenerateCli, MissingTokenizerIsReported) {
+  const std::string dir = make_temp_dir("gen-notok");
+  std::filesystem::copy_file(shared_path("models/stories260K/llama2c/stories260K.bin"), dir + "/m.bin");
+  const auto r = run_sluice({"generate", "--model", dir + "/m.bin", "--input",
+                             write_input(dir, "{\"prompt\": \"a\"}\n"), "--output", dir + "/out.jsonl"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("no tokenizer"));
+}
+
+TEST(GenerateCli, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(run_sluice({"generate", "--input", "x"}).exit_code, 2);
+  const auto r = run_sluice({"generate", "--model", "m", "--input", "i", "--output", "o", "--temperature", "-1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("temperature"));
+}
+
+}  // namespace
+}  // namespace sluice::test
