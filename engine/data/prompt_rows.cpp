@@ -32,9 +32,9 @@ std::vector<PromptRow> read_jsonl_prompts(const std::string& path) {
     std::string_view text = line;
     if (line_number == 1) text = strip_bom(text);
     if (is_blank(text)) continue;
-    nlohmann::json row;
+    nlohmann::ordered_json row;
     try {
-      row = nlohmann::json::parse(text);
+      row = nlohmann::ordered_json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       fail(path, ":", line_number, ": malformed JSON: ", e.what());
     }
@@ -42,7 +42,7 @@ std::vector<PromptRow> read_jsonl_prompts(const std::string& path) {
     if (!row.contains("prompt") || !row["prompt"].is_string()) {
       fail(path, ":", line_number, ": missing string field \"prompt\"");
     }
-    rows.push_back(PromptRow{line_number, row.value("id", nlohmann::json()), row["prompt"].get<std::string>()});
+    rows.push_back(PromptRow{line_number, row.value("id", nlohmann::ordered_json()), row["prompt"].get<std::string>()});
   }
   if (in.bad()) fail(path, ": read error");
   if (rows.empty()) fail(path, ": no rows (the file is empty)");
@@ -51,9 +51,9 @@ std::vector<PromptRow> read_jsonl_prompts(const std::string& path) {
 
 std::vector<PromptRow> read_alpaca_prompts(const std::string& path, size_t limit) {
   const std::string content = read_text_file(path);
-  nlohmann::json doc;
+  nlohmann::ordered_json doc;
   try {
-    doc = nlohmann::json::parse(strip_bom(content));
+    doc = nlohmann::ordered_json::parse(strip_bom(content));
   } catch (const nlohmann::json::parse_error& e) {
     fail(path, ": malformed JSON: ", e.what());
   }
@@ -68,7 +68,7 @@ std::vector<PromptRow> read_alpaca_prompts(const std::string& path, size_t limit
     if (item.contains("input") && item["input"].is_string() && !item["input"].get<std::string>().empty()) {
       prompt += "\n\n" + item["input"].get<std::string>();
     }
-    rows.push_back(PromptRow{i + 1, item.value("id", nlohmann::json()), std::move(prompt)});
+    rows.push_back(PromptRow{i + 1, item.value("id", nlohmann::ordered_json()), std::move(prompt)});
   }
   if (rows.empty()) fail(path, ": no rows (the array is empty)");
   return rows;
