@@ -241,6 +241,9 @@ void Engine::fill_stats(const SchedulerOutput& step, double step_ms, StepResult&
   s.num_kv_blocks_free = kv_cache_manager_->num_free_blocks();
   peak_kv_blocks_used_ = std::max(peak_kv_blocks_used_, s.num_kv_blocks_used);
   s.peak_kv_blocks_used = peak_kv_blocks_used_;
+  for (const auto& [request_id, group_id] : group_of_) {
+    if (kv_cache_manager_->has_request(request_id)) s.num_kv_tokens += kv_cache_manager_->num_allocated_tokens(request_id);
+  }
   s.prefix_cache_hit_rate = kv_cache_manager_->prefix_cache_stats().hit_rate();
   s.memory = backend_->memory();
 }

@@ -30,6 +30,7 @@ struct StepStats {
   int num_kv_blocks_cached = 0;       // free but revivable by a prefix hit
   int num_kv_blocks_free = 0;         // free (cached ones included)
   int peak_kv_blocks_used = 0;
+  int64_t num_kv_tokens = 0;          // token slots held by live requests (shared ones per holder)
   double prefix_cache_hit_rate = 0.0; // tokens found in the cache / tokens looked up
   BackendMemory memory;
 

@@ -85,8 +85,9 @@ def emit(out):
     out.write(f"const size_t kNumCategoryRuns = {len(runs)};\n\n")
     out.write("// White_Space ranges, inclusive, sorted.\n")
     out.write("const char32_t kWhiteSpaceRanges[][2] = {\n")
-    for first, last in spaces:
-        out.write(f"    {{0x{first:04x}, 0x{last:04x}}},\n")
+    pairs = [f"{{0x{first:04x}, 0x{last:04x}}}" for first, last in spaces]
+    for i in range(0, len(pairs), 5):  # five per line, as clang-format lays them out
+        out.write("    " + ", ".join(pairs[i:i + 5]) + ",\n")
     out.write("};\n")
     out.write(f"const size_t kNumWhiteSpaceRanges = {len(spaces)};\n\n")
     out.write("}  // namespace sluice::unicode_tables\n")

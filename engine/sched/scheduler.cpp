@@ -1,0 +1,381 @@
+#include "engine/sched/scheduler.h"
+
+#include "engine/core/error.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace sluice {
+
+Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache_manager)
+    : config_(config), kv_cache_manager_(kv_cache_manager) {
+  if (config.max_num_seqs < 1) fail("scheduler: max_num_seqs must be at least 1");
+  if (config.max_num_batched_tokens < 1)
+    fail("scheduler: max_num_batched_tokens must be at least 1");
+  if (config.max_model_len < 1) fail("scheduler: max_model_len must be at least 1");
+}
+
+bool Scheduler::add_request(std::unique_ptr<Request> request) {
+  if (request == nullptr) fail("scheduler: add_request() got no request");
+  const RequestId request_id = request->request_id;
+  if (requests_.contains(request_id)) fail("scheduler: duplicate request id ", request_id);
+  if (request->num_prompt_tokens != request->num_tokens()) {
+    fail("scheduler: request ", request_id, " must arrive with its prompt only (",
+         request->num_prompt_tokens, " prompt tokens, ", request->num_tokens(), " token ids)");
+  }
+  Request& added = *request;
+  requests_.emplace(request_id, std::move(request));
+  added.num_computed_tokens = 0;
+  added.finish_reason = FinishReason::None;
+  added.error = rejection_error(added);
+  if (!added.error.empty()) {
+    added.state = RequestState::Finished;
+    added.finish_reason = FinishReason::Error;
+    ++num_finished_;
+    rejected_ids_.push_back(request_id);
+    return false;
+  }
+  added.state = RequestState::Waiting;
+  waiting_.push_back(&added);
+  return true;
+}
+
+std::string Scheduler::rejection_error(const Request& request) const {
+  const int num_tokens = request.num_tokens();
+  const RequestId request_id = request.request_id;
+  if (num_tokens == 0) return str_cat("request ", request_id, " has an empty prompt");
+  if (num_tokens >= config_.max_model_len) {
+    return str_cat("request ", request_id, ": the prompt has ", num_tokens,
+                   " tokens but max_model_len is ", config_.max_model_len,
+                   ", which leaves no room for an output token");
+  }
+  if (kv_cache_manager_.num_blocks_for_tokens(num_tokens) > kv_cache_manager_.num_blocks()) {
+    return never_fits_error(request, num_tokens);
+  }
+  if (!config_.enable_chunked_prefill && num_tokens > config_.max_num_batched_tokens) {
+    return str_cat("request ", request_id, ": the prompt has ", num_tokens,
+                   " tokens, more than max_num_batched_tokens (", config_.max_num_batched_tokens,
+                   ") while chunked prefill is off");
+  }
+  if (request.sampling_params.max_tokens < 1) {
+    return str_cat("request ", request_id, ": max_tokens must be at least 1, got ",
+                   request.sampling_params.max_tokens);
+  }
+  return {};
+}
+
+std::string Scheduler::never_fits_error(const Request& request, int num_tokens) const {
+  return str_cat("request ", request.request_id, " needs ",
+                 kv_cache_manager_.num_blocks_for_tokens(num_tokens), " KV blocks for ", num_tokens,
+                 " tokens but the whole pool holds ", kv_cache_manager_.num_blocks(), " blocks of ",
+                 kv_cache_manager_.block_size(),
+                 " tokens; it can never fit (raise the KV cache budget or lower max_tokens)");
+}
+
+bool Scheduler::abort_request(RequestId request_id) {
+  Request* request = find_request(request_id);
+  if (request == nullptr || request->is_finished()) return false;
+  finish(*request, FinishReason::Abort);
+  return true;
+}
+
+SchedulerOutput Scheduler::schedule() {
+  if (has_pending_step_) fail("scheduler: schedule() called again before on_step_done()");
+  SchedulerOutput output;
+  output.failed_request_ids.swap(rejected_ids_);
+  int token_budget = config_.max_num_batched_tokens;
+  schedule_running(output, token_budget);
+  // A step that had to preempt is short of blocks: admitting more now would only lead to
+  // more preemption in the next step.
+  if (output.preempted_request_ids.empty()) schedule_waiting(output, token_budget);
+  output.total_num_scheduled_tokens = config_.max_num_batched_tokens - token_budget;
+  std::stable_partition(output.requests.begin(), output.requests.end(),
+                        [](const ScheduledRequest& scheduled) { return !scheduled.is_prefill; });
+  output.block_copies = kv_cache_manager_.take_block_copies();
+  has_pending_step_ = !output.requests.empty();
+#ifndef NDEBUG
+  check_invariants();
+#endif
+  return output;
+}
+
+void Scheduler::schedule_running(SchedulerOutput& output, int& token_budget) {
+  const size_t max_num_seqs = static_cast<size_t>(config_.max_num_seqs);
+  size_t idx = 0;
+  while (idx < running_.size() && token_budget > 0 && output.requests.size() < max_num_seqs) {
+    Request& request = *running_[idx];
+    const int num_pending_tokens = request.num_tokens() - request.num_computed_tokens;
+    if (num_pending_tokens <= 0) {
+      fail("scheduler: request ", request.request_id, " is running with nothing to compute; ",
+           "after a step with needs_sample the engine must append_token() or finish_request()");
+    }
+    // Running requests always take a piece of what they lack: a chunk of a long prompt, or a
+    // preempted request's history resumed in pieces.
+    const int num_new_tokens = std::min(num_pending_tokens, token_budget);
+    if (allocate_or_preempt(request, num_new_tokens, output) != AllocateResult::Allocated) break;
+    add_scheduled(request, num_new_tokens, output);
+    token_budget -= num_new_tokens;
+    ++idx;
+  }
+}
+
+Scheduler::AllocateResult Scheduler::allocate_or_preempt(Request& request, int num_new_tokens,
+                                                         SchedulerOutput& output) {
+  while (!kv_cache_manager_.allocate_slots(request.request_id, num_new_tokens)) {
+    // Requests before this one are scheduled already; the victim always comes from behind it,
+    // so nothing this step planned loses its blocks.
+    Request& victim = *running_.back();
+    if (&victim != &request) {
+      preempt(victim, output);
+      continue;
+    }
+    if (running_.size() > 1) {
+      preempt(request, output);
+      return AllocateResult::SelfPreempted;
+    }
+    // Alone, the request was offered the whole pool and still does not fit.
+    fail_request(request, never_fits_error(request, request.num_computed_tokens + num_new_tokens),
+                 output);
+    return AllocateResult::Failed;
+  }
+  return AllocateResult::Allocated;
+}
+
+void Scheduler::schedule_waiting(SchedulerOutput& output, int& token_budget) {
+  const size_t max_num_seqs = static_cast<size_t>(config_.max_num_seqs);
+  while (!waiting_.empty() && token_budget > 0 && running_.size() < max_num_seqs &&
+         output.requests.size() < max_num_seqs) {
+    Request& request = *waiting_.front();
+    const CachedPrefix prefix = kv_cache_manager_.find_cached_prefix(request.token_ids);
+    const int num_pending_tokens = request.num_tokens() - prefix.num_tokens;
+    // The flag is about prompts; a preempted request's longer history may only fit in pieces.
+    const bool may_chunk = config_.enable_chunked_prefill || request.num_preemptions > 0;
+    if (!may_chunk && num_pending_tokens > token_budget) break;
+    const int num_new_tokens = std::min(num_pending_tokens, token_budget);
+    if (!kv_cache_manager_.allocate_slots(request.request_id, num_new_tokens, prefix)) {
+      // Waiting requests never preempt: blocks come back as running requests finish.
+      if (!running_.empty()) break;
+      // Nothing holds a block, so the whole pool was on offer: this request can never fit.
+      fail_request(request, never_fits_error(request, prefix.num_tokens + num_new_tokens), output);
+      continue;
+    }
+    waiting_.pop_front();
+    running_.push_back(&request);
+    request.state = RequestState::Running;
+    request.num_computed_tokens = prefix.num_tokens;
+    add_scheduled(request, num_new_tokens, output);
+    token_budget -= num_new_tokens;
+  }
+}
+
+void Scheduler::preempt(Request& request, SchedulerOutput& output) {
+  // Preemption takes from the back so that the oldest running requests keep making progress.
+  assert(running_.back() == &request);
+  running_.pop_back();
+  kv_cache_manager_.free(request.request_id);
+  request.state = RequestState::Preempted;
+  request.num_computed_tokens = 0;
+  ++request.num_preemptions;
+  ++num_preemptions_;
+  // At the front: it was admitted before everything still waiting.
+  waiting_.push_front(&request);
+  output.preempted_request_ids.push_back(request.request_id);
+}
+
+void Scheduler::fail_request(Request& request, const std::string& error, SchedulerOutput& output) {
+  request.error = error;
+  finish(request, FinishReason::Error);
+  output.failed_request_ids.push_back(request.request_id);
+}
+
+void Scheduler::finish(Request& request, FinishReason reason) {
+  if (request.state == RequestState::Running) {
+    running_.erase(std::find(running_.begin(), running_.end(), &request));
+  } else {
+    waiting_.erase(std::find(waiting_.begin(), waiting_.end(), &request));
+  }
+  kv_cache_manager_.free(request.request_id);
+  request.state = RequestState::Finished;
+  request.finish_reason = reason;
+  ++num_finished_;
+}
+
+void Scheduler::add_scheduled(const Request& request, int num_new_tokens, SchedulerOutput& output) {
+  ScheduledRequest scheduled;
+  scheduled.request_id = request.request_id;
+  scheduled.num_computed_tokens = request.num_computed_tokens;
+  scheduled.num_scheduled_tokens = num_new_tokens;
+  const auto first = request.token_ids.begin() + request.num_computed_tokens;
+  scheduled.token_ids.assign(first, first + num_new_tokens);
+  const std::span<const int32_t> block_table = kv_cache_manager_.block_table(request.request_id);
+  scheduled.block_table.assign(block_table.begin(), block_table.end());
+  const int num_tokens_after = request.num_computed_tokens + num_new_tokens;
+  scheduled.needs_sample = num_tokens_after == request.num_tokens();
+  // A decode computes just the last sampled token; anything earlier is prompt or history.
+  scheduled.is_prefill = request.num_computed_tokens < request.num_prompt_tokens ||
+                         request.num_computed_tokens + 1 < request.num_tokens();
+  output.requests.push_back(std::move(scheduled));
+}
+
+void Scheduler::on_step_done(const SchedulerOutput& output) {
+  if (!has_pending_step_ && !output.requests.empty()) {
+    fail("scheduler: on_step_done() without a pending schedule()");
+  }
+  for (const ScheduledRequest& scheduled : output.requests) {
+    Request* request = find_request(scheduled.request_id);
+    // Finished or aborted since schedule(): its blocks are gone and nothing is owed.
+    if (request == nullptr || request->state != RequestState::Running) continue;
+    if (request->num_computed_tokens != scheduled.num_computed_tokens) {
+      fail("scheduler: request ", scheduled.request_id, " has ", request->num_computed_tokens,
+           " computed tokens but was scheduled at ", scheduled.num_computed_tokens);
+    }
+    request->num_computed_tokens += scheduled.num_scheduled_tokens;
+    kv_cache_manager_.cache_full_blocks(request->request_id, request->token_ids,
+                                        request->num_computed_tokens);
+  }
+  has_pending_step_ = false;
+#ifndef NDEBUG
+  check_invariants();
+#endif
+}
+
+void Scheduler::append_token(RequestId request_id, int32_t token_id) {
+  Request& request = unfinished_request(request_id, "append a token to");
+  if (request.state != RequestState::Running ||
+      request.num_computed_tokens != request.num_tokens()) {
+    fail("scheduler: request ", request_id, " has no sample due (", to_string(request.state), ", ",
+         request.num_computed_tokens, " of ", request.num_tokens(), " tokens computed)");
+  }
+  if (request.num_tokens() >= config_.max_model_len) {
+    fail("scheduler: request ", request_id, " already has max_model_len (", config_.max_model_len,
+         ") tokens; it should have finished with length");
+  }
+  request.token_ids.push_back(token_id);
+}
+
+bool Scheduler::has_reached_length(RequestId request_id) const {
+  const Request& found = request(request_id);
+  return found.num_output_tokens() >= found.sampling_params.max_tokens ||
+         found.num_tokens() >= config_.max_model_len;
+}
+
+void Scheduler::finish_request(RequestId request_id, FinishReason reason) {
+  if (reason == FinishReason::None)
+    fail("scheduler: request ", request_id, " finished for no reason");
+  finish(unfinished_request(request_id, "finish"), reason);
+}
+
+bool Scheduler::can_fork_request(RequestId parent_id, const Request& child) const {
+  if (has_pending_step_) return false;
+  const Request* parent = find_request(parent_id);
+  if (parent == nullptr || parent->state != RequestState::Running) return false;
+  if (requests_.contains(child.request_id)) return false;
+  if (child.num_prompt_tokens < 1 || child.num_prompt_tokens > child.num_tokens()) return false;
+  // The child reads the parent's K/V, so it must agree on every token that K/V came from.
+  const int num_shared_tokens = parent->num_computed_tokens;
+  if (child.num_tokens() < num_shared_tokens) return false;
+  if (!std::equal(parent->token_ids.begin(), parent->token_ids.begin() + num_shared_tokens,
+                  child.token_ids.begin())) {
+    return false;
+  }
+  return kv_cache_manager_.can_fork(parent_id, child.request_id);
+}
+
+void Scheduler::fork_request(RequestId parent_id, std::unique_ptr<Request> child) {
+  if (child == nullptr || !can_fork_request(parent_id, *child)) {
+    fail("scheduler: cannot fork request ", parent_id, " into ",
+         child ? str_cat(child->request_id) : std::string("nothing"),
+         " (needs a running parent, no pending step, a new id and the parent's computed tokens)");
+  }
+  const Request& parent = *find_request(parent_id);
+  kv_cache_manager_.fork(parent_id, child->request_id);
+  child->num_computed_tokens = parent.num_computed_tokens;
+  child->state = RequestState::Running;
+  child->finish_reason = FinishReason::None;
+  running_.push_back(child.get());
+  const RequestId child_id = child->request_id;
+  requests_.emplace(child_id, std::move(child));
+}
+
+Request* Scheduler::find_request(RequestId request_id) {
+  const auto it = requests_.find(request_id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+const Request* Scheduler::find_request(RequestId request_id) const {
+  const auto it = requests_.find(request_id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+const Request& Scheduler::request(RequestId request_id) const {
+  const Request* found = find_request(request_id);
+  if (found == nullptr) fail("scheduler: unknown request ", request_id);
+  return *found;
+}
+
+Request& Scheduler::unfinished_request(RequestId request_id, const char* action) {
+  Request* found = find_request(request_id);
+  if (found == nullptr || found->is_finished()) {
+    fail("scheduler: cannot ", action, " request ", request_id, ": ",
+         found == nullptr ? "unknown" : "finished already");
+  }
+  return *found;
+}
+
+std::unique_ptr<Request> Scheduler::release_finished(RequestId request_id) {
+  const auto it = requests_.find(request_id);
+  if (it == requests_.end() || !it->second->is_finished()) {
+    fail("scheduler: request ", request_id, " is not a finished request to release");
+  }
+  std::unique_ptr<Request> released = std::move(it->second);
+  requests_.erase(it);
+  return released;
+}
+
+bool Scheduler::has_unfinished() const {
+  return !running_.empty() || !waiting_.empty() || !rejected_ids_.empty();
+}
+
+void Scheduler::check_invariants() const {
+  for (const Request* request : running_) {
+    const RequestId request_id = request->request_id;
+    if (request->state != RequestState::Running)
+      fail("scheduler: request ", request_id, " is queued as running but ",
+           to_string(request->state));
+    const int num_allocated_tokens = kv_cache_manager_.num_allocated_tokens(request_id);
+    // Slots cover the computed tokens, plus this step's scheduled ones while a step is pending.
+    const bool slots_match = has_pending_step_
+                                 ? num_allocated_tokens >= request->num_computed_tokens
+                                 : num_allocated_tokens == request->num_computed_tokens;
+    if (!kv_cache_manager_.has_request(request_id) || !slots_match ||
+        num_allocated_tokens > request->num_tokens()) {
+      fail("scheduler: running request ", request_id, " has ", num_allocated_tokens, " slots for ",
+           request->num_computed_tokens, " computed of ", request->num_tokens(), " tokens");
+    }
+    if (request->num_tokens() > config_.max_model_len) {
+      fail("scheduler: request ", request_id, " exceeds max_model_len");
+    }
+  }
+  for (const Request* request : waiting_) {
+    const RequestId request_id = request->request_id;
+    if (request->state != RequestState::Waiting && request->state != RequestState::Preempted) {
+      fail("scheduler: request ", request_id, " is queued as waiting but ",
+           to_string(request->state));
+    }
+    // Waiting requests hold nothing: they start over (with prefix hits) when admitted.
+    if (request->num_computed_tokens != 0 || kv_cache_manager_.has_request(request_id)) {
+      fail("scheduler: waiting request ", request_id, " holds computed tokens or blocks");
+    }
+  }
+  size_t num_unfinished = 0;
+  for (const auto& [request_id, request] : requests_) {
+    if (!request->is_finished()) ++num_unfinished;
+  }
+  if (num_unfinished != running_.size() + waiting_.size()) {
+    fail("scheduler: ", num_unfinished, " unfinished requests but ", running_.size(),
+         " running and ", waiting_.size(), " waiting");
+  }
+  kv_cache_manager_.check_invariants();
+}
+
+}  // namespace sluice

@@ -1,0 +1,187 @@
+#include "engine/tokenizer/hf_tokenizer_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "engine/core/error.h"
+#include "engine/core/mapped_file.h"
+#include "engine/tokenizer/end_of_turn.h"
+
+namespace sluice {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// The Split patterns of the pre-tokenizers Sluice implements, as tokenizer.json spells them.
+constexpr std::string_view kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kLlama3Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kQwen2Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+std::string type_of(const Json& json) {
+  return json.is_object() && json.contains("type") && json["type"].is_string()
+             ? json["type"].get<std::string>()
+             : "";
+}
+
+bool is_byte_level(const Json& json, bool use_regex) {
+  return type_of(json) == "ByteLevel" && json.value("use_regex", true) == use_regex &&
+         !json.value("add_prefix_space", false);
+}
+
+std::optional<PreTokenizer> pre_tokenizer_from_split(const Json& split) {
+  if (type_of(split) != "Split" || split.value("behavior", "") != "Isolated" ||
+      split.value("invert", false) || !split.contains("pattern") || !split["pattern"].is_object() ||
+      !split["pattern"].contains("Regex")) {
+    return std::nullopt;
+  }
+  const std::string pattern = split["pattern"].value("Regex", "");
+  if (pattern == kGpt2Pattern) return PreTokenizer::Gpt2;
+  if (pattern == kLlama3Pattern) return PreTokenizer::Llama3;
+  if (pattern == kQwen2Pattern) return PreTokenizer::Qwen2;
+  return std::nullopt;
+}
+
+// Recognises ByteLevel alone (GPT-2), Split(pattern) + ByteLevel without regex (Llama 3,
+// Qwen2), and Digits(individual) + ByteLevel (StarCoder, SmolLM).
+std::optional<PreTokenizer> recognise_pre_tokenizer(const Json& pre) {
+  if (is_byte_level(pre, true)) return PreTokenizer::Gpt2;
+  if (type_of(pre) != "Sequence" || !pre.contains("pretokenizers")) return std::nullopt;
+  const Json& steps = pre["pretokenizers"];
+  if (!steps.is_array() || steps.size() != 2) return std::nullopt;
+  if (is_byte_level(steps[1], false)) return pre_tokenizer_from_split(steps[0]);
+  if (type_of(steps[0]) == "Digits" && steps[0].value("individual_digits", false) &&
+      is_byte_level(steps[1], true)) {
+    return PreTokenizer::Gpt2IsolatedDigits;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> read_merges(const Json& merges, const std::string& path) {
+  if (!merges.is_array()) fail(path, ": model.merges must be an array");
+  std::vector<std::string> out;
+  out.reserve(merges.size());
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    const Json& merge = merges[rank];
+    if (merge.is_string()) {
+      out.push_back(merge.get<std::string>());
+    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
+               merge[1].is_string()) {
+      out.push_back(merge[0].get<std::string>() + " " + merge[1].get<std::string>());
+    } else {
+      fail(path, ": model.merges[", rank, "] is neither \"a b\" nor [\"a\", \"b\"]");
+    }
+  }
+  return out;
+}
+
+// Fills tokens and kinds from model.vocab and added_tokens; ids must be non-negative.
+void read_tokens(const Json& json, const std::string& path, BpeVocab& vocab) {
+  const Json& entries = json["model"]["vocab"];
+  if (!entries.is_object()) fail(path, ": model.vocab must be an object of token -> id");
+  const Json added = json.value("added_tokens", Json::array());
+  if (!added.is_array()) fail(path, ": added_tokens must be an array");
+
+  int64_t max_id = -1;
+  for (const auto& [token, id] : entries.items()) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= INT32_MAX) {
+      fail(path, ": model.vocab[\"", token, "\"] is not a token id");
+    }
+    max_id = std::max(max_id, id.get<int64_t>());
+  }
+  for (size_t i = 0; i < added.size(); ++i) {
+    const Json& token = added[i];
+    if (!token.is_object() || !token.contains("id") || !token["id"].is_number_integer() ||
+        token["id"].get<int64_t>() < 0 || token["id"].get<int64_t>() >= INT32_MAX ||
+        !token.contains("content") || !token["content"].is_string()) {
+      fail(path, ": added_tokens[", i, "] needs a non-negative integer id and a string content");
+    }
+    max_id = std::max(max_id, token["id"].get<int64_t>());
+  }
+  vocab.tokens.assign(max_id + 1, "");
+  vocab.kinds.assign(max_id + 1, TokenKind::Unused);
+  for (const auto& [token, id] : entries.items()) {
+    vocab.tokens[id.get<int64_t>()] = token;
+    vocab.kinds[id.get<int64_t>()] = TokenKind::Normal;
+  }
+  for (const Json& token : added) {
+    const int64_t id = token["id"].get<int64_t>();
+    vocab.tokens[id] = token["content"].get<std::string>();
+    vocab.kinds[id] = token.value("special", false) ? TokenKind::Control : TokenKind::UserDefined;
+  }
+}
+
+// Returns true when the post-processor's single-sequence template starts with bos_token, which
+// is how Llama 3's tokenizer.json asks for BOS.
+bool template_adds_bos(const Json& post, const std::string& bos_token) {
+  if (!post.is_object() || bos_token.empty()) return false;
+  if (type_of(post) == "Sequence" && post.contains("processors") && post["processors"].is_array()) {
+    return std::any_of(post["processors"].begin(), post["processors"].end(),
+                       [&](const Json& step) { return template_adds_bos(step, bos_token); });
+  }
+  if (type_of(post) != "TemplateProcessing" || !post.contains("single")) return false;
+  const Json& single = post["single"];
+  return single.is_array() && !single.empty() && single[0].contains("SpecialToken") &&
+         single[0]["SpecialToken"].value("id", "") == bos_token;
+}
+
+int32_t resolve_token(const BpeVocab& vocab, const std::optional<std::string>& text,
+                      const std::string& path, const char* what) {
+  if (!text || text->empty()) return -1;
+  const auto it = std::find(vocab.tokens.begin(), vocab.tokens.end(), *text);
+  if (it == vocab.tokens.end()) fail(path, ": ", what, " '", *text, "' is not in the vocabulary");
+  return static_cast<int32_t>(it - vocab.tokens.begin());
+}
+
+}  // namespace
+
+std::unique_ptr<BpeTokenizer> load_hf_tokenizer_json(const std::string& path,
+                                                     const HfTokenizerConfig& config) {
+  const Json json = Json::parse(read_text_file(path), nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) fail(path, ": not valid JSON");
+  if (!json.contains("model") || !json["model"].is_object()) fail(path, ": no \"model\" object");
+  const Json& model = json["model"];
+  if (model.value("type", "BPE") != "BPE") {
+    fail(path, ": model.type is '", model.value("type", ""), "'; Sluice reads BPE tokenizer.json");
+  }
+  if (model.value("byte_fallback", false)) {
+    fail(path,
+         ": a SentencePiece-style (byte_fallback) BPE tokenizer.json; load the directory's "
+         "tokenizer.model instead");
+  }
+  // NFC normalization (Qwen2) is accepted but not applied: almost all text is already NFC.
+  const Json normalizer = json.value("normalizer", Json());
+  if (!normalizer.is_null() && type_of(normalizer) != "NFC") {
+    fail(path, ": normalizer '", type_of(normalizer), "' is not supported");
+  }
+  const auto pre_tokenizer = recognise_pre_tokenizer(json.value("pre_tokenizer", Json()));
+  if (!pre_tokenizer) {
+    fail(path, ": pre_tokenizer ", json.value("pre_tokenizer", Json()).dump().substr(0, 200),
+         " is not one Sluice implements (GPT-2, Llama 3, Qwen2, digit-splitting GPT-2)");
+  }
+
+  BpeVocab vocab;
+  vocab.source = path;
+  read_tokens(json, path, vocab);
+  vocab.merges = read_merges(model.value("merges", Json::array()), path);
+  vocab.pre_tokenizer = *pre_tokenizer;
+  vocab.ignore_merges = model.value("ignore_merges", false);
+  vocab.bos_id = resolve_token(vocab, config.bos_token, path, "bos_token");
+  vocab.eos_id = resolve_token(vocab, config.eos_token, path, "eos_token");
+  vocab.add_bos = config.add_bos_token.value_or(
+      template_adds_bos(json.value("post_processor", Json()), config.bos_token.value_or("")));
+  vocab.add_eos = config.add_eos_token.value_or(false);
+  for (int32_t id = 0; id < static_cast<int32_t>(vocab.tokens.size()); ++id) {
+    if (vocab.kinds[id] == TokenKind::Control && id != vocab.eos_id &&
+        is_end_of_turn_marker(vocab.tokens[id])) {
+      vocab.extra_stop_ids.push_back(id);
+    }
+  }
+  return std::make_unique<BpeTokenizer>(std::move(vocab));
+}
+
+}  // namespace sluice
