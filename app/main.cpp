@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   args.removeFirst();  // command
   if (std::strcmp(command, "generate") == 0) return sluice::cli::run_generate(args);
   if (std::strcmp(command, "tokenize") == 0) return sluice::cli::run_tokenize(args);
+  if (std::strcmp(command, "bench") == 0) return sluice::cli::run_bench(args);
   std::fprintf(stderr, "sluice: unknown command '%s'; see `sluice --help`\n", command);
   return 2;
 }

@@ -107,9 +107,9 @@ StepResult Engine::step() {
     Request* request = scheduler_->find_request(scheduled.request_id);
     if (request && request->first_scheduled_time == Clock::time_point{}) request->first_scheduled_time = begin;
   }
-  RunnerOutput runner_output = runner_->execute(step);
+  runner_->execute(step, runner_output_);
   scheduler_->on_step_done(step);
-  sample_step(step, runner_output, result);
+  sample_step(step, runner_output_, result);
   if (config_.check_invariants) scheduler_->check_invariants();
   fill_stats(step, std::chrono::duration<double, std::milli>(Clock::now() - begin).count(), result);
   return result;
@@ -210,23 +210,20 @@ void Engine::fill_stats(const SchedulerOutput& step, double step_ms, StepResult&
   total_prompt_tokens_ += s.num_prompt_tokens;
   total_generation_tokens_ += s.num_generation_tokens;
 
+  // Rates over the last second of steps, with running sums so a step costs O(1) here.
   rate_window_.push_back({step_ms, s.num_prompt_tokens, s.num_generation_tokens});
-  double window_ms = 0.0;
-  int64_t window_prompt = 0, window_generation = 0;
-  for (const auto& e : rate_window_) {
-    window_ms += e.step_ms;
-    window_prompt += e.prompt_tokens;
-    window_generation += e.generation_tokens;
-  }
-  while (rate_window_.size() > 1 && window_ms - rate_window_.front().step_ms >= kRateWindowMs) {
-    window_ms -= rate_window_.front().step_ms;
-    window_prompt -= rate_window_.front().prompt_tokens;
-    window_generation -= rate_window_.front().generation_tokens;
+  window_ms_ += step_ms;
+  window_prompt_tokens_ += s.num_prompt_tokens;
+  window_generation_tokens_ += s.num_generation_tokens;
+  while (rate_window_.size() > 1 && window_ms_ - rate_window_.front().step_ms >= kRateWindowMs) {
+    window_ms_ -= rate_window_.front().step_ms;
+    window_prompt_tokens_ -= rate_window_.front().prompt_tokens;
+    window_generation_tokens_ -= rate_window_.front().generation_tokens;
     rate_window_.pop_front();
   }
-  if (window_ms > 0.0) {
-    s.prompt_tokens_per_s = 1000.0 * static_cast<double>(window_prompt) / window_ms;
-    s.generation_tokens_per_s = 1000.0 * static_cast<double>(window_generation) / window_ms;
+  if (window_ms_ > 0.0) {
+    s.prompt_tokens_per_s = 1000.0 * static_cast<double>(window_prompt_tokens_) / window_ms_;
+    s.generation_tokens_per_s = 1000.0 * static_cast<double>(window_generation_tokens_) / window_ms_;
   }
   s.num_running = scheduler_->num_running();
   s.num_waiting = scheduler_->num_waiting();
@@ -241,9 +238,7 @@ void Engine::fill_stats(const SchedulerOutput& step, double step_ms, StepResult&
   s.num_kv_blocks_free = kv_cache_manager_->num_free_blocks();
   peak_kv_blocks_used_ = std::max(peak_kv_blocks_used_, s.num_kv_blocks_used);
   s.peak_kv_blocks_used = peak_kv_blocks_used_;
-  for (const auto& [request_id, group_id] : group_of_) {
-    if (kv_cache_manager_->has_request(request_id)) s.num_kv_tokens += kv_cache_manager_->num_allocated_tokens(request_id);
-  }
+  s.num_kv_tokens = scheduler_->num_running_kv_tokens();
   s.prefix_cache_hit_rate = kv_cache_manager_->prefix_cache_stats().hit_rate();
   s.memory = backend_->memory();
 }

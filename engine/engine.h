@@ -114,6 +114,7 @@ class Engine {
   OutputProcessor output_processor_;
   Sampler sampler_;
   std::vector<float> logits_copy_;
+  RunnerOutput runner_output_;  // reused every step
 
   RequestId next_request_id_ = 1;
   std::unordered_map<RequestId, RequestId> group_of_;  // request id -> group id
@@ -131,6 +132,9 @@ class Engine {
     int generation_tokens;
   };
   std::deque<WindowEntry> rate_window_;
+  double window_ms_ = 0.0;
+  int64_t window_prompt_tokens_ = 0;
+  int64_t window_generation_tokens_ = 0;
 };
 
 // Returns the KV pool size in blocks for a config: num_kv_blocks if set, else the budget

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/backend/backend.h"
+#include "engine/core/dtype.h"
 #include "engine/model/model.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -20,6 +21,10 @@ struct ModelSession {
 // the model's own files). Throws Error (naming the file) or Cancelled.
 ModelSession open_model_session(const std::string& model_path, const std::string& tokenizer_path,
                                 const LoadOptions& options = {});
+
+// A dummy-weight model of a published shape (see dummy_model.h) with the tokenizer at
+// tokenizer_path, or a byte tokenizer when it is empty.
+ModelSession open_dummy_session(const std::string& preset, const std::string& tokenizer_path, DType dtype);
 
 // Builds a backend for device "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable, else CPU).
 // num_threads applies to the CPU backend (0 = all cores). Throws Error when the device is not

@@ -9,6 +9,7 @@ namespace sluice::cli {
 int run_version();
 int run_generate(const QStringList& args);
 int run_tokenize(const QStringList& args);
+int run_bench(const QStringList& args);
 
 // Prints the top-level usage to stdout.
 void print_usage();

@@ -33,6 +33,7 @@ void print_usage() {
       "Commands:\n"
       "  generate   run a model over an instruction file and write JSONL results\n"
       "  tokenize   print the token ids of a text\n"
+      "  bench      compare sequential, static and continuous batching on a file\n"
       "  gui        open the desktop application (the default when a display is present)\n"
       "\n"
       "Options:\n"

@@ -1,6 +1,10 @@
 // Paged attention on the CPU: each query token attends causally to its request's context,
-// read through the request's block table from a KV pool laid out per layer as
-// [num_blocks, block_size, num_kv_heads, head_dim]. The reference for the CUDA kernels.
+// read through the request's block table. The CPU pool's layout per layer is
+//   K: [num_blocks, num_kv_heads, head_dim, block_size]  (transposed within a block, so the
+//      scores of a block's positions are one vector FMA per dimension, no horizontal sums)
+//   V: [num_blocks, num_kv_heads, block_size, head_dim]
+// so a block is one contiguous chunk per layer (copy-on-write copies it whole). The reference
+// for the CUDA kernels, which choose their own layout.
 #pragma once
 
 #include <cstdint>
@@ -18,15 +22,14 @@ struct AttentionShape {
 };
 
 // Writes each token's K and V into its slot of the layer's pool.
-// k, v:              [num_tokens, num_kv_heads * head_dim]
-// k_cache, v_cache:  [num_blocks, block_size, num_kv_heads, head_dim]
+// k, v: [num_tokens, num_kv_heads * head_dim]; k_cache, v_cache: one layer, layout above.
 void write_kv_cache(const BatchInputs& inputs, const AttentionShape& shape, const float* k, const float* v,
                     float* k_cache, float* v_cache);
 
 // out[t] = softmax(q[t] · K^T / sqrt(head_dim)) · V over positions 0..positions[t] of token t's
 // request (grouped-query: query head h reads KV head h / (num_heads / num_kv_heads)).
-// q, out: [num_tokens, num_heads * head_dim]. Each (token, head) is computed independently in a
-// fixed order, so a request's result does not depend on the rest of the batch.
+// q, out: [num_tokens, num_heads * head_dim]. Each (token, KV head) is computed independently
+// in a fixed order, so a request's result does not depend on the rest of the batch.
 void paged_attention(const BatchInputs& inputs, const AttentionShape& shape, const float* q, const float* k_cache,
                      const float* v_cache, float* out, ThreadPool& pool);
 

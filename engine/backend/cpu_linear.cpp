@@ -47,9 +47,16 @@ void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPoo
   if (num_tokens <= 0) return;
   const auto m = static_cast<blasint>(num_tokens);
   const auto k = static_cast<blasint>(cols_);
+  const auto ldc = static_cast<blasint>(rows_);
+  // Threads split the output features: each computes y[:, begin:end] with its own sgemm call.
+  // Splitting N never changes how one output element is summed, so results do not depend on
+  // the thread count or the split. Chunks below ~64k multiply-adds are not worth a thread.
+  const int64_t min_rows = std::max<int64_t>(16, (int64_t{1} << 16) / std::max<int64_t>(1, num_tokens * cols_));
   if (f32_) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(rows_), k, 1.0f, x, k, f32_, k,
-                0.0f, y, static_cast<blasint>(rows_));
+    pool.parallel_for(rows_, [&](int64_t begin, int64_t end) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(end - begin), k, 1.0f, x, k,
+                  f32_ + begin * cols_, k, 0.0f, y + begin, ldc);
+    }, min_rows);
     return;
   }
   const int64_t tile_rows = tile_rows_for(cols_);
@@ -58,9 +65,9 @@ void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPoo
     const int64_t n = std::min(tile_rows, rows_ - r0);
     pool.parallel_for(n, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) dequantize_row(weight_.dtype, weight_.row(r0 + r), tile_.data() + r * cols_, cols_);
-    }, 8);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(n), k, 1.0f, x, k, tile_.data(), k,
-                0.0f, y + r0, static_cast<blasint>(rows_));
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(end - begin), k, 1.0f, x, k,
+                  tile_.data() + begin * cols_, k, 0.0f, y + r0 + begin, ldc);
+    }, min_rows);
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "engine/backend/cpu_math.h"
+
 namespace sluice {
 
 void rms_norm(const float* x, const float* weight, float eps, int64_t num_tokens, int64_t dim, float* out) {
@@ -51,9 +53,7 @@ void apply_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens
   }, 16);
 }
 
-void silu_mul(float* gate, const float* up, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-}
+void silu_mul(float* gate, const float* up, int64_t n) { silu_mul_inplace(gate, up, n); }
 
 void add_bias(float* x, const float* bias, int64_t num_tokens, int64_t dim) {
   for (int64_t t = 0; t < num_tokens; ++t) {

@@ -3,9 +3,19 @@
 #include <algorithm>
 #include <cassert>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define SLUICE_CPU_RELAX() _mm_pause()
+#else
+#define SLUICE_CPU_RELAX() std::this_thread::yield()
+#endif
+
 namespace sluice {
 
 namespace {
+
+// About 50-100 microseconds of spinning before a worker sleeps.
+constexpr int kSpinIterations = 2000;
 
 // Chunk c of num_chunks over [0, n): contiguous, sizes differ by at most one.
 std::pair<int64_t, int64_t> chunk_range(int64_t n, int num_chunks, int c) {
@@ -25,14 +35,13 @@ ThreadPool::ThreadPool(int num_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(mutex_);
-    stopping_ = true;
+    stopping_.store(true);
   }
   work_ready_.notify_all();
   for (auto& worker : workers_) worker.join();
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
-                              int64_t min_chunk) {
+void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t min_chunk) {
   if (n <= 0) return;
   const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk));
   const int num_chunks = static_cast<int>(std::min<int64_t>(num_threads(), max_chunks));
@@ -40,46 +49,51 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     fn(0, n);
     return;
   }
+  assert(chunks_pending_.load() == 0);  // not reentrant
+  task_ = &fn;
+  task_n_ = n;
+  num_chunks_ = num_chunks;
+  chunks_pending_.store(num_chunks - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
   {
     std::lock_guard lock(mutex_);
-    assert(task_ == nullptr);  // not reentrant
-    task_ = &fn;
-    task_n_ = n;
-    num_chunks_ = num_chunks;
-    chunks_remaining_ = num_chunks - 1;
-    ++generation_;
+    if (num_sleeping_ > 0) work_ready_.notify_all();
   }
-  work_ready_.notify_all();
   const auto [begin, end] = chunk_range(n, num_chunks, 0);
   fn(begin, end);
+  for (int spins = 0; chunks_pending_.load(std::memory_order_acquire) != 0; ++spins) {
+    if (spins < kSpinIterations) {
+      SLUICE_CPU_RELAX();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+// Spins, then sleeps, until the generation moves past seen_generation; false when stopping.
+bool ThreadPool::wait_for_work(uint64_t seen_generation) {
+  for (int i = 0; i < kSpinIterations; ++i) {
+    if (generation_.load(std::memory_order_acquire) != seen_generation) return true;
+    if (stopping_.load(std::memory_order_relaxed)) return false;
+    SLUICE_CPU_RELAX();
+  }
   std::unique_lock lock(mutex_);
-  work_done_.wait(lock, [this] { return chunks_remaining_ == 0; });
-  task_ = nullptr;
+  ++num_sleeping_;
+  work_ready_.wait(lock, [&] {
+    return stopping_.load() || generation_.load(std::memory_order_acquire) != seen_generation;
+  });
+  --num_sleeping_;
+  return !stopping_.load();
 }
 
 void ThreadPool::worker_loop(int worker_idx) {
   uint64_t seen_generation = 0;
-  while (true) {
-    const std::function<void(int64_t, int64_t)>* task = nullptr;
-    int64_t n = 0;
-    int num_chunks = 0;
-    {
-      std::unique_lock lock(mutex_);
-      work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen_generation; });
-      if (stopping_) return;
-      seen_generation = generation_;
-      if (worker_idx >= num_chunks_) continue;  // this round needs fewer threads
-      task = task_;
-      n = task_n_;
-      num_chunks = num_chunks_;
-    }
-    const auto [begin, end] = chunk_range(n, num_chunks, worker_idx);
-    (*task)(begin, end);
-    {
-      std::lock_guard lock(mutex_);
-      --chunks_remaining_;
-    }
-    work_done_.notify_one();
+  while (wait_for_work(seen_generation)) {
+    seen_generation = generation_.load(std::memory_order_acquire);
+    if (worker_idx >= num_chunks_) continue;  // this round needs fewer threads
+    const auto [begin, end] = chunk_range(task_n_, num_chunks_, worker_idx);
+    (*task_)(begin, end);
+    chunks_pending_.fetch_sub(1, std::memory_order_release);
   }
 }
 

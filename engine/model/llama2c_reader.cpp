@@ -82,6 +82,9 @@ Llama2cCheckpoint read_llama2c(const std::string& path) {
   c.tie_word_embeddings = h.vocab_size > 0;
   c.bos_token_id = 1;
   c.eos_token_id = 2;
+  // llama2.c's run.c ends generation when the model emits BOS: its training data separates
+  // documents with BOS, so a generated BOS starts a new, unrelated story.
+  c.extra_eos_token_ids = {1};
 
   // Walk the fixed layout; stacked per-layer tensors are split into per-layer views.
   const uint8_t* cursor = file.data() + kHeaderBytes;

@@ -14,7 +14,7 @@
 
 namespace sluice {
 
-enum class ModelFormat : uint8_t { HuggingFace, Gguf, Llama2c };
+enum class ModelFormat : uint8_t { HuggingFace, Gguf, Llama2c, Dummy };
 
 struct LoadProgress {
   double fraction = 0.0;  // 0..1
@@ -36,10 +36,11 @@ struct Model {
   std::string chat_template;  // empty when the files carry none
   std::string tokenizer_path; // where the tokenizer was found (the GGUF file itself for GGUF)
   std::vector<std::shared_ptr<const MappedFile>> files;  // keep the maps alive
+  std::vector<std::vector<uint8_t>> owned_storage;       // weights made in memory (dummy models)
 
   // Bytes of all weights as stored.
   size_t weight_bytes() const;
-  // "gguf", "safetensors" or "llama2c".
+  // "gguf", "safetensors", "llama2c" or "dummy".
   std::string format_name() const;
   // The stored element types, e.g. "F32" or "Q8_0+F16+F32".
   std::string weight_dtypes() const;

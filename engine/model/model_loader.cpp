@@ -212,6 +212,7 @@ std::string Model::format_name() const {
     case ModelFormat::HuggingFace: return "safetensors";
     case ModelFormat::Gguf: return "gguf";
     case ModelFormat::Llama2c: return "llama2c";
+    case ModelFormat::Dummy: return "dummy";
   }
   return "?";
 }

@@ -5,8 +5,14 @@
 
 namespace sluice {
 
-BatchInputs build_batch_inputs(const SchedulerOutput& step, int block_size) {
-  BatchInputs in;
+void build_batch_inputs(const SchedulerOutput& step, int block_size, BatchInputs& in) {
+  in.token_ids.clear();
+  in.positions.clear();
+  in.slot_mapping.clear();
+  in.query_start_loc.clear();
+  in.seq_lens.clear();
+  in.logits_indices.clear();
+  in.max_blocks_per_request = 0;
   in.token_ids.reserve(static_cast<size_t>(step.total_num_scheduled_tokens));
   in.positions.reserve(static_cast<size_t>(step.total_num_scheduled_tokens));
   in.slot_mapping.reserve(static_cast<size_t>(step.total_num_scheduled_tokens));
@@ -31,26 +37,27 @@ BatchInputs build_batch_inputs(const SchedulerOutput& step, int block_size) {
               in.block_tables.begin() + static_cast<long>(i) * in.max_blocks_per_request);
     if (r.needs_sample) in.logits_indices.push_back(in.query_start_loc.back() - 1);
   }
-  return in;
 }
 
-RunnerOutput ModelRunner::execute(const SchedulerOutput& step) {
+void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out) {
   if (!step.block_copies.empty()) {
-    std::vector<int32_t> src, dst;
+    copy_src_.clear();
+    copy_dst_.clear();
     for (const auto& copy : step.block_copies) {
-      src.push_back(copy.src_block_id);
-      dst.push_back(copy.dst_block_id);
+      copy_src_.push_back(copy.src_block_id);
+      copy_dst_.push_back(copy.dst_block_id);
     }
-    backend_.copy_blocks(src, dst);
+    backend_.copy_blocks(copy_src_, copy_dst_);
   }
-  RunnerOutput out;
   out.vocab_size = vocab_size_;
+  out.sampled_request_ids.clear();
+  out.logits.clear();
   for (const auto& r : step.requests) {
     if (r.needs_sample) out.sampled_request_ids.push_back(r.request_id);
   }
-  if (step.requests.empty()) return out;
-  backend_.forward(build_batch_inputs(step, block_size_), out.logits);
-  return out;
+  if (step.requests.empty()) return;
+  build_batch_inputs(step, block_size_, inputs_);
+  backend_.forward(inputs_, out.logits);
 }
 
 }  // namespace sluice

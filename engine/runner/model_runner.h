@@ -23,22 +23,25 @@ struct RunnerOutput {
   }
 };
 
-// Returns the flat batch for a step. Precondition: every block table covers its request's
-// positions up to num_computed_tokens + num_scheduled_tokens.
-BatchInputs build_batch_inputs(const SchedulerOutput& step, int block_size);
+// Fills `in` with the flat batch for a step (clearing what it held). Precondition: every block
+// table covers its request's positions up to num_computed_tokens + num_scheduled_tokens.
+void build_batch_inputs(const SchedulerOutput& step, int block_size, BatchInputs& in);
 
 class ModelRunner {
  public:
   ModelRunner(Backend& backend, int block_size, int vocab_size)
       : backend_(backend), block_size_(block_size), vocab_size_(vocab_size) {}
 
-  // Runs the step (block copies first, then the forward pass). Returns the logits to sample.
-  RunnerOutput execute(const SchedulerOutput& step);
+  // Runs the step (block copies first, then the forward pass) and fills out with the logits
+  // to sample. out's buffers are reused from step to step.
+  void execute(const SchedulerOutput& step, RunnerOutput& out);
 
  private:
   Backend& backend_;
   int block_size_;
   int vocab_size_;
+  BatchInputs inputs_;  // reused: its vectors keep their capacity
+  std::vector<int32_t> copy_src_, copy_dst_;
 };
 
 }  // namespace sluice

@@ -378,4 +378,10 @@ void Scheduler::check_invariants() const {
   kv_cache_manager_.check_invariants();
 }
 
+int64_t Scheduler::num_running_kv_tokens() const {
+  int64_t total = 0;
+  for (const Request* request : running_) total += kv_cache_manager_.num_allocated_tokens(request->request_id);
+  return total;
+}
+
 }  // namespace sluice

@@ -96,6 +96,8 @@ class Scheduler {
   int num_waiting() const { return static_cast<int>(waiting_.size()); }
   int64_t num_preemptions() const { return num_preemptions_; }  // since construction
   int64_t num_finished() const { return num_finished_; }        // since construction
+  // Returns the KV token slots the running requests hold (a shared block counts per holder).
+  int64_t num_running_kv_tokens() const;
 
   // Verifies the request queues against the requests' states and block tables, then the KV
   // cache's invariants. Throws sluice::Error naming the violation. Debug builds run it after

@@ -1,0 +1,184 @@
+// sluice bench: the seed article's experiment on one instruction file. Runs sequential, static
+// batching and continuous batching over the same rows and prints one table (or --json).
+#include <QCommandLineParser>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/bench_runner.h"
+#include "app/cli/cli_command.h"
+#include "app/cli/cli_options.h"
+#include "engine/core/error.h"
+#include "engine/data/prompt_rows.h"
+#include "engine/model/dummy_model.h"
+
+namespace sluice::cli {
+
+namespace {
+
+constexpr const char* kCommand = "bench";
+
+struct BenchArgs {
+  std::string model_path, tokenizer_path, input_path, dummy_preset;
+  DType dummy_dtype = DType::F32;
+  size_t limit = 500;
+  std::vector<BenchMode> modes;
+  bool as_json = false;
+  BenchSpec spec;
+};
+
+BenchArgs parse_args(const QStringList& args) {
+  QCommandLineParser parser;
+  parser.setApplicationDescription("Compare sequential, static and continuous batching on one instruction file.");
+  parser.addHelpOption();
+  parser.addOptions({
+      {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
+      {"tokenizer", "Tokenizer file, when not beside or inside the model.", "PATH"},
+      {"input", "Instruction file (JSONL with \"prompt\", or an Alpaca JSON array).", "FILE"},
+      {"limit", "Rows to run (default 500).", "N"},
+      {"modes", "Comma-separated: sequential,static,continuous (default all).", "LIST"},
+      {"static-batch", "Batch size of static batching (default 32).", "B"},
+      {"json", "Print the results as JSON instead of a table."},
+      {"dummy-weights", "Instead of --model: random weights of a published shape (" + QString::fromStdString([] {
+         std::string names;
+         for (const auto& n : dummy_model_presets()) names += (names.empty() ? "" : ", ") + n;
+         return names;
+       }()) + ").", "PRESET"},
+      {"dummy-dtype", "Weight type of --dummy-weights: f32 (default), f16 or bf16.", "TYPE"},
+  });
+  add_sampling_options(parser);
+  add_engine_options(parser);
+  QStringList argv = args;
+  argv.prepend("sluice bench");
+  if (!parser.parse(argv)) throw UsageError(parser.errorText().toStdString());
+  if (parser.isSet("help")) {
+    std::printf("%s", parser.helpText().toStdString().c_str());
+    std::exit(0);
+  }
+  BenchArgs a;
+  a.dummy_preset = parser.value("dummy-weights").toStdString();
+  if (a.dummy_preset.empty()) {
+    a.model_path = required_option(parser, "model").toStdString();
+  } else if (parser.isSet("model")) {
+    throw UsageError("give --model or --dummy-weights, not both");
+  }
+  const QString dtype = parser.value("dummy-dtype").toLower();
+  if (dtype == "f16") {
+    a.dummy_dtype = DType::F16;
+  } else if (dtype == "bf16") {
+    a.dummy_dtype = DType::BF16;
+  } else if (!dtype.isEmpty() && dtype != "f32") {
+    throw UsageError("--dummy-dtype must be f32, f16 or bf16");
+  }
+  a.tokenizer_path = parser.value("tokenizer").toStdString();
+  a.input_path = required_option(parser, "input").toStdString();
+  a.limit = static_cast<size_t>(option_int(parser, "limit", 500, 1, 1LL << 40));
+  const QString modes = parser.isSet("modes") ? parser.value("modes") : "sequential,static,continuous";
+  for (const QString& m : modes.split(',', Qt::SkipEmptyParts)) {
+    try {
+      a.modes.push_back(parse_bench_mode(m.trimmed().toStdString()));
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (a.modes.empty()) throw UsageError("--modes names no mode");
+  a.as_json = parser.isSet("json");
+  a.spec.sampling = read_sampling_options(parser);
+  if (!parser.isSet("max-tokens")) a.spec.sampling.max_tokens = 128;
+  a.spec.engine = read_engine_options(parser);
+  a.spec.static_batch = static_cast<int>(option_int(parser, "static-batch", 32, 1, 1 << 16));
+  a.spec.num_threads = read_thread_count(parser);
+  a.spec.device = read_device(parser);
+  return a;
+}
+
+
+void print_table(const std::vector<BenchResult>& results, const BenchArgs& a, const ModelSession& session) {
+  std::printf("model: %s%s (%s)\nrows: %zu from %s, max_tokens %d, temperature %g%s, block size %d, %s\n\n",
+              a.dummy_preset.empty() ? "" : "random weights, ", session.model->config.describe().c_str(),
+              session.model->weight_dtypes().c_str(), results.front().num_requests, a.input_path.c_str(),
+              a.spec.sampling.max_tokens, static_cast<double>(a.spec.sampling.temperature),
+              a.spec.sampling.ignore_eos ? ", ignore_eos" : "", a.spec.engine.block_size, a.spec.device.c_str());
+  std::printf("| mode | batch cap | wall s | req/s | out tok/s | speedup | mean batch | occupancy | peak KV blocks | "
+              "KV reserved MiB | reserved/used peak | reserved/used mean | max-len reservation MiB | preemptions |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  const double base = results.front().output_tokens_per_s();
+  for (const auto& r : results) {
+    std::printf("| %s | %d | %.2f | %.1f | %.0f | %.1fx | %.1f | %.0f%% | %d | %.2f | %.3f | %.3f | %.1f | %lld |\n",
+                to_string(r.mode), r.batch_cap, r.wall_s, r.requests_per_s(), r.output_tokens_per_s(),
+                base > 0 ? r.output_tokens_per_s() / base : 0.0, r.mean_batch, 100.0 * r.mean_occupancy,
+                r.peak_kv_blocks, static_cast<double>(r.peak_kv_reserved_bytes) / (1 << 20),
+                r.kv_reserved_over_used_at_peak, r.kv_reserved_over_used,
+                static_cast<double>(r.naive_reserved_bytes) / (1 << 20), static_cast<long long>(r.num_preemptions));
+  }
+  std::printf("\nspeedup: output tokens/s relative to the first mode. reserved/used: KV block slots held over\n"
+              "token slots in use, at the step holding the most blocks (peak) and summed over all steps (mean).\n"
+              "max-len reservation: peak concurrent requests x max_model_len (%d) tokens, what a cache that\n"
+              "reserves the maximum length per request would hold.\n",
+              a.spec.engine.max_model_len > 0 ? a.spec.engine.max_model_len : session.model->config.max_position_embeddings);
+}
+
+void print_json(const std::vector<BenchResult>& results, const BenchArgs& a, const ModelSession& session) {
+  nlohmann::ordered_json out;
+  out["model"] = session.model->config.describe();
+  out["input"] = a.input_path;
+  out["max_tokens"] = a.spec.sampling.max_tokens;
+  out["modes"] = nlohmann::ordered_json::array();
+  for (const auto& r : results) {
+    out["modes"].push_back({{"mode", to_string(r.mode)},
+                            {"batch_cap", r.batch_cap},
+                            {"requests", r.num_requests},
+                            {"wall_s", r.wall_s},
+                            {"requests_per_s", r.requests_per_s()},
+                            {"prompt_tokens", r.prompt_tokens},
+                            {"output_tokens", r.output_tokens},
+                            {"output_tokens_per_s", r.output_tokens_per_s()},
+                            {"steps", r.num_steps},
+                            {"mean_batch", r.mean_batch},
+                            {"mean_occupancy", r.mean_occupancy},
+                            {"peak_kv_blocks", r.peak_kv_blocks},
+                            {"kv_pool_bytes", r.kv_pool_bytes},
+                            {"peak_kv_reserved_bytes", r.peak_kv_reserved_bytes},
+                            {"kv_reserved_over_used_at_peak", r.kv_reserved_over_used_at_peak},
+                            {"kv_reserved_over_used", r.kv_reserved_over_used},
+                            {"max_len_reservation_bytes", r.naive_reserved_bytes},
+                            {"preemptions", r.num_preemptions}});
+  }
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
+}  // namespace
+
+int run_bench(const QStringList& args) {
+  BenchArgs a;
+  try {
+    a = parse_args(args);
+  } catch (const UsageError& e) {
+    print_error(kCommand, std::string(e.what()) + " (see sluice bench --help)");
+    return 2;
+  }
+  try {
+    const auto rows = read_prompt_file(a.input_path, a.limit);
+    const ModelSession session = a.dummy_preset.empty()
+                                     ? open_model_session(a.model_path, a.tokenizer_path)
+                                     : open_dummy_session(a.dummy_preset, a.tokenizer_path, a.dummy_dtype);
+    const EncodeOptions encode{.add_bos = session.tokenizer->add_bos_default()};
+    std::vector<std::vector<int32_t>> prompts;
+    for (const auto& row : rows) prompts.push_back(session.tokenizer->encode(row.prompt, encode));
+    std::vector<BenchResult> results;
+    for (const BenchMode mode : a.modes) {
+      std::fprintf(stderr, "bench: %s...\n", to_string(mode));
+      results.push_back(run_bench_mode(mode, session, prompts, a.spec));
+    }
+    if (a.as_json) {
+      print_json(results, a, session);
+    } else {
+      print_table(results, a, session);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    print_error(kCommand, e.what());
+    return 1;
+  }
+}
+
+}  // namespace sluice::cli
