@@ -14,7 +14,8 @@ RowSnapshot snapshot(const RowOutcome& outcome) {
   const auto& j = outcome.json;
   RowSnapshot row;
   row.rowIndex = static_cast<int>(outcome.row_idx);
-  row.id = QString::fromStdString(j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump());
+  row.id =
+      QString::fromStdString(j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump());
   row.prompt = QString::fromStdString(outcome.row->prompt);
   row.promptTokens = j.value("prompt_tokens", 0);
   if (j.contains("samples")) {
@@ -65,14 +66,13 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationJobSpec& s
       emit statsUpdated(generation, last_stats, last_rows_done);
       since_emit.restart();
     };
-    const size_t failed = job.run(
-        [&](const RowOutcome& row) { pending.push_back(snapshot(row)); },
-        [&](const StepStats& stats, size_t rows_done) {
-          last_stats = stats;
-          last_rows_done = static_cast<int>(rows_done);
-          if (since_emit.elapsed() >= kEmitIntervalMs) flush();
-        },
-        &m_cancel);
+    const size_t failed = job.run([&](const RowOutcome& row) { pending.push_back(snapshot(row)); },
+                                  [&](const StepStats& stats, size_t rows_done) {
+                                    last_stats = stats;
+                                    last_rows_done = static_cast<int>(rows_done);
+                                    if (since_emit.elapsed() >= kEmitIntervalMs) flush();
+                                  },
+                                  &m_cancel);
     flush();
     emit jobFinished(generation, static_cast<int>(failed), m_cancel.load());
   } catch (const Cancelled&) {

@@ -30,7 +30,8 @@ void GenerationJob::load(const LoadOptions& load_options) {
   rows_ = read_prompt_file(spec_.input_path, spec_.limit);
   session_ = open_model_session(spec_.model_path, spec_.tokenizer_path, load_options);
   engine_ = std::make_unique<Engine>(session_.model->config, *session_.tokenizer,
-                                     make_backend(*session_.model, spec_.device, spec_.num_threads), spec_.engine);
+                                     make_backend(*session_.model, spec_.device, spec_.num_threads),
+                                     spec_.engine);
 }
 
 size_t GenerationJob::run(const std::function<void(const RowOutcome&)>& on_row,
@@ -41,7 +42,8 @@ size_t GenerationJob::run(const std::function<void(const RowOutcome&)>& on_row,
   row_states_.assign(rows_.size(), RowState{});
   results_.assign(rows_.size(), nlohmann::ordered_json());
   for (size_t i = 0; i < rows_.size(); ++i) {
-    row_of_[engine_->add_request(session_.tokenizer->encode(rows_[i].prompt, encode), spec_.sampling, i)] = i;
+    row_of_[engine_->add_request(session_.tokenizer->encode(rows_[i].prompt, encode),
+                                 spec_.sampling, i)] = i;
   }
   size_t rows_done = 0, rows_failed = 0;
   bool is_cancelled = false;
@@ -94,7 +96,8 @@ RowOutcome GenerationJob::complete_row(size_t row_idx) {
       outcome.error = s.error;
     }
   }
-  out["timings"] = {{"queue_ms", first.queue_ms}, {"ttft_ms", first.ttft_ms}, {"total_ms", total_ms}};
+  out["timings"] = {
+      {"queue_ms", first.queue_ms}, {"ttft_ms", first.ttft_ms}, {"total_ms", total_ms}};
   outcome.row_idx = row_idx;
   outcome.row = &row;
   outcome.json = out;

@@ -21,7 +21,7 @@ struct GenerationJobSpec {
   std::string model_path;
   std::string tokenizer_path;  // empty: the model's own
   std::string input_path;
-  size_t limit = 0;            // 0: every row
+  size_t limit = 0;  // 0: every row
   std::string device = "cpu";
   int num_threads = 0;
   bool with_token_ids = false;
@@ -32,9 +32,9 @@ struct GenerationJobSpec {
 struct RowOutcome {
   size_t row_idx = 0;
   const PromptRow* row = nullptr;
-  nlohmann::ordered_json json;        // the output row as written to JSONL
+  nlohmann::ordered_json json;  // the output row as written to JSONL
   bool has_error = false;
-  std::string error;          // the first sample's error, when has_error
+  std::string error;  // the first sample's error, when has_error
 };
 
 class GenerationJob {

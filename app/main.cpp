@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "app/cli/cli_command.h"
+#include "app/headless_job.h"
 #include "engine/core/build_info.h"
 
 #ifdef SLUICE_HAS_GUI
@@ -27,8 +28,10 @@ int main(int argc, char** argv) {
 #ifdef SLUICE_HAS_GUI
     return sluice::ui::gui_main(argc, argv);
 #else
-    std::fprintf(stderr, "sluice: this build has no GUI (SLUICE_GUI=OFF); see `sluice --help`\n");
-    return 2;
+    // No GUI in this build: `sluice gui` runs its job headless, as it does without a display.
+    QCoreApplication app(argc, argv);
+    QStringList args = QCoreApplication::arguments().mid(2);
+    return sluice::run_headless_job(args);
 #endif
   }
 

@@ -33,17 +33,20 @@ std::vector<int32_t> eos_ids(const ModelConfig& model_config, const Tokenizer& t
 
 }  // namespace
 
-int plan_num_kv_blocks(const EngineConfig& config, size_t block_bytes, int max_model_len, size_t default_budget_bytes) {
+int plan_num_kv_blocks(const EngineConfig& config, size_t block_bytes, int max_model_len,
+                       size_t default_budget_bytes) {
   if (config.num_kv_blocks > 0) return config.num_kv_blocks;
-  if (config.kv_cache_bytes > 0) return KvCacheManager::num_blocks_for_budget(config.kv_cache_bytes, block_bytes);
+  if (config.kv_cache_bytes > 0)
+    return KvCacheManager::num_blocks_for_budget(config.kv_cache_bytes, block_bytes);
   const int64_t blocks_per_request = (max_model_len + config.block_size - 1) / config.block_size;
   const int64_t wanted = blocks_per_request * config.max_num_seqs;
-  const int64_t affordable = static_cast<int64_t>(default_budget_bytes / std::max<size_t>(block_bytes, 1));
+  const int64_t affordable =
+      static_cast<int64_t>(default_budget_bytes / std::max<size_t>(block_bytes, 1));
   return static_cast<int>(std::max<int64_t>(1, std::min(wanted, affordable)));
 }
 
-Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer, std::unique_ptr<Backend> backend,
-               const EngineConfig& config)
+Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
+               std::unique_ptr<Backend> backend, const EngineConfig& config)
     : model_config_(model_config),
       tokenizer_(tokenizer),
       backend_(std::move(backend)),
@@ -53,14 +56,19 @@ Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer, std:
   max_model_len_ = model_config.max_position_embeddings;
   if (config_.max_model_len > 0) max_model_len_ = std::min(max_model_len_, config_.max_model_len);
   const size_t block_bytes = backend_->kv_block_bytes(config_.block_size);
-  const int num_blocks = plan_num_kv_blocks(config_, block_bytes, max_model_len_, kDefaultKvBudgetBytes);
-  if (num_blocks < 1) fail("the KV cache budget is smaller than one block (", block_bytes, " bytes)");
+  const int num_blocks =
+      plan_num_kv_blocks(config_, block_bytes, max_model_len_, kDefaultKvBudgetBytes);
+  if (num_blocks < 1)
+    fail("the KV cache budget is smaller than one block (", block_bytes, " bytes)");
   kv_cache_manager_ = std::make_unique<KvCacheManager>(
-      KvCacheConfig{.num_blocks = num_blocks, .block_size = config_.block_size,
+      KvCacheConfig{.num_blocks = num_blocks,
+                    .block_size = config_.block_size,
                     .enable_prefix_caching = config_.enable_prefix_caching});
   scheduler_ = std::make_unique<Scheduler>(
-      SchedulerConfig{.max_num_seqs = config_.max_num_seqs, .max_num_batched_tokens = config_.max_num_batched_tokens,
-                      .max_model_len = max_model_len_, .enable_chunked_prefill = config_.enable_chunked_prefill},
+      SchedulerConfig{.max_num_seqs = config_.max_num_seqs,
+                      .max_num_batched_tokens = config_.max_num_batched_tokens,
+                      .max_model_len = max_model_len_,
+                      .enable_chunked_prefill = config_.enable_chunked_prefill},
       *kv_cache_manager_);
   backend_->allocate_kv_cache(num_blocks, config_.block_size);
   runner_ = std::make_unique<ModelRunner>(*backend_, config_.block_size, model_config.vocab_size);
@@ -72,11 +80,12 @@ RequestId Engine::add_request(std::vector<int32_t> prompt_token_ids, const Sampl
                               uint64_t sample_key) {
   validate_sampling_params(params);
   for (const int32_t id : prompt_token_ids) {
-    if (id < 0 || id >= model_config_.vocab_size) fail("prompt token id ", id, " is outside the vocabulary");
+    if (id < 0 || id >= model_config_.vocab_size)
+      fail("prompt token id ", id, " is outside the vocabulary");
   }
   const RequestId id = next_request_id_++;
-  const bool at_start = prompt_token_ids.empty() ||
-                        (prompt_token_ids.size() == 1 && prompt_token_ids[0] == tokenizer_.bos_id());
+  const bool at_start = prompt_token_ids.empty() || (prompt_token_ids.size() == 1 &&
+                                                     prompt_token_ids[0] == tokenizer_.bos_id());
   auto request = make_request(id, std::move(prompt_token_ids), params, sample_key, 0);
   request->arrival_time = Clock::now();
   group_of_[id] = id;
@@ -105,7 +114,8 @@ StepResult Engine::step() {
   for (const RequestId id : step.failed_request_ids) collect_finished(id, result);
   for (const auto& scheduled : step.requests) {
     Request* request = scheduler_->find_request(scheduled.request_id);
-    if (request && request->first_scheduled_time == Clock::time_point{}) request->first_scheduled_time = begin;
+    if (request && request->first_scheduled_time == Clock::time_point{})
+      request->first_scheduled_time = begin;
   }
   runner_->execute(step, runner_output_);
   scheduler_->on_step_done(step);
@@ -120,12 +130,12 @@ void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, St
     Request* request = scheduler_->find_request(runner_output.sampled_request_ids[i]);
     if (!request || request->is_finished()) continue;  // aborted during the step
     std::span<float> logits = runner_output.logits_row(i);
-    if (request->sampling_params.n > 1 && request->num_output_tokens() == 0 && request->sample_idx == 0 &&
-        group_members_[request->request_id].size() == 1) {
+    if (request->sampling_params.n > 1 && request->num_output_tokens() == 0 &&
+        request->sample_idx == 0 && group_members_[request->request_id].size() == 1) {
       fork_samples(*request, logits, result);
     }
-    const SamplingContext context{request->prompt_token_ids(), request->output_token_ids(), request->sample_key,
-                                  request->sample_idx};
+    const SamplingContext context{request->prompt_token_ids(), request->output_token_ids(),
+                                  request->sample_key, request->sample_idx};
     accept_token(*request, sampler_.sample(logits, request->sampling_params, context), result);
   }
 }
@@ -133,21 +143,23 @@ void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, St
 // The n samples of a prompt share its prefill: each child takes the parent's blocks (copied on
 // write later) and draws its first token from the same logits with its own sample index.
 void Engine::fork_samples(Request& parent, std::span<const float> logits, StepResult& result) {
-  for (uint32_t sample_idx = 1; sample_idx < static_cast<uint32_t>(parent.sampling_params.n); ++sample_idx) {
+  for (uint32_t sample_idx = 1; sample_idx < static_cast<uint32_t>(parent.sampling_params.n);
+       ++sample_idx) {
     const RequestId child_id = next_request_id_++;
     auto child = make_child_request(parent, child_id, sample_idx);
     child->arrival_time = parent.arrival_time;
     child->first_scheduled_time = parent.first_scheduled_time;
     group_of_[child_id] = parent.request_id;
     group_members_[parent.request_id].push_back(child_id);
-    const bool at_start = parent.num_prompt_tokens == 0 ||
-                          (parent.num_prompt_tokens == 1 && parent.token_ids[0] == tokenizer_.bos_id());
+    const bool at_start =
+        parent.num_prompt_tokens == 0 ||
+        (parent.num_prompt_tokens == 1 && parent.token_ids[0] == tokenizer_.bos_id());
     output_processor_.add(child_id, parent.sampling_params, at_start);
     scheduler_->fork_request(parent.request_id, std::move(child));
     Request* forked = scheduler_->find_request(child_id);
     logits_copy_.assign(logits.begin(), logits.end());
-    const SamplingContext context{forked->prompt_token_ids(), forked->output_token_ids(), forked->sample_key,
-                                  forked->sample_idx};
+    const SamplingContext context{forked->prompt_token_ids(), forked->output_token_ids(),
+                                  forked->sample_key, forked->sample_idx};
     accept_token(*forked, sampler_.sample(logits_copy_, forked->sampling_params, context), result);
   }
 }
@@ -156,8 +168,8 @@ void Engine::accept_token(Request& request, int32_t token_id, StepResult& result
   scheduler_->append_token(request.request_id, token_id);
   if (request.first_token_time == Clock::time_point{}) request.first_token_time = Clock::now();
   const TokenOutcome outcome = output_processor_.on_token(request.request_id, token_id);
-  result.new_tokens.push_back(TokenDelta{request.request_id, group_of_[request.request_id], request.sample_idx,
-                                         token_id, outcome.new_text});
+  result.new_tokens.push_back(TokenDelta{request.request_id, group_of_[request.request_id],
+                                         request.sample_idx, token_id, outcome.new_text});
   if (outcome.is_stopped) {
     finish(request.request_id, FinishReason::Stop, result);
   } else if (scheduler_->has_reached_length(request.request_id)) {
@@ -183,7 +195,8 @@ void Engine::collect_finished(RequestId request_id, StepResult& result) {
   const auto outputs = request->output_token_ids();
   done.output_token_ids.assign(outputs.begin(), outputs.end());
   const std::string rest = output_processor_.finish(request_id, &done.output_text);
-  if (!rest.empty()) result.new_tokens.push_back(TokenDelta{request_id, done.group_id, done.sample_idx, -1, rest});
+  if (!rest.empty())
+    result.new_tokens.push_back(TokenDelta{request_id, done.group_id, done.sample_idx, -1, rest});
   done.num_preemptions = request->num_preemptions;
   done.queue_ms = ms_between(request->arrival_time, request->first_scheduled_time);
   done.ttft_ms = ms_between(request->arrival_time, request->first_token_time);
@@ -223,7 +236,8 @@ void Engine::fill_stats(const SchedulerOutput& step, double step_ms, StepResult&
   }
   if (window_ms_ > 0.0) {
     s.prompt_tokens_per_s = 1000.0 * static_cast<double>(window_prompt_tokens_) / window_ms_;
-    s.generation_tokens_per_s = 1000.0 * static_cast<double>(window_generation_tokens_) / window_ms_;
+    s.generation_tokens_per_s =
+        1000.0 * static_cast<double>(window_generation_tokens_) / window_ms_;
   }
   s.num_running = scheduler_->num_running();
   s.num_waiting = scheduler_->num_waiting();

@@ -25,11 +25,11 @@ namespace sluice {
 
 struct EngineConfig {
   int block_size = 16;
-  int num_kv_blocks = 0;        // > 0: exactly this many blocks
-  size_t kv_cache_bytes = 0;    // > 0 (and no num_kv_blocks): the pool's memory budget
+  int num_kv_blocks = 0;      // > 0: exactly this many blocks
+  size_t kv_cache_bytes = 0;  // > 0 (and no num_kv_blocks): the pool's memory budget
   int max_num_seqs = 256;
   int max_num_batched_tokens = 2048;
-  int max_model_len = 0;        // 0: the model's context
+  int max_model_len = 0;  // 0: the model's context
   bool enable_prefix_caching = true;
   bool enable_chunked_prefill = true;
   bool check_invariants = false;  // verify scheduler and block pool after every step
@@ -38,7 +38,7 @@ struct EngineConfig {
 // One step's news for a request: tokens sampled and the text they made final.
 struct TokenDelta {
   RequestId request_id = 0;
-  RequestId group_id = 0;   // the id add_request returned (same for all n samples)
+  RequestId group_id = 0;  // the id add_request returned (same for all n samples)
   uint32_t sample_idx = 0;
   int32_t token_id = 0;
   std::string text;
@@ -54,9 +54,9 @@ struct FinishedRequest {
   std::vector<int32_t> output_token_ids;
   std::string output_text;
   int num_preemptions = 0;
-  double queue_ms = 0.0;   // arrival to first scheduled
-  double ttft_ms = 0.0;    // arrival to first token
-  double total_ms = 0.0;   // arrival to finish
+  double queue_ms = 0.0;  // arrival to first scheduled
+  double ttft_ms = 0.0;   // arrival to first token
+  double total_ms = 0.0;  // arrival to finish
 };
 
 struct StepResult {
@@ -69,15 +69,16 @@ class Engine {
  public:
   // The model config and tokenizer must outlive the engine; the backend is owned. Sizes the KV
   // pool and allocates it on the backend. Throws Error for invalid limits or too little memory.
-  Engine(const ModelConfig& model_config, const Tokenizer& tokenizer, std::unique_ptr<Backend> backend,
-         const EngineConfig& config);
+  Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
+         std::unique_ptr<Backend> backend, const EngineConfig& config);
   ~Engine();
 
   // Queues a prompt for params.n samples; returns the id that names the group in outputs.
   // sample_key keys the RNG (for example the input row index), so a row's output does not
   // depend on the rest of the batch. Throws Error for invalid sampling parameters. A request
   // that can never run is reported finished with an error by the next step.
-  RequestId add_request(std::vector<int32_t> prompt_token_ids, const SamplingParams& params, uint64_t sample_key);
+  RequestId add_request(std::vector<int32_t> prompt_token_ids, const SamplingParams& params,
+                        uint64_t sample_key);
 
   // Aborts every sample of the group; they are reported finished (Abort) by the next step.
   void abort(RequestId group_id);
@@ -95,7 +96,6 @@ class Engine {
   Backend& backend() { return *backend_; }
 
  private:
-
   void sample_step(const SchedulerOutput& step, RunnerOutput& runner_output, StepResult& result);
   void fork_samples(Request& parent, std::span<const float> logits, StepResult& result);
   void accept_token(Request& request, int32_t token_id, StepResult& result);
@@ -140,6 +140,7 @@ class Engine {
 // Returns the KV pool size in blocks for a config: num_kv_blocks if set, else the budget
 // divided by the block size in bytes, else enough for max_num_seqs requests of max_model_len
 // tokens capped at default_budget_bytes.
-int plan_num_kv_blocks(const EngineConfig& config, size_t block_bytes, int max_model_len, size_t default_budget_bytes);
+int plan_num_kv_blocks(const EngineConfig& config, size_t block_bytes, int max_model_len,
+                       size_t default_budget_bytes);
 
 }  // namespace sluice

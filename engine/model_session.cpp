@@ -13,11 +13,13 @@ ModelSession open_model_session(const std::string& model_path, const std::string
                                 const LoadOptions& options) {
   ModelSession session;
   session.model = load_model(model_path, options, tokenizer_path);
-  session.tokenizer = load_tokenizer_file(session.model->tokenizer_path, session.model->config.vocab_size);
+  session.tokenizer =
+      load_tokenizer_file(session.model->tokenizer_path, session.model->config.vocab_size);
   return session;
 }
 
-ModelSession open_dummy_session(const std::string& preset, const std::string& tokenizer_path, DType dtype) {
+ModelSession open_dummy_session(const std::string& preset, const std::string& tokenizer_path,
+                                DType dtype) {
   ModelSession session;
   session.model = make_dummy_model(preset, dtype);
   if (tokenizer_path.empty()) {
@@ -25,14 +27,15 @@ ModelSession open_dummy_session(const std::string& preset, const std::string& to
   } else {
     session.tokenizer = load_tokenizer_file(tokenizer_path);
     if (session.tokenizer->vocab_size() > session.model->config.vocab_size) {
-      fail(tokenizer_path, ": ", session.tokenizer->vocab_size(), " tokens do not fit the dummy model's vocabulary of ",
-           session.model->config.vocab_size);
+      fail(tokenizer_path, ": ", session.tokenizer->vocab_size(),
+           " tokens do not fit the dummy model's vocabulary of ", session.model->config.vocab_size);
     }
   }
   return session;
 }
 
-std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device, int num_threads) {
+std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device,
+                                      int num_threads) {
   if (device == "cpu" || device == "auto") {
     // The CUDA backend arrives with its kernels; until then "auto" means the CPU.
     return std::make_unique<CpuBackend>(model, CpuBackendOptions{.num_threads = num_threads});
@@ -40,7 +43,8 @@ std::unique_ptr<Backend> make_backend(const Model& model, const std::string& dev
   if (device == "cuda" || device.starts_with("cuda:")) {
     const DeviceReport report = probe_devices();
     if (!report.cuda_compiled) fail("device ", device, ": this build has no CUDA backend");
-    fail("device ", device, ": the CUDA backend is not implemented yet (", report.summary, "); use --device cpu");
+    fail("device ", device, ": the CUDA backend is not implemented yet (", report.summary,
+         "); use --device cpu");
   }
   fail("unknown device '", device, "' (use cpu, cuda, cuda:N or auto)");
 }

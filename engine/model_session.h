@@ -24,11 +24,13 @@ ModelSession open_model_session(const std::string& model_path, const std::string
 
 // A dummy-weight model of a published shape (see dummy_model.h) with the tokenizer at
 // tokenizer_path, or a byte tokenizer when it is empty.
-ModelSession open_dummy_session(const std::string& preset, const std::string& tokenizer_path, DType dtype);
+ModelSession open_dummy_session(const std::string& preset, const std::string& tokenizer_path,
+                                DType dtype);
 
 // Builds a backend for device "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable, else CPU).
 // num_threads applies to the CPU backend (0 = all cores). Throws Error when the device is not
 // available, saying why.
-std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device, int num_threads);
+std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device,
+                                      int num_threads);
 
 }  // namespace sluice

@@ -2,10 +2,8 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
-#include <cstdio>
-#include <cstdlib>
 
-#include "app/generation_job.h"
+#include "app/headless_job.h"
 #include "engine/core/build_info.h"
 #include "ui/main_window.h"
 
@@ -41,44 +39,13 @@ GuiArgs parse(const QStringList& arguments) {
                  parser.isSet("quit-when-done")};
 }
 
-// No display: run the preloaded job in this process and print every row as it finishes.
-int run_headless(const GuiArgs& args) {
-  if (args.model.isEmpty() || args.dataset.isEmpty()) {
-    std::fprintf(stderr,
-                 "sluice gui: no display; give --model and --dataset to run the job headless\n");
-    return 2;
-  }
-  std::fprintf(stderr, "sluice gui: no display found; running the job headless\n");
-  GenerationJobSpec spec;
-  spec.model_path = args.model.toStdString();
-  spec.input_path = args.dataset.toStdString();
-  spec.sampling.max_tokens = 128;
-  try {
-    GenerationJob job(spec);
-    job.load();
-    std::fprintf(stderr, "model: %s\n", job.session().model->config.describe().c_str());
-    const size_t failed = job.run(
-        [](const RowOutcome& row) {
-          std::printf("%s\n", dump_jsonl_row(row.json).c_str());
-          std::fflush(stdout);
-        },
-        nullptr);
-    std::fprintf(stderr, "done: %zu rows, %zu failed\n", job.rows().size(), failed);
-    return failed > 0 ? 3 : 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sluice gui: %s\n", e.what());
-    return 1;
-  }
-}
-
 }  // namespace
 
 int gui_main(int argc, char** argv) {
   if (!has_display()) {
     QStringList arguments;
-    for (int i = 0; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
-    if (arguments.size() > 1 && arguments[1] == "gui") arguments.removeAt(1);
-    return run_headless(parse(arguments));
+    for (int i = 2; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
+    return run_headless_job(arguments);
   }
   QApplication app(argc, argv);
   QApplication::setApplicationName("Sluice");

@@ -89,9 +89,11 @@ QWidget* MainWindow::buildInputs() {
     row->addWidget(button);
     return row;
   };
-  form->addRow("Model", pathRow(m_modelEdit, "GGUF file, Hugging Face folder or llama2.c .bin", &MainWindow::browseModel));
-  form->addRow("Instructions", pathRow(m_datasetEdit, "JSONL with a \"prompt\" per row, or Alpaca JSON",
-                                       &MainWindow::browseDataset));
+  form->addRow("Model", pathRow(m_modelEdit, "GGUF file, Hugging Face folder or llama2.c .bin",
+                                &MainWindow::browseModel));
+  form->addRow("Instructions",
+               pathRow(m_datasetEdit, "JSONL with a \"prompt\" per row, or Alpaca JSON",
+                       &MainWindow::browseDataset));
   auto* params = new QHBoxLayout;
   m_maxTokens = new QSpinBox(box);
   m_maxTokens->setRange(1, 1 << 20);
@@ -135,12 +137,13 @@ void MainWindow::preload(const QString& modelPath, const QString& datasetPath) {
 void MainWindow::browseModel() {
   const QString path = QFileDialog::getOpenFileName(this, "Open model", QString(),
                                                     "Models (*.gguf *.bin *.json);;All files (*)");
-  if (!path.isEmpty()) m_modelEdit->setText(path.endsWith("config.json") ? QFileInfo(path).absolutePath() : path);
+  if (!path.isEmpty())
+    m_modelEdit->setText(path.endsWith("config.json") ? QFileInfo(path).absolutePath() : path);
 }
 
 void MainWindow::browseDataset() {
-  const QString path = QFileDialog::getOpenFileName(this, "Open instructions", QString(),
-                                                    "Instruction files (*.jsonl *.json);;All files (*)");
+  const QString path = QFileDialog::getOpenFileName(
+      this, "Open instructions", QString(), "Instruction files (*.jsonl *.json);;All files (*)");
   if (!path.isEmpty()) m_datasetEdit->setText(path);
 }
 
@@ -218,7 +221,8 @@ void MainWindow::onStats(quint64 generation, const sluice::StepStats& stats, int
   m_plot->graph(1)->addData(stats.elapsed_s, stats.prompt_tokens_per_s);
   m_plot->rescaleAxes();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
-  const double kv = stats.num_kv_blocks > 0 ? 100.0 * stats.num_kv_blocks_used / stats.num_kv_blocks : 0.0;
+  const double kv =
+      stats.num_kv_blocks > 0 ? 100.0 * stats.num_kv_blocks_used / stats.num_kv_blocks : 0.0;
   m_statusLabel->setText(QString("rows %1/%2 · %3 tok/s · running %4, waiting %5 · KV %6%")
                              .arg(rowsDone)
                              .arg(m_numRows)
@@ -231,7 +235,9 @@ void MainWindow::onStats(quint64 generation, const sluice::StepStats& stats, int
 void MainWindow::onJobFinished(quint64 generation, int rowsFailed, bool cancelled) {
   if (generation != m_generation) return;
   setRunning(false);
-  m_statusLabel->setText(cancelled ? "Cancelled." : QString("Done: %1 rows, %2 failed.").arg(m_numRows).arg(rowsFailed));
+  m_statusLabel->setText(cancelled
+                             ? "Cancelled."
+                             : QString("Done: %1 rows, %2 failed.").arg(m_numRows).arg(rowsFailed));
   if (m_quitWhenDone) QApplication::exit(rowsFailed > 0 ? 3 : 0);
 }
 

@@ -28,7 +28,8 @@ struct BenchArgs {
 
 BenchArgs parse_args(const QStringList& args) {
   QCommandLineParser parser;
-  parser.setApplicationDescription("Compare sequential, static and continuous batching on one instruction file.");
+  parser.setApplicationDescription(
+      "Compare sequential, static and continuous batching on one instruction file.");
   parser.addHelpOption();
   parser.addOptions({
       {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
@@ -38,22 +39,19 @@ BenchArgs parse_args(const QStringList& args) {
       {"modes", "Comma-separated: sequential,static,continuous (default all).", "LIST"},
       {"static-batch", "Batch size of static batching (default 32).", "B"},
       {"json", "Print the results as JSON instead of a table."},
-      {"dummy-weights", "Instead of --model: random weights of a published shape (" + QString::fromStdString([] {
+      {"dummy-weights",
+       "Instead of --model: random weights of a published shape (" + QString::fromStdString([] {
          std::string names;
          for (const auto& n : dummy_model_presets()) names += (names.empty() ? "" : ", ") + n;
          return names;
-       }()) + ").", "PRESET"},
+       }()) +
+           ").",
+       "PRESET"},
       {"dummy-dtype", "Weight type of --dummy-weights: f32 (default), f16 or bf16.", "TYPE"},
   });
   add_sampling_options(parser);
   add_engine_options(parser);
-  QStringList argv = args;
-  argv.prepend("sluice bench");
-  if (!parser.parse(argv)) throw UsageError(parser.errorText().toStdString());
-  if (parser.isSet("help")) {
-    std::printf("%s", parser.helpText().toStdString().c_str());
-    std::exit(0);
-  }
+  parse_command_line(parser, args, "bench");
   BenchArgs a;
   a.dummy_preset = parser.value("dummy-weights").toStdString();
   if (a.dummy_preset.empty()) {
@@ -72,7 +70,8 @@ BenchArgs parse_args(const QStringList& args) {
   a.tokenizer_path = parser.value("tokenizer").toStdString();
   a.input_path = required_option(parser, "input").toStdString();
   a.limit = static_cast<size_t>(option_int(parser, "limit", 500, 1, 1LL << 40));
-  const QString modes = parser.isSet("modes") ? parser.value("modes") : "sequential,static,continuous";
+  const QString modes =
+      parser.isSet("modes") ? parser.value("modes") : "sequential,static,continuous";
   for (const QString& m : modes.split(',', Qt::SkipEmptyParts)) {
     try {
       a.modes.push_back(parse_bench_mode(m.trimmed().toStdString()));
@@ -91,33 +90,47 @@ BenchArgs parse_args(const QStringList& args) {
   return a;
 }
 
-
-void print_table(const std::vector<BenchResult>& results, const BenchArgs& a, const ModelSession& session) {
-  std::printf("model: %s%s (%s)\nrows: %zu from %s, max_tokens %d, temperature %g%s, block size %d, %s\n\n",
-              a.dummy_preset.empty() ? "" : "random weights, ", session.model->config.describe().c_str(),
-              session.model->weight_dtypes().c_str(), results.front().num_requests, a.input_path.c_str(),
-              a.spec.sampling.max_tokens, static_cast<double>(a.spec.sampling.temperature),
-              a.spec.sampling.ignore_eos ? ", ignore_eos" : "", a.spec.engine.block_size, a.spec.device.c_str());
-  std::printf("| mode | batch cap | wall s | req/s | out tok/s | speedup | mean batch | occupancy | peak KV blocks | "
-              "KV reserved MiB | reserved/used peak | reserved/used mean | max-len reservation MiB | preemptions |\n");
+void print_table(const std::vector<BenchResult>& results, const BenchArgs& a,
+                 const ModelSession& session) {
+  std::printf(
+      "model: %s%s (%s)\nrows: %zu from %s, max_tokens %d, temperature %g%s, block size %d, %s\n\n",
+      a.dummy_preset.empty() ? "" : "random weights, ", session.model->config.describe().c_str(),
+      session.model->weight_dtypes().c_str(), results.front().num_requests, a.input_path.c_str(),
+      a.spec.sampling.max_tokens, static_cast<double>(a.spec.sampling.temperature),
+      a.spec.sampling.ignore_eos ? ", ignore_eos" : "", a.spec.engine.block_size,
+      a.spec.device.c_str());
+  std::printf(
+      "| mode | batch cap | wall s | req/s | out tok/s | speedup | mean batch | occupancy | peak "
+      "KV blocks | "
+      "KV reserved MiB | reserved/used peak | reserved/used mean | max-len reservation MiB | "
+      "preemptions |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   const double base = results.front().output_tokens_per_s();
   for (const auto& r : results) {
-    std::printf("| %s | %d | %.2f | %.1f | %.0f | %.1fx | %.1f | %.0f%% | %d | %.2f | %.3f | %.3f | %.1f | %lld |\n",
-                to_string(r.mode), r.batch_cap, r.wall_s, r.requests_per_s(), r.output_tokens_per_s(),
-                base > 0 ? r.output_tokens_per_s() / base : 0.0, r.mean_batch, 100.0 * r.mean_occupancy,
-                r.peak_kv_blocks, static_cast<double>(r.peak_kv_reserved_bytes) / (1 << 20),
-                r.kv_reserved_over_used_at_peak, r.kv_reserved_over_used,
-                static_cast<double>(r.naive_reserved_bytes) / (1 << 20), static_cast<long long>(r.num_preemptions));
+    std::printf(
+        "| %s | %d | %.2f | %.1f | %.0f | %.1fx | %.1f | %.0f%% | %d | %.2f | %.3f | %.3f | %.1f | "
+        "%lld |\n",
+        to_string(r.mode), r.batch_cap, r.wall_s, r.requests_per_s(), r.output_tokens_per_s(),
+        base > 0 ? r.output_tokens_per_s() / base : 0.0, r.mean_batch, 100.0 * r.mean_occupancy,
+        r.peak_kv_blocks, static_cast<double>(r.peak_kv_reserved_bytes) / (1 << 20),
+        r.kv_reserved_over_used_at_peak, r.kv_reserved_over_used,
+        static_cast<double>(r.naive_reserved_bytes) / (1 << 20),
+        static_cast<long long>(r.num_preemptions));
   }
-  std::printf("\nspeedup: output tokens/s relative to the first mode. reserved/used: KV block slots held over\n"
-              "token slots in use, at the step holding the most blocks (peak) and summed over all steps (mean).\n"
-              "max-len reservation: peak concurrent requests x max_model_len (%d) tokens, what a cache that\n"
-              "reserves the maximum length per request would hold.\n",
-              a.spec.engine.max_model_len > 0 ? a.spec.engine.max_model_len : session.model->config.max_position_embeddings);
+  std::printf(
+      "\nspeedup: output tokens/s relative to the first mode. reserved/used: KV block slots held "
+      "over\n"
+      "token slots in use, at the step holding the most blocks (peak) and summed over all steps "
+      "(mean).\n"
+      "max-len reservation: peak concurrent requests x max_model_len (%d) tokens, what a cache "
+      "that\n"
+      "reserves the maximum length per request would hold.\n",
+      a.spec.engine.max_model_len > 0 ? a.spec.engine.max_model_len
+                                      : session.model->config.max_position_embeddings);
 }
 
-void print_json(const std::vector<BenchResult>& results, const BenchArgs& a, const ModelSession& session) {
+void print_json(const std::vector<BenchResult>& results, const BenchArgs& a,
+                const ModelSession& session) {
   nlohmann::ordered_json out;
   out["model"] = session.model->config.describe();
   out["input"] = a.input_path;
@@ -158,9 +171,10 @@ int run_bench(const QStringList& args) {
   }
   try {
     const auto rows = read_prompt_file(a.input_path, a.limit);
-    const ModelSession session = a.dummy_preset.empty()
-                                     ? open_model_session(a.model_path, a.tokenizer_path)
-                                     : open_dummy_session(a.dummy_preset, a.tokenizer_path, a.dummy_dtype);
+    const ModelSession session =
+        a.dummy_preset.empty()
+            ? open_model_session(a.model_path, a.tokenizer_path)
+            : open_dummy_session(a.dummy_preset, a.tokenizer_path, a.dummy_dtype);
     const EncodeOptions encode{.add_bos = session.tokenizer->add_bos_default()};
     std::vector<std::vector<int32_t>> prompts;
     for (const auto& row : rows) prompts.push_back(session.tokenizer->encode(row.prompt, encode));

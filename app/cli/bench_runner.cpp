@@ -52,9 +52,12 @@ void drain(Engine& engine, Accumulator& acc, int64_t& preemptions_base) {
 
 const char* to_string(BenchMode mode) {
   switch (mode) {
-    case BenchMode::Sequential: return "sequential";
-    case BenchMode::Static: return "static";
-    case BenchMode::Continuous: return "continuous";
+    case BenchMode::Sequential:
+      return "sequential";
+    case BenchMode::Static:
+      return "static";
+    case BenchMode::Continuous:
+      return "continuous";
   }
   return "?";
 }
@@ -66,14 +69,21 @@ BenchMode parse_bench_mode(const std::string& name) {
   fail("unknown bench mode '", name, "' (sequential, static, continuous)");
 }
 
-BenchResult run_bench_mode(BenchMode mode, const ModelSession& session, const std::vector<std::vector<int32_t>>& prompts,
+BenchResult run_bench_mode(BenchMode mode, const ModelSession& session,
+                           const std::vector<std::vector<int32_t>>& prompts,
                            const BenchSpec& spec) {
   EngineConfig config = spec.engine;
   int batch = 0;
   switch (mode) {
-    case BenchMode::Sequential: batch = 1; break;
-    case BenchMode::Static: batch = spec.static_batch; break;
-    case BenchMode::Continuous: batch = config.max_num_seqs; break;
+    case BenchMode::Sequential:
+      batch = 1;
+      break;
+    case BenchMode::Static:
+      batch = spec.static_batch;
+      break;
+    case BenchMode::Continuous:
+      batch = config.max_num_seqs;
+      break;
   }
   config.max_num_seqs = batch;
   Engine engine(session.model->config, *session.tokenizer,
@@ -100,19 +110,24 @@ BenchResult run_bench_mode(BenchMode mode, const ModelSession& session, const st
   r.prompt_tokens = acc.prompt_tokens;
   r.output_tokens = acc.output_tokens;
   r.num_steps = acc.num_steps;
-  r.mean_batch = acc.num_steps > 0 ? static_cast<double>(acc.scheduled_requests) / static_cast<double>(acc.num_steps) : 0;
+  r.mean_batch = acc.num_steps > 0 ? static_cast<double>(acc.scheduled_requests) /
+                                         static_cast<double>(acc.num_steps)
+                                   : 0;
   r.mean_occupancy = batch > 0 ? r.mean_batch / batch : 0.0;
   const size_t block_bytes = engine.backend().kv_block_bytes(config.block_size);
   const size_t token_bytes = block_bytes / static_cast<size_t>(config.block_size);
   r.peak_kv_blocks = acc.peak_blocks;
   r.kv_pool_bytes = static_cast<size_t>(engine.num_kv_blocks()) * block_bytes;
   r.peak_kv_reserved_bytes = static_cast<size_t>(acc.peak_blocks) * block_bytes;
-  r.kv_reserved_over_used =
-      acc.used_slots > 0 ? static_cast<double>(acc.reserved_slots) / static_cast<double>(acc.used_slots) : 0.0;
-  r.kv_reserved_over_used_at_peak =
-      acc.peak_used_slots > 0 ? static_cast<double>(acc.peak_blocks) * config.block_size / static_cast<double>(acc.peak_used_slots)
-                              : 0.0;
-  r.naive_reserved_bytes = static_cast<size_t>(acc.peak_running) * static_cast<size_t>(engine.max_model_len()) * token_bytes;
+  r.kv_reserved_over_used = acc.used_slots > 0 ? static_cast<double>(acc.reserved_slots) /
+                                                     static_cast<double>(acc.used_slots)
+                                               : 0.0;
+  r.kv_reserved_over_used_at_peak = acc.peak_used_slots > 0
+                                        ? static_cast<double>(acc.peak_blocks) * config.block_size /
+                                              static_cast<double>(acc.peak_used_slots)
+                                        : 0.0;
+  r.naive_reserved_bytes = static_cast<size_t>(acc.peak_running) *
+                           static_cast<size_t>(engine.max_model_len()) * token_bytes;
   r.num_preemptions = acc.preemptions;
   return r;
 }

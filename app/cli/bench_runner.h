@@ -28,28 +28,32 @@ struct BenchSpec {
 
 struct BenchResult {
   BenchMode mode = BenchMode::Continuous;
-  int batch_cap = 0;                 // max requests per step in this mode
+  int batch_cap = 0;  // max requests per step in this mode
   size_t num_requests = 0;
   double wall_s = 0.0;
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0;
   int64_t num_steps = 0;
-  double mean_batch = 0.0;           // requests per step
-  double mean_occupancy = 0.0;       // mean_batch / batch_cap
+  double mean_batch = 0.0;      // requests per step
+  double mean_occupancy = 0.0;  // mean_batch / batch_cap
   int peak_kv_blocks = 0;
-  size_t kv_pool_bytes = 0;          // the whole pool allocated
-  size_t peak_kv_reserved_bytes = 0; // blocks held at the peak
-  double kv_reserved_over_used = 0;  // over all steps: block slots held / token slots used
+  size_t kv_pool_bytes = 0;                  // the whole pool allocated
+  size_t peak_kv_reserved_bytes = 0;         // blocks held at the peak
+  double kv_reserved_over_used = 0;          // over all steps: block slots held / token slots used
   double kv_reserved_over_used_at_peak = 0;  // the same at the step holding the most blocks
-  size_t naive_reserved_bytes = 0;   // peak concurrent requests x max_model_len tokens
+  size_t naive_reserved_bytes = 0;           // peak concurrent requests x max_model_len tokens
   int64_t num_preemptions = 0;
 
-  double requests_per_s() const { return wall_s > 0 ? static_cast<double>(num_requests) / wall_s : 0.0; }
-  double output_tokens_per_s() const { return wall_s > 0 ? static_cast<double>(output_tokens) / wall_s : 0.0; }
+  double requests_per_s() const {
+    return wall_s > 0 ? static_cast<double>(num_requests) / wall_s : 0.0;
+  }
+  double output_tokens_per_s() const {
+    return wall_s > 0 ? static_cast<double>(output_tokens) / wall_s : 0.0;
+  }
 };
 
 // Runs one mode over the prompts (token ids). Throws Error when a request fails.
-BenchResult run_bench_mode(BenchMode mode, const ModelSession& session, const std::vector<std::vector<int32_t>>& prompts,
-                           const BenchSpec& spec);
+BenchResult run_bench_mode(BenchMode mode, const ModelSession& session,
+                           const std::vector<std::vector<int32_t>>& prompts, const BenchSpec& spec);
 
 }  // namespace sluice::cli

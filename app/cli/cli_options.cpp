@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "engine/runner/sampler.h"
@@ -10,16 +11,35 @@ namespace sluice::cli {
 
 namespace {
 
-std::string text(const QString& s) { return s.toStdString(); }
+std::string text(const QString& s) {
+  return s.toStdString();
+}
 
 }  // namespace
 
-long long option_int(const QCommandLineParser& parser, const QString& name, long long fallback, long long min_value,
-                     long long max_value) {
+void parse_command_line(QCommandLineParser& parser, const QStringList& args, const char* command,
+                        const char* epilogue) {
+  QStringList argv = args;
+  argv.prepend(QString("sluice ") + command);
+  if (!parser.parse(argv)) throw UsageError(parser.errorText().toStdString());
+  if (parser.isSet("help")) {
+    std::printf("%s%s", parser.helpText().toStdString().c_str(), epilogue);
+    std::exit(0);
+  }
+  if (!parser.positionalArguments().isEmpty()) {
+    throw UsageError("unexpected argument '" + parser.positionalArguments().front().toStdString() +
+                     "'");
+  }
+}
+
+long long option_int(const QCommandLineParser& parser, const QString& name, long long fallback,
+                     long long min_value, long long max_value) {
   if (!parser.isSet(name)) return fallback;
   bool ok = false;
   const long long value = parser.value(name).toLongLong(&ok);
-  if (!ok) throw UsageError("--" + text(name) + " expects an integer, got '" + text(parser.value(name)) + "'");
+  if (!ok)
+    throw UsageError("--" + text(name) + " expects an integer, got '" + text(parser.value(name)) +
+                     "'");
   if (value < min_value || value > max_value) {
     throw UsageError("--" + text(name) + " must be between " + std::to_string(min_value) + " and " +
                      std::to_string(max_value) + ", got " + std::to_string(value));
@@ -32,7 +52,8 @@ double option_double(const QCommandLineParser& parser, const QString& name, doub
   bool ok = false;
   const double value = parser.value(name).toDouble(&ok);
   if (!ok || !std::isfinite(value)) {
-    throw UsageError("--" + text(name) + " expects a number, got '" + text(parser.value(name)) + "'");
+    throw UsageError("--" + text(name) + " expects a number, got '" + text(parser.value(name)) +
+                     "'");
   }
   return value;
 }
@@ -53,13 +74,15 @@ size_t parse_bytes(const QString& value, const QString& option_name) {
   const double number = digits.toDouble(&ok);
   if (!ok || number <= 0 || !std::isfinite(number * multiplier) ||
       number * multiplier > static_cast<double>(std::numeric_limits<int64_t>::max())) {
-    throw UsageError("--" + text(option_name) + " expects a size such as 512M or 2G, got '" + text(value) + "'");
+    throw UsageError("--" + text(option_name) + " expects a size such as 512M or 2G, got '" +
+                     text(value) + "'");
   }
   return static_cast<size_t>(number * multiplier);
 }
 
 QString required_option(const QCommandLineParser& parser, const QString& name) {
-  if (!parser.isSet(name) || parser.value(name).isEmpty()) throw UsageError("--" + text(name) + " is required");
+  if (!parser.isSet(name) || parser.value(name).isEmpty())
+    throw UsageError("--" + text(name) + " is required");
   return parser.value(name);
 }
 
@@ -70,7 +93,8 @@ void add_engine_options(QCommandLineParser& parser) {
       {"kv-cache-bytes", "Memory for the paged KV cache, e.g. 512M or 2G.", "BYTES"},
       {"kv-blocks", "Size the KV cache in blocks instead of bytes.", "N"},
       {"block-size", "Tokens per KV block (default 16).", "N"},
-      {"max-model-len", "Cap on prompt + output tokens per request (default: the model's context).", "N"},
+      {"max-model-len", "Cap on prompt + output tokens per request (default: the model's context).",
+       "N"},
       {"no-prefix-caching", "Do not share KV blocks between requests with a common prefix."},
       {"threads", "CPU threads (default: all cores).", "N"},
       {"device", "cpu, cuda, cuda:N or auto (default cpu).", "DEVICE"},
@@ -79,13 +103,16 @@ void add_engine_options(QCommandLineParser& parser) {
 
 EngineConfig read_engine_options(const QCommandLineParser& parser) {
   EngineConfig config;
-  config.max_num_seqs = static_cast<int>(option_int(parser, "max-num-seqs", config.max_num_seqs, 1, 1 << 16));
-  config.max_num_batched_tokens =
-      static_cast<int>(option_int(parser, "max-num-batched-tokens", config.max_num_batched_tokens, 1, 1 << 24));
-  config.block_size = static_cast<int>(option_int(parser, "block-size", config.block_size, 1, 1024));
+  config.max_num_seqs =
+      static_cast<int>(option_int(parser, "max-num-seqs", config.max_num_seqs, 1, 1 << 16));
+  config.max_num_batched_tokens = static_cast<int>(
+      option_int(parser, "max-num-batched-tokens", config.max_num_batched_tokens, 1, 1 << 24));
+  config.block_size =
+      static_cast<int>(option_int(parser, "block-size", config.block_size, 1, 1024));
   config.num_kv_blocks = static_cast<int>(option_int(parser, "kv-blocks", 0, 1, 1 << 30));
   if (parser.isSet("kv-cache-bytes")) {
-    if (parser.isSet("kv-blocks")) throw UsageError("give --kv-cache-bytes or --kv-blocks, not both");
+    if (parser.isSet("kv-blocks"))
+      throw UsageError("give --kv-cache-bytes or --kv-blocks, not both");
     config.kv_cache_bytes = parse_bytes(parser.value("kv-cache-bytes"), "kv-cache-bytes");
   }
   config.max_model_len = static_cast<int>(option_int(parser, "max-model-len", 0, 1, 1 << 30));
@@ -126,19 +153,25 @@ SamplingParams read_sampling_options(const QCommandLineParser& parser) {
   p.top_p = static_cast<float>(option_double(parser, "top-p", p.top_p));
   p.top_k = static_cast<int>(option_int(parser, "top-k", p.top_k, 0, 1 << 24));
   p.min_p = static_cast<float>(option_double(parser, "min-p", p.min_p));
-  p.repetition_penalty = static_cast<float>(option_double(parser, "repetition-penalty", p.repetition_penalty));
-  p.presence_penalty = static_cast<float>(option_double(parser, "presence-penalty", p.presence_penalty));
-  p.frequency_penalty = static_cast<float>(option_double(parser, "frequency-penalty", p.frequency_penalty));
+  p.repetition_penalty =
+      static_cast<float>(option_double(parser, "repetition-penalty", p.repetition_penalty));
+  p.presence_penalty =
+      static_cast<float>(option_double(parser, "presence-penalty", p.presence_penalty));
+  p.frequency_penalty =
+      static_cast<float>(option_double(parser, "frequency-penalty", p.frequency_penalty));
   if (parser.isSet("seed")) {
     bool ok = false;
     p.seed = parser.value("seed").toULongLong(&ok);
-    if (!ok) throw UsageError("--seed expects a non-negative integer, got '" + text(parser.value("seed")) + "'");
+    if (!ok)
+      throw UsageError("--seed expects a non-negative integer, got '" + text(parser.value("seed")) +
+                       "'");
   }
   for (const QString& stop : parser.values("stop")) p.stop.push_back(text(stop));
   for (const QString& id : parser.values("stop-token-id")) {
     bool ok = false;
     const int value = id.toInt(&ok);
-    if (!ok || value < 0) throw UsageError("--stop-token-id expects a token id, got '" + text(id) + "'");
+    if (!ok || value < 0)
+      throw UsageError("--stop-token-id expects a token id, got '" + text(id) + "'");
     p.stop_token_ids.push_back(value);
   }
   p.ignore_eos = parser.isSet("ignore-eos");

@@ -18,10 +18,15 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Parses a subcommand's arguments (those after its name). With --help, prints the help text
+// and `epilogue` and exits 0; throws UsageError on an unknown option or a stray argument.
+void parse_command_line(QCommandLineParser& parser, const QStringList& args, const char* command,
+                        const char* epilogue = "");
+
 // Returns the option's integer value, or fallback when absent; throws UsageError outside
 // [min_value, max_value] or when not a number.
-long long option_int(const QCommandLineParser& parser, const QString& name, long long fallback, long long min_value,
-                     long long max_value);
+long long option_int(const QCommandLineParser& parser, const QString& name, long long fallback,
+                     long long min_value, long long max_value);
 // Returns the option's number, or fallback when absent; throws UsageError when not finite.
 double option_double(const QCommandLineParser& parser, const QString& name, double fallback);
 // Parses a byte count with an optional K/M/G/T suffix (powers of 1024): "512M", "2G", "4096".

@@ -26,12 +26,15 @@ struct GenerateArgs {
 
 GenerateArgs parse_args(const QStringList& args) {
   QCommandLineParser parser;
-  parser.setApplicationDescription("Generate one output per row of an instruction file (JSONL {\"prompt\", \"id\"}).");
+  parser.setApplicationDescription(
+      "Generate one output per row of an instruction file (JSONL {\"prompt\", \"id\"}).");
   parser.addHelpOption();
   parser.addOptions({
       {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
       {"tokenizer", "Tokenizer file, when not beside or inside the model.", "PATH"},
-      {"input", "Instruction file: JSONL rows {\"prompt\": ..., \"id\": ...} (or an Alpaca JSON array).", "FILE"},
+      {"input",
+       "Instruction file: JSONL rows {\"prompt\": ..., \"id\": ...} (or an Alpaca JSON array).",
+       "FILE"},
       {"output", "Where to write the JSONL results (input order).", "FILE"},
       {"limit", "Only the first N rows.", "N"},
       {"token-ids", "Also write output_token_ids."},
@@ -39,18 +42,10 @@ GenerateArgs parse_args(const QStringList& args) {
   });
   add_sampling_options(parser);
   add_engine_options(parser);
-  QStringList argv = args;
-  argv.prepend("sluice generate");
-  if (!parser.parse(argv)) throw UsageError(parser.errorText().toStdString());
-  if (parser.isSet("help")) {
-    std::printf("%s", parser.helpText().toStdString().c_str());
-    std::printf("\nExit status: 0 all rows done, 3 some rows failed (each is in the output with its error),\n"
-                "1 the run failed, 2 a usage error.\n");
-    std::exit(0);
-  }
-  if (!parser.positionalArguments().isEmpty()) {
-    throw UsageError("unexpected argument '" + parser.positionalArguments().front().toStdString() + "'");
-  }
+  parse_command_line(
+      parser, args, "generate",
+      "\nExit status: 0 all rows done, 3 some rows failed (each is in the output with its error),\n"
+      "1 the run failed, 2 a usage error.\n");
   GenerateArgs a;
   a.job.model_path = required_option(parser, "model").toStdString();
   a.job.tokenizer_path = parser.value("tokenizer").toStdString();
@@ -72,9 +67,11 @@ size_t run_job(const GenerateArgs& a) {
   job.load();
   const ModelSession& session = job.session();
   if (!a.quiet) {
-    std::fprintf(stderr, "model: %s (%s, %s, %.1f MB)\ntokenizer: %s\n", session.model->config.describe().c_str(),
-                 session.model->format_name().c_str(), session.model->weight_dtypes().c_str(),
-                 static_cast<double>(session.model->weight_bytes()) / 1e6, session.tokenizer->describe().c_str());
+    std::fprintf(stderr, "model: %s (%s, %s, %.1f MB)\ntokenizer: %s\n",
+                 session.model->config.describe().c_str(), session.model->format_name().c_str(),
+                 session.model->weight_dtypes().c_str(),
+                 static_cast<double>(session.model->weight_bytes()) / 1e6,
+                 session.tokenizer->describe().c_str());
   }
   const std::string partial_path = a.output_path + ".partial";
   std::ofstream partial(partial_path, std::ios::trunc);
@@ -82,7 +79,8 @@ size_t run_job(const GenerateArgs& a) {
   ProgressPrinter progress(job.rows().size(), a.quiet);
   const size_t rows_failed = job.run(
       [&](const RowOutcome& row) {
-        if (row.has_error) progress.note(str_cat(a.job.input_path, ":", row.row->line, ": ", row.error));
+        if (row.has_error)
+          progress.note(str_cat(a.job.input_path, ":", row.row->line, ": ", row.error));
         partial << dump_jsonl_row(row.json) << '\n';
         partial.flush();
       },
@@ -95,7 +93,8 @@ size_t run_job(const GenerateArgs& a) {
     if (!out) fail(tmp_path, ": cannot write");
     for (const auto& row : job.results()) out << dump_jsonl_row(row) << '\n';
     out.flush();
-    if (!out) fail(tmp_path, ": write failed (disk full?); the finished rows are in ", partial_path);
+    if (!out)
+      fail(tmp_path, ": write failed (disk full?); the finished rows are in ", partial_path);
   }
   std::filesystem::rename(tmp_path, a.output_path);
   partial.close();
@@ -116,7 +115,8 @@ int run_generate(const QStringList& args) {
   try {
     const size_t failed = run_job(parsed);
     if (failed > 0) {
-      print_error(kCommand, str_cat(failed, " row(s) failed; each is in ", parsed.output_path, " with its error"));
+      print_error(kCommand, str_cat(failed, " row(s) failed; each is in ", parsed.output_path,
+                                    " with its error"));
       return 3;
     }
     return 0;

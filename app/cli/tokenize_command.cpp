@@ -35,18 +35,14 @@ TokenizeArgs parse_args(const QStringList& args) {
       {"file", "Tokenize the contents of this file (bytes as they are).", "F"},
       {"pieces", "Also print each token's piece on its own line."},
   });
-  QStringList argv = args;
-  argv.prepend("sluice tokenize");
-  if (!parser.parse(argv)) throw UsageError(parser.errorText().toStdString());
-  if (parser.isSet("help")) {
-    std::printf("%s", parser.helpText().toStdString().c_str());
-    std::exit(0);
-  }
+  parse_command_line(parser, args, "tokenize");
   TokenizeArgs a;
-  if (!parser.isSet("model") && !parser.isSet("tokenizer")) throw UsageError("--model or --tokenizer is required");
+  if (!parser.isSet("model") && !parser.isSet("tokenizer"))
+    throw UsageError("--model or --tokenizer is required");
   a.model_path = parser.value("model").toStdString();
   a.tokenizer_path = parser.value("tokenizer").toStdString();
-  if (parser.isSet("text") == parser.isSet("file")) throw UsageError("give exactly one of --text and --file");
+  if (parser.isSet("text") == parser.isSet("file"))
+    throw UsageError("give exactly one of --text and --file");
   a.text = parser.isSet("text") ? parser.value("text").toStdString()
                                 : read_text_file(parser.value("file").toStdString());
   a.add_bos = !parser.isSet("no-bos");
@@ -65,7 +61,8 @@ int run_tokenize(const QStringList& args) {
     return 2;
   }
   try {
-    const std::string path = a.tokenizer_path.empty() ? locate_tokenizer(a.model_path) : a.tokenizer_path;
+    const std::string path =
+        a.tokenizer_path.empty() ? locate_tokenizer(a.model_path) : a.tokenizer_path;
     const auto tokenizer = load_tokenizer_file(path);
     const EncodeOptions options{.add_bos = a.add_bos && tokenizer->add_bos_default()};
     const std::vector<int32_t> ids = tokenizer->encode(a.text, options);

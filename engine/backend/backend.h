@@ -13,9 +13,9 @@
 namespace sluice {
 
 struct BackendMemory {
-  size_t weight_bytes = 0;      // weights as the backend holds them
-  size_t kv_cache_bytes = 0;    // the allocated KV pool
-  size_t activation_bytes = 0;  // scratch for the largest step so far
+  size_t weight_bytes = 0;        // weights as the backend holds them
+  size_t kv_cache_bytes = 0;      // the allocated KV pool
+  size_t activation_bytes = 0;    // scratch for the largest step so far
   size_t device_total_bytes = 0;  // GPU only: device memory total / free (0 on the CPU)
   size_t device_free_bytes = 0;
 };
@@ -36,7 +36,8 @@ class Backend {
 
   // Copies whole blocks (every layer, K and V): dst[i] becomes a copy of src[i]. Used for
   // copy-on-write before a forward pass writes into a block another request still shares.
-  virtual void copy_blocks(std::span<const int32_t> src_block_ids, std::span<const int32_t> dst_block_ids) = 0;
+  virtual void copy_blocks(std::span<const int32_t> src_block_ids,
+                           std::span<const int32_t> dst_block_ids) = 0;
 
   // Runs the model over the batch, writing each token's K/V into its slot first, and returns
   // logits [logits_indices.size(), vocab_size] row-major in `logits` (resized).

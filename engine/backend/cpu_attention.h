@@ -23,14 +23,14 @@ struct AttentionShape {
 
 // Writes each token's K and V into its slot of the layer's pool.
 // k, v: [num_tokens, num_kv_heads * head_dim]; k_cache, v_cache: one layer, layout above.
-void write_kv_cache(const BatchInputs& inputs, const AttentionShape& shape, const float* k, const float* v,
-                    float* k_cache, float* v_cache);
+void write_kv_cache(const BatchInputs& inputs, const AttentionShape& shape, const float* k,
+                    const float* v, float* k_cache, float* v_cache);
 
 // out[t] = softmax(q[t] · K^T / sqrt(head_dim)) · V over positions 0..positions[t] of token t's
 // request (grouped-query: query head h reads KV head h / (num_heads / num_kv_heads)).
 // q, out: [num_tokens, num_heads * head_dim]. Each (token, KV head) is computed independently
 // in a fixed order, so a request's result does not depend on the rest of the batch.
-void paged_attention(const BatchInputs& inputs, const AttentionShape& shape, const float* q, const float* k_cache,
-                     const float* v_cache, float* out, ThreadPool& pool);
+void paged_attention(const BatchInputs& inputs, const AttentionShape& shape, const float* q,
+                     const float* k_cache, const float* v_cache, float* out, ThreadPool& pool);
 
 }  // namespace sluice

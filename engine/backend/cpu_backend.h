@@ -30,7 +30,8 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   size_t kv_block_bytes(int block_size) const override;
   void allocate_kv_cache(int num_blocks, int block_size) override;
-  void copy_blocks(std::span<const int32_t> src_block_ids, std::span<const int32_t> dst_block_ids) override;
+  void copy_blocks(std::span<const int32_t> src_block_ids,
+                   std::span<const int32_t> dst_block_ids) override;
   void forward(const BatchInputs& inputs, std::vector<float>& logits) override;
   BackendMemory memory() const override;
 

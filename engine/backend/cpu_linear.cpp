@@ -11,7 +11,9 @@ namespace sluice {
 namespace {
 
 // Rows widened per tile when widening on the fly: ~4 MB of fp32 per tile.
-int64_t tile_rows_for(int64_t cols) { return std::max<int64_t>(16, (int64_t{1} << 20) / std::max<int64_t>(cols, 1)); }
+int64_t tile_rows_for(int64_t cols) {
+  return std::max<int64_t>(16, (int64_t{1} << 20) / std::max<int64_t>(cols, 1));
+}
 
 bool usable_in_place(const WeightTensor& w) {
   return w.dtype == DType::F32 && reinterpret_cast<uintptr_t>(w.data) % alignof(float) == 0;
@@ -27,9 +29,12 @@ CpuMatrix::CpuMatrix(const WeightTensor& weight, bool widen_now, ThreadPool& poo
   }
   if (widen_now) {
     widened_.resize(static_cast<size_t>(rows_ * cols_));
-    pool.parallel_for(rows_, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) row(r, widened_.data() + r * cols_);
-    }, 64);
+    pool.parallel_for(
+        rows_,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) row(r, widened_.data() + r * cols_);
+        },
+        64);
     f32_ = widened_.data();
   }
 }
@@ -51,23 +56,31 @@ void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPoo
   // Threads split the output features: each computes y[:, begin:end] with its own sgemm call.
   // Splitting N never changes how one output element is summed, so results do not depend on
   // the thread count or the split. Chunks below ~64k multiply-adds are not worth a thread.
-  const int64_t min_rows = std::max<int64_t>(16, (int64_t{1} << 16) / std::max<int64_t>(1, num_tokens * cols_));
+  const int64_t min_rows =
+      std::max<int64_t>(16, (int64_t{1} << 16) / std::max<int64_t>(1, num_tokens * cols_));
   if (f32_) {
-    pool.parallel_for(rows_, [&](int64_t begin, int64_t end) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(end - begin), k, 1.0f, x, k,
-                  f32_ + begin * cols_, k, 0.0f, y + begin, ldc);
-    }, min_rows);
+    pool.parallel_for(
+        rows_,
+        [&](int64_t begin, int64_t end) {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(end - begin),
+                      k, 1.0f, x, k, f32_ + begin * cols_, k, 0.0f, y + begin, ldc);
+        },
+        min_rows);
     return;
   }
   const int64_t tile_rows = tile_rows_for(cols_);
   tile_.resize(static_cast<size_t>(std::min(tile_rows, rows_) * cols_));
   for (int64_t r0 = 0; r0 < rows_; r0 += tile_rows) {
     const int64_t n = std::min(tile_rows, rows_ - r0);
-    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) dequantize_row(weight_.dtype, weight_.row(r0 + r), tile_.data() + r * cols_, cols_);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(end - begin), k, 1.0f, x, k,
-                  tile_.data() + begin * cols_, k, 0.0f, y + r0 + begin, ldc);
-    }, min_rows);
+    pool.parallel_for(
+        n,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r)
+            dequantize_row(weight_.dtype, weight_.row(r0 + r), tile_.data() + r * cols_, cols_);
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(end - begin),
+                      k, 1.0f, x, k, tile_.data() + begin * cols_, k, 0.0f, y + r0 + begin, ldc);
+        },
+        min_rows);
   }
 }
 

@@ -10,12 +10,14 @@
 namespace sluice {
 
 // out[t] = x[t] / sqrt(mean(x[t]^2) + eps) * weight; x, out: [num_tokens, dim] (may alias).
-void rms_norm(const float* x, const float* weight, float eps, int64_t num_tokens, int64_t dim, float* out);
+void rms_norm(const float* x, const float* weight, float eps, int64_t num_tokens, int64_t dim,
+              float* out);
 
 // Rotates q [num_tokens, num_heads * head_dim] and k [num_tokens, num_kv_heads * head_dim] in
 // place by each token's position, pairing dimensions per layout.
-void apply_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens, int num_heads, int num_kv_heads,
-                int head_dim, RopeLayout layout, const std::vector<double>& inv_freq, ThreadPool& pool);
+void apply_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens, int num_heads,
+                int num_kv_heads, int head_dim, RopeLayout layout,
+                const std::vector<double>& inv_freq, ThreadPool& pool);
 
 // gate[i] = silu(gate[i]) * up[i] over n values.
 void silu_mul(float* gate, const float* up, int64_t n);

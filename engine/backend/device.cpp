@@ -19,8 +19,9 @@ DeviceReport probe_devices() {
     report.cuda_usable = true;
     for (const auto& d : probe.devices) {
       if (!report.summary.empty()) report.summary += "; ";
-      report.summary += str_cat("cuda:", d.index, " ", d.name, " (sm_", d.compute_capability_major,
-                                d.compute_capability_minor, ", ", d.total_memory_bytes >> 20, " MiB)");
+      report.summary +=
+          str_cat("cuda:", d.index, " ", d.name, " (sm_", d.compute_capability_major,
+                  d.compute_capability_minor, ", ", d.total_memory_bytes >> 20, " MiB)");
     }
   }
 #else

@@ -6,7 +6,8 @@
 
 namespace sluice {
 
-std::vector<double> rope_inverse_frequencies(const ModelConfig& config, const WeightTensor& freq_factors) {
+std::vector<double> rope_inverse_frequencies(const ModelConfig& config,
+                                             const WeightTensor& freq_factors) {
   const int num_pairs = config.head_dim / 2;
   std::vector<double> inv_freq(static_cast<size_t>(num_pairs));
   for (int i = 0; i < num_pairs; ++i) {

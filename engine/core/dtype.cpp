@@ -7,10 +7,14 @@ namespace sluice {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::F32: return "F32";
-    case DType::F16: return "F16";
-    case DType::BF16: return "BF16";
-    case DType::Q8_0: return "Q8_0";
+    case DType::F32:
+      return "F32";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
+    case DType::Q8_0:
+      return "Q8_0";
   }
   return "?";
 }
@@ -18,10 +22,13 @@ std::string_view dtype_name(DType dtype) {
 size_t dtype_num_bytes(DType dtype, int64_t num_elements) {
   const auto n = static_cast<size_t>(num_elements);
   switch (dtype) {
-    case DType::F32: return n * 4;
+    case DType::F32:
+      return n * 4;
     case DType::F16:
-    case DType::BF16: return n * 2;
-    case DType::Q8_0: return n / kQ8_0BlockSize * kQ8_0BlockBytes;
+    case DType::BF16:
+      return n * 2;
+    case DType::Q8_0:
+      return n / kQ8_0BlockSize * kQ8_0BlockBytes;
   }
   return 0;
 }
@@ -78,7 +85,9 @@ uint16_t f32_to_f16(float f) {
 
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t num_elements) {
   switch (dtype) {
-    case DType::F32: std::memcpy(dst, src, static_cast<size_t>(num_elements) * 4); return;
+    case DType::F32:
+      std::memcpy(dst, src, static_cast<size_t>(num_elements) * 4);
+      return;
     case DType::F16: {
       const auto* in = static_cast<const uint8_t*>(src);
       for (int64_t i = 0; i < num_elements; ++i) {

@@ -30,7 +30,8 @@ class ThreadPool {
   // Runs fn(begin, end) over disjoint chunks covering [0, n), at most one chunk per thread and
   // none smaller than min_chunk; returns when all chunks are done. Not reentrant: fn must not
   // call parallel_for on the same pool, and only one thread may call it at a time.
-  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t min_chunk = 1);
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                    int64_t min_chunk = 1);
 
  private:
   void worker_loop(int worker_idx);
@@ -44,7 +45,7 @@ class ThreadPool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> chunks_pending_{0};
   std::atomic<bool> stopping_{false};
-  std::mutex mutex_;                  // guards num_sleeping_ and the condition variable
+  std::mutex mutex_;  // guards num_sleeping_ and the condition variable
   std::condition_variable work_ready_;
   int num_sleeping_ = 0;
 };

@@ -38,11 +38,13 @@ std::vector<PromptRow> read_jsonl_prompts(const std::string& path) {
     } catch (const nlohmann::json::parse_error& e) {
       fail(path, ":", line_number, ": malformed JSON: ", e.what());
     }
-    if (!row.is_object()) fail(path, ":", line_number, ": expected a JSON object with a \"prompt\" field");
+    if (!row.is_object())
+      fail(path, ":", line_number, ": expected a JSON object with a \"prompt\" field");
     if (!row.contains("prompt") || !row["prompt"].is_string()) {
       fail(path, ":", line_number, ": missing string field \"prompt\"");
     }
-    rows.push_back(PromptRow{line_number, row.value("id", nlohmann::ordered_json()), row["prompt"].get<std::string>()});
+    rows.push_back(PromptRow{line_number, row.value("id", nlohmann::ordered_json()),
+                             row["prompt"].get<std::string>()});
   }
   if (in.bad()) fail(path, ": read error");
   if (rows.empty()) fail(path, ": no rows (the file is empty)");
@@ -57,7 +59,8 @@ std::vector<PromptRow> read_alpaca_prompts(const std::string& path, size_t limit
   } catch (const nlohmann::json::parse_error& e) {
     fail(path, ": malformed JSON: ", e.what());
   }
-  if (!doc.is_array()) fail(path, ": expected a JSON array of {instruction, input, output} objects");
+  if (!doc.is_array())
+    fail(path, ": expected a JSON array of {instruction, input, output} objects");
   std::vector<PromptRow> rows;
   for (size_t i = 0; i < doc.size() && (limit == 0 || rows.size() < limit); ++i) {
     const auto& item = doc[i];
@@ -65,7 +68,8 @@ std::vector<PromptRow> read_alpaca_prompts(const std::string& path, size_t limit
       fail(path, ": element ", i + 1, ": missing string field \"instruction\"");
     }
     std::string prompt = item["instruction"].get<std::string>();
-    if (item.contains("input") && item["input"].is_string() && !item["input"].get<std::string>().empty()) {
+    if (item.contains("input") && item["input"].is_string() &&
+        !item["input"].get<std::string>().empty()) {
       prompt += "\n\n" + item["input"].get<std::string>();
     }
     rows.push_back(PromptRow{i + 1, item.value("id", nlohmann::ordered_json()), std::move(prompt)});

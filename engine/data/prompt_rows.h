@@ -11,8 +11,8 @@
 namespace sluice {
 
 struct PromptRow {
-  size_t line = 0;       // 1-based line (JSONL) or element index + 1 (JSON array)
-  nlohmann::ordered_json id;    // the row's "id" as given, or null
+  size_t line = 0;            // 1-based line (JSONL) or element index + 1 (JSON array)
+  nlohmann::ordered_json id;  // the row's "id" as given, or null
   std::string prompt;
 };
 

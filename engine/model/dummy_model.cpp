@@ -48,10 +48,15 @@ uint64_t mix(uint64_t x) {
 
 class WeightFactory {
  public:
-  WeightFactory(Model& model, DType dtype, uint64_t seed) : model_(model), dtype_(dtype), seed_(seed) {}
+  WeightFactory(Model& model, DType dtype, uint64_t seed)
+      : model_(model), dtype_(dtype), seed_(seed) {}
 
-  WeightTensor random(const std::string& name, std::vector<int64_t> shape) { return make(name, std::move(shape), false); }
-  WeightTensor ones(const std::string& name, std::vector<int64_t> shape) { return make(name, std::move(shape), true); }
+  WeightTensor random(const std::string& name, std::vector<int64_t> shape) {
+    return make(name, std::move(shape), false);
+  }
+  WeightTensor ones(const std::string& name, std::vector<int64_t> shape) {
+    return make(name, std::move(shape), true);
+  }
 
  private:
   WeightTensor make(const std::string& name, std::vector<int64_t> shape, bool is_ones) {
@@ -69,7 +74,11 @@ class WeightFactory {
     const uint64_t stream = mix(seed_ ^ mix(std::hash<std::string>{}(name)));
     for (int64_t i = 0; i < n; ++i) {
       const float value =
-          is_ones ? 1.0f : (static_cast<float>(mix(stream + static_cast<uint64_t>(i)) >> 40) / 16777216.0f - 0.5f) * 0.07f;
+          is_ones
+              ? 1.0f
+              : (static_cast<float>(mix(stream + static_cast<uint64_t>(i)) >> 40) / 16777216.0f -
+                 0.5f) *
+                    0.07f;
       write(t.dtype, storage.data(), i, value);
     }
     t.data = storage.data();
@@ -79,7 +88,9 @@ class WeightFactory {
 
   static void write(DType dtype, uint8_t* data, int64_t i, float value) {
     switch (dtype) {
-      case DType::F32: std::memcpy(data + 4 * i, &value, 4); return;
+      case DType::F32:
+        std::memcpy(data + 4 * i, &value, 4);
+        return;
       case DType::F16: {
         const uint16_t h = f32_to_f16(value);
         std::memcpy(data + 2 * i, &h, 2);
@@ -90,7 +101,8 @@ class WeightFactory {
         std::memcpy(data + 2 * i, &h, 2);
         return;
       }
-      case DType::Q8_0: fail("dummy model: Q8_0 weights are not supported");
+      case DType::Q8_0:
+        fail("dummy model: Q8_0 weights are not supported");
     }
   }
 
@@ -160,7 +172,8 @@ std::unique_ptr<Model> make_dummy_model(const std::string& preset, DType dtype, 
     w.layers.push_back(std::move(layer));
   }
   w.final_norm = f.ones("final_norm", {hidden});
-  w.lm_head = c.tie_word_embeddings ? w.token_embedding : f.random("lm_head", {c.vocab_size, hidden});
+  w.lm_head =
+      c.tie_word_embeddings ? w.token_embedding : f.random("lm_head", {c.vocab_size, hidden});
   return model;
 }
 

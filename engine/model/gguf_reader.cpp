@@ -26,20 +26,34 @@ struct GgmlTypeTraits {
 };
 
 constexpr GgmlTypeTraits kGgmlTypes[] = {
-    {0, "F32", 1, 4, DType::F32},     {1, "F16", 1, 2, DType::F16},
-    {2, "Q4_0", 32, 18, {}},          {3, "Q4_1", 32, 20, {}},
-    {6, "Q5_0", 32, 22, {}},          {7, "Q5_1", 32, 24, {}},
-    {8, "Q8_0", 32, 34, DType::Q8_0}, {9, "Q8_1", 32, 36, {}},
-    {10, "Q2_K", 256, 84, {}},        {11, "Q3_K", 256, 110, {}},
-    {12, "Q4_K", 256, 144, {}},       {13, "Q5_K", 256, 176, {}},
-    {14, "Q6_K", 256, 210, {}},       {15, "Q8_K", 256, 292, {}},
-    {16, "IQ2_XXS", 256, 66, {}},     {17, "IQ2_XS", 256, 74, {}},
-    {18, "IQ3_XXS", 256, 98, {}},     {19, "IQ1_S", 256, 50, {}},
-    {20, "IQ4_NL", 32, 18, {}},       {21, "IQ3_S", 256, 110, {}},
-    {22, "IQ2_S", 256, 82, {}},       {23, "IQ4_XS", 256, 136, {}},
-    {24, "I8", 1, 1, {}},             {25, "I16", 1, 2, {}},
-    {26, "I32", 1, 4, {}},            {27, "I64", 1, 8, {}},
-    {28, "F64", 1, 8, {}},            {29, "IQ1_M", 256, 56, {}},
+    {0, "F32", 1, 4, DType::F32},
+    {1, "F16", 1, 2, DType::F16},
+    {2, "Q4_0", 32, 18, {}},
+    {3, "Q4_1", 32, 20, {}},
+    {6, "Q5_0", 32, 22, {}},
+    {7, "Q5_1", 32, 24, {}},
+    {8, "Q8_0", 32, 34, DType::Q8_0},
+    {9, "Q8_1", 32, 36, {}},
+    {10, "Q2_K", 256, 84, {}},
+    {11, "Q3_K", 256, 110, {}},
+    {12, "Q4_K", 256, 144, {}},
+    {13, "Q5_K", 256, 176, {}},
+    {14, "Q6_K", 256, 210, {}},
+    {15, "Q8_K", 256, 292, {}},
+    {16, "IQ2_XXS", 256, 66, {}},
+    {17, "IQ2_XS", 256, 74, {}},
+    {18, "IQ3_XXS", 256, 98, {}},
+    {19, "IQ1_S", 256, 50, {}},
+    {20, "IQ4_NL", 32, 18, {}},
+    {21, "IQ3_S", 256, 110, {}},
+    {22, "IQ2_S", 256, 82, {}},
+    {23, "IQ4_XS", 256, 136, {}},
+    {24, "I8", 1, 1, {}},
+    {25, "I16", 1, 2, {}},
+    {26, "I32", 1, 4, {}},
+    {27, "I64", 1, 8, {}},
+    {28, "F64", 1, 8, {}},
+    {29, "IQ1_M", 256, 56, {}},
     {30, "BF16", 1, 2, DType::BF16},
 };
 
@@ -52,19 +66,32 @@ const GgmlTypeTraits* find_ggml_type(uint32_t id) {
 
 const char* gguf_type_name(GgufType type) {
   switch (type) {
-    case GgufType::UInt8: return "uint8";
-    case GgufType::Int8: return "int8";
-    case GgufType::UInt16: return "uint16";
-    case GgufType::Int16: return "int16";
-    case GgufType::UInt32: return "uint32";
-    case GgufType::Int32: return "int32";
-    case GgufType::Float32: return "float32";
-    case GgufType::Bool: return "bool";
-    case GgufType::String: return "string";
-    case GgufType::Array: return "array";
-    case GgufType::UInt64: return "uint64";
-    case GgufType::Int64: return "int64";
-    case GgufType::Float64: return "float64";
+    case GgufType::UInt8:
+      return "uint8";
+    case GgufType::Int8:
+      return "int8";
+    case GgufType::UInt16:
+      return "uint16";
+    case GgufType::Int16:
+      return "int16";
+    case GgufType::UInt32:
+      return "uint32";
+    case GgufType::Int32:
+      return "int32";
+    case GgufType::Float32:
+      return "float32";
+    case GgufType::Bool:
+      return "bool";
+    case GgufType::String:
+      return "string";
+    case GgufType::Array:
+      return "array";
+    case GgufType::UInt64:
+      return "uint64";
+    case GgufType::Int64:
+      return "int64";
+    case GgufType::Float64:
+      return "float64";
   }
   return "unknown";
 }
@@ -84,12 +111,24 @@ double read_number(ByteReader& in, GgufType type, const std::string& key, int64_
   int64_t i = 0;
   double f = 0.0;
   switch (type) {
-    case GgufType::UInt8: i = in.read<uint8_t>(key); break;
-    case GgufType::Int8: i = in.read<int8_t>(key); break;
-    case GgufType::UInt16: i = in.read<uint16_t>(key); break;
-    case GgufType::Int16: i = in.read<int16_t>(key); break;
-    case GgufType::UInt32: i = in.read<uint32_t>(key); break;
-    case GgufType::Int32: i = in.read<int32_t>(key); break;
+    case GgufType::UInt8:
+      i = in.read<uint8_t>(key);
+      break;
+    case GgufType::Int8:
+      i = in.read<int8_t>(key);
+      break;
+    case GgufType::UInt16:
+      i = in.read<uint16_t>(key);
+      break;
+    case GgufType::Int16:
+      i = in.read<int16_t>(key);
+      break;
+    case GgufType::UInt32:
+      i = in.read<uint32_t>(key);
+      break;
+    case GgufType::Int32:
+      i = in.read<int32_t>(key);
+      break;
     case GgufType::UInt64: {
       const auto u = in.read<uint64_t>(key);
       if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
@@ -98,16 +137,23 @@ double read_number(ByteReader& in, GgufType type, const std::string& key, int64_
       i = static_cast<int64_t>(u);
       break;
     }
-    case GgufType::Int64: i = in.read<int64_t>(key); break;
+    case GgufType::Int64:
+      i = in.read<int64_t>(key);
+      break;
     case GgufType::Bool: {
       const auto b = in.read<uint8_t>(key);
       if (b > 1) fail(in.path(), ": metadata ", key, ": bool value ", int(b), " is not 0 or 1");
       i = b;
       break;
     }
-    case GgufType::Float32: f = in.read<float>(key); break;
-    case GgufType::Float64: f = in.read<double>(key); break;
-    default: fail(in.path(), ": metadata ", key, ": type ", gguf_type_name(type), " is not a number");
+    case GgufType::Float32:
+      f = in.read<float>(key);
+      break;
+    case GgufType::Float64:
+      f = in.read<double>(key);
+      break;
+    default:
+      fail(in.path(), ": metadata ", key, ": type ", gguf_type_name(type), " is not a number");
   }
   if (int_out) *int_out = i;
   return (type == GgufType::Float32 || type == GgufType::Float64) ? f : static_cast<double>(i);
@@ -117,26 +163,35 @@ size_t scalar_size(GgufType type) {
   switch (type) {
     case GgufType::UInt8:
     case GgufType::Int8:
-    case GgufType::Bool: return 1;
+    case GgufType::Bool:
+      return 1;
     case GgufType::UInt16:
-    case GgufType::Int16: return 2;
+    case GgufType::Int16:
+      return 2;
     case GgufType::UInt32:
     case GgufType::Int32:
-    case GgufType::Float32: return 4;
+    case GgufType::Float32:
+      return 4;
     case GgufType::UInt64:
     case GgufType::Int64:
-    case GgufType::Float64: return 8;
-    default: return 0;
+    case GgufType::Float64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
-bool is_known_type(uint32_t raw) { return raw <= static_cast<uint32_t>(GgufType::Float64); }
+bool is_known_type(uint32_t raw) {
+  return raw <= static_cast<uint32_t>(GgufType::Float64);
+}
 
 GgufValue read_value(ByteReader& in, GgufType type, const std::string& key) {
   GgufValue value;
   value.type = type;
   switch (type) {
-    case GgufType::String: value.string_value = read_string(in, key); break;
+    case GgufType::String:
+      value.string_value = read_string(in, key);
+      break;
     case GgufType::Array: {
       const auto raw_element = in.read<uint32_t>(key);
       if (!is_known_type(raw_element)) {
@@ -149,20 +204,25 @@ GgufValue read_value(ByteReader& in, GgufType type, const std::string& key) {
       const auto count = in.read<uint64_t>(key);
       // Every element takes at least one byte (strings at least eight), so a count larger than
       // the rest of the file is corrupt; checking first avoids a huge allocation.
-      const size_t min_element = value.element_type == GgufType::String ? 8 : scalar_size(value.element_type);
+      const size_t min_element =
+          value.element_type == GgufType::String ? 8 : scalar_size(value.element_type);
       if (count > in.remaining() / min_element) {
-        fail(in.path(), ": metadata ", key, ": array of ", count, " elements runs past the end of the file");
+        fail(in.path(), ": metadata ", key, ": array of ", count,
+             " elements runs past the end of the file");
       }
       if (value.element_type == GgufType::String) {
         value.strings.reserve(static_cast<size_t>(count));
         for (uint64_t i = 0; i < count; ++i) value.strings.push_back(read_string(in, key));
       } else {
         value.numbers.reserve(static_cast<size_t>(count));
-        for (uint64_t i = 0; i < count; ++i) value.numbers.push_back(read_number(in, value.element_type, key, nullptr));
+        for (uint64_t i = 0; i < count; ++i)
+          value.numbers.push_back(read_number(in, value.element_type, key, nullptr));
       }
       break;
     }
-    default: value.float_value = read_number(in, type, key, &value.int_value); break;
+    default:
+      value.float_value = read_number(in, type, key, &value.int_value);
+      break;
   }
   return value;
 }
@@ -178,8 +238,10 @@ bool GgufValue::is_integer() const {
     case GgufType::UInt32:
     case GgufType::Int32:
     case GgufType::UInt64:
-    case GgufType::Int64: return true;
-    default: return false;
+    case GgufType::Int64:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -194,19 +256,24 @@ void GgufFile::parse() {
   const auto magic = in.read<uint32_t>("magic");
   if (magic != kGgufMagic) fail(path(), ": not a GGUF file (bad magic)");
   version_ = in.read<uint32_t>("version");
-  if (version_ != 2 && version_ != 3) fail(path(), ": unsupported GGUF version ", version_, " (Sluice reads 2 and 3)");
+  if (version_ != 2 && version_ != 3)
+    fail(path(), ": unsupported GGUF version ", version_, " (Sluice reads 2 and 3)");
   const auto num_tensors = in.read<uint64_t>("tensor count");
   const auto num_metadata = in.read<uint64_t>("metadata count");
   // A key/value pair takes at least 12 bytes, a tensor info at least 24.
-  if (num_metadata > in.remaining() / 12) fail(path(), ": metadata count ", num_metadata, " is larger than the file allows");
-  if (num_tensors > in.remaining() / 24) fail(path(), ": tensor count ", num_tensors, " is larger than the file allows");
+  if (num_metadata > in.remaining() / 12)
+    fail(path(), ": metadata count ", num_metadata, " is larger than the file allows");
+  if (num_tensors > in.remaining() / 24)
+    fail(path(), ": tensor count ", num_tensors, " is larger than the file allows");
 
   for (uint64_t i = 0; i < num_metadata; ++i) {
     std::string key = read_string(in, str_cat("metadata key #", i));
     const auto raw_type = in.read<uint32_t>(key);
-    if (!is_known_type(raw_type)) fail(path(), ": metadata ", key, ": unknown value type ", raw_type);
+    if (!is_known_type(raw_type))
+      fail(path(), ": metadata ", key, ": unknown value type ", raw_type);
     GgufValue value = read_value(in, static_cast<GgufType>(raw_type), key);
-    if (!metadata_.emplace(key, std::move(value)).second) fail(path(), ": metadata key ", key, " appears twice");
+    if (!metadata_.emplace(key, std::move(value)).second)
+      fail(path(), ": metadata key ", key, " appears twice");
   }
 
   uint64_t alignment = kDefaultAlignment;
@@ -222,14 +289,17 @@ void GgufFile::parse() {
     GgufTensorInfo info;
     info.name = read_string(in, str_cat("tensor name #", i));
     const auto num_dims = in.read<uint32_t>(info.name);
-    if (num_dims == 0 || num_dims > kMaxDims) fail(path(), ": tensor ", info.name, ": ", num_dims, " dimensions (1 to 4 allowed)");
+    if (num_dims == 0 || num_dims > kMaxDims)
+      fail(path(), ": tensor ", info.name, ": ", num_dims, " dimensions (1 to 4 allowed)");
     std::vector<int64_t> ne(num_dims);
     int64_t num_elements = 1;
     for (auto& n : ne) {
       const auto dim = in.read<uint64_t>(info.name);
-      if (dim == 0 || dim > (uint64_t{1} << 40)) fail(path(), ": tensor ", info.name, ": dimension ", dim, " is out of range");
+      if (dim == 0 || dim > (uint64_t{1} << 40))
+        fail(path(), ": tensor ", info.name, ": dimension ", dim, " is out of range");
       n = static_cast<int64_t>(dim);
-      if (num_elements > std::numeric_limits<int64_t>::max() / n) fail(path(), ": tensor ", info.name, ": element count overflows");
+      if (num_elements > std::numeric_limits<int64_t>::max() / n)
+        fail(path(), ": tensor ", info.name, ": element count overflows");
       num_elements *= n;
     }
     info.shape.assign(ne.rbegin(), ne.rend());
@@ -237,31 +307,37 @@ void GgufFile::parse() {
     const GgmlTypeTraits* traits = find_ggml_type(info.ggml_type);
     if (!traits) fail(path(), ": tensor ", info.name, ": unknown ggml type ", info.ggml_type);
     if (ne[0] % traits->block_size != 0) {
-      fail(path(), ": tensor ", info.name, ": row length ", ne[0], " is not a multiple of the ", traits->name,
-           " block size ", traits->block_size);
+      fail(path(), ": tensor ", info.name, ": row length ", ne[0], " is not a multiple of the ",
+           traits->name, " block size ", traits->block_size);
     }
     info.dtype = traits->dtype;
     info.num_bytes = static_cast<size_t>(num_elements / traits->block_size) * traits->block_bytes;
     info.offset = in.read<uint64_t>(info.name);
-    if (info.offset % alignment != 0) fail(path(), ": tensor ", info.name, ": offset ", info.offset, " is not aligned to ", alignment);
-    if (!tensor_index_.emplace(info.name, tensors_.size()).second) fail(path(), ": tensor ", info.name, " appears twice");
+    if (info.offset % alignment != 0)
+      fail(path(), ": tensor ", info.name, ": offset ", info.offset, " is not aligned to ",
+           alignment);
+    if (!tensor_index_.emplace(info.name, tensors_.size()).second)
+      fail(path(), ": tensor ", info.name, " appears twice");
     tensors_.push_back(std::move(info));
   }
 
   const uint64_t data_start = (in.offset() + alignment - 1) / alignment * alignment;
-  if (num_tensors > 0 && data_start > file_->size()) fail(path(), ": truncated: the tensor data section starts past the end of the file");
+  if (num_tensors > 0 && data_start > file_->size())
+    fail(path(), ": truncated: the tensor data section starts past the end of the file");
   const uint64_t data_size = file_->size() >= data_start ? file_->size() - data_start : 0;
   for (auto& info : tensors_) {
     if (info.offset > data_size || info.num_bytes > data_size - info.offset) {
-      fail(path(), ": tensor ", info.name, ": data [", info.offset, ", ", info.offset + info.num_bytes,
-           ") runs past the end of the data section (", data_size, " bytes); the file is truncated or corrupt");
+      fail(path(), ": tensor ", info.name, ": data [", info.offset, ", ",
+           info.offset + info.num_bytes, ") runs past the end of the data section (", data_size,
+           " bytes); the file is truncated or corrupt");
     }
     info.data = file_->data() + data_start + info.offset;
   }
   // Tensors must not overlap: sort a view by offset and compare neighbours.
   std::vector<const GgufTensorInfo*> by_offset;
   for (const auto& info : tensors_) by_offset.push_back(&info);
-  std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](auto* a, auto* b) { return a->offset < b->offset; });
   for (size_t i = 1; i < by_offset.size(); ++i) {
     if (by_offset[i - 1]->offset + by_offset[i - 1]->num_bytes > by_offset[i]->offset) {
       fail(path(), ": tensors ", by_offset[i - 1]->name, " and ", by_offset[i]->name, " overlap");
@@ -287,37 +363,43 @@ const GgufValue& GgufFile::require(const std::string& key) const {
 
 std::string GgufFile::get_string(const std::string& key) const {
   const GgufValue& v = require(key);
-  if (v.type != GgufType::String) fail(path(), ": metadata ", key, " is ", gguf_type_name(v.type), ", expected string");
+  if (v.type != GgufType::String)
+    fail(path(), ": metadata ", key, " is ", gguf_type_name(v.type), ", expected string");
   return v.string_value;
 }
 
 int64_t GgufFile::get_int(const std::string& key) const {
   const GgufValue& v = require(key);
-  if (!v.is_integer()) fail(path(), ": metadata ", key, " is ", gguf_type_name(v.type), ", expected an integer");
+  if (!v.is_integer())
+    fail(path(), ": metadata ", key, " is ", gguf_type_name(v.type), ", expected an integer");
   return v.int_value;
 }
 
 double GgufFile::get_float(const std::string& key) const {
   const GgufValue& v = require(key);
-  if (!v.is_float() && !v.is_integer()) fail(path(), ": metadata ", key, " is ", gguf_type_name(v.type), ", expected a number");
+  if (!v.is_float() && !v.is_integer())
+    fail(path(), ": metadata ", key, " is ", gguf_type_name(v.type), ", expected a number");
   return v.float_value;
 }
 
 bool GgufFile::get_bool(const std::string& key) const {
   const GgufValue& v = require(key);
-  if (v.type != GgufType::Bool) fail(path(), ": metadata ", key, " is ", gguf_type_name(v.type), ", expected bool");
+  if (v.type != GgufType::Bool)
+    fail(path(), ": metadata ", key, " is ", gguf_type_name(v.type), ", expected bool");
   return v.int_value != 0;
 }
 
 const std::vector<std::string>& GgufFile::get_string_array(const std::string& key) const {
   const GgufValue& v = require(key);
-  if (v.type != GgufType::Array || v.element_type != GgufType::String) fail(path(), ": metadata ", key, " is not an array of strings");
+  if (v.type != GgufType::Array || v.element_type != GgufType::String)
+    fail(path(), ": metadata ", key, " is not an array of strings");
   return v.strings;
 }
 
 const std::vector<double>& GgufFile::get_number_array(const std::string& key) const {
   const GgufValue& v = require(key);
-  if (v.type != GgufType::Array || v.element_type == GgufType::String) fail(path(), ": metadata ", key, " is not an array of numbers");
+  if (v.type != GgufType::Array || v.element_type == GgufType::String)
+    fail(path(), ": metadata ", key, " is not an array of numbers");
   return v.numbers;
 }
 

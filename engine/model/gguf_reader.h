@@ -16,8 +16,19 @@
 namespace sluice {
 
 enum class GgufType : uint32_t {
-  UInt8 = 0, Int8 = 1, UInt16 = 2, Int16 = 3, UInt32 = 4, Int32 = 5, Float32 = 6, Bool = 7,
-  String = 8, Array = 9, UInt64 = 10, Int64 = 11, Float64 = 12,
+  UInt8 = 0,
+  Int8 = 1,
+  UInt16 = 2,
+  Int16 = 3,
+  UInt32 = 4,
+  Int32 = 5,
+  Float32 = 6,
+  Bool = 7,
+  String = 8,
+  Array = 9,
+  UInt64 = 10,
+  Int64 = 11,
+  Float64 = 12,
 };
 
 // One metadata value. Scalars are widened (integers to int64/uint64, floats to double); arrays
@@ -33,17 +44,19 @@ struct GgufValue {
 
   bool is_integer() const;
   bool is_float() const { return type == GgufType::Float32 || type == GgufType::Float64; }
-  size_t array_size() const { return element_type == GgufType::String ? strings.size() : numbers.size(); }
+  size_t array_size() const {
+    return element_type == GgufType::String ? strings.size() : numbers.size();
+  }
 };
 
 struct GgufTensorInfo {
   std::string name;
-  uint32_t ggml_type = 0;           // the raw type id in the file
-  std::optional<DType> dtype;       // set when Sluice can compute with this type
-  std::vector<int64_t> shape;       // outermost first (ne reversed): [rows, cols] for matrices
-  uint64_t offset = 0;              // from the start of the data section
+  uint32_t ggml_type = 0;      // the raw type id in the file
+  std::optional<DType> dtype;  // set when Sluice can compute with this type
+  std::vector<int64_t> shape;  // outermost first (ne reversed): [rows, cols] for matrices
+  uint64_t offset = 0;         // from the start of the data section
   size_t num_bytes = 0;
-  const uint8_t* data = nullptr;    // into the map
+  const uint8_t* data = nullptr;  // into the map
 };
 
 class GgufFile {

@@ -57,9 +57,11 @@ RopeScaling read_rope_scaling(const json& j, const std::string& path) {
     scaling.type = RopeScaling::Type::Llama3;
     scaling.low_freq_factor = get_float(rs, path, "low_freq_factor", 1.0f);
     scaling.high_freq_factor = get_float(rs, path, "high_freq_factor", 4.0f);
-    scaling.original_max_position_embeddings = get_int(rs, path, "original_max_position_embeddings", 8192);
+    scaling.original_max_position_embeddings =
+        get_int(rs, path, "original_max_position_embeddings", 8192);
   } else {
-    fail(path, ": rope_scaling type '", type, "' is not supported (Sluice supports linear and llama3)");
+    fail(path, ": rope_scaling type '", type,
+         "' is not supported (Sluice supports linear and llama3)");
   }
   return scaling;
 }
@@ -88,7 +90,8 @@ ModelConfig read_hf_config(const std::string& path) {
   ModelConfig c;
   const std::string model_type = j.value("model_type", std::string());
   if (model_type != "llama" && model_type != "mistral" && model_type != "qwen2") {
-    fail(path, ": model_type '", model_type, "' is not supported (Sluice runs llama, mistral and qwen2)");
+    fail(path, ": model_type '", model_type,
+         "' is not supported (Sluice runs llama, mistral and qwen2)");
   }
   c.architecture = model_type;
   c.hidden_size = get_int(j, path, "hidden_size", std::nullopt);
@@ -107,7 +110,8 @@ ModelConfig read_hf_config(const std::string& path) {
   c.tie_word_embeddings = get_bool(j, path, "tie_word_embeddings", false);
   c.has_qkv_bias = model_type == "qwen2" || get_bool(j, path, "attention_bias", false);
   if (get_bool(j, path, "mlp_bias", false)) fail(path, ": mlp_bias is not supported");
-  const bool uses_window = model_type == "mistral" || get_bool(j, path, "use_sliding_window", false);
+  const bool uses_window =
+      model_type == "mistral" || get_bool(j, path, "use_sliding_window", false);
   if (uses_window) c.sliding_window = get_int(j, path, "sliding_window", 0);
   if (c.sliding_window > 0 && c.sliding_window < c.max_position_embeddings) {
     c.max_position_embeddings = c.sliding_window;  // attention never needs the window then

@@ -32,19 +32,19 @@ Header read_header(const MappedFile& file) {
 // Bytes of fp32 weights the header implies, or 0 if a field is out of range.
 uint64_t expected_bytes(const Header& h) {
   const int64_t vocab = h.vocab_size < 0 ? -int64_t{h.vocab_size} : h.vocab_size;
-  if (h.dim <= 0 || h.hidden_dim <= 0 || h.num_layers <= 0 || h.num_heads <= 0 || h.num_kv_heads <= 0 ||
-      vocab <= 0 || h.seq_len <= 0 || h.dim % h.num_heads != 0) {
+  if (h.dim <= 0 || h.hidden_dim <= 0 || h.num_layers <= 0 || h.num_heads <= 0 ||
+      h.num_kv_heads <= 0 || vocab <= 0 || h.seq_len <= 0 || h.dim % h.num_heads != 0) {
     return 0;
   }
   const int64_t head_dim = h.dim / h.num_heads;
   const int64_t kv_dim = head_dim * h.num_kv_heads;
   const int64_t dim = h.dim, hidden = h.hidden_dim, layers = h.num_layers;
-  int64_t floats = vocab * dim;                               // token embedding
+  int64_t floats = vocab * dim;                                               // token embedding
   floats += layers * (dim + dim * dim + 2 * dim * kv_dim + dim * dim + dim);  // attention
-  floats += layers * (3 * dim * hidden);                      // w1, w2, w3
-  floats += dim;                                              // final norm
-  floats += h.seq_len * head_dim;                             // two RoPE tables of seq_len * head_dim / 2
-  if (h.vocab_size < 0) floats += vocab * dim;                // separate classifier
+  floats += layers * (3 * dim * hidden);                                      // w1, w2, w3
+  floats += dim;                                                              // final norm
+  floats += h.seq_len * head_dim;               // two RoPE tables of seq_len * head_dim / 2
+  if (h.vocab_size < 0) floats += vocab * dim;  // separate classifier
   return kHeaderBytes + static_cast<uint64_t>(floats) * 4;
 }
 
@@ -57,13 +57,15 @@ Llama2cCheckpoint read_llama2c(const std::string& path) {
   const Header h = read_header(file);
   const uint64_t expected = expected_bytes(h);
   if (expected == 0) {
-    fail(path, ": not a llama2.c checkpoint: header (dim ", h.dim, ", hidden_dim ", h.hidden_dim, ", n_layers ",
-         h.num_layers, ", n_heads ", h.num_heads, ", n_kv_heads ", h.num_kv_heads, ", vocab_size ", h.vocab_size,
-         ", seq_len ", h.seq_len, ") has a non-positive or inconsistent field");
+    fail(path, ": not a llama2.c checkpoint: header (dim ", h.dim, ", hidden_dim ", h.hidden_dim,
+         ", n_layers ", h.num_layers, ", n_heads ", h.num_heads, ", n_kv_heads ", h.num_kv_heads,
+         ", vocab_size ", h.vocab_size, ", seq_len ", h.seq_len,
+         ") has a non-positive or inconsistent field");
   }
   if (file.size() != expected) {
-    fail(path, ": the header (dim ", h.dim, ", ", h.num_layers, " layers, vocab ", h.vocab_size, ") implies ",
-         expected, " bytes but the file has ", file.size(), file.size() < expected ? "; it is truncated" : "");
+    fail(path, ": the header (dim ", h.dim, ", ", h.num_layers, " layers, vocab ", h.vocab_size,
+         ") implies ", expected, " bytes but the file has ", file.size(),
+         file.size() < expected ? "; it is truncated" : "");
   }
 
   ModelConfig& c = checkpoint.config;

@@ -29,12 +29,12 @@ struct LoadOptions {
 };
 
 struct Model {
-  std::string path;          // what the user gave: a directory or a file
+  std::string path;  // what the user gave: a directory or a file
   ModelFormat format = ModelFormat::Gguf;
   ModelConfig config;
   ModelWeights weights;
-  std::string chat_template;  // empty when the files carry none
-  std::string tokenizer_path; // where the tokenizer was found (the GGUF file itself for GGUF)
+  std::string chat_template;   // empty when the files carry none
+  std::string tokenizer_path;  // where the tokenizer was found (the GGUF file itself for GGUF)
   std::vector<std::shared_ptr<const MappedFile>> files;  // keep the maps alive
   std::vector<std::vector<uint8_t>> owned_storage;       // weights made in memory (dummy models)
 

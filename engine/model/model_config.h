@@ -17,8 +17,8 @@ struct RopeScaling {
   enum class Type : uint8_t { None, Linear, Llama3 };
   Type type = Type::None;
   float factor = 1.0f;
-  float low_freq_factor = 1.0f;    // llama3
-  float high_freq_factor = 4.0f;   // llama3
+  float low_freq_factor = 1.0f;                 // llama3
+  float high_freq_factor = 4.0f;                // llama3
   int original_max_position_embeddings = 8192;  // llama3
 };
 

@@ -38,19 +38,31 @@ struct TensorNames {
   const char* layer_prefix;
 };
 
-constexpr TensorNames kHfNames = {
-    "model.embed_tokens.weight", "input_layernorm.weight", "self_attn.q_proj.weight",
-    "self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.q_proj.bias",
-    "self_attn.k_proj.bias", "self_attn.v_proj.bias", "self_attn.o_proj.weight",
-    "post_attention_layernorm.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
-    "mlp.down_proj.weight", "model.norm.weight", "lm_head.weight", "model.layers."};
+constexpr TensorNames kHfNames = {"model.embed_tokens.weight",
+                                  "input_layernorm.weight",
+                                  "self_attn.q_proj.weight",
+                                  "self_attn.k_proj.weight",
+                                  "self_attn.v_proj.weight",
+                                  "self_attn.q_proj.bias",
+                                  "self_attn.k_proj.bias",
+                                  "self_attn.v_proj.bias",
+                                  "self_attn.o_proj.weight",
+                                  "post_attention_layernorm.weight",
+                                  "mlp.gate_proj.weight",
+                                  "mlp.up_proj.weight",
+                                  "mlp.down_proj.weight",
+                                  "model.norm.weight",
+                                  "lm_head.weight",
+                                  "model.layers."};
 
 constexpr TensorNames kGgufNames = {
-    "token_embd.weight", "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
-    "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.weight", "ffn_norm.weight",
-    "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", "output_norm.weight", "output.weight", "blk."};
+    "token_embd.weight",  "attn_norm.weight",   "attn_q.weight",   "attn_k.weight",
+    "attn_v.weight",      "attn_q.bias",        "attn_k.bias",     "attn_v.bias",
+    "attn_output.weight", "ffn_norm.weight",    "ffn_gate.weight", "ffn_up.weight",
+    "ffn_down.weight",    "output_norm.weight", "output.weight",   "blk."};
 
-ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c, const TensorNames& names) {
+ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c,
+                            const TensorNames& names) {
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, q = c.q_size(), kv = c.kv_size();
   ModelWeights w;
   w.token_embedding = tensors.require(names.embedding, {c.vocab_size, hidden});
@@ -80,7 +92,8 @@ ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c
     w.lm_head = tensors.require(names.lm_head, {c.vocab_size, hidden});
   }
   if (const auto factors = tensors.optional("rope_freqs.weight", {c.head_dim / 2})) {
-    if (factors->dtype != DType::F32) fail("tensor rope_freqs.weight must be F32, not ", dtype_name(factors->dtype));
+    if (factors->dtype != DType::F32)
+      fail("tensor rope_freqs.weight must be F32, not ", dtype_name(factors->dtype));
     w.rope_freq_factors = *factors;
   }
   return w;
@@ -89,7 +102,8 @@ ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c
 // Tensors the model files carry that Sluice would silently ignore but that change the math.
 void reject_unsupported_tensors(const TensorDirectory& tensors) {
   for (const auto& [name, entry] : tensors.entries()) {
-    if (name.find("o_proj.bias") != std::string::npos || name.find("attn_output.bias") != std::string::npos ||
+    if (name.find("o_proj.bias") != std::string::npos ||
+        name.find("attn_output.bias") != std::string::npos ||
         (name.find("mlp.") != std::string::npos && name.ends_with(".bias"))) {
       fail(entry.file, ": tensor ", name, ": output or MLP biases are not supported");
     }
@@ -101,26 +115,31 @@ void reject_unsupported_tensors(const TensorDirectory& tensors) {
 std::string find_llama2c_tokenizer(const std::string& checkpoint_path, int vocab_size) {
   const fs::path dir = fs::path(checkpoint_path).parent_path();
   const std::string vocab = std::to_string(vocab_size);
-  for (const std::string& name : {std::string("tokenizer.bin"), "tok" + vocab + ".bin", std::string("tokenizer.model"),
-                                  "tok" + vocab + ".model"}) {
+  for (const std::string& name : {std::string("tokenizer.bin"), "tok" + vocab + ".bin",
+                                  std::string("tokenizer.model"), "tok" + vocab + ".model"}) {
     if (fs::exists(dir / name)) return (dir / name).string();
   }
-  fail(checkpoint_path, ": no tokenizer found beside the llama2.c checkpoint (looked for tokenizer.bin, tok", vocab,
+  fail(checkpoint_path,
+       ": no tokenizer found beside the llama2.c checkpoint (looked for tokenizer.bin, tok", vocab,
        ".bin, tokenizer.model, tok", vocab, ".model in ", dir.string(), "); pass --tokenizer");
 }
 
 void load_hf(Model& model) {
   const fs::path dir(model.path);
   const fs::path config_path = dir / "config.json";
-  if (!fs::exists(config_path)) fail(model.path, ": not a Hugging Face model directory (no config.json)");
+  if (!fs::exists(config_path))
+    fail(model.path, ": not a Hugging Face model directory (no config.json)");
   model.config = read_hf_config(config_path.string());
   TensorDirectory tensors;
   if (fs::exists(dir / "model.safetensors.index.json")) {
-    model.files = read_safetensors_sharded((dir / "model.safetensors.index.json").string(), tensors);
+    model.files =
+        read_safetensors_sharded((dir / "model.safetensors.index.json").string(), tensors);
   } else if (fs::exists(dir / "model.safetensors")) {
     model.files.push_back(read_safetensors((dir / "model.safetensors").string(), tensors));
   } else {
-    fail(model.path, ": no model.safetensors or model.safetensors.index.json (PyTorch .bin checkpoints are not supported)");
+    fail(model.path,
+         ": no model.safetensors or model.safetensors.index.json (PyTorch .bin checkpoints are not "
+         "supported)");
   }
   reject_unsupported_tensors(tensors);
   model.weights = assign_weights(tensors, model.config, kHfNames);
@@ -140,7 +159,8 @@ void load_gguf(Model& model) {
     entry.tensor.data = info.data;
     entry.tensor.num_bytes = info.num_bytes;
     entry.dtype_supported = info.dtype.has_value();
-    entry.type_name = info.dtype ? std::string(dtype_name(*info.dtype)) : str_cat("ggml type ", info.ggml_type);
+    entry.type_name =
+        info.dtype ? std::string(dtype_name(*info.dtype)) : str_cat("ggml type ", info.ggml_type);
     entry.file = model.path;
     tensors.add(std::move(entry));
   }
@@ -157,14 +177,15 @@ void load_llama2c(Model& model) {
   model.config.validate(model.path);
   model.weights = assign_weights(checkpoint.tensors, model.config, kGgufNames);
   model.files.push_back(checkpoint.file);
-  if (model.tokenizer_path.empty()) model.tokenizer_path = find_llama2c_tokenizer(model.path, model.config.vocab_size);
+  if (model.tokenizer_path.empty())
+    model.tokenizer_path = find_llama2c_tokenizer(model.path, model.config.vocab_size);
 }
 
 std::vector<const WeightTensor*> all_tensors(const ModelWeights& w) {
   std::vector<const WeightTensor*> out = {&w.token_embedding};
   for (const auto& l : w.layers) {
-    for (const WeightTensor* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.wo, &l.ffn_norm,
-                                  &l.w_gate, &l.w_up, &l.w_down}) {
+    for (const WeightTensor* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.wo,
+                                  &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down}) {
       if (!t->empty()) out.push_back(t);
     }
   }
@@ -193,7 +214,8 @@ void page_in(const Model& model, const LoadOptions& options) {
       const size_t end = std::min(t->num_bytes, offset + kChunk);
       for (size_t i = offset; i < end; i += kPage) sink = sink + t->data[i];
       done += end - offset;
-      const double fraction = 0.1 + 0.9 * static_cast<double>(done) / static_cast<double>(std::max<size_t>(total, 1));
+      const double fraction =
+          0.1 + 0.9 * static_cast<double>(done) / static_cast<double>(std::max<size_t>(total, 1));
       if (!report(options, fraction, "reading " + t->name)) throw Cancelled();
     }
   }
@@ -209,10 +231,14 @@ size_t Model::weight_bytes() const {
 
 std::string Model::format_name() const {
   switch (format) {
-    case ModelFormat::HuggingFace: return "safetensors";
-    case ModelFormat::Gguf: return "gguf";
-    case ModelFormat::Llama2c: return "llama2c";
-    case ModelFormat::Dummy: return "dummy";
+    case ModelFormat::HuggingFace:
+      return "safetensors";
+    case ModelFormat::Gguf:
+      return "gguf";
+    case ModelFormat::Llama2c:
+      return "llama2c";
+    case ModelFormat::Dummy:
+      return "dummy";
   }
   return "?";
 }
@@ -227,7 +253,8 @@ std::string Model::weight_dtypes() const {
 
 std::string locate_tokenizer(const std::string& model_path) {
   if (!fs::exists(model_path)) fail(model_path, ": no such file or directory");
-  if (fs::is_directory(model_path) || is_gguf_file(model_path) || fs::path(model_path).extension() == ".gguf") {
+  if (fs::is_directory(model_path) || is_gguf_file(model_path) ||
+      fs::path(model_path).extension() == ".gguf") {
     return model_path;
   }
   return find_llama2c_tokenizer(model_path, read_llama2c(model_path).config.vocab_size);
@@ -250,7 +277,8 @@ std::unique_ptr<Model> load_model(const std::string& path, const LoadOptions& op
     model->format = ModelFormat::Llama2c;
     load_llama2c(*model);
   }
-  if (!report(options, 0.1, "validated " + std::to_string(model->config.num_layers) + " layers")) throw Cancelled();
+  if (!report(options, 0.1, "validated " + std::to_string(model->config.num_layers) + " layers"))
+    throw Cancelled();
   if (options.prefault) page_in(*model, options);
   if (!report(options, 1.0, "loaded")) throw Cancelled();
   return model;

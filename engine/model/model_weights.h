@@ -26,9 +26,10 @@ struct LayerWeights {
 struct ModelWeights {
   WeightTensor token_embedding;  // [vocab_size, hidden_size]
   std::vector<LayerWeights> layers;
-  WeightTensor final_norm;       // [hidden_size]
-  WeightTensor lm_head;          // [vocab_size, hidden_size]; the embedding when tied
-  WeightTensor rope_freq_factors;  // [head_dim / 2] divisors of RoPE frequencies (GGUF llama3) or empty
+  WeightTensor final_norm;  // [hidden_size]
+  WeightTensor lm_head;     // [vocab_size, hidden_size]; the embedding when tied
+  WeightTensor
+      rope_freq_factors;  // [head_dim / 2] divisors of RoPE frequencies (GGUF llama3) or empty
 };
 
 }  // namespace sluice

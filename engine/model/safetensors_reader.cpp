@@ -23,10 +23,9 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {"F32", 4, DType::F32}, {"F16", 2, DType::F16}, {"BF16", 2, DType::BF16},
-    {"F64", 8, {}},         {"I64", 8, {}},         {"I32", 4, {}},
-    {"I16", 2, {}},         {"I8", 1, {}},          {"U8", 1, {}},
-    {"BOOL", 1, {}},        {"F8_E4M3", 1, {}},     {"F8_E5M2", 1, {}},
+    {"F32", 4, DType::F32}, {"F16", 2, DType::F16}, {"BF16", 2, DType::BF16}, {"F64", 8, {}},
+    {"I64", 8, {}},         {"I32", 4, {}},         {"I16", 2, {}},           {"I8", 1, {}},
+    {"U8", 1, {}},          {"BOOL", 1, {}},        {"F8_E4M3", 1, {}},       {"F8_E5M2", 1, {}},
     {"U16", 2, {}},         {"U32", 4, {}},         {"U64", 8, {}},
 };
 
@@ -52,14 +51,15 @@ int64_t checked_element_count(const nlohmann::json& shape, const std::string& wh
   return count;
 }
 
-TensorEntry parse_entry(const std::string& path, const std::string& name, const nlohmann::json& info,
-                        const uint8_t* buffer, uint64_t buffer_size) {
+TensorEntry parse_entry(const std::string& path, const std::string& name,
+                        const nlohmann::json& info, const uint8_t* buffer, uint64_t buffer_size) {
   const std::string where = str_cat(path, ": tensor ", name);
   if (!info.is_object()) fail(where, ": header entry is not an object");
   if (!info.contains("dtype") || !info["dtype"].is_string()) fail(where, ": missing dtype");
   if (!info.contains("shape")) fail(where, ": missing shape");
-  if (!info.contains("data_offsets") || !info["data_offsets"].is_array() || info["data_offsets"].size() != 2 ||
-      !info["data_offsets"][0].is_number_unsigned() || !info["data_offsets"][1].is_number_unsigned()) {
+  if (!info.contains("data_offsets") || !info["data_offsets"].is_array() ||
+      info["data_offsets"].size() != 2 || !info["data_offsets"][0].is_number_unsigned() ||
+      !info["data_offsets"][1].is_number_unsigned()) {
     fail(where, ": data_offsets must be two non-negative integers");
   }
   const std::string type_name = info["dtype"].get<std::string>();
@@ -74,8 +74,8 @@ TensorEntry parse_entry(const std::string& path, const std::string& name, const 
          " bytes); the file is truncated or corrupt");
   }
   if (end - begin != static_cast<uint64_t>(count) * type->element_bytes) {
-    fail(where, ": ", end - begin, " bytes of data do not hold shape ",
-         info["shape"].dump(), " of ", type_name);
+    fail(where, ": ", end - begin, " bytes of data do not hold shape ", info["shape"].dump(),
+         " of ", type_name);
   }
   TensorEntry entry;
   entry.tensor.name = name;
@@ -91,14 +91,18 @@ TensorEntry parse_entry(const std::string& path, const std::string& name, const 
 
 }  // namespace
 
-std::shared_ptr<const MappedFile> read_safetensors(const std::string& path, TensorDirectory& directory) {
+std::shared_ptr<const MappedFile> read_safetensors(const std::string& path,
+                                                   TensorDirectory& directory) {
   auto file = MappedFile::open(path);
-  if (file->size() < 8) fail(path, ": truncated: ", file->size(), " bytes, too short for a safetensors header");
+  if (file->size() < 8)
+    fail(path, ": truncated: ", file->size(), " bytes, too short for a safetensors header");
   uint64_t header_bytes = 0;
   std::memcpy(&header_bytes, file->data(), 8);
-  if (header_bytes > kMaxHeaderBytes) fail(path, ": header length ", header_bytes, " is implausible; not a safetensors file?");
+  if (header_bytes > kMaxHeaderBytes)
+    fail(path, ": header length ", header_bytes, " is implausible; not a safetensors file?");
   if (header_bytes > file->size() - 8) {
-    fail(path, ": truncated: the header claims ", header_bytes, " bytes but the file has ", file->size() - 8, " after the length");
+    fail(path, ": truncated: the header claims ", header_bytes, " bytes but the file has ",
+         file->size() - 8, " after the length");
   }
   const auto* header_begin = reinterpret_cast<const char*>(file->data() + 8);
   nlohmann::json header;
@@ -121,13 +125,14 @@ std::shared_ptr<const MappedFile> read_safetensors(const std::string& path, Tens
   }
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i) {
-    if (ranges[i - 1].second > ranges[i].first) fail(path, ": two tensors overlap at byte ", ranges[i].first);
+    if (ranges[i - 1].second > ranges[i].first)
+      fail(path, ": two tensors overlap at byte ", ranges[i].first);
   }
   return file;
 }
 
-std::vector<std::shared_ptr<const MappedFile>> read_safetensors_sharded(const std::string& index_path,
-                                                                        TensorDirectory& directory) {
+std::vector<std::shared_ptr<const MappedFile>> read_safetensors_sharded(
+    const std::string& index_path, TensorDirectory& directory) {
   nlohmann::json index;
   try {
     index = nlohmann::json::parse(read_text_file(index_path));
@@ -148,12 +153,16 @@ std::vector<std::shared_ptr<const MappedFile>> read_safetensors_sharded(const st
     shards.insert(shard_name);
   }
   std::vector<std::shared_ptr<const MappedFile>> files;
-  for (const auto& shard : shards) files.push_back(read_safetensors((dir / shard).string(), directory));
+  for (const auto& shard : shards)
+    files.push_back(read_safetensors((dir / shard).string(), directory));
   for (const auto& [name, shard] : index["weight_map"].items()) {
     const TensorEntry* entry = directory.find(name);
     const std::string expected = (dir / shard.get<std::string>()).string();
-    if (!entry) fail(index_path, ": tensor ", name, " is listed in the index but missing from ", expected);
-    if (entry->file != expected) fail(index_path, ": tensor ", name, " is in ", entry->file, ", not in ", expected, " as the index says");
+    if (!entry)
+      fail(index_path, ": tensor ", name, " is listed in the index but missing from ", expected);
+    if (entry->file != expected)
+      fail(index_path, ": tensor ", name, " is in ", entry->file, ", not in ", expected,
+           " as the index says");
   }
   return files;
 }

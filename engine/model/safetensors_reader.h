@@ -15,11 +15,12 @@ namespace sluice {
 
 // Maps and parses one .safetensors file, adding its tensors to `directory`; returns the map
 // (keep it alive while the tensors are used). Throws Error naming the file and the tensor.
-std::shared_ptr<const MappedFile> read_safetensors(const std::string& path, TensorDirectory& directory);
+std::shared_ptr<const MappedFile> read_safetensors(const std::string& path,
+                                                   TensorDirectory& directory);
 
 // Reads a sharded checkpoint's index (model.safetensors.index.json) and every shard it names,
 // checking that each tensor sits in the shard the index says. Returns the maps of all shards.
-std::vector<std::shared_ptr<const MappedFile>> read_safetensors_sharded(const std::string& index_path,
-                                                                        TensorDirectory& directory);
+std::vector<std::shared_ptr<const MappedFile>> read_safetensors_sharded(
+    const std::string& index_path, TensorDirectory& directory);
 
 }  // namespace sluice

@@ -17,9 +17,11 @@ const TensorEntry* TensorDirectory::find(const std::string& name) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-WeightTensor TensorDirectory::require(const std::string& name, const std::vector<int64_t>& shape) const {
+WeightTensor TensorDirectory::require(const std::string& name,
+                                      const std::vector<int64_t>& shape) const {
   auto tensor = optional(name, shape);
-  if (!tensor) fail("the model files have no tensor ", name, " (expected shape ", shape_to_string(shape), ")");
+  if (!tensor)
+    fail("the model files have no tensor ", name, " (expected shape ", shape_to_string(shape), ")");
   return *tensor;
 }
 

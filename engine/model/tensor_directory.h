@@ -13,10 +13,10 @@
 namespace sluice {
 
 struct TensorEntry {
-  WeightTensor tensor;           // dtype is meaningful only when dtype_supported
-  bool dtype_supported = true;   // false for types Sluice cannot compute with (I64, Q4_K, ...)
-  std::string type_name;         // the type as the file names it
-  std::string file;              // the file holding it
+  WeightTensor tensor;          // dtype is meaningful only when dtype_supported
+  bool dtype_supported = true;  // false for types Sluice cannot compute with (I64, Q4_K, ...)
+  std::string type_name;        // the type as the file names it
+  std::string file;             // the file holding it
 };
 
 class TensorDirectory {
@@ -34,7 +34,8 @@ class TensorDirectory {
   WeightTensor require(const std::string& name, const std::vector<int64_t>& shape) const;
 
   // Like require() but returns nullopt when the tensor is absent.
-  std::optional<WeightTensor> optional(const std::string& name, const std::vector<int64_t>& shape) const;
+  std::optional<WeightTensor> optional(const std::string& name,
+                                       const std::vector<int64_t>& shape) const;
 
  private:
   std::map<std::string, TensorEntry> entries_;

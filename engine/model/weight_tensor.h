@@ -12,9 +12,9 @@
 namespace sluice {
 
 struct WeightTensor {
-  std::string name;             // the name in its file, for errors
+  std::string name;  // the name in its file, for errors
   DType dtype = DType::F32;
-  std::vector<int64_t> shape;   // outermost first
+  std::vector<int64_t> shape;  // outermost first
   const uint8_t* data = nullptr;
   size_t num_bytes = 0;
 

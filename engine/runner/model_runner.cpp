@@ -18,18 +18,21 @@ void build_batch_inputs(const SchedulerOutput& step, int block_size, BatchInputs
   in.slot_mapping.reserve(static_cast<size_t>(step.total_num_scheduled_tokens));
   in.query_start_loc.push_back(0);
   for (const auto& r : step.requests) {
-    in.max_blocks_per_request = std::max(in.max_blocks_per_request, static_cast<int>(r.block_table.size()));
+    in.max_blocks_per_request =
+        std::max(in.max_blocks_per_request, static_cast<int>(r.block_table.size()));
   }
   in.block_tables.assign(step.requests.size() * static_cast<size_t>(in.max_blocks_per_request), -1);
   for (size_t i = 0; i < step.requests.size(); ++i) {
     const ScheduledRequest& r = step.requests[i];
-    assert(static_cast<int>(r.token_ids.size()) == r.num_scheduled_tokens);  // the scheduler's contract
+    assert(static_cast<int>(r.token_ids.size()) ==
+           r.num_scheduled_tokens);  // the scheduler's contract
     for (int j = 0; j < r.num_scheduled_tokens; ++j) {
       const int position = r.num_computed_tokens + j;
       in.token_ids.push_back(r.token_ids[static_cast<size_t>(j)]);
       in.positions.push_back(position);
       const int32_t block_id = r.block_table[static_cast<size_t>(position / block_size)];
-      in.slot_mapping.push_back(static_cast<int64_t>(block_id) * block_size + position % block_size);
+      in.slot_mapping.push_back(static_cast<int64_t>(block_id) * block_size +
+                                position % block_size);
     }
     in.query_start_loc.push_back(static_cast<int32_t>(in.token_ids.size()));
     in.seq_lens.push_back(r.num_computed_tokens + r.num_scheduled_tokens);

@@ -19,7 +19,8 @@ struct RunnerOutput {
   int vocab_size = 0;
 
   std::span<float> logits_row(size_t i) {
-    return std::span<float>(logits).subspan(i * static_cast<size_t>(vocab_size), static_cast<size_t>(vocab_size));
+    return std::span<float>(logits).subspan(i * static_cast<size_t>(vocab_size),
+                                            static_cast<size_t>(vocab_size));
   }
 };
 

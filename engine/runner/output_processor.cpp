@@ -9,7 +9,8 @@ namespace sluice {
 OutputProcessor::OutputProcessor(const Tokenizer& tokenizer, std::vector<int32_t> eos_token_ids)
     : tokenizer_(tokenizer), eos_token_ids_(std::move(eos_token_ids)) {}
 
-void OutputProcessor::add(RequestId request_id, const SamplingParams& params, bool at_sequence_start) {
+void OutputProcessor::add(RequestId request_id, const SamplingParams& params,
+                          bool at_sequence_start) {
   State s;
   s.detokenizer = std::make_unique<StreamingDetokenizer>(tokenizer_, at_sequence_start);
   if (!params.stop.empty()) s.stop_strings = std::make_unique<StopStringMatcher>(params.stop);

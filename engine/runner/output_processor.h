@@ -45,8 +45,8 @@ class OutputProcessor {
     std::unique_ptr<StreamingDetokenizer> detokenizer;
     std::unique_ptr<StopStringMatcher> stop_strings;  // null when the request has none
     std::unordered_set<int32_t> stop_token_ids;
-    std::string text;          // decoded so far (cut at a stop string once matched)
-    size_t num_emitted = 0;    // bytes of text already returned as new_text
+    std::string text;        // decoded so far (cut at a stop string once matched)
+    size_t num_emitted = 0;  // bytes of text already returned as new_text
     bool is_stopped = false;
   };
 

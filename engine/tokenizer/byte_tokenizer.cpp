@@ -9,10 +9,12 @@ constexpr int32_t kFirstByteId = 3;
 }  // namespace
 
 ByteTokenizer::ByteTokenizer(int32_t vocab_size) : vocab_size_(vocab_size) {
-  if (vocab_size < kFirstByteId + 256) fail("byte tokenizer: the vocabulary needs at least 259 ids, not ", vocab_size);
+  if (vocab_size < kFirstByteId + 256)
+    fail("byte tokenizer: the vocabulary needs at least 259 ids, not ", vocab_size);
 }
 
-std::vector<int32_t> ByteTokenizer::encode(std::string_view text, const EncodeOptions& options) const {
+std::vector<int32_t> ByteTokenizer::encode(std::string_view text,
+                                           const EncodeOptions& options) const {
   std::vector<int32_t> ids;
   ids.reserve(text.size() + 2);
   if (options.add_bos) ids.push_back(bos_id());
@@ -29,7 +31,8 @@ std::string ByteTokenizer::token_to_bytes(int32_t id, bool) const {
 std::string ByteTokenizer::token_text(int32_t id) const {
   if (id == 1) return "<s>";
   if (id == 2) return "</s>";
-  if (id >= kFirstByteId && id < kFirstByteId + 256) return str_cat("<0x", std::hex, id - kFirstByteId, ">");
+  if (id >= kFirstByteId && id < kFirstByteId + 256)
+    return str_cat("<0x", std::hex, id - kFirstByteId, ">");
   return "";
 }
 
@@ -39,6 +42,8 @@ TokenKind ByteTokenizer::token_kind(int32_t id) const {
   return TokenKind::Unused;
 }
 
-std::string ByteTokenizer::describe() const { return str_cat("bytes (", vocab_size_, " ids)"); }
+std::string ByteTokenizer::describe() const {
+  return str_cat("bytes (", vocab_size_, " ids)");
+}
 
 }  // namespace sluice

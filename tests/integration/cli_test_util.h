@@ -21,7 +21,8 @@ inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   size_t start = 0;
   while (start < content.size()) {
     const size_t end = content.find('\n', start);
-    const std::string line = content.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::string line =
+        content.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
     if (end == std::string::npos) break;
     start = end + 1;

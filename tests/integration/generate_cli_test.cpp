@@ -23,12 +23,13 @@ std::string write_input(const std::string& dir, const std::string& jsonl) {
 TEST(GenerateCli, WritesTheReferenceStory) {
   const std::string dir = make_temp_dir("gen-ref");
   const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
-                             write_input(dir, "{\"prompt\": \"Once upon a time\"}\n"), "--output", dir + "/out.jsonl",
-                             "--max-tokens", "252", "--token-ids"});
+                             write_input(dir, "{\"prompt\": \"Once upon a time\"}\n"), "--output",
+                             dir + "/out.jsonl", "--max-tokens", "252", "--token-ids"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto rows = read_jsonl(dir + "/out.jsonl");
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0]["output"].get<std::string>(), read_file(shared_path("models/stories260K/expected/generated_n256.txt")));
+  EXPECT_EQ(rows[0]["output"].get<std::string>(),
+            read_file(shared_path("models/stories260K/expected/generated_n256.txt")));
   EXPECT_EQ(rows[0]["output_token_ids"].get<std::vector<int32_t>>(), reference_generated_ids());
   EXPECT_EQ(rows[0]["prompt_tokens"], 5);
   EXPECT_EQ(rows[0]["output_tokens"], 252);
@@ -46,9 +47,10 @@ TEST(GenerateCli, EveryModelFormReproducesTheReferenceIds) {
     SCOPED_TRACE(form.name);
     const std::string dir = make_temp_dir("gen-forms");
     const size_t n = form.exact_greedy_256 ? expected.size() : 60;
-    const auto r = run_sluice({"generate", "--model", shared_path(form.path), "--input",
-                               write_input(dir, "{\"prompt\": \"Once upon a time\", \"id\": \"a\"}\n"), "--output",
-                               dir + "/out.jsonl", "--max-tokens", std::to_string(n), "--token-ids", "--quiet"});
+    const auto r = run_sluice(
+        {"generate", "--model", shared_path(form.path), "--input",
+         write_input(dir, "{\"prompt\": \"Once upon a time\", \"id\": \"a\"}\n"), "--output",
+         dir + "/out.jsonl", "--max-tokens", std::to_string(n), "--token-ids", "--quiet"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto rows = read_jsonl(dir + "/out.jsonl");
     ASSERT_EQ(rows.size(), 1u);
@@ -61,9 +63,10 @@ TEST(GenerateCli, EveryModelFormReproducesTheReferenceIds) {
 // An empty prompt is BOS alone; with run.c's 256 positions this is run.c's own output.
 TEST(GenerateCli, EmptyPromptMatchesRunCWithoutPrompt) {
   const std::string dir = make_temp_dir("gen-empty");
-  const auto r = run_sluice({"generate", "--model", shared_path("models/stories260K/llama2c/stories260K.bin"), "--input",
-                             write_input(dir, "{\"prompt\": \"\"}\n"), "--output", dir + "/out.jsonl", "--max-tokens",
-                             "256", "--quiet"});
+  const auto r =
+      run_sluice({"generate", "--model", shared_path("models/stories260K/llama2c/stories260K.bin"),
+                  "--input", write_input(dir, "{\"prompt\": \"\"}\n"), "--output",
+                  dir + "/out.jsonl", "--max-tokens", "256", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto rows = read_jsonl(dir + "/out.jsonl");
   EXPECT_EQ(rows[0]["prompt_tokens"], 1);
@@ -75,8 +78,8 @@ TEST(GenerateCli, EmptyPromptMatchesRunCWithoutPrompt) {
 TEST(GenerateCli, MalformedJsonlLineIsNamed) {
   const std::string dir = make_temp_dir("gen-bad");
   const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
-                             write_input(dir, "{\"prompt\": \"a\"}\n{\"prompt\": \"b\"\n"), "--output",
-                             dir + "/out.jsonl"});
+                             write_input(dir, "{\"prompt\": \"a\"}\n{\"prompt\": \"b\"\n"),
+                             "--output", dir + "/out.jsonl"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("input.jsonl:2"));
   EXPECT_THAT(r.err, HasSubstr("malformed JSON"));
@@ -85,17 +88,18 @@ TEST(GenerateCli, MalformedJsonlLineIsNamed) {
 
 TEST(GenerateCli, EmptyInputFileIsAnError) {
   const std::string dir = make_temp_dir("gen-emptyfile");
-  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", write_input(dir, ""), "--output",
-                             dir + "/out.jsonl"});
+  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
+                             write_input(dir, ""), "--output", dir + "/out.jsonl"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("empty"));
 }
 
 TEST(GenerateCli, InvalidUtf8IsNamed) {
   const std::string dir = make_temp_dir("gen-utf8");
-  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
-                             write_input(dir, "{\"prompt\": \"ok\"}\n{\"prompt\": \"bad \xff\xfe\"}\n"), "--output",
-                             dir + "/out.jsonl"});
+  const auto r =
+      run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
+                  write_input(dir, "{\"prompt\": \"ok\"}\n{\"prompt\": \"bad \xff\xfe\"}\n"),
+                  "--output", dir + "/out.jsonl"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("input.jsonl:2"));
 }
@@ -103,10 +107,12 @@ TEST(GenerateCli, InvalidUtf8IsNamed) {
 // A prompt longer than the context fails its own row with a clear error; the others finish.
 TEST(GenerateCli, PromptLongerThanContextFailsOnlyItsRow) {
   const std::string dir = make_temp_dir("gen-long");
-  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
-                             write_input(dir, "{\"prompt\": \"Once\"}\n{\"prompt\": \"Once upon a time there was a "
-                                              "little girl named Lily who liked to play\"}\n"),
-                             "--output", dir + "/out.jsonl", "--max-model-len", "8", "--quiet"});
+  const auto r =
+      run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
+                  write_input(dir,
+                              "{\"prompt\": \"Once\"}\n{\"prompt\": \"Once upon a time there was a "
+                              "little girl named Lily who liked to play\"}\n"),
+                  "--output", dir + "/out.jsonl", "--max-model-len", "8", "--quiet"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("input.jsonl:2"));
   const auto rows = read_jsonl(dir + "/out.jsonl");
@@ -119,9 +125,10 @@ TEST(GenerateCli, PromptLongerThanContextFailsOnlyItsRow) {
 // Generation that would run past the context ends with "length" at the context's edge.
 TEST(GenerateCli, RunningIntoTheContextEndsWithLength) {
   const std::string dir = make_temp_dir("gen-ctx");
-  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
-                             write_input(dir, "{\"prompt\": \"Once upon a time\"}\n"), "--output", dir + "/out.jsonl",
-                             "--max-tokens", "1000", "--max-model-len", "40", "--quiet"});
+  const auto r =
+      run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
+                  write_input(dir, "{\"prompt\": \"Once upon a time\"}\n"), "--output",
+                  dir + "/out.jsonl", "--max-tokens", "1000", "--max-model-len", "40", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto rows = read_jsonl(dir + "/out.jsonl");
   EXPECT_EQ(rows[0]["finish_reason"], "length");
@@ -131,26 +138,30 @@ TEST(GenerateCli, RunningIntoTheContextEndsWithLength) {
 TEST(GenerateCli, StopStringEndsTheOutputBeforeIt) {
   const std::string dir = make_temp_dir("gen-stop");
   const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
-                             write_input(dir, "{\"prompt\": \"Once upon a time\"}\n"), "--output", dir + "/out.jsonl",
-                             "--stop", "park", "--quiet"});
+                             write_input(dir, "{\"prompt\": \"Once upon a time\"}\n"), "--output",
+                             dir + "/out.jsonl", "--stop", "park", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto rows = read_jsonl(dir + "/out.jsonl");
   EXPECT_EQ(rows[0]["finish_reason"], "stop");
-  EXPECT_EQ(rows[0]["output"], ", there was a little girl named Lily. She loved to play outside in the ");
+  EXPECT_EQ(rows[0]["output"],
+            ", there was a little girl named Lily. She loved to play outside in the ");
 }
 
 TEST(GenerateCli, MissingTokenizerIsReported) {
   const std::string dir = make_temp_dir("gen-notok");
-  std::filesystem::copy_file(shared_path("models/stories260K/llama2c/stories260K.bin"), dir + "/m.bin");
-  const auto r = run_sluice({"generate", "--model", dir + "/m.bin", "--input",
-                             write_input(dir, "{\"prompt\": \"a\"}\n"), "--output", dir + "/out.jsonl"});
+  std::filesystem::copy_file(shared_path("models/stories260K/llama2c/stories260K.bin"),
+                             dir + "/m.bin");
+  const auto r =
+      run_sluice({"generate", "--model", dir + "/m.bin", "--input",
+                  write_input(dir, "{\"prompt\": \"a\"}\n"), "--output", dir + "/out.jsonl"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("no tokenizer"));
 }
 
 TEST(GenerateCli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run_sluice({"generate", "--input", "x"}).exit_code, 2);
-  const auto r = run_sluice({"generate", "--model", "m", "--input", "i", "--output", "o", "--temperature", "-1"});
+  const auto r = run_sluice(
+      {"generate", "--model", "m", "--input", "i", "--output", "o", "--temperature", "-1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("temperature"));
 }

@@ -52,7 +52,8 @@ GgufBuilder& GgufBuilder::add_bool(const std::string& key, bool value) {
   return *this;
 }
 
-GgufBuilder& GgufBuilder::add_string_array(const std::string& key, const std::vector<std::string>& values) {
+GgufBuilder& GgufBuilder::add_string_array(const std::string& key,
+                                           const std::vector<std::string>& values) {
   put_string(metadata_, key);
   put<uint32_t>(metadata_, 9);
   put<uint32_t>(metadata_, 8);
@@ -72,7 +73,8 @@ GgufBuilder& GgufBuilder::add_f32_array(const std::string& key, const std::vecto
   return *this;
 }
 
-GgufBuilder& GgufBuilder::add_i32_array(const std::string& key, const std::vector<int32_t>& values) {
+GgufBuilder& GgufBuilder::add_i32_array(const std::string& key,
+                                        const std::vector<int32_t>& values) {
   put_string(metadata_, key);
   put<uint32_t>(metadata_, 9);
   put<uint32_t>(metadata_, 5);
@@ -83,7 +85,8 @@ GgufBuilder& GgufBuilder::add_i32_array(const std::string& key, const std::vecto
 }
 
 GgufBuilder& GgufBuilder::add_f32_tensor(const std::string& name, const std::vector<int64_t>& shape,
-                                         const std::vector<float>& values, int64_t offset_override) {
+                                         const std::vector<float>& values,
+                                         int64_t offset_override) {
   tensors_.push_back({name, shape, values, offset_override});
   return *this;
 }
@@ -99,9 +102,11 @@ std::string GgufBuilder::build(const std::string& magic) const {
   for (const auto& t : tensors_) {
     put_string(out, t.name);
     put<uint32_t>(out, static_cast<uint32_t>(t.shape.size()));
-    for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) put<uint64_t>(out, static_cast<uint64_t>(*it));
+    for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it)
+      put<uint64_t>(out, static_cast<uint64_t>(*it));
     put<uint32_t>(out, 0);  // F32
-    const uint64_t this_offset = t.offset_override >= 0 ? static_cast<uint64_t>(t.offset_override) : offset;
+    const uint64_t this_offset =
+        t.offset_override >= 0 ? static_cast<uint64_t>(t.offset_override) : offset;
     put<uint64_t>(out, this_offset);
     offsets.push_back(this_offset);
     offset += (t.values.size() * 4 + 31) / 32 * 32;

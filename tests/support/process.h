@@ -13,6 +13,7 @@ struct ProcessResult {
 };
 
 // Runs argv[0] with argv (no shell), stdin from /dev/null. Throws when it cannot be started.
-ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {});
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::vector<std::string>& extra_env = {});
 
 }  // namespace sluice::test

@@ -19,19 +19,26 @@ std::vector<ModelForm> stories260k_forms() {
       {"llama2c", "models/stories260K/llama2c/stories260K.bin", "logits_first3_decode.json", true},
       {"hf", "models/stories260K/hf", "logits_first3_decode.json", true},
       {"hf-bf16", "models/stories260K/hf-bf16", "logits_first3_decode_bf16.json", false},
-      {"gguf-f32", "models/stories260K/gguf/stories260K-f32.gguf", "logits_first3_decode.json", true},
-      {"gguf-f16", "models/stories260K/gguf/stories260K-f16.gguf", "logits_first3_decode_f16.json", true},
-      {"gguf-q8_0", "models/stories260K/gguf/stories260K-q8_0.gguf", "logits_first3_decode_q8_0.json", false},
+      {"gguf-f32", "models/stories260K/gguf/stories260K-f32.gguf", "logits_first3_decode.json",
+       true},
+      {"gguf-f16", "models/stories260K/gguf/stories260K-f16.gguf", "logits_first3_decode_f16.json",
+       true},
+      {"gguf-q8_0", "models/stories260K/gguf/stories260K-q8_0.gguf",
+       "logits_first3_decode_q8_0.json", false},
   };
 }
 
-std::vector<int32_t> reference_prompt_ids() { return load_expected("prompt.json")["prompt_ids"].get<std::vector<int32_t>>(); }
+std::vector<int32_t> reference_prompt_ids() {
+  return load_expected("prompt.json")["prompt_ids"].get<std::vector<int32_t>>();
+}
 
 std::vector<int32_t> reference_generated_ids() {
   return load_expected("greedy_n256.json")["generated_ids"].get<std::vector<int32_t>>();
 }
 
-std::vector<int32_t> reference_tokens() { return load_expected("greedy_n256.json")["tokens"].get<std::vector<int32_t>>(); }
+std::vector<int32_t> reference_tokens() {
+  return load_expected("greedy_n256.json")["tokens"].get<std::vector<int32_t>>();
+}
 
 std::vector<ReferenceLogits> reference_logits(const std::string& file_name) {
   std::vector<ReferenceLogits> out;

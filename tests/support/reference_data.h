@@ -16,9 +16,9 @@ struct ReferenceLogits {
 // Every form of stories260K in ../shared: name (for messages), path, tolerance-file suffix.
 struct ModelForm {
   std::string name;
-  std::string path;             // file or directory, relative to ../shared
-  std::string logits_file;      // expected/logits_first3_decode*.json for this form
-  bool exact_greedy_256;        // greedy ids must match all 252 generated tokens (F32, F16)
+  std::string path;         // file or directory, relative to ../shared
+  std::string logits_file;  // expected/logits_first3_decode*.json for this form
+  bool exact_greedy_256;    // greedy ids must match all 252 generated tokens (F32, F16)
 };
 std::vector<ModelForm> stories260k_forms();
 

@@ -19,15 +19,19 @@ std::string shared_path(const std::string& relative) {
   return path.string();
 }
 
-std::string binary_dir() { return SLUICE_BINARY_DIR; }
+std::string binary_dir() {
+  return SLUICE_BINARY_DIR;
+}
 
-std::string source_dir() { return SLUICE_SOURCE_DIR; }
+std::string source_dir() {
+  return SLUICE_SOURCE_DIR;
+}
 
 std::string make_temp_dir(const std::string& name) {
   static std::atomic<int> counter{0};
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sluice-test-" + name + "-" + std::to_string(::getpid()) + "-" +
-                    std::to_string(counter++));
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("sluice-test-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

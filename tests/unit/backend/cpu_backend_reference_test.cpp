@@ -16,8 +16,8 @@ namespace {
 constexpr int kBlockSize = 16;
 
 // A single request laid out contiguously in blocks 0, 1, 2, ...
-BatchInputs single_request_batch(const std::vector<int32_t>& tokens, int start_position, int num_blocks,
-                                 bool all_logits) {
+BatchInputs single_request_batch(const std::vector<int32_t>& tokens, int start_position,
+                                 int num_blocks, bool all_logits) {
   BatchInputs in;
   const int n = static_cast<int>(tokens.size());
   for (int i = 0; i < n; ++i) {
@@ -69,13 +69,16 @@ TEST_P(CpuBackendReference, PrefillAndDecodeLogitsMatchReference) {
           << form.name << " prefill position " << ref.position;
     }
   }
-  EXPECT_LT(max_abs_diff(logits.data() + 4 * vocab, decode_refs[0].logits), tolerance) << form.name << " position 4";
+  EXPECT_LT(max_abs_diff(logits.data() + 4 * vocab, decode_refs[0].logits), tolerance)
+      << form.name << " position 4";
   const auto tokens = test::reference_tokens();
   for (size_t i = 1; i < decode_refs.size(); ++i) {
     const int pos = decode_refs[i].position;
     ASSERT_EQ(decode_refs[i].input_token, tokens[static_cast<size_t>(pos)]);
-    backend.forward(single_request_batch({tokens[static_cast<size_t>(pos)]}, pos, 32, false), logits);
-    EXPECT_LT(max_abs_diff(logits.data(), decode_refs[i].logits), tolerance) << form.name << " position " << pos;
+    backend.forward(single_request_batch({tokens[static_cast<size_t>(pos)]}, pos, 32, false),
+                    logits);
+    EXPECT_LT(max_abs_diff(logits.data(), decode_refs[i].logits), tolerance)
+        << form.name << " position " << pos;
   }
 }
 
@@ -97,11 +100,13 @@ TEST_P(CpuBackendReference, GreedyDecodingReproducesReferenceIds) {
     backend.forward(single_request_batch({generated.back()}, pos, 32, false), logits);
     generated.push_back(argmax(logits.data(), vocab));
   }
-  const std::vector<int32_t> expected_prefix(expected.begin(), expected.begin() + static_cast<long>(num_to_check));
+  const std::vector<int32_t> expected_prefix(expected.begin(),
+                                             expected.begin() + static_cast<long>(num_to_check));
   EXPECT_EQ(generated, expected_prefix) << form.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Stories260K, CpuBackendReference, ::testing::ValuesIn(test::stories260k_forms()),
+INSTANTIATE_TEST_SUITE_P(Stories260K, CpuBackendReference,
+                         ::testing::ValuesIn(test::stories260k_forms()),
                          [](const auto& param_info) {
                            std::string name = param_info.param.name;
                            std::replace(name.begin(), name.end(), '-', '_');
@@ -114,7 +119,8 @@ INSTANTIATE_TEST_SUITE_P(Stories260K, CpuBackendReference, ::testing::ValuesIn(t
 namespace sluice {
 namespace {
 
-std::vector<int32_t> greedy_ids(const Model& model, const CpuBackendOptions& options, size_t count) {
+std::vector<int32_t> greedy_ids(const Model& model, const CpuBackendOptions& options,
+                                size_t count) {
   CpuBackend backend(model, options);
   backend.allocate_kv_cache(32, kBlockSize);
   const auto prompt = test::reference_prompt_ids();
@@ -144,7 +150,8 @@ TEST(CpuBackendWidening, TileByTileMatchesWidenedOnce) {
   const auto model = load_model(test::shared_path("models/stories260K/gguf/stories260K-f16.gguf"));
   const auto once = greedy_ids(*model, CpuBackendOptions{.num_threads = 2}, 64);
   const auto tiled = greedy_ids(
-      *model, CpuBackendOptions{.num_threads = 2, .widen_budget_bytes = 0, .widen_budget_set = true}, 64);
+      *model,
+      CpuBackendOptions{.num_threads = 2, .widen_budget_bytes = 0, .widen_budget_set = true}, 64);
   EXPECT_EQ(once, tiled);
   const auto expected = test::reference_generated_ids();
   EXPECT_EQ(tiled, std::vector<int32_t>(expected.begin(), expected.begin() + 64));

@@ -23,10 +23,12 @@ class BatchInvariance : public ::testing::Test {
   }
 
   // Each prompt run alone, one after the other, in a roomy pool.
-  static std::map<std::pair<size_t, uint32_t>, FinishedRequest> run_alone(const SamplingParams& params) {
+  static std::map<std::pair<size_t, uint32_t>, FinishedRequest> run_alone(
+      const SamplingParams& params) {
     std::map<std::pair<size_t, uint32_t>, FinishedRequest> out;
     for (size_t i = 0; i < prompts_.size(); ++i) {
-      auto engine = model_->make_engine(EngineConfig{.num_kv_blocks = 64, .check_invariants = true});
+      auto engine =
+          model_->make_engine(EngineConfig{.num_kv_blocks = 64, .check_invariants = true});
       const RequestId id = engine->add_request(prompts_[i], params, i);
       while (engine->has_unfinished()) {
         for (auto& f : engine->step().finished) {
@@ -38,12 +40,14 @@ class BatchInvariance : public ::testing::Test {
     return out;
   }
 
-  static void expect_same_tokens(const std::map<std::pair<size_t, uint32_t>, FinishedRequest>& batch,
-                                 const std::map<std::pair<size_t, uint32_t>, FinishedRequest>& alone) {
+  static void expect_same_tokens(
+      const std::map<std::pair<size_t, uint32_t>, FinishedRequest>& batch,
+      const std::map<std::pair<size_t, uint32_t>, FinishedRequest>& alone) {
     ASSERT_EQ(batch.size(), alone.size());
     for (const auto& [key, f] : alone) {
       const FinishedRequest& b = batch.at(key);
-      EXPECT_EQ(b.output_token_ids, f.output_token_ids) << "prompt " << key.first << " sample " << key.second;
+      EXPECT_EQ(b.output_token_ids, f.output_token_ids)
+          << "prompt " << key.first << " sample " << key.second;
       EXPECT_EQ(b.output_text, f.output_text) << "prompt " << key.first;
       EXPECT_EQ(b.finish_reason, f.finish_reason) << "prompt " << key.first;
     }
@@ -56,9 +60,12 @@ class BatchInvariance : public ::testing::Test {
 StoriesModel* BatchInvariance::model_ = nullptr;
 std::vector<std::vector<int32_t>> BatchInvariance::prompts_;
 
-SamplingParams greedy() { return SamplingParams{.max_tokens = 40}; }
+SamplingParams greedy() {
+  return SamplingParams{.max_tokens = 40};
+}
 SamplingParams seeded() {
-  return SamplingParams{.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 1234, .max_tokens = 40};
+  return SamplingParams{
+      .temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 1234, .max_tokens = 40};
 }
 
 TEST_F(BatchInvariance, GreedyWholeFileEqualsAlone) {
@@ -86,7 +93,8 @@ TEST_F(BatchInvariance, TinyPoolWithManyPreemptionsEqualsAlone) {
 
 // A budget of 7 tokens per step splits every prompt into chunks.
 TEST_F(BatchInvariance, ChunkedPrefillEqualsAlone) {
-  auto engine = model_->make_engine(EngineConfig{.max_num_seqs = 8, .max_num_batched_tokens = 7, .check_invariants = true});
+  auto engine = model_->make_engine(
+      EngineConfig{.max_num_seqs = 8, .max_num_batched_tokens = 7, .check_invariants = true});
   RunStats stats;
   const auto batch = run_all(*engine, prompts_, greedy(), &stats);
   EXPECT_LE(stats.max_scheduled_tokens, 7);
@@ -122,7 +130,8 @@ TEST_F(BatchInvariance, ReferenceStoryThroughTheBatchedPath) {
   const auto out = run_all(*engine, prompts, SamplingParams{.max_tokens = 252}, &stats);
   EXPECT_GT(stats.num_preemptions, 0);
   EXPECT_EQ(out.at({0, 0}).output_token_ids, reference_generated_ids());
-  EXPECT_EQ(out.at({0, 0}).output_text, read_file(shared_path("models/stories260K/expected/generated_n256.txt")));
+  EXPECT_EQ(out.at({0, 0}).output_text,
+            read_file(shared_path("models/stories260K/expected/generated_n256.txt")));
 }
 
 }  // namespace

@@ -17,17 +17,19 @@ namespace sluice::test {
 struct StoriesModel {
   ModelSession session;
 
-  explicit StoriesModel(const std::string& relative = "models/stories260K/gguf/stories260K-f32.gguf")
+  explicit StoriesModel(
+      const std::string& relative = "models/stories260K/gguf/stories260K-f32.gguf")
       : session(open_model_session(shared_path(relative), "")) {}
 
   std::unique_ptr<Engine> make_engine(const EngineConfig& config) const {
-    return std::make_unique<Engine>(session.model->config, *session.tokenizer,
-                                    std::make_unique<CpuBackend>(*session.model, CpuBackendOptions{.num_threads = 2}),
-                                    config);
+    return std::make_unique<Engine>(
+        session.model->config, *session.tokenizer,
+        std::make_unique<CpuBackend>(*session.model, CpuBackendOptions{.num_threads = 2}), config);
   }
 
   std::vector<int32_t> encode(const std::string& text) const {
-    return session.tokenizer->encode(text, EncodeOptions{.add_bos = session.tokenizer->add_bos_default()});
+    return session.tokenizer->encode(
+        text, EncodeOptions{.add_bos = session.tokenizer->add_bos_default()});
   }
 };
 
@@ -40,19 +42,21 @@ struct RunStats {
 
 // Adds every prompt (sample key = its index), steps until done, returns the outputs keyed by
 // (prompt index, sample index).
-inline std::map<std::pair<size_t, uint32_t>, FinishedRequest> run_all(Engine& engine,
-                                                                      const std::vector<std::vector<int32_t>>& prompts,
-                                                                      const SamplingParams& params,
-                                                                      RunStats* stats = nullptr) {
+inline std::map<std::pair<size_t, uint32_t>, FinishedRequest> run_all(
+    Engine& engine, const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params,
+    RunStats* stats = nullptr) {
   std::map<RequestId, size_t> index_of;
-  for (size_t i = 0; i < prompts.size(); ++i) index_of[engine.add_request(prompts[i], params, i)] = i;
+  for (size_t i = 0; i < prompts.size(); ++i)
+    index_of[engine.add_request(prompts[i], params, i)] = i;
   std::map<std::pair<size_t, uint32_t>, FinishedRequest> out;
   while (engine.has_unfinished()) {
     StepResult step = engine.step();
     if (stats) {
       stats->num_preemptions = step.stats.num_preemptions;
-      stats->max_scheduled_requests = std::max(stats->max_scheduled_requests, step.stats.num_scheduled_requests);
-      stats->max_scheduled_tokens = std::max(stats->max_scheduled_tokens, step.stats.num_scheduled_tokens);
+      stats->max_scheduled_requests =
+          std::max(stats->max_scheduled_requests, step.stats.num_scheduled_requests);
+      stats->max_scheduled_tokens =
+          std::max(stats->max_scheduled_tokens, step.stats.num_scheduled_tokens);
       ++stats->num_steps;
     }
     for (auto& f : step.finished) out[{index_of.at(f.group_id), f.sample_idx}] = std::move(f);
@@ -63,7 +67,8 @@ inline std::map<std::pair<size_t, uint32_t>, FinishedRequest> run_all(Engine& en
 // The first n instruction prompts of the Alpaca file.
 inline std::vector<std::string> alpaca_prompts(size_t n) {
   std::vector<std::string> out;
-  for (const auto& row : read_alpaca_prompts(shared_path("datasets/en/alpaca_5000.json"), n)) out.push_back(row.prompt);
+  for (const auto& row : read_alpaca_prompts(shared_path("datasets/en/alpaca_5000.json"), n))
+    out.push_back(row.prompt);
   return out;
 }
 

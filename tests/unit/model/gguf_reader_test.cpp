@@ -31,7 +31,8 @@ void expect_open_error(const std::string& path, const std::vector<std::string>& 
 }
 
 TEST(GgufReader, ReadsStories260kMetadataAndTensors) {
-  const auto gguf = GgufFile::open(test::shared_path("models/stories260K/gguf/stories260K-q8_0.gguf"));
+  const auto gguf =
+      GgufFile::open(test::shared_path("models/stories260K/gguf/stories260K-q8_0.gguf"));
   EXPECT_EQ(gguf->version(), 3u);
   EXPECT_EQ(gguf->get_string("general.architecture"), "llama");
   EXPECT_EQ(gguf->get_int("llama.embedding_length"), 64);
@@ -47,7 +48,8 @@ TEST(GgufReader, ReadsStories260kMetadataAndTensors) {
 }
 
 TEST(GgufReader, WrongTypeAndMissingKeyNameTheKey) {
-  const auto gguf = GgufFile::open(test::shared_path("models/stories260K/gguf/stories260K-f32.gguf"));
+  const auto gguf =
+      GgufFile::open(test::shared_path("models/stories260K/gguf/stories260K-f32.gguf"));
   EXPECT_THROW(gguf->get_int("no.such.key"), Error);
   try {
     gguf->get_int("general.architecture");
@@ -58,7 +60,8 @@ TEST(GgufReader, WrongTypeAndMissingKeyNameTheKey) {
 }
 
 TEST(GgufReader, BadMagicIsRejected) {
-  const std::string bytes = test::GgufBuilder().add_string("general.architecture", "llama").build("GGUX");
+  const std::string bytes =
+      test::GgufBuilder().add_string("general.architecture", "llama").build("GGUX");
   expect_open_error(write_gguf("bad-magic.gguf", bytes), {"bad-magic.gguf", "bad magic"});
 }
 
@@ -67,7 +70,8 @@ TEST(GgufReader, TensorOffsetPastTheEndNamesTheTensor) {
                                 .add_f32_tensor("ok.weight", {4}, {1, 2, 3, 4})
                                 .add_f32_tensor("far.weight", {4}, {1, 2, 3, 4}, 1 << 20)
                                 .build();
-  expect_open_error(write_gguf("offset.gguf", bytes), {"offset.gguf", "far.weight", "past the end"});
+  expect_open_error(write_gguf("offset.gguf", bytes),
+                    {"offset.gguf", "far.weight", "past the end"});
 }
 
 TEST(GgufReader, TruncatedFileIsRejectedAtEveryCut) {
@@ -94,8 +98,10 @@ TEST(GgufReader, HugeArrayCountIsRejectedWithoutAllocating) {
 }
 
 TEST(GgufReader, DuplicateTensorNamesAreRejected) {
-  const std::string bytes =
-      test::GgufBuilder().add_f32_tensor("t", {4}, {1, 2, 3, 4}).add_f32_tensor("t", {4}, {1, 2, 3, 4}).build();
+  const std::string bytes = test::GgufBuilder()
+                                .add_f32_tensor("t", {4}, {1, 2, 3, 4})
+                                .add_f32_tensor("t", {4}, {1, 2, 3, 4})
+                                .build();
   expect_open_error(write_gguf("dup.gguf", bytes), {"t", "twice"});
 }
 

@@ -60,14 +60,18 @@ TEST(ModelLoader, EveryFormHasTheStories260kShape) {
 }
 
 TEST(ModelLoader, ChatTemplatesComeFromTheFiles) {
-  EXPECT_THAT(load_model(test::shared_path("models/stories260K/hf"))->chat_template, HasSubstr("message['content']"));
-  EXPECT_FALSE(load_model(test::shared_path("models/stories260K/gguf/stories260K-f32.gguf"))->chat_template.empty());
-  EXPECT_TRUE(load_model(test::shared_path("models/stories260K/llama2c/stories260K.bin"))->chat_template.empty());
+  EXPECT_THAT(load_model(test::shared_path("models/stories260K/hf"))->chat_template,
+              HasSubstr("message['content']"));
+  EXPECT_FALSE(load_model(test::shared_path("models/stories260K/gguf/stories260K-f32.gguf"))
+                   ->chat_template.empty());
+  EXPECT_TRUE(load_model(test::shared_path("models/stories260K/llama2c/stories260K.bin"))
+                  ->chat_template.empty());
 }
 
 TEST(ModelLoader, WeightTypesAreReported) {
   EXPECT_EQ(load_model(test::shared_path("models/stories260K/hf-bf16"))->weight_dtypes(), "BF16");
-  EXPECT_EQ(load_model(test::shared_path("models/stories260K/gguf/stories260K-q8_0.gguf"))->weight_dtypes(),
+  EXPECT_EQ(load_model(test::shared_path("models/stories260K/gguf/stories260K-q8_0.gguf"))
+                ->weight_dtypes(),
             "F16+F32+Q8_0");
 }
 
@@ -132,20 +136,23 @@ TEST(ModelLoader, MissingWeightsFileIsReported) {
 
 TEST(ModelLoader, TruncatedLlama2cCheckpointIsReported) {
   const std::string dir = test::make_temp_dir("l2c");
-  const std::string bytes = test::read_file(test::shared_path("models/stories260K/llama2c/stories260K.bin"));
+  const std::string bytes =
+      test::read_file(test::shared_path("models/stories260K/llama2c/stories260K.bin"));
   test::write_file(dir + "/stories260K.bin", bytes.substr(0, bytes.size() / 2));
   expect_load_error(dir + "/stories260K.bin", {"stories260K.bin", "truncated"});
 }
 
 TEST(ModelLoader, Llama2cWithoutTokenizerSaysSo) {
   const std::string dir = test::make_temp_dir("l2c-notok");
-  fs::copy_file(test::shared_path("models/stories260K/llama2c/stories260K.bin"), dir + "/stories260K.bin");
+  fs::copy_file(test::shared_path("models/stories260K/llama2c/stories260K.bin"),
+                dir + "/stories260K.bin");
   expect_load_error(dir + "/stories260K.bin", {"no tokenizer", "--tokenizer"});
 }
 
 TEST(ModelLoader, GgufWithBadMagicIsReported) {
   const std::string dir = test::make_temp_dir("gguf-magic");
-  std::string bytes = test::read_file(test::shared_path("models/stories260K/gguf/stories260K-f32.gguf"));
+  std::string bytes =
+      test::read_file(test::shared_path("models/stories260K/gguf/stories260K-f32.gguf"));
   bytes[0] = 'X';
   test::write_file(dir + "/model.gguf", bytes);
   expect_load_error(dir + "/model.gguf", {"model.gguf", "bad magic"});
@@ -153,12 +160,15 @@ TEST(ModelLoader, GgufWithBadMagicIsReported) {
 
 TEST(ModelLoader, TruncatedGgufNamesATensor) {
   const std::string dir = test::make_temp_dir("gguf-cut");
-  const std::string bytes = test::read_file(test::shared_path("models/stories260K/gguf/stories260K-f32.gguf"));
+  const std::string bytes =
+      test::read_file(test::shared_path("models/stories260K/gguf/stories260K-f32.gguf"));
   test::write_file(dir + "/model.gguf", bytes.substr(0, bytes.size() - 4096));
   expect_load_error(dir + "/model.gguf", {"model.gguf", "tensor", "past the end"});
 }
 
-TEST(ModelLoader, MissingPathIsReported) { expect_load_error("/nonexistent/model.gguf", {"/nonexistent/model.gguf"}); }
+TEST(ModelLoader, MissingPathIsReported) {
+  expect_load_error("/nonexistent/model.gguf", {"/nonexistent/model.gguf"});
+}
 
 }  // namespace
 }  // namespace sluice

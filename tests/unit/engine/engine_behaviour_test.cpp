@@ -1,0 +1,99 @@
+// Engine behaviour beyond batch invariance: aborts, rejections, stop conditions and statistics.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "engine/core/error.h"
+#include "tests/unit/engine/engine_test_util.h"
+
+namespace sluice::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(EngineBehaviour, AbortFinishesEverySampleOfTheGroupWithAbort) {
+  StoriesModel model;
+  auto engine = model.make_engine(EngineConfig{.check_invariants = true});
+  SamplingParams params{.n = 3, .temperature = 1.0f, .max_tokens = 200};
+  const RequestId kept = engine->add_request(model.encode("Once upon a time"), params, 0);
+  const RequestId aborted = engine->add_request(model.encode("The dog"), params, 1);
+  for (int i = 0; i < 5; ++i) engine->step();  // past the fork: three samples each
+  engine->abort(aborted);
+  std::map<RequestId, std::vector<FinishReason>> reasons;
+  while (engine->has_unfinished()) {
+    for (const auto& f : engine->step().finished) reasons[f.group_id].push_back(f.finish_reason);
+  }
+  EXPECT_EQ(reasons[aborted], std::vector<FinishReason>(3, FinishReason::Abort));
+  ASSERT_EQ(reasons[kept].size(), 3u);
+  for (const auto r : reasons[kept]) EXPECT_NE(r, FinishReason::Abort);
+  EXPECT_EQ(engine->kv_cache_manager().num_used_blocks(), 0);
+}
+
+TEST(EngineBehaviour, InvalidSamplingParametersThrowAtAdd) {
+  StoriesModel model;
+  auto engine = model.make_engine(EngineConfig{.num_kv_blocks = 8});
+  EXPECT_THROW(engine->add_request({1, 2}, SamplingParams{.temperature = -1.0f}, 0), Error);
+  EXPECT_THROW(engine->add_request({1, 99999}, SamplingParams{}, 0), Error);
+  EXPECT_FALSE(engine->has_unfinished());
+}
+
+TEST(EngineBehaviour, PromptAtTheContextLimitFailsAloneWithAClearError) {
+  StoriesModel model;
+  auto engine = model.make_engine(EngineConfig{.max_model_len = 16, .check_invariants = true});
+  const RequestId ok =
+      engine->add_request(model.encode("Once"), SamplingParams{.max_tokens = 4}, 0);
+  const RequestId too_long =
+      engine->add_request(std::vector<int32_t>(20, 300), SamplingParams{}, 1);
+  std::map<RequestId, FinishedRequest> done;
+  while (engine->has_unfinished()) {
+    for (auto& f : engine->step().finished) done[f.group_id] = std::move(f);
+  }
+  EXPECT_EQ(done.at(ok).finish_reason, FinishReason::Length);
+  EXPECT_EQ(done.at(too_long).finish_reason, FinishReason::Error);
+  EXPECT_THAT(done.at(too_long).error, HasSubstr("16"));
+}
+
+// llama2.c models end on a generated BOS, as run.c does; sampling long enough produces one.
+TEST(EngineBehaviour, Llama2cModelsStopOnAGeneratedBos) {
+  StoriesModel model("models/stories260K/llama2c/stories260K.bin");
+  auto engine = model.make_engine(EngineConfig{.check_invariants = true});
+  std::vector<std::vector<int32_t>> prompts(16, model.encode("Once upon a time"));
+  const auto out =
+      run_all(*engine, prompts, SamplingParams{.temperature = 1.0f, .seed = 3, .max_tokens = 400});
+  int num_stopped = 0;
+  for (const auto& [key, f] : out) {
+    if (f.finish_reason != FinishReason::Stop) continue;
+    ++num_stopped;
+    EXPECT_EQ(f.output_token_ids.back(), 1);  // the BOS that ended it, not decoded into the text
+    EXPECT_LT(f.output_token_ids.size(), 400u);
+  }
+  EXPECT_GT(num_stopped, 0);
+}
+
+TEST(EngineBehaviour, StatsAccountForTokensAndBlocks) {
+  StoriesModel model;
+  auto engine = model.make_engine(EngineConfig{.max_num_seqs = 4, .check_invariants = true});
+  std::vector<std::vector<int32_t>> prompts;
+  int64_t prompt_tokens = 0;
+  for (const auto& text : alpaca_prompts(10)) {
+    prompts.push_back(model.encode(text));
+    prompt_tokens += static_cast<int64_t>(prompts.back().size());
+  }
+  for (size_t i = 0; i < prompts.size(); ++i)
+    engine->add_request(prompts[i], SamplingParams{.max_tokens = 12}, i);
+  StepStats last;
+  while (engine->has_unfinished()) {
+    last = engine->step().stats;
+    EXPECT_LE(last.num_scheduled_requests, 4);
+    EXPECT_EQ(last.num_kv_blocks_used + last.num_kv_blocks_free, last.num_kv_blocks);
+    EXPECT_LE(last.num_kv_tokens, static_cast<int64_t>(last.num_kv_blocks_used) * 16);
+  }
+  EXPECT_EQ(last.total_generation_tokens, 10 * 12);
+  EXPECT_EQ(last.total_prompt_tokens, prompt_tokens);  // no preemption: each prompt once
+  EXPECT_EQ(last.num_finished, 10);
+  EXPECT_EQ(last.num_kv_blocks_used, 0);
+  EXPECT_GT(last.generation_tokens_per_s, 0.0);
+  EXPECT_GT(last.memory.kv_cache_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace sluice::test
