@@ -168,3 +168,28 @@ TEST(GenerateCli, UsageErrorsExitWithTwo) {
 
 }  // namespace
 }  // namespace sluice::test
+
+namespace sluice::test {
+namespace {
+
+// --n 3 with sampling: three samples per row, each its own output, reproducible run to run.
+TEST(GenerateCli, SamplesPerRowWithN) {
+  const std::string dir = make_temp_dir("gen-n");
+  write_file(dir + "/input.jsonl", "{\"prompt\": \"Once upon a time\"}\n{\"prompt\": \"The cat\"}\n");
+  const std::vector<std::string> args = {"generate", "--model", shared_path(kGgufF32), "--input", dir + "/input.jsonl",
+                                         "--output", dir + "/out.jsonl", "--n", "3", "--temperature", "1.0",
+                                         "--seed", "11", "--max-tokens", "24", "--quiet"};
+  ASSERT_EQ(run_sluice(args).exit_code, 0);
+  const auto first = read_jsonl(dir + "/out.jsonl");
+  ASSERT_EQ(run_sluice(args).exit_code, 0);
+  const auto second = read_jsonl(dir + "/out.jsonl");
+  ASSERT_EQ(first.size(), 2u);
+  for (const auto& row : first) {
+    ASSERT_EQ(row["samples"].size(), 3u);
+    EXPECT_NE(row["samples"][0]["output"], row["samples"][1]["output"]);
+  }
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i]["samples"], second[i]["samples"]);  // timings differ
+}
+
+}  // namespace
+}  // namespace sluice::test
