@@ -178,30 +178,28 @@ void attend_kv_group_generic(const GroupTask& task, const AttentionShape& s, con
 
 using AttendFn = void (*)(const GroupTask&, const AttentionShape&, const float*, const float*);
 
+template <int kBlockSize>
+AttendFn attend_for_head_dim(int head_dim) {
+  switch (head_dim) {
+    case 8: return &attend_kv_group<8, kBlockSize>;
+    case 16: return &attend_kv_group<16, kBlockSize>;
+    case 32: return &attend_kv_group<32, kBlockSize>;
+    case 64: return &attend_kv_group<64, kBlockSize>;
+    case 80: return &attend_kv_group<80, kBlockSize>;
+    case 96: return &attend_kv_group<96, kBlockSize>;
+    case 128: return &attend_kv_group<128, kBlockSize>;
+    default: return &attend_kv_group_generic;
+  }
+}
+
 // The one place head and block sizes become compile-time constants.
 AttendFn attend_for(int head_dim, int block_size) {
-  if (block_size == 16) {
-    switch (head_dim) {
-      case 8:
-        return &attend_kv_group<8, 16>;
-      case 16:
-        return &attend_kv_group<16, 16>;
-      case 32:
-        return &attend_kv_group<32, 16>;
-      case 64:
-        return &attend_kv_group<64, 16>;
-      case 80:
-        return &attend_kv_group<80, 16>;
-      case 96:
-        return &attend_kv_group<96, 16>;
-      case 128:
-        return &attend_kv_group<128, 16>;
-      default:
-        break;
-    }
+  switch (block_size) {
+    case 8: return attend_for_head_dim<8>(head_dim);
+    case 16: return attend_for_head_dim<16>(head_dim);
+    case 32: return attend_for_head_dim<32>(head_dim);
+    default: return &attend_kv_group_generic;
   }
-  if (block_size == 32 && head_dim == 128) return &attend_kv_group<128, 32>;
-  return &attend_kv_group_generic;
 }
 
 }  // namespace

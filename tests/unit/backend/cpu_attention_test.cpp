@@ -129,6 +129,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PagedAttention,
                                            Case{4, 1, 128, 16},  // group of 4, large heads
                                            Case{6, 3, 12, 16},   // head size without a kernel
                                            Case{8, 2, 64, 5},    // odd block size
+                                           Case{8, 4, 8, 8},     // compiled block sizes 8 and 32
+                                           Case{4, 2, 128, 32},
                                            Case{3, 3, 40, 7}));
 
 }  // namespace
