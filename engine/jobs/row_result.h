@@ -1,0 +1,54 @@
+// What a job keeps for one row: the input, the prompt it became, every sample generated, and
+// how it ended. The job store persists it; the exporters read it back.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/data/chat_message.h"
+
+namespace sluice {
+
+enum class RowStatus : uint8_t {
+  Pending,  // not finished (never stored as a result; counts only)
+  Done,     // every sample finished (stop or length)
+  Failed,   // the row could not run (prompt too long, ...) or a sample ended with an error
+  Skipped,  // a bad input row skipped under --on-bad-row skip
+};
+
+// Returns "pending", "done", "failed" or "skipped".
+const char* to_string(RowStatus status);
+// Parses the names above; throws Error for anything else.
+RowStatus parse_row_status(const std::string& name);
+
+struct SampleResult {
+  std::string output;
+  int output_tokens = 0;
+  std::string finish_reason;                 // "stop", "length", "abort" or "error"
+  std::vector<int32_t> output_token_ids;     // kept when the job asks for token ids
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // e.g. scores added later
+
+  bool operator==(const SampleResult&) const = default;
+};
+
+struct RowResult {
+  int64_t row_index = 0;
+  size_t line = 0;
+  RowStatus status = RowStatus::Done;
+  std::string error;                        // why, when Failed or Skipped
+  nlohmann::ordered_json input = nlohmann::ordered_json::object();  // the source row's fields
+  Conversation messages;                    // the conversation the prompt was built from
+  std::string prompt;                       // the exact rendered prompt text
+  int prompt_tokens = 0;
+  std::vector<SampleResult> samples;        // n samples, by sample index
+  uint64_t seed = 0;
+  double queue_ms = 0.0;
+  double ttft_ms = 0.0;
+  double total_ms = 0.0;
+
+  bool operator==(const RowResult&) const = default;
+};
+
+}  // namespace sluice
