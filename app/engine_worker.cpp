@@ -1,6 +1,9 @@
 #include "app/engine_worker.h"
 
+#include <QDateTime>
+#include <QDir>
 #include <QElapsedTimer>
+#include <QStandardPaths>
 
 #include "engine/core/error.h"
 
@@ -10,27 +13,30 @@ namespace {
 
 constexpr qint64 kEmitIntervalMs = 100;
 
-RowSnapshot snapshot(const RowOutcome& outcome) {
-  const auto& j = outcome.json;
+RowSnapshot snapshot(const RowResult& r) {
   RowSnapshot row;
-  row.rowIndex = static_cast<int>(outcome.row_idx);
-  row.id =
-      QString::fromStdString(j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump());
-  row.prompt = QString::fromStdString(outcome.row->prompt);
-  row.promptTokens = j.value("prompt_tokens", 0);
-  if (j.contains("samples")) {
-    const auto& first = j["samples"][0];
-    row.output = QString::fromStdString(first.value("output", ""));
-    row.outputTokens = first.value("output_tokens", 0);
-    row.finishReason = QString::fromStdString(first.value("finish_reason", ""));
+  row.rowIndex = static_cast<int>(r.row_index);
+  const auto id = r.input.contains("id") ? r.input["id"] : nlohmann::ordered_json(r.row_index);
+  row.id = QString::fromStdString(id.is_string() ? id.get<std::string>() : id.dump());
+  row.prompt = QString::fromStdString(r.prompt);
+  row.promptTokens = r.prompt_tokens;
+  if (!r.samples.empty()) {
+    row.output = QString::fromStdString(r.samples.front().output);
+    row.outputTokens = r.samples.front().output_tokens;
+    row.finishReason = QString::fromStdString(r.samples.front().finish_reason);
   } else {
-    row.output = QString::fromStdString(j.value("output", ""));
-    row.outputTokens = j.value("output_tokens", 0);
-    row.finishReason = QString::fromStdString(j.value("finish_reason", ""));
+    row.finishReason = QString::fromUtf8(to_string(r.status));
   }
-  row.totalMs = j["timings"].value("total_ms", 0.0);
-  row.error = QString::fromStdString(outcome.error);
+  row.totalMs = r.total_ms;
+  row.error = QString::fromStdString(r.error);
   return row;
+}
+
+// A new job file in the app's data folder, named by the time it starts.
+QString new_job_path() {
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/jobs";
+  QDir().mkpath(dir);
+  return dir + "/" + QDateTime::currentDateTimeUtc().toString("yyyyMMdd-HHmmss-zzz") + ".sluicejob";
 }
 
 }  // namespace
@@ -39,42 +45,50 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
   qRegisterMetaType<sluice::RowSnapshot>();
   qRegisterMetaType<QVector<sluice::RowSnapshot>>();
   qRegisterMetaType<sluice::StepStats>();
-  qRegisterMetaType<sluice::GenerationJobSpec>();
+  qRegisterMetaType<sluice::GenerationSpec>();
+  qRegisterMetaType<sluice::JobProgress>();
 }
 
-void EngineWorker::runJob(quint64 generation, const sluice::GenerationJobSpec& spec) {
+void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec) {
   m_cancel.store(false);
   try {
-    GenerationJob job(spec);
+    const QString jobPath = new_job_path();
+    auto job = GenerationJob::create(spec, jobPath.toStdString());
     LoadOptions load;
     load.on_progress = [&](const LoadProgress& p) {
       emit loadProgress(generation, p.fraction, QString::fromStdString(p.stage));
       return !m_cancel.load();
     };
-    job.load(load);
-    emit jobStarted(generation, static_cast<int>(job.rows().size()),
-                    QString::fromStdString(job.session().model->config.describe()));
+    job->load(load);
+    emit jobStarted(generation, jobPath, QString::fromStdString(job->session().model->config.describe()));
 
     QVector<RowSnapshot> pending;
-    QElapsedTimer since_emit;
-    since_emit.start();
-    StepStats last_stats;
-    int last_rows_done = 0;
+    QElapsedTimer sinceEmit;
+    sinceEmit.start();
+    StepStats lastStats;
+    JobProgress lastProgress;
     auto flush = [&] {
       if (!pending.isEmpty()) emit rowsFinished(generation, pending);
       pending.clear();
-      emit statsUpdated(generation, last_stats, last_rows_done);
-      since_emit.restart();
+      emit statsUpdated(generation, lastStats, lastProgress);
+      sinceEmit.restart();
     };
-    const size_t failed = job.run([&](const RowOutcome& row) { pending.push_back(snapshot(row)); },
-                                  [&](const StepStats& stats, size_t rows_done) {
-                                    last_stats = stats;
-                                    last_rows_done = static_cast<int>(rows_done);
-                                    if (since_emit.elapsed() >= kEmitIntervalMs) flush();
-                                  },
-                                  &m_cancel);
+    const RunSummary summary = job->run(
+        [&](const RowResult& row) { pending.push_back(snapshot(row)); },
+        [&](const StepStats& stats, const JobProgress& progress) {
+          lastStats = stats;
+          lastProgress = progress;
+          if (sinceEmit.elapsed() >= kEmitIntervalMs) flush();
+        },
+        &m_cancel);
+    lastProgress = summary.progress;
     flush();
-    emit jobFinished(generation, static_cast<int>(failed), m_cancel.load());
+    if (!summary.stop_error.empty()) {
+      emit jobFailed(generation, QString::fromStdString(summary.stop_error));
+      return;
+    }
+    emit jobFinished(generation, static_cast<int>(summary.progress.rows_failed + summary.progress.rows_skipped),
+                     summary.is_cancelled);
   } catch (const Cancelled&) {
     emit jobFinished(generation, 0, true);
   } catch (const std::exception& e) {

@@ -37,14 +37,15 @@ class EngineWorker : public QObject {
   void requestCancel() { m_cancel.store(true); }
 
  public slots:
-  // Loads the model and runs the whole file (queued from the GUI thread).
-  void runJob(quint64 generation, const sluice::GenerationJobSpec& spec);
+  // Loads the model and runs the whole file into a new job file in the app's data folder
+  // (queued from the GUI thread).
+  void runJob(quint64 generation, const sluice::GenerationSpec& spec);
 
  signals:
   void loadProgress(quint64 generation, double fraction, const QString& stage);
-  void jobStarted(quint64 generation, int numRows, const QString& modelDescription);
+  void jobStarted(quint64 generation, const QString& jobPath, const QString& modelDescription);
   void rowsFinished(quint64 generation, const QVector<sluice::RowSnapshot>& rows);
-  void statsUpdated(quint64 generation, const sluice::StepStats& stats, int rowsDone);
+  void statsUpdated(quint64 generation, const sluice::StepStats& stats, const sluice::JobProgress& progress);
   void jobFinished(quint64 generation, int rowsFailed, bool cancelled);
   void jobFailed(quint64 generation, const QString& message);
 
@@ -56,4 +57,5 @@ class EngineWorker : public QObject {
 
 Q_DECLARE_METATYPE(sluice::RowSnapshot)
 Q_DECLARE_METATYPE(sluice::StepStats)
-Q_DECLARE_METATYPE(sluice::GenerationJobSpec)
+Q_DECLARE_METATYPE(sluice::JobProgress)
+Q_DECLARE_METATYPE(sluice::GenerationSpec)

@@ -1,108 +1,270 @@
 #include "app/generation_job.h"
 
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
 #include "engine/core/error.h"
+#include "engine/core/sha256.h"
+#include "engine/data/field_discovery.h"
 
 namespace sluice {
 
 namespace {
 
-nlohmann::ordered_json sample_json(const FinishedRequest& f, bool with_token_ids) {
-  nlohmann::ordered_json s;
-  s["output"] = f.output_text;
-  s["output_tokens"] = f.output_token_ids.size();
-  s["finish_reason"] = to_string(f.finish_reason);
-  if (!f.error.empty()) s["error"] = f.error;
-  if (with_token_ids) s["output_token_ids"] = f.output_token_ids;
+using Clock = std::chrono::steady_clock;
+
+// Rows in the engine at once: enough to keep every batch slot busy, bounded so a huge file
+// costs memory for its in-flight rows only.
+size_t window_size(const EngineConfig& engine) {
+  return std::max<size_t>(1024, 4 * static_cast<size_t>(engine.max_num_seqs));
+}
+
+SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
+  SampleResult s;
+  s.output = f.output_text;
+  s.output_tokens = static_cast<int>(f.output_token_ids.size());
+  s.finish_reason = to_string(f.finish_reason);
+  if (with_token_ids) s.output_token_ids = f.output_token_ids;
   return s;
 }
 
 }  // namespace
 
-std::string dump_jsonl_row(const nlohmann::ordered_json& row) {
-  return row.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
+struct GenerationJob::PendingRow {
+  DatasetRow row;
+  BuiltPrompt prompt;
+  std::vector<FinishedRequest> samples;
+  int num_finished = 0;
+};
 
-GenerationJob::GenerationJob(GenerationJobSpec spec) : spec_(std::move(spec)) {}
+GenerationJob::GenerationJob(GenerationSpec spec, std::unique_ptr<JobStore> store)
+    : spec_(std::move(spec)), store_(std::move(store)) {}
 
 GenerationJob::~GenerationJob() = default;
 
-void GenerationJob::load(const LoadOptions& load_options) {
-  rows_ = read_prompt_file(spec_.input_path, spec_.limit);
-  session_ = open_model_session(spec_.model_path, spec_.tokenizer_path, load_options);
-  engine_ = std::make_unique<Engine>(session_.model->config, *session_.tokenizer,
-                                     make_backend(*session_.model, spec_.device, spec_.num_threads),
-                                     spec_.engine);
+std::unique_ptr<GenerationJob> GenerationJob::create(const GenerationSpec& spec, const std::string& job_path) {
+  if (std::filesystem::exists(job_path)) {
+    fail(job_path, ": a job file already exists; resume it with --resume ", job_path, " or remove it");
+  }
+  if (!std::filesystem::is_regular_file(spec.input_path)) fail(spec.input_path, ": no such file");
+  GenerationSpec stored = spec;
+  stored.input_path = std::filesystem::absolute(spec.input_path).string();
+  auto job = std::unique_ptr<GenerationJob>(new GenerationJob(stored, nullptr));
+  job->job_path_ = job_path;  // the store is created by load(), once the model is known
+  return job;
 }
 
-size_t GenerationJob::run(const std::function<void(const RowOutcome&)>& on_row,
-                          const std::function<void(const StepStats&, size_t)>& on_step,
-                          const std::atomic<bool>* cancel) {
-  if (!engine_) fail("generation job: run() before load()");
-  const EncodeOptions encode{.add_bos = session_.tokenizer->add_bos_default()};
-  row_states_.assign(rows_.size(), RowState{});
-  results_.assign(rows_.size(), nlohmann::ordered_json());
-  for (size_t i = 0; i < rows_.size(); ++i) {
-    row_of_[engine_->add_request(session_.tokenizer->encode(rows_[i].prompt, encode),
-                                 spec_.sampling, i)] = i;
+std::unique_ptr<GenerationJob> GenerationJob::resume(const std::string& job_path, const std::string& device,
+                                                     int num_threads) {
+  auto store = JobStore::open(job_path);
+  GenerationSpec spec = spec_from_json(store->info().params);
+  spec.device = device;
+  spec.num_threads = num_threads;
+  if (!std::filesystem::exists(spec.input_path)) fail(job_path, ": the job's input ", spec.input_path, " is gone");
+  if (sha256_file_hex(spec.input_path) != store->info().source_sha256) {
+    fail(job_path, ": the input ", spec.input_path, " changed since the job started; its rows would not match");
   }
-  size_t rows_done = 0, rows_failed = 0;
-  bool is_cancelled = false;
-  while (engine_->has_unfinished()) {
-    if (!is_cancelled && cancel && cancel->load()) {
-      is_cancelled = true;
-      for (const auto& [group_id, row_idx] : row_of_) {
-        if (row_states_[row_idx].num_finished < spec_.sampling.n) engine_->abort(group_id);
+  auto job = std::unique_ptr<GenerationJob>(new GenerationJob(std::move(spec), std::move(store)));
+  job->is_resume_ = true;
+  return job;
+}
+
+std::string GenerationJob::model_identity() const {
+  const Model& m = *session_.model;
+  return sha256_hex(str_cat(m.format_name(), "|", m.config.describe(), "|", m.weight_dtypes(), "|", m.weight_bytes(),
+                            "|", session_.tokenizer->describe()));
+}
+
+void GenerationJob::load(const LoadOptions& load_options) {
+  session_ = open_model_session(spec_.model_path, spec_.tokenizer_path, load_options);
+  reader_ = open_dataset(spec_.input_path, spec_.format);
+  if (is_resume_) {
+    if (store_->info().model_identity != model_identity()) {
+      fail(store_->path(), ": the model at ", spec_.model_path, " is not the one the job started with");
+    }
+  } else {
+    JobInfo info;
+    info.source_path = spec_.input_path;
+    info.source_sha256 = sha256_file_hex(spec_.input_path);
+    info.source_size_bytes = static_cast<int64_t>(std::filesystem::file_size(spec_.input_path));
+    info.source_format = to_string(reader_->format());
+    info.model_path = spec_.model_path;
+    info.model_identity = model_identity();
+    info.params = spec_to_json(spec_);
+    store_ = JobStore::create(job_path_, info);
+  }
+  const auto fields = discover_fields(spec_.input_path, reader_->format());
+  prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_.model->chat_template, *session_.tokenizer,
+                                                    reader_->format(), fields);
+  engine_ = std::make_unique<Engine>(session_.model->config, *session_.tokenizer,
+                                     make_backend(*session_.model, spec_.device, spec_.num_threads), spec_.engine);
+  for (const int64_t row_index : store_->finished_row_indices()) finished_rows_[row_index] = true;
+}
+
+void GenerationJob::handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary) {
+  last_row_index_ = std::max(last_row_index_, e.row_index);
+  if (spec_.on_bad_row == BadRowPolicy::Stop) {
+    summary.stop_error = e.what();  // the reader names the file, line and column
+    is_stopping_ = true;
+    return;
+  }
+  if (finished_rows_.count(e.row_index)) return;
+  RowResult skipped;
+  skipped.row_index = e.row_index;
+  skipped.line = e.line;
+  skipped.status = RowStatus::Skipped;
+  skipped.error = e.what();
+  store_result(skipped, progress, on_row_);
+}
+
+// Reads rows into the engine until the window is full; returns false when nothing more can come.
+bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
+  const size_t window = window_size(spec_.engine);
+  while (!is_reader_done_ && !is_stopping_ && in_flight_.size() < window) {
+    std::optional<DatasetRow> row;
+    try {
+      row = reader_->next();
+    } catch (const DatasetRowError& e) {
+      handle_bad_row(e, progress, summary);
+      continue;
+    }
+    if (!row || (spec_.limit > 0 && row->row_index >= static_cast<int64_t>(spec_.limit))) {
+      is_reader_done_ = true;
+      break;
+    }
+    last_row_index_ = std::max(last_row_index_, row->row_index);
+    if (finished_rows_.count(row->row_index)) {
+      ++progress.rows_resumed;
+      continue;
+    }
+    auto pending = std::make_unique<PendingRow>();
+    try {
+      pending->prompt = prompt_builder_->build(*row);
+    } catch (const DatasetRowError& e) {
+      handle_bad_row(DatasetRowError(str_cat(spec_.input_path, ":", e.line, ": ", e.what()), e.line, e.row_index),
+                     progress, summary);
+      continue;
+    }
+    pending->row = std::move(*row);
+    pending->samples.resize(static_cast<size_t>(spec_.sampling.n));
+    const RequestId id =
+        engine_->add_request(pending->prompt.token_ids, spec_.sampling, static_cast<uint64_t>(pending->row.row_index));
+    in_flight_[id] = std::move(pending);
+  }
+  progress.file_fraction = reader_->progress();
+  progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
+  return !in_flight_.empty() || engine_->has_unfinished();
+}
+
+void GenerationJob::store_result(const RowResult& result, JobProgress& progress,
+                                 const std::function<void(const RowResult&)>& on_row) {
+  store_->add_result(result);
+  finished_rows_[result.row_index] = true;
+  ++progress.rows_done;
+  if (result.status == RowStatus::Failed) ++progress.rows_failed;
+  if (result.status == RowStatus::Skipped) ++progress.rows_skipped;
+  if (on_row) on_row(result);
+}
+
+void GenerationJob::collect(std::vector<FinishedRequest>& finished, JobProgress& progress,
+                            const std::function<void(const RowResult&)>& on_row) {
+  for (auto& f : finished) {
+    const auto it = in_flight_.find(f.group_id);
+    if (it == in_flight_.end()) continue;
+    PendingRow& p = *it->second;
+    const size_t sample_idx = f.sample_idx;
+    p.samples[sample_idx] = std::move(f);
+    if (++p.num_finished < spec_.sampling.n) continue;
+    RowResult r;
+    r.row_index = p.row.row_index;
+    r.line = p.row.line;
+    r.input = p.row.fields;
+    r.messages = p.prompt.messages;
+    r.prompt = p.prompt.text;
+    r.prompt_tokens = p.samples.front().num_prompt_tokens;
+    r.seed = spec_.sampling.seed;
+    r.status = RowStatus::Done;
+    bool is_aborted = false;
+    for (const auto& s : p.samples) {
+      r.samples.push_back(sample_from(s, spec_.with_token_ids));
+      r.total_ms = std::max(r.total_ms, s.total_ms);
+      is_aborted |= s.finish_reason == FinishReason::Abort;
+      if (s.finish_reason == FinishReason::Error && r.status != RowStatus::Failed) {
+        r.status = RowStatus::Failed;
+        r.error = s.error;
       }
     }
-    StepResult step = engine_->step();
-    for (auto& f : step.finished) {
-      const size_t row_idx = row_of_.at(f.group_id);
-      RowState& state = row_states_[row_idx];
-      state.samples.resize(static_cast<size_t>(spec_.sampling.n));
-      const size_t sample_idx = f.sample_idx;
-      state.samples[sample_idx] = std::move(f);
-      if (++state.num_finished < spec_.sampling.n) continue;
-      RowOutcome outcome = complete_row(row_idx);
-      ++rows_done;
-      rows_failed += outcome.has_error ? 1 : 0;
-      if (on_row) on_row(outcome);
-    }
-    if (on_step) on_step(step.stats, rows_done);
+    r.queue_ms = p.samples.front().queue_ms;
+    r.ttft_ms = p.samples.front().ttft_ms;
+    in_flight_.erase(it);
+    if (is_aborted) continue;  // cancelled: stays pending, a resume runs it again
+    store_result(r, progress, on_row);
   }
-  return rows_failed;
 }
 
-RowOutcome GenerationJob::complete_row(size_t row_idx) {
-  const RowState& state = row_states_[row_idx];
-  const PromptRow& row = rows_[row_idx];
-  nlohmann::ordered_json out;
-  out["id"] = row.id.is_null() ? nlohmann::ordered_json(row_idx) : row.id;
-  out["prompt"] = row.prompt;
-  const FinishedRequest& first = state.samples.front();
-  out["prompt_tokens"] = first.num_prompt_tokens;
-  if (state.samples.size() == 1) {
-    out.update(sample_json(first, spec_.with_token_ids));
-  } else {
-    nlohmann::ordered_json samples = nlohmann::ordered_json::array();
-    for (const auto& s : state.samples) samples.push_back(sample_json(s, spec_.with_token_ids));
-    out["samples"] = std::move(samples);
-  }
-  double total_ms = 0.0;
-  RowOutcome outcome;
-  for (const auto& s : state.samples) {
-    total_ms = std::max(total_ms, s.total_ms);
-    if (s.finish_reason == FinishReason::Error && !outcome.has_error) {
-      outcome.has_error = true;
-      outcome.error = s.error;
+RunSummary GenerationJob::run(const std::function<void(const RowResult&)>& on_row,
+                              const std::function<void(const StepStats&, const JobProgress&)>& on_step,
+                              const std::atomic<bool>* cancel) {
+  if (!engine_) fail("generation job: run() before load()");
+  RunSummary summary;
+  JobProgress& progress = summary.progress;
+  on_row_ = on_row;  // bad rows found while reading are reported too
+  auto last_flush = Clock::now();
+  while (fill_window(progress, summary)) {
+    if (cancel && cancel->load() && !summary.is_cancelled) {
+      summary.is_cancelled = true;
+      is_stopping_ = true;
+      for (const auto& [id, pending] : in_flight_) engine_->abort(id);
     }
+    StepResult step = engine_->step();
+    collect(step.finished, progress, on_row);
+    if (Clock::now() - last_flush >= std::chrono::seconds(1)) {
+      store_->flush();  // no finished row waits in memory for more than a second
+      last_flush = Clock::now();
+    }
+    progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
+    if (on_step) on_step(step.stats, progress);
   }
-  out["timings"] = {
-      {"queue_ms", first.queue_ms}, {"ttft_ms", first.ttft_ms}, {"total_ms", total_ms}};
-  outcome.row_idx = row_idx;
-  outcome.row = &row;
-  outcome.json = out;
-  results_[row_idx] = std::move(out);
-  return outcome;
+  if (is_reader_done_ && !is_stopping_) {
+    progress.rows_total = spec_.limit > 0 ? std::min<int64_t>(static_cast<int64_t>(spec_.limit), last_row_index_ + 1)
+                                          : last_row_index_ + 1;
+    store_->set_total_rows(progress.rows_total);
+  }
+  store_->flush();
+  return summary;
+}
+
+nlohmann::ordered_json output_row_json(const RowResult& r) {
+  nlohmann::ordered_json out;
+  out["id"] = r.input.contains("id") ? r.input["id"] : nlohmann::ordered_json(r.row_index);
+  out["prompt"] = r.prompt;
+  out["prompt_tokens"] = r.prompt_tokens;
+  auto sample_json = [](const SampleResult& s) {
+    nlohmann::ordered_json j;
+    j["output"] = s.output;
+    j["output_tokens"] = s.output_tokens;
+    j["finish_reason"] = s.finish_reason;
+    if (!s.output_token_ids.empty()) j["output_token_ids"] = s.output_token_ids;
+    return j;
+  };
+  if (r.samples.size() == 1) {
+    out.update(sample_json(r.samples.front()));
+  } else if (r.samples.size() > 1) {
+    out["samples"] = nlohmann::ordered_json::array();
+    for (const auto& s : r.samples) out["samples"].push_back(sample_json(s));
+  }
+  if (r.status != RowStatus::Done) {
+    out["status"] = to_string(r.status);
+    if (r.samples.empty()) out["finish_reason"] = "error";
+    out["error"] = r.error;
+  }
+  out["timings"] = {{"queue_ms", r.queue_ms}, {"ttft_ms", r.ttft_ms}, {"total_ms", r.total_ms}};
+  return out;
+}
+
+std::string dump_jsonl_row(const nlohmann::ordered_json& row) {
+  return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace sluice

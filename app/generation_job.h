@@ -1,78 +1,97 @@
-// One run of a model over an instruction file: load, submit every row at once, step the engine
-// until done, hand each finished row to the caller as it finishes. Used by `sluice generate`,
-// the GUI's EngineWorker and the headless demo. Plain C++: the caller chooses the thread.
+// One run of a model over an instruction file, kept in a job store. Rows are read lazily (a
+// bounded window is in the engine at a time, so a 2 GB file never sits in memory), turned into
+// prompts, generated with continuous batching, and committed to the job as they finish. A
+// resumed job skips every row the store already holds. Used by `sluice generate`, the GUI's
+// EngineWorker and the headless demo. Plain C++: the caller chooses the thread.
 #pragma once
 
 #include <atomic>
-#include <cstddef>
 #include <functional>
-#include <map>
-#include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
-#include <vector>
+#include <unordered_map>
 
-#include "engine/data/prompt_rows.h"
+#include "app/generation_spec.h"
+#include "engine/data/dataset_reader.h"
+#include "engine/data/prompt_builder.h"
 #include "engine/engine.h"
+#include "engine/jobs/job_store.h"
 #include "engine/model_session.h"
 
 namespace sluice {
 
-struct GenerationJobSpec {
-  std::string model_path;
-  std::string tokenizer_path;  // empty: the model's own
-  std::string input_path;
-  size_t limit = 0;  // 0: every row
-  std::string device = "cpu";
-  int num_threads = 0;
-  bool with_token_ids = false;
-  EngineConfig engine;
-  SamplingParams sampling;
+struct JobProgress {
+  int64_t rows_done = 0;      // finished this run (any status)
+  int64_t rows_failed = 0;    // of which failed
+  int64_t rows_skipped = 0;   // of which skipped bad rows
+  int64_t rows_resumed = 0;   // found finished in the job and not run again
+  int64_t rows_in_flight = 0;
+  int64_t rows_total = -1;    // known once the whole file has been read
+  double file_fraction = 0.0; // bytes of the input read so far
 };
 
-struct RowOutcome {
-  size_t row_idx = 0;
-  const PromptRow* row = nullptr;
-  nlohmann::ordered_json json;  // the output row as written to JSONL
-  bool has_error = false;
-  std::string error;  // the first sample's error, when has_error
+struct RunSummary {
+  JobProgress progress;
+  bool is_cancelled = false;
+  std::string stop_error;     // a bad row that stopped the job (--on-bad-row stop), or ""
 };
 
 class GenerationJob {
  public:
-  explicit GenerationJob(GenerationJobSpec spec);
+  // A new job stored at job_path (which must not exist yet).
+  static std::unique_ptr<GenerationJob> create(const GenerationSpec& spec, const std::string& job_path);
+  // Resumes the job at job_path with its stored parameters; device and threads may differ.
+  static std::unique_ptr<GenerationJob> resume(const std::string& job_path, const std::string& device,
+                                               int num_threads);
   ~GenerationJob();
 
-  // Reads the rows, loads the model and tokenizer, builds the engine. Throws Error/Cancelled.
+  // Loads the model and tokenizer, opens the input, and creates the job store (a new job) or
+  // checks the model against it (a resumed one).
+  // Throws Error, or Cancelled when load_options' progress callback says so.
   void load(const LoadOptions& load_options = {});
 
-  // Submits every row and steps until all are done or *cancel becomes true (then the unfinished
-  // rows are aborted and reported with finish_reason "abort"). on_row runs for each row as it
-  // finishes; on_step after every step. Returns the number of rows that ended in an error.
-  size_t run(const std::function<void(const RowOutcome&)>& on_row,
-             const std::function<void(const StepStats&, size_t rows_done)>& on_step,
-             const std::atomic<bool>* cancel = nullptr);
+  // Generates every row not yet in the job. on_row sees each stored result as it is committed
+  // to the queue; on_step runs after every engine step. Returns when the file is done, the job
+  // is cancelled (*cancel; unfinished rows stay pending for a resume) or a bad row stops it.
+  RunSummary run(const std::function<void(const RowResult&)>& on_row,
+                 const std::function<void(const StepStats&, const JobProgress&)>& on_step,
+                 const std::atomic<bool>* cancel = nullptr);
 
-  const std::vector<PromptRow>& rows() const { return rows_; }
-  // The output rows in input order (null for rows that never finished).
-  const std::vector<nlohmann::ordered_json>& results() const { return results_; }
+  const GenerationSpec& spec() const { return spec_; }
+  JobStore& store() { return *store_; }  // after load()
   const ModelSession& session() const { return session_; }
-  const Engine& engine() const { return *engine_; }
 
  private:
-  struct RowState {
-    std::vector<FinishedRequest> samples;
-    int num_finished = 0;
-  };
-  RowOutcome complete_row(size_t row_idx);
+  struct PendingRow;
 
-  GenerationJobSpec spec_;
-  std::vector<PromptRow> rows_;
+  GenerationJob(GenerationSpec spec, std::unique_ptr<JobStore> store);
+  bool fill_window(JobProgress& progress, RunSummary& summary);
+  void handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary);
+  void collect(std::vector<FinishedRequest>& finished, JobProgress& progress,
+               const std::function<void(const RowResult&)>& on_row);
+  void store_result(const RowResult& result, JobProgress& progress, const std::function<void(const RowResult&)>& on_row);
+  std::string model_identity() const;
+
+  GenerationSpec spec_;
+  std::string job_path_;               // a new job's file, created by load()
+  std::unique_ptr<JobStore> store_;
+  bool is_resume_ = false;
   ModelSession session_;
   std::unique_ptr<Engine> engine_;
-  std::map<RequestId, size_t> row_of_;
-  std::vector<RowState> row_states_;
-  std::vector<nlohmann::ordered_json> results_;
+  std::unique_ptr<DatasetReader> reader_;
+  std::unique_ptr<PromptBuilder> prompt_builder_;
+  std::unordered_map<int64_t, bool> finished_rows_;
+  std::unordered_map<RequestId, std::unique_ptr<PendingRow>> in_flight_;
+  std::function<void(const RowResult&)> on_row_;
+  bool is_reader_done_ = false;
+  bool is_stopping_ = false;
+  int64_t last_row_index_ = -1;
 };
+
+// Returns the row as `sluice generate` writes it: id (the input's "id" or the row index),
+// prompt, prompt_tokens, output, output_tokens, finish_reason (or samples for n > 1), timings,
+// error, and output_token_ids when kept.
+nlohmann::ordered_json output_row_json(const RowResult& result);
 
 // Serialises an output row as one JSONL line (invalid UTF-8 replaced, never thrown on).
 std::string dump_jsonl_row(const nlohmann::ordered_json& row);

@@ -1,7 +1,10 @@
 #include "app/headless_job.h"
 
 #include <QCommandLineParser>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 
 #include "app/generation_job.h"
 
@@ -21,21 +24,31 @@ int run_headless_job(const QStringList& args) {
     return 2;
   }
   std::fprintf(stderr, "sluice gui: no display found; running the job headless\n");
-  GenerationJobSpec spec;
+  GenerationSpec spec;
   spec.model_path = parser.value("model").toStdString();
   spec.input_path = parser.value("dataset").toStdString();
   spec.sampling.max_tokens = 128;
+  const std::string job_path =
+      (std::filesystem::temp_directory_path() / ("sluice-headless-" + std::to_string(::getpid()) + ".sluicejob")).string();
   try {
-    GenerationJob job(spec);
-    job.load();
-    std::fprintf(stderr, "model: %s\n", job.session().model->config.describe().c_str());
-    const size_t failed = job.run(
-        [](const RowOutcome& row) {
-          std::printf("%s\n", dump_jsonl_row(row.json).c_str());
+    auto job = GenerationJob::create(spec, job_path);
+    job->load();
+    std::fprintf(stderr, "model: %s\n", job->session().model->config.describe().c_str());
+    const RunSummary summary = job->run(
+        [](const RowResult& row) {
+          std::printf("%s\n", dump_jsonl_row(output_row_json(row)).c_str());
           std::fflush(stdout);
         },
         nullptr);
-    std::fprintf(stderr, "done: %zu rows, %zu failed\n", job.rows().size(), failed);
+    job.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(job_path + suffix);
+    const int64_t failed = summary.progress.rows_failed + summary.progress.rows_skipped;
+    std::fprintf(stderr, "done: %lld rows, %lld failed\n", static_cast<long long>(summary.progress.rows_done),
+                 static_cast<long long>(failed));
+    if (!summary.stop_error.empty()) {
+      std::fprintf(stderr, "sluice gui: %s\n", summary.stop_error.c_str());
+      return 1;
+    }
     return failed > 0 ? 3 : 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sluice gui: %s\n", e.what());

@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   if (std::strcmp(command, "generate") == 0) return sluice::cli::run_generate(args);
   if (std::strcmp(command, "tokenize") == 0) return sluice::cli::run_tokenize(args);
   if (std::strcmp(command, "bench") == 0) return sluice::cli::run_bench(args);
+  if (std::strcmp(command, "render-template") == 0) return sluice::cli::run_render_template(args);
+  if (std::strcmp(command, "jobs") == 0) return sluice::cli::run_jobs(args);
   std::fprintf(stderr, "sluice: unknown command '%s'; see `sluice --help`\n", command);
   return 2;
 }

@@ -8,7 +8,9 @@
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
 #include "engine/core/error.h"
-#include "engine/data/prompt_rows.h"
+#include "engine/data/dataset_reader.h"
+#include "engine/data/field_discovery.h"
+#include "engine/data/prompt_builder.h"
 #include "engine/model/dummy_model.h"
 
 namespace sluice::cli {
@@ -88,6 +90,26 @@ BenchArgs parse_args(const QStringList& args) {
   a.spec.num_threads = read_thread_count(parser);
   a.spec.device = read_device(parser);
   return a;
+}
+
+// The first `limit` rows of the file as token ids, built as `sluice generate` builds them
+// (default column template, the model's chat template); bad rows are left out.
+std::vector<std::vector<int32_t>> read_prompts(const std::string& path, size_t limit, const ModelSession& session) {
+  auto reader = open_dataset(path);
+  const PromptBuilder builder(PromptOptions{}, session.model->chat_template, *session.tokenizer, reader->format(),
+                              discover_fields(path, reader->format()));
+  std::vector<std::vector<int32_t>> prompts;
+  while (prompts.size() < limit) {
+    try {
+      const auto row = reader->next();
+      if (!row) break;
+      prompts.push_back(builder.build(*row).token_ids);
+    } catch (const DatasetRowError&) {
+      continue;
+    }
+  }
+  if (prompts.empty()) fail(path, ": no usable rows");
+  return prompts;
 }
 
 void print_table(const std::vector<BenchResult>& results, const BenchArgs& a,
@@ -170,14 +192,11 @@ int run_bench(const QStringList& args) {
     return 2;
   }
   try {
-    const auto rows = read_prompt_file(a.input_path, a.limit);
     const ModelSession session =
         a.dummy_preset.empty()
             ? open_model_session(a.model_path, a.tokenizer_path)
             : open_dummy_session(a.dummy_preset, a.tokenizer_path, a.dummy_dtype);
-    const EncodeOptions encode{.add_bos = session.tokenizer->add_bos_default()};
-    std::vector<std::vector<int32_t>> prompts;
-    for (const auto& row : rows) prompts.push_back(session.tokenizer->encode(row.prompt, encode));
+    const auto prompts = read_prompts(a.input_path, a.limit, session);
     std::vector<BenchResult> results;
     for (const BenchMode mode : a.modes) {
       std::fprintf(stderr, "bench: %s...\n", to_string(mode));

@@ -10,6 +10,8 @@ int run_version();
 int run_generate(const QStringList& args);
 int run_tokenize(const QStringList& args);
 int run_bench(const QStringList& args);
+int run_render_template(const QStringList& args);
+int run_jobs(const QStringList& args);
 
 // Prints the top-level usage to stdout.
 void print_usage();

@@ -1,7 +1,10 @@
-// sluice generate: the whole instruction file goes to the engine at once (continuous batching
-// over the paged KV cache); rows are appended to <output>.partial as they finish, so nothing
-// finished is lost, and the final file is written in input order when the run ends.
+// sluice generate: run a model over an instruction file. Every finished row is committed to a
+// job file as it finishes (so a crash or Ctrl-C loses nothing and --resume picks up where it
+// stopped); the output is written in input order from the job at the end, as JSONL rows or in
+// an export format.
 #include <QCommandLineParser>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +14,8 @@
 #include "app/cli/progress_printer.h"
 #include "app/generation_job.h"
 #include "engine/core/error.h"
+#include "engine/core/mapped_file.h"
+#include "engine/data/exporters.h"
 
 namespace sluice::cli {
 
@@ -18,88 +23,195 @@ namespace {
 
 constexpr const char* kCommand = "generate";
 
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void on_interrupt(int) { g_interrupted = 1; }
+
 struct GenerateArgs {
-  GenerationJobSpec job;
+  GenerationSpec spec;
   std::string output_path;
+  std::string job_path;       // --job, or "" for a job kept only while running
+  std::string resume_path;    // --resume
+  std::optional<ExportFormat> export_format;
+  ExportOptions export_options;
   bool quiet = false;
 };
 
-GenerateArgs parse_args(const QStringList& args) {
-  QCommandLineParser parser;
-  parser.setApplicationDescription(
-      "Generate one output per row of an instruction file (JSONL {\"prompt\", \"id\"}).");
-  parser.addHelpOption();
+// "\n", "\t" and "\\" in command-line text become the characters they name.
+std::string unescape(const QString& text) {
+  std::string out;
+  const std::string s = text.toStdString();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == '\\')) {
+      out += s[i + 1] == 'n' ? '\n' : (s[i + 1] == 't' ? '\t' : '\\');
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+void add_generate_options(QCommandLineParser& parser) {
   parser.addOptions({
       {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
       {"tokenizer", "Tokenizer file, when not beside or inside the model.", "PATH"},
-      {"input",
-       "Instruction file: JSONL rows {\"prompt\": ..., \"id\": ...} (or an Alpaca JSON array).",
-       "FILE"},
-      {"output", "Where to write the JSONL results (input order).", "FILE"},
+      {"input", "Instruction file: JSONL, JSON, CSV, TSV, text, ShareGPT or OpenAI messages.", "FILE"},
+      {"output", "Where to write the results in input order (JSONL rows, or --export's format).", "FILE"},
+      {"format", "Input format: auto (default), jsonl, json, csv, tsv, text, sharegpt, openai.", "FORMAT"},
+      {"prompt-template", "Column template such as '{instruction}[\\n\\n{input}]' ([...] is dropped when a field in it is empty).", "TEXT"},
+      {"system", "System prompt added to every conversation.", "TEXT"},
+      {"chat-template", "Jinja chat template file to use instead of the model's.", "FILE"},
+      {"no-chat-template", "Send the filled-in text as a plain completion."},
+      {"job", "Keep the run in this job file (resumable, exportable with `sluice jobs`).", "FILE"},
+      {"resume", "Resume the job in FILE with its own parameters (only unfinished rows run).", "FILE"},
+      {"export", "Write --output as jsonl, csv, alpaca, openai, sharegpt or dpo.", "FORMAT"},
+      {"dpo-rule", "Chosen sample for --export dpo: longest (default), shortest, first, last, score.", "RULE"},
+      {"on-bad-row", "A malformed input row: stop (default) or skip (it is recorded as skipped).", "POLICY"},
       {"limit", "Only the first N rows.", "N"},
-      {"token-ids", "Also write output_token_ids."},
+      {"token-ids", "Also keep output_token_ids."},
       {"quiet", "No progress on stderr."},
   });
   add_sampling_options(parser);
   add_engine_options(parser);
-  parse_command_line(
-      parser, args, "generate",
-      "\nExit status: 0 all rows done, 3 some rows failed (each is in the output with its error),\n"
-      "1 the run failed, 2 a usage error.\n");
+}
+
+GenerationSpec read_spec(const QCommandLineParser& parser) {
+  GenerationSpec s;
+  s.model_path = required_option(parser, "model").toStdString();
+  s.tokenizer_path = parser.value("tokenizer").toStdString();
+  s.input_path = required_option(parser, "input").toStdString();
+  try {
+    if (parser.isSet("format")) s.format = parse_dataset_format(parser.value("format").toStdString());
+    if (parser.isSet("on-bad-row")) s.on_bad_row = parse_bad_row_policy(parser.value("on-bad-row").toStdString());
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  s.prompt.column_template = unescape(parser.value("prompt-template"));
+  s.prompt.system_prompt = unescape(parser.value("system"));
+  s.prompt.use_chat_template = !parser.isSet("no-chat-template");
+  if (parser.isSet("chat-template")) {
+    if (parser.isSet("no-chat-template")) throw UsageError("give --chat-template or --no-chat-template, not both");
+    s.prompt.chat_template = read_text_file(parser.value("chat-template").toStdString());
+  }
+  s.limit = static_cast<size_t>(option_int(parser, "limit", 0, 1, 1LL << 40));
+  s.with_token_ids = parser.isSet("token-ids");
+  s.sampling = read_sampling_options(parser);
+  s.engine = read_engine_options(parser);
+  s.num_threads = read_thread_count(parser);
+  s.device = read_device(parser);
+  return s;
+}
+
+GenerateArgs parse_args(const QStringList& args) {
+  QCommandLineParser parser;
+  parser.setApplicationDescription("Generate outputs for every row of an instruction file.");
+  parser.addHelpOption();
+  add_generate_options(parser);
+  parse_command_line(parser, args, kCommand,
+                     "\nExit status: 0 all rows done, 3 some rows failed (each is in the output with its error),\n"
+                     "1 the run failed or stopped (finished rows stay in the job file), 2 a usage error.\n");
   GenerateArgs a;
-  a.job.model_path = required_option(parser, "model").toStdString();
-  a.job.tokenizer_path = parser.value("tokenizer").toStdString();
-  a.job.input_path = required_option(parser, "input").toStdString();
-  a.output_path = required_option(parser, "output").toStdString();
-  a.job.limit = static_cast<size_t>(option_int(parser, "limit", 0, 1, 1LL << 40));
-  a.job.with_token_ids = parser.isSet("token-ids");
+  a.output_path = parser.value("output").toStdString();
+  a.job_path = parser.value("job").toStdString();
+  a.resume_path = parser.value("resume").toStdString();
   a.quiet = parser.isSet("quiet");
-  a.job.sampling = read_sampling_options(parser);
-  a.job.engine = read_engine_options(parser);
-  a.job.num_threads = read_thread_count(parser);
-  a.job.device = read_device(parser);
+  if (parser.isSet("export")) {
+    try {
+      a.export_format = parse_export_format(parser.value("export").toStdString());
+      if (parser.isSet("dpo-rule")) a.export_options.dpo_rule = parse_dpo_rule(parser.value("dpo-rule").toStdString());
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    if (a.output_path.empty()) throw UsageError("--export needs --output");
+  }
+  if (!a.resume_path.empty()) {
+    for (const char* name : {"model", "input", "job", "format", "prompt-template", "system", "chat-template",
+                             "no-chat-template", "max-tokens", "temperature", "top-p", "top-k", "seed", "n", "limit"}) {
+      if (parser.isSet(name)) throw UsageError(std::string("--resume takes the job's own parameters; drop --") + name);
+    }
+    a.spec.device = read_device(parser);
+    a.spec.num_threads = read_thread_count(parser);
+    return a;
+  }
+  if (a.output_path.empty() && a.job_path.empty()) throw UsageError("give --output, --job or both");
+  a.spec = read_spec(parser);
   return a;
 }
 
-// Runs the whole file through the engine; returns the number of rows that ended in an error.
-size_t run_job(const GenerateArgs& a) {
-  GenerationJob job(a.job);
-  job.load();
-  const ModelSession& session = job.session();
-  if (!a.quiet) {
-    std::fprintf(stderr, "model: %s (%s, %s, %.1f MB)\ntokenizer: %s\n",
-                 session.model->config.describe().c_str(), session.model->format_name().c_str(),
-                 session.model->weight_dtypes().c_str(),
-                 static_cast<double>(session.model->weight_bytes()) / 1e6,
-                 session.tokenizer->describe().c_str());
+// Writes the job's results in row order to path (via a temporary file).
+void write_output(JobStore& store, const GenerateArgs& a) {
+  if (a.export_format) {
+    export_job(store, *a.export_format, a.output_path, a.export_options);
+    return;
   }
-  const std::string partial_path = a.output_path + ".partial";
-  std::ofstream partial(partial_path, std::ios::trunc);
-  if (!partial) fail(partial_path, ": cannot write");
-  ProgressPrinter progress(job.rows().size(), a.quiet);
-  const size_t rows_failed = job.run(
-      [&](const RowOutcome& row) {
-        if (row.has_error)
-          progress.note(str_cat(a.job.input_path, ":", row.row->line, ": ", row.error));
-        partial << dump_jsonl_row(row.json) << '\n';
-        partial.flush();
-      },
-      [&](const StepStats& stats, size_t rows_done) { progress.update(stats, rows_done); });
-  progress.finish(job.rows().size());
-
   const std::string tmp_path = a.output_path + ".tmp";
   {
     std::ofstream out(tmp_path, std::ios::trunc);
     if (!out) fail(tmp_path, ": cannot write");
-    for (const auto& row : job.results()) out << dump_jsonl_row(row) << '\n';
+    store.for_each_result([&](const RowResult& r) { out << dump_jsonl_row(output_row_json(r)) << '\n'; });
     out.flush();
-    if (!out)
-      fail(tmp_path, ": write failed (disk full?); the finished rows are in ", partial_path);
+    if (!out) fail(tmp_path, ": write failed (disk full?); the results are in the job ", store.path());
   }
   std::filesystem::rename(tmp_path, a.output_path);
-  partial.close();
-  std::filesystem::remove(partial_path);
-  return rows_failed;
+}
+
+int run_job(const GenerateArgs& a) {
+  const bool is_resume = !a.resume_path.empty();
+  const std::string job_path = is_resume ? a.resume_path : (a.job_path.empty() ? a.output_path + ".sluicejob" : a.job_path);
+  const bool is_temporary_job = !is_resume && a.job_path.empty();
+  auto job = is_resume ? GenerationJob::resume(job_path, a.spec.device, a.spec.num_threads)
+                       : GenerationJob::create(a.spec, job_path);
+  job->load();
+  const ModelSession& session = job->session();
+  if (!a.quiet) {
+    std::fprintf(stderr, "model: %s (%s, %s, %.1f MB)\ntokenizer: %s\n%s %s\n", session.model->config.describe().c_str(),
+                 session.model->format_name().c_str(), session.model->weight_dtypes().c_str(),
+                 static_cast<double>(session.model->weight_bytes()) / 1e6, session.tokenizer->describe().c_str(),
+                 is_resume ? "resuming job" : "job", job_path.c_str());
+  }
+  g_interrupted = 0;
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  std::atomic<bool> cancel{false};
+  ProgressPrinter progress(a.quiet);
+  const RunSummary summary = job->run(
+      [&](const RowResult& r) {
+        // Skipped rows' errors already name the file and line; engine failures do not.
+        if (r.status == RowStatus::Skipped) progress.note("skipped " + r.error);
+        if (r.status == RowStatus::Failed) progress.note(str_cat(job->spec().input_path, ":", r.line, ": ", r.error));
+      },
+      [&](const StepStats& stats, const JobProgress& p) {
+        if (g_interrupted) cancel = true;
+        progress.update(stats, p);
+      },
+      &cancel);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  progress.finish(summary.progress);
+  if (summary.is_cancelled) {
+    print_error(kCommand, str_cat("interrupted; the finished rows are in ", job_path, "; continue with --resume ", job_path));
+    return 1;
+  }
+  if (!summary.stop_error.empty()) {
+    print_error(kCommand, str_cat(summary.stop_error, "\n(the rows finished before it are in ", job_path,
+                                  "; --on-bad-row skip records bad rows and goes on)"));
+    return 1;
+  }
+  if (!a.output_path.empty()) write_output(job->store(), a);
+  const JobCounts counts = job->store().counts();
+  if (is_temporary_job) {
+    job.reset();
+    std::filesystem::remove(job_path);
+    std::filesystem::remove(job_path + "-wal");
+    std::filesystem::remove(job_path + "-shm");
+  }
+  if (counts.failed + counts.skipped > 0) {
+    print_error(kCommand, str_cat(counts.failed, " row(s) failed and ", counts.skipped, " skipped; each is in the ",
+                                  a.output_path.empty() ? "job" : "output", " with its error"));
+    return 3;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -111,15 +223,12 @@ int run_generate(const QStringList& args) {
   } catch (const UsageError& e) {
     print_error(kCommand, std::string(e.what()) + " (see sluice generate --help)");
     return 2;
+  } catch (const std::exception& e) {
+    print_error(kCommand, e.what());
+    return 1;
   }
   try {
-    const size_t failed = run_job(parsed);
-    if (failed > 0) {
-      print_error(kCommand, str_cat(failed, " row(s) failed; each is in ", parsed.output_path,
-                                    " with its error"));
-      return 3;
-    }
-    return 0;
+    return run_job(parsed);
   } catch (const std::exception& e) {
     print_error(kCommand, e.what());
     return 1;

@@ -34,6 +34,8 @@ void print_usage() {
       "  generate   run a model over an instruction file and write JSONL results\n"
       "  tokenize   print the token ids of a text\n"
       "  bench      compare sequential, static and continuous batching on a file\n"
+      "  render-template  print a chat template rendered over a conversation\n"
+      "  jobs       list, show and export job files (list [DIR] | show FILE | export FILE ...)\n"
       "  gui        open the desktop application (the default when a display is present)\n"
       "\n"
       "Options:\n"

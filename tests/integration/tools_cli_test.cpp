@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/integration/cli_test_util.h"
 #include "tests/support/reference_data.h"
 
@@ -71,6 +73,48 @@ TEST(HeadlessDemo, GuiWithoutDisplayRunsTheJobAndPrintsRows) {
   EXPECT_EQ(num_rows, 8);
   EXPECT_THAT(r.out, HasSubstr("\"id\":\"lily-park\""));
   EXPECT_THAT(r.err, HasSubstr("headless"));
+}
+
+}  // namespace
+}  // namespace sluice::test
+
+namespace sluice::test {
+namespace {
+
+// render-template prints exactly what transformers renders (the shared expected files).
+TEST(RenderTemplateCli, PrintsTheRenderedTextExactlyOrTheTemplateError) {
+  const std::string base = shared_path("chat-templates/Qwen-Qwen2.5-7B-Instruct");
+  const auto cases = nlohmann::json::parse(read_file(base + "/cases.json"));
+  const std::string dir = make_temp_dir("render");
+  int num_checked = 0;
+  for (const auto& c : cases["cases"]) {
+    const std::string name = c["name"];
+    if (!std::filesystem::exists(base + "/expected/" + name + ".txt")) continue;
+    write_file(dir + "/messages.json", c["messages"].dump());
+    std::vector<std::string> args = {"render-template", "--template", base + "/template.jinja", "--messages",
+                                     dir + "/messages.json"};
+    if (c.value("add_generation_prompt", false)) args.push_back("--add-generation-prompt");
+    for (const char* token : {"bos_token", "eos_token"}) {
+      if (!c.contains(token) || !c[token].is_string()) continue;
+      args.push_back(token == std::string("bos_token") ? "--bos-token" : "--eos-token");
+      args.push_back(c[token]);
+    }
+    const auto r = run_sluice(args);
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_EQ(r.out, read_file(base + "/expected/" + name + ".txt")) << name;
+    ++num_checked;
+  }
+  EXPECT_GE(num_checked, 5);
+  const std::string gemma = shared_path("chat-templates/google-gemma-2-2b-it");
+  const auto gemma_cases = nlohmann::json::parse(read_file(gemma + "/cases.json"));
+  for (const auto& c : gemma_cases["cases"]) {
+    if (c["name"] != "system_user") continue;
+    write_file(dir + "/messages.json", c["messages"].dump());
+    const auto r = run_sluice({"render-template", "--template", gemma + "/template.jinja", "--messages",
+                               dir + "/messages.json"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr(read_file(gemma + "/expected/system_user.error.txt").substr(0, 20)));
+  }
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "engine/backend/cpu_backend.h"
-#include "engine/data/prompt_rows.h"
+#include "engine/data/column_template.h"
+#include "engine/data/dataset_reader.h"
 #include "engine/engine.h"
 #include "engine/model_session.h"
 #include "tests/support/test_paths.h"
@@ -67,8 +68,13 @@ inline std::map<std::pair<size_t, uint32_t>, FinishedRequest> run_all(
 // The first n instruction prompts of the Alpaca file.
 inline std::vector<std::string> alpaca_prompts(size_t n) {
   std::vector<std::string> out;
-  for (const auto& row : read_alpaca_prompts(shared_path("datasets/en/alpaca_5000.json"), n))
-    out.push_back(row.prompt);
+  const auto tmpl = ColumnTemplate::parse("{instruction}[\n\n{input}]");
+  auto reader = open_dataset(shared_path("datasets/en/alpaca_5000.json"));
+  while (out.size() < n) {
+    const auto row = reader->next();
+    if (!row) break;
+    out.push_back(tmpl.render(row->fields));
+  }
   return out;
 }
 

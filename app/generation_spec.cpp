@@ -1,0 +1,113 @@
+#include "app/generation_spec.h"
+
+#include "engine/core/error.h"
+
+namespace sluice {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json sampling_to_json(const SamplingParams& p) {
+  return Json{{"n", p.n},
+              {"temperature", p.temperature},
+              {"top_k", p.top_k},
+              {"top_p", p.top_p},
+              {"min_p", p.min_p},
+              {"repetition_penalty", p.repetition_penalty},
+              {"presence_penalty", p.presence_penalty},
+              {"frequency_penalty", p.frequency_penalty},
+              {"seed", p.seed},
+              {"max_tokens", p.max_tokens},
+              {"stop", p.stop},
+              {"stop_token_ids", p.stop_token_ids},
+              {"ignore_eos", p.ignore_eos}};
+}
+
+template <typename T>
+T get(const Json& j, const char* key) {
+  if (!j.contains(key)) fail("job parameters: missing ", key);
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    fail("job parameters: ", key, " has the wrong type");
+  }
+}
+
+SamplingParams sampling_from_json(const Json& j) {
+  SamplingParams p;
+  p.n = get<int>(j, "n");
+  p.temperature = get<float>(j, "temperature");
+  p.top_k = get<int>(j, "top_k");
+  p.top_p = get<float>(j, "top_p");
+  p.min_p = get<float>(j, "min_p");
+  p.repetition_penalty = get<float>(j, "repetition_penalty");
+  p.presence_penalty = get<float>(j, "presence_penalty");
+  p.frequency_penalty = get<float>(j, "frequency_penalty");
+  p.seed = get<uint64_t>(j, "seed");
+  p.max_tokens = get<int>(j, "max_tokens");
+  p.stop = get<std::vector<std::string>>(j, "stop");
+  p.stop_token_ids = get<std::vector<int32_t>>(j, "stop_token_ids");
+  p.ignore_eos = get<bool>(j, "ignore_eos");
+  return p;
+}
+
+}  // namespace
+
+const char* to_string(BadRowPolicy policy) { return policy == BadRowPolicy::Skip ? "skip" : "stop"; }
+
+BadRowPolicy parse_bad_row_policy(const std::string& name) {
+  if (name == "skip") return BadRowPolicy::Skip;
+  if (name == "stop") return BadRowPolicy::Stop;
+  fail("--on-bad-row must be skip or stop, not '", name, "'");
+}
+
+Json spec_to_json(const GenerationSpec& s) {
+  return Json{{"model_path", s.model_path},
+              {"tokenizer_path", s.tokenizer_path},
+              {"input_path", s.input_path},
+              {"format", to_string(s.format)},
+              {"prompt_template", s.prompt.column_template},
+              {"system_prompt", s.prompt.system_prompt},
+              {"use_chat_template", s.prompt.use_chat_template},
+              {"chat_template", s.prompt.chat_template},
+              {"limit", s.limit},
+              {"on_bad_row", to_string(s.on_bad_row)},
+              {"token_ids", s.with_token_ids},
+              {"sampling", sampling_to_json(s.sampling)},
+              {"engine",
+               {{"block_size", s.engine.block_size},
+                {"num_kv_blocks", s.engine.num_kv_blocks},
+                {"kv_cache_bytes", s.engine.kv_cache_bytes},
+                {"max_num_seqs", s.engine.max_num_seqs},
+                {"max_num_batched_tokens", s.engine.max_num_batched_tokens},
+                {"max_model_len", s.engine.max_model_len},
+                {"enable_prefix_caching", s.engine.enable_prefix_caching}}}};
+}
+
+GenerationSpec spec_from_json(const Json& j) {
+  GenerationSpec s;
+  s.model_path = get<std::string>(j, "model_path");
+  s.tokenizer_path = get<std::string>(j, "tokenizer_path");
+  s.input_path = get<std::string>(j, "input_path");
+  s.format = parse_dataset_format(get<std::string>(j, "format"));
+  s.prompt.column_template = get<std::string>(j, "prompt_template");
+  s.prompt.system_prompt = get<std::string>(j, "system_prompt");
+  s.prompt.use_chat_template = get<bool>(j, "use_chat_template");
+  s.prompt.chat_template = get<std::string>(j, "chat_template");
+  s.limit = get<size_t>(j, "limit");
+  s.on_bad_row = parse_bad_row_policy(get<std::string>(j, "on_bad_row"));
+  s.with_token_ids = get<bool>(j, "token_ids");
+  s.sampling = sampling_from_json(get<Json>(j, "sampling"));
+  const Json e = get<Json>(j, "engine");
+  s.engine.block_size = get<int>(e, "block_size");
+  s.engine.num_kv_blocks = get<int>(e, "num_kv_blocks");
+  s.engine.kv_cache_bytes = get<size_t>(e, "kv_cache_bytes");
+  s.engine.max_num_seqs = get<int>(e, "max_num_seqs");
+  s.engine.max_num_batched_tokens = get<int>(e, "max_num_batched_tokens");
+  s.engine.max_model_len = get<int>(e, "max_model_len");
+  s.engine.enable_prefix_caching = get<bool>(e, "enable_prefix_caching");
+  return s;
+}
+
+}  // namespace sluice

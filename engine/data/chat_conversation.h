@@ -1,0 +1,27 @@
+// Chat records as conversations to continue: ShareGPT ({"conversations": [{"from", "value"}]})
+// and OpenAI messages ({"messages": [{"role", "content"}]}). Roles are normalised to system /
+// user / assistant, and the conversation stops at its last non-assistant turn, because trailing
+// assistant turns are the reference answers that the model is asked to produce again.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "engine/data/chat_message.h"
+#include "engine/data/dataset_format.h"
+
+namespace sluice {
+
+// Returns the conversation of a ShareGPT record, up to and including its last non-assistant
+// turn (a top-level "system" string becomes the first turn). Throws Error describing the
+// problem (no file or line; the reader adds them).
+Conversation sharegpt_conversation(const nlohmann::ordered_json& record);
+
+// Returns the conversation of an OpenAI chat record (string content, or an array of text
+// parts), up to and including its last non-assistant turn. Throws Error as above.
+Conversation openai_conversation(const nlohmann::ordered_json& record);
+
+// Returns ShareGpt or OpenAiChat when record looks like one (judged by the first turn's keys),
+// otherwise Auto.
+DatasetFormat detect_chat_format(const nlohmann::ordered_json& record);
+
+}  // namespace sluice

@@ -1,0 +1,121 @@
+#include "engine/data/export_dpo.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/data/export_output.h"
+#include "engine/data/export_rows.h"
+#include "engine/jobs/job_store.h"
+#include "engine/jobs/row_codec.h"
+
+namespace sluice {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Characters, not bytes, so that a reply in a non-Latin script is not "longer" for its encoding.
+size_t num_code_points(const std::string& text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  }));
+}
+
+// Returns the score of sample sample_idx, or nullopt when it has none.
+std::optional<double> sample_score(const RowResult& row, size_t sample_idx,
+                                   const ExportOptions& options) {
+  const Json& extra = row.samples[sample_idx].extra;
+  if (!extra.is_object()) return std::nullopt;
+  const auto it = extra.find(options.score_field);
+  if (it == extra.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) {
+    fail("row ", row.row_index, ", sample ", sample_idx, ": extra.", options.score_field, " is ",
+         it->type_name(), ", not a number");
+  }
+  const double score = it->get<double>();
+  // NaN would break the ranking's ordering; it says no more than a missing score.
+  if (std::isnan(score)) return std::nullopt;
+  return score;
+}
+
+struct Candidate {
+  size_t sample_idx = 0;
+  double rank_key = 0.0;  // higher ranks better
+};
+
+// The successful samples in sample-index order with the rule's rank key.
+std::vector<Candidate> candidates_of(const RowResult& row, const ExportOptions& options) {
+  std::vector<Candidate> candidates;
+  for (size_t i = 0; i < row.samples.size(); ++i) {
+    if (!is_successful_sample(row.samples[i])) continue;
+    const auto length = static_cast<double>(num_code_points(row.samples[i].output));
+    switch (options.dpo_rule) {
+      case DpoRule::Longest:
+        candidates.push_back({i, length});
+        break;
+      case DpoRule::Shortest:
+        candidates.push_back({i, -length});
+        break;
+      case DpoRule::FirstChosen:
+      case DpoRule::LastChosen:
+        candidates.push_back({i, 0.0});
+        break;
+      case DpoRule::Score:
+        if (const auto score = sample_score(row, i, options)) candidates.push_back({i, *score});
+        break;
+    }
+  }
+  return candidates;
+}
+
+}  // namespace
+
+std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions& options) {
+  std::vector<Candidate> candidates = candidates_of(row, options);
+  if (candidates.size() < 2) return std::nullopt;
+  DpoPair pair;
+  if (options.dpo_rule == DpoRule::LastChosen) {
+    pair = {candidates.back().sample_idx, candidates.front().sample_idx};
+  } else {
+    // Stable: equal keys keep sample-index order, so ties go to the lower index for chosen and
+    // the higher index for rejected. FirstChosen has all keys equal and so keeps its order.
+    std::stable_sort(
+        candidates.begin(), candidates.end(),
+        [](const Candidate& a, const Candidate& b) { return a.rank_key > b.rank_key; });
+    pair = {candidates.front().sample_idx, candidates.back().sample_idx};
+  }
+  // Identical texts carry no preference; a pair of them would only add noise to training.
+  if (row.samples[pair.chosen_sample_idx].output == row.samples[pair.rejected_sample_idx].output)
+    return std::nullopt;
+  return pair;
+}
+
+ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const ExportOptions& options) {
+  ExportStats stats;
+  job.for_each_result([&](const RowResult& row) {
+    std::optional<DpoPair> pair;
+    try {
+      if (is_row_exported(row, options, /*honours_include_failed=*/false))
+        pair = choose_dpo_pair(row, options);
+    } catch (const Error& e) {
+      fail(job.path(), ": ", e.what());
+    }
+    if (!pair) {
+      stats.rows_skipped++;
+      return;
+    }
+    Json record = Json::object();
+    record["prompt"] = row.prompt;
+    record["chosen"] = row.samples[pair->chosen_sample_idx].output;
+    record["rejected"] = row.samples[pair->rejected_sample_idx].output;
+    out.write(to_json_text(record));
+    out.write("\n");
+    stats.rows_written++;
+    stats.records_written++;
+  });
+  return stats;
+}
+
+}  // namespace sluice

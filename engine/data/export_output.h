@@ -1,0 +1,35 @@
+// The file an export writes: a temporary file beside the destination ("<path>.partial-<pid>")
+// that commit() syncs and renames over the destination, so readers only ever see a complete
+// export. Without commit() (an error part-way) the temporary file is removed.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace sluice {
+
+class ExportOutput {
+ public:
+  // Opens the temporary file for path. Throws Error naming it when it cannot be created.
+  explicit ExportOutput(std::string path);
+  // Removes the temporary file unless commit() succeeded.
+  ~ExportOutput();
+  ExportOutput(const ExportOutput&) = delete;
+  ExportOutput& operator=(const ExportOutput&) = delete;
+
+  // Appends bytes. Throws Error naming the file on a write error (e.g. disk full).
+  void write(std::string_view text);
+  // Flushes, syncs and closes the temporary file, then renames it to the destination.
+  void commit();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::string temp_path_;
+  std::FILE* file_ = nullptr;
+  bool is_committed_ = false;
+};
+
+}  // namespace sluice

@@ -1,0 +1,91 @@
+// Exporting a job's results to the formats training tools read. Every exporter streams the job
+// through JobStore::for_each_result (one row in memory at a time), writes to a temporary file
+// beside the output and renames it over the output only when complete, so a failed or
+// interrupted export never leaves a half-written file under the final name. Every string written
+// is valid UTF-8 (invalid bytes become U+FFFD).
+//
+// Formats (which rows, and the shape of each record):
+//
+//   jsonl    One object per row, keys in this order: row_index, line, status, input (the source
+//            row's fields, as an object), messages, prompt, prompt_tokens, then
+//              - when the job has n = 1: output, output_tokens, finish_reason, output_token_ids,
+//                extra (null when the row has no sample, e.g. a failed row);
+//              - otherwise: samples, an array of {output, output_tokens, finish_reason,
+//                output_token_ids, extra};
+//            then seed, queue_ms, ttft_ms, total_ms, error ("" unless failed or skipped).
+//   csv      RFC 4180 (CRLF line ends, fields quoted when they hold ",", '"', CR or LF) with a
+//            header: row_index, status, the input's fields (union over the exported rows in
+//            first-seen order; strings as is, other values as JSON, missing ones empty; a field
+//            whose name equals a fixed column gets the prefix "input."), prompt, output (sample
+//            0), output_1 .. output_{n-1} when a row has more samples, output_tokens and
+//            finish_reason (of sample 0), total_ms, and error when include_failed.
+//   alpaca   A JSON array of {instruction, input, output}. instruction and input come from the
+//            source fields "instruction" and "input" when the row has an "instruction" field;
+//            otherwise instruction is the last user message (or the prompt) and input is "".
+//            output is sample 0.
+//   openai   OpenAI chat fine-tuning JSONL: {"messages": [...the conversation..., {"role":
+//            "assistant", "content": output}]}, one line per sample (n > 1 gives n lines per
+//            row). A row without a conversation uses [{"role": "user", "content": prompt}].
+//   sharegpt A JSON array of {id, conversations: [{from, value}, ...]}, from being system, human
+//            or gpt; one element per sample, id "<row_index>" or "<row_index>-<sample>" when the
+//            row has several samples.
+//   dpo      JSONL of {"prompt": the rendered prompt, "chosen": output, "rejected": output} from
+//            rows with at least two successful samples (finish_reason "stop" or "length"),
+//            picked by ExportOptions::dpo_rule. Rows with fewer such samples, or whose chosen
+//            and rejected outputs are identical, are skipped and counted.
+//
+// Failed and skipped rows are left out (and counted in rows_skipped) unless include_failed,
+// which only jsonl and csv honour: the other formats need an output to train on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace sluice {
+
+class JobStore;
+
+enum class ExportFormat : uint8_t { Jsonl, Csv, Alpaca, OpenAiChat, ShareGpt, DpoPairs };
+
+// Which of a row's samples is "chosen" and which "rejected" in a DPO pair. The rank rules order
+// the successful samples best first, ties kept in sample-index order; chosen is the first and
+// rejected the last.
+enum class DpoRule : uint8_t {
+  Longest,      // more characters (code points) ranks higher
+  Shortest,     // fewer characters ranks higher
+  FirstChosen,  // the first successful sample is chosen, the last rejected
+  LastChosen,   // the last successful sample is chosen, the first rejected
+  Score,        // a higher SampleResult::extra[score_field] (a number) ranks higher; samples
+                // without the field take no part
+};
+
+struct ExportOptions {
+  DpoRule dpo_rule = DpoRule::Longest;
+  std::string score_field = "score";  // the key in SampleResult::extra for DpoRule::Score
+  bool include_failed = false;        // jsonl and csv: also export failed and skipped rows
+};
+
+struct ExportStats {
+  int64_t rows_written = 0;     // rows that produced at least one record
+  int64_t rows_skipped = 0;     // rows that produced none (filtered out or unusable)
+  int64_t records_written = 0;  // lines or array elements written (openai/sharegpt: per sample)
+};
+
+// Returns "jsonl", "csv", "alpaca", "openai", "sharegpt" or "dpo".
+const char* to_string(ExportFormat format);
+// Parses the names above; throws Error listing them for anything else.
+ExportFormat parse_export_format(std::string_view name);
+
+// Returns "longest", "shortest", "first", "last" or "score".
+const char* to_string(DpoRule rule);
+// Parses the names above; throws Error listing them for anything else.
+DpoRule parse_dpo_rule(std::string_view name);
+
+// Writes every result of job to output_path in format (through a temporary file that is renamed
+// over output_path when complete). Throws Error naming the file or row at fault; the output path
+// is then untouched.
+ExportStats export_job(const JobStore& job, ExportFormat format, const std::string& output_path,
+                       const ExportOptions& options = {});
+
+}  // namespace sluice

@@ -1,0 +1,77 @@
+#include "engine/data/prompt_builder.h"
+
+#include "engine/core/error.h"
+#include "engine/data/dataset_reader.h"
+
+namespace sluice {
+
+PromptBuilder::PromptBuilder(const PromptOptions& options, const std::string& model_chat_template,
+                             const Tokenizer& tokenizer, DatasetFormat format,
+                             const std::vector<FieldInfo>& fields)
+    : options_(options), tokenizer_(tokenizer) {
+  column_template_text_ = options.column_template.empty() ? default_column_template(format, fields)
+                                                          : options.column_template;
+  if (!column_template_text_.empty())
+    column_template_ = ColumnTemplate::parse(column_template_text_);
+  const std::string& source =
+      options.chat_template.empty() ? model_chat_template : options.chat_template;
+  if (options.use_chat_template && !source.empty()) chat_template_ = ChatTemplate::compile(source);
+  if (tokenizer.bos_id() >= 0) bos_text_ = tokenizer.token_text(tokenizer.bos_id());
+  if (tokenizer.eos_id() >= 0) eos_text_ = tokenizer.token_text(tokenizer.eos_id());
+}
+
+Conversation PromptBuilder::conversation_for(const DatasetRow& row) const {
+  Conversation messages;
+  const bool has_system = !row.messages.empty() && row.messages.front().role == "system";
+  if (!options_.system_prompt.empty() && !has_system)
+    messages.push_back({"system", options_.system_prompt});
+  if (!row.messages.empty()) {
+    messages.insert(messages.end(), row.messages.begin(), row.messages.end());
+    return messages;
+  }
+  if (!column_template_) {
+    throw DatasetRowError("no column template fits this row; give --prompt-template", row.line,
+                          row.row_index);
+  }
+  try {
+    messages.push_back({"user", column_template_->render(row.fields)});
+  } catch (const DatasetRowError&) {
+    throw;
+  } catch (const Error& e) {
+    throw DatasetRowError(e.what(), row.line, row.row_index);
+  }
+  return messages;
+}
+
+// Without a chat template the turns are joined as plain text, separated by blank lines.
+std::string PromptBuilder::plain_text(const Conversation& messages) const {
+  std::string text;
+  for (const auto& m : messages) {
+    if (!text.empty()) text += "\n\n";
+    text += m.content;
+  }
+  return text;
+}
+
+BuiltPrompt PromptBuilder::build(const DatasetRow& row) const {
+  BuiltPrompt prompt;
+  prompt.messages = conversation_for(row);
+  EncodeOptions encode{.add_bos = tokenizer_.add_bos_default()};
+  if (chat_template_) {
+    try {
+      prompt.text = render_chat(*chat_template_, prompt.messages, /*add_generation_prompt=*/true,
+                                bos_text_, eos_text_);
+    } catch (const Error& e) {
+      throw DatasetRowError(str_cat("the chat template failed: ", e.what()), row.line,
+                            row.row_index);
+    }
+    encode.parse_special = true;  // <|im_start|> and friends are single tokens
+    if (!bos_text_.empty() && prompt.text.starts_with(bos_text_)) encode.add_bos = false;
+  } else {
+    prompt.text = plain_text(prompt.messages);
+  }
+  prompt.token_ids = tokenizer_.encode(prompt.text, encode);
+  return prompt;
+}
+
+}  // namespace sluice

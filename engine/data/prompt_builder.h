@@ -1,0 +1,62 @@
+// Turns a dataset row into the exact prompt the model sees: the column template fills in the
+// user turn (or the row's own conversation is used, for chat formats), an optional system
+// prompt is added, then the model's chat template renders it (or the text is used as a plain
+// completion when there is no template), and the tokenizer encodes it with the model's BOS
+// rule — never a second BOS when the rendered text already starts with it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/data/column_template.h"
+#include "engine/data/dataset_format.h"
+#include "engine/data/dataset_row.h"
+#include "engine/data/field_discovery.h"
+#include "engine/template/chat_template.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace sluice {
+
+struct PromptOptions {
+  std::string column_template;  // "{instruction}[\n\n{input}]"; empty: the format's default
+  std::string system_prompt;    // empty: none
+  bool use_chat_template = true;
+  std::string chat_template;    // template source replacing the model's own; empty: the model's
+};
+
+struct BuiltPrompt {
+  Conversation messages;            // what the chat template saw (or would have)
+  std::string text;                 // the exact prompt text
+  std::vector<int32_t> token_ids;   // what the engine runs
+};
+
+class PromptBuilder {
+ public:
+  // model_chat_template: the model's own template, or "" when it has none. fields: from
+  // discover_fields, used to pick the default column template. Throws Error when a template
+  // does not compile.
+  PromptBuilder(const PromptOptions& options, const std::string& model_chat_template, const Tokenizer& tokenizer,
+                DatasetFormat format, const std::vector<FieldInfo>& fields);
+
+  // Builds the prompt of one row. Throws DatasetRowError (with the row's line; the message does
+  // not repeat it) when it cannot: a missing field, the chat template raising an error.
+  BuiltPrompt build(const DatasetRow& row) const;
+
+  bool uses_chat_template() const { return chat_template_.has_value(); }
+  const std::string& column_template_text() const { return column_template_text_; }
+
+ private:
+  Conversation conversation_for(const DatasetRow& row) const;
+  std::string plain_text(const Conversation& messages) const;
+
+  PromptOptions options_;
+  const Tokenizer& tokenizer_;
+  std::string column_template_text_;
+  std::optional<ColumnTemplate> column_template_;
+  std::optional<ChatTemplate> chat_template_;
+  std::string bos_text_;
+  std::string eos_text_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,41 @@
+#include "engine/jobs/job_listing.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "engine/core/error.h"
+#include "engine/jobs/job_store.h"
+
+namespace sluice {
+
+std::vector<JobListing> list_jobs(const std::string& directory) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) fail(directory, ": not a directory");
+  std::vector<JobListing> listings;
+  fs::directory_iterator it(directory, error);
+  if (error) fail(directory, ": cannot list: ", error.message());
+  for (; it != fs::directory_iterator(); it.increment(error)) {
+    if (error) fail(directory, ": cannot list: ", error.message());
+    if (it->path().extension() != kJobFileExtension) continue;
+    JobListing listing;
+    listing.path = it->path().string();
+    try {
+      const auto job = JobStore::open(listing.path);
+      listing.info = job->info();
+      listing.counts = job->counts();
+    } catch (const Error& e) {
+      listing.info = {};
+      listing.counts = {};
+      listing.error = e.what();
+    }
+    listings.push_back(std::move(listing));
+  }
+  if (error) fail(directory, ": cannot list: ", error.message());
+  std::sort(listings.begin(), listings.end(),
+            [](const JobListing& a, const JobListing& b) { return a.path < b.path; });
+  return listings;
+}
+
+}  // namespace sluice

@@ -1,0 +1,115 @@
+#include "engine/jobs/job_schema.h"
+
+#include <string>
+
+#include "engine/core/error.h"
+#include "engine/jobs/row_codec.h"
+#include "engine/jobs/sqlite_db.h"
+
+namespace sluice {
+namespace {
+
+constexpr const char* kCreateTables = R"sql(
+CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+CREATE TABLE rows (
+  row_index INTEGER PRIMARY KEY NOT NULL,
+  line INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  error TEXT NOT NULL,
+  input TEXT NOT NULL,
+  messages TEXT NOT NULL,
+  prompt TEXT NOT NULL,
+  prompt_tokens INTEGER NOT NULL,
+  samples TEXT NOT NULL,
+  seed INTEGER NOT NULL,
+  queue_ms REAL,
+  ttft_ms REAL,
+  total_ms REAL
+);
+)sql";
+
+void put_meta(SqliteDb& db, const char* key, const std::string& value) {
+  SqliteStatement statement(db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
+  statement.bind_text(1, key);
+  statement.bind_text(2, value);
+  statement.step();
+}
+
+// Returns the meta value for key, or fails naming the file.
+std::string get_meta(SqliteDb& db, const char* key) {
+  SqliteStatement statement(db, "SELECT value FROM meta WHERE key = ?");
+  statement.bind_text(1, key);
+  if (!statement.step() || statement.column_is_null(0))
+    fail(db.path(), ": not a Sluice job file (its meta table has no '", key, "')");
+  return statement.column_text(0);
+}
+
+int64_t parse_schema_version(const std::string& text, const std::string& path) {
+  size_t parsed = 0;
+  int64_t version = 0;
+  try {
+    version = std::stoll(text, &parsed);
+  } catch (const std::exception&) {
+    parsed = 0;
+  }
+  if (parsed == 0 || parsed != text.size() || version < 1)
+    fail(path, ": not a Sluice job file (schema_version '", text, "' is not a positive integer)");
+  return version;
+}
+
+}  // namespace
+
+void configure_job_connection(SqliteDb& db) {
+  SqliteStatement journal(db, "PRAGMA journal_mode = WAL");
+  const std::string mode = journal.step() ? journal.column_text(0) : std::string();
+  if (mode != "wal") fail(db.path(), ": cannot switch the job file to WAL mode (got '", mode, "')");
+  // In WAL mode, synchronous=NORMAL syncs the log only at checkpoints. A committed transaction is
+  // in the OS's page cache once COMMIT returns, so a crash of this process (even kill -9) loses
+  // nothing committed and never corrupts the file; only an OS crash or power cut can lose the
+  // last commits. That is the trade the brief asks for: a row at most a second or so at risk,
+  // without an fsync per commit.
+  db.exec("PRAGMA synchronous = NORMAL");
+}
+
+void create_job_schema(SqliteDb& db, const JobInfo& info) {
+  db.exec(str_cat("PRAGMA application_id = ", kJobApplicationId).c_str());
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    db.exec(kCreateTables);
+    put_meta(db, "schema_version", std::to_string(kJobSchemaVersion));
+    put_meta(db, "info", to_json_text(job_info_to_json(info)));
+    db.exec("COMMIT");
+  } catch (...) {
+    db.rollback_quietly();
+    throw;
+  }
+}
+
+JobInfo read_job_meta(SqliteDb& db) {
+  int64_t application_id = 0;
+  try {
+    // The first read of the file: garbage fails here with "file is not a database".
+    application_id = db.query_int("PRAGMA application_id");
+  } catch (const Error& e) {
+    fail("not a Sluice job file: ", e.what());
+  }
+  if (application_id != kJobApplicationId) {
+    fail(db.path(), ": not a Sluice job file (an SQLite database with application_id ",
+         application_id, ", a job has ", kJobApplicationId, ")");
+  }
+  const int64_t version = parse_schema_version(get_meta(db, "schema_version"), db.path());
+  if (version > kJobSchemaVersion) {
+    fail(db.path(), ": the job file has schema version ", version, ", newer than the ",
+         kJobSchemaVersion, " this build of Sluice reads; open it with a newer Sluice");
+  }
+  const std::string info_text = get_meta(db, "info");
+  const auto info_json = nlohmann::ordered_json::parse(info_text, nullptr, false);
+  if (info_json.is_discarded()) fail(db.path(), ": the job info is not valid JSON");
+  return job_info_from_json(info_json, db.path());
+}
+
+void write_job_info(SqliteDb& db, const JobInfo& info) {
+  put_meta(db, "info", to_json_text(job_info_to_json(info)));
+}
+
+}  // namespace sluice

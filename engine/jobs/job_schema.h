@@ -1,0 +1,36 @@
+// The job file's layout. A job file is an SQLite database marked with Sluice's application_id
+// (so `file` and Sluice itself can tell it from any other SQLite file) holding two tables:
+//
+//   meta(key TEXT PRIMARY KEY, value TEXT)   -- "schema_version": "1", "info": JobInfo as JSON
+//   rows(row_index INTEGER PRIMARY KEY, line, status, error, input, messages, prompt,
+//        prompt_tokens, samples, seed, queue_ms, ttft_ms, total_ms)   -- one RowResult each
+//
+// A file written by a newer Sluice (a higher schema_version) is refused rather than misread.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/jobs/job_info.h"
+
+namespace sluice {
+
+class SqliteDb;
+
+inline constexpr int64_t kJobSchemaVersion = 1;
+// "SlJb" as a big-endian 32-bit integer, stored in the SQLite header's application_id field.
+inline constexpr int64_t kJobApplicationId = 0x536c4a62;
+
+// Creates the tables in an empty database and stores info. Throws Error naming the file.
+void create_job_schema(SqliteDb& db, const JobInfo& info);
+
+// Checks that db is a Sluice job of a schema this build reads and returns its info. Throws Error
+// naming the file when it is not SQLite, not a Sluice job, or of a newer schema version.
+JobInfo read_job_meta(SqliteDb& db);
+
+// Rewrites the stored info (total_rows changes once the source has been counted).
+void write_job_info(SqliteDb& db, const JobInfo& info);
+
+// Sets the per-connection pragmas every job connection uses (WAL, synchronous=NORMAL).
+void configure_job_connection(SqliteDb& db);
+
+}  // namespace sluice

@@ -1,0 +1,68 @@
+#include "engine/template/chat_template.h"
+
+#include "engine/template/render_fault.h"
+#include "engine/template/render_state.h"
+#include "engine/template/source_location.h"
+#include "engine/template/statement_renderer.h"
+#include "engine/template/template_json.h"
+#include "engine/template/template_lexer.h"
+#include "engine/template/template_parser.h"
+
+namespace sluice {
+
+ChatTemplate::ChatTemplate(std::shared_ptr<const jinja::TemplateProgram> program)
+    : program_(std::move(program)) {}
+
+ChatTemplate ChatTemplate::compile(const std::string& source) {
+  auto program = std::make_shared<jinja::TemplateProgram>(
+      jinja::parse_template(jinja::normalize_template_source(source)));
+  return ChatTemplate(std::move(program));
+}
+
+std::string ChatTemplate::render(const nlohmann::ordered_json& variables,
+                                 const RenderOptions& options) const {
+  if (!variables.is_object()) throw TemplateError("template variables must be a JSON object");
+  jinja::Value globals;
+  try {
+    globals = jinja::value_from_json(variables);
+  } catch (const jinja::RenderFault& fault) {
+    throw TemplateError(str_cat("template variables: ", fault.what()));
+  }
+  jinja::RenderState state(&globals.as_dict());
+  std::string out;
+  state.out = &out;
+  state.fixed_now = options.now;
+  state.max_loop_iterations = options.max_loop_iterations;
+  try {
+    jinja::render_body(state, program_->body);
+  } catch (const jinja::RenderFault& fault) {
+    throw TemplateError(str_cat("template error at ",
+                                jinja::describe_offset(program_->source, state.offset), ": ",
+                                fault.what()));
+  }
+  return out;
+}
+
+nlohmann::ordered_json chat_variables(const Conversation& messages, bool add_generation_prompt,
+                                      const std::string& bos_token, const std::string& eos_token) {
+  nlohmann::ordered_json message_list = nlohmann::ordered_json::array();
+  for (const ChatMessage& message : messages) {
+    message_list.push_back({{"role", message.role}, {"content", message.content}});
+  }
+  // transformers always passes tools and documents, as None when there are none.
+  return {{"messages", std::move(message_list)},
+          {"tools", nullptr},
+          {"documents", nullptr},
+          {"add_generation_prompt", add_generation_prompt},
+          {"bos_token", bos_token},
+          {"eos_token", eos_token}};
+}
+
+std::string render_chat(const ChatTemplate& chat_template, const Conversation& messages,
+                        bool add_generation_prompt, const std::string& bos_token,
+                        const std::string& eos_token) {
+  return chat_template.render(
+      chat_variables(messages, add_generation_prompt, bos_token, eos_token));
+}
+
+}  // namespace sluice

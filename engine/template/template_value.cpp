@@ -1,0 +1,341 @@
+#include "engine/template/template_value.h"
+
+#include <algorithm>
+
+#include "engine/template/python_number.h"
+#include "engine/template/python_string.h"
+#include "engine/template/render_fault.h"
+#include "engine/tokenizer/unicode.h"
+
+namespace sluice::jinja {
+
+namespace {
+
+// Returns how deep lists and dicts nest in value (0 for other values); fails past the limit.
+uint32_t nested_depth(const Value& value) {
+  const uint32_t depth = value.is_list()   ? value.as_list().depth
+                         : value.is_dict() ? value.as_dict().depth
+                                           : 0;
+  if (depth >= kMaxValueDepth)
+    render_fail("values are nested more than ", kMaxValueDepth, " levels deep");
+  return depth;
+}
+
+// Counts nested repr calls on this thread: namespaces can contain themselves, which Python
+// prints with a recursion guard and this interpreter refuses.
+thread_local int repr_depth = 0;
+
+class ReprDepthGuard {
+ public:
+  ReprDepthGuard() {
+    if (++repr_depth > static_cast<int>(kMaxValueDepth)) {
+      repr_depth = 0;
+      render_fail("maximum recursion depth exceeded while printing a value");
+    }
+  }
+  ~ReprDepthGuard() { repr_depth = std::max(repr_depth - 1, 0); }
+  ReprDepthGuard(const ReprDepthGuard&) = delete;
+  ReprDepthGuard& operator=(const ReprDepthGuard&) = delete;
+};
+
+const std::string& generic_undefined_message() {
+  static const std::string message = "value is undefined";
+  return message;
+}
+
+void append_list_repr(std::string& out, const List& list) {
+  const ReprDepthGuard guard;
+  const bool is_tuple = list.flavor == ListFlavor::Tuple;
+  switch (list.flavor) {
+    case ListFlavor::DictKeys:
+      out += "dict_keys(";
+      break;
+    case ListFlavor::DictValues:
+      out += "dict_values(";
+      break;
+    case ListFlavor::DictItems:
+      out += "dict_items(";
+      break;
+    default:
+      break;
+  }
+  out += is_tuple ? '(' : '[';
+  for (size_t i = 0; i < list.items.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += to_repr(list.items[i]);
+  }
+  if (is_tuple && list.items.size() == 1) out += ',';
+  out += is_tuple ? ')' : ']';
+  if (list.flavor != ListFlavor::List && !is_tuple) out += ')';
+}
+
+void append_dict_repr(std::string& out, const Dict& dict) {
+  const ReprDepthGuard guard;
+  out += '{';
+  for (size_t i = 0; i < dict.entries.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += python_string_repr(dict.entries[i].first);
+    out += ": ";
+    out += to_repr(dict.entries[i].second);
+  }
+  out += '}';
+}
+
+bool lists_equal(const List& a, const List& b) {
+  if (a.items.size() != b.items.size()) return false;
+  // Python never finds a list equal to a tuple.
+  if ((a.flavor == ListFlavor::Tuple) != (b.flavor == ListFlavor::Tuple)) return false;
+  for (size_t i = 0; i < a.items.size(); ++i) {
+    if (!values_equal(a.items[i], b.items[i])) return false;
+  }
+  return true;
+}
+
+bool dicts_equal(const Dict& a, const Dict& b) {
+  if (a.entries.size() != b.entries.size()) return false;
+  for (const auto& [key, value] : a.entries) {
+    const Value* other = b.find(key);
+    if (other == nullptr || !values_equal(value, *other)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Value Value::undefined(std::string message) {
+  return Value(UndefinedTag{std::make_shared<const std::string>(std::move(message))});
+}
+
+Value Value::string(std::string text) {
+  return Value(std::make_shared<const std::string>(std::move(text)));
+}
+
+double Value::as_float() const {
+  if (is_float()) return std::get<double>(data_);
+  return static_cast<double>(as_int());
+}
+
+const std::string& Value::undefined_message() const {
+  const auto& message = std::get<UndefinedTag>(data_).message;
+  return message ? *message : generic_undefined_message();
+}
+
+const Value* Dict::find(std::string_view key) const {
+  for (const auto& entry : entries) {
+    if (entry.first == key) return &entry.second;
+  }
+  return nullptr;
+}
+
+void Dict::set(std::string key, Value value) {
+  for (auto& entry : entries) {
+    if (entry.first == key) {
+      entry.second = std::move(value);
+      return;
+    }
+  }
+  entries.emplace_back(std::move(key), std::move(value));
+}
+
+std::optional<Value> Object::attribute(std::string_view) const {
+  return std::nullopt;
+}
+
+Value Object::call(RenderState&, const CallArgs&) const {
+  render_fail("'", type_name(), "' object is not callable");
+}
+
+Value concat_strings(std::string_view a, std::string_view b) {
+  if (a.size() + b.size() > kMaxStringBytes) {
+    render_fail("string result is too large (", a.size() + b.size(), " bytes)");
+  }
+  std::string text;
+  text.reserve(a.size() + b.size());
+  text.append(a).append(b);
+  return Value::string(std::move(text));
+}
+
+Value make_list(std::vector<Value> items, ListFlavor flavor) {
+  uint32_t depth = 1;
+  for (const Value& item : items) depth = std::max(depth, nested_depth(item) + 1);
+  return Value::list(std::make_shared<const List>(List{std::move(items), flavor, depth}));
+}
+
+Value make_dict(Dict dict) {
+  dict.depth = 1;
+  for (const auto& entry : dict.entries)
+    dict.depth = std::max(dict.depth, nested_depth(entry.second) + 1);
+  return Value::dict(std::make_shared<const Dict>(std::move(dict)));
+}
+
+bool is_truthy(const Value& value) {
+  switch (value.kind()) {
+    case ValueKind::Undefined:
+    case ValueKind::None:
+      return false;
+    case ValueKind::Bool:
+      return value.as_bool();
+    case ValueKind::Int:
+      return value.as_int() != 0;
+    case ValueKind::Float:
+      return value.as_float() != 0.0;
+    case ValueKind::String:
+      return !value.as_string().empty();
+    case ValueKind::List:
+      return !value.as_list().items.empty();
+    case ValueKind::Dict:
+      return !value.as_dict().entries.empty();
+    case ValueKind::Object:
+      return true;
+  }
+  return false;
+}
+
+bool values_equal(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_float() || b.is_float()) return a.as_float() == b.as_float();
+    return a.as_int() == b.as_int();
+  }
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case ValueKind::Undefined:
+    case ValueKind::None:
+      return true;
+    case ValueKind::String:
+      return a.as_string() == b.as_string();
+    case ValueKind::List:
+      return lists_equal(a.as_list(), b.as_list());
+    case ValueKind::Dict:
+      return dicts_equal(a.as_dict(), b.as_dict());
+    case ValueKind::Object:
+      return a.object_ptr() == b.object_ptr();
+    default:
+      return false;  // numbers were handled above
+  }
+}
+
+void append_str(std::string& out, const Value& value) {
+  switch (value.kind()) {
+    case ValueKind::Undefined:
+      return;
+    case ValueKind::None:
+      out += "None";
+      return;
+    case ValueKind::Bool:
+      out += value.as_bool() ? "True" : "False";
+      return;
+    case ValueKind::Int:
+      out += std::to_string(value.as_int());
+      return;
+    case ValueKind::Float:
+      out += python_float_repr(value.as_float());
+      return;
+    case ValueKind::String:
+      out += value.as_string();
+      return;
+    case ValueKind::List:
+      append_list_repr(out, value.as_list());
+      return;
+    case ValueKind::Dict:
+      append_dict_repr(out, value.as_dict());
+      return;
+    case ValueKind::Object:
+      out += value.as_object().repr();
+      return;
+  }
+}
+
+std::string to_str(const Value& value) {
+  if (value.is_string()) return value.as_string();
+  std::string out;
+  append_str(out, value);
+  return out;
+}
+
+std::string to_repr(const Value& value) {
+  if (value.is_string()) return python_string_repr(value.as_string());
+  if (value.is_undefined()) return "Undefined";
+  return to_str(value);
+}
+
+std::string type_name(const Value& value) {
+  switch (value.kind()) {
+    case ValueKind::Undefined:
+      return "Undefined";
+    case ValueKind::None:
+      return "NoneType";
+    case ValueKind::Bool:
+      return "bool";
+    case ValueKind::Int:
+      return "int";
+    case ValueKind::Float:
+      return "float";
+    case ValueKind::String:
+      return "str";
+    case ValueKind::List:
+      switch (value.as_list().flavor) {
+        case ListFlavor::Tuple:
+          return "tuple";
+        case ListFlavor::DictKeys:
+          return "dict_keys";
+        case ListFlavor::DictValues:
+          return "dict_values";
+        case ListFlavor::DictItems:
+          return "dict_items";
+        default:
+          return "list";
+      }
+    case ValueKind::Dict:
+      return "dict";
+    case ValueKind::Object:
+      return value.as_object().type_name();
+  }
+  return "object";
+}
+
+void fail_undefined(const Value& value) {
+  throw RenderFault(value.undefined_message());
+}
+
+ListPtr iterate(const Value& value) {
+  switch (value.kind()) {
+    case ValueKind::List:
+      return value.list_ptr();
+    case ValueKind::Undefined:
+      return std::make_shared<const List>();
+    case ValueKind::Dict: {
+      auto keys = std::make_shared<List>();
+      keys->items.reserve(value.as_dict().entries.size());
+      for (const auto& entry : value.as_dict().entries) {
+        keys->items.push_back(Value::string(entry.first));
+      }
+      return keys;
+    }
+    case ValueKind::String: {
+      auto chars = std::make_shared<List>();
+      for (const char32_t c : to_codepoints(value.as_string())) {
+        chars->items.push_back(Value::string(utf8_encode(c)));
+      }
+      return chars;
+    }
+    default:
+      render_fail("'", type_name(value), "' object is not iterable");
+  }
+}
+
+int64_t value_length(const Value& value) {
+  switch (value.kind()) {
+    case ValueKind::Undefined:
+      return 0;
+    case ValueKind::String:
+      return static_cast<int64_t>(count_codepoints(value.as_string()));
+    case ValueKind::List:
+      return static_cast<int64_t>(value.as_list().items.size());
+    case ValueKind::Dict:
+      return static_cast<int64_t>(value.as_dict().entries.size());
+    default:
+      render_fail("object of type '", type_name(value), "' has no len()");
+  }
+}
+
+}  // namespace sluice::jinja

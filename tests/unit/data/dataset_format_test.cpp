@@ -1,0 +1,127 @@
+#include "engine/data/dataset_format.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engine/core/error.h"
+#include "tests/unit/data/dataset_test_util.h"
+
+namespace sluice {
+namespace {
+
+using test::shared_path;
+using test::write_temp_file;
+
+TEST(DatasetFormat, NamesRoundTrip) {
+  for (const DatasetFormat format : {DatasetFormat::Auto, DatasetFormat::Jsonl, DatasetFormat::Json,
+                                     DatasetFormat::Csv, DatasetFormat::Tsv, DatasetFormat::Text,
+                                     DatasetFormat::ShareGpt, DatasetFormat::OpenAiChat}) {
+    EXPECT_EQ(parse_dataset_format(to_string(format)), format) << to_string(format);
+  }
+  EXPECT_STREQ(to_string(DatasetFormat::OpenAiChat), "openai");
+  EXPECT_EQ(parse_dataset_format("ShareGPT"), DatasetFormat::ShareGpt);
+}
+
+TEST(DatasetFormat, UnknownNameListsTheValidOnes) {
+  try {
+    parse_dataset_format("parquet");
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("\"parquet\""), std::string::npos) << message;
+    EXPECT_NE(message.find("auto, jsonl, json, csv, tsv, text, sharegpt, openai"),
+              std::string::npos)
+        << message;
+  }
+}
+
+TEST(DatasetFormat, DetectsEverySharedDataset) {
+  const std::pair<const char*, DatasetFormat> cases[] = {
+      {"datasets/en/alpaca_5000.json", DatasetFormat::Json},
+      {"datasets/en/self_instruct_seed_tasks.jsonl", DatasetFormat::Jsonl},
+      {"datasets/en/user_oriented_instructions.jsonl", DatasetFormat::Jsonl},
+      {"datasets/ru/ru_alpaca_seed_tasks.jsonl", DatasetFormat::Jsonl},
+      {"datasets/ru/ru_gen100.jsonl", DatasetFormat::Jsonl},
+      {"datasets/chat/sharegpt_dummy_conversation.json", DatasetFormat::ShareGpt},
+      {"datasets/chat/openai_toy_chat_fine_tuning.jsonl", DatasetFormat::OpenAiChat},
+  };
+  for (const auto& [relative, expected] : cases) {
+    EXPECT_EQ(detect_dataset_format(shared_path(relative)), expected) << relative;
+  }
+}
+
+TEST(DatasetFormat, ChatShapesAreFoundInEitherContainer) {
+  // ShareGPT as JSONL and OpenAI messages as a JSON array, with a misleading extension each.
+  const std::string sharegpt_jsonl = write_temp_file(
+      "chat.json",
+      "{\"id\": \"a\", \"conversations\": [{\"from\": \"human\", \"value\": \"hi\"}]}\n");
+  EXPECT_EQ(detect_dataset_format(sharegpt_jsonl), DatasetFormat::ShareGpt);
+  const std::string openai_array = write_temp_file(
+      "chat.jsonl", "[\n  {\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\n]\n");
+  EXPECT_EQ(detect_dataset_format(openai_array), DatasetFormat::OpenAiChat);
+}
+
+TEST(DatasetFormat, ContentBeatsExtensionAndBomIsSkipped) {
+  EXPECT_EQ(detect_dataset_format(write_temp_file("rows.txt", "\xEF\xBB\xBF  [{\"a\": 1}]")),
+            DatasetFormat::Json);
+  EXPECT_EQ(detect_dataset_format(write_temp_file("rows.csv", "\xEF\xBB\xBF{\"a\": 1}\n")),
+            DatasetFormat::Jsonl);
+  // The first row is bad; the second one still tells that this is OpenAI chat.
+  EXPECT_EQ(
+      detect_dataset_format(write_temp_file(
+          "rows.jsonl", "{oops\n{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}\n")),
+      DatasetFormat::OpenAiChat);
+}
+
+TEST(DatasetFormat, TablesByExtensionOrSniffing) {
+  EXPECT_EQ(detect_dataset_format(write_temp_file("a.csv", "prompt\nhello\n")), DatasetFormat::Csv);
+  EXPECT_EQ(detect_dataset_format(write_temp_file("a.TSV", "prompt\nhello\n")), DatasetFormat::Tsv);
+  EXPECT_EQ(detect_dataset_format(write_temp_file("table", "id,prompt\n1,\"a, b\"\n2,c\n")),
+            DatasetFormat::Csv);
+  EXPECT_EQ(detect_dataset_format(write_temp_file("table", "id\tprompt\n1\ta, b\n2\tc\n")),
+            DatasetFormat::Tsv);
+}
+
+TEST(DatasetFormat, ProseIsText) {
+  // Commas in sentences must not make a text file look like CSV.
+  EXPECT_EQ(
+      detect_dataset_format(write_temp_file("prompts.txt", "Write a poem, please\nHello, world\n")),
+      DatasetFormat::Text);
+  EXPECT_EQ(detect_dataset_format(write_temp_file(
+                "prompts", "Tell me a story about a cat.\nWhy is the sky blue, really?\n")),
+            DatasetFormat::Text);
+  EXPECT_EQ(detect_dataset_format(write_temp_file("one", "just one line")), DatasetFormat::Text);
+}
+
+TEST(DatasetFormat, TextThatOpensWithABracketIsStillText) {
+  EXPECT_EQ(detect_dataset_format(
+                write_temp_file("prompts.txt", "[Draft] write a poem\n{name} says hi\n")),
+            DatasetFormat::Text);
+  // Without a telling name, a file that opens like JSON is read as JSON, so that its reader
+  // names the broken line rather than turning it into prompts.
+  EXPECT_EQ(detect_dataset_format(write_temp_file("prompts", "[Draft] write a poem\n")),
+            DatasetFormat::Json);
+  // An unclosed '[' in a large text file is not scanned to the end (the sniffing limit).
+  const std::string long_text = "[" + std::string(40 * 1024 * 1024, 'x') + "\n";
+  const std::string long_path = write_temp_file("long.txt", long_text);
+  EXPECT_EQ(detect_dataset_format(long_path), DatasetFormat::Text);
+  std::filesystem::remove(long_path);  // 40 MB need not outlive the test
+}
+
+TEST(DatasetFormat, EmptyFileIsAnError) {
+  for (const std::string content : {"", "\xEF\xBB\xBF", "  \n\r\n\t"}) {
+    const std::string path = write_temp_file("empty.jsonl", content);
+    try {
+      detect_dataset_format(path);
+      FAIL() << "expected an Error for content of " << content.size() << " bytes";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(detect_dataset_format("/nonexistent/sluice/rows.jsonl"), Error);
+}
+
+}  // namespace
+}  // namespace sluice

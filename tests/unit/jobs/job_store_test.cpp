@@ -1,0 +1,367 @@
+#include "engine/jobs/job_store.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "engine/core/error.h"
+#include "engine/jobs/job_listing.h"
+#include "engine/jobs/sqlite_db.h"
+#include "tests/support/test_paths.h"
+#include "tests/unit/jobs/job_test_rows.h"
+
+namespace sluice {
+namespace {
+
+using test::make_failed_row;
+using test::make_job_info;
+using test::make_row;
+using test::make_skipped_row;
+
+std::string job_path(const std::string& name) {
+  return test::make_temp_dir("job-store") + "/" + name + ".sluicejob";
+}
+
+// Runs fn, expects it to throw Error, and returns the message.
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected sluice::Error";
+  return {};
+}
+
+// Returns true for "YYYY-MM-DDTHH:MM:SSZ".
+bool is_iso8601_utc(const std::string& text) {
+  const std::string pattern = "dddd-dd-ddTdd:dd:ddZ";
+  if (text.size() != pattern.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const bool ok = pattern[i] == 'd' ? (text[i] >= '0' && text[i] <= '9') : text[i] == pattern[i];
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(JobStore, CreateStoresInfoAndSetsCreatedAt) {
+  const std::string path = job_path("info");
+  JobInfo expected = make_job_info();
+  {
+    const auto store = JobStore::create(path, expected);
+    EXPECT_EQ(store->path(), path);
+    EXPECT_TRUE(is_iso8601_utc(store->info().created_at)) << store->info().created_at;
+    expected.created_at = store->info().created_at;
+    EXPECT_EQ(store->info(), expected);
+    EXPECT_EQ(store->counts().total_rows, -1);
+    store->set_total_rows(250);
+  }
+  const auto reopened = JobStore::open(path);
+  expected.total_rows = 250;
+  EXPECT_EQ(reopened->info(), expected);
+  EXPECT_EQ(reopened->counts().total_rows, 250);
+}
+
+TEST(JobStore, CreateRefusesAnExistingFile) {
+  const std::string path = job_path("exists");
+  JobStore::create(path, make_job_info());
+  const std::string message = error_of([&] { JobStore::create(path, make_job_info()); });
+  EXPECT_TRUE(contains(message, path)) << message;
+  EXPECT_TRUE(contains(message, "already exists")) << message;
+}
+
+TEST(JobStore, CreateInAMissingDirectoryNamesTheFile) {
+  const std::string path = test::make_temp_dir("job-store") + "/no/such/dir/job.sluicejob";
+  const std::string message = error_of([&] { JobStore::create(path, make_job_info()); });
+  EXPECT_TRUE(contains(message, path)) << message;
+}
+
+TEST(JobStore, OpenMissingFileNamesIt) {
+  const std::string path = job_path("missing");
+  const std::string message = error_of([&] { JobStore::open(path); });
+  EXPECT_TRUE(contains(message, path)) << message;
+  EXPECT_FALSE(std::filesystem::exists(path)) << "open must not create the file";
+}
+
+TEST(JobStore, AddFlushReopenGivesBackEveryField) {
+  const std::string path = job_path("round-trip");
+  {
+    const auto store = JobStore::create(path, make_job_info());
+    store->add_result(make_row(0));
+    store->add_result(make_failed_row(1));
+    store->add_result(make_skipped_row(2));
+    store->flush();
+    EXPECT_EQ(store->result(0), make_row(0));
+    EXPECT_EQ(store->result(1), make_failed_row(1));
+    EXPECT_FALSE(store->result(3).has_value());
+  }
+  const auto store = JobStore::open(path);
+  EXPECT_EQ(store->result(0), make_row(0));
+  EXPECT_EQ(store->result(1), make_failed_row(1));
+  EXPECT_EQ(store->result(2), make_skipped_row(2));
+  EXPECT_EQ(store->finished_row_indices(), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_TRUE(store->has_result(2));
+  EXPECT_FALSE(store->has_result(3));
+}
+
+TEST(JobStore, ResultsSurviveACloseWithoutFlush) {
+  const std::string path = job_path("no-flush");
+  {
+    const auto store = JobStore::create(path, make_job_info());
+    for (int64_t i = 0; i < 5; ++i) store->add_result(make_row(i));
+  }
+  const auto store = JobStore::open(path);
+  for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(store->result(i), make_row(i)) << "row " << i;
+}
+
+TEST(JobStore, ReadsSeeQueuedResults) {
+  const auto store = JobStore::create(job_path("queued"), make_job_info());
+  store->add_result(make_row(7));
+  EXPECT_TRUE(store->has_result(7));
+  EXPECT_EQ(store->finished_row_indices(), std::vector<int64_t>{7});
+  EXPECT_EQ(store->result(7), make_row(7));
+}
+
+TEST(JobStore, RetriedRowReplacesTheStoredResult) {
+  const std::string path = job_path("retry");
+  const auto store = JobStore::create(path, make_job_info());
+  store->add_result(make_failed_row(5));
+  store->flush();
+  EXPECT_EQ(store->counts().failed, 1);
+  store->add_result(make_row(5));
+  store->flush();
+  const JobCounts counts = store->counts();
+  EXPECT_EQ(counts.failed, 0);
+  EXPECT_EQ(counts.done, 1);
+  EXPECT_EQ(store->result(5), make_row(5));
+  EXPECT_EQ(store->finished_row_indices(), std::vector<int64_t>{5});
+}
+
+TEST(JobStore, ForEachResultIsInRowOrder) {
+  const auto store = JobStore::create(job_path("order"), make_job_info());
+  const std::vector<int64_t> added = {9, 3, 7, 0, 12, 1, 100000000000};
+  for (const int64_t i : added) store->add_result(make_row(i));
+  std::vector<int64_t> seen;
+  store->for_each_result([&](const RowResult& row) {
+    EXPECT_EQ(row, make_row(row.row_index));
+    seen.push_back(row.row_index);
+  });
+  EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 3, 7, 9, 12, 100000000000}));
+}
+
+TEST(JobStore, CountsByStatus) {
+  const auto store = JobStore::create(job_path("counts"), make_job_info());
+  for (int64_t i = 0; i < 10; ++i) store->add_result(make_row(i));
+  for (int64_t i = 10; i < 13; ++i) store->add_result(make_failed_row(i));
+  store->add_result(make_skipped_row(13));
+  store->set_total_rows(20);
+  const JobCounts counts = store->counts();
+  EXPECT_EQ(counts.done, 10);
+  EXPECT_EQ(counts.failed, 3);
+  EXPECT_EQ(counts.skipped, 1);
+  EXPECT_EQ(counts.finished(), 14);
+  EXPECT_EQ(counts.total_rows, 20);
+}
+
+TEST(JobStore, PendingRowIsRejected) {
+  const auto store = JobStore::create(job_path("pending"), make_job_info());
+  RowResult row = make_row(0);
+  row.status = RowStatus::Pending;
+  EXPECT_THROW(store->add_result(row), Error);
+  EXPECT_FALSE(store->has_result(0));
+}
+
+// Another connection sees a row only once it is committed: at 64 queued rows, or after a second.
+TEST(JobStore, CommitsEvery64RowsOrEverySecond) {
+  const std::string path = job_path("batching");
+  const auto writer = JobStore::create(path, make_job_info());
+  const auto reader = JobStore::open(path);
+  writer->add_result(make_row(0));
+  writer->flush();  // starts the one-second window now
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 1; i < 64; ++i) writer->add_result(make_row(i));
+  if (std::chrono::steady_clock::now() - start < JobStore::kCommitInterval / 2) {
+    EXPECT_EQ(reader->counts().done, 1) << "63 queued rows must wait for the 64th";
+  }
+  writer->add_result(make_row(64));
+  EXPECT_EQ(reader->counts().done, 65);
+
+  writer->add_result(make_row(65));
+  std::this_thread::sleep_for(JobStore::kCommitInterval + std::chrono::milliseconds(50));
+  writer->add_result(make_row(66));  // a second has passed: commits both
+  EXPECT_EQ(reader->counts().done, 67);
+}
+
+TEST(JobStore, SnapshotKeepsReadsConsistentWhileAnotherConnectionWrites) {
+  const std::string path = job_path("snapshot");
+  const auto writer = JobStore::create(path, make_job_info());
+  const auto reader = JobStore::open(path);
+  writer->add_result(make_row(0));
+  writer->flush();
+  const auto num_rows = [&] {
+    int64_t count = 0;
+    reader->for_each_result([&](const RowResult&) { count++; });
+    return count;
+  };
+  reader->with_snapshot([&] {
+    EXPECT_EQ(num_rows(), 1);
+    writer->add_result(make_row(1));
+    writer->flush();
+    EXPECT_EQ(num_rows(), 1) << "the snapshot must not see the later commit";
+    EXPECT_EQ(reader->counts().done, 1);
+  });
+  EXPECT_EQ(num_rows(), 2);
+}
+
+TEST(JobStore, SeedAboveInt64MaxRoundTrips) {
+  const std::string path = job_path("seed");
+  RowResult row = make_row(0);
+  row.seed = 0xffffffffffffffffULL;
+  JobStore::create(path, make_job_info())->add_result(row);
+  EXPECT_EQ(JobStore::open(path)->result(0)->seed, 0xffffffffffffffffULL);
+}
+
+TEST(JobStore, GarbageFileIsNotAJob) {
+  const std::string path = job_path("garbage");
+  std::string garbage(10000, '\0');
+  for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>((i * 7919) % 251);
+  test::write_file(path, garbage);
+  const std::string message = error_of([&] { JobStore::open(path); });
+  EXPECT_TRUE(contains(message, path)) << message;
+  EXPECT_TRUE(contains(message, "not a Sluice job")) << message;
+}
+
+TEST(JobStore, EmptyFileIsNotAJob) {
+  const std::string path = job_path("empty");
+  test::write_file(path, "");
+  const std::string message = error_of([&] { JobStore::open(path); });
+  EXPECT_TRUE(contains(message, path)) << message;
+  EXPECT_TRUE(contains(message, "not a Sluice job")) << message;
+}
+
+TEST(JobStore, OtherSqliteDatabaseIsNotAJob) {
+  const std::string path = job_path("other-db");
+  {
+    SqliteDb db(path, SqliteDb::Mode::CreateNew);
+    db.exec("CREATE TABLE rows (row_index INTEGER PRIMARY KEY, status TEXT)");
+  }
+  const std::string message = error_of([&] { JobStore::open(path); });
+  EXPECT_TRUE(contains(message, path)) << message;
+  EXPECT_TRUE(contains(message, "not a Sluice job")) << message;
+}
+
+TEST(JobStore, NewerSchemaVersionIsRefused) {
+  const std::string path = job_path("newer");
+  JobStore::create(path, make_job_info());
+  {
+    SqliteDb db(path, SqliteDb::Mode::OpenExisting);
+    db.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+  }
+  const std::string message = error_of([&] { JobStore::open(path); });
+  EXPECT_TRUE(contains(message, path)) << message;
+  EXPECT_TRUE(contains(message, "schema version 2")) << message;
+}
+
+TEST(JobStore, BadStoredRowNamesFileRowAndColumn) {
+  const std::string path = job_path("bad-row");
+  {
+    const auto store = JobStore::create(path, make_job_info());
+    store->add_result(make_row(0));
+    store->add_result(make_row(1));
+  }
+  {
+    SqliteDb db(path, SqliteDb::Mode::OpenExisting);
+    db.exec("UPDATE rows SET samples = '[{\"output\": 3}]' WHERE row_index = 1");
+  }
+  const auto store = JobStore::open(path);
+  EXPECT_EQ(store->result(0), make_row(0));
+  const std::string message = error_of([&] { store->result(1); });
+  EXPECT_TRUE(contains(message, path)) << message;
+  EXPECT_TRUE(contains(message, "row 1")) << message;
+  EXPECT_TRUE(contains(message, "samples")) << message;
+}
+
+// Overwrites part of a closed job file (checkpointed into the main file on close) and expects an
+// Error, from open or from reading the rows, and no crash.
+void expect_corruption_error(const std::string& path, size_t offset, size_t num_bytes) {
+  {
+    const auto store = JobStore::create(path, make_job_info());
+    for (int64_t i = 0; i < 400; ++i) store->add_result(make_row(i));
+  }
+  std::string content = test::read_file(path);
+  ASSERT_GT(content.size(), offset + num_bytes);
+  for (size_t i = offset; i < offset + num_bytes; ++i) content[i] = static_cast<char>(0xa5);
+  test::write_file(path, content);
+  const std::string message = error_of([&] {
+    const auto store = JobStore::open(path);
+    store->for_each_result([](const RowResult&) {});
+    store->counts();
+  });
+  EXPECT_TRUE(contains(message, path)) << message;
+}
+
+TEST(JobStore, CorruptHeaderGivesAClearError) {
+  expect_corruption_error(job_path("corrupt-header"), 0, 100);
+}
+
+TEST(JobStore, CorruptPagesGiveAClearError) {
+  // Page 3 onwards (4096-byte pages): b-tree pages of the rows table.
+  expect_corruption_error(job_path("corrupt-pages"), 3 * 4096, 4 * 4096);
+}
+
+TEST(JobStore, TruncatedFileGivesAClearError) {
+  const std::string path = job_path("truncated");
+  {
+    const auto store = JobStore::create(path, make_job_info());
+    for (int64_t i = 0; i < 400; ++i) store->add_result(make_row(i));
+  }
+  const std::string content = test::read_file(path);
+  test::write_file(path, content.substr(0, content.size() / 2));
+  const std::string message = error_of([&] {
+    const auto store = JobStore::open(path);
+    store->for_each_result([](const RowResult&) {});
+  });
+  EXPECT_TRUE(contains(message, path)) << message;
+}
+
+TEST(JobListing, ListsJobFilesWithCountsAndErrors) {
+  const std::string dir = test::make_temp_dir("job-list");
+  {
+    const auto a = JobStore::create(dir + "/a.sluicejob", make_job_info());
+    a->add_result(make_row(0));
+    a->add_result(make_failed_row(1));
+    a->set_total_rows(10);
+    JobStore::create(dir + "/b.sluicejob", make_job_info(2));
+  }
+  test::write_file(dir + "/c.sluicejob", "this is not SQLite at all, not even close........");
+  test::write_file(dir + "/notes.txt", "ignored");
+  const std::vector<JobListing> jobs = list_jobs(dir);
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[0].path, dir + "/a.sluicejob");
+  EXPECT_EQ(jobs[0].error, "");
+  EXPECT_EQ(jobs[0].info.model_identity, "llama2c:stories15M");
+  EXPECT_EQ(jobs[0].counts.done, 1);
+  EXPECT_EQ(jobs[0].counts.failed, 1);
+  EXPECT_EQ(jobs[0].counts.total_rows, 10);
+  EXPECT_EQ(jobs[1].path, dir + "/b.sluicejob");
+  EXPECT_EQ(jobs[1].info.params["n"], 2);
+  EXPECT_EQ(jobs[1].counts.finished(), 0);
+  EXPECT_EQ(jobs[2].path, dir + "/c.sluicejob");
+  EXPECT_TRUE(contains(jobs[2].error, "not a Sluice job")) << jobs[2].error;
+}
+
+TEST(JobListing, MissingDirectoryNamesIt) {
+  const std::string dir = test::make_temp_dir("job-list") + "/nope";
+  const std::string message = error_of([&] { list_jobs(dir); });
+  EXPECT_TRUE(contains(message, dir)) << message;
+}
+
+}  // namespace
+}  // namespace sluice
