@@ -152,7 +152,7 @@ void MainWindow::start() {
     QMessageBox::information(this, "Sluice", "Pick a model and an instruction file first.");
     return;
   }
-  GenerationJobSpec spec;
+  GenerationSpec spec;
   spec.model_path = m_modelEdit->text().toStdString();
   spec.input_path = m_datasetEdit->text().toStdString();
   spec.sampling.max_tokens = m_maxTokens->value();
@@ -184,12 +184,12 @@ void MainWindow::onLoadProgress(quint64 generation, double fraction, const QStri
   m_statusLabel->setText("Loading: " + stage);
 }
 
-void MainWindow::onJobStarted(quint64 generation, int numRows, const QString& modelDescription) {
+void MainWindow::onJobStarted(quint64 generation, const QString& jobPath, const QString& modelDescription) {
   if (generation != m_generation) return;
-  m_numRows = numRows;
-  m_progress->setRange(0, numRows);
+  m_rowsDone = 0;
+  m_progress->setRange(0, 1000);  // by how much of the file has been read
   m_progress->setValue(0);
-  m_statusLabel->setText(modelDescription);
+  m_statusLabel->setText(modelDescription + " · job " + jobPath);
 }
 
 void MainWindow::onRowsFinished(quint64 generation, const QVector<sluice::RowSnapshot>& rows) {
@@ -214,18 +214,19 @@ void MainWindow::onRowsFinished(quint64 generation, const QVector<sluice::RowSna
   m_table->setSortingEnabled(true);
 }
 
-void MainWindow::onStats(quint64 generation, const sluice::StepStats& stats, int rowsDone) {
+void MainWindow::onStats(quint64 generation, const sluice::StepStats& stats, const sluice::JobProgress& progress) {
   if (generation != m_generation) return;
-  m_progress->setValue(rowsDone);
+  m_rowsDone = progress.rows_done;
+  m_progress->setValue(static_cast<int>(1000 * progress.file_fraction));
   m_plot->graph(0)->addData(stats.elapsed_s, stats.generation_tokens_per_s);
   m_plot->graph(1)->addData(stats.elapsed_s, stats.prompt_tokens_per_s);
   m_plot->rescaleAxes();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
   const double kv =
       stats.num_kv_blocks > 0 ? 100.0 * stats.num_kv_blocks_used / stats.num_kv_blocks : 0.0;
-  m_statusLabel->setText(QString("rows %1/%2 · %3 tok/s · running %4, waiting %5 · KV %6%")
-                             .arg(rowsDone)
-                             .arg(m_numRows)
+  m_statusLabel->setText(QString("rows %1 (file %2%) · %3 tok/s · running %4, waiting %5 · KV %6%")
+                             .arg(progress.rows_done)
+                             .arg(qRound(100 * progress.file_fraction))
                              .arg(stats.generation_tokens_per_s, 0, 'f', 0)
                              .arg(stats.num_running)
                              .arg(stats.num_waiting)
@@ -237,7 +238,7 @@ void MainWindow::onJobFinished(quint64 generation, int rowsFailed, bool cancelle
   setRunning(false);
   m_statusLabel->setText(cancelled
                              ? "Cancelled."
-                             : QString("Done: %1 rows, %2 failed.").arg(m_numRows).arg(rowsFailed));
+                             : QString("Done: %1 rows, %2 failed or skipped.").arg(m_rowsDone).arg(rowsFailed));
   if (m_quitWhenDone) QApplication::exit(rowsFailed > 0 ? 3 : 0);
 }
 

@@ -34,7 +34,7 @@ class MainWindow : public QMainWindow {
   void cancel();
 
  signals:
-  void runRequested(quint64 generation, const sluice::GenerationJobSpec& spec);
+  void runRequested(quint64 generation, const sluice::GenerationSpec& spec);
 
  private:
   QWidget* buildInputs();
@@ -43,9 +43,9 @@ class MainWindow : public QMainWindow {
   void browseDataset();
   void setRunning(bool running);
   void onLoadProgress(quint64 generation, double fraction, const QString& stage);
-  void onJobStarted(quint64 generation, int numRows, const QString& modelDescription);
+  void onJobStarted(quint64 generation, const QString& jobPath, const QString& modelDescription);
   void onRowsFinished(quint64 generation, const QVector<sluice::RowSnapshot>& rows);
-  void onStats(quint64 generation, const sluice::StepStats& stats, int rowsDone);
+  void onStats(quint64 generation, const sluice::StepStats& stats, const sluice::JobProgress& progress);
   void onJobFinished(quint64 generation, int rowsFailed, bool cancelled);
   void onJobFailed(quint64 generation, const QString& message);
 
@@ -53,7 +53,7 @@ class MainWindow : public QMainWindow {
   EngineWorker* m_worker = nullptr;
   quint64 m_generation = 0;
   bool m_quitWhenDone = false;
-  int m_numRows = 0;
+  int64_t m_rowsDone = 0;
 
   QLineEdit* m_modelEdit = nullptr;
   QLineEdit* m_datasetEdit = nullptr;
