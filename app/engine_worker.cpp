@@ -74,7 +74,7 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
       sinceEmit.restart();
     };
     const RunSummary summary = job->run(
-        [&](const RowResult& row) { pending.push_back(snapshot(row)); },
+        [&](const RowResult& row, double) { pending.push_back(snapshot(row)); },
         [&](const StepStats& stats, const JobProgress& progress) {
           lastStats = stats;
           lastProgress = progress;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "engine/core/error.h"
 #include "engine/core/sha256.h"
@@ -71,13 +72,17 @@ std::unique_ptr<GenerationJob> GenerationJob::resume(const std::string& job_path
 }
 
 std::string GenerationJob::model_identity() const {
-  const Model& m = *session_.model;
+  const Model& m = *session_->model;
   return sha256_hex(str_cat(m.format_name(), "|", m.config.describe(), "|", m.weight_dtypes(), "|", m.weight_bytes(),
-                            "|", session_.tokenizer->describe()));
+                            "|", session_->tokenizer->describe()));
 }
 
-void GenerationJob::load(const LoadOptions& load_options) {
-  session_ = open_model_session(spec_.model_path, spec_.tokenizer_path, load_options);
+void GenerationJob::load(const LoadOptions& load_options, std::shared_ptr<const ModelSession> preloaded) {
+  if (preloaded) {
+    session_ = std::move(preloaded);
+  } else {
+    session_ = std::make_shared<const ModelSession>(open_model_session(spec_.model_path, spec_.tokenizer_path, load_options));
+  }
   reader_ = open_dataset(spec_.input_path, spec_.format);
   if (is_resume_) {
     if (store_->info().model_identity != model_identity()) {
@@ -95,10 +100,10 @@ void GenerationJob::load(const LoadOptions& load_options) {
     store_ = JobStore::create(job_path_, info);
   }
   const auto fields = discover_fields(spec_.input_path, reader_->format());
-  prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_.model->chat_template, *session_.tokenizer,
+  prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_->model->chat_template, *session_->tokenizer,
                                                     reader_->format(), fields);
-  engine_ = std::make_unique<Engine>(session_.model->config, *session_.tokenizer,
-                                     make_backend(*session_.model, spec_.device, spec_.num_threads), spec_.engine);
+  engine_ = std::make_unique<Engine>(session_->model->config, *session_->tokenizer,
+                                     make_backend(*session_->model, spec_.device, spec_.num_threads), spec_.engine);
   for (const int64_t row_index : store_->finished_row_indices()) finished_rows_[row_index] = true;
 }
 
@@ -115,7 +120,7 @@ void GenerationJob::handle_bad_row(const DatasetRowError& e, JobProgress& progre
   skipped.line = e.line;
   skipped.status = RowStatus::Skipped;
   skipped.error = e.what();
-  store_result(skipped, progress, on_row_);
+  store_result(skipped, progress, 0.0);
 }
 
 // Reads rows into the engine until the window is full; returns false when nothing more can come.
@@ -157,18 +162,16 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
   return !in_flight_.empty() || engine_->has_unfinished();
 }
 
-void GenerationJob::store_result(const RowResult& result, JobProgress& progress,
-                                 const std::function<void(const RowResult&)>& on_row) {
+void GenerationJob::store_result(const RowResult& result, JobProgress& progress, double arrival_s) {
   store_->add_result(result);
   finished_rows_[result.row_index] = true;
   ++progress.rows_done;
   if (result.status == RowStatus::Failed) ++progress.rows_failed;
   if (result.status == RowStatus::Skipped) ++progress.rows_skipped;
-  if (on_row) on_row(result);
+  if (on_row_) on_row_(result, arrival_s);
 }
 
-void GenerationJob::collect(std::vector<FinishedRequest>& finished, JobProgress& progress,
-                            const std::function<void(const RowResult&)>& on_row) {
+void GenerationJob::collect(std::vector<FinishedRequest>& finished, JobProgress& progress) {
   for (auto& f : finished) {
     const auto it = in_flight_.find(f.group_id);
     if (it == in_flight_.end()) continue;
@@ -197,28 +200,33 @@ void GenerationJob::collect(std::vector<FinishedRequest>& finished, JobProgress&
     }
     r.queue_ms = p.samples.front().queue_ms;
     r.ttft_ms = p.samples.front().ttft_ms;
+    const double arrival_s = p.samples.front().arrival_s;
     in_flight_.erase(it);
     if (is_aborted) continue;  // cancelled: stays pending, a resume runs it again
-    store_result(r, progress, on_row);
+    store_result(r, progress, arrival_s);
   }
 }
 
-RunSummary GenerationJob::run(const std::function<void(const RowResult&)>& on_row,
+RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)>& on_row,
                               const std::function<void(const StepStats&, const JobProgress&)>& on_step,
-                              const std::atomic<bool>* cancel) {
+                              const std::atomic<bool>* cancel, const std::atomic<bool>* pause) {
   if (!engine_) fail("generation job: run() before load()");
   RunSummary summary;
   JobProgress& progress = summary.progress;
   on_row_ = on_row;  // bad rows found while reading are reported too
   auto last_flush = Clock::now();
   while (fill_window(progress, summary)) {
+    while (pause && pause->load() && !(cancel && cancel->load())) {
+      store_->flush();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     if (cancel && cancel->load() && !summary.is_cancelled) {
       summary.is_cancelled = true;
       is_stopping_ = true;
       for (const auto& [id, pending] : in_flight_) engine_->abort(id);
     }
     StepResult step = engine_->step();
-    collect(step.finished, progress, on_row);
+    collect(step.finished, progress);
     if (Clock::now() - last_flush >= std::chrono::seconds(1)) {
       store_->flush();  // no finished row waits in memory for more than a second
       last_flush = Clock::now();
@@ -233,6 +241,22 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&)>& on_ro
   }
   store_->flush();
   return summary;
+}
+
+std::vector<SampleResult> GenerationJob::run_row_alone(int64_t row_index) {
+  const std::optional<RowResult> stored = store_->result(row_index);
+  if (!stored) fail(store_->path(), ": row ", row_index, " has no result yet");
+  if (stored->status == RowStatus::Skipped) fail(store_->path(), ": row ", row_index, " was skipped: ", stored->error);
+  // The same prompt tokens: the stored text encoded by the same rules.
+  const std::vector<int32_t> tokens = prompt_builder_->encode(stored->prompt);
+  Engine alone(session_->model->config, *session_->tokenizer,
+               make_backend(*session_->model, spec_.device, spec_.num_threads), spec_.engine);
+  alone.add_request(tokens, spec_.sampling, static_cast<uint64_t>(row_index));
+  std::vector<SampleResult> samples(static_cast<size_t>(spec_.sampling.n));
+  while (alone.has_unfinished()) {
+    for (const auto& f : alone.step().finished) samples[f.sample_idx] = sample_from(f, spec_.with_token_ids);
+  }
+  return samples;
 }
 
 nlohmann::ordered_json output_row_json(const RowResult& r) {

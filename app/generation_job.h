@@ -45,21 +45,30 @@ class GenerationJob {
                                                int num_threads);
   ~GenerationJob();
 
-  // Loads the model and tokenizer, opens the input, and creates the job store (a new job) or
-  // checks the model against it (a resumed one).
-  // Throws Error, or Cancelled when load_options' progress callback says so.
-  void load(const LoadOptions& load_options = {});
+  // Loads the model and tokenizer (or takes `preloaded`, a session of the same model path
+  // loaded earlier), opens the input, and creates the job store (a new job) or checks the
+  // model against it (a resumed one). Throws Error, or Cancelled when load_options' progress
+  // callback says so.
+  void load(const LoadOptions& load_options = {}, std::shared_ptr<const ModelSession> preloaded = nullptr);
 
   // Generates every row not yet in the job. on_row sees each stored result as it is committed
-  // to the queue; on_step runs after every engine step. Returns when the file is done, the job
-  // is cancelled (*cancel; unfinished rows stay pending for a resume) or a bad row stops it.
-  RunSummary run(const std::function<void(const RowResult&)>& on_row,
+  // to the queue, with when its request arrived (seconds since the engine was made; 0 for
+  // skipped rows); on_step runs after every engine step. While *pause is true no step runs.
+  // Returns when the file is done, the job is cancelled (*cancel; unfinished rows stay pending
+  // for a resume) or a bad row stops it.
+  RunSummary run(const std::function<void(const RowResult&, double arrival_s)>& on_row,
                  const std::function<void(const StepStats&, const JobProgress&)>& on_step,
-                 const std::atomic<bool>* cancel = nullptr);
+                 const std::atomic<bool>* cancel = nullptr, const std::atomic<bool>* pause = nullptr);
+
+  // Generates one stored row again on a fresh engine of its own (the same parameters and
+  // sample key) and returns its samples, to check that a row does not depend on its batch.
+  std::vector<SampleResult> run_row_alone(int64_t row_index);
 
   const GenerationSpec& spec() const { return spec_; }
   JobStore& store() { return *store_; }  // after load()
-  const ModelSession& session() const { return session_; }
+  const ModelSession& session() const { return *session_; }
+  std::shared_ptr<const ModelSession> shared_session() const { return session_; }
+  const Engine& engine() const { return *engine_; }  // after load()
 
  private:
   struct PendingRow;
@@ -67,22 +76,21 @@ class GenerationJob {
   GenerationJob(GenerationSpec spec, std::unique_ptr<JobStore> store);
   bool fill_window(JobProgress& progress, RunSummary& summary);
   void handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary);
-  void collect(std::vector<FinishedRequest>& finished, JobProgress& progress,
-               const std::function<void(const RowResult&)>& on_row);
-  void store_result(const RowResult& result, JobProgress& progress, const std::function<void(const RowResult&)>& on_row);
+  void collect(std::vector<FinishedRequest>& finished, JobProgress& progress);
+  void store_result(const RowResult& result, JobProgress& progress, double arrival_s);
   std::string model_identity() const;
 
   GenerationSpec spec_;
   std::string job_path_;               // a new job's file, created by load()
   std::unique_ptr<JobStore> store_;
   bool is_resume_ = false;
-  ModelSession session_;
+  std::shared_ptr<const ModelSession> session_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<DatasetReader> reader_;
   std::unique_ptr<PromptBuilder> prompt_builder_;
   std::unordered_map<int64_t, bool> finished_rows_;
   std::unordered_map<RequestId, std::unique_ptr<PendingRow>> in_flight_;
-  std::function<void(const RowResult&)> on_row_;
+  std::function<void(const RowResult&, double)> on_row_;
   bool is_reader_done_ = false;
   bool is_stopping_ = false;
   int64_t last_row_index_ = -1;

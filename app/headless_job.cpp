@@ -35,7 +35,7 @@ int run_headless_job(const QStringList& args) {
     job->load();
     std::fprintf(stderr, "model: %s\n", job->session().model->config.describe().c_str());
     const RunSummary summary = job->run(
-        [](const RowResult& row) {
+        [](const RowResult& row, double) {
           std::printf("%s\n", dump_jsonl_row(output_row_json(row)).c_str());
           std::fflush(stdout);
         },

@@ -198,6 +198,7 @@ void Engine::collect_finished(RequestId request_id, StepResult& result) {
   if (!rest.empty())
     result.new_tokens.push_back(TokenDelta{request_id, done.group_id, done.sample_idx, -1, rest});
   done.num_preemptions = request->num_preemptions;
+  done.arrival_s = std::chrono::duration<double>(request->arrival_time - created_time_).count();
   done.queue_ms = ms_between(request->arrival_time, request->first_scheduled_time);
   done.ttft_ms = ms_between(request->arrival_time, request->first_token_time);
   done.total_ms = ms_between(request->arrival_time, request->finished_time);
@@ -255,6 +256,28 @@ void Engine::fill_stats(const SchedulerOutput& step, double step_ms, StepResult&
   s.num_kv_tokens = scheduler_->num_running_kv_tokens();
   s.prefix_cache_hit_rate = kv_cache_manager_->prefix_cache_stats().hit_rate();
   s.memory = backend_->memory();
+}
+
+KvBlockMap Engine::kv_block_map() const {
+  const BlockPool& pool = kv_cache_manager_->block_pool();
+  KvBlockMap map;
+  map.block_size = config_.block_size;
+  map.states.resize(static_cast<size_t>(pool.num_blocks()));
+  map.owner_rows.assign(map.states.size(), -1);
+  for (int32_t id = 0; id < pool.num_blocks(); ++id) {
+    const Block& block = pool.block(id);
+    map.states[static_cast<size_t>(id)] = block.is_free ? (block.has_hash ? KvBlockState::CachedFree : KvBlockState::Free)
+                                                        : (block.ref_count > 1 ? KvBlockState::Shared : KvBlockState::Owned);
+  }
+  for (const auto& [request_id, group_id] : group_of_) {
+    if (!kv_cache_manager_->has_request(request_id)) continue;
+    const Request* request = scheduler_->find_request(request_id);
+    if (!request) continue;
+    for (const int32_t block_id : kv_cache_manager_->block_table(request_id)) {
+      map.owner_rows[static_cast<size_t>(block_id)] = static_cast<int64_t>(request->sample_key);
+    }
+  }
+  return map;
 }
 
 }  // namespace sluice

@@ -14,6 +14,7 @@
 #include "engine/backend/backend.h"
 #include "engine/cache/kv_cache_manager.h"
 #include "engine/engine_stats.h"
+#include "engine/kv_block_map.h"
 #include "engine/model/model_config.h"
 #include "engine/runner/model_runner.h"
 #include "engine/runner/output_processor.h"
@@ -54,6 +55,7 @@ struct FinishedRequest {
   std::vector<int32_t> output_token_ids;
   std::string output_text;
   int num_preemptions = 0;
+  double arrival_s = 0.0;  // when it was added, in seconds since the engine was made
   double queue_ms = 0.0;  // arrival to first scheduled
   double ttft_ms = 0.0;   // arrival to first token
   double total_ms = 0.0;  // arrival to finish
@@ -92,6 +94,8 @@ class Engine {
   int max_model_len() const { return max_model_len_; }
   int num_kv_blocks() const { return kv_cache_manager_->num_blocks(); }
   const KvCacheManager& kv_cache_manager() const { return *kv_cache_manager_; }
+  // Returns every block's state and a holder's sample key (for the GUI's block map).
+  KvBlockMap kv_block_map() const;
   const Scheduler& scheduler() const { return *scheduler_; }
   Backend& backend() { return *backend_; }
 
@@ -121,6 +125,7 @@ class Engine {
   std::unordered_map<RequestId, std::vector<RequestId>> group_members_;
   std::vector<RequestId> pending_finished_;  // aborted between steps, reported by the next
 
+  std::chrono::steady_clock::time_point created_time_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point start_time_{};
   int64_t step_index_ = 0;
   int64_t total_prompt_tokens_ = 0;

@@ -176,7 +176,7 @@ int run_job(const GenerateArgs& a) {
   std::atomic<bool> cancel{false};
   ProgressPrinter progress(a.quiet);
   const RunSummary summary = job->run(
-      [&](const RowResult& r) {
+      [&](const RowResult& r, double) {
         // Skipped rows' errors already name the file and line; engine failures do not.
         if (r.status == RowStatus::Skipped) progress.note("skipped " + r.error);
         if (r.status == RowStatus::Failed) progress.note(str_cat(job->spec().input_path, ":", r.line, ": ", r.error));

@@ -53,24 +53,28 @@ std::string PromptBuilder::plain_text(const Conversation& messages) const {
   return text;
 }
 
+std::vector<int32_t> PromptBuilder::encode(const std::string& text) const {
+  EncodeOptions options{.add_bos = tokenizer_.add_bos_default()};
+  if (chat_template_) {
+    options.parse_special = true;  // <|im_start|> and friends are single tokens
+    if (!bos_text_.empty() && text.starts_with(bos_text_)) options.add_bos = false;
+  }
+  return tokenizer_.encode(text, options);
+}
+
 BuiltPrompt PromptBuilder::build(const DatasetRow& row) const {
   BuiltPrompt prompt;
   prompt.messages = conversation_for(row);
-  EncodeOptions encode{.add_bos = tokenizer_.add_bos_default()};
   if (chat_template_) {
     try {
-      prompt.text = render_chat(*chat_template_, prompt.messages, /*add_generation_prompt=*/true,
-                                bos_text_, eos_text_);
+      prompt.text = render_chat(*chat_template_, prompt.messages, /*add_generation_prompt=*/true, bos_text_, eos_text_);
     } catch (const Error& e) {
-      throw DatasetRowError(str_cat("the chat template failed: ", e.what()), row.line,
-                            row.row_index);
+      throw DatasetRowError(str_cat("the chat template failed: ", e.what()), row.line, row.row_index);
     }
-    encode.parse_special = true;  // <|im_start|> and friends are single tokens
-    if (!bos_text_.empty() && prompt.text.starts_with(bos_text_)) encode.add_bos = false;
   } else {
     prompt.text = plain_text(prompt.messages);
   }
-  prompt.token_ids = tokenizer_.encode(prompt.text, encode);
+  prompt.token_ids = encode(prompt.text);
   return prompt;
 }
 

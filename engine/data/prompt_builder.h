@@ -43,6 +43,9 @@ class PromptBuilder {
   // not repeat it) when it cannot: a missing field, the chat template raising an error.
   BuiltPrompt build(const DatasetRow& row) const;
 
+  // Encodes prompt text as build() does (BOS rule, special tokens when a chat template is used).
+  std::vector<int32_t> encode(const std::string& text) const;
+
   bool uses_chat_template() const { return chat_template_.has_value(); }
   const std::string& column_template_text() const { return column_template_text_; }
 

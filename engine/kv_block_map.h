@@ -1,0 +1,23 @@
+// A picture of the KV pool for the GUI's block map: each block's state and which request (by
+// its sample key, i.e. the input row) holds it. Taken between steps; O(pool size).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace sluice {
+
+enum class KvBlockState : uint8_t {
+  Free,        // never used, or its cached prefix was evicted
+  CachedFree,  // free, but still holds a prefix a later request can revive
+  Owned,       // held by one request
+  Shared,      // held by several (a common prefix, or n samples before copy-on-write)
+};
+
+struct KvBlockMap {
+  std::vector<KvBlockState> states;  // [num_blocks]
+  std::vector<int64_t> owner_rows;   // [num_blocks] sample key of a holder, -1 when none
+  int block_size = 0;
+};
+
+}  // namespace sluice
