@@ -15,18 +15,19 @@ constexpr qint64 kEmitIntervalMs = 100;
 
 RowSnapshot snapshot(const RowResult& r) {
   RowSnapshot row;
-  row.rowIndex = static_cast<int>(r.row_index);
+  row.rowIndex = r.row_index;
   const auto id = r.input.contains("id") ? r.input["id"] : nlohmann::ordered_json(r.row_index);
   row.id = QString::fromStdString(id.is_string() ? id.get<std::string>() : id.dump());
   row.prompt = QString::fromStdString(r.prompt);
   row.promptTokens = r.prompt_tokens;
+  row.status = QString::fromUtf8(to_string(r.status));
   if (!r.samples.empty()) {
     row.output = QString::fromStdString(r.samples.front().output);
     row.outputTokens = r.samples.front().output_tokens;
     row.finishReason = QString::fromStdString(r.samples.front().finish_reason);
-  } else {
-    row.finishReason = QString::fromUtf8(to_string(r.status));
   }
+  row.queueMs = r.queue_ms;
+  row.ttftMs = r.ttft_ms;
   row.totalMs = r.total_ms;
   row.error = QString::fromStdString(r.error);
   return row;

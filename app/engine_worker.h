@@ -10,22 +10,10 @@
 #include <atomic>
 
 #include "app/generation_job.h"
+#include "app/run_snapshots.h"
 #include "engine/engine_stats.h"
 
 namespace sluice {
-
-// One finished row, as the GUI shows it.
-struct RowSnapshot {
-  int rowIndex = 0;
-  QString id;
-  QString prompt;
-  QString output;
-  int promptTokens = 0;
-  int outputTokens = 0;
-  QString finishReason;
-  double totalMs = 0.0;
-  QString error;
-};
 
 class EngineWorker : public QObject {
   Q_OBJECT
@@ -55,7 +43,5 @@ class EngineWorker : public QObject {
 
 }  // namespace sluice
 
-Q_DECLARE_METATYPE(sluice::RowSnapshot)
-Q_DECLARE_METATYPE(sluice::StepStats)
 Q_DECLARE_METATYPE(sluice::JobProgress)
 Q_DECLARE_METATYPE(sluice::GenerationSpec)
