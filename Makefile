@@ -1,6 +1,6 @@
 # Sluice: the two commands of the README. Each installs what it needs (Debian 12, as root),
 # builds, and runs. See README.md.
-.PHONY: run test build deps clean
+.PHONY: run test build deps package clean
 
 deps:
 	scripts/install-deps.sh
@@ -16,6 +16,10 @@ run: build
 # FLAVOUR=release or FLAVOUR=asan runs one of them.
 test: deps
 	scripts/test.sh
+
+# The Debian package: build/sluice_<version>_<arch>.deb.
+package: deps
+	scripts/package.sh
 
 clean:
 	rm -rf build build-asan

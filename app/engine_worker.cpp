@@ -1,19 +1,19 @@
 #include "app/engine_worker.h"
 
-#include <QDateTime>
-#include <QDir>
 #include <QElapsedTimer>
-#include <QStandardPaths>
+#include <QFile>
 
 #include "engine/core/error.h"
+#include "engine/data/exporters.h"
 
 namespace sluice {
 
 namespace {
 
-constexpr qint64 kEmitIntervalMs = 100;
+constexpr qint64 kRowsIntervalMs = 100;
+constexpr qint64 kMapIntervalMs = 500;
 
-RowSnapshot snapshot(const RowResult& r) {
+RowSnapshot snapshot(const RowResult& r, double arrivalS) {
   RowSnapshot row;
   row.rowIndex = r.row_index;
   const auto id = r.input.contains("id") ? r.input["id"] : nlohmann::ordered_json(r.row_index);
@@ -26,18 +26,64 @@ RowSnapshot snapshot(const RowResult& r) {
     row.outputTokens = r.samples.front().output_tokens;
     row.finishReason = QString::fromStdString(r.samples.front().finish_reason);
   }
+  row.error = QString::fromStdString(r.error);
+  row.arrivalS = arrivalS;
   row.queueMs = r.queue_ms;
   row.ttftMs = r.ttft_ms;
   row.totalMs = r.total_ms;
-  row.error = QString::fromStdString(r.error);
   return row;
 }
 
-// A new job file in the app's data folder, named by the time it starts.
-QString new_job_path() {
-  const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/jobs";
-  QDir().mkpath(dir);
-  return dir + "/" + QDateTime::currentDateTimeUtc().toString("yyyyMMdd-HHmmss-zzz") + ".sluicejob";
+// Reads "<key>: <n> kB" from /proc/meminfo; 0 when unavailable.
+qint64 meminfo_bytes(const char* key) {
+  QFile file("/proc/meminfo");
+  if (!file.open(QIODevice::ReadOnly)) return 0;
+  const QByteArray prefix = QByteArray(key) + ":";
+  for (const QByteArray& line : file.readAll().split('\n')) {
+    if (line.startsWith(prefix))
+      return line.mid(prefix.size()).trimmed().split(' ').front().toLongLong() * 1024;
+  }
+  return 0;
+}
+
+// Resident memory of this process from /proc/self/statm; 0 when unavailable.
+qint64 resident_bytes() {
+  QFile file("/proc/self/statm");
+  if (!file.open(QIODevice::ReadOnly)) return 0;
+  const QList<QByteArray> fields = file.readAll().split(' ');
+  return fields.size() > 1 ? fields[1].toLongLong() * 4096 : 0;
+}
+
+MemorySample memory_sample(const StepStats& stats) {
+  MemorySample m;
+  m.elapsedS = stats.elapsed_s;
+  m.weightBytes = static_cast<qint64>(stats.memory.weight_bytes);
+  m.kvPoolBytes = static_cast<qint64>(stats.memory.kv_cache_bytes);
+  m.activationBytes = static_cast<qint64>(stats.memory.activation_bytes);
+  m.isGpu = stats.memory.device_total_bytes > 0;
+  if (m.isGpu) {
+    m.freeBytes = static_cast<qint64>(stats.memory.device_free_bytes);
+    m.otherBytes =
+        std::max<qint64>(0, static_cast<qint64>(stats.memory.device_total_bytes) - m.freeBytes -
+                                m.weightBytes - m.kvPoolBytes - m.activationBytes);
+  } else {
+    m.freeBytes = meminfo_bytes("MemAvailable");
+    m.otherBytes =
+        std::max<qint64>(0, resident_bytes() - m.weightBytes - m.kvPoolBytes - m.activationBytes);
+  }
+  return m;
+}
+
+QString describe_samples(const std::vector<SampleResult>& samples) {
+  QString text;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    text += QString("sample %1 (%2 tokens, %3):\n%4\n")
+                .arg(i)
+                .arg(samples[i].output_tokens)
+                .arg(QString::fromStdString(samples[i].finish_reason),
+                     QString::fromStdString(samples[i].output));
+  }
+  return text;
 }
 
 }  // namespace
@@ -48,52 +94,135 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
   qRegisterMetaType<sluice::StepStats>();
   qRegisterMetaType<sluice::GenerationSpec>();
   qRegisterMetaType<sluice::JobProgress>();
+  qRegisterMetaType<sluice::ModelSummary>();
+  qRegisterMetaType<sluice::KvBlockMap>();
+  qRegisterMetaType<sluice::MemorySample>();
+  qRegisterMetaType<sluice::MemoryPlan>();
 }
 
-void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec) {
+EngineWorker::~EngineWorker() = default;
+
+void EngineWorker::loadModel(quint64 generation, const QString& path,
+                             const QString& tokenizerPath) {
   m_cancel.store(false);
   try {
-    const QString jobPath = new_job_path();
-    auto job = GenerationJob::create(spec, jobPath.toStdString());
-    LoadOptions load;
-    load.on_progress = [&](const LoadProgress& p) {
-      emit loadProgress(generation, p.fraction, QString::fromStdString(p.stage));
+    LoadOptions options;
+    options.on_progress = [&](const LoadProgress& p) {
+      emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
       return !m_cancel.load();
     };
-    job->load(load);
-    emit jobStarted(generation, jobPath, QString::fromStdString(job->session().model->config.describe()));
-
-    QVector<RowSnapshot> pending;
-    QElapsedTimer sinceEmit;
-    sinceEmit.start();
-    StepStats lastStats;
-    JobProgress lastProgress;
-    auto flush = [&] {
-      if (!pending.isEmpty()) emit rowsFinished(generation, pending);
-      pending.clear();
-      emit statsUpdated(generation, lastStats, lastProgress);
-      sinceEmit.restart();
-    };
-    const RunSummary summary = job->run(
-        [&](const RowResult& row, double) { pending.push_back(snapshot(row)); },
-        [&](const StepStats& stats, const JobProgress& progress) {
-          lastStats = stats;
-          lastProgress = progress;
-          if (sinceEmit.elapsed() >= kEmitIntervalMs) flush();
-        },
-        &m_cancel);
-    lastProgress = summary.progress;
-    flush();
-    if (!summary.stop_error.empty()) {
-      emit jobFailed(generation, QString::fromStdString(summary.stop_error));
-      return;
-    }
-    emit jobFinished(generation, static_cast<int>(summary.progress.rows_failed + summary.progress.rows_skipped),
-                     summary.is_cancelled);
+    m_session.reset();
+    m_sessionPath.clear();
+    m_session = std::make_shared<const ModelSession>(
+        open_model_session(path.toStdString(), tokenizerPath.toStdString(), options));
+    m_sessionPath = path;
+    emit modelLoaded(generation, summarize_model(m_session));
   } catch (const Cancelled&) {
-    emit jobFinished(generation, 0, true);
+    emit modelLoadFailed(generation, "Loading was cancelled.");
+  } catch (const std::exception& e) {
+    emit modelLoadFailed(generation, QString::fromStdString(e.what()));
+  }
+}
+
+void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec,
+                          const QString& jobPath, bool resume) {
+  m_cancel.store(false);
+  m_pause.store(false);
+  try {
+    m_job.reset();
+    m_job = resume ? GenerationJob::resume(jobPath.toStdString(), spec.device, spec.num_threads)
+                   : GenerationJob::create(spec, jobPath.toStdString());
+    const bool reuse =
+        m_session && m_sessionPath == QString::fromStdString(m_job->spec().model_path);
+    LoadOptions options;
+    options.on_progress = [&](const LoadProgress& p) {
+      emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
+      return !m_cancel.load();
+    };
+    m_job->load(options, reuse ? m_session : nullptr);
+    if (!reuse) {
+      m_session = m_job->shared_session();
+      m_sessionPath = QString::fromStdString(m_job->spec().model_path);
+      emit modelLoaded(generation, summarize_model(m_session));
+    }
+    emit jobStarted(generation, jobPath,
+                    QString::fromStdString(m_session->model->config.describe()));
+    runLoop(generation, *m_job);
+  } catch (const Cancelled&) {
+    emit jobFinished(generation, JobProgress{}, true);
   } catch (const std::exception& e) {
     emit jobFailed(generation, QString::fromStdString(e.what()));
+  }
+}
+
+void EngineWorker::runLoop(quint64 generation, GenerationJob& job) {
+  QVector<RowSnapshot> pending;
+  QElapsedTimer sinceRows, sinceMap;
+  sinceRows.start();
+  sinceMap.start();
+  StepStats lastStats;
+  JobProgress lastProgress;
+  auto flushRows = [&] {
+    if (!pending.isEmpty()) emit rowsFinished(generation, pending);
+    pending.clear();
+    emit statsUpdated(generation, lastStats, lastProgress);
+    sinceRows.restart();
+  };
+  auto flushMap = [&] {
+    emit kvMapUpdated(generation, job.engine().kv_block_map());
+    emit memoryUpdated(generation, memory_sample(lastStats));
+    sinceMap.restart();
+  };
+  const RunSummary summary = job.run(
+      [&](const RowResult& row, double arrivalS) { pending.push_back(snapshot(row, arrivalS)); },
+      [&](const StepStats& stats, const JobProgress& progress) {
+        lastStats = stats;
+        lastProgress = progress;
+        if (sinceRows.elapsed() >= kRowsIntervalMs) flushRows();
+        if (sinceMap.elapsed() >= kMapIntervalMs) flushMap();
+      },
+      &m_cancel, &m_pause);
+  lastProgress = summary.progress;
+  flushRows();
+  flushMap();
+  if (!summary.stop_error.empty()) {
+    emit jobFailed(generation, QString::fromStdString(summary.stop_error));
+    return;
+  }
+  emit jobFinished(generation, summary.progress, summary.is_cancelled);
+}
+
+void EngineWorker::runRowAlone(quint64 generation, qint64 rowIndex) {
+  try {
+    if (!m_job) throw Error("no job has run yet");
+    const std::optional<RowResult> stored = m_job->store().result(rowIndex);
+    const std::vector<SampleResult> alone = m_job->run_row_alone(rowIndex);
+    bool identical = stored && stored->samples.size() == alone.size();
+    for (size_t i = 0; identical && i < alone.size(); ++i) {
+      identical = alone[i].output == stored->samples[i].output &&
+                  alone[i].finish_reason == stored->samples[i].finish_reason;
+    }
+    emit rowAloneFinished(generation, rowIndex, identical,
+                          identical ? QString("Identical to the output from the batch.")
+                                    : "Alone the row gave:\n" + describe_samples(alone));
+  } catch (const std::exception& e) {
+    emit rowAloneFinished(generation, rowIndex, false, QString::fromStdString(e.what()));
+  }
+}
+
+void EngineWorker::exportJob(quint64 generation, const QString& jobPath, const QString& format,
+                             const QString& outputPath) {
+  try {
+    const auto store = JobStore::open(jobPath.toStdString());
+    const ExportStats stats =
+        export_job(*store, parse_export_format(format.toStdString()), outputPath.toStdString());
+    emit exportFinished(generation, true,
+                        QString("Wrote %1 records from %2 rows to %3")
+                            .arg(stats.records_written)
+                            .arg(stats.rows_written)
+                            .arg(outputPath));
+  } catch (const std::exception& e) {
+    emit exportFinished(generation, false, QString::fromStdString(e.what()));
   }
 }
 

@@ -1,17 +1,20 @@
-// The engine's thread in the app. EngineWorker lives in its own QThread, owns the job and its
-// engine, loops over step(), and reports through queued signals carrying value snapshots at a
-// bounded rate (~10 per second). The GUI thread never runs model code. Every signal carries the
-// job's generation id so a window can drop results of a job it has replaced.
+// The engine's thread in the app. EngineWorker lives in its own QThread and owns the loaded
+// model and the running job. The GUI sends commands as queued calls (load a model, run a job,
+// run a row alone) or, for what must act during a run, through atomic flags (pause, cancel);
+// the worker answers with value snapshots through queued signals at a bounded rate: rows and
+// statistics about ten times a second, the KV block map and memory twice a second. Every
+// signal carries the command's generation id, so a window drops results of a job it replaced.
+// The GUI thread never runs model code.
 #pragma once
 
 #include <QObject>
 #include <QString>
 #include <QVector>
 #include <atomic>
+#include <memory>
 
 #include "app/generation_job.h"
 #include "app/run_snapshots.h"
-#include "engine/engine_stats.h"
 
 namespace sluice {
 
@@ -20,28 +23,55 @@ class EngineWorker : public QObject {
 
  public:
   explicit EngineWorker(QObject* parent = nullptr);
+  ~EngineWorker() override;
 
-  // Thread-safe: asks the running job to stop after the current step.
+  // Thread-safe flags, read by the worker between steps.
   void requestCancel() { m_cancel.store(true); }
+  void setPaused(bool paused) { m_pause.store(paused); }
+  bool isPaused() const { return m_pause.load(); }
 
  public slots:
-  // Loads the model and runs the whole file into a new job file in the app's data folder
-  // (queued from the GUI thread).
-  void runJob(quint64 generation, const sluice::GenerationSpec& spec);
+  // Loads a model (replacing the loaded one); cancellable with requestCancel().
+  void loadModel(quint64 generation, const QString& path, const QString& tokenizerPath);
+  // Runs a new job at jobPath (resume == false) or resumes the job at jobPath (spec ignored).
+  // Reuses the loaded model when its path matches.
+  void runJob(quint64 generation, const sluice::GenerationSpec& spec, const QString& jobPath,
+              bool resume);
+  // Generates a finished row of the last job again on its own and reports whether it matches.
+  void runRowAlone(quint64 generation, qint64 rowIndex);
+  // Exports a job file (format: jsonl, csv, alpaca, openai, sharegpt, dpo).
+  void exportJob(quint64 generation, const QString& jobPath, const QString& format,
+                 const QString& outputPath);
 
  signals:
-  void loadProgress(quint64 generation, double fraction, const QString& stage);
+  void modelLoadProgress(quint64 generation, double fraction, const QString& stage);
+  void modelLoaded(quint64 generation, const sluice::ModelSummary& model);
+  void modelLoadFailed(quint64 generation, const QString& message);
+
   void jobStarted(quint64 generation, const QString& jobPath, const QString& modelDescription);
   void rowsFinished(quint64 generation, const QVector<sluice::RowSnapshot>& rows);
-  void statsUpdated(quint64 generation, const sluice::StepStats& stats, const sluice::JobProgress& progress);
-  void jobFinished(quint64 generation, int rowsFailed, bool cancelled);
+  void statsUpdated(quint64 generation, const sluice::StepStats& stats,
+                    const sluice::JobProgress& progress);
+  void kvMapUpdated(quint64 generation, const sluice::KvBlockMap& map);
+  void memoryUpdated(quint64 generation, const sluice::MemorySample& sample);
+  void jobFinished(quint64 generation, const sluice::JobProgress& progress, bool cancelled);
   void jobFailed(quint64 generation, const QString& message);
 
+  void rowAloneFinished(quint64 generation, qint64 rowIndex, bool identical,
+                        const QString& details);
+  void exportFinished(quint64 generation, bool ok, const QString& message);
+
  private:
+  void runLoop(quint64 generation, GenerationJob& job);
+
   std::atomic<bool> m_cancel{false};
+  std::atomic<bool> m_pause{false};
+  std::shared_ptr<const ModelSession> m_session;  // the loaded model
+  QString m_sessionPath;
+  std::unique_ptr<GenerationJob> m_job;  // the last job, kept for runRowAlone
 };
 
 }  // namespace sluice
 
-Q_DECLARE_METATYPE(sluice::JobProgress)
 Q_DECLARE_METATYPE(sluice::GenerationSpec)
+Q_DECLARE_METATYPE(sluice::JobProgress)

@@ -15,7 +15,11 @@ int run_headless_job(const QStringList& args) {
   parser.addOptions({{"model", "Model.", "PATH"},
                      {"dataset", "Instruction file.", "PATH"},
                      {"start", "Start at once (always, headless)."},
-                     {"quit-when-done", "Quit when done (always, headless)."}});
+                     {"quit-when-done", "Quit when done (always, headless)."},
+                     {"job", "(ignored headless)", "PATH"},
+                     {"export", "(ignored headless)", "FORMAT:PATH"},
+                     {"screenshot", "(ignored headless)", "DIR"},
+                     {"screenshot-every", "(ignored headless)", "SECONDS"}});
   QStringList argv = args;
   argv.prepend("sluice gui");
   if (!parser.parse(argv) || !parser.isSet("model") || !parser.isSet("dataset")) {

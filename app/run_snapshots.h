@@ -25,10 +25,10 @@ struct RowSnapshot {
   QString status;        // done, failed, skipped
   QString finishReason;  // stop, length, error, ...
   QString error;
-  double arrivalS = 0.0;   // seconds since the run's engine started
-  double queueMs = 0.0;    // arrival -> first scheduled (prefill starts)
-  double ttftMs = 0.0;     // arrival -> first token (decode starts)
-  double totalMs = 0.0;    // arrival -> finished
+  double arrivalS = 0.0;  // seconds since the run's engine started
+  double queueMs = 0.0;   // arrival -> first scheduled (prefill starts)
+  double ttftMs = 0.0;    // arrival -> first token (decode starts)
+  double totalMs = 0.0;   // arrival -> finished
 };
 
 // Memory at one moment of a run: what the backend holds and what the process and system show.
@@ -37,19 +37,20 @@ struct MemorySample {
   qint64 weightBytes = 0;
   qint64 kvPoolBytes = 0;
   qint64 activationBytes = 0;
-  qint64 otherBytes = 0;  // process resident memory beyond the above (CPU) or device use beyond it (GPU)
-  qint64 freeBytes = 0;   // system memory available (CPU) or device memory free (GPU)
+  qint64 otherBytes =
+      0;  // process resident memory beyond the above (CPU) or device use beyond it (GPU)
+  qint64 freeBytes = 0;  // system memory available (CPU) or device memory free (GPU)
   bool isGpu = false;
 };
 
 // What was loaded, for the model panel.
 struct ModelSummary {
   QString path;
-  QString format;        // gguf, safetensors, llama2c, dummy
+  QString format;  // gguf, safetensors, llama2c, dummy
   QString architecture;
-  QString description;   // ModelConfig::describe()
-  QString dtypes;        // "F32", "Q8_0+F16+F32"
-  QString tokenizer;     // Tokenizer::describe()
+  QString description;  // ModelConfig::describe()
+  QString dtypes;       // "F32", "Q8_0+F16+F32"
+  QString tokenizer;    // Tokenizer::describe()
   qint64 weightBytes = 0;
   qint64 parameterCount = 0;
   int contextLength = 0;

@@ -13,13 +13,13 @@ namespace sluice {
 
 struct MemoryPlan {
   size_t weight_bytes = 0;
-  size_t kv_bytes_per_token = 0;   // K and V over all layers (fp32 on the CPU backend)
+  size_t kv_bytes_per_token = 0;  // K and V over all layers (fp32 on the CPU backend)
   int block_size = 0;
-  int num_blocks = 0;              // the pool the engine would allocate
+  int num_blocks = 0;  // the pool the engine would allocate
   size_t kv_pool_bytes = 0;
   int max_model_len = 0;
-  double mean_row_tokens = 0.0;    // prompt + max_tokens, averaged over the rows given
-  int max_concurrent_rows = 0;     // rows whose full length fits in the pool at once (<= max_num_seqs)
+  double mean_row_tokens = 0.0;  // prompt + max_tokens, averaged over the rows given
+  int max_concurrent_rows = 0;  // rows whose full length fits in the pool at once (<= max_num_seqs)
   size_t max_length_reservation_bytes = 0;  // max_num_seqs x max_model_len tokens, for contrast
 };
 

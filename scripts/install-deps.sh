@@ -8,7 +8,7 @@ packages=(
   qt6-base-dev qt6-base-dev-tools qt6-httpserver-dev qt6-websockets-dev libqcustomplot-dev
   libsentencepiece-dev libopenblas-dev nlohmann-json3-dev libsqlite3-dev
   libgtest-dev libgmock-dev
-  xvfb xauth
+  xvfb xauth dpkg-dev desktop-file-utils appstream
 )
 
 missing=()

@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <cstdio>
 
 #include "app/headless_job.h"
 #include "engine/core/build_info.h"
@@ -17,26 +18,45 @@ bool has_display() {
          !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
-struct GuiArgs {
-  QString model;
-  QString dataset;
-  bool start = false;
-  bool quit_when_done = false;
-};
-
-GuiArgs parse(const QStringList& arguments) {
+// Applies the command line to the window; returns false (after printing why) on a bad option.
+bool apply_options(const QStringList& arguments, MainWindow& window) {
   QCommandLineParser parser;
   parser.setApplicationDescription("The Sluice desktop application.");
   parser.addHelpOption();
   parser.addOptions({
-      {"model", "Model to preload.", "PATH"},
-      {"dataset", "Instruction file to preload.", "PATH"},
-      {"start", "Start generating at once."},
-      {"quit-when-done", "Quit when the job finishes."},
+      {"model", "Model to load at start.", "PATH"},
+      {"dataset", "Instruction file to open at start.", "PATH"},
+      {"job", "Job file to open (Start resumes it).", "PATH"},
+      {"start", "Start generating as soon as the model is loaded."},
+      {"quit-when-done", "Quit when the run ends (exit status 0 when it finished)."},
+      {"export", "With --quit-when-done: export the job when done, e.g. jsonl:out.jsonl.",
+       "FORMAT:PATH"},
+      {"screenshot",
+       "Save pictures of the window to DIR (every --screenshot-every seconds and at the end).",
+       "DIR"},
+      {"screenshot-every", "Seconds between pictures (default 5).", "SECONDS"},
   });
   parser.process(arguments);
-  return GuiArgs{parser.value("model"), parser.value("dataset"), parser.isSet("start"),
-                 parser.isSet("quit-when-done")};
+  if (parser.isSet("export")) {
+    const QString value = parser.value("export");
+    const auto colon = value.indexOf(':');
+    if (colon <= 0) {
+      std::fprintf(stderr, "sluice gui: --export expects FORMAT:PATH, e.g. jsonl:out.jsonl\n");
+      return false;
+    }
+    window.setExportWhenDone(value.left(colon), value.mid(colon + 1));
+  }
+  if (parser.isSet("screenshot")) {
+    window.setScreenshots(
+        parser.value("screenshot"),
+        parser.isSet("screenshot-every") ? parser.value("screenshot-every").toDouble() : 5.0);
+  }
+  window.setQuitWhenDone(parser.isSet("quit-when-done"));
+  if (parser.isSet("job")) window.openJob(parser.value("job"));
+  if (parser.isSet("dataset")) window.preloadDataset(parser.value("dataset"));
+  window.setStartWhenReady(parser.isSet("start"));
+  if (parser.isSet("model")) window.preloadModel(parser.value("model"));
+  return true;
 }
 
 }  // namespace
@@ -51,14 +71,12 @@ int gui_main(int argc, char** argv) {
   QApplication::setApplicationName("Sluice");
   QApplication::setOrganizationName("Sluice");
   QApplication::setApplicationVersion(build_info::kVersion);
+  QApplication::setDesktopFileName("sluice");
   QStringList arguments = QApplication::arguments();
   if (arguments.size() > 1 && arguments[1] == "gui") arguments.removeAt(1);
-  const GuiArgs args = parse(arguments);
   MainWindow window;
-  window.preload(args.model, args.dataset);
-  window.setQuitWhenDone(args.quit_when_done);
+  if (!apply_options(arguments, window)) return 2;
   window.show();
-  if (args.start) window.start();
   return QApplication::exec();
 }
 

@@ -1,256 +1,449 @@
 #include "ui/main_window.h"
 
-#include <qcustomplot.h>
-
 #include <QApplication>
-#include <QDoubleSpinBox>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QDir>
 #include <QFileDialog>
-#include <QFormLayout>
+#include <QFileInfo>
 #include <QHBoxLayout>
-#include <QHeaderView>
+#include <QInputDialog>
+#include <QKeySequence>
 #include <QLabel>
-#include <QLineEdit>
+#include <QMenuBar>
 #include <QMessageBox>
-#include <QProgressBar>
 #include <QPushButton>
-#include <QSpinBox>
+#include <QScrollArea>
+#include <QShortcut>
 #include <QSplitter>
+#include <QStandardPaths>
 #include <QStatusBar>
-#include <QTableWidget>
+#include <QTabWidget>
+#include <QToolBox>
 #include <QVBoxLayout>
+
+#include "engine/core/build_info.h"
+#include "ui/dataset_panel.h"
+#include "ui/export_dialog.h"
+#include "ui/kv_block_map_widget.h"
+#include "ui/live_plots.h"
+#include "ui/model_panel.h"
+#include "ui/parameters_panel.h"
+#include "ui/request_timeline_widget.h"
+#include "ui/results_panel.h"
+#include "ui/run_controls.h"
+#include "ui/screenshot_recorder.h"
 
 namespace sluice::ui {
 
 namespace {
 
-enum Column { kId, kPrompt, kOutput, kTokens, kFinish, kTime, kNumColumns };
-
-QString elide(const QString& text, int max_chars = 160) {
-  QString flat = text;
-  flat.replace('\n', QChar(0x21B5));
-  return flat.size() > max_chars ? flat.left(max_chars) + QChar(0x2026) : flat;
+QString human_duration(double seconds) {
+  if (seconds < 0 || !std::isfinite(seconds)) return "–";
+  const qint64 s = static_cast<qint64>(seconds + 0.5);
+  return s >= 3600 ? QString("%1:%2:%3")
+                         .arg(s / 3600)
+                         .arg(s / 60 % 60, 2, 10, QChar('0'))
+                         .arg(s % 60, 2, 10, QChar('0'))
+                   : QString("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QChar('0'));
 }
 
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle("Sluice");
-  auto* central = new QWidget(this);
-  auto* layout = new QVBoxLayout(central);
-  layout->addWidget(buildInputs());
-  auto* splitter = new QSplitter(Qt::Vertical, central);
-  m_plot = new QCustomPlot(splitter);
-  m_plot->addGraph();
-  m_plot->graph(0)->setName("generated tokens/s");
-  m_plot->addGraph();
-  m_plot->graph(1)->setName("prompt tokens/s");
-  m_plot->graph(1)->setPen(QPen(Qt::darkGreen));
-  m_plot->xAxis->setLabel("seconds");
-  m_plot->yAxis->setLabel("tokens/s");
-  m_plot->legend->setVisible(true);
-  m_plot->setMinimumHeight(160);
-  splitter->addWidget(m_plot);
-  splitter->addWidget(buildResults());
-  layout->addWidget(splitter, 1);
-  setCentralWidget(central);
-  m_statusLabel = new QLabel("Pick a model and an instruction file, then Start.", this);
-  statusBar()->addWidget(m_statusLabel, 1);
-  resize(1100, 760);
-
+  buildUi();
+  buildMenus();
   m_worker = new EngineWorker;
   m_worker->moveToThread(&m_engineThread);
   connect(&m_engineThread, &QThread::finished, m_worker, &QObject::deleteLater);
-  connect(this, &MainWindow::runRequested, m_worker, &EngineWorker::runJob, Qt::QueuedConnection);
-  connect(m_worker, &EngineWorker::loadProgress, this, &MainWindow::onLoadProgress);
-  connect(m_worker, &EngineWorker::jobStarted, this, &MainWindow::onJobStarted);
-  connect(m_worker, &EngineWorker::rowsFinished, this, &MainWindow::onRowsFinished);
-  connect(m_worker, &EngineWorker::statsUpdated, this, &MainWindow::onStats);
-  connect(m_worker, &EngineWorker::jobFinished, this, &MainWindow::onJobFinished);
-  connect(m_worker, &EngineWorker::jobFailed, this, &MainWindow::onJobFailed);
+  connectWorker();
   m_engineThread.start();
+  m_resultsRefresh.setInterval(250);  // the table pulls new rows from the job at most 4x a second
+  m_resultsRefresh.setSingleShot(true);
+  connect(&m_resultsRefresh, &QTimer::timeout, m_results, &ResultsPanel::refresh);
+  restoreSettings();
 }
 
 MainWindow::~MainWindow() {
   m_worker->requestCancel();
+  m_worker->setPaused(false);
   m_engineThread.quit();
   m_engineThread.wait();
 }
 
-QWidget* MainWindow::buildInputs() {
-  auto* box = new QWidget(this);
-  auto* form = new QFormLayout(box);
-  auto pathRow = [&](QLineEdit*& edit, const QString& placeholder, void (MainWindow::*browse)()) {
-    auto* row = new QHBoxLayout;
-    edit = new QLineEdit(box);
-    edit->setPlaceholderText(placeholder);
-    auto* button = new QPushButton("Browse…", box);
-    connect(button, &QPushButton::clicked, this, browse);
-    row->addWidget(edit, 1);
-    row->addWidget(button);
-    return row;
-  };
-  form->addRow("Model", pathRow(m_modelEdit, "GGUF file, Hugging Face folder or llama2.c .bin",
-                                &MainWindow::browseModel));
-  form->addRow("Instructions",
-               pathRow(m_datasetEdit, "JSONL with a \"prompt\" per row, or Alpaca JSON",
-                       &MainWindow::browseDataset));
-  auto* params = new QHBoxLayout;
-  m_maxTokens = new QSpinBox(box);
-  m_maxTokens->setRange(1, 1 << 20);
-  m_maxTokens->setValue(128);
-  m_temperature = new QDoubleSpinBox(box);
-  m_temperature->setRange(0.0, 5.0);
-  m_temperature->setSingleStep(0.1);
-  m_startButton = new QPushButton("Start", box);
-  m_startButton->setShortcut(QKeySequence("Ctrl+Return"));
-  m_cancelButton = new QPushButton("Cancel", box);
-  m_cancelButton->setEnabled(false);
-  m_progress = new QProgressBar(box);
-  params->addWidget(new QLabel("Max tokens", box));
-  params->addWidget(m_maxTokens);
-  params->addWidget(new QLabel("Temperature", box));
-  params->addWidget(m_temperature);
-  params->addWidget(m_startButton);
-  params->addWidget(m_cancelButton);
-  params->addWidget(m_progress, 1);
-  form->addRow(params);
-  connect(m_startButton, &QPushButton::clicked, this, &MainWindow::start);
-  connect(m_cancelButton, &QPushButton::clicked, this, &MainWindow::cancel);
-  return box;
+void MainWindow::buildUi() {
+  m_modelPanel = new ModelPanel(this);
+  m_dataset = new DatasetPanel(this);
+  m_parameters = new ParametersPanel(this);
+  auto* setup = new QToolBox(this);
+  setup->addItem(m_modelPanel, tr("Model"));
+  setup->addItem(m_dataset, tr("Instructions"));
+  setup->addItem(m_parameters, tr("Parameters"));
+  setup->setMinimumWidth(360);
+
+  m_runControls = new RunControls(this);
+  m_plots = new LivePlots(this);
+  m_kvMap = new KvBlockMapWidget(this);
+  m_timeline = new RequestTimelineWidget(this);
+  m_results = new ResultsPanel(this);
+  m_tabs = new QTabWidget(this);
+  m_tabs->addTab(m_plots, tr("Live"));
+  m_tabs->addTab(m_kvMap, tr("KV blocks"));
+  m_tabs->addTab(m_timeline, tr("Timeline"));
+  m_tabs->addTab(m_results, tr("Results"));
+
+  auto* right = new QWidget(this);
+  auto* rightLayout = new QVBoxLayout(right);
+  rightLayout->setContentsMargins(0, 0, 0, 0);
+  rightLayout->addWidget(m_runControls);
+  rightLayout->addWidget(m_tabs, 1);
+  auto* splitter = new QSplitter(Qt::Horizontal, this);
+  splitter->addWidget(setup);
+  splitter->addWidget(right);
+  splitter->setStretchFactor(1, 1);
+  splitter->setSizes({380, 900});
+  setCentralWidget(splitter);
+
+  m_statusRows = new QLabel(this);
+  m_statusTokens = new QLabel(this);
+  m_statusTime = new QLabel(this);
+  statusBar()->addWidget(m_statusRows, 1);
+  statusBar()->addPermanentWidget(m_statusTokens);
+  statusBar()->addPermanentWidget(m_statusTime);
+  m_statusRows->setText(tr("Open a model and an instruction file, then Start."));
+  resize(1280, 800);
+
+  connect(m_runControls, &RunControls::startClicked, this, &MainWindow::start);
+  connect(m_runControls, &RunControls::pauseToggled, this, &MainWindow::setPaused);
+  connect(m_runControls, &RunControls::cancelClicked, this, &MainWindow::cancel);
+  connect(m_modelPanel, &ModelPanel::modelPathChosen, this,
+          [this](const QString& path, const QString& tokenizer) { loadModel(path, tokenizer); });
+  connect(m_modelPanel, &ModelPanel::cancelLoadRequested, this,
+          [this] { m_worker->requestCancel(); });
+  connect(m_dataset, &DatasetPanel::datasetChosen, this,
+          [this](const QString& path) { m_settings.addRecentDataset(path); });
+  connect(m_dataset, &DatasetPanel::promptLengthsReady, this, [this](const QVector<int>& lengths) {
+    m_promptLengths = lengths;
+    updateMemoryPlan();
+  });
+  connect(m_parameters, &ParametersPanel::changed, this, &MainWindow::updateMemoryPlan);
+  connect(m_results, &ResultsPanel::rowAloneRequested, this,
+          [this](qint64 rowIndex) { emit rowAloneRequested(m_generation, rowIndex); });
 }
 
-QWidget* MainWindow::buildResults() {
-  m_table = new QTableWidget(0, kNumColumns, this);
-  m_table->setHorizontalHeaderLabels({"id", "prompt", "output", "tokens", "finish", "ms"});
-  m_table->horizontalHeader()->setSectionResizeMode(kOutput, QHeaderView::Stretch);
-  m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_table->setSortingEnabled(true);
-  return m_table;
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("Open &model…"), QKeySequence::Open, this,
+                  [this] { m_modelPanel->openDialog(); });
+  file->addAction(tr("Open &instructions…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
+                  [this] { m_dataset->openDialog(); });
+  file->addAction(tr("Open &job…"), QKeySequence(Qt::CTRL | Qt::Key_J), this,
+                  &MainWindow::openJobDialog);
+  file->addAction(tr("&Export…"), QKeySequence(Qt::CTRL | Qt::Key_E), this,
+                  &MainWindow::exportCurrentJob);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(tr("&Start"), QKeySequence(Qt::CTRL | Qt::Key_Return), this, &MainWindow::start);
+  run->addAction(tr("&Pause / resume"), QKeySequence(Qt::CTRL | Qt::Key_P), this,
+                 [this] { m_runControls->pauseButton()->toggle(); });
+  run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancel);
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Sluice"), this, [this] {
+    QMessageBox::about(
+        this, tr("About Sluice"),
+        tr("<b>Sluice %1</b><br>Dataset generation with a local LLM: continuous batching over a "
+           "paged KV cache.")
+            .arg(build_info::kVersion));
+  });
 }
 
-void MainWindow::preload(const QString& modelPath, const QString& datasetPath) {
-  m_modelEdit->setText(modelPath);
-  m_datasetEdit->setText(datasetPath);
+void MainWindow::connectWorker() {
+  connect(this, &MainWindow::loadModelRequested, m_worker, &EngineWorker::loadModel);
+  connect(this, &MainWindow::runRequested, m_worker, &EngineWorker::runJob);
+  connect(this, &MainWindow::rowAloneRequested, m_worker, &EngineWorker::runRowAlone);
+  connect(this, &MainWindow::exportRequested, m_worker, &EngineWorker::exportJob);
+  connect(m_worker, &EngineWorker::modelLoadProgress, this,
+          [this](quint64 generation, double fraction, const QString& stage) {
+            if (generation != m_generation) return;
+            m_modelPanel->setLoading(fraction, stage);
+            m_runControls->setLoading(fraction, stage);
+          });
+  connect(m_worker, &EngineWorker::modelLoaded, this, &MainWindow::onModelLoaded);
+  connect(m_worker, &EngineWorker::modelLoadFailed, this, &MainWindow::onModelLoadFailed);
+  connect(m_worker, &EngineWorker::jobStarted, this, &MainWindow::onJobStarted);
+  connect(m_worker, &EngineWorker::rowsFinished, this, &MainWindow::onRows);
+  connect(m_worker, &EngineWorker::statsUpdated, this, &MainWindow::onStats);
+  connect(m_worker, &EngineWorker::kvMapUpdated, this,
+          [this](quint64 generation, const KvBlockMap& map) {
+            if (generation == m_generation) m_kvMap->setMap(map);
+          });
+  connect(m_worker, &EngineWorker::memoryUpdated, this,
+          [this](quint64 generation, const MemorySample& sample) {
+            if (generation == m_generation) m_plots->addMemory(sample);
+          });
+  connect(m_worker, &EngineWorker::jobFinished, this, &MainWindow::onJobFinished);
+  connect(m_worker, &EngineWorker::jobFailed, this, &MainWindow::onJobFailed);
+  connect(m_worker, &EngineWorker::rowAloneFinished, this,
+          [this](quint64, qint64 rowIndex, bool identical, const QString& details) {
+            m_results->showRowAloneResult(rowIndex, identical, details);
+          });
+  connect(m_worker, &EngineWorker::exportFinished, this,
+          [this](quint64, bool ok, const QString& message) {
+            statusBar()->showMessage(message, 10000);
+            emit exportDone(ok, message);
+            if (m_quitWhenDone) QApplication::exit(ok ? 0 : 1);
+          });
 }
 
-void MainWindow::browseModel() {
-  const QString path = QFileDialog::getOpenFileName(this, "Open model", QString(),
-                                                    "Models (*.gguf *.bin *.json);;All files (*)");
-  if (!path.isEmpty())
-    m_modelEdit->setText(path.endsWith("config.json") ? QFileInfo(path).absolutePath() : path);
+void MainWindow::restoreSettings() {
+  restoreGeometry(m_settings.windowGeometry());
+  restoreState(m_settings.windowState());
+  if (const auto spec = m_settings.lastSpec()) m_parameters->setFromSpec(*spec);
 }
 
-void MainWindow::browseDataset() {
-  const QString path = QFileDialog::getOpenFileName(
-      this, "Open instructions", QString(), "Instruction files (*.jsonl *.json);;All files (*)");
-  if (!path.isEmpty()) m_datasetEdit->setText(path);
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (isRunning() &&
+      QMessageBox::question(this, tr("Quit Sluice"),
+                            tr("A run is in progress. Stop it and quit? Finished rows stay in the "
+                               "job and can be resumed.")) != QMessageBox::Yes) {
+    event->ignore();
+    return;
+  }
+  m_settings.setWindow(saveGeometry(), saveState());
+  event->accept();
+}
+
+void MainWindow::preloadModel(const QString& path) {
+  m_modelPanel->setModelPath(path);
+  loadModel(path);
+}
+
+void MainWindow::preloadDataset(const QString& path) {
+  m_dataset->setDatasetPath(path);
+}
+
+void MainWindow::openJob(const QString& path) {
+  m_jobPath = path;
+  m_resumeJob = true;
+  m_results->setJobPath(path);
+  m_tabs->setCurrentWidget(m_results);
+  m_settings.addRecentJob(path);
+  m_statusRows->setText(
+      tr("Job %1: Start resumes its unfinished rows.").arg(QDir::toNativeSeparators(path)));
+}
+
+void MainWindow::setExportWhenDone(const QString& format, const QString& path) {
+  m_exportFormat = format;
+  m_exportPath = path;
+}
+
+void MainWindow::setScreenshots(const QString& directory, double everySeconds) {
+  m_screenshots = new ScreenshotRecorder(this, directory, everySeconds, this);
+}
+
+bool MainWindow::isRunning() const {
+  return m_runControls->state() != RunControls::State::Idle;
+}
+
+void MainWindow::loadModel(const QString& path, const QString& tokenizerPath) {
+  if (path.isEmpty() || isRunning()) return;
+  m_model.reset();
+  m_tokenizerPath = tokenizerPath;
+  m_settings.addRecentModel(path);
+  m_runControls->setState(RunControls::State::Loading);
+  emit loadModelRequested(++m_generation, path, tokenizerPath);
+}
+
+void MainWindow::onModelLoaded(quint64 generation, const ModelSummary& model) {
+  if (generation != m_generation) return;
+  m_model = model;
+  m_modelPanel->setLoaded(model);
+  m_dataset->setModel(model);
+  updateMemoryPlan();
+  if (m_runControls->state() == RunControls::State::Loading)
+    m_runControls->setState(RunControls::State::Idle);
+  emit modelReady();
+  if (m_startWhenReady) {
+    m_startWhenReady = false;
+    start();
+  }
+}
+
+void MainWindow::onModelLoadFailed(quint64 generation, const QString& message) {
+  if (generation != m_generation) return;
+  m_modelPanel->setLoadFailed(message);
+  m_runControls->setState(RunControls::State::Idle);
+  if (m_quitWhenDone) {
+    finishRun(false, message);
+    return;
+  }
+  showError(tr("The model could not be loaded"), message);
+}
+
+void MainWindow::updateMemoryPlan() {
+  if (!m_model) return;
+  const ModelConfig& config = m_model->session->model->config;
+  std::vector<int> lengths(m_promptLengths.begin(), m_promptLengths.end());
+  m_modelPanel->setMemoryPlan(plan_memory(config, static_cast<size_t>(m_model->weightBytes),
+                                          m_parameters->engineConfig(), lengths,
+                                          m_parameters->samplingParams().max_tokens));
+}
+
+GenerationSpec MainWindow::currentSpec() const {
+  GenerationSpec spec;
+  spec.model_path = m_model ? m_model->path.toStdString() : std::string();
+  spec.tokenizer_path = m_tokenizerPath.toStdString();
+  spec.input_path = m_dataset->datasetPath().toStdString();
+  spec.format = m_dataset->format();
+  spec.prompt = m_dataset->promptOptions();
+  spec.on_bad_row =
+      BadRowPolicy::Skip;  // the GUI records bad rows and goes on; the table shows them
+  spec.sampling = m_parameters->samplingParams();
+  spec.engine = m_parameters->engineConfig();
+  spec.num_threads = m_parameters->numThreads();
+  return spec;
+}
+
+QString MainWindow::newJobPath() const {
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/jobs";
+  QDir().mkpath(dir);
+  const QString stem = dir + "/" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss-zzz");
+  QString path = stem + ".sluicejob";
+  for (int n = 2; QFileInfo::exists(path); ++n) path = QString("%1-%2.sluicejob").arg(stem).arg(n);
+  return path;
 }
 
 void MainWindow::start() {
-  if (m_modelEdit->text().isEmpty() || m_datasetEdit->text().isEmpty()) {
-    QMessageBox::information(this, "Sluice", "Pick a model and an instruction file first.");
+  if (isRunning()) return;
+  if (!m_resumeJob && (!m_model || m_dataset->datasetPath().isEmpty())) {
+    showError(tr("Nothing to run yet"), tr("Open a model and an instruction file first."));
     return;
   }
-  GenerationSpec spec;
-  spec.model_path = m_modelEdit->text().toStdString();
-  spec.input_path = m_datasetEdit->text().toStdString();
-  spec.sampling.max_tokens = m_maxTokens->value();
-  spec.sampling.temperature = static_cast<float>(m_temperature->value());
-  m_table->setRowCount(0);
-  for (int g = 0; g < m_plot->graphCount(); ++g) m_plot->graph(g)->data()->clear();
-  m_plot->replot();
-  setRunning(true);
-  m_statusLabel->setText("Loading the model…");
-  emit runRequested(++m_generation, spec);
+  const GenerationSpec spec = currentSpec();
+  if (!m_resumeJob) {
+    m_jobPath = newJobPath();
+    m_settings.setLastSpec(spec);
+    m_settings.addRecentJob(m_jobPath);
+  }
+  m_plots->clear();
+  m_timeline->clear();
+  m_rowsDone = 0;
+  m_runControls->setState(RunControls::State::Running);
+  m_statusRows->setText(tr("Starting…"));
+  emit runRequested(++m_generation, spec, m_jobPath, m_resumeJob);
+  m_resumeJob = false;
 }
 
 void MainWindow::cancel() {
+  if (!isRunning()) return;
   m_worker->requestCancel();
-  m_statusLabel->setText("Cancelling…");
+  m_worker->setPaused(false);
+  m_runControls->setState(RunControls::State::Cancelling);
 }
 
-void MainWindow::setRunning(bool running) {
-  m_startButton->setEnabled(!running);
-  m_cancelButton->setEnabled(running);
-  m_modelEdit->setEnabled(!running);
-  m_datasetEdit->setEnabled(!running);
+void MainWindow::setPaused(bool paused) {
+  if (!isRunning()) return;
+  m_worker->setPaused(paused);
+  m_runControls->setState(paused ? RunControls::State::Paused : RunControls::State::Running);
 }
 
-void MainWindow::onLoadProgress(quint64 generation, double fraction, const QString& stage) {
+void MainWindow::onJobStarted(quint64 generation, const QString& jobPath, const QString&) {
   if (generation != m_generation) return;
-  m_progress->setRange(0, 1000);
-  m_progress->setValue(static_cast<int>(fraction * 1000));
-  m_statusLabel->setText("Loading: " + stage);
+  m_results->setJobPath(jobPath);
+  m_statusRows->setText(tr("Running · job %1").arg(QDir::toNativeSeparators(jobPath)));
 }
 
-void MainWindow::onJobStarted(quint64 generation, const QString& jobPath, const QString& modelDescription) {
+void MainWindow::onRows(quint64 generation, const QVector<RowSnapshot>& rows) {
   if (generation != m_generation) return;
-  m_rowsDone = 0;
-  m_progress->setRange(0, 1000);  // by how much of the file has been read
-  m_progress->setValue(0);
-  m_statusLabel->setText(modelDescription + " · job " + jobPath);
+  m_timeline->addRows(rows);
+  if (!m_resultsRefresh.isActive()) m_resultsRefresh.start();
 }
 
-void MainWindow::onRowsFinished(quint64 generation, const QVector<sluice::RowSnapshot>& rows) {
+void MainWindow::onStats(quint64 generation, const StepStats& stats, const JobProgress& progress) {
   if (generation != m_generation) return;
-  m_table->setSortingEnabled(false);
-  for (const RowSnapshot& row : rows) {
-    const int r = m_table->rowCount();
-    m_table->insertRow(r);
-    m_table->setItem(r, kId, new QTableWidgetItem(row.id));
-    m_table->setItem(r, kPrompt, new QTableWidgetItem(elide(row.prompt, 60)));
-    auto* output = new QTableWidgetItem(elide(row.error.isEmpty() ? row.output : row.error));
-    output->setToolTip(row.error.isEmpty() ? row.output : row.error);
-    m_table->setItem(r, kOutput, output);
-    auto* tokens = new QTableWidgetItem;
-    tokens->setData(Qt::DisplayRole, row.outputTokens);
-    m_table->setItem(r, kTokens, tokens);
-    m_table->setItem(r, kFinish, new QTableWidgetItem(row.finishReason));
-    auto* time = new QTableWidgetItem;
-    time->setData(Qt::DisplayRole, qRound(row.totalMs));
-    m_table->setItem(r, kTime, time);
-  }
-  m_table->setSortingEnabled(true);
-}
-
-void MainWindow::onStats(quint64 generation, const sluice::StepStats& stats, const sluice::JobProgress& progress) {
-  if (generation != m_generation) return;
+  m_plots->addStats(stats);
   m_rowsDone = progress.rows_done;
-  m_progress->setValue(static_cast<int>(1000 * progress.file_fraction));
-  m_plot->graph(0)->addData(stats.elapsed_s, stats.generation_tokens_per_s);
-  m_plot->graph(1)->addData(stats.elapsed_s, stats.prompt_tokens_per_s);
-  m_plot->rescaleAxes();
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
-  const double kv =
-      stats.num_kv_blocks > 0 ? 100.0 * stats.num_kv_blocks_used / stats.num_kv_blocks : 0.0;
-  m_statusLabel->setText(QString("rows %1 (file %2%) · %3 tok/s · running %4, waiting %5 · KV %6%")
-                             .arg(progress.rows_done)
-                             .arg(qRound(100 * progress.file_fraction))
-                             .arg(stats.generation_tokens_per_s, 0, 'f', 0)
-                             .arg(stats.num_running)
-                             .arg(stats.num_waiting)
-                             .arg(kv, 0, 'f', 0));
+  m_runControls->setProgress(progress.file_fraction, progress.rows_done + progress.rows_resumed);
+  const double eta = progress.file_fraction > 0.01
+                         ? stats.elapsed_s * (1.0 - progress.file_fraction) / progress.file_fraction
+                         : -1.0;
+  m_statusRows->setText(tr("%1 rows done (%2 failed, %3 skipped) · %4 in flight")
+                            .arg(progress.rows_done + progress.rows_resumed)
+                            .arg(progress.rows_failed)
+                            .arg(progress.rows_skipped)
+                            .arg(progress.rows_in_flight));
+  m_statusTokens->setText(tr("%1 tokens · %2 tok/s")
+                              .arg(stats.total_generation_tokens)
+                              .arg(stats.generation_tokens_per_s, 0, 'f', 0));
+  m_statusTime->setText(
+      tr("elapsed %1 · ETA %2").arg(human_duration(stats.elapsed_s), human_duration(eta)));
 }
 
-void MainWindow::onJobFinished(quint64 generation, int rowsFailed, bool cancelled) {
+void MainWindow::onJobFinished(quint64 generation, const JobProgress& progress, bool cancelled) {
   if (generation != m_generation) return;
-  setRunning(false);
-  m_statusLabel->setText(cancelled
-                             ? "Cancelled."
-                             : QString("Done: %1 rows, %2 failed or skipped.").arg(m_rowsDone).arg(rowsFailed));
-  if (m_quitWhenDone) QApplication::exit(rowsFailed > 0 ? 3 : 0);
+  m_results->refresh();
+  m_statusRows->setText(
+      cancelled ? tr("Cancelled: %1 rows finished; the job can be resumed (File › Open job).")
+                      .arg(progress.rows_done)
+                : tr("Done: %1 rows (%2 failed, %3 skipped).")
+                      .arg(progress.rows_done + progress.rows_resumed)
+                      .arg(progress.rows_failed)
+                      .arg(progress.rows_skipped));
+  finishRun(cancelled, QString());
 }
 
 void MainWindow::onJobFailed(quint64 generation, const QString& message) {
   if (generation != m_generation) return;
-  setRunning(false);
-  m_statusLabel->setText("Failed: " + message);
-  if (m_quitWhenDone) {
-    QApplication::exit(1);
+  m_results->refresh();
+  m_statusRows->setText(tr("Stopped: %1").arg(message));
+  if (!m_quitWhenDone) showError(tr("The run stopped"), message);
+  finishRun(false, message);
+}
+
+void MainWindow::finishRun(bool cancelled, const QString& error) {
+  m_runControls->setState(RunControls::State::Idle);
+  if (m_screenshots) {
+    // One picture of every tab, so a review sees the plots, the block map, the timeline and
+    // the table as the run left them.
+    for (int i = 0; i < m_tabs->count(); ++i) {
+      m_tabs->setCurrentIndex(i);
+      QCoreApplication::processEvents();
+      m_screenshots->capture("final-" + m_tabs->tabText(i).toLower().replace(' ', '-'));
+    }
+  }
+  emit runFinished(cancelled, error);
+  if (!m_quitWhenDone) return;
+  if (error.isEmpty() && !cancelled && !m_exportFormat.isEmpty() && !m_jobPath.isEmpty()) {
+    emit exportRequested(m_generation, m_jobPath, m_exportFormat, m_exportPath);  // quits when done
     return;
   }
-  QMessageBox::warning(this, "Sluice", message);
+  QApplication::exit(error.isEmpty() && !cancelled ? 0 : 1);
+}
+
+// Window-modal but not blocking: the event loop (and the run's updates) go on behind it.
+void MainWindow::showError(const QString& title, const QString& message) {
+  auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+  qWarning("%s: %s", qPrintable(title), qPrintable(message));
+}
+
+void MainWindow::exportCurrentJob() {
+  if (m_jobPath.isEmpty()) {
+    showError(tr("Nothing to export"), tr("Run a job or open one first (File › Open job)."));
+    return;
+  }
+  ExportDialog dialog(m_jobPath, this);
+  dialog.exec();
+}
+
+void MainWindow::openJobDialog() {
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/jobs";
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open job"), dir,
+                                                    tr("Sluice jobs (*.sluicejob);;All files (*)"));
+  if (!path.isEmpty()) openJob(path);
 }
 
 }  // namespace sluice::ui

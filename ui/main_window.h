@@ -1,23 +1,32 @@
-// The main window: pick a model and an instruction file, start, watch throughput, and read the
-// rows as they finish. The engine runs in EngineWorker's thread; this window only shows values.
+// The main window: setup on the left (model, instructions, parameters), the run's controls on
+// top, and the run itself in tabs (live plots, KV block map, request timeline, results). The
+// engine runs in EngineWorker's thread; this window only sends commands and shows snapshots.
 #pragma once
 
 #include <QMainWindow>
 #include <QThread>
-#include <QVector>
+#include <QTimer>
+#include <memory>
+#include <optional>
 
 #include "app/engine_worker.h"
+#include "ui/app_settings.h"
 
-class QCustomPlot;
-class QDoubleSpinBox;
 class QLabel;
-class QLineEdit;
-class QProgressBar;
-class QPushButton;
-class QSpinBox;
-class QTableWidget;
+class QMenu;
+class QTabWidget;
 
 namespace sluice::ui {
+
+class DatasetPanel;
+class KvBlockMapWidget;
+class LivePlots;
+class ModelPanel;
+class ParametersPanel;
+class RequestTimelineWidget;
+class ResultsPanel;
+class RunControls;
+class ScreenshotRecorder;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -26,45 +35,96 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  void preload(const QString& modelPath, const QString& datasetPath);
+  // Scripted start (sluice gui options) and tests.
+  void preloadModel(const QString& path);
+  void preloadDataset(const QString& path);
+  void openJob(const QString& path);  // shows its results; Start then resumes it
+  void setStartWhenReady(bool start) { m_startWhenReady = start; }
   void setQuitWhenDone(bool quit) { m_quitWhenDone = quit; }
+  void setExportWhenDone(const QString& format, const QString& path);
+  void setScreenshots(const QString& directory, double everySeconds);
+
+  bool isRunning() const;
+  bool isModelLoaded() const { return m_model.has_value(); }
+  QString currentJobPath() const { return m_jobPath; }
+  RunControls* runControls() const { return m_runControls; }
+  ResultsPanel* resultsPanel() const { return m_results; }
+  ParametersPanel* parametersPanel() const { return m_parameters; }
+  DatasetPanel* datasetPanel() const { return m_dataset; }
+  ModelPanel* modelPanel() const { return m_modelPanel; }
 
  public slots:
   void start();
   void cancel();
+  void setPaused(bool paused);
 
  signals:
-  void runRequested(quint64 generation, const sluice::GenerationSpec& spec);
+  // To the worker (queued).
+  void loadModelRequested(quint64 generation, const QString& path, const QString& tokenizerPath);
+  void runRequested(quint64 generation, const sluice::GenerationSpec& spec, const QString& jobPath,
+                    bool resume);
+  void rowAloneRequested(quint64 generation, qint64 rowIndex);
+  void exportRequested(quint64 generation, const QString& jobPath, const QString& format,
+                       const QString& path);
+  // For scripts and tests.
+  void modelReady();
+  void runFinished(bool cancelled, const QString& error);
+  void exportDone(bool ok, const QString& message);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
 
  private:
-  QWidget* buildInputs();
-  QWidget* buildResults();
-  void browseModel();
-  void browseDataset();
-  void setRunning(bool running);
-  void onLoadProgress(quint64 generation, double fraction, const QString& stage);
+  void buildUi();
+  void buildMenus();
+  void connectWorker();
+  void restoreSettings();
+  void loadModel(const QString& path, const QString& tokenizerPath = QString());
+  void updateMemoryPlan();
+  GenerationSpec currentSpec() const;
+  QString newJobPath() const;
+  void onModelLoaded(quint64 generation, const sluice::ModelSummary& model);
+  void onModelLoadFailed(quint64 generation, const QString& message);
   void onJobStarted(quint64 generation, const QString& jobPath, const QString& modelDescription);
-  void onRowsFinished(quint64 generation, const QVector<sluice::RowSnapshot>& rows);
-  void onStats(quint64 generation, const sluice::StepStats& stats, const sluice::JobProgress& progress);
-  void onJobFinished(quint64 generation, int rowsFailed, bool cancelled);
+  void onRows(quint64 generation, const QVector<sluice::RowSnapshot>& rows);
+  void onStats(quint64 generation, const sluice::StepStats& stats,
+               const sluice::JobProgress& progress);
+  void onJobFinished(quint64 generation, const sluice::JobProgress& progress, bool cancelled);
   void onJobFailed(quint64 generation, const QString& message);
+  void finishRun(bool cancelled, const QString& error);
+  void showError(const QString& title, const QString& message);
+  void exportCurrentJob();
+  void openJobDialog();
 
   QThread m_engineThread;
   EngineWorker* m_worker = nullptr;
-  quint64 m_generation = 0;
+  AppSettings m_settings;
+  quint64 m_generation = 0;  // bumped by every command whose answers may go stale
+  std::optional<ModelSummary> m_model;
+  QString m_tokenizerPath;
+  QVector<int> m_promptLengths;
+  QString m_jobPath;
+  bool m_resumeJob = false;
+  bool m_startWhenReady = false;
   bool m_quitWhenDone = false;
-  int64_t m_rowsDone = 0;
+  QString m_exportFormat, m_exportPath;
+  double m_runStartedS = 0.0;
+  qint64 m_rowsDone = 0;
+  ScreenshotRecorder* m_screenshots = nullptr;
 
-  QLineEdit* m_modelEdit = nullptr;
-  QLineEdit* m_datasetEdit = nullptr;
-  QSpinBox* m_maxTokens = nullptr;
-  QDoubleSpinBox* m_temperature = nullptr;
-  QPushButton* m_startButton = nullptr;
-  QPushButton* m_cancelButton = nullptr;
-  QProgressBar* m_progress = nullptr;
-  QLabel* m_statusLabel = nullptr;
-  QCustomPlot* m_plot = nullptr;
-  QTableWidget* m_table = nullptr;
+  ModelPanel* m_modelPanel = nullptr;
+  DatasetPanel* m_dataset = nullptr;
+  ParametersPanel* m_parameters = nullptr;
+  RunControls* m_runControls = nullptr;
+  QTabWidget* m_tabs = nullptr;
+  LivePlots* m_plots = nullptr;
+  KvBlockMapWidget* m_kvMap = nullptr;
+  RequestTimelineWidget* m_timeline = nullptr;
+  ResultsPanel* m_results = nullptr;
+  QLabel* m_statusRows = nullptr;
+  QLabel* m_statusTokens = nullptr;
+  QLabel* m_statusTime = nullptr;
+  QTimer m_resultsRefresh;
 };
 
 }  // namespace sluice::ui

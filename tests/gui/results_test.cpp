@@ -1,0 +1,518 @@
+// The results table, detail pane and export dialog over a real job file of 20k rows written by
+// JobStore (varied statuses, Unicode, long outputs, several samples). Every expectation is
+// computed here from the rows the test wrote, never read back through the code under test. The
+// model runs under QAbstractItemModelTester throughout.
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonDocument>
+#include <QLineEdit>
+#include <QLocale>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/jobs/job_store.h"
+#include "ui/export_dialog.h"
+#include "ui/results_model.h"
+#include "ui/results_panel.h"
+#include "ui/row_detail_pane.h"
+
+using sluice::JobInfo;
+using sluice::JobStore;
+using sluice::RowResult;
+using sluice::RowStatus;
+using sluice::SampleResult;
+using sluice::ui::ExportDialog;
+using sluice::ui::ResultsModel;
+using sluice::ui::ResultsPanel;
+
+namespace {
+
+constexpr int kNumRows = 20'000;
+
+RowStatus statusOf(int64_t i) {
+  if (i % 17 == 5) return RowStatus::Failed;
+  if (i % 29 == 11) return RowStatus::Skipped;
+  return RowStatus::Done;
+}
+
+int outputTokensOf(int64_t i) {
+  return 3 + static_cast<int>((i * 31) % 200);
+}
+
+double totalMsOf(int64_t i) {
+  return 20.0 + static_cast<double>((i * 577) % 3000) * 0.25;
+}
+
+// Every value of row i, as written to the job.
+RowResult makeRow(int64_t i) {
+  RowResult row;
+  row.row_index = i;
+  row.line = static_cast<size_t>(i) + 1;
+  row.status = statusOf(i);
+  row.seed = 1000 + static_cast<uint64_t>(i);
+  if (row.status == RowStatus::Skipped) {
+    row.error = "line " + std::to_string(i + 1) + ": not a JSON object";
+    return row;
+  }
+  if (i % 5 != 0) row.input["id"] = "q-" + std::to_string(i);
+  row.input["question"] = "item " + std::to_string(i);
+  row.prompt = "Question " + std::to_string(i) + ": " + (i % 11 == 0 ? "Ünïcödé ☃ 日本語 " : "") +
+               "tell me about item " + std::to_string(i % 300) +
+               (i % 733 == 7 ? " NEEDLEWORD" : "");
+  row.prompt_tokens = 8 + static_cast<int>(i % 40);
+  row.queue_ms = 2.0;
+  row.ttft_ms = 10.0;
+  row.total_ms = totalMsOf(i);
+  if (row.status == RowStatus::Failed) {
+    row.error = "row " + std::to_string(i) + " failed: the prompt is too long";
+    return row;
+  }
+  SampleResult sample;
+  sample.output = "Item " + std::to_string(i) + " is a fine thing. ";
+  if (i % 97 == 0) {
+    for (int k = 0; k < 200; ++k) sample.output += "Long output line " + std::to_string(k) + ".\n";
+  }
+  if (i % 401 == 3) sample.output += "It hides a NeedleWord. ";
+  if (i % 13 == 0) sample.output += "Ünïcödé ☃ 日本語 🙂";
+  sample.output_tokens = outputTokensOf(i);
+  sample.finish_reason = i % 4 == 0 ? "length" : "stop";
+  row.samples = {sample};
+  if (i % 50 == 0) {
+    SampleResult second;
+    second.output = "second sample of row " + std::to_string(i);
+    second.output_tokens = 6;
+    second.finish_reason = "stop";
+    row.samples.push_back(second);
+  }
+  return row;
+}
+
+JobInfo makeInfo() {
+  JobInfo info;
+  info.source_path = "/data/questions.jsonl";
+  info.source_format = "jsonl";
+  info.model_path = "/models/tiny.gguf";
+  info.params["n"] = 1;
+  return info;
+}
+
+void writeJob(const QString& path, const std::vector<int64_t>& indices) {
+  auto store = JobStore::create(path.toStdString(), makeInfo());
+  for (const int64_t i : indices) store->add_result(makeRow(i));
+  store->flush();
+}
+
+std::vector<int64_t> range(int64_t first, int64_t end) {
+  std::vector<int64_t> indices;
+  for (int64_t i = first; i < end; ++i) indices.push_back(i);
+  return indices;
+}
+
+std::string asciiLower(std::string text) {
+  for (char& c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return text;
+}
+
+// The test's own search: ASCII case-insensitive, over prompt, every output and the error.
+bool rowMatches(int64_t i, const std::string& search) {
+  const RowResult row = makeRow(i);
+  const std::string needle = asciiLower(search);
+  const auto has = [&](const std::string& text) {
+    return asciiLower(text).find(needle) != std::string::npos;
+  };
+  if (has(row.prompt) || has(row.error)) return true;
+  return std::any_of(row.samples.begin(), row.samples.end(),
+                     [&](const SampleResult& s) { return has(s.output); });
+}
+
+int countRows(const std::function<bool(int64_t)>& keep) {
+  int count = 0;
+  for (int64_t i = 0; i < kNumRows; ++i) count += keep(i) ? 1 : 0;
+  return count;
+}
+
+// What the table shows for a head: the first 200 characters, "…" when cut, on one line.
+QString expectedHead(const std::string& text) {
+  const std::u32string chars = QString::fromStdString(text).toStdU32String();
+  QString head = QString::fromStdU32String(chars.substr(0, 200));
+  if (chars.size() > 200) head += QChar(0x2026);
+  head.replace(QLatin1Char('\n'), QStringLiteral(" \u21b5 "));
+  return head;
+}
+
+}  // namespace
+
+class ResultsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase();
+  void modelShowsTheStoredRows();
+  void filtersMatchIndependentCounts();
+  void sortingOrdersRowsAndKeepsTheSelection();
+  void refreshAddsCommittedRowsWithoutAReset();
+  void refreshInsertsIntoASortedView();
+  void refreshOpensAJobCreatedAfterItsPathWasSet();
+  void panelFiltersAndShowsTheSelectedRow();
+  void panelRefreshShowsNewRowsAndTheRetriedRow();
+  void runRowAloneShowsTheAnswer();
+  void exportWritesJsonl();
+  void exportReportsAnError();
+
+ private:
+  std::unique_ptr<ResultsModel> testedModel();
+
+  QTemporaryDir m_dir;
+  QString m_jobPath;
+};
+
+void ResultsTest::initTestCase() {
+  QVERIFY(m_dir.isValid());
+  m_jobPath = m_dir.filePath("results.sluicejob");
+  QElapsedTimer timer;
+  timer.start();
+  writeJob(m_jobPath, range(0, kNumRows));
+  qInfo("wrote %d rows in %lld ms", kNumRows, timer.elapsed());
+}
+
+std::unique_ptr<ResultsModel> ResultsTest::testedModel() {
+  auto model = std::make_unique<ResultsModel>();
+  new QAbstractItemModelTester(model.get(), QAbstractItemModelTester::FailureReportingMode::QtTest,
+                               model.get());
+  return model;
+}
+
+void ResultsTest::modelShowsTheStoredRows() {
+  auto model = testedModel();
+  QElapsedTimer timer;
+  timer.start();
+  QVERIFY(model->setJobPath(m_jobPath));
+  qInfo("opened %d rows in %lld ms", model->rowCount(), timer.elapsed());
+  QCOMPARE(model->rowCount(), kNumRows);
+  QCOMPARE(model->columnCount(), int(ResultsModel::NumColumns));
+  const QLocale locale;
+  for (const int64_t i :
+       {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{97}, int64_t{392}, int64_t{kNumRows - 1}}) {
+    const int row = static_cast<int>(i);  // unsorted, unfiltered: view row = row index
+    const RowResult expected = makeRow(i);
+    const auto cell = [&](int column) { return model->index(row, column).data().toString(); };
+    QCOMPARE(model->rowIndexAt(row), i);
+    QCOMPARE(cell(ResultsModel::IdColumn),
+             i % 5 != 0 ? QString("q-%1").arg(i) : QString::number(i));
+    QCOMPARE(cell(ResultsModel::StatusColumn), QString(sluice::to_string(expected.status)));
+    QCOMPARE(cell(ResultsModel::PromptColumn), expectedHead(expected.prompt));
+    QCOMPARE(cell(ResultsModel::OutputColumn), expectedHead(expected.samples[0].output));
+    QCOMPARE(cell(ResultsModel::TokensColumn),
+             QString("%1 / %2").arg(expected.prompt_tokens).arg(expected.samples[0].output_tokens));
+    QCOMPARE(cell(ResultsModel::TimeColumn), locale.toString(expected.total_ms, 'f', 1));
+    QCOMPARE(cell(ResultsModel::FinishReasonColumn),
+             QString::fromStdString(expected.samples[0].finish_reason));
+  }
+  // A failed row shows its error where the output would be; a skipped row has no numbers.
+  QCOMPARE(model->index(5, ResultsModel::OutputColumn).data().toString(),
+           QString::fromStdString(makeRow(5).error));
+  QCOMPARE(model->index(11, ResultsModel::StatusColumn).data().toString(), QString("skipped"));
+  QCOMPARE(model->index(11, ResultsModel::TokensColumn).data().toString(), QString());
+  QCOMPARE(model->rowIndexAt(-1), qint64(-1));
+  QCOMPARE(model->rowIndexAt(kNumRows), qint64(-1));
+  QVERIFY(!model->setJobPath(m_dir.filePath("missing.sluicejob")));
+  QCOMPARE(model->rowCount(), 0);
+}
+
+void ResultsTest::filtersMatchIndependentCounts() {
+  auto model = testedModel();
+  QVERIFY(model->setJobPath(m_jobPath));
+  for (const RowStatus status : {RowStatus::Done, RowStatus::Failed, RowStatus::Skipped}) {
+    model->setStatusFilter(status);
+    QCOMPARE(model->rowCount(), countRows([&](int64_t i) { return statusOf(i) == status; }));
+    QCOMPARE(model->index(0, 0).data(ResultsModel::StatusRole).toString(),
+             QString(sluice::to_string(status)));
+  }
+  model->setStatusFilter(std::nullopt);
+  QCOMPARE(model->rowCount(), kNumRows);
+  for (const char* search : {"needleword", "NeedleWord", "日本語", "second SAMPLE", "too long"}) {
+    QElapsedTimer timer;
+    timer.start();
+    model->setSearchText(QString::fromUtf8(search));
+    qInfo("search \"%s\": %d rows in %lld ms", search, model->rowCount(), timer.elapsed());
+    QCOMPARE(model->rowCount(), countRows([&](int64_t i) { return rowMatches(i, search); }));
+  }
+  model->setStatusFilter(RowStatus::Done);
+  model->setSearchText("needleword");
+  QCOMPARE(model->rowCount(), countRows([](int64_t i) {
+             return statusOf(i) == RowStatus::Done && rowMatches(i, "needleword");
+           }));
+  for (int row = 0; row < model->rowCount(); ++row)
+    QVERIFY(rowMatches(model->rowIndexAt(row), "needleword"));
+}
+
+void ResultsTest::sortingOrdersRowsAndKeepsTheSelection() {
+  auto model = testedModel();
+  QVERIFY(model->setJobPath(m_jobPath));
+  model->setStatusFilter(RowStatus::Done);
+  const QPersistentModelIndex selected = model->index(100, ResultsModel::PromptColumn);
+  const qint64 selectedRow = model->rowIndexAt(100);
+  QSignalSpy resets(model.get(), &ResultsModel::modelReset);
+
+  model->sort(ResultsModel::TokensColumn, Qt::DescendingOrder);
+  QCOMPARE(resets.count(), 0);  // a layout change: persistent indexes follow their rows
+  QVERIFY(selected.isValid());
+  QCOMPARE(model->rowIndexAt(selected.row()), selectedRow);
+  QCOMPARE(selected.column(), int(ResultsModel::PromptColumn));
+  for (int row = 1; row < model->rowCount(); ++row) {
+    const int64_t before = model->rowIndexAt(row - 1);
+    const int64_t after = model->rowIndexAt(row);
+    QVERIFY(outputTokensOf(before) > outputTokensOf(after) ||
+            (outputTokensOf(before) == outputTokensOf(after) && before > after));
+  }
+  model->sort(ResultsModel::TimeColumn, Qt::AscendingOrder);
+  for (int row = 1; row < model->rowCount(); ++row) {
+    const int64_t before = model->rowIndexAt(row - 1);
+    const int64_t after = model->rowIndexAt(row);
+    QVERIFY(totalMsOf(before) < totalMsOf(after) ||
+            (totalMsOf(before) == totalMsOf(after) && before < after));
+  }
+  QCOMPARE(model->rowIndexAt(selected.row()), selectedRow);
+  model->sort(ResultsModel::IdColumn, Qt::AscendingOrder);  // back to row order
+  QCOMPARE(model->rowIndexAt(0), qint64(0));
+}
+
+void ResultsTest::refreshAddsCommittedRowsWithoutAReset() {
+  // A job still running: rows 0..1999 with every 10th missing (long rows finish late).
+  const QString path = m_dir.filePath("running.sluicejob");
+  std::vector<int64_t> early;
+  for (int64_t i = 0; i < 2000; ++i) {
+    if (i % 10 != 9) early.push_back(i);
+  }
+  writeJob(path, early);
+  auto model = testedModel();
+  QVERIFY(model->setJobPath(path));
+  QCOMPARE(model->rowCount(), 1800);
+  QVERIFY(!model->refresh());  // nothing committed: nothing to do
+  QStringList before;
+  for (int row = 0; row < 50; ++row)
+    before << model->index(row, ResultsModel::OutputColumn).data().toString();
+  const QPersistentModelIndex selected = model->index(500, 0);
+  const qint64 selectedRow = model->rowIndexAt(500);
+
+  QSignalSpy resets(model.get(), &ResultsModel::modelReset);
+  QSignalSpy inserts(model.get(), &ResultsModel::rowsInserted);
+  {
+    auto store = JobStore::open(path.toStdString());
+    for (int64_t i = 2000; i < 2300; ++i) store->add_result(makeRow(i));  // appended
+    store->add_result(makeRow(9));                                        // late, in the middle
+    store->add_result(makeRow(1009));
+    store->flush();
+  }
+  QElapsedTimer timer;
+  timer.start();
+  QVERIFY(model->refresh());
+  qInfo("refresh with 302 new rows: %lld ms", timer.elapsed());
+  QCOMPARE(resets.count(), 0);
+  QCOMPARE(inserts.count(), 3);  // row 9, row 1009, then the appended block
+  QCOMPARE(model->rowCount(), 1800 + 300 + 2);
+  QCOMPARE(model->rowIndexAt(9), qint64(9));
+  QCOMPARE(model->rowIndexAt(model->rowCount() - 1), qint64(2299));
+  QCOMPARE(model->rowIndexAt(selected.row()), selectedRow);  // the selection follows its row
+  for (int row = 0; row < 9; ++row)
+    QCOMPARE(model->index(row, ResultsModel::OutputColumn).data().toString(), before[row]);
+  for (int row = 10; row < 50; ++row)
+    QCOMPARE(model->index(row, ResultsModel::OutputColumn).data().toString(), before[row - 1]);
+}
+
+void ResultsTest::refreshInsertsIntoASortedView() {
+  const QString path = m_dir.filePath("running-sorted.sluicejob");
+  writeJob(path, range(0, 2300));
+  auto model = testedModel();
+  QVERIFY(model->setJobPath(path));
+  QSignalSpy resets(model.get(), &ResultsModel::modelReset);
+  // Sorted by tokens, new rows land at their sorted places, without a reset...
+  model->sort(ResultsModel::TokensColumn, Qt::AscendingOrder);
+  {
+    auto store = JobStore::open(path.toStdString());
+    for (int64_t i = 2300; i < 2320; ++i) store->add_result(makeRow(i));
+  }
+  QVERIFY(model->refresh());
+  QCOMPARE(resets.count(), 0);
+  QCOMPARE(model->rowCount(), 2300 + 20);
+  const auto sortKey = [](int64_t i) {
+    // Rows without samples have no output tokens: they sort first.
+    return std::pair{statusOf(i) == RowStatus::Done ? outputTokensOf(i) : -1, i};
+  };
+  for (int row = 1; row < model->rowCount(); ++row)
+    QVERIFY(sortKey(model->rowIndexAt(row - 1)) < sortKey(model->rowIndexAt(row)));
+  // ... unless they land in so many places that a reset is cheaper.
+  {
+    auto store = JobStore::open(path.toStdString());
+    for (int64_t i = 2320; i < 2520; ++i) store->add_result(makeRow(i));
+  }
+  QVERIFY(model->refresh());
+  QCOMPARE(model->rowCount(), 2300 + 20 + 200);
+}
+
+void ResultsTest::refreshOpensAJobCreatedAfterItsPathWasSet() {
+  const QString path = m_dir.filePath("later.sluicejob");
+  auto model = testedModel();
+  QSignalSpy errors(model.get(), &ResultsModel::errorOccurred);
+  QVERIFY(!model->setJobPath(path));
+  QCOMPARE(errors.count(), 1);
+  QVERIFY(errors.first().first().toString().contains("later.sluicejob"));
+  QVERIFY(!model->refresh());  // still no file
+  writeJob(path, range(0, 40));
+  QVERIFY(model->refresh());
+  QCOMPARE(model->rowCount(), 40);
+  QCOMPARE(model->jobPath(), path);
+}
+
+void ResultsTest::panelFiltersAndShowsTheSelectedRow() {
+  ResultsPanel panel;
+  panel.resize(1200, 700);
+  panel.show();
+  panel.setJobPath(m_jobPath);
+  QCOMPARE(panel.model()->rowCount(), kNumRows);
+  QVERIFY(panel.errorText().isEmpty());
+
+  panel.statusFilter()->setCurrentIndex(2);  // failed
+  QCOMPARE(panel.model()->rowCount(),
+           countRows([](int64_t i) { return statusOf(i) == RowStatus::Failed; }));
+  panel.statusFilter()->setCurrentIndex(0);
+  const int numMatches = countRows([](int64_t i) { return rowMatches(i, "needleword"); });
+  panel.searchEdit()->setText("needleword");  // applied once typing pauses
+  QCOMPARE(panel.model()->rowCount(), kNumRows);
+  QTRY_COMPARE_WITH_TIMEOUT(panel.model()->rowCount(), numMatches, 5000);
+  panel.searchEdit()->clear();
+  QTRY_COMPARE_WITH_TIMEOUT(panel.model()->rowCount(), kNumRows, 5000);
+
+  // Row 50 has two samples.
+  panel.tableView()->selectRow(50);
+  const RowResult expected = makeRow(50);
+  QCOMPARE(panel.detailPane()->rowIndex(), qint64(50));
+  QCOMPARE(panel.detailPane()->promptText(), QString::fromStdString(expected.prompt));
+  const QStringList samples = panel.detailPane()->sampleTexts();
+  QCOMPARE(samples.size(), 2);
+  QCOMPARE(samples[0], QString::fromStdString(expected.samples[0].output));
+  QCOMPARE(samples[1], QString::fromStdString(expected.samples[1].output));
+  const QStringList titles = panel.detailPane()->sampleTitles();
+  QVERIFY2(titles[0].contains(QString::number(expected.samples[0].output_tokens)),
+           qPrintable(titles[0]));
+  QVERIFY2(titles[0].contains(QString::fromStdString(expected.samples[0].finish_reason)),
+           qPrintable(titles[0]));
+  const QString facts = panel.detailPane()->factsText();
+  QVERIFY2(facts.contains(QString("Prompt tokens: %1").arg(expected.prompt_tokens)),
+           qPrintable(facts));
+  QVERIFY2(facts.contains(QString("Seed: %1").arg(expected.seed)), qPrintable(facts));
+  QVERIFY2(facts.contains("tokens/s"), qPrintable(facts));
+  QVERIFY(panel.detailPane()->errorText().isEmpty());
+
+  panel.tableView()->selectRow(5);  // failed
+  QCOMPARE(panel.detailPane()->errorText(), QString::fromStdString(makeRow(5).error));
+  QVERIFY(panel.detailPane()->sampleTexts().isEmpty());
+}
+
+void ResultsTest::panelRefreshShowsNewRowsAndTheRetriedRow() {
+  const QString path = m_dir.filePath("panel-running.sluicejob");
+  writeJob(path, range(0, 300));
+  ResultsPanel panel;
+  panel.setJobPath(path);
+  QCOMPARE(panel.model()->rowCount(), 300);
+  panel.tableView()->selectRow(5);  // failed
+  QCOMPARE(panel.detailPane()->errorText(), QString::fromStdString(makeRow(5).error));
+  {
+    auto store = JobStore::open(path.toStdString());
+    for (int64_t i = 300; i < 400; ++i) store->add_result(makeRow(i));
+    RowResult retried = makeRow(6);  // row 5 retried and done this time
+    retried.row_index = 5;
+    store->add_result(retried);
+  }
+  panel.refresh();
+  QTRY_COMPARE_WITH_TIMEOUT(panel.model()->rowCount(), 400, 5000);  // a deferred refresh counts
+  QCOMPARE(panel.tableView()->currentIndex().row(), 5);
+  QCOMPARE(panel.detailPane()->rowIndex(), qint64(5));
+  QVERIFY(panel.detailPane()->errorText().isEmpty());
+  QCOMPARE(panel.detailPane()->sampleTexts(),
+           QStringList{QString::fromStdString(makeRow(6).samples[0].output)});
+  QCOMPARE(panel.model()->index(5, ResultsModel::StatusColumn).data().toString(), QString("done"));
+  QCOMPARE(panel.summaryText(), QString("%1 rows").arg(QLocale().toString(400)));
+}
+
+void ResultsTest::runRowAloneShowsTheAnswer() {
+  ResultsPanel panel;
+  panel.setJobPath(m_jobPath);
+  panel.tableView()->selectRow(12);
+  QSignalSpy requests(&panel, &ResultsPanel::rowAloneRequested);
+  QPushButton* button = panel.detailPane()->runAloneButton();
+  QVERIFY(button->isEnabled());
+  button->click();
+  QCOMPARE(requests.count(), 1);
+  QCOMPARE(requests.first().first().toLongLong(), qint64(12));
+  QVERIFY(!button->isEnabled());  // until the answer comes
+  panel.showRowAloneResult(12, true, QString());
+  QVERIFY2(panel.detailPane()->rowAloneText().contains("Identical"),
+           qPrintable(panel.detailPane()->rowAloneText()));
+  QVERIFY(button->isEnabled());
+  panel.showRowAloneResult(12, false, "sample 1 differs at token 7: \"cat\" vs \"dog\"");
+  const QString text = panel.detailPane()->rowAloneText();
+  QVERIFY2(text.contains("Different") && text.contains("sample 1 differs at token 7"),
+           qPrintable(text));
+  // The answer stays with its row.
+  panel.tableView()->selectRow(13);
+  QVERIFY(panel.detailPane()->rowAloneText().isEmpty());
+  panel.tableView()->selectRow(12);
+  QVERIFY(panel.detailPane()->rowAloneText().contains("Different"));
+}
+
+void ResultsTest::exportWritesJsonl() {
+  ExportDialog dialog(m_jobPath);
+  const QString output = m_dir.filePath("export.jsonl");
+  sluice::ExportOptions options;
+  options.include_failed = false;
+  dialog.setChoices(output, sluice::ExportFormat::Jsonl, options);
+  QSignalSpy finished(&dialog, &ExportDialog::exportFinished);
+  QElapsedTimer timer;
+  timer.start();
+  dialog.startExport();
+  QVERIFY(finished.wait(60000));
+  qInfo("exported in %lld ms: %s", timer.elapsed(), qPrintable(dialog.resultText()));
+  QCOMPARE(finished.first().at(0).toBool(), true);
+  QVERIFY2(dialog.resultText().startsWith("Wrote"), qPrintable(dialog.resultText()));
+
+  QFile file(output);
+  QVERIFY(file.open(QIODevice::ReadOnly));
+  int numLines = 0;
+  while (!file.atEnd()) {
+    const QByteArray line = file.readLine().trimmed();
+    if (line.isEmpty()) continue;
+    QJsonParseError error;
+    const QJsonDocument document = QJsonDocument::fromJson(line, &error);
+    QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(error.errorString()));
+    QVERIFY(document.isObject());
+    QCOMPARE(document.object().value("status").toString(), QString("done"));
+    ++numLines;
+  }
+  QCOMPARE(numLines, countRows([](int64_t i) { return statusOf(i) == RowStatus::Done; }));
+}
+
+void ResultsTest::exportReportsAnError() {
+  ExportDialog dialog(m_jobPath);
+  dialog.setChoices(m_dir.filePath("no/such/dir/out.csv"), sluice::ExportFormat::Csv, {});
+  QSignalSpy finished(&dialog, &ExportDialog::exportFinished);
+  dialog.startExport();
+  QVERIFY(finished.wait(60000));
+  QCOMPARE(finished.first().at(0).toBool(), false);
+  QVERIFY2(dialog.resultText().startsWith("Export failed:"), qPrintable(dialog.resultText()));
+  QVERIFY2(dialog.resultText().contains("no/such/dir"), qPrintable(dialog.resultText()));
+}
+
+QTEST_MAIN(ResultsTest)
+#include "results_test.moc"

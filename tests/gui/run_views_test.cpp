@@ -1,0 +1,339 @@
+// The run views fed with synthetic snapshots: they must not crash, must stay bounded over hours
+// of updates, must stay cheap enough for the GUI thread, must describe what is under the mouse,
+// and must paint something. The time budgets are generous smoke checks for a loaded 2-core CI
+// machine, not benchmarks; the measured times are printed.
+#include <qcustomplot.h>
+
+#include <QElapsedTimer>
+#include <QImage>
+#include <QtTest>
+
+#include "ui/kv_block_map_widget.h"
+#include "ui/live_plots.h"
+#include "ui/request_timeline_widget.h"
+#include "ui/run_view_palette.h"
+
+using sluice::KvBlockMap;
+using sluice::KvBlockState;
+using sluice::MemorySample;
+using sluice::RowSnapshot;
+using sluice::StepStats;
+using sluice::ui::KvBlockMapWidget;
+using sluice::ui::LivePlots;
+using sluice::ui::RequestTimelineWidget;
+
+namespace {
+
+constexpr double kAddStatsReplotBudgetMs = 20.0;  // average per addStats + immediate replot
+constexpr double kSetMapBudgetMs = 20.0;          // setMap + paint of 100k blocks
+constexpr double kTimelinePaintBudgetMs = 50.0;   // one paint of a 5000-row timeline
+
+StepStats syntheticStats(int i) {
+  StepStats stats;
+  stats.step_index = i;
+  stats.elapsed_s = 0.1 * i;
+  stats.prompt_tokens_per_s = 2000.0 + 1500.0 * std::sin(i * 0.01);
+  stats.generation_tokens_per_s = 800.0 + 300.0 * std::cos(i * 0.003);
+  stats.max_num_seqs = 64;
+  stats.num_running = 32 + (i % 33);
+  stats.num_scheduled_requests = stats.num_running;
+  stats.num_waiting = 500 - (i % 500);
+  stats.num_preemptions = i / 50;
+  stats.num_kv_blocks = 10000;
+  stats.num_kv_blocks_used = 4000 + (i % 3000);
+  stats.num_kv_blocks_cached = 1000;
+  stats.num_kv_blocks_free = stats.num_kv_blocks - stats.num_kv_blocks_used;
+  return stats;
+}
+
+MemorySample syntheticMemory(int i) {
+  MemorySample sample;
+  sample.elapsedS = 0.1 * i;
+  sample.weightBytes = qint64(4) << 30;
+  sample.kvPoolBytes = qint64(8) << 30;
+  sample.activationBytes = (qint64(512) << 20) + (i % 100) * (qint64(1) << 20);
+  sample.otherBytes = qint64(600) << 20;
+  sample.freeBytes = qint64(60) << 30;
+  sample.isGpu = true;
+  return sample;
+}
+
+// Four states in a repeating pattern so every state appears everywhere in the pool.
+KvBlockMap syntheticMap(int numBlocks) {
+  KvBlockMap map;
+  map.block_size = 16;
+  map.states.resize(numBlocks);
+  map.owner_rows.resize(numBlocks, -1);
+  for (int b = 0; b < numBlocks; ++b) {
+    const int kind = b % 10;
+    if (kind < 4) {
+      map.states[b] = KvBlockState::Owned;
+      map.owner_rows[b] = b / 40;
+    } else if (kind < 5) {
+      map.states[b] = KvBlockState::Shared;
+      map.owner_rows[b] = 7;
+    } else if (kind < 7) {
+      map.states[b] = KvBlockState::CachedFree;
+    } else {
+      map.states[b] = KvBlockState::Free;
+    }
+  }
+  return map;
+}
+
+// Every 20th row (5% of them) takes a minute; the others a few seconds.
+QVector<RowSnapshot> syntheticRows(int numRows) {
+  QVector<RowSnapshot> rows;
+  rows.reserve(numRows);
+  for (int i = 0; i < numRows; ++i) {
+    RowSnapshot row;
+    row.rowIndex = i;
+    row.id = QString("r%1").arg(i);
+    row.status = i % 97 == 3 ? "failed" : "done";
+    row.finishReason = i % 97 == 3 ? "error" : "stop";
+    row.arrivalS = 0.05 * i;
+    row.queueMs = 20.0 + (i % 13) * 10.0;
+    row.ttftMs = row.queueMs + 150.0 + (i % 7) * 20.0;
+    row.totalMs = i % 20 == 0 ? 60000.0 + i : row.ttftMs + 1000.0 + (i % 50) * 40.0;
+    rows.append(row);
+  }
+  return rows;
+}
+
+// Returns how many distinct colours an image has, up to a cap: a blank widget has one or two.
+int distinctColours(const QImage& image, int cap = 16) {
+  QSet<QRgb> colours;
+  const QImage rgb = image.convertToFormat(QImage::Format_RGB32);
+  for (int y = 0; y < rgb.height() && colours.size() < cap; y += 3)
+    for (int x = 0; x < rgb.width() && colours.size() < cap; x += 3)
+      colours.insert(rgb.pixel(x, y));
+  return colours.size();
+}
+
+}  // namespace
+
+class RunViewsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void livePlotsStayBoundedAndCheap();
+  void livePlotsClearAndFollow();
+  void kvMapDescribesBlocks();
+  void kvMapIsCheapForLargePools();
+  void kvMapHandlesTinyAreasAndEmptyMaps();
+  void timelineMarksSlowestRows();
+  void timelineDescribesRowsAndScrolls();
+};
+
+void RunViewsTest::livePlotsStayBoundedAndCheap() {
+  LivePlots plots;
+  plots.resize(500, 400);
+  plots.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&plots));
+
+  QElapsedTimer timer;
+  timer.start();
+  constexpr int kNumUpdates = 100000;  // ~3 hours at 10 updates per second
+  for (int i = 0; i < kNumUpdates; ++i) {
+    plots.addStats(syntheticStats(i));
+    if (i % 10 == 0) plots.addMemory(syntheticMemory(i));
+  }
+  const double feedMs = timer.nsecsElapsed() / 1e6;
+  qInfo("100k addStats (+10k addMemory) without replots: %.1f ms, %.4f ms each", feedMs,
+        feedMs / kNumUpdates);
+  QVERIFY(plots.largestGraphSize() <= plots.maxPointsPerGraph());
+  QVERIFY(plots.largestGraphSize() >= plots.maxPointsPerGraph() / 2);
+  QCOMPARE(plots.plot(LivePlots::Panel::Memory)->yAxis->label(), QString("GPU memory (GiB)"));
+  // The whole run stays on the time axis while following.
+  QVERIFY(plots.isFollowing());
+  QVERIFY(plots.plot(LivePlots::Panel::KvBlocks)->xAxis->range().upper >= 0.1 * (kNumUpdates - 1));
+
+  constexpr int kNumTimed = 100;
+  timer.restart();
+  for (int i = kNumUpdates; i < kNumUpdates + kNumTimed; ++i) {
+    plots.addStats(syntheticStats(i));
+    for (int p = 0; p < LivePlots::kNumPanels; ++p)
+      plots.plot(static_cast<LivePlots::Panel>(p))->replot(QCustomPlot::rpImmediateRefresh);
+  }
+  const double perUpdateMs = timer.nsecsElapsed() / 1e6 / kNumTimed;
+  qInfo("addStats + replot of all four plots at 500x400: %.2f ms (budget %.0f ms)", perUpdateMs,
+        kAddStatsReplotBudgetMs);
+  QVERIFY2(perUpdateMs < kAddStatsReplotBudgetMs, qPrintable(QString::number(perUpdateMs)));
+  QVERIFY(plots.largestGraphSize() <= plots.maxPointsPerGraph());
+
+  QCoreApplication::processEvents();  // the queued replots
+  const QImage image = plots.grab().toImage();
+  QVERIFY(!image.isNull());
+  QVERIFY2(distinctColours(image) >= 8, "the plots should show lines, fills and labels");
+}
+
+void RunViewsTest::livePlotsClearAndFollow() {
+  LivePlots plots;
+  plots.setMaxPointsPerGraph(64);
+  for (int i = 0; i < 1000; ++i) plots.addStats(syntheticStats(i));
+  QVERIFY(plots.largestGraphSize() <= 64);
+  // A stale sample (older than the last) is dropped rather than unsorting the history.
+  const int before = plots.plot(LivePlots::Panel::Throughput)->graph(0)->data()->size();
+  plots.addStats(syntheticStats(10));
+  QCOMPARE(plots.plot(LivePlots::Panel::Throughput)->graph(0)->data()->size(), before);
+
+  // A user zoom on one plot stops following and moves the others with it.
+  plots.plot(LivePlots::Panel::Batch)->xAxis->setRange(5.0, 15.0);
+  QVERIFY(!plots.isFollowing());
+  QCOMPARE(plots.plot(LivePlots::Panel::Memory)->xAxis->range().lower, 5.0);
+  plots.addStats(syntheticStats(2000));
+  QCOMPARE(plots.plot(LivePlots::Panel::Throughput)->xAxis->range().upper, 15.0);
+
+  plots.clear();
+  QCOMPARE(plots.largestGraphSize(), 0);
+  QVERIFY(plots.isFollowing());
+  plots.addStats(syntheticStats(3));
+  QCOMPARE(plots.largestGraphSize(), 1);
+}
+
+void RunViewsTest::kvMapDescribesBlocks() {
+  KvBlockMapWidget widget;
+  widget.resize(800, 600);
+  widget.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&widget));
+  const KvBlockMap map = syntheticMap(100000);
+  widget.setMap(map);
+  QCOMPARE(widget.blockCount(), 100000);
+  QCOMPARE(widget.count(KvBlockState::Owned), 40000);
+  QCOMPARE(widget.count(KvBlockState::Shared), 10000);
+  QCOMPARE(widget.count(KvBlockState::CachedFree), 20000);
+  QCOMPARE(widget.count(KvBlockState::Free), 30000);
+
+  for (int id : {0, 1, 4, 5, 8, 1234, 57321, 99999}) {
+    const QRect cell = widget.cellRect(id);
+    QVERIFY2(!cell.isEmpty(), qPrintable(QString("block %1 has no cell").arg(id)));
+    QCOMPARE(widget.blockAt(cell.center()), id);
+  }
+  QCOMPARE(widget.describeAt(widget.cellRect(1234).center()),
+           QString("block 1234 · row 7 · shared"));
+  QCOMPARE(widget.describeAt(widget.cellRect(1233).center()),
+           QString("block 1233 · row 30 · owned"));
+  QVERIFY(widget.describeAt(widget.cellRect(1235).center()).startsWith("block 1235 · cached"));
+  QCOMPARE(widget.describeAt(widget.cellRect(1238).center()), QString("block 1238 · free"));
+  QVERIFY(widget.describeAt(QPoint(1, 1)).isEmpty());  // the legend, not a block
+  QCOMPARE(widget.blockAt(QPoint(799, 599)), -1);
+
+  // An owned cell is painted in its row's colour.
+  const QImage image = widget.grab().toImage();
+  QVERIFY(distinctColours(image) >= 6);
+  const QRect owned = widget.cellRect(1233);
+  QCOMPARE(image.pixel(owned.topLeft()), sluice::ui::run_view_palette::ownerColour(30));
+}
+
+void RunViewsTest::kvMapIsCheapForLargePools() {
+  KvBlockMapWidget widget;
+  widget.resize(500, 400);
+  widget.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&widget));
+  KvBlockMap map = syntheticMap(100000);
+  constexpr int kNumMaps = 20;
+  QElapsedTimer timer;
+  timer.start();
+  for (int i = 0; i < kNumMaps; ++i) {
+    std::rotate(map.states.begin(), map.states.begin() + 7, map.states.end());
+    widget.setMap(map);
+    widget.repaint();  // builds the image and paints it, as the next paint event would
+  }
+  const double perMapMs = timer.nsecsElapsed() / 1e6 / kNumMaps;
+  qInfo("setMap + paint of 100k blocks at 500x400: %.2f ms (budget %.0f ms)", perMapMs,
+        kSetMapBudgetMs);
+  QVERIFY2(perMapMs < kSetMapBudgetMs, qPrintable(QString::number(perMapMs)));
+  // 100k blocks do not fit 500x400 at one pixel each: the image is scaled, hit tests still work.
+  const QRect cell = widget.cellRect(54321);
+  QVERIFY(widget.describeAt(cell.center()).startsWith("block "));
+  QVERIFY(distinctColours(widget.grab().toImage()) >= 4);
+}
+
+void RunViewsTest::kvMapHandlesTinyAreasAndEmptyMaps() {
+  KvBlockMapWidget widget;
+  widget.resize(300, 200);
+  QVERIFY(!widget.grab().isNull());  // nothing set yet
+  widget.setMap(KvBlockMap{});
+  QCOMPARE(widget.blockAt(QPoint(150, 150)), -1);
+  widget.setMap(syntheticMap(10));
+  QVERIFY(!widget.cellRect(9).isEmpty());
+  QCOMPARE(widget.blockAt(widget.cellRect(9).center()), 9);
+  widget.resize(20, 10);  // no room for the grid below the legend
+  QVERIFY(!widget.grab().isNull());
+  KvBlockMap ragged = syntheticMap(100);
+  ragged.owner_rows.resize(50);  // malformed: must not be read past its end
+  widget.resize(300, 200);
+  widget.setMap(ragged);
+  QVERIFY(widget.describeAt(widget.cellRect(99).center()).startsWith("block 99"));
+}
+
+void RunViewsTest::timelineMarksSlowestRows() {
+  RequestTimelineWidget timeline;
+  timeline.resize(600, 400);
+  timeline.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&timeline));
+  const QVector<RowSnapshot> rows = syntheticRows(5000);
+  // In several batches, as the worker sends them.
+  for (int start = 0; start < rows.size(); start += 250) timeline.addRows(rows.mid(start, 250));
+  QCOMPARE(timeline.rowCount(), 5000);
+
+  const QVector<int> slowest = timeline.slowestPositions();
+  QCOMPARE(slowest.size(), 250);
+  QCOMPARE(slowest.front(), 4980);  // the largest planted total
+  for (int position : slowest) QVERIFY2(position % 20 == 0, qPrintable(QString::number(position)));
+  QVERIFY(timeline.isSlow(0));
+  QVERIFY(!timeline.isSlow(1));
+  QVERIFY(timeline.slowThresholdMs() >= 60000.0);
+
+  // A slow row that is in view carries the red marker at the left edge.
+  timeline.scrollToRow(4980);
+  const QImage image = timeline.viewport()->grab().toImage();
+  const QRect bar = timeline.barRect(4980);
+  QCOMPARE(timeline.rowAt(QPoint(1, bar.center().y())), 4980);
+  QCOMPARE(QColor(image.pixel(1, bar.center().y())),
+           sluice::ui::run_view_palette::slowOutlineColour());
+  QVERIFY(distinctColours(image) >= 5);
+
+  QElapsedTimer timer;
+  timer.start();
+  timeline.viewport()->repaint();
+  const double paintMs = timer.nsecsElapsed() / 1e6;
+  qInfo("paint of a 5000-row timeline at 600x400: %.2f ms (budget %.0f ms)", paintMs,
+        kTimelinePaintBudgetMs);
+  QVERIFY(paintMs < kTimelinePaintBudgetMs);
+}
+
+void RunViewsTest::timelineDescribesRowsAndScrolls() {
+  RequestTimelineWidget timeline;
+  timeline.resize(600, 400);
+  timeline.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&timeline));
+  timeline.addRows(syntheticRows(5000));
+  // Following the tail: the newest row is visible at the bottom.
+  const QRect newest = timeline.barRect(4999);
+  QVERIFY(newest.bottom() <= timeline.viewport()->height());
+  QVERIFY(newest.top() >= 0);
+  QCOMPARE(timeline.rowAt(QPoint(10, newest.center().y())), 4999);
+
+  timeline.scrollToRow(3);
+  const QString text = timeline.describeAt(QPoint(10, timeline.barRect(3).center().y()));
+  QVERIFY2(text.startsWith("row 3 · id r3 · failed (error)"), qPrintable(text));
+  QVERIFY2(text.contains("queued 50 ms · prefill 210 ms · decode 1.12 s"), qPrintable(text));
+  QVERIFY(timeline.describeAt(QPoint(10, 2)).isEmpty());  // the header
+
+  timeline.zoomTime(8.0, 300);
+  QVERIFY(timeline.horizontalScrollBar()->maximum() > 0);
+  timeline.setRowHeight(3);
+  QCOMPARE(timeline.rowHeight(), 3);
+  QVERIFY(!timeline.grab().isNull());
+  timeline.fitTime();
+  QCOMPARE(timeline.horizontalScrollBar()->maximum(), 0);
+
+  timeline.clear();
+  QCOMPARE(timeline.rowCount(), 0);
+  QVERIFY(timeline.slowestPositions().isEmpty());
+  QVERIFY(!timeline.grab().isNull());
+}
+
+QTEST_MAIN(RunViewsTest)
+#include "run_views_test.moc"

@@ -1,0 +1,65 @@
+#include "ui/app_settings.h"
+
+#include <QSettings>
+
+namespace sluice::ui {
+
+namespace {
+constexpr int kMaxRecent = 8;
+}  // namespace
+
+QStringList AppSettings::pushRecent(QStringList list, const QString& path) {
+  list.removeAll(path);
+  list.prepend(path);
+  while (list.size() > kMaxRecent) list.removeLast();
+  return list;
+}
+
+QStringList AppSettings::recentModels() const {
+  return QSettings().value("recent/models").toStringList();
+}
+QStringList AppSettings::recentDatasets() const {
+  return QSettings().value("recent/datasets").toStringList();
+}
+QStringList AppSettings::recentJobs() const {
+  return QSettings().value("recent/jobs").toStringList();
+}
+
+void AppSettings::addRecentModel(const QString& path) {
+  QSettings().setValue("recent/models", pushRecent(recentModels(), path));
+}
+void AppSettings::addRecentDataset(const QString& path) {
+  QSettings().setValue("recent/datasets", pushRecent(recentDatasets(), path));
+}
+void AppSettings::addRecentJob(const QString& path) {
+  QSettings().setValue("recent/jobs", pushRecent(recentJobs(), path));
+}
+
+std::optional<GenerationSpec> AppSettings::lastSpec() const {
+  const QString text = QSettings().value("run/lastSpec").toString();
+  if (text.isEmpty()) return std::nullopt;
+  try {
+    return spec_from_json(nlohmann::ordered_json::parse(text.toStdString()));
+  } catch (const std::exception&) {
+    return std::nullopt;  // written by another version: start from the defaults
+  }
+}
+
+void AppSettings::setLastSpec(const GenerationSpec& spec) {
+  QSettings().setValue("run/lastSpec", QString::fromStdString(spec_to_json(spec).dump()));
+}
+
+QByteArray AppSettings::windowGeometry() const {
+  return QSettings().value("window/geometry").toByteArray();
+}
+QByteArray AppSettings::windowState() const {
+  return QSettings().value("window/state").toByteArray();
+}
+
+void AppSettings::setWindow(const QByteArray& geometry, const QByteArray& state) {
+  QSettings settings;
+  settings.setValue("window/geometry", geometry);
+  settings.setValue("window/state", state);
+}
+
+}  // namespace sluice::ui

@@ -1,0 +1,32 @@
+// What the app remembers between sessions (QSettings): recent models, instruction files and
+// jobs, and the last generation parameters.
+#pragma once
+
+#include <QStringList>
+
+#include "app/generation_spec.h"
+
+namespace sluice::ui {
+
+class AppSettings {
+ public:
+  QStringList recentModels() const;
+  QStringList recentDatasets() const;
+  QStringList recentJobs() const;
+  void addRecentModel(const QString& path);
+  void addRecentDataset(const QString& path);
+  void addRecentJob(const QString& path);
+
+  // The last spec the user started, or nullopt when none was saved (or it no longer parses).
+  std::optional<GenerationSpec> lastSpec() const;
+  void setLastSpec(const GenerationSpec& spec);
+
+  QByteArray windowGeometry() const;
+  QByteArray windowState() const;
+  void setWindow(const QByteArray& geometry, const QByteArray& state);
+
+ private:
+  static QStringList pushRecent(QStringList list, const QString& path);
+};
+
+}  // namespace sluice::ui

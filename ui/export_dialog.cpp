@@ -1,0 +1,258 @@
+#include "ui/export_dialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <exception>
+#include <string>
+
+#include "engine/jobs/job_store.h"
+
+namespace sluice::ui {
+namespace {
+
+struct FormatChoice {
+  sluice::ExportFormat format;
+  const char* label;
+  const char* extension;
+};
+
+const FormatChoice kFormats[] = {
+    {ExportFormat::Jsonl,
+     QT_TRANSLATE_NOOP("ExportDialog", "JSONL: one object per row, every field"), "jsonl"},
+    {ExportFormat::Csv, QT_TRANSLATE_NOOP("ExportDialog", "CSV: one line per row"), "csv"},
+    {ExportFormat::Alpaca,
+     QT_TRANSLATE_NOOP("ExportDialog", "Alpaca: instruction, input, output (JSON)"), "json"},
+    {ExportFormat::OpenAiChat, QT_TRANSLATE_NOOP("ExportDialog", "OpenAI chat fine-tuning (JSONL)"),
+     "jsonl"},
+    {ExportFormat::ShareGpt, QT_TRANSLATE_NOOP("ExportDialog", "ShareGPT conversations (JSON)"),
+     "json"},
+    {ExportFormat::DpoPairs,
+     QT_TRANSLATE_NOOP("ExportDialog", "DPO pairs: prompt, chosen, rejected (JSONL)"), "jsonl"},
+};
+
+struct RuleChoice {
+  sluice::DpoRule rule;
+  const char* label;
+};
+
+const RuleChoice kRules[] = {
+    {DpoRule::Longest, QT_TRANSLATE_NOOP("ExportDialog", "Longest sample is chosen")},
+    {DpoRule::Shortest, QT_TRANSLATE_NOOP("ExportDialog", "Shortest sample is chosen")},
+    {DpoRule::FirstChosen, QT_TRANSLATE_NOOP("ExportDialog", "First sample is chosen")},
+    {DpoRule::LastChosen, QT_TRANSLATE_NOOP("ExportDialog", "Last sample is chosen")},
+    {DpoRule::Score, QT_TRANSLATE_NOOP("ExportDialog", "Highest score is chosen")},
+};
+
+const char* extension_of(sluice::ExportFormat format) {
+  for (const FormatChoice& choice : kFormats) {
+    if (choice.format == format) return choice.extension;
+  }
+  return "jsonl";
+}
+
+// Runs in a pool thread: everything it needs is passed by value, nothing of the dialog is touched
+// (the dialog may be gone by the time it ends).
+ExportDialog::Outcome run_export(const std::string& jobPath, const std::string& outputPath,
+                                 sluice::ExportFormat format,
+                                 const sluice::ExportOptions& options) {
+  ExportDialog::Outcome outcome;
+  try {
+    const auto job = JobStore::open(jobPath);
+    const ExportStats stats = export_job(*job, format, outputPath, options);
+    const QLocale locale;
+    outcome.isSuccess = true;
+    outcome.numRecords = stats.records_written;
+    outcome.message = ExportDialog::tr("Wrote %1 records from %2 rows to %3.")
+                          .arg(locale.toString(stats.records_written))
+                          .arg(locale.toString(stats.rows_written))
+                          .arg(QString::fromStdString(outputPath));
+    if (stats.rows_skipped > 0) {
+      outcome.message += ExportDialog::tr(
+                             " %1 rows were left out (failed, skipped or unusable "
+                             "for this format).")
+                             .arg(locale.toString(stats.rows_skipped));
+    }
+  } catch (const std::exception& e) {
+    outcome.message = ExportDialog::tr("Export failed: %1").arg(QString::fromStdString(e.what()));
+  }
+  return outcome;
+}
+
+}  // namespace
+
+ExportDialog::ExportDialog(const QString& jobPath, QWidget* parent)
+    : QDialog(parent), m_jobPath(jobPath) {
+  setWindowTitle(tr("Export results"));
+  QFormLayout* form = buildForm();
+  m_busy = new QProgressBar(this);
+  m_busy->setRange(0, 0);  // no steps to count: export_job reports only when it ends
+  m_busy->setTextVisible(false);
+  m_busy->hide();
+  m_result = new QLabel(this);
+  m_result->setWordWrap(true);
+  m_result->setTextFormat(Qt::PlainText);
+  m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+  m_exportButton = m_buttons->addButton(tr("Export"), QDialogButtonBox::AcceptRole);
+  m_exportButton->setDefault(true);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(form);
+  layout->addWidget(m_busy);
+  layout->addWidget(m_result);
+  layout->addWidget(m_buttons);
+  setMinimumWidth(520);
+
+  connect(m_format, &QComboBox::currentIndexChanged, this, [this] {
+    matchExtensionToFormat();
+    updateEnabled();
+  });
+  connect(m_dpoRule, &QComboBox::currentIndexChanged, this, &ExportDialog::updateEnabled);
+  connect(m_browse, &QPushButton::clicked, this, &ExportDialog::browse);
+  // The Export button starts an export and keeps the dialog open to show how it went.
+  connect(m_buttons, &QDialogButtonBox::accepted, this, &ExportDialog::startExport);
+  connect(m_buttons, &QDialogButtonBox::rejected, this, &ExportDialog::reject);
+  connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this,
+          [this] { showOutcome(m_watcher.result()); });
+  updateEnabled();
+}
+
+QFormLayout* ExportDialog::buildForm() {
+  m_format = new QComboBox(this);
+  for (const FormatChoice& choice : kFormats)
+    m_format->addItem(tr(choice.label), static_cast<int>(choice.format));
+  m_dpoRule = new QComboBox(this);
+  for (const RuleChoice& choice : kRules)
+    m_dpoRule->addItem(tr(choice.label), static_cast<int>(choice.rule));
+  m_scoreField = new QLineEdit(QStringLiteral("score"), this);
+  m_scoreField->setToolTip(tr("The key in each sample's \"extra\" object that holds its score"));
+  m_includeFailed = new QCheckBox(tr("Include failed and skipped rows (JSONL and CSV)"), this);
+  m_output = new QLineEdit(this);
+  const QFileInfo job(m_jobPath);
+  m_output->setText(job.dir().filePath(job.completeBaseName() + QStringLiteral(".jsonl")));
+  m_browse = new QPushButton(tr("Browse…"), this);
+  auto* outputRow = new QHBoxLayout;
+  outputRow->addWidget(m_output, 1);
+  outputRow->addWidget(m_browse);
+
+  auto* form = new QFormLayout;
+  form->addRow(tr("Format:"), m_format);
+  form->addRow(tr("DPO pairs:"), m_dpoRule);
+  form->addRow(tr("Score field:"), m_scoreField);
+  form->addRow(QString(), m_includeFailed);
+  form->addRow(tr("Save to:"), outputRow);
+  return form;
+}
+
+ExportDialog::~ExportDialog() {
+  m_watcher.waitForFinished();
+}
+
+void ExportDialog::setChoices(const QString& outputPath, sluice::ExportFormat format,
+                              const sluice::ExportOptions& options) {
+  m_format->setCurrentIndex(m_format->findData(static_cast<int>(format)));
+  m_dpoRule->setCurrentIndex(m_dpoRule->findData(static_cast<int>(options.dpo_rule)));
+  m_scoreField->setText(QString::fromStdString(options.score_field));
+  m_includeFailed->setChecked(options.include_failed);
+  m_output->setText(outputPath);
+}
+
+QString ExportDialog::outputPath() const {
+  return m_output->text().trimmed();
+}
+
+sluice::ExportFormat ExportDialog::format() const {
+  return static_cast<ExportFormat>(m_format->currentData().toInt());
+}
+
+sluice::ExportOptions ExportDialog::options() const {
+  ExportOptions options;
+  options.dpo_rule = static_cast<DpoRule>(m_dpoRule->currentData().toInt());
+  options.score_field = m_scoreField->text().trimmed().toStdString();
+  options.include_failed = m_includeFailed->isChecked();
+  return options;
+}
+
+QString ExportDialog::resultText() const {
+  return m_result->text();
+}
+
+void ExportDialog::startExport() {
+  if (isRunning()) return;
+  if (outputPath().isEmpty()) {
+    showOutcome({false, tr("Choose a file to save to."), 0});
+    return;
+  }
+  if (format() == ExportFormat::DpoPairs && options().dpo_rule == DpoRule::Score &&
+      options().score_field.empty()) {
+    showOutcome({false, tr("Name the score field that ranks the samples."), 0});
+    return;
+  }
+  m_result->clear();
+  m_busy->show();
+  m_watcher.setFuture(QtConcurrent::run(run_export, m_jobPath.toStdString(),
+                                        outputPath().toStdString(), format(), options()));
+  updateEnabled();
+}
+
+void ExportDialog::done(int result) {
+  if (isRunning()) {
+    m_result->setStyleSheet(QString());
+    m_result->setText(tr("The export is still running; the dialog closes once it is written."));
+    return;
+  }
+  QDialog::done(result);
+}
+
+void ExportDialog::browse() {
+  const QString extension = QString::fromLatin1(extension_of(format()));
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export to"), outputPath(),
+      tr("%1 files (*.%2);;All files (*)").arg(extension.toUpper(), extension));
+  if (!path.isEmpty()) m_output->setText(path);
+}
+
+void ExportDialog::updateEnabled() {
+  const bool isIdle = !isRunning();
+  const bool isDpo = format() == ExportFormat::DpoPairs;
+  m_format->setEnabled(isIdle);
+  m_dpoRule->setEnabled(isIdle && isDpo);
+  m_scoreField->setEnabled(isIdle && isDpo && options().dpo_rule == DpoRule::Score);
+  m_includeFailed->setEnabled(isIdle &&
+                              (format() == ExportFormat::Jsonl || format() == ExportFormat::Csv));
+  m_output->setEnabled(isIdle);
+  m_browse->setEnabled(isIdle);
+  m_exportButton->setEnabled(isIdle);
+}
+
+void ExportDialog::matchExtensionToFormat() {
+  const QFileInfo output(outputPath());
+  const QString suffix = output.suffix().toLower();
+  if (suffix != "jsonl" && suffix != "json" && suffix != "csv") return;  // the user's own choice
+  const QString renamed = output.completeBaseName() + '.' + extension_of(format());
+  m_output->setText(output.dir().filePath(renamed));
+}
+
+void ExportDialog::showOutcome(const Outcome& outcome) {
+  m_busy->hide();
+  m_result->setStyleSheet(outcome.isSuccess ? QStringLiteral("color: #2e7d32;")
+                                            : QStringLiteral("color: #c62828;"));
+  m_result->setText(outcome.message);
+  updateEnabled();
+  emit exportFinished(outcome.isSuccess, outcome.message);
+}
+
+}  // namespace sluice::ui

@@ -1,0 +1,84 @@
+// Export a job to a training format: pick the format (engine/data/exporters.h), the DPO rule and
+// score field, whether failed rows go in, and the output file. The export runs in a pool thread
+// with its own job connection, so a large job (or one still being written) never freezes the
+// window; the dialog shows a busy bar and then says in plain words what was written or what went
+// wrong. It cannot be closed while the export runs (export_job cannot be interrupted, and the
+// output only appears, complete, when it ends).
+#pragma once
+
+#include <QDialog>
+#include <QFutureWatcher>
+#include <QString>
+
+#include "engine/data/exporters.h"
+
+class QCheckBox;
+class QComboBox;
+class QDialogButtonBox;
+class QFormLayout;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+
+namespace sluice::ui {
+
+class ExportDialog final : public QDialog {
+  Q_OBJECT
+
+ public:
+  // What one export ended with.
+  struct Outcome {
+    bool isSuccess = false;
+    QString message;  // "Wrote 19,000 records to …" or "Export failed: <why>"
+    qint64 numRecords = 0;
+  };
+
+  explicit ExportDialog(const QString& jobPath, QWidget* parent = nullptr);
+  // Waits for a running export (only when the window is torn down under it).
+  ~ExportDialog() override;
+
+  // Sets every choice as a person would in the dialog; startExport() then uses them.
+  void setChoices(const QString& outputPath, sluice::ExportFormat format,
+                  const sluice::ExportOptions& options);
+  QString outputPath() const;
+  sluice::ExportFormat format() const;
+  sluice::ExportOptions options() const;
+
+  bool isRunning() const { return m_watcher.isRunning(); }
+  // The last export's result as shown ("" before the first).
+  QString resultText() const;
+
+ public slots:
+  // Starts exporting with the current choices (the Export button). Does nothing while running.
+  void startExport();
+  // Refuses to close while an export runs.
+  void done(int result) override;
+
+ signals:
+  void exportFinished(bool isSuccess, const QString& message);
+
+ private:
+  QFormLayout* buildForm();
+  void browse();
+  void updateEnabled();
+  // Gives the output path the new format's usual extension when it has a known one.
+  void matchExtensionToFormat();
+  void showOutcome(const Outcome& outcome);
+
+  QString m_jobPath;
+  QFutureWatcher<Outcome> m_watcher;
+
+  QComboBox* m_format = nullptr;
+  QComboBox* m_dpoRule = nullptr;
+  QLineEdit* m_scoreField = nullptr;
+  QCheckBox* m_includeFailed = nullptr;
+  QLineEdit* m_output = nullptr;
+  QPushButton* m_browse = nullptr;
+  QProgressBar* m_busy = nullptr;
+  QLabel* m_result = nullptr;
+  QDialogButtonBox* m_buttons = nullptr;
+  QPushButton* m_exportButton = nullptr;
+};
+
+}  // namespace sluice::ui

@@ -1,0 +1,80 @@
+// Live plots of a run, a 2x2 grid of QCustomPlots sharing one time axis (seconds since the engine
+// started): throughput, batch occupancy, KV blocks and memory. Fed with value snapshots about ten
+// times a second for hours, so each graph keeps a bounded, decimated history (SeriesHistory) and
+// replots are queued (coalesced into one per event-loop turn).
+//
+// The time axis follows the whole run until the user drags or zooms it (horizontally);
+// a double-click on any plot returns to following.
+#pragma once
+
+#include <QWidget>
+#include <array>
+#include <memory>
+
+#include "app/run_snapshots.h"
+
+class QCustomPlot;
+class QCPRange;
+
+namespace sluice::ui {
+
+class SeriesHistory;
+
+class LivePlots final : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum class Panel { Throughput, Batch, KvBlocks, Memory };
+  static constexpr int kNumPanels = 4;
+  static constexpr int kDefaultMaxPointsPerGraph = 4000;
+
+  explicit LivePlots(QWidget* parent = nullptr);
+  ~LivePlots() override;
+
+  // Adds one engine step's statistics to the throughput, batch and KV plots.
+  void addStats(const sluice::StepStats& stats);
+  // Adds one memory sample to the memory plot (titled GPU memory when the sample is from a GPU).
+  void addMemory(const sluice::MemorySample& sample);
+  // Forgets all history (a new run) and follows the time axis again.
+  void clear();
+
+  // Returns the plot of one panel, for composing or exporting (the history stays owned here).
+  QCustomPlot* plot(Panel panel) const;
+  // Returns the most points any graph holds now; never above maxPointsPerGraph().
+  int largestGraphSize() const;
+  int maxPointsPerGraph() const { return m_maxPointsPerGraph; }
+  // Precondition: maxPoints >= 4. Clears the history.
+  void setMaxPointsPerGraph(int maxPoints);
+  bool isFollowing() const { return m_following; }
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  QCustomPlot* makePlot(const QString& valueLabel);
+  void buildThroughput();
+  void buildBatch();
+  void buildKvBlocks();
+  void buildMemory();
+  void makeHistories();
+  void applyPalette();
+  void fitLegendColumns(QCustomPlot* plot);
+  void followLatest();
+  void onUserRangeChanged(QCustomPlot* source, const QCPRange& range);
+  void fitValueAxes(QCustomPlot* plot);
+  void queueReplot();
+
+  std::array<QCustomPlot*, kNumPanels> m_plots{};
+  std::unique_ptr<SeriesHistory> m_throughput;
+  std::unique_ptr<SeriesHistory> m_batch;
+  std::unique_ptr<SeriesHistory> m_kvBlocks;
+  std::unique_ptr<SeriesHistory> m_memory;
+  int m_maxPointsPerGraph = kDefaultMaxPointsPerGraph;
+  double m_latestS = 0.0;
+  bool m_following = true;
+  bool m_settingRange = false;  // our own range changes must not switch following off
+  bool m_memoryIsGpu = false;
+};
+
+}  // namespace sluice::ui

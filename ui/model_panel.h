@@ -1,0 +1,91 @@
+// Choosing and loading a model: a file or Hugging Face folder (dialog or drag and drop), an
+// optional separate tokenizer, load progress with Cancel, then what was loaded (architecture,
+// size, dtypes, context, tokenizer, chat template) and the memory plan. The panel only shows
+// and asks; the owner loads the model off the GUI thread and calls the slots.
+#pragma once
+
+#include <QString>
+#include <QWidget>
+
+#include "app/run_snapshots.h"
+
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QToolButton;
+
+namespace sluice::ui {
+
+class MemoryPlanView;
+
+class ModelPanel final : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ModelPanel(QWidget* parent = nullptr);
+
+  QString modelPath() const;
+  // Returns the tokenizer chosen apart from the model, or "" for the model's own.
+  QString tokenizerPath() const;
+  MemoryPlanView* memoryPlanView() const { return m_planView; }
+  bool isLoading() const { return m_loading; }
+  // Returns the message of the last failed load, or "" (cleared by a new choice or load).
+  QString errorText() const;
+  // Returns the loaded model's facts as shown ("260K", "F32", ...), for tests and tooltips.
+  QString parameterText() const;
+
+  // Returns a parameter count as people write it: "260K", "15M", "7.2B".
+  static QString formatParameterCount(qint64 count);
+
+ public slots:
+  // Shows path without asking for a load (preloading a path the owner will load itself).
+  void setModelPath(const QString& path);
+  // Shows path and asks for it to be loaded, as if the user had chosen it.
+  void openModel(const QString& path);
+  // Asks for a model file with a file dialog (then as openModel).
+  void openDialog();
+  void setLoading(double fraction, const QString& stage);
+  void setLoaded(const sluice::ModelSummary& summary);
+  void setLoadFailed(const QString& message);
+  // The load stopped at the user's request: back to choosing, without an error.
+  void setLoadCancelled();
+  void setMemoryPlan(const sluice::MemoryPlan& plan);
+
+ signals:
+  void modelPathChosen(const QString& path, const QString& tokenizerPath);
+  void cancelLoadRequested();
+
+ private:
+  QWidget* buildPathRows();
+  QWidget* buildProgressRow();
+  QWidget* buildFacts();
+  void browseModelFolder();
+  void browseTokenizer();
+  void showChatTemplate();
+  void endLoading();
+  void showFacts(bool visible);
+
+  bool m_loading = false;
+  QString m_chatTemplate;
+  QLineEdit* m_pathEdit = nullptr;
+  QLineEdit* m_tokenizerEdit = nullptr;
+  QPushButton* m_openButton = nullptr;
+  QToolButton* m_folderButton = nullptr;
+  QWidget* m_progressRow = nullptr;
+  QProgressBar* m_progress = nullptr;
+  QPushButton* m_cancelButton = nullptr;
+  QLabel* m_stageLabel = nullptr;
+  QLabel* m_errorLabel = nullptr;
+  QWidget* m_facts = nullptr;
+  QLabel* m_architecture = nullptr;
+  QLabel* m_parameters = nullptr;
+  QLabel* m_dtypes = nullptr;
+  QLabel* m_context = nullptr;
+  QLabel* m_tokenizer = nullptr;
+  QLabel* m_chatTemplateLabel = nullptr;
+  QToolButton* m_viewTemplateButton = nullptr;
+  MemoryPlanView* m_planView = nullptr;
+};
+
+}  // namespace sluice::ui

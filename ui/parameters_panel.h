@@ -1,0 +1,87 @@
+// Generation settings: the sampling knobs of SamplingParams and the engine limits a person is
+// likely to touch (running requests, KV budget, threads). Values are checked with the engine's
+// own validate_sampling_params and problems are shown inline, so a run never starts on settings
+// the engine would refuse.
+#pragma once
+
+#include <QString>
+#include <QWidget>
+#include <string>
+#include <vector>
+
+#include "app/generation_spec.h"
+
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QSpinBox;
+
+namespace sluice::ui {
+
+class ParametersPanel final : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ParametersPanel(QWidget* parent = nullptr);
+
+  // Returns the sampling settings as shown (fields the panel has no control for keep the values
+  // of the last setFromSpec). May be invalid: check isValid() before a run.
+  sluice::SamplingParams samplingParams() const;
+  // Returns the engine limits as shown over the last setFromSpec's engine config.
+  sluice::EngineConfig engineConfig() const;
+  // Returns the CPU threads (0 = every core).
+  int numThreads() const;
+  // Writes the panel's sampling, engine and thread settings into spec.
+  void applyToSpec(sluice::GenerationSpec& spec) const;
+
+  bool isValid() const { return m_problem.isEmpty(); }
+  // Returns why the settings are invalid, or "" when they are valid.
+  QString validationError() const { return m_problem; }
+
+  // Returns stop strings as the editor shows them: one per line, with \n, \t and \\ escaped.
+  static QString formatStopStrings(const std::vector<std::string>& stops);
+  // Parses the editor's text back: one stop string per line, escapes undone, empty lines skipped.
+  static std::vector<std::string> parseStopStrings(const QString& text);
+
+ public slots:
+  void setFromSpec(const sluice::GenerationSpec& spec);
+
+ signals:
+  void changed();
+
+ private:
+  QWidget* buildSampling();
+  QWidget* buildEngine();
+  QDoubleSpinBox* addDouble(const QString& label, double low, double high, double step,
+                            int decimals, const QString& tip);
+  QSpinBox* addInt(const QString& label, int low, int high, const QString& tip);
+  void onEdited();
+  void validate();
+
+  sluice::SamplingParams m_baseSampling;
+  sluice::EngineConfig m_baseEngine;
+  int m_specKvMib = 0;  // the budget setFromSpec showed; while unchanged its exact bytes are kept
+  QString m_problem;
+  bool m_updating = false;
+
+  QFormLayout* m_form = nullptr;  // the form addDouble/addInt append to
+  QSpinBox* m_maxTokens = nullptr;
+  QDoubleSpinBox* m_temperature = nullptr;
+  QDoubleSpinBox* m_topP = nullptr;
+  QSpinBox* m_topK = nullptr;
+  QDoubleSpinBox* m_minP = nullptr;
+  QDoubleSpinBox* m_repetitionPenalty = nullptr;
+  QDoubleSpinBox* m_presencePenalty = nullptr;
+  QDoubleSpinBox* m_frequencyPenalty = nullptr;
+  QSpinBox* m_n = nullptr;
+  QLineEdit* m_seed = nullptr;
+  QPlainTextEdit* m_stop = nullptr;
+  QSpinBox* m_maxNumSeqs = nullptr;
+  QSpinBox* m_kvBudgetMib = nullptr;
+  QSpinBox* m_threads = nullptr;
+  QLabel* m_problemLabel = nullptr;
+};
+
+}  // namespace sluice::ui

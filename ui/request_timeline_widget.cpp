@@ -1,0 +1,387 @@
+#include "ui/request_timeline_widget.h"
+
+#include <QEvent>
+#include <QHelpEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolTip>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "ui/run_view_palette.h"
+
+namespace sluice::ui {
+
+namespace {
+
+namespace palette = run_view_palette;
+
+constexpr int kPadPx = 8;         // left and right of the time axis
+constexpr int kSlowMarkerPx = 3;  // red mark at the viewport's left edge for slow rows
+constexpr int kMinTickSpacingPx = 70;
+constexpr double kMaxPxPerS = 2000.0;
+constexpr double kWheelZoomStep = 1.25;
+
+QString formatMs(double ms) {
+  if (ms < 1000.0) return QString("%1 ms").arg(ms, 0, 'f', 0);
+  if (ms < 60000.0) return QString("%1 s").arg(ms / 1000.0, 0, 'f', 2);
+  const int minutes = static_cast<int>(ms / 60000.0);
+  return QString("%1 min %2 s").arg(minutes).arg((ms - minutes * 60000.0) / 1000.0, 0, 'f', 0);
+}
+
+// Returns a 1, 2 or 5 times a power of ten step of at least minStep.
+double niceStep(double minStep) {
+  const double base = std::pow(10.0, std::floor(std::log10(minStep)));
+  for (double multiple : {1.0, 2.0, 5.0})
+    if (multiple * base >= minStep) return multiple * base;
+  return 10.0 * base;
+}
+
+}  // namespace
+
+RequestTimelineWidget::RequestTimelineWidget(QWidget* parent) : QAbstractScrollArea(parent) {
+  setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+  setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+  viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
+  updateScrollBars();
+}
+
+void RequestTimelineWidget::addRows(const QVector<sluice::RowSnapshot>& rows) {
+  if (rows.isEmpty()) return;
+  QScrollBar* vertical = verticalScrollBar();
+  const bool wasAtBottom = vertical->value() >= vertical->maximum();
+  m_bars.reserve(m_bars.size() + rows.size());
+  for (const RowSnapshot& row : rows) {
+    // Phases must nest even when a failed row never reached its first token.
+    const double totalMs = std::max(0.0, row.totalMs);
+    const double queueMs = std::clamp(row.queueMs, 0.0, totalMs);
+    const double ttftMs = std::clamp(row.ttftMs, queueMs, totalMs);
+    Bar bar;
+    bar.rowIndex = row.rowIndex;
+    bar.id = row.id;
+    bar.status = row.status;
+    bar.finishReason = row.finishReason;
+    bar.startS = row.arrivalS;
+    bar.prefillS = row.arrivalS + queueMs / 1000.0;
+    bar.decodeS = row.arrivalS + ttftMs / 1000.0;
+    bar.endS = row.arrivalS + totalMs / 1000.0;
+    bar.totalMs = totalMs;
+    m_latestEndS = std::max(m_latestEndS, bar.endS);
+    m_bars.append(bar);
+  }
+  rankSlowest();
+  updateScrollBars();
+  if (wasAtBottom) vertical->setValue(vertical->maximum());
+  viewport()->update();
+}
+
+void RequestTimelineWidget::clear() {
+  m_bars.clear();
+  m_latestEndS = 0.0;
+  m_slowThresholdMs = 0.0;
+  m_listedSlowest.clear();
+  m_numSlow = 0;
+  m_fitting = true;
+  updateScrollBars();
+  viewport()->update();
+}
+
+bool RequestTimelineWidget::isSlow(int position) const {
+  return position >= 0 && position < rowCount() && m_bars[position].isSlow;
+}
+
+QVector<int> RequestTimelineWidget::slowestPositions() const {
+  QVector<int> positions;
+  for (int i = 0; i < rowCount(); ++i)
+    if (m_bars[i].isSlow) positions.append(i);
+  std::stable_sort(positions.begin(), positions.end(),
+                   [this](int a, int b) { return m_bars[a].totalMs > m_bars[b].totalMs; });
+  return positions;
+}
+
+void RequestTimelineWidget::rankSlowest() {
+  const int n = rowCount();
+  m_listedSlowest.clear();
+  m_numSlow = 0;
+  if (n == 0) return;
+  // The k-th largest total is the threshold; ties with it count as slow too.
+  const int k = std::max(1, static_cast<int>(std::ceil(n * kSlowFraction - 1e-9)));
+  QVector<double> totals;
+  totals.reserve(n);
+  for (const Bar& bar : m_bars) totals.append(bar.totalMs);
+  std::nth_element(totals.begin(), totals.begin() + (k - 1), totals.end(), std::greater<>());
+  m_slowThresholdMs = totals[k - 1];
+  QVector<int> slow;
+  for (int i = 0; i < n; ++i) {
+    m_bars[i].isSlow = m_bars[i].totalMs >= m_slowThresholdMs;
+    if (m_bars[i].isSlow) slow.append(i);
+  }
+  m_numSlow = slow.size();
+  const int listed = std::min<int>(kNumListedSlowest, slow.size());
+  std::partial_sort(slow.begin(), slow.begin() + listed, slow.end(),
+                    [this](int a, int b) { return m_bars[a].totalMs > m_bars[b].totalMs; });
+  m_listedSlowest = slow.mid(0, listed);
+}
+
+int RequestTimelineWidget::headerHeight() const {
+  return 3 * (fontMetrics().height() + 2) + 4;  // legend, slowest list, time labels
+}
+
+double RequestTimelineWidget::timeToX(double seconds) const {
+  return kPadPx + seconds * m_pxPerS - horizontalScrollBar()->value();
+}
+
+void RequestTimelineWidget::updateScrollBars() {
+  const int areaHeight = std::max(1, viewport()->height() - headerHeight());
+  const int width = std::max(1, viewport()->width());
+  const double fitPxPerS = std::max(1, width - 2 * kPadPx) / std::max(m_latestEndS, 1.0);
+  if (m_fitting) m_pxPerS = fitPxPerS;
+  QScrollBar* vertical = verticalScrollBar();
+  vertical->setRange(0, std::max(0, rowCount() * rowPitch() - areaHeight));
+  vertical->setPageStep(areaHeight);
+  vertical->setSingleStep(3 * rowPitch());
+  QScrollBar* horizontal = horizontalScrollBar();
+  const double contentWidth = 2 * kPadPx + m_latestEndS * m_pxPerS;
+  horizontal->setRange(0, std::max(0, static_cast<int>(std::ceil(contentWidth)) - width));
+  horizontal->setPageStep(width);
+  horizontal->setSingleStep(std::max(1, width / 20));
+}
+
+int RequestTimelineWidget::rowAt(const QPoint& viewportPoint) const {
+  const int y = viewportPoint.y() - headerHeight();
+  if (y < 0 || viewportPoint.y() >= viewport()->height()) return -1;
+  const int position = (y + verticalScrollBar()->value()) / rowPitch();
+  return position < rowCount() ? position : -1;
+}
+
+QRect RequestTimelineWidget::barRect(int position) const {
+  if (position < 0 || position >= rowCount()) return {};
+  const Bar& bar = m_bars[position];
+  const int x0 = static_cast<int>(std::floor(timeToX(bar.startS)));
+  const int x1 = std::max(x0 + 1, static_cast<int>(std::ceil(timeToX(bar.endS))));
+  const int y = headerHeight() + position * rowPitch() - verticalScrollBar()->value();
+  return QRect(x0, y, x1 - x0, m_rowHeightPx);
+}
+
+QString RequestTimelineWidget::describeAt(const QPoint& viewportPoint) const {
+  const int position = rowAt(viewportPoint);
+  if (position < 0) return {};
+  const Bar& bar = m_bars[position];
+  QString text = QString("row %1").arg(bar.rowIndex);
+  if (!bar.id.isEmpty()) text += QString(" · id %1").arg(bar.id);
+  text += QString(" · %1").arg(bar.status.isEmpty() ? "done" : bar.status);
+  if (!bar.finishReason.isEmpty()) text += QString(" (%1)").arg(bar.finishReason);
+  text += QString("\nqueued %1 · prefill %2 · decode %3 · total %4")
+              .arg(formatMs((bar.prefillS - bar.startS) * 1000.0))
+              .arg(formatMs((bar.decodeS - bar.prefillS) * 1000.0))
+              .arg(formatMs((bar.endS - bar.decodeS) * 1000.0))
+              .arg(formatMs(bar.totalMs));
+  text += QString("\narrived at %1 s").arg(bar.startS, 0, 'f', 2);
+  if (bar.isSlow) text += QString(" · among the slowest %1%").arg(qRound(kSlowFraction * 100));
+  return text;
+}
+
+void RequestTimelineWidget::scrollToRow(int position) {
+  if (position < 0 || position >= rowCount()) return;
+  const int areaHeight = std::max(1, viewport()->height() - headerHeight());
+  const int top = position * rowPitch();
+  QScrollBar* vertical = verticalScrollBar();
+  if (top < vertical->value()) vertical->setValue(top);
+  if (top + rowPitch() > vertical->value() + areaHeight)
+    vertical->setValue(top + rowPitch() - areaHeight);
+  const QRect bar = barRect(position);
+  if (bar.right() < 0 || bar.left() > viewport()->width())
+    horizontalScrollBar()->setValue(horizontalScrollBar()->value() + bar.left() - kPadPx);
+  viewport()->update();
+}
+
+void RequestTimelineWidget::setRowHeight(int px) {
+  Q_ASSERT_X(px >= 2, "setRowHeight", "a bar needs at least two pixels");
+  const int firstVisible = verticalScrollBar()->value() / rowPitch();
+  m_rowHeightPx = px;
+  updateScrollBars();
+  verticalScrollBar()->setValue(firstVisible * rowPitch());
+  viewport()->update();
+}
+
+void RequestTimelineWidget::zoomTime(double factor, int anchorX) {
+  const int width = std::max(1, viewport()->width());
+  const double fitPxPerS = std::max(1, width - 2 * kPadPx) / std::max(m_latestEndS, 1.0);
+  const double anchorS = (anchorX + horizontalScrollBar()->value() - kPadPx) / m_pxPerS;
+  // Never zoom out past the whole run: that is what fitting shows.
+  m_pxPerS = std::clamp(m_pxPerS * factor, fitPxPerS, std::max(fitPxPerS, kMaxPxPerS));
+  m_fitting = m_pxPerS <= fitPxPerS;
+  updateScrollBars();
+  horizontalScrollBar()->setValue(qRound(anchorS * m_pxPerS + kPadPx - anchorX));
+  viewport()->update();
+}
+
+void RequestTimelineWidget::fitTime() {
+  m_fitting = true;
+  updateScrollBars();
+  horizontalScrollBar()->setValue(0);
+  viewport()->update();
+}
+
+bool RequestTimelineWidget::viewportEvent(QEvent* event) {
+  if (event->type() != QEvent::ToolTip) return QAbstractScrollArea::viewportEvent(event);
+  const auto* help = static_cast<QHelpEvent*>(event);
+  const QString text = describeAt(help->pos());
+  if (text.isEmpty()) {
+    QToolTip::hideText();
+    event->ignore();
+  } else {
+    QToolTip::showText(help->globalPos(), text, viewport());
+  }
+  return true;
+}
+
+void RequestTimelineWidget::resizeEvent(QResizeEvent* event) {
+  QAbstractScrollArea::resizeEvent(event);
+  updateScrollBars();
+}
+
+void RequestTimelineWidget::wheelEvent(QWheelEvent* event) {
+  if (!(event->modifiers() & Qt::ControlModifier)) {
+    QAbstractScrollArea::wheelEvent(event);
+    return;
+  }
+  // Some platforms turn Shift+wheel into a horizontal delta.
+  const QPoint angle = event->angleDelta();
+  const double notches = (angle.y() != 0 ? angle.y() : angle.x()) / 120.0;
+  if (event->modifiers() & Qt::ShiftModifier)
+    setRowHeight(std::clamp(m_rowHeightPx + static_cast<int>(std::lround(notches)), 2, 40));
+  else
+    zoomTime(std::pow(kWheelZoomStep, notches), qRound(event->position().x()));
+  event->accept();
+}
+
+void RequestTimelineWidget::mouseDoubleClickEvent(QMouseEvent* /*event*/) {
+  fitTime();
+}
+
+void RequestTimelineWidget::scrollContentsBy(int /*dx*/, int /*dy*/) {
+  viewport()->update();
+}
+
+void RequestTimelineWidget::paintEvent(QPaintEvent* /*event*/) {
+  QPainter painter(viewport());
+  painter.fillRect(viewport()->rect(), palette().color(QPalette::Base));
+  paintTimeAxis(painter, headerHeight() - 2, viewport()->height());
+  paintRows(painter);
+  paintHeader(painter);
+}
+
+void RequestTimelineWidget::paintRows(QPainter& painter) const {
+  const int top = headerHeight();
+  const int scroll = verticalScrollBar()->value();
+  const int first = scroll / rowPitch();
+  const int last = std::min(rowCount() - 1, (scroll + viewport()->height() - top) / rowPitch());
+  painter.save();
+  painter.setClipRect(QRect(0, top, viewport()->width(), viewport()->height() - top));
+  for (int i = first; i <= last; ++i) paintBar(painter, m_bars[i], top + i * rowPitch() - scroll);
+  painter.restore();
+}
+
+void RequestTimelineWidget::paintBar(QPainter& painter, const Bar& bar, int y) const {
+  const double x0 = timeToX(bar.startS);
+  const double x3 = std::max(timeToX(bar.endS), x0 + 1.0);  // even an instant row stays visible
+  if (x3 < 0 || x0 > viewport()->width()) {
+    if (bar.isSlow)
+      painter.fillRect(0, y, kSlowMarkerPx, m_rowHeightPx, palette::slowOutlineColour());
+    return;
+  }
+  const double x1 = timeToX(bar.prefillS);
+  const double x2 = timeToX(bar.decodeS);
+  const double h = m_rowHeightPx;
+  painter.fillRect(QRectF(x0, y, x1 - x0, h), palette::queuedColour());
+  painter.fillRect(QRectF(x1, y, x2 - x1, h), palette::prefillColour());
+  painter.fillRect(QRectF(x2, y, x3 - x2, h), palette::decodeColour());
+  if (!bar.status.isEmpty() && bar.status != "done")  // failed or skipped: a mark at the end
+    painter.fillRect(QRectF(x3 - 2, y, 2, h), palette().color(QPalette::Text));
+  if (bar.isSlow) {
+    painter.setPen(QPen(palette::slowOutlineColour(), 1));
+    painter.setBrush(Qt::NoBrush);
+    painter.drawRect(QRectF(x0 - 1, y - 1, x3 - x0 + 1, h + 1));
+    // Also at the left edge, so slow rows stand out when their bars are scrolled away.
+    painter.fillRect(0, y, kSlowMarkerPx, m_rowHeightPx, palette::slowOutlineColour());
+  }
+}
+
+void RequestTimelineWidget::paintTimeAxis(QPainter& painter, int top, int bottom) const {
+  const double step = niceStep(kMinTickSpacingPx / m_pxPerS);
+  const int decimals = step < 1.0 ? static_cast<int>(std::ceil(-std::log10(step))) : 0;
+  const double firstS = std::floor(-timeToX(0.0) / m_pxPerS / step) * step;
+  const int labelTop = top - fontMetrics().height();
+  for (double t = std::max(0.0, firstS); timeToX(t) <= viewport()->width(); t += step) {
+    const int x = qRound(timeToX(t));
+    painter.setPen(palette::gridColour(palette()));
+    painter.drawLine(x, top, x, bottom);
+    painter.setPen(palette().color(QPalette::Text));
+    painter.drawText(QRect(x + 2, labelTop, kMinTickSpacingPx, fontMetrics().height()),
+                     Qt::AlignLeft | Qt::AlignVCenter, QString("%1 s").arg(t, 0, 'f', decimals));
+  }
+}
+
+void RequestTimelineWidget::paintHeader(QPainter& painter) const {
+  const int lineHeight = fontMetrics().height() + 2;
+  // The time labels are drawn in the header band by paintTimeAxis; keep them, cover the rest.
+  painter.fillRect(QRect(0, 0, viewport()->width(), 2 * lineHeight + 2),
+                   palette().color(QPalette::Base));
+  paintLegend(painter, 2, lineHeight);
+  painter.setPen(palette().color(QPalette::Text));
+  const QRect summary(kPadPx, 2 + lineHeight, viewport()->width() - 2 * kPadPx, lineHeight);
+  painter.drawText(summary, Qt::AlignLeft | Qt::AlignVCenter,
+                   fontMetrics().elidedText(slowestSummary(), Qt::ElideRight, summary.width()));
+  painter.setPen(palette::gridColour(palette()));
+  painter.drawLine(0, headerHeight() - 1, viewport()->width(), headerHeight() - 1);
+}
+
+void RequestTimelineWidget::paintLegend(QPainter& painter, int y, int lineHeight) const {
+  const int swatch = std::min(10, lineHeight - 2);
+  int x = kPadPx;
+  auto item = [&](const QColor& colour, bool outlined, const QString& text) {
+    const QRect box(x, y + (lineHeight - swatch) / 2, swatch, swatch);
+    if (outlined) {
+      painter.setPen(QPen(palette::slowOutlineColour(), 1));
+      painter.setBrush(Qt::NoBrush);
+      painter.drawRect(box.adjusted(0, 0, -1, -1));
+    } else {
+      painter.fillRect(box, colour);
+    }
+    painter.setPen(palette().color(QPalette::Text));
+    const int textWidth = fontMetrics().horizontalAdvance(text);
+    painter.drawText(QRect(x + swatch + 4, y, textWidth + 2, lineHeight),
+                     Qt::AlignLeft | Qt::AlignVCenter, text);
+    x += swatch + 4 + textWidth + 12;
+  };
+  item(palette::queuedColour(), false, "queued");
+  item(palette::prefillColour(), false, "prefill");
+  item(palette::decodeColour(), false, "decode");
+  item(QColor(), true, QString("slowest %1%").arg(qRound(kSlowFraction * 100)));
+  const int hintWidth = std::max(0, viewport()->width() - x - kPadPx);
+  painter.setPen(palette().color(QPalette::PlaceholderText));
+  painter.drawText(QRect(x, y, hintWidth, lineHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                   fontMetrics().elidedText(
+                       "Ctrl+wheel zooms time · Ctrl+Shift+wheel row height · double-click fits",
+                       Qt::ElideRight, hintWidth));
+}
+
+QString RequestTimelineWidget::slowestSummary() const {
+  if (m_bars.isEmpty()) return "No finished rows yet.";
+  QStringList listed;
+  for (int position : m_listedSlowest)
+    listed << QString("row %1 %2")
+                  .arg(m_bars[position].rowIndex)
+                  .arg(formatMs(m_bars[position].totalMs));
+  return QString("Slowest %1%: %2 of %3 rows ≥ %4 — %5")
+      .arg(qRound(kSlowFraction * 100))
+      .arg(m_numSlow)
+      .arg(rowCount())
+      .arg(formatMs(m_slowThresholdMs))
+      .arg(listed.join(" · "));
+}
+
+}  // namespace sluice::ui

@@ -1,0 +1,104 @@
+// A Gantt-style timeline of finished requests: one bar per row, split into its queued, prefill
+// and decode phases, x = seconds since the engine started, newest row at the bottom. Only the
+// rows inside the viewport are painted, so thousands of rows scroll smoothly. The slowest 5% (by
+// total time) are outlined in red and the slowest of them are listed in the header.
+//
+// Ctrl+wheel zooms the time axis around the cursor, Ctrl+Shift+wheel changes the row height, a
+// double-click fits the whole run again. While the view is scrolled to the bottom it follows the
+// newest rows.
+#pragma once
+
+#include <QAbstractScrollArea>
+#include <QString>
+#include <QVector>
+
+#include "app/run_snapshots.h"
+
+namespace sluice::ui {
+
+class RequestTimelineWidget final : public QAbstractScrollArea {
+  Q_OBJECT
+
+ public:
+  static constexpr double kSlowFraction = 0.05;
+  static constexpr int kNumListedSlowest = 5;
+
+  explicit RequestTimelineWidget(QWidget* parent = nullptr);
+
+  // Appends finished rows (in the order given) and re-ranks the slowest.
+  void addRows(const QVector<sluice::RowSnapshot>& rows);
+  // Forgets every row (a new run).
+  void clear();
+
+  int rowCount() const { return static_cast<int>(m_bars.size()); }
+  // Returns whether the row at a timeline position (0 = first added) is among the slowest.
+  bool isSlow(int position) const;
+  // Returns the timeline positions of the slowest rows, slowest first.
+  QVector<int> slowestPositions() const;
+  // Returns the total time (ms) from which a row counts as slow; 0 when there are no rows.
+  double slowThresholdMs() const { return m_slowThresholdMs; }
+
+  // Returns the position of the row under a viewport point, or -1.
+  int rowAt(const QPoint& viewportPoint) const;
+  // Returns the tooltip for a viewport point: row id, status and the three phase durations.
+  QString describeAt(const QPoint& viewportPoint) const;
+  // Returns the bar of a row in viewport coordinates (may lie outside the viewport).
+  QRect barRect(int position) const;
+  // Scrolls so that a row is visible.
+  void scrollToRow(int position);
+
+  int rowHeight() const { return m_rowHeightPx; }
+  // Precondition: px >= 2.
+  void setRowHeight(int px);
+  // Multiplies the time scale by factor, keeping the time under viewport x anchorX in place.
+  void zoomTime(double factor, int anchorX);
+  // Fits the whole run into the viewport's width and keeps fitting as rows arrive.
+  void fitTime();
+
+  QSize sizeHint() const override { return {520, 320}; }
+
+ protected:
+  bool viewportEvent(QEvent* event) override;
+  void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void scrollContentsBy(int dx, int dy) override;
+
+ private:
+  struct Bar {
+    qint64 rowIndex = 0;
+    QString id;
+    QString status;
+    QString finishReason;
+    double startS = 0.0;    // arrival
+    double prefillS = 0.0;  // first scheduled
+    double decodeS = 0.0;   // first token
+    double endS = 0.0;      // finished
+    double totalMs = 0.0;
+    bool isSlow = false;
+  };
+
+  int headerHeight() const;
+  int rowPitch() const { return m_rowHeightPx + 1; }
+  double timeToX(double seconds) const;
+  void rankSlowest();
+  void updateScrollBars();
+  void paintHeader(QPainter& painter) const;
+  void paintLegend(QPainter& painter, int y, int lineHeight) const;
+  void paintTimeAxis(QPainter& painter, int top, int bottom) const;
+  void paintRows(QPainter& painter) const;
+  void paintBar(QPainter& painter, const Bar& bar, int y) const;
+  QString slowestSummary() const;
+
+  QVector<Bar> m_bars;
+  double m_latestEndS = 0.0;
+  double m_slowThresholdMs = 0.0;
+  QVector<int> m_listedSlowest;  // the few slowest, for the header
+  int m_numSlow = 0;
+  int m_rowHeightPx = 7;
+  double m_pxPerS = 1.0;
+  bool m_fitting = true;
+};
+
+}  // namespace sluice::ui

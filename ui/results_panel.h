@@ -1,0 +1,91 @@
+// The Results tab: a job's rows in a table that scales to 100k+ rows (ResultsModel), a status
+// filter, a search box that waits for the typing to pause, header sorting, and the selected row
+// in full beside the table (RowDetailPane). The window calls refresh() on a timer while a job
+// runs; new rows appear without losing the selection.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+#include <optional>
+
+#include "engine/jobs/row_result.h"
+
+class QComboBox;
+class QHBoxLayout;
+class QLabel;
+class QLineEdit;
+class QTableView;
+
+namespace sluice::ui {
+
+class ResultsModel;
+class RowDetailPane;
+
+class ResultsPanel final : public QWidget {
+  Q_OBJECT
+
+ public:
+  // How long the search box waits after the last key before it filters (a search scans the job).
+  static constexpr int kSearchDelayMs = 250;
+  // While a job runs, a refresh that took T ms is followed by the next one no sooner than
+  // kRefreshCostFactor * T ms later.
+  static constexpr int kRefreshCostFactor = 5;
+
+  explicit ResultsPanel(QWidget* parent = nullptr);
+
+  // Shows the job at jobPath (empty: nothing; the job already shown is refreshed). A file that
+  // cannot be read shows its error.
+  void setJobPath(const QString& jobPath);
+  QString jobPath() const;
+
+  ResultsModel* model() const { return m_model; }
+  QTableView* tableView() const { return m_view; }
+  RowDetailPane* detailPane() const { return m_detail; }
+  QComboBox* statusFilter() const { return m_statusFilter; }
+  QLineEdit* searchEdit() const { return m_search; }
+  // The count above the table ("1,234 rows"), and the last error reading the job ("" if none).
+  QString summaryText() const;
+  QString errorText() const;
+
+ public slots:
+  // Shows rows committed since the last call (cheap when there are none; a costly one may be
+  // deferred a little, see kRefreshCostFactor).
+  void refresh();
+  // Forwards the worker's answer to rowAloneRequested to the detail pane.
+  void showRowAloneResult(qint64 rowIndex, bool identical, const QString& details);
+
+ signals:
+  void rowAloneRequested(qint64 rowIndex);
+
+ private:
+  QHBoxLayout* buildFilters();
+  void buildTable();
+  void applyStatusFilter();
+  void applySearch();
+  void showCurrentRow();
+  // Shows rowResult in the detail pane unless it already shows exactly that (so a refresh does
+  // not reset the pane's scroll position).
+  void showInDetail(const std::optional<sluice::RowResult>& rowResult);
+  // After a reset, selects the row the pane shows again when the new view has it.
+  void reselectShownRow();
+  void updateSummary();
+  void showError(const QString& message);
+  void clearError();
+
+  ResultsModel* m_model = nullptr;
+  QComboBox* m_statusFilter = nullptr;
+  QLineEdit* m_search = nullptr;
+  QLabel* m_summary = nullptr;
+  QLabel* m_error = nullptr;
+  QTableView* m_view = nullptr;
+  RowDetailPane* m_detail = nullptr;
+  QTimer m_searchDelay;
+  QTimer m_deferredRefresh;
+  QElapsedTimer m_sinceRefresh;                 // since the last refresh that read the job
+  qint64 m_lastRefreshMs = 0;                   // how long it took
+  std::optional<sluice::RowResult> m_shownRow;  // what the detail pane shows
+};
+
+}  // namespace sluice::ui

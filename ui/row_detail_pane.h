@@ -1,0 +1,73 @@
+// One row of a job in full, beside the results table: the exact rendered prompt, every sample
+// with its token count and finish reason, the row's timings, seed and error, and a "Run this row
+// alone" button. The button only asks (rowAloneRequested); the app's worker regenerates the row
+// in isolation and answers through showRowAloneResult, which says plainly whether the output was
+// identical (the determinism check a person can run on any row).
+#pragma once
+
+#include <QHash>
+#include <QSet>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include "engine/jobs/row_result.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QTabWidget;
+
+namespace sluice::ui {
+
+class RowDetailPane final : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit RowDetailPane(QWidget* parent = nullptr);
+
+  // Shows row in full (replacing what was shown).
+  void showRow(const sluice::RowResult& row);
+  // Shows nothing (no row selected).
+  void clear();
+
+  // Returns the job row index shown, or -1.
+  qint64 rowIndex() const { return m_rowIndex; }
+  // What is shown, for tests and accessibility: the prompt, each sample's output, the facts line
+  // (tokens, speed, seed, timings), the error, and the last "run alone" answer for this row.
+  QString promptText() const;
+  QStringList sampleTexts() const;
+  QStringList sampleTitles() const;
+  QString factsText() const;
+  QString errorText() const;
+  QString rowAloneText() const;
+  QPushButton* runAloneButton() const { return m_runAlone; }
+
+ public slots:
+  // The answer to rowAloneRequested(rowIndex): identical, or details names what differed (the
+  // first differing sample). Kept per row, so it shows again when the row is selected again.
+  void showRowAloneResult(qint64 rowIndex, bool identical, const QString& details);
+
+ signals:
+  void rowAloneRequested(qint64 rowIndex);
+
+ private:
+  void clearSamples();
+  void requestRowAlone();
+  void showRowAloneState();
+  static QString factsFor(const sluice::RowResult& row);
+
+  qint64 m_rowIndex = -1;
+  QHash<qint64, QString> m_rowAloneHtml;  // the answer per row (rich text)
+  QSet<qint64> m_rowsRunningAlone;
+
+  QLabel* m_title = nullptr;
+  QLabel* m_facts = nullptr;
+  QLabel* m_error = nullptr;
+  QPushButton* m_runAlone = nullptr;
+  QLabel* m_rowAloneLabel = nullptr;
+  QPlainTextEdit* m_prompt = nullptr;
+  QTabWidget* m_samples = nullptr;
+};
+
+}  // namespace sluice::ui

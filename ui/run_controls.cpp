@@ -1,0 +1,67 @@
+#include "ui/run_controls.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+
+namespace sluice::ui {
+
+RunControls::RunControls(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  m_start = new QPushButton(tr("Start"), this);
+  m_start->setToolTip(tr("Run the model over the whole file (Ctrl+Return)"));
+  m_pause = new QPushButton(tr("Pause"), this);
+  m_pause->setCheckable(true);
+  m_pause->setToolTip(tr("Hold the engine between steps; nothing is lost (Ctrl+P)"));
+  m_cancel = new QPushButton(tr("Cancel"), this);
+  m_cancel->setToolTip(tr("Stop; finished rows stay in the job, which can be resumed (Esc)"));
+  m_progress = new QProgressBar(this);
+  m_progress->setRange(0, 1000);
+  m_progress->setTextVisible(true);
+  m_label = new QLabel(this);
+  m_label->setMinimumWidth(160);
+  layout->addWidget(m_start);
+  layout->addWidget(m_pause);
+  layout->addWidget(m_cancel);
+  layout->addWidget(m_progress, 1);
+  layout->addWidget(m_label);
+  connect(m_start, &QPushButton::clicked, this, &RunControls::startClicked);
+  connect(m_pause, &QPushButton::toggled, this, [this](bool paused) {
+    m_pause->setText(paused ? tr("Resume") : tr("Pause"));
+    emit pauseToggled(paused);
+  });
+  connect(m_cancel, &QPushButton::clicked, this, &RunControls::cancelClicked);
+  setState(State::Idle);
+}
+
+void RunControls::setState(State state) {
+  m_state = state;
+  const bool active = state != State::Idle;
+  m_start->setEnabled(!active);
+  m_pause->setEnabled(state == State::Running || state == State::Paused);
+  m_cancel->setEnabled(active && state != State::Cancelling);
+  if (state == State::Idle || state == State::Loading) {
+    const QSignalBlocker block(m_pause);
+    m_pause->setChecked(false);
+    m_pause->setText(tr("Pause"));
+  }
+  if (state == State::Cancelling) m_label->setText(tr("cancelling…"));
+  if (state == State::Paused) m_label->setText(tr("paused"));
+}
+
+void RunControls::setProgress(double fileFraction, qint64 rowsDone) {
+  m_progress->setValue(static_cast<int>(1000 * fileFraction));
+  m_progress->setFormat(
+      tr("%1 rows · %2% of the file").arg(rowsDone).arg(qRound(100 * fileFraction)));
+  if (m_state == State::Running) m_label->clear();
+}
+
+void RunControls::setLoading(double fraction, const QString& stage) {
+  m_progress->setValue(static_cast<int>(1000 * fraction));
+  m_progress->setFormat(tr("loading %p%"));
+  m_label->setText(stage.left(40));
+}
+
+}  // namespace sluice::ui

@@ -1,0 +1,31 @@
+// Saves pictures of a window to a directory every few seconds and once at the end (for demos,
+// reviews and `scripts/screenshot.sh`), using QWidget::grab().
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+class QWidget;
+
+namespace sluice::ui {
+
+class ScreenshotRecorder : public QObject {
+  Q_OBJECT
+
+ public:
+  // Takes a picture of `window` every intervalS seconds (0: only when capture() is called).
+  ScreenshotRecorder(QWidget* window, const QString& directory, double intervalS,
+                     QObject* parent = nullptr);
+
+  // Saves one picture named <directory>/<prefix>-<n>.png; returns its path or "" on failure.
+  QString capture(const QString& prefix = "sluice");
+
+ private:
+  QWidget* m_window;
+  QString m_directory;
+  QTimer m_timer;
+  int m_count = 0;
+};
+
+}  // namespace sluice::ui
