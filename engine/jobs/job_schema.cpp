@@ -1,5 +1,7 @@
 #include "engine/jobs/job_schema.h"
 
+#include <filesystem>
+
 #include <string>
 
 #include "engine/core/error.h"
@@ -83,6 +85,15 @@ void create_job_schema(SqliteDb& db, const JobInfo& info) {
     db.rollback_quietly();
     throw;
   }
+}
+
+std::unique_ptr<SqliteDb> open_existing_job_db(const std::string& path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!std::filesystem::exists(status)) fail(path, ": no such job file");
+  if (!std::filesystem::is_regular_file(status))
+    fail(path, ": not a job file (not a regular file)");
+  return std::make_unique<SqliteDb>(path, SqliteDb::Mode::OpenExisting);
 }
 
 JobInfo read_job_meta(SqliteDb& db) {

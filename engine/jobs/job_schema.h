@@ -25,6 +25,10 @@ void create_job_schema(SqliteDb& db, const JobInfo& info);
 
 // Checks that db is a Sluice job of a schema this build reads and returns its info. Throws Error
 // naming the file when it is not SQLite, not a Sluice job, or of a newer schema version.
+// Opens an existing job file for SqliteDb use, after checking that the path is a regular file;
+// throws Error naming the path otherwise (schema checks are read_job_meta's).
+std::unique_ptr<SqliteDb> open_existing_job_db(const std::string& path);
+
 JobInfo read_job_meta(SqliteDb& db);
 
 // Rewrites the stored info (total_rows changes once the source has been counted).

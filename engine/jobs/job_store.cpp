@@ -62,12 +62,7 @@ std::unique_ptr<JobStore> JobStore::create(const std::string& path, const JobInf
 }
 
 std::unique_ptr<JobStore> JobStore::open(const std::string& path) {
-  std::error_code error;
-  const auto status = std::filesystem::status(path, error);
-  if (!std::filesystem::exists(status)) fail(path, ": no such job file");
-  if (!std::filesystem::is_regular_file(status))
-    fail(path, ": not a job file (not a regular file)");
-  auto db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::OpenExisting);
+  auto db = open_existing_job_db(path);
   JobInfo info = read_job_meta(*db);
   configure_job_connection(*db);
   return std::unique_ptr<JobStore>(new JobStore(std::move(db), std::move(info)));

@@ -418,12 +418,7 @@ std::vector<int64_t> select_row_indices(SqliteDb& db, const JobTableQuery& query
 }  // namespace
 
 std::unique_ptr<JobTable> JobTable::open(const std::string& path) {
-  std::error_code error;
-  const auto status = std::filesystem::status(path, error);
-  if (!std::filesystem::exists(status)) fail(path, ": no such job file");
-  if (!std::filesystem::is_regular_file(status))
-    fail(path, ": not a job file (not a regular file)");
-  auto db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::OpenExisting);
+  auto db = open_existing_job_db(path);
   JobInfo info = read_job_meta(*db);
   configure_reader(*db);
   return std::unique_ptr<JobTable>(new JobTable(std::move(db), std::move(info)));
