@@ -3,6 +3,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 
+#include "engine/backend/gpu_plan.h"
 #include "engine/core/error.h"
 #include "engine/data/exporters.h"
 
@@ -98,6 +99,11 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
   qRegisterMetaType<sluice::KvBlockMap>();
   qRegisterMetaType<sluice::MemorySample>();
   qRegisterMetaType<sluice::MemoryPlan>();
+  qRegisterMetaType<sluice::DeviceReport>();
+}
+
+void EngineWorker::probeDevices() {
+  emit devicesProbed(probe_devices());  // starting the CUDA runtime can take a while: not on the GUI thread
 }
 
 EngineWorker::~EngineWorker() = default;
@@ -145,8 +151,7 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
       m_sessionPath = QString::fromStdString(m_job->spec().model_path);
       emit modelLoaded(generation, summarize_model(m_session));
     }
-    emit jobStarted(generation, jobPath,
-                    QString::fromStdString(m_session->model->config.describe()));
+    emit jobStarted(generation, jobPath, QString::fromStdString(describe_backend(m_job->engine().backend())));
     runLoop(generation, *m_job);
   } catch (const Cancelled&) {
     emit jobFinished(generation, JobProgress{}, true);

@@ -31,6 +31,8 @@ class EngineWorker : public QObject {
   bool isPaused() const { return m_pause.load(); }
 
  public slots:
+  // Finds the GPUs a run can use; answers with devicesProbed.
+  void probeDevices();
   // Loads a model (replacing the loaded one); cancellable with requestCancel().
   void loadModel(quint64 generation, const QString& path, const QString& tokenizerPath);
   // Runs a new job at jobPath (resume == false) or resumes the job at jobPath (spec ignored).
@@ -44,11 +46,13 @@ class EngineWorker : public QObject {
                  const QString& outputPath);
 
  signals:
+  void devicesProbed(const sluice::DeviceReport& report);
   void modelLoadProgress(quint64 generation, double fraction, const QString& stage);
   void modelLoaded(quint64 generation, const sluice::ModelSummary& model);
   void modelLoadFailed(quint64 generation, const QString& message);
 
-  void jobStarted(quint64 generation, const QString& jobPath, const QString& modelDescription);
+  // backendDescription: describe_backend of the job's engine ("cpu", "cuda:0 NVIDIA ...: bf16 ...").
+  void jobStarted(quint64 generation, const QString& jobPath, const QString& backendDescription);
   void rowsFinished(quint64 generation, const QVector<sluice::RowSnapshot>& rows);
   void statsUpdated(quint64 generation, const sluice::StepStats& stats,
                     const sluice::JobProgress& progress);

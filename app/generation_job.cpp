@@ -84,6 +84,13 @@ void GenerationJob::load(const LoadOptions& load_options, std::shared_ptr<const 
     session_ = std::make_shared<const ModelSession>(open_model_session(spec_.model_path, spec_.tokenizer_path, load_options));
   }
   reader_ = open_dataset(spec_.input_path, spec_.format);
+  // Everything that can refuse the job (the prompt template, the device, the memory plan) comes
+  // before the job file, so a refused start leaves nothing behind to resume or remove.
+  const auto fields = discover_fields(spec_.input_path, reader_->format());
+  prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_->model->chat_template, *session_->tokenizer,
+                                                    reader_->format(), fields);
+  engine_ = std::make_unique<Engine>(session_->model->config, *session_->tokenizer,
+                                     make_backend(*session_->model, spec_.device, spec_.num_threads), spec_.engine);
   if (is_resume_) {
     if (store_->info().model_identity != model_identity()) {
       fail(store_->path(), ": the model at ", spec_.model_path, " is not the one the job started with");
@@ -99,11 +106,6 @@ void GenerationJob::load(const LoadOptions& load_options, std::shared_ptr<const 
     info.params = spec_to_json(spec_);
     store_ = JobStore::create(job_path_, info);
   }
-  const auto fields = discover_fields(spec_.input_path, reader_->format());
-  prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_->model->chat_template, *session_->tokenizer,
-                                                    reader_->format(), fields);
-  engine_ = std::make_unique<Engine>(session_->model->config, *session_->tokenizer,
-                                     make_backend(*session_->model, spec_.device, spec_.num_threads), spec_.engine);
   for (const int64_t row_index : store_->finished_row_indices()) finished_rows_[row_index] = true;
 }
 

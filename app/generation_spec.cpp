@@ -75,6 +75,7 @@ Json spec_to_json(const GenerationSpec& s) {
               {"on_bad_row", to_string(s.on_bad_row)},
               {"token_ids", s.with_token_ids},
               {"sampling", sampling_to_json(s.sampling)},
+              {"device", s.device},
               {"engine",
                {{"block_size", s.engine.block_size},
                 {"num_kv_blocks", s.engine.num_kv_blocks},
@@ -82,7 +83,8 @@ Json spec_to_json(const GenerationSpec& s) {
                 {"max_num_seqs", s.engine.max_num_seqs},
                 {"max_num_batched_tokens", s.engine.max_num_batched_tokens},
                 {"max_model_len", s.engine.max_model_len},
-                {"enable_prefix_caching", s.engine.enable_prefix_caching}}}};
+                {"enable_prefix_caching", s.engine.enable_prefix_caching},
+                {"gpu_memory_utilization", s.engine.gpu_memory_utilization}}}};
 }
 
 GenerationSpec spec_from_json(const Json& j) {
@@ -107,6 +109,9 @@ GenerationSpec spec_from_json(const Json& j) {
   s.engine.max_num_batched_tokens = get<int>(e, "max_num_batched_tokens");
   s.engine.max_model_len = get<int>(e, "max_model_len");
   s.engine.enable_prefix_caching = get<bool>(e, "enable_prefix_caching");
+  // Added with the CUDA backend: job files written before it have neither.
+  if (j.contains("device")) s.device = get<std::string>(j, "device");
+  if (e.contains("gpu_memory_utilization")) s.engine.gpu_memory_utilization = get<double>(e, "gpu_memory_utilization");
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <QVector>
 #include <memory>
 
+#include "engine/backend/device.h"
 #include "engine/engine_stats.h"
 #include "engine/kv_block_map.h"
 #include "engine/memory_plan.h"
@@ -70,3 +71,4 @@ Q_DECLARE_METATYPE(sluice::ModelSummary)
 Q_DECLARE_METATYPE(sluice::KvBlockMap)
 Q_DECLARE_METATYPE(sluice::MemoryPlan)
 Q_DECLARE_METATYPE(sluice::StepStats)
+Q_DECLARE_METATYPE(sluice::DeviceReport)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "engine/backend/gpu_plan.h"
 #include "engine/core/error.h"
 
 namespace sluice {
@@ -50,7 +51,9 @@ Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
     : model_config_(model_config),
       tokenizer_(tokenizer),
       backend_(std::move(backend)),
-      config_(config),
+      // A GPU backend reserves its activations now and sizes the KV pool from what is left
+      // (--gpu-memory-utilization); the CPU backend leaves the config as it is.
+      config_(fit_engine_to_backend(*backend_, config)),
       output_processor_(tokenizer, eos_ids(model_config, tokenizer)) {
   if (config_.block_size < 1) fail("block size must be at least 1 (got ", config_.block_size, ")");
   max_model_len_ = model_config.max_position_embeddings;
@@ -117,7 +120,8 @@ StepResult Engine::step() {
     if (request && request->first_scheduled_time == Clock::time_point{})
       request->first_scheduled_time = begin;
   }
-  runner_->execute(step, runner_output_);
+  prepare_device_sampling(step);
+  runner_->execute(step, runner_output_, sample_rows_);
   scheduler_->on_step_done(step);
   sample_step(step, runner_output_, result);
   if (config_.check_invariants) scheduler_->check_invariants();
@@ -125,15 +129,39 @@ StepResult Engine::step() {
   return result;
 }
 
+// A prompt's first sample with n > 1 hands its logits to the other n - 1 samples.
+bool Engine::is_fork_point(const Request& request) {
+  return request.sampling_params.n > 1 && request.num_output_tokens() == 0 && request.sample_idx == 0 &&
+         group_members_[request.request_id].size() == 1;
+}
+
+bool Engine::prepare_device_sampling(const SchedulerOutput& step) {
+  sample_rows_.clear();
+  if (!config_.sample_on_device || !backend_->samples_on_device()) return false;
+  for (const auto& scheduled : step.requests) {
+    if (!scheduled.needs_sample) continue;
+    const Request* request = scheduler_->find_request(scheduled.request_id);
+    if (!request || is_fork_point(*request)) {  // forks need the logits on the host
+      sample_rows_.clear();
+      return false;
+    }
+    sample_rows_.push_back(SampleRow{&request->sampling_params,
+                                     SamplingContext{request->prompt_token_ids(), request->output_token_ids(),
+                                                     request->sample_key, request->sample_idx}});
+  }
+  return !sample_rows_.empty();
+}
+
 void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, StepResult& result) {
   for (size_t i = 0; i < runner_output.sampled_request_ids.size(); ++i) {
     Request* request = scheduler_->find_request(runner_output.sampled_request_ids[i]);
     if (!request || request->is_finished()) continue;  // aborted during the step
-    std::span<float> logits = runner_output.logits_row(i);
-    if (request->sampling_params.n > 1 && request->num_output_tokens() == 0 &&
-        request->sample_idx == 0 && group_members_[request->request_id].size() == 1) {
-      fork_samples(*request, logits, result);
+    if (runner_output.sampled_on_device) {
+      accept_token(*request, runner_output.sampled_token_ids[i], result);
+      continue;
     }
+    std::span<float> logits = runner_output.logits_row(i);
+    if (is_fork_point(*request)) fork_samples(*request, logits, result);
     const SamplingContext context{request->prompt_token_ids(), request->output_token_ids(),
                                   request->sample_key, request->sample_idx};
     accept_token(*request, sampler_.sample(logits, request->sampling_params, context), result);

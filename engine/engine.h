@@ -34,6 +34,12 @@ struct EngineConfig {
   bool enable_prefix_caching = true;
   bool enable_chunked_prefill = true;
   bool check_invariants = false;  // verify scheduler and block pool after every step
+  // GPU backends: the share of device memory the run may use (weights, activations and the KV
+  // pool, see engine/backend/gpu_plan.h). Unused by the CPU backend.
+  double gpu_memory_utilization = 0.90;
+  // Backends that can sample on their device do so (only token ids cross back to the host),
+  // except in steps where a prompt's n > 1 samples fork from shared logits.
+  bool sample_on_device = true;
 };
 
 // One step's news for a request: tokens sampled and the text they made final.
@@ -98,9 +104,14 @@ class Engine {
   KvBlockMap kv_block_map() const;
   const Scheduler& scheduler() const { return *scheduler_; }
   Backend& backend() { return *backend_; }
+  const Backend& backend() const { return *backend_; }
 
  private:
   void sample_step(const SchedulerOutput& step, RunnerOutput& runner_output, StepResult& result);
+  // Fills sample_rows_ for a step the backend can sample on its device; returns false (rows
+  // empty) when the host samples this step.
+  bool prepare_device_sampling(const SchedulerOutput& step);
+  bool is_fork_point(const Request& request);
   void fork_samples(Request& parent, std::span<const float> logits, StepResult& result);
   void accept_token(Request& request, int32_t token_id, StepResult& result);
   void finish(RequestId request_id, FinishReason reason, StepResult& result);
@@ -118,6 +129,7 @@ class Engine {
   OutputProcessor output_processor_;
   Sampler sampler_;
   std::vector<float> logits_copy_;
+  std::vector<SampleRow> sample_rows_;  // reused every step
   RunnerOutput runner_output_;  // reused every step
 
   RequestId next_request_id_ = 1;

@@ -1,7 +1,10 @@
 #include "engine/model_session.h"
 
 #include "engine/backend/cpu_backend.h"
-#include "engine/backend/device.h"
+#ifdef SLUICE_HAS_CUDA
+#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda/cuda_device.h"
+#endif
 #include "engine/core/error.h"
 #include "engine/model/dummy_model.h"
 #include "engine/tokenizer/byte_tokenizer.h"
@@ -36,17 +39,33 @@ ModelSession open_dummy_session(const std::string& preset, const std::string& to
 
 std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device,
                                       int num_threads) {
-  if (device == "cpu" || device == "auto") {
-    // The CUDA backend arrives with its kernels; until then "auto" means the CPU.
+  const auto make_cpu = [&] {
     return std::make_unique<CpuBackend>(model, CpuBackendOptions{.num_threads = num_threads});
+  };
+  if (device == "cpu") return make_cpu();
+  const bool is_cuda = device == "cuda" || device.starts_with("cuda:");
+  if (!is_cuda && device != "auto")
+    fail("unknown device '", device, "' (use cpu, cuda, cuda:N or auto)");
+#ifdef SLUICE_HAS_CUDA
+  // "auto" falls back to the CPU only when there is no GPU; a GPU that fails to take the model
+  // (out of memory, no cuBLAS) is an error to report, not a reason to run 100x slower.
+  const int index = device == "auto" ? 0 : parse_cuda_device(device);
+  std::string why;
+  const int num_devices = count_cuda_devices(why);
+  if (num_devices == 0) {
+    if (device == "auto") return make_cpu();
+    fail("device ", device, ": ", why, "; use --device cpu");
   }
-  if (device == "cuda" || device.starts_with("cuda:")) {
-    const DeviceReport report = probe_devices();
-    if (!report.cuda_compiled) fail("device ", device, ": this build has no CUDA backend");
-    fail("device ", device, ": the CUDA backend is not implemented yet (", report.summary,
-         "); use --device cpu");
-  }
-  fail("unknown device '", device, "' (use cpu, cuda, cuda:N or auto)");
+  if (index >= num_devices)
+    fail("device ", device, ": there are ", num_devices,
+         " CUDA devices (cuda:0 to cuda:", num_devices - 1, ")");
+  return std::make_unique<CudaBackend>(model, CudaBackendOptions{.device_index = index});
+#else
+  if (device == "auto") return make_cpu();
+  fail("device ", device,
+       ": this build has no CUDA backend (built with SLUICE_CUDA=OFF); use "
+       "--device cpu");
+#endif
 }
 
 }  // namespace sluice

@@ -1,4 +1,4 @@
-// Embedding gather: out[t, :] = table[token_ids[t], :] widened to float.
+// Embedding gather: out[t, :] = table[token_ids[t], :].
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,12 +9,12 @@
 
 namespace sluice::kernels {
 
-// table:     [vocab_size, hidden_size] fp32
+// table:     [vocab_size, hidden_size]
 // token_ids: [num_tokens]
-// out:       [num_tokens, hidden_size] fp32
+// out:       [num_tokens, hidden_size]
 // Ids outside [0, vocab_size) produce zero rows (the host validates ids before launch).
-KernelStatus embedding_gather_f32(const float* table, const int32_t* token_ids, float* out,
-                                  int num_tokens, int hidden_size, int vocab_size,
-                                  cudaStream_t stream);
+template <typename T>
+KernelStatus embedding_gather(const T* table, const int32_t* token_ids, T* out, int num_tokens, int hidden_size,
+                              int vocab_size, cudaStream_t stream);
 
 }  // namespace sluice::kernels

@@ -59,6 +59,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(&m_engineThread, &QThread::finished, m_worker, &QObject::deleteLater);
   connectWorker();
   m_engineThread.start();
+  QMetaObject::invokeMethod(m_worker, &EngineWorker::probeDevices, Qt::QueuedConnection);
   m_resultsRefresh.setInterval(250);  // the table pulls new rows from the job at most 4x a second
   m_resultsRefresh.setSingleShot(true);
   connect(&m_resultsRefresh, &QTimer::timeout, m_results, &ResultsPanel::refresh);
@@ -128,6 +129,8 @@ void MainWindow::buildUi() {
     updateMemoryPlan();
   });
   connect(m_parameters, &ParametersPanel::changed, this, &MainWindow::updateMemoryPlan);
+  connect(m_parameters, &ParametersPanel::changed, this,
+          [this] { m_modelPanel->setDevice(QString::fromStdString(m_parameters->device())); });
   connect(m_results, &ResultsPanel::rowAloneRequested, this,
           [this](qint64 rowIndex) { emit rowAloneRequested(m_generation, rowIndex); });
 }
@@ -171,6 +174,7 @@ void MainWindow::connectWorker() {
             m_runControls->setLoading(fraction, stage);
           });
   connect(m_worker, &EngineWorker::modelLoaded, this, &MainWindow::onModelLoaded);
+  connect(m_worker, &EngineWorker::devicesProbed, m_parameters, &ParametersPanel::setDevices);
   connect(m_worker, &EngineWorker::modelLoadFailed, this, &MainWindow::onModelLoadFailed);
   connect(m_worker, &EngineWorker::jobStarted, this, &MainWindow::onJobStarted);
   connect(m_worker, &EngineWorker::rowsFinished, this, &MainWindow::onRows);
@@ -303,6 +307,7 @@ GenerationSpec MainWindow::currentSpec() const {
   spec.sampling = m_parameters->samplingParams();
   spec.engine = m_parameters->engineConfig();
   spec.num_threads = m_parameters->numThreads();
+  spec.device = m_parameters->device();
   return spec;
 }
 
@@ -349,8 +354,9 @@ void MainWindow::setPaused(bool paused) {
   m_runControls->setState(paused ? RunControls::State::Paused : RunControls::State::Running);
 }
 
-void MainWindow::onJobStarted(quint64 generation, const QString& jobPath, const QString&) {
+void MainWindow::onJobStarted(quint64 generation, const QString& jobPath, const QString& backend) {
   if (generation != m_generation) return;
+  m_modelPanel->setBackendDescription(backend);
   m_results->setJobPath(jobPath);
   m_statusRows->setText(tr("Running · job %1").arg(QDir::toNativeSeparators(jobPath)));
 }

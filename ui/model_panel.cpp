@@ -137,6 +137,7 @@ QWidget* ModelPanel::buildFacts() {
   m_context = factLabel(m_facts);
   m_tokenizer = factLabel(m_facts);
   m_chatTemplateLabel = factLabel(m_facts);
+  m_runsOn = factLabel(m_facts);
   m_viewTemplateButton = new QToolButton(m_facts);
   m_viewTemplateButton->setText("View…");
   m_viewTemplateButton->setToolTip("Show the model's chat template source");
@@ -149,6 +150,7 @@ QWidget* ModelPanel::buildFacts() {
   form->addRow("Context", m_context);
   form->addRow("Tokenizer", m_tokenizer);
   form->addRow("Chat template", templateRow);
+  form->addRow("Runs on", m_runsOn);
   connect(m_viewTemplateButton, &QToolButton::clicked, this, &ModelPanel::showChatTemplate);
   return m_facts;
 }
@@ -226,7 +228,30 @@ void ModelPanel::setLoaded(const sluice::ModelSummary& summary) {
   m_chatTemplateLabel->setToolTip(tip.isEmpty() ? QString()
                                                 : "<pre>" + tip.toHtmlEscaped() + "</pre>");
   m_viewTemplateButton->setVisible(summary.hasChatTemplate);
+  m_weightDtypes = summary.dtypes;
+  setDevice(m_device);
   showFacts(true);
+}
+
+void ModelPanel::setDevice(const QString& device) {
+  m_device = device;
+  QString text = device == "cpu"    ? QString("CPU")
+                 : device == "auto" ? QString("the GPU when there is one, else the CPU")
+                                    : device;
+  if (device != "cpu" && m_weightDtypes.contains("Q8_0")) {
+    text += " (on a GPU, Q8_0 weights are dequantized to BF16 at load)";
+  }
+  m_runsOn->setText(text);
+  m_runsOn->setToolTip(QString());
+}
+
+void ModelPanel::setBackendDescription(const QString& description) {
+  m_runsOn->setText(description);
+  m_runsOn->setToolTip(description);
+}
+
+QString ModelPanel::runsOnText() const {
+  return m_runsOn->text();
 }
 
 void ModelPanel::setLoadFailed(const QString& message) {

@@ -51,6 +51,14 @@ class ModelPanel final : public QWidget {
   // The load stopped at the user's request: back to choosing, without an error.
   void setLoadCancelled();
   void setMemoryPlan(const sluice::MemoryPlan& plan);
+  // Shows where the next run goes ("cpu", "auto", "cuda:N"), with what a GPU does to Q8_0
+  // weights, until a run reports its backend.
+  void setDevice(const QString& device);
+  // Shows the running backend as the engine describes it (device, activation type, weight
+  // conversions such as "Q8_0 dequantized to BF16 at load").
+  void setBackendDescription(const QString& description);
+  // Returns the "Runs on" line as shown, for tests.
+  QString runsOnText() const;
 
  signals:
   void modelPathChosen(const QString& path, const QString& tokenizerPath);
@@ -84,6 +92,9 @@ class ModelPanel final : public QWidget {
   QLabel* m_context = nullptr;
   QLabel* m_tokenizer = nullptr;
   QLabel* m_chatTemplateLabel = nullptr;
+  QLabel* m_runsOn = nullptr;
+  QString m_weightDtypes;  // the loaded model's, e.g. "Q8_0+F32"
+  QString m_device = "cpu";
   QToolButton* m_viewTemplateButton = nullptr;
   MemoryPlanView* m_planView = nullptr;
 };

@@ -1,5 +1,6 @@
 #include "ui/parameters_panel.h"
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -99,6 +100,19 @@ QWidget* ParametersPanel::buildSampling() {
 QWidget* ParametersPanel::buildEngine() {
   auto* box = new QGroupBox("Engine", this);
   m_form = new QFormLayout(box);
+  m_device = new QComboBox(box);
+  m_device->addItem("CPU", "cpu");
+  m_device->addItem("Auto (GPU when present)", "auto");
+  m_device->setToolTip("Where the model runs; GPUs are listed once they have been probed");
+  m_form->addRow("Device", m_device);
+  connect(m_device, &QComboBox::currentIndexChanged, this, [this] {
+    m_gpuMemory->setEnabled(device() != "cpu");
+    onEdited();
+  });
+  m_gpuMemory = addDouble("GPU memory", 5.0, 99.0, 1.0, 0,
+                          "Share of the GPU's memory for weights, activations and the KV cache "
+                          "(--gpu-memory-utilization)");
+  m_gpuMemory->setSuffix(" %");
   m_maxNumSeqs =
       addInt("Max running", 1, 1 << 16,
              "Rows generated at once at most (max_num_seqs); fewer when the KV pool is full");
@@ -130,6 +144,7 @@ sluice::SamplingParams ParametersPanel::samplingParams() const {
 sluice::EngineConfig ParametersPanel::engineConfig() const {
   EngineConfig config = m_baseEngine;
   config.max_num_seqs = m_maxNumSeqs->value();
+  config.gpu_memory_utilization = m_gpuMemory->value() / 100.0;
   // An edited budget replaces whatever sized the pool before (a block count from a job file).
   if (m_kvBudgetMib->value() != m_specKvMib) {
     config.num_kv_blocks = 0;
@@ -142,10 +157,39 @@ int ParametersPanel::numThreads() const {
   return m_threads->value();
 }
 
+std::string ParametersPanel::device() const {
+  return m_device->currentData().toString().toStdString();
+}
+
+void ParametersPanel::selectDevice(const std::string& id) {
+  const QString wanted = QString::fromStdString(id);
+  int index = m_device->findData(wanted);
+  if (index < 0) {  // from a job or the settings, not found on this machine (yet): kept visible
+    m_device->addItem(wanted + " (not found)", wanted);
+    index = m_device->count() - 1;
+  }
+  m_device->setCurrentIndex(index);
+  m_gpuMemory->setEnabled(id != "cpu");
+}
+
+void ParametersPanel::setDevices(const sluice::DeviceReport& report) {
+  const bool wasUpdating = m_updating;
+  m_updating = true;
+  const std::string current = device();
+  while (m_device->count() > 2) m_device->removeItem(2);
+  for (const DeviceOption& d : report.devices) {
+    m_device->addItem(QString::fromStdString(d.label), QString::fromStdString(d.id));
+  }
+  m_device->setToolTip(QString::fromStdString(report.summary));
+  selectDevice(current);
+  m_updating = wasUpdating;
+}
+
 void ParametersPanel::applyToSpec(sluice::GenerationSpec& spec) const {
   spec.sampling = samplingParams();
   spec.engine = engineConfig();
   spec.num_threads = numThreads();
+  spec.device = device();
 }
 
 void ParametersPanel::setFromSpec(const sluice::GenerationSpec& spec) {
@@ -164,6 +208,8 @@ void ParametersPanel::setFromSpec(const sluice::GenerationSpec& spec) {
   m_n->setValue(s.n);
   m_seed->setText(QString::number(static_cast<quint64>(s.seed)));
   m_stop->setPlainText(formatStopStrings(s.stop));
+  selectDevice(spec.device);
+  m_gpuMemory->setValue(spec.engine.gpu_memory_utilization * 100.0);
   m_maxNumSeqs->setValue(spec.engine.max_num_seqs);
   m_specKvMib =
       static_cast<int>((static_cast<qint64>(spec.engine.kv_cache_bytes) + kMib - 1) / kMib);

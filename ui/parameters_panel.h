@@ -1,5 +1,5 @@
 // Generation settings: the sampling knobs of SamplingParams and the engine limits a person is
-// likely to touch (running requests, KV budget, threads). Values are checked with the engine's
+// likely to touch (device, GPU memory share, running requests, KV budget, threads). Values are checked with the engine's
 // own validate_sampling_params and problems are shown inline, so a run never starts on settings
 // the engine would refuse.
 #pragma once
@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "app/generation_spec.h"
+#include "engine/backend/device.h"
 
+class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
@@ -33,6 +35,11 @@ class ParametersPanel final : public QWidget {
   sluice::EngineConfig engineConfig() const;
   // Returns the CPU threads (0 = every core).
   int numThreads() const;
+  // Returns the device to run on: "cpu", "auto" or "cuda:N".
+  std::string device() const;
+  // Offers the probed devices (besides CPU and auto), keeping the current choice; the report's
+  // summary becomes the selector's tooltip.
+  void setDevices(const sluice::DeviceReport& report);
   // Writes the panel's sampling, engine and thread settings into spec.
   void applyToSpec(sluice::GenerationSpec& spec) const;
 
@@ -59,6 +66,7 @@ class ParametersPanel final : public QWidget {
   QSpinBox* addInt(const QString& label, int low, int high, const QString& tip);
   void onEdited();
   void validate();
+  void selectDevice(const std::string& id);
 
   sluice::SamplingParams m_baseSampling;
   sluice::EngineConfig m_baseEngine;
@@ -78,6 +86,8 @@ class ParametersPanel final : public QWidget {
   QSpinBox* m_n = nullptr;
   QLineEdit* m_seed = nullptr;
   QPlainTextEdit* m_stop = nullptr;
+  QComboBox* m_device = nullptr;
+  QDoubleSpinBox* m_gpuMemory = nullptr;
   QSpinBox* m_maxNumSeqs = nullptr;
   QSpinBox* m_kvBudgetMib = nullptr;
   QSpinBox* m_threads = nullptr;

@@ -25,6 +25,8 @@ struct BenchArgs {
   size_t limit = 500;
   std::vector<BenchMode> modes;
   bool as_json = false;
+  bool roofline = false;
+  std::vector<int> roofline_batches{1, 8, 32, 64, 128, 256};
   BenchSpec spec;
 };
 
@@ -50,6 +52,13 @@ BenchArgs parse_args(const QStringList& args) {
            ").",
        "PRESET"},
       {"dummy-dtype", "Weight type of --dummy-weights: f32 (default), f16 or bf16.", "TYPE"},
+      {"roofline",
+       "GPU: measure memory bandwidth and the BF16 tensor rate, then decode fixed batches and "
+       "the whole file (with --ignore-eos implied) and report each step against the roofline. "
+       "Runs instead of --modes; --device defaults to cuda."},
+      {"roofline-batches", "Batch sizes of --roofline (default 1,8,32,64,128,256).", "LIST"},
+      {"activations", "CUDA: activation and KV cache type, bf16 (default), fp16 or fp32.", "TYPE"},
+      {"no-cuda-graphs", "CUDA: launch decode steps one kernel at a time instead of as graphs."},
   });
   add_sampling_options(parser);
   add_engine_options(parser);
@@ -89,6 +98,29 @@ BenchArgs parse_args(const QStringList& args) {
   a.spec.static_batch = static_cast<int>(option_int(parser, "static-batch", 32, 1, 1 << 16));
   a.spec.num_threads = read_thread_count(parser);
   a.spec.device = read_device(parser);
+  a.roofline = parser.isSet("roofline");
+  if (a.roofline) {
+    if (!parser.isSet("device")) a.spec.device = "cuda";
+    if (a.spec.device == "cpu")
+      throw UsageError("--roofline measures a GPU; use --device cuda[:N]");
+    if (parser.isSet("modes")) throw UsageError("give --roofline or --modes, not both");
+    if (parser.isSet("roofline-batches")) {
+      a.roofline_batches.clear();
+      for (const QString& b : parser.value("roofline-batches").split(',', Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int batch = b.trimmed().toInt(&ok);
+        if (!ok || batch < 1 || batch > (1 << 16))
+          throw UsageError("--roofline-batches expects batch sizes such as 1,8,32");
+        a.roofline_batches.push_back(batch);
+      }
+    }
+  }
+  a.spec.activations = parser.isSet("activations")
+                           ? parser.value("activations").toLower().toStdString()
+                           : std::string("bf16");
+  if (a.spec.activations != "bf16" && a.spec.activations != "fp16" && a.spec.activations != "fp32")
+    throw UsageError("--activations must be bf16, fp16 or fp32");
+  a.spec.cuda_graphs = !parser.isSet("no-cuda-graphs");
   return a;
 }
 
@@ -183,6 +215,61 @@ void print_json(const std::vector<BenchResult>& results, const BenchArgs& a,
 
 }  // namespace
 
+void print_roofline_table(const RooflineReport& report, const BenchArgs& a,
+                          const ModelSession& session) {
+  std::printf("model: %s%s (%s)\nbackend: %s\n", a.dummy_preset.empty() ? "" : "random weights, ",
+              session.model->config.describe().c_str(), session.model->weight_dtypes().c_str(),
+              report.backend.c_str());
+  std::printf(
+      "GPU: %s, memory %.0f GB/s (a %.0f MiB device-to-device copy, read + write), BF16 %.1f "
+      "TFLOP/s (a %d^3 cuBLAS product)\n",
+      report.gpu.device.c_str(), report.gpu.memory_bytes_per_s / 1e9,
+      static_cast<double>(report.gpu.copy_bytes) / (1 << 20), report.gpu.bf16_flops_per_s / 1e12,
+      report.gpu.gemm_size);
+  std::printf("max_tokens %d per request, ignore_eos, block size %d\n\n",
+              a.spec.sampling.max_tokens, a.spec.engine.block_size);
+  std::printf(
+      "| run | steps | step ms | out tok/s | MB moved/step | GFLOP/step | roofline ms | bound | "
+      "of roofline |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---|---:|\n");
+  for (const auto& p : report.points) {
+    std::printf("| %s | %lld | %.3f | %.0f | %.1f | %.2f | %.3f | %s | %.0f%% |\n", p.label.c_str(),
+                static_cast<long long>(p.num_steps), p.step_ms, p.output_tokens_per_s,
+                p.bytes_per_step / 1e6, p.flops_per_step / 1e9, p.roofline_ms,
+                p.is_memory_bound ? "memory" : "compute", 100.0 * p.fraction());
+  }
+  std::printf(
+      "\nstep ms: mean engine step (host scheduling and sampling included) over decode-only\n"
+      "steps with the whole batch running (continuous: every decode-only step, or every step).\n"
+      "roofline: max(bytes / bandwidth, flops / BF16 rate), bytes = every weight matrix once\n"
+      "+ the K and V of each context token read.\n");
+}
+
+void print_roofline_json(const RooflineReport& report, const BenchArgs& a,
+                         const ModelSession& session) {
+  nlohmann::ordered_json out;
+  out["model"] = session.model->config.describe();
+  out["backend"] = report.backend;
+  out["gpu"] = {{"device", report.gpu.device},
+                {"memory_bytes_per_s", report.gpu.memory_bytes_per_s},
+                {"bf16_flops_per_s", report.gpu.bf16_flops_per_s}};
+  out["max_tokens"] = a.spec.sampling.max_tokens;
+  out["runs"] = nlohmann::ordered_json::array();
+  for (const auto& p : report.points) {
+    out["runs"].push_back({{"run", p.label},
+                           {"batch_size", p.batch_size},
+                           {"steps", p.num_steps},
+                           {"step_ms", p.step_ms},
+                           {"output_tokens_per_s", p.output_tokens_per_s},
+                           {"bytes_per_step", p.bytes_per_step},
+                           {"flops_per_step", p.flops_per_step},
+                           {"roofline_ms", p.roofline_ms},
+                           {"bound", p.is_memory_bound ? "memory" : "compute"},
+                           {"fraction_of_roofline", p.fraction()}});
+  }
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
 int run_bench(const QStringList& args) {
   BenchArgs a;
   try {
@@ -197,6 +284,18 @@ int run_bench(const QStringList& args) {
             ? open_model_session(a.model_path, a.tokenizer_path)
             : open_dummy_session(a.dummy_preset, a.tokenizer_path, a.dummy_dtype);
     const auto prompts = read_prompts(a.input_path, a.limit, session);
+    if (a.roofline) {
+      std::fprintf(stderr, "bench: measuring the GPU and decoding %zu batch sizes...\n",
+                   a.roofline_batches.size());
+      const RooflineReport report =
+          run_roofline_bench(session, prompts, a.spec, a.roofline_batches);
+      if (a.as_json) {
+        print_roofline_json(report, a, session);
+      } else {
+        print_roofline_table(report, a, session);
+      }
+      return 0;
+    }
     std::vector<BenchResult> results;
     for (const BenchMode mode : a.modes) {
       std::fprintf(stderr, "bench: %s...\n", to_string(mode));

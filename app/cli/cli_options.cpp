@@ -98,6 +98,9 @@ void add_engine_options(QCommandLineParser& parser) {
       {"no-prefix-caching", "Do not share KV blocks between requests with a common prefix."},
       {"threads", "CPU threads (default: all cores).", "N"},
       {"device", "cpu, cuda, cuda:N or auto (default cpu).", "DEVICE"},
+      {"gpu-memory-utilization",
+       "GPU: share of device memory for weights, activations and the KV cache (default 0.90).",
+       "F"},
   });
 }
 
@@ -117,6 +120,12 @@ EngineConfig read_engine_options(const QCommandLineParser& parser) {
   }
   config.max_model_len = static_cast<int>(option_int(parser, "max-model-len", 0, 1, 1 << 30));
   config.enable_prefix_caching = !parser.isSet("no-prefix-caching");
+  config.gpu_memory_utilization =
+      option_double(parser, "gpu-memory-utilization", config.gpu_memory_utilization);
+  if (!(config.gpu_memory_utilization > 0.0 && config.gpu_memory_utilization <= 1.0)) {
+    throw UsageError("--gpu-memory-utilization must be in (0, 1], got " +
+                     text(parser.value("gpu-memory-utilization")));
+  }
   return config;
 }
 

@@ -9,8 +9,17 @@
 #include <vector>
 
 #include "engine/runner/batch_inputs.h"
+#include "engine/runner/sampler.h"
+#include "engine/sched/sampling_params.h"
 
 namespace sluice {
+
+// One row to sample on the backend's device: the request's parameters and context, exactly what
+// the host Sampler gets. Row i samples from logits row i of the forward pass.
+struct SampleRow {
+  const SamplingParams* params = nullptr;
+  SamplingContext context;
+};
 
 struct BackendMemory {
   size_t weight_bytes = 0;        // weights as the backend holds them
@@ -45,6 +54,18 @@ class Backend {
   virtual void forward(const BatchInputs& inputs, std::vector<float>& logits) = 0;
 
   virtual BackendMemory memory() const = 0;
+
+  // True when the backend can sample on its device (forward_and_sample), so only token ids, not
+  // [rows, vocab] logits, cross back to the host.
+  virtual bool samples_on_device() const { return false; }
+
+  // Runs forward() and samples logits row i with rows[i] under the host Sampler's semantics
+  // (same penalties, cuts and Philox draw, so the ids equal what Sampler::sample would return
+  // from the same logits). token_ids gets one id per row. Throws Error naming the row when its
+  // logits cannot be sampled. Precondition: samples_on_device(); rows.size() equals
+  // inputs.logits_indices.size().
+  virtual void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
+                                  std::vector<int32_t>& token_ids);
 };
 
 }  // namespace sluice

@@ -18,10 +18,13 @@ DeviceReport probe_devices() {
   } else {
     report.cuda_usable = true;
     for (const auto& d : probe.devices) {
+      DeviceOption option;
+      option.id = str_cat("cuda:", d.index);
+      option.label = str_cat(option.id, " ", d.name, " (sm_", d.compute_capability_major, d.compute_capability_minor,
+                             ", ", d.total_memory_bytes >> 20, " MiB)");
       if (!report.summary.empty()) report.summary += "; ";
-      report.summary +=
-          str_cat("cuda:", d.index, " ", d.name, " (sm_", d.compute_capability_major,
-                  d.compute_capability_minor, ", ", d.total_memory_bytes >> 20, " MiB)");
+      report.summary += option.label;
+      report.devices.push_back(std::move(option));
     }
   }
 #else

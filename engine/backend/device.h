@@ -2,13 +2,21 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace sluice {
+
+// One device a run can name.
+struct DeviceOption {
+  std::string id;     // "cuda:0": what --device takes
+  std::string label;  // "cuda:0 NVIDIA H100 80GB HBM3 (sm_90, 81559 MiB)"
+};
 
 struct DeviceReport {
   bool cuda_compiled = false;  // the build has the CUDA backend
   bool cuda_usable = false;    // at least one device answered
   std::string summary;         // one line for --version and logs
+  std::vector<DeviceOption> devices;  // the usable CUDA devices
 };
 
 // Probes devices once; never throws.

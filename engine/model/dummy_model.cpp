@@ -142,11 +142,13 @@ ModelConfig dummy_model_config(const std::string& preset) {
   return c;
 }
 
-std::unique_ptr<Model> make_dummy_model(const std::string& preset, DType dtype, uint64_t seed) {
+std::unique_ptr<Model> make_dummy_model(const std::string& preset, DType dtype, uint64_t seed,
+                                        int num_layers) {
   auto model = std::make_unique<Model>();
   model->path = "dummy:" + preset;
   model->format = ModelFormat::Dummy;
   model->config = dummy_model_config(preset);
+  if (num_layers > 0) model->config.num_layers = num_layers;
   const ModelConfig& c = model->config;
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, q = c.q_size(), kv = c.kv_size();
   WeightFactory f(*model, dtype, seed);

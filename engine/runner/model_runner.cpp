@@ -42,7 +42,7 @@ void build_batch_inputs(const SchedulerOutput& step, int block_size, BatchInputs
   }
 }
 
-void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out) {
+void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out, std::span<const SampleRow> sample_rows) {
   if (!step.block_copies.empty()) {
     copy_src_.clear();
     copy_dst_.clear();
@@ -55,12 +55,19 @@ void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out) {
   out.vocab_size = vocab_size_;
   out.sampled_request_ids.clear();
   out.logits.clear();
+  out.sampled_token_ids.clear();
+  out.sampled_on_device = false;
   for (const auto& r : step.requests) {
     if (r.needs_sample) out.sampled_request_ids.push_back(r.request_id);
   }
   if (step.requests.empty()) return;
   build_batch_inputs(step, block_size_, inputs_);
-  backend_.forward(inputs_, out.logits);
+  if (sample_rows.empty() || out.sampled_request_ids.empty()) {
+    backend_.forward(inputs_, out.logits);
+    return;
+  }
+  backend_.forward_and_sample(inputs_, sample_rows, out.sampled_token_ids);
+  out.sampled_on_device = true;
 }
 
 }  // namespace sluice

@@ -16,6 +16,10 @@ namespace sluice {
 struct RunnerOutput {
   std::vector<RequestId> sampled_request_ids;  // requests with needs_sample, in batch order
   std::vector<float> logits;                   // [sampled_request_ids.size(), vocab_size]
+  // Filled instead of logits when the step sampled on the backend's device: one id per
+  // sampled request.
+  std::vector<int32_t> sampled_token_ids;
+  bool sampled_on_device = false;
   int vocab_size = 0;
 
   std::span<float> logits_row(size_t i) {
@@ -34,8 +38,10 @@ class ModelRunner {
       : backend_(backend), block_size_(block_size), vocab_size_(vocab_size) {}
 
   // Runs the step (block copies first, then the forward pass) and fills out with the logits
-  // to sample. out's buffers are reused from step to step.
-  void execute(const SchedulerOutput& step, RunnerOutput& out);
+  // to sample. out's buffers are reused from step to step. With sample_rows (one per request
+  // that samples, in batch order) the backend samples on its device and out gets token ids
+  // instead. Precondition: sample_rows is empty or the backend samples_on_device().
+  void execute(const SchedulerOutput& step, RunnerOutput& out, std::span<const SampleRow> sample_rows = {});
 
  private:
   Backend& backend_;

@@ -64,6 +64,8 @@ class SetupPanelsTest : public QObject {
   void lengthHistogramStatistics();
   void parametersRoundTripASpec();
   void parametersRejectAnInvalidTemperature();
+  void parametersOfferProbedDevicesAndKeepTheChoice();
+  void modelPanelSaysWhereTheRunGoes();
 
  private:
   sluice::ModelSummary m_summary;
@@ -379,6 +381,53 @@ void SetupPanelsTest::parametersRoundTripASpec() {
   QCOMPARE(
       ParametersPanel::parseStopStrings(ParametersPanel::formatStopStrings(spec.sampling.stop)),
       spec.sampling.stop);
+}
+
+// The device list is CPU, auto and what the probe found; a choice survives a new probe and a
+// device from a job that this machine lacks stays visible instead of turning into the CPU.
+void SetupPanelsTest::parametersOfferProbedDevicesAndKeepTheChoice() {
+  ParametersPanel panel;
+  QCOMPARE(panel.device(), std::string("cpu"));
+  sluice::DeviceReport report;
+  report.cuda_compiled = report.cuda_usable = true;
+  report.devices = {{"cuda:0", "cuda:0 Test GPU A (sm_90, 81559 MiB)"}, {"cuda:1", "cuda:1 Test GPU B"}};
+  report.summary = "two test GPUs";
+  panel.setDevices(report);
+  sluice::GenerationSpec spec;
+  spec.device = "cuda:1";
+  spec.engine.gpu_memory_utilization = 0.8;
+  QSignalSpy changed(&panel, &ParametersPanel::changed);
+  panel.setFromSpec(spec);
+  QCOMPARE(panel.device(), std::string("cuda:1"));
+  QCOMPARE(panel.engineConfig().gpu_memory_utilization, 0.8);
+  report.devices.pop_back();  // a new probe without cuda:1
+  panel.setDevices(report);
+  QCOMPARE(panel.device(), std::string("cuda:1"));
+  QCOMPARE(changed.count(), 1);  // probing is not an edit
+  sluice::GenerationSpec out;
+  panel.applyToSpec(out);
+  QCOMPARE(out.device, std::string("cuda:1"));
+  const auto json = sluice::spec_to_json(out);
+  QCOMPARE(sluice::spec_from_json(json).device, std::string("cuda:1"));
+  QCOMPARE(sluice::spec_from_json(json).engine.gpu_memory_utilization, 0.8);
+  spec.device = "auto";
+  panel.setFromSpec(spec);
+  QCOMPARE(panel.device(), std::string("auto"));
+}
+
+void SetupPanelsTest::modelPanelSaysWhereTheRunGoes() {
+  ModelPanel panel;
+  sluice::ModelSummary q8 = m_summary;
+  q8.dtypes = "Q8_0+F32";
+  panel.setLoaded(q8);
+  QCOMPARE(panel.runsOnText(), QString("CPU"));
+  panel.setDevice("cuda:0");
+  QVERIFY2(panel.runsOnText().startsWith("cuda:0") && panel.runsOnText().contains("dequantized to BF16"),
+           qPrintable(panel.runsOnText()));
+  panel.setLoaded(m_summary);  // F32: nothing to convert
+  QVERIFY2(!panel.runsOnText().contains("Q8_0"), qPrintable(panel.runsOnText()));
+  panel.setBackendDescription("cuda:0 Test GPU: bf16 activations and KV cache");
+  QCOMPARE(panel.runsOnText(), QString("cuda:0 Test GPU: bf16 activations and KV cache"));
 }
 
 void SetupPanelsTest::parametersRejectAnInvalidTemperature() {

@@ -158,6 +158,21 @@ TEST(GenerateCli, MissingTokenizerIsReported) {
   EXPECT_THAT(r.err, HasSubstr("no tokenizer"));
 }
 
+// No machine has a hundred GPUs: with or without CUDA the start is refused with the device named,
+// before a job file is made, so nothing is left to resume or remove.
+TEST(GenerateCli, UnavailableDeviceIsRefusedBeforeTheJobFile) {
+  const std::string dir = make_temp_dir("gen-device");
+  const std::string input = write_input(dir, "{\"prompt\": \"a\"}\n");
+  for (const char* device : {"cuda:99", "tpu"}) {
+    const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", input, "--output",
+                               dir + "/out.jsonl", "--device", device});
+    EXPECT_EQ(r.exit_code, 1) << device;
+    EXPECT_THAT(r.err, HasSubstr(device));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/out.jsonl")) << device;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/out.jsonl.sluicejob")) << device;
+  }
+}
+
 TEST(GenerateCli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run_sluice({"generate", "--input", "x"}).exit_code, 2);
   const auto r = run_sluice(

@@ -30,12 +30,25 @@ CudaProbe probe_cuda_devices() {
     info.total_memory_bytes = prop.totalGlobalMem;
     if (cudaSetDevice(i) == cudaSuccess) {
       size_t free_bytes = 0, total_bytes = 0;
-      if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) info.free_memory_bytes = free_bytes;
+      if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+        info.free_memory_bytes = free_bytes;
     }
     probe.devices.push_back(std::move(info));
   }
   if (probe.devices.empty()) probe.error = "no usable GPU: no device could be queried";
   return probe;
+}
+
+int count_cuda_devices(std::string& why) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    why = std::string("no usable GPU: ") + cudaGetErrorString(status);
+    cudaGetLastError();
+    return 0;
+  }
+  if (count == 0) why = "no usable GPU: the CUDA runtime reports no devices";
+  return count;
 }
 
 }  // namespace sluice

@@ -18,12 +18,16 @@ struct CudaDeviceInfo {
 
 struct CudaProbe {
   std::vector<CudaDeviceInfo> devices;
-  int driver_version = 0;   // 0 when no driver is installed
+  int driver_version = 0;  // 0 when no driver is installed
   int runtime_version = 0;
-  std::string error;        // why no device is usable, empty when at least one is
+  std::string error;  // why no device is usable, empty when at least one is
 };
 
 // Asks the CUDA runtime for devices; never throws, never aborts when there is no driver or GPU.
 CudaProbe probe_cuda_devices();
+
+// Returns how many CUDA devices the runtime sees without creating a context on any of them
+// (0 with `why` set when there is no driver or no device); never throws.
+int count_cuda_devices(std::string& why);
 
 }  // namespace sluice

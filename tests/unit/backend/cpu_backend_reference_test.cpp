@@ -8,34 +8,16 @@
 #include "engine/backend/cpu_backend.h"
 #include "engine/model/model.h"
 #include "tests/support/reference_data.h"
+#include "tests/support/single_request_batch.h"
 #include "tests/support/test_paths.h"
 
 namespace sluice {
 namespace {
 
+using test::argmax;
+using test::single_request_batch;
+
 constexpr int kBlockSize = 16;
-
-// A single request laid out contiguously in blocks 0, 1, 2, ...
-BatchInputs single_request_batch(const std::vector<int32_t>& tokens, int start_position,
-                                 int num_blocks, bool all_logits) {
-  BatchInputs in;
-  const int n = static_cast<int>(tokens.size());
-  for (int i = 0; i < n; ++i) {
-    in.token_ids.push_back(tokens[static_cast<size_t>(i)]);
-    in.positions.push_back(start_position + i);
-    in.slot_mapping.push_back(start_position + i);  // block b holds positions [16b, 16b + 16)
-    if (all_logits || i == n - 1) in.logits_indices.push_back(i);
-  }
-  in.query_start_loc = {0, n};
-  in.seq_lens = {start_position + n};
-  in.max_blocks_per_request = num_blocks;
-  for (int b = 0; b < num_blocks; ++b) in.block_tables.push_back(b);
-  return in;
-}
-
-int32_t argmax(const float* logits, int n) {
-  return static_cast<int32_t>(std::max_element(logits, logits + n) - logits);
-}
 
 float max_abs_diff(const float* a, const std::vector<float>& b) {
   float m = 0.0f;

@@ -1,0 +1,11 @@
+#include "engine/backend/backend.h"
+
+#include "engine/core/error.h"
+
+namespace sluice {
+
+void Backend::forward_and_sample(const BatchInputs&, std::span<const SampleRow>, std::vector<int32_t>&) {
+  fail("backend ", name(), " does not sample on its device; use forward() and the host Sampler");
+}
+
+}  // namespace sluice

@@ -1,0 +1,38 @@
+// Lends one backend to a series of engines (each Engine owns its backend), so weights are
+// uploaded once for a sweep of runs. Every call, device sampling included, goes to the lender,
+// which must outlive the engines.
+#pragma once
+
+#include <string>
+
+#include "engine/backend/backend.h"
+
+namespace sluice {
+
+class BorrowedBackend final : public Backend {
+ public:
+  explicit BorrowedBackend(Backend& backend) : backend_(backend) {}
+
+  std::string name() const override { return backend_.name(); }
+  size_t kv_block_bytes(int block_size) const override { return backend_.kv_block_bytes(block_size); }
+  void allocate_kv_cache(int num_blocks, int block_size) override {
+    backend_.allocate_kv_cache(num_blocks, block_size);
+  }
+  void copy_blocks(std::span<const int32_t> src, std::span<const int32_t> dst) override {
+    backend_.copy_blocks(src, dst);
+  }
+  void forward(const BatchInputs& inputs, std::vector<float>& logits) override { backend_.forward(inputs, logits); }
+  BackendMemory memory() const override { return backend_.memory(); }
+  bool samples_on_device() const override { return backend_.samples_on_device(); }
+  void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
+                          std::vector<int32_t>& token_ids) override {
+    backend_.forward_and_sample(inputs, rows, token_ids);
+  }
+
+  Backend& lender() { return backend_; }
+
+ private:
+  Backend& backend_;
+};
+
+}  // namespace sluice

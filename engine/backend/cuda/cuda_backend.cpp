@@ -1,0 +1,522 @@
+#include "engine/backend/cuda/cuda_backend.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "engine/backend/cuda/cublas_gemm.h"
+#include "engine/backend/cuda/cuda_buffer.h"
+#include "engine/backend/cuda/cuda_forward.h"
+#include "engine/backend/cuda/cuda_graphs.h"
+#include "engine/backend/cuda/cuda_sampling.h"
+#include "engine/backend/cuda/cuda_types.h"
+#include "engine/backend/cuda/cuda_weights.h"
+#include "engine/backend/cuda/pinned_batch.h"
+#include "kernels/block_copy.cuh"
+#include "kernels/paged_attention.cuh"
+#include "kernels/sampling.cuh"
+
+namespace sluice {
+
+namespace {
+
+// cuBLAS's recommended workspace on Hopper; a workspace of our own is what lets products be
+// captured into graphs.
+constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
+
+size_t align_16(size_t bytes) {
+  return (bytes + 15) & ~size_t{15};
+}
+
+}  // namespace
+
+std::string_view activation_dtype_name(ActivationDType dtype) {
+  switch (dtype) {
+    case ActivationDType::F32:
+      return "fp32";
+    case ActivationDType::F16:
+      return "fp16";
+    case ActivationDType::BF16:
+      return "bf16";
+  }
+  return "?";
+}
+
+ActivationDType parse_activation_dtype(std::string_view name) {
+  if (name == "fp32" || name == "f32") return ActivationDType::F32;
+  if (name == "fp16" || name == "f16") return ActivationDType::F16;
+  if (name == "bf16") return ActivationDType::BF16;
+  fail("unknown activation type '", name, "' (bf16, fp16 or fp32)");
+}
+
+int parse_cuda_device(const std::string& device) {
+  if (device == "cuda") return 0;
+  const std::string digits = device.starts_with("cuda:") ? device.substr(5) : "";
+  if (digits.empty() || digits.size() > 4 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    fail("unknown device '", device, "' (use cpu, cuda, cuda:N or auto)");
+  }
+  return std::stoi(digits);
+}
+
+struct CudaBackend::Impl {
+  Impl(const Model& m, const CudaBackendOptions& o);
+
+  void check_inputs(const BatchInputs& in) const;
+  // Enqueues the inputs' copy and the forward pass; returns the number of logits rows.
+  int enqueue_step(const BatchInputs& in);
+  ForwardShape plan_shape(const BatchInputs& in, std::optional<CudaGraphKey>& key);
+  void ensure_step_buffers(int num_tokens, int num_rows);
+  void ensure_attention_workspace(size_t bytes);
+  void ensure_sampling_workspace(size_t bytes);
+  void synchronize() const { SLUICE_CUDA_CHECK(cudaStreamSynchronize(stream->get())); }
+  int32_t padding_block_id() const { return num_blocks; }  // the block past the engine's pool
+  ForwardContext context() const {
+    return ForwardContext{config, *weights,     options.activation_dtype, *gemm, buffers,
+                          kv,     stream->get()};
+  }
+
+  const Model& model;
+  ModelConfig config;
+  CudaBackendOptions options;
+  std::string device_name;
+  size_t element_bytes;
+  std::unique_ptr<CudaStream> stream;
+  std::unique_ptr<CudaWeights> weights;
+  std::unique_ptr<CublasGemm> gemm;
+
+  // The pool holds num_blocks blocks for the engine and one more, the last, that padded decode
+  // rows write into, so padding never touches a request's KV.
+  DeviceBuffer kv_pool;
+  DeviceBuffer kv_layer_pointers;  // [2, num_layers]: every layer's K, then every layer's V
+  KvCacheLayers kv;
+  int num_blocks = 0;
+
+  DeviceBuffer activations;
+  DeviceBuffer attention_workspace;
+  ForwardBuffers buffers;
+  int capacity_tokens = 0;
+  int capacity_rows = 0;
+  PinnedStaging batch_staging;
+  PinnedStaging copy_staging;
+  BatchInputs padded;  // the padded decode batch, reused
+
+  std::vector<int> graph_batch_sizes;
+  int graph_max_model_len = 0;
+  CudaGraphCache graphs;
+  std::string graph_error;  // why graphs were turned off, when a capture failed
+
+  DeviceBuffer sampling_workspace;
+  DeviceBuffer sampled_tokens;       // [capacity_rows] int32
+  PinnedBuffer sampled_tokens_host;  // [capacity_rows] int32
+  PinnedStaging sampling_staging;
+  PackedSamplingRows packed_rows;
+
+  CudaStepCounters counters;
+};
+
+CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
+    : model(m),
+      config(m.config),
+      options(o),
+      element_bytes(activation_element_bytes(o.activation_dtype)) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    fail("device cuda:", o.device_index, ": no usable GPU: ", cudaGetErrorString(status));
+  }
+  if (o.device_index < 0 || o.device_index >= count)
+    fail("device cuda:", o.device_index, ": there are ", count, " CUDA devices");
+  make_device_current(o.device_index);
+  cudaDeviceProp prop{};
+  SLUICE_CUDA_CHECK(cudaGetDeviceProperties(&prop, o.device_index));
+  device_name = prop.name;
+  stream = std::make_unique<CudaStream>();
+  gemm = std::make_unique<CublasGemm>(stream->get(), kCublasWorkspaceBytes);
+  weights = std::make_unique<CudaWeights>(m.weights, config, o.activation_dtype, stream->get());
+  kv.k.resize(static_cast<size_t>(config.num_layers));
+  kv.v.resize(static_cast<size_t>(config.num_layers));
+  graph_batch_sizes = cuda_graph_batch_sizes(256);
+  graph_max_model_len = config.max_position_embeddings;
+}
+
+void CudaBackend::Impl::check_inputs(const BatchInputs& in) const {
+  if (num_blocks == 0) fail("forward pass before the KV cache was allocated");
+  const int num_tokens = in.num_tokens();
+  const int num_requests = in.num_requests();
+  if (in.positions.size() != in.token_ids.size() || in.slot_mapping.size() != in.token_ids.size() ||
+      static_cast<int>(in.query_start_loc.size()) != num_requests + 1 ||
+      in.block_tables.size() !=
+          static_cast<size_t>(num_requests) * static_cast<size_t>(in.max_blocks_per_request) ||
+      in.query_start_loc.front() != 0 || in.query_start_loc.back() != num_tokens) {
+    fail("malformed batch: ", num_tokens, " tokens, ", num_requests, " requests");
+  }
+  const int64_t num_slots = static_cast<int64_t>(num_blocks) * kv.block_size;
+  for (int t = 0; t < num_tokens; ++t) {
+    const auto i = static_cast<size_t>(t);
+    if (in.token_ids[i] < 0 || in.token_ids[i] >= config.vocab_size)
+      fail("token id ", in.token_ids[i], " is outside the vocabulary (", config.vocab_size, ")");
+    if (in.slot_mapping[i] < 0 || in.slot_mapping[i] >= num_slots)
+      fail("KV slot ", in.slot_mapping[i], " is outside the pool (", num_slots, " slots)");
+    if (in.positions[i] < 0 || in.positions[i] >= config.max_position_embeddings) {
+      fail("position ", in.positions[i], " is past the model's context (",
+           config.max_position_embeddings, ")");
+    }
+  }
+  for (int r = 0; r < num_requests; ++r) {
+    const auto i = static_cast<size_t>(r);
+    const int query_len = in.query_start_loc[i + 1] - in.query_start_loc[i];
+    const int seq_len = in.seq_lens[i];
+    const int num_used = (seq_len + kv.block_size - 1) / kv.block_size;
+    if (query_len < 0 || seq_len < query_len || num_used > in.max_blocks_per_request)
+      fail("request ", r, " of the batch: context ", seq_len, " for ", query_len, " new tokens");
+    const int32_t* table = in.block_table(r);
+    for (int b = 0; b < num_used; ++b) {
+      if (table[b] < 0 || table[b] >= num_blocks)
+        fail("block id ", table[b], " is outside the pool (", num_blocks, " blocks)");
+    }
+  }
+  for (const int32_t row : in.logits_indices) {
+    if (row < 0 || row >= num_tokens) fail("logits row ", row, " of ", num_tokens, " tokens");
+  }
+}
+
+// Decode-only steps (one sampled token per request) that fit a bucket are padded to it: with
+// graphs on they replay the bucket's graph, with graphs off they run the same launches eagerly,
+// so switching graphs changes how the work is launched and never what is computed.
+ForwardShape CudaBackend::Impl::plan_shape(const BatchInputs& in,
+                                           std::optional<CudaGraphKey>& key) {
+  int max_seq_len = 0;
+  int max_query_len = 0;
+  for (int r = 0; r < in.num_requests(); ++r) {
+    const auto i = static_cast<size_t>(r);
+    max_seq_len = std::max(max_seq_len, in.seq_lens[i]);
+    max_query_len = std::max(max_query_len, in.query_start_loc[i + 1] - in.query_start_loc[i]);
+  }
+  const int bucket =
+      is_uniform_decode(in) ? cuda_graph_batch_bucket(in.num_requests(), graph_batch_sizes) : 0;
+  if (bucket > 0 && max_seq_len <= graph_max_model_len) {
+    const int seq_bucket =
+        cuda_graph_seq_len_bucket(max_seq_len, graph_max_model_len, kv.block_size);
+    const int stride = seq_bucket / kv.block_size;
+    pad_decode_batch(in, bucket, stride, padding_block_id(), kv.block_size, padded);
+    counters.num_padded_rows += bucket - in.num_requests();
+    key = CudaGraphKey{bucket, seq_bucket};
+    return ForwardShape{bucket, bucket, bucket, stride, 1, seq_bucket};
+  }
+  key.reset();
+  return ForwardShape{
+      in.num_tokens(),           in.num_requests(), static_cast<int>(in.logits_indices.size()),
+      in.max_blocks_per_request, max_query_len,     max_seq_len};
+}
+
+int CudaBackend::Impl::enqueue_step(const BatchInputs& in) {
+  check_inputs(in);
+  std::optional<CudaGraphKey> key;
+  const ForwardShape shape = plan_shape(in, key);
+  const BatchInputs& batch = key ? padded : in;
+  ensure_step_buffers(shape.num_tokens, shape.num_logits_rows);
+  ensure_attention_workspace(
+      kernels::paged_attention_workspace_bytes(attention_params(config, kv.block_size, shape)));
+  const CudaBatchLayout layout = cuda_batch_layout(
+      shape.num_tokens, shape.num_requests, shape.max_blocks_per_request, shape.num_logits_rows);
+  if (batch_staging.reserve_device(layout.total_bytes, "a step's inputs")) graphs.clear();
+  pack_batch_inputs(batch, layout, batch_staging.acquire(layout.total_bytes));
+  const DeviceBatch device =
+      device_batch(layout, batch_staging.commit(layout.total_bytes, stream->get()));
+  const ForwardContext ctx = context();
+  if (key && options.enable_cuda_graphs && graphs.contains(*key)) {
+    graphs.launch(*key, stream->get());
+    ++counters.num_graph_replays;
+    return static_cast<int>(in.logits_indices.size());
+  }
+  enqueue_forward(ctx, device, shape);
+  ++counters.num_eager_steps;
+  if (key && options.enable_cuda_graphs) {
+    // The first step of a shape runs eagerly (warming kernels and cuBLAS), then is captured. A
+    // capture that fails turns graphs off rather than failing a run that works without them.
+    try {
+      graphs.capture(*key, stream->get(), [&] { enqueue_forward(ctx, device, shape); });
+      ++counters.num_graph_captures;
+    } catch (const Error& e) {
+      options.enable_cuda_graphs = false;
+      graphs.clear();
+      graph_error = e.what();
+    }
+  }
+  return static_cast<int>(in.logits_indices.size());
+}
+
+void CudaBackend::Impl::ensure_step_buffers(int num_tokens, int num_rows) {
+  if (num_tokens <= capacity_tokens && num_rows <= capacity_rows) return;
+  num_tokens = std::max(num_tokens, capacity_tokens);
+  num_rows = std::max(num_rows, capacity_rows);
+  synchronize();  // nothing in flight may still use the old buffers
+  graphs.clear();
+  activations.reset();
+  activations = DeviceBuffer(cuda_activation_bytes(config, element_bytes, num_tokens, num_rows),
+                             "activations");
+  void* workspace = buffers.attention_workspace;
+  const size_t workspace_bytes = buffers.attention_workspace_bytes;
+  buffers = carve_forward_buffers(activations.get(), config, element_bytes, num_tokens, num_rows);
+  buffers.attention_workspace = workspace;
+  buffers.attention_workspace_bytes = workspace_bytes;
+  sampled_tokens = DeviceBuffer(static_cast<size_t>(num_rows) * sizeof(int32_t), "sampled tokens");
+  sampled_tokens_host = PinnedBuffer(static_cast<size_t>(num_rows) * sizeof(int32_t));
+  capacity_tokens = num_tokens;
+  capacity_rows = num_rows;
+}
+
+void CudaBackend::Impl::ensure_attention_workspace(size_t bytes) {
+  if (bytes <= attention_workspace.bytes() && attention_workspace.get()) return;
+  synchronize();
+  graphs.clear();
+  attention_workspace.reset();
+  attention_workspace = DeviceBuffer(std::max<size_t>(bytes, 256), "the attention workspace");
+  buffers.attention_workspace = attention_workspace.get();
+  buffers.attention_workspace_bytes = attention_workspace.bytes();
+}
+
+void CudaBackend::Impl::ensure_sampling_workspace(size_t bytes) {
+  if (bytes <= sampling_workspace.bytes() && sampling_workspace.get()) return;
+  synchronize();
+  sampling_workspace.reset();
+  sampling_workspace = DeviceBuffer(std::max<size_t>(bytes, 256), "the sampling workspace");
+}
+
+CudaBackend::CudaBackend(const Model& model, const CudaBackendOptions& options)
+    : impl_(std::make_unique<Impl>(model, options)) {}
+
+CudaBackend::~CudaBackend() {
+  if (impl_ && impl_->stream) {
+    cudaSetDevice(impl_->options.device_index);
+    cudaStreamSynchronize(impl_->stream->get());  // errors here cannot be reported
+  }
+}
+
+std::string CudaBackend::name() const {
+  return str_cat("cuda:", impl_->options.device_index);
+}
+
+size_t CudaBackend::kv_block_bytes(int block_size) const {
+  return 2 * static_cast<size_t>(impl_->config.num_layers) * static_cast<size_t>(block_size) *
+         static_cast<size_t>(impl_->config.kv_size()) * impl_->element_bytes;
+}
+
+void CudaBackend::allocate_kv_cache(int num_blocks, int block_size) {
+  Impl& s = *impl_;
+  if (num_blocks <= 0 || block_size <= 0)
+    fail("KV cache: need at least one block of at least one token");
+  make_device_current(s.options.device_index);
+  s.synchronize();
+  s.graphs.clear();
+  s.kv_pool.reset();
+  s.num_blocks = 0;
+  const size_t layer_bytes = static_cast<size_t>(num_blocks + 1) * static_cast<size_t>(block_size) *
+                             static_cast<size_t>(s.config.kv_size()) * s.element_bytes;
+  const auto num_layers = static_cast<size_t>(s.config.num_layers);
+  s.kv_pool = DeviceBuffer(2 * num_layers * layer_bytes,
+                           str_cat("the KV cache (", num_blocks,
+                                   " blocks; lower --kv-blocks, "
+                                   "--kv-cache-bytes or --gpu-memory-utilization)")
+                               .c_str());
+  // Zeroed as the CPU pool is: bytes never written by a request are never NaN.
+  SLUICE_CUDA_CHECK(cudaMemsetAsync(s.kv_pool.get(), 0, s.kv_pool.bytes(), s.stream->get()));
+  std::vector<void*> pointers(2 * num_layers);
+  for (size_t l = 0; l < num_layers; ++l) {
+    s.kv.k[l] = s.kv_pool.as<unsigned char>() + 2 * l * layer_bytes;
+    s.kv.v[l] = s.kv_pool.as<unsigned char>() + (2 * l + 1) * layer_bytes;
+    pointers[l] = s.kv.k[l];
+    pointers[num_layers + l] = s.kv.v[l];
+  }
+  if (!s.kv_layer_pointers.get())
+    s.kv_layer_pointers = DeviceBuffer(pointers.size() * sizeof(void*), "KV layer pointers");
+  SLUICE_CUDA_CHECK(cudaMemcpy(s.kv_layer_pointers.get(), pointers.data(),
+                               pointers.size() * sizeof(void*), cudaMemcpyHostToDevice));
+  s.kv.block_size = block_size;
+  s.num_blocks = num_blocks;
+  s.synchronize();
+}
+
+void CudaBackend::copy_blocks(std::span<const int32_t> src_block_ids,
+                              std::span<const int32_t> dst_block_ids) {
+  Impl& s = *impl_;
+  if (src_block_ids.size() != dst_block_ids.size())
+    fail("copy_blocks: ", src_block_ids.size(), " sources for ", dst_block_ids.size(), " targets");
+  if (src_block_ids.empty()) return;
+  for (const auto ids : {src_block_ids, dst_block_ids}) {
+    for (const int32_t id : ids) {
+      if (id < 0 || id >= s.num_blocks)
+        fail("copy_blocks: block id ", id, " is outside the pool (", s.num_blocks, " blocks)");
+    }
+  }
+  make_device_current(s.options.device_index);
+  const size_t n = src_block_ids.size();
+  const size_t bytes = 2 * n * sizeof(int32_t);
+  s.copy_staging.reserve_device(bytes, "block copy ids");
+  unsigned char* host = s.copy_staging.acquire(bytes);
+  std::memcpy(host, src_block_ids.data(), n * sizeof(int32_t));
+  std::memcpy(host + n * sizeof(int32_t), dst_block_ids.data(), n * sizeof(int32_t));
+  const auto* ids = static_cast<const int32_t*>(s.copy_staging.commit(bytes, s.stream->get()));
+  const int64_t block_elements = static_cast<int64_t>(s.kv.block_size) * s.config.kv_size();
+  visit_activation_type(s.options.activation_dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto* const* layers = s.kv_layer_pointers.as<T* const>();
+    SLUICE_KERNEL_CHECK(kernels::copy_blocks<T>(layers, layers + s.config.num_layers, ids, ids + n,
+                                                static_cast<int>(n), s.config.num_layers,
+                                                block_elements, s.stream->get()));
+  });
+}
+
+void CudaBackend::forward(const BatchInputs& inputs, std::vector<float>& logits) {
+  Impl& s = *impl_;
+  make_device_current(s.options.device_index);
+  const int num_rows = s.enqueue_step(inputs);
+  const size_t count = static_cast<size_t>(num_rows) * static_cast<size_t>(s.config.vocab_size);
+  logits.resize(count);
+  // The only synchronisation of a step: the logits the host sampler needs.
+  if (count > 0) {
+    SLUICE_CUDA_CHECK(cudaMemcpyAsync(logits.data(), s.buffers.logits, count * sizeof(float),
+                                      cudaMemcpyDeviceToHost, s.stream->get()));
+  }
+  s.synchronize();
+}
+
+void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const CudaSampleRow> rows,
+                                     std::vector<int32_t>& token_ids) {
+  Impl& s = *impl_;
+  if (rows.size() != inputs.logits_indices.size())
+    fail("GPU sampling: ", rows.size(), " rows for ", inputs.logits_indices.size(), " logits rows");
+  pack_sampling_rows(rows, s.config.vocab_size, s.packed_rows);
+  make_device_current(s.options.device_index);
+  const int num_rows = s.enqueue_step(inputs);
+  token_ids.resize(static_cast<size_t>(num_rows));
+  if (num_rows == 0) {
+    s.synchronize();
+    return;
+  }
+  const size_t workspace_bytes = kernels::sampling_workspace_bytes(num_rows, s.config.vocab_size);
+  s.ensure_sampling_workspace(workspace_bytes);
+  const PackedSamplingRows& p = s.packed_rows;
+  const size_t rows_bytes = align_16(p.rows.size() * sizeof(kernels::SamplingRow));
+  const size_t ids_bytes = align_16(p.penalty_token_ids.size() * sizeof(int32_t));
+  const size_t total = rows_bytes + 2 * ids_bytes;
+  s.sampling_staging.reserve_device(total, "sampling parameters");
+  unsigned char* host = s.sampling_staging.acquire(total);
+  std::memcpy(host, p.rows.data(), p.rows.size() * sizeof(kernels::SamplingRow));
+  if (!p.penalty_token_ids.empty()) {
+    std::memcpy(host + rows_bytes, p.penalty_token_ids.data(), ids_bytes);
+    std::memcpy(host + rows_bytes + ids_bytes, p.penalty_output_counts.data(),
+                p.penalty_output_counts.size() * sizeof(int32_t));
+  }
+  const auto* device =
+      static_cast<const unsigned char*>(s.sampling_staging.commit(total, s.stream->get()));
+  SLUICE_KERNEL_CHECK(kernels::sample_tokens(
+      s.buffers.logits, reinterpret_cast<const kernels::SamplingRow*>(device),
+      reinterpret_cast<const int32_t*>(device + rows_bytes),
+      reinterpret_cast<const int32_t*>(device + rows_bytes + ids_bytes),
+      s.sampled_tokens.as<int32_t>(), num_rows, s.config.vocab_size, s.sampling_workspace.get(),
+      s.sampling_workspace.bytes(), s.stream->get()));
+  const size_t token_bytes = static_cast<size_t>(num_rows) * sizeof(int32_t);
+  SLUICE_CUDA_CHECK(cudaMemcpyAsync(s.sampled_tokens_host.data(), s.sampled_tokens.get(),
+                                    token_bytes, cudaMemcpyDeviceToHost, s.stream->get()));
+  s.synchronize();
+  std::memcpy(token_ids.data(), s.sampled_tokens_host.data(), token_bytes);
+  for (size_t i = 0; i < token_ids.size(); ++i) {
+    if (token_ids[i] < 0) {
+      fail("GPU sampler: row ", i,
+           " cannot be sampled (a NaN or +inf logit, or every logit is -inf)");
+    }
+  }
+}
+
+void CudaBackend::reserve_activations(const CudaStepLimits& limits) {
+  Impl& s = *impl_;
+  if (limits.max_num_batched_tokens < 1 || limits.max_num_seqs < 1 || limits.block_size < 1)
+    fail("CUDA backend: step limits must be positive");
+  make_device_current(s.options.device_index);
+  const int max_len = limits.max_model_len > 0
+                          ? std::min(limits.max_model_len, s.config.max_position_embeddings)
+                          : s.config.max_position_embeddings;
+  const int max_decode = std::min(limits.max_num_seqs, limits.max_num_batched_tokens);
+  s.graphs.clear();
+  s.graph_max_model_len = max_len;
+  s.graph_batch_sizes = cuda_graph_batch_sizes(max_decode);
+  const int max_graph = s.graph_batch_sizes.back();
+  const int max_tokens = std::max(limits.max_num_batched_tokens, max_graph);
+  const int max_rows = std::max(max_decode, max_graph);
+  s.ensure_step_buffers(max_tokens, max_rows);
+
+  // The attention workspace and staged inputs of the largest eager step and decode graph.
+  const int stride = (max_len + limits.block_size - 1) / limits.block_size;
+  const int seq_bucket = cuda_graph_seq_len_bucket(max_len, max_len, limits.block_size);
+  const ForwardShape decode{max_graph, max_graph, max_graph, seq_bucket / limits.block_size,
+                            1,         seq_bucket};
+  size_t workspace = kernels::paged_attention_workspace_bytes(
+      attention_params(s.config, limits.block_size, decode));
+  for (const int query_len : {1, limits.max_num_batched_tokens}) {
+    const ForwardShape eager{
+        limits.max_num_batched_tokens, max_decode, max_decode, stride, query_len, max_len};
+    workspace = std::max(workspace, kernels::paged_attention_workspace_bytes(
+                                        attention_params(s.config, limits.block_size, eager)));
+  }
+  s.ensure_attention_workspace(workspace);
+  const size_t staged =
+      std::max(cuda_batch_layout(max_tokens, max_decode, stride, max_decode).total_bytes,
+               cuda_batch_layout(max_graph, max_graph, decode.max_blocks_per_request, max_graph)
+                   .total_bytes);
+  s.batch_staging.reserve_device(staged, "a step's inputs");
+  s.ensure_sampling_workspace(kernels::sampling_workspace_bytes(max_rows, s.config.vocab_size));
+}
+
+CudaMemoryPlan CudaBackend::plan_kv_cache(double gpu_memory_utilization, int block_size) const {
+  make_device_current(impl_->options.device_index);
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  SLUICE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return plan_cuda_kv_cache(CudaMemoryPlanInputs{.device_total_bytes = total_bytes,
+                                                 .device_free_bytes = free_bytes,
+                                                 .gpu_memory_utilization = gpu_memory_utilization,
+                                                 .kv_block_bytes = kv_block_bytes(block_size),
+                                                 .num_reserved_blocks = 1});
+}
+
+BackendMemory CudaBackend::memory() const {
+  const Impl& s = *impl_;
+  make_device_current(s.options.device_index);
+  BackendMemory m;
+  m.weight_bytes = s.weights->bytes();
+  m.kv_cache_bytes = s.kv_pool.bytes();
+  m.activation_bytes = s.activations.bytes() + s.attention_workspace.bytes() +
+                       s.gemm->workspace_bytes() + s.sampling_workspace.bytes() +
+                       s.batch_staging.device_bytes() + s.copy_staging.device_bytes() +
+                       s.sampling_staging.device_bytes() + s.sampled_tokens.bytes();
+  SLUICE_CUDA_CHECK(cudaMemGetInfo(&m.device_free_bytes, &m.device_total_bytes));
+  return m;
+}
+
+std::string CudaBackend::describe() const {
+  const Impl& s = *impl_;
+  return str_cat(name(), " ", s.device_name, ": ",
+                 activation_dtype_name(s.options.activation_dtype), " activations and KV cache, ",
+                 s.weights->conversion_summary(), ", CUDA graphs ",
+                 s.options.enable_cuda_graphs ? "on" : "off",
+                 s.graph_error.empty() ? "" : " (capture failed: " + s.graph_error + ")");
+}
+
+const CudaStepCounters& CudaBackend::step_counters() const {
+  return impl_->counters;
+}
+
+ActivationDType CudaBackend::activation_dtype() const {
+  return impl_->options.activation_dtype;
+}
+
+int CudaBackend::device_index() const {
+  return impl_->options.device_index;
+}
+
+}  // namespace sluice

@@ -1,0 +1,114 @@
+// The CUDA backend: the CPU backend's forward pass on one GPU. Weights are uploaded once in the
+// activation type (BF16 by default; FP32 for exact comparisons in tests; FP16 possible) with
+// Q8_0 dequantized at load, norm weights and biases kept in fp32. Matrix products go through
+// cuBLAS (fp32 accumulation), everything else through the kernels in kernels/*.cuh, on one
+// compute stream.
+//
+// A step: the BatchInputs are packed into one of two pinned host buffers and sent to the device
+// with a single asynchronous copy, the layers are enqueued (or, for a decode-only step, one CUDA
+// graph captured for its batch and context bucket is replayed), and the fp32 logits of the rows
+// that sample are copied back. That download is the step's only synchronisation point, so
+// forward() keeps the engine's synchronous contract while the host never waits for the device
+// between launching the inputs copy and the last kernel. The second pinned buffer lets a caller
+// pack step N+1 while step N runs (see PinnedBatchStaging).
+//
+// This header includes no CUDA header, so the app and tests can use it wherever SLUICE_HAS_CUDA
+// is defined.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/backend/cuda/cuda_memory_plan.h"
+#include "engine/model/model.h"
+#include "engine/runner/sampler.h"
+#include "engine/sched/sampling_params.h"
+
+namespace sluice {
+
+// The element type of activations, the KV cache and the weights on the device.
+enum class ActivationDType : uint8_t { F32, F16, BF16 };
+
+// "fp32", "fp16" or "bf16".
+std::string_view activation_dtype_name(ActivationDType dtype);
+// Parses "fp32"/"f32", "fp16"/"f16", "bf16"; throws Error for anything else.
+ActivationDType parse_activation_dtype(std::string_view name);
+
+// Returns the device index of "cuda" (0) or "cuda:N"; throws Error for other text.
+int parse_cuda_device(const std::string& device);
+
+struct CudaBackendOptions {
+  int device_index = 0;
+  ActivationDType activation_dtype = ActivationDType::BF16;
+  bool enable_cuda_graphs = true;  // replay decode-only steps as CUDA graphs
+};
+
+// The largest steps the engine will schedule (EngineConfig's limits).
+struct CudaStepLimits {
+  int max_num_batched_tokens = 2048;
+  int max_num_seqs = 256;
+  int max_model_len = 0;  // 0: the model's context
+  int block_size = 16;
+};
+
+using CudaSampleRow = SampleRow;
+
+// How steps were run, for tests and the bench.
+struct CudaStepCounters {
+  int64_t num_eager_steps = 0;
+  int64_t num_graph_replays = 0;
+  int64_t num_graph_captures = 0;
+  int64_t num_padded_rows = 0;  // padding rows computed by decode steps
+};
+
+class CudaBackend final : public Backend {
+ public:
+  // Uploads the model's weights to the device. The model must outlive the backend. Throws Error
+  // when the device is missing or the weights do not fit.
+  CudaBackend(const Model& model, const CudaBackendOptions& options = {});
+  ~CudaBackend() override;
+
+  std::string name() const override;  // "cuda:N"
+  size_t kv_block_bytes(int block_size) const override;
+  void allocate_kv_cache(int num_blocks, int block_size) override;
+  void copy_blocks(std::span<const int32_t> src_block_ids,
+                   std::span<const int32_t> dst_block_ids) override;
+  void forward(const BatchInputs& inputs, std::vector<float>& logits) override;
+  BackendMemory memory() const override;
+
+  // One line for logs and the model panel: device, activation type, and what happened to the
+  // stored weights ("Q8_0 dequantized to BF16 at load", "F32 converted to BF16").
+  std::string describe() const;
+
+  // Allocates the activations and workspaces of the largest step the engine may schedule, and
+  // sizes the decode graphs, so that the memory plan sees them in use. Larger steps still run
+  // (their buffers grow, and captured graphs are dropped).
+  void reserve_activations(const CudaStepLimits& limits);
+
+  // Returns the KV pool that fits gpu_memory_utilization of the device now (call after
+  // reserve_activations). Throws Error when nothing is left for the cache.
+  CudaMemoryPlan plan_kv_cache(double gpu_memory_utilization, int block_size) const;
+
+  // Runs the forward pass and samples every logits row on the device with the host Sampler's
+  // semantics (kernels/sampling.cuh); token_ids gets one id per row. Only the ids cross to the
+  // host. Throws Error naming the row when its logits cannot be sampled (NaN, all -inf).
+  // Precondition: rows.size() == inputs.logits_indices.size().
+  bool samples_on_device() const override { return true; }
+  void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
+                          std::vector<int32_t>& token_ids) override;
+
+  const CudaStepCounters& step_counters() const;
+  ActivationDType activation_dtype() const;
+  int device_index() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice

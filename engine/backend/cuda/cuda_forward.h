@@ -1,0 +1,84 @@
+// The forward pass of a Llama-family decoder as a sequence of launches on one stream, the CUDA
+// twin of CpuBackend::forward:
+//   embedding -> per layer: rms_norm_residual (fused with the residual add) -> q/k/v products
+//   (+ bias) -> rope_and_cache -> paged_attention -> o product -> rms_norm_residual -> gate/up
+//   products -> silu_mul -> down product -> the rows needing logits gathered -> final norm ->
+//   LM head product in fp32.
+// enqueue_forward neither allocates nor synchronises, so it can be captured into a CUDA graph.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "engine/backend/cuda/cublas_gemm.h"
+#include "engine/backend/cuda/cuda_weights.h"
+#include "engine/backend/cuda/pinned_batch.h"
+#include "engine/model/model_config.h"
+#include "kernels/paged_attention.cuh"
+
+namespace sluice {
+
+// The step buffers on the device, in the activation type unless noted.
+struct ForwardBuffers {
+  void* residual = nullptr;           // [max_tokens, hidden]
+  void* residual_alt = nullptr;       // [max_tokens, hidden] projections before their residual add
+  void* normed = nullptr;             // [max_tokens, hidden]
+  void* q = nullptr;                  // [max_tokens, q_size]
+  void* k = nullptr;                  // [max_tokens, kv_size]
+  void* v = nullptr;                  // [max_tokens, kv_size]
+  void* attn = nullptr;               // [max_tokens, q_size]
+  void* gate = nullptr;               // [max_tokens, intermediate]
+  void* up = nullptr;                 // [max_tokens, intermediate]
+  void* gathered = nullptr;           // [max_rows, hidden]
+  void* gathered_residual = nullptr;  // [max_rows, hidden]
+  void* final_normed = nullptr;       // [max_rows, hidden]
+  float* logits = nullptr;            // [max_rows, vocab] fp32
+  void* attention_workspace = nullptr;
+  size_t attention_workspace_bytes = 0;
+};
+
+// Carves the buffers for max_tokens tokens and max_rows logits rows out of `base`, in the order
+// and sizes cuda_activation_bytes counts. Precondition: base holds that many bytes.
+ForwardBuffers carve_forward_buffers(void* base, const ModelConfig& config, size_t element_bytes,
+                                     int max_tokens, int max_rows);
+
+// The paged KV cache: per layer, K and V of [num_blocks, block_size, num_kv_heads, head_dim].
+struct KvCacheLayers {
+  std::vector<void*> k;  // [num_layers]
+  std::vector<void*> v;  // [num_layers]
+  int block_size = 0;
+};
+
+// The counts of one step, as the kernels are launched for it.
+struct ForwardShape {
+  int num_tokens = 0;
+  int num_requests = 0;
+  int num_logits_rows = 0;
+  int max_blocks_per_request = 0;
+  int max_query_len = 0;
+  int max_seq_len = 0;
+};
+
+// Returns the attention launch parameters of a step.
+kernels::PagedAttentionParams attention_params(const ModelConfig& config, int block_size,
+                                               const ForwardShape& shape);
+
+struct ForwardContext {
+  const ModelConfig& config;
+  const CudaWeights& weights;
+  ActivationDType dtype;
+  const CublasGemm& gemm;
+  const ForwardBuffers& buffers;
+  const KvCacheLayers& kv;
+  cudaStream_t stream;
+};
+
+// Enqueues the whole forward pass for the staged batch; the fp32 logits of the shape's logits
+// rows land in buffers.logits. Preconditions: the buffers hold the shape; the workspace holds
+// paged_attention_workspace_bytes(attention_params(...)).
+void enqueue_forward(const ForwardContext& context, const DeviceBatch& batch,
+                     const ForwardShape& shape);
+
+}  // namespace sluice

@@ -1,0 +1,222 @@
+#include "engine/backend/cuda/cuda_weights.h"
+
+#include <algorithm>
+#include <cassert>
+#include <set>
+#include <type_traits>
+
+#include "engine/backend/cuda/cuda_types.h"
+#include "engine/backend/rope.h"
+#include "engine/core/dtype.h"
+#include "kernels/elementwise.cuh"
+
+namespace sluice {
+
+namespace {
+
+// Weights go up in chunks of at most this many bytes through one device staging buffer, so a
+// conversion never needs a second full-size copy of the largest tensor.
+constexpr size_t kStagingBytes = size_t{64} << 20;
+
+// Every matrix of the model, in the order they are placed.
+template <typename Fn>
+void for_each_matrix(const ModelWeights& w, Fn&& fn) {
+  fn(w.token_embedding);
+  for (const LayerWeights& l : w.layers) {
+    for (const WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+      fn(*t);
+  }
+  if (w.lm_head.data != w.token_embedding.data) fn(w.lm_head);
+}
+
+template <typename From, typename To>
+constexpr bool kSameType = std::is_same_v<From, To>;
+
+}  // namespace
+
+// Places tensors one after the other in the weights' allocation and uploads them.
+class CudaWeights::Uploader {
+ public:
+  Uploader(ActivationDType dtype, cudaStream_t stream, unsigned char* base, size_t capacity)
+      : dtype_(dtype), stream_(stream), base_(base), capacity_(capacity) {}
+
+  // Uploads a matrix in the activation type; returns its device address.
+  const void* matrix(const WeightTensor& t) {
+    void* dst = place(static_cast<size_t>(t.num_elements()) * activation_element_bytes(dtype_));
+    visit_activation_type(dtype_,
+                          [&](auto tag) { upload_as<typename decltype(tag)::type>(t, dst); });
+    return dst;
+  }
+
+  // Uploads a vector as fp32 (widened on the host: norms and biases are small).
+  const float* floats(const WeightTensor& t) {
+    std::vector<float> host(static_cast<size_t>(t.num_elements()));
+    dequantize_row(t.dtype, t.data, host.data(), t.num_elements());
+    return floats(host);
+  }
+  const float* floats(const std::vector<float>& host) {
+    auto* dst = static_cast<float*>(place(host.size() * sizeof(float)));
+    SLUICE_CUDA_CHECK(
+        cudaMemcpy(dst, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+    return dst;
+  }
+
+  std::string summary() const {
+    std::string out;
+    for (const std::string& note : notes_) out += (out.empty() ? "" : "; ") + note;
+    return out;
+  }
+
+ private:
+  void* place(size_t bytes) {
+    assert(used_ + align_256(bytes) <= capacity_);  // sized by weights_bytes() beforehand
+    void* p = base_ + used_;
+    used_ += align_256(bytes);
+    return p;
+  }
+
+  template <typename T>
+  void upload_as(const WeightTensor& t, void* dst) {
+    const std::string target(activation_dtype_name(dtype_));
+    switch (t.dtype) {
+      case DType::F32:
+        convert_from<float, T>(t, dst);
+        notes_.insert(std::is_same_v<T, float> ? "F32 weights as stored"
+                                               : "F32 weights converted to " + target);
+        return;
+      case DType::F16:
+        convert_from<__half, T>(t, dst);
+        notes_.insert(std::is_same_v<T, __half> ? "F16 weights as stored"
+                                                : "F16 weights converted to " + target);
+        return;
+      case DType::BF16:
+        convert_from<__nv_bfloat16, T>(t, dst);
+        notes_.insert(std::is_same_v<T, __nv_bfloat16> ? "BF16 weights as stored"
+                                                       : "BF16 weights converted to " + target);
+        return;
+      case DType::Q8_0:
+        dequantize_from<T>(t, dst);
+        notes_.insert("Q8_0 weights dequantized to " + target + " at load");
+        return;
+    }
+  }
+
+  template <typename From, typename To>
+  void convert_from(const WeightTensor& t, void* dst) {
+    if constexpr (kSameType<From, To>) {
+      SLUICE_CUDA_CHECK(cudaMemcpyAsync(dst, t.data, t.num_bytes, cudaMemcpyHostToDevice, stream_));
+    } else if constexpr (!kSameType<From, float> && !kSameType<To, float>) {
+      // F16 <-> BF16 goes through fp32 (exact for both): the convert kernel pairs every 16-bit
+      // type with fp32 only.
+      for_each_chunk(t, [&](const uint8_t* src, size_t bytes, int64_t first_element,
+                            int64_t num_elements) {
+        SLUICE_CUDA_CHECK(cudaMemcpyAsync(staging(), src, bytes, cudaMemcpyHostToDevice, stream_));
+        auto* wide = static_cast<float*>(wide_staging());
+        SLUICE_KERNEL_CHECK((kernels::convert<From, float>(static_cast<const From*>(staging()),
+                                                           wide, num_elements, stream_)));
+        SLUICE_KERNEL_CHECK((kernels::convert<float, To>(
+            wide, static_cast<To*>(dst) + first_element, num_elements, stream_)));
+      });
+    } else {
+      for_each_chunk(t, [&](const uint8_t* src, size_t bytes, int64_t first_element,
+                            int64_t num_elements) {
+        SLUICE_CUDA_CHECK(cudaMemcpyAsync(staging(), src, bytes, cudaMemcpyHostToDevice, stream_));
+        SLUICE_KERNEL_CHECK((kernels::convert<From, To>(static_cast<const From*>(staging()),
+                                                        static_cast<To*>(dst) + first_element,
+                                                        num_elements, stream_)));
+      });
+    }
+  }
+
+  template <typename T>
+  void dequantize_from(const WeightTensor& t, void* dst) {
+    for_each_chunk(t, [&](const uint8_t* src, size_t bytes, int64_t first_element,
+                          int64_t num_elements) {
+      SLUICE_CUDA_CHECK(cudaMemcpyAsync(staging(), src, bytes, cudaMemcpyHostToDevice, stream_));
+      SLUICE_KERNEL_CHECK(kernels::dequantize_q8_0<T>(static_cast<const uint8_t*>(staging()),
+                                                      static_cast<T*>(dst) + first_element,
+                                                      num_elements, stream_));
+    });
+  }
+
+  // Calls fn(source bytes, byte count, first element, element count) for runs of whole rows
+  // (whole Q8_0 blocks) of at most kStagingBytes. Stream order keeps the staging buffer safe:
+  // the next copy into it runs after the previous conversion read it.
+  template <typename Fn>
+  void for_each_chunk(const WeightTensor& t, Fn&& fn) {
+    const int64_t rows = t.rows();
+    const size_t row_bytes = t.row_bytes();
+    const int64_t rows_per_chunk =
+        std::max<int64_t>(1, static_cast<int64_t>(kStagingBytes / std::max<size_t>(row_bytes, 1)));
+    if (row_bytes > kStagingBytes) fail("weight ", t.name, ": a row of ", row_bytes, " bytes");
+    for (int64_t r = 0; r < rows; r += rows_per_chunk) {
+      const int64_t n = std::min(rows_per_chunk, rows - r);
+      fn(t.row(r), static_cast<size_t>(n) * row_bytes, r * t.cols(), n * t.cols());
+    }
+  }
+
+  void* staging() {
+    if (!staging_.get()) staging_ = DeviceBuffer(kStagingBytes, "weight conversion");
+    return staging_.get();
+  }
+  // A chunk of 16-bit values widened to fp32: twice the staging buffer.
+  void* wide_staging() {
+    if (!wide_staging_.get()) wide_staging_ = DeviceBuffer(2 * kStagingBytes, "weight conversion");
+    return wide_staging_.get();
+  }
+
+  ActivationDType dtype_;
+  cudaStream_t stream_;
+  unsigned char* base_;
+  size_t capacity_;
+  size_t used_ = 0;
+  DeviceBuffer staging_;
+  DeviceBuffer wide_staging_;
+  std::set<std::string> notes_;
+};
+
+CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, ActivationDType dtype,
+                         cudaStream_t stream) {
+  const size_t element_bytes = activation_element_bytes(dtype);
+  size_t total = 0;
+  for_each_matrix(w, [&](const WeightTensor& t) {
+    total += align_256(static_cast<size_t>(t.num_elements()) * element_bytes);
+  });
+  const auto floats_bytes = [](int64_t n) { return align_256(static_cast<size_t>(n) * 4); };
+  for (const LayerWeights& l : w.layers) {
+    total += 2 * floats_bytes(config.hidden_size);
+    if (!l.bq.empty()) total += floats_bytes(config.q_size()) + 2 * floats_bytes(config.kv_size());
+  }
+  total += floats_bytes(config.hidden_size) + floats_bytes(config.head_dim / 2);
+  storage_ = DeviceBuffer(total, "the model's weights");
+
+  Uploader up(dtype, stream, storage_.as<unsigned char>(), total);
+  token_embedding_ = up.matrix(w.token_embedding);
+  layers_.resize(w.layers.size());
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    const LayerWeights& src = w.layers[i];
+    CudaLayerWeights& dst = layers_[i];
+    dst.wq = up.matrix(src.wq);
+    dst.wk = up.matrix(src.wk);
+    dst.wv = up.matrix(src.wv);
+    dst.wo = up.matrix(src.wo);
+    dst.w_gate = up.matrix(src.w_gate);
+    dst.w_up = up.matrix(src.w_up);
+    dst.w_down = up.matrix(src.w_down);
+    dst.attn_norm = up.floats(src.attn_norm);
+    dst.ffn_norm = up.floats(src.ffn_norm);
+    if (!src.bq.empty()) {
+      dst.bq = up.floats(src.bq);
+      dst.bk = up.floats(src.bk);
+      dst.bv = up.floats(src.bv);
+    }
+  }
+  lm_head_ = w.lm_head.data == w.token_embedding.data ? token_embedding_ : up.matrix(w.lm_head);
+  final_norm_ = up.floats(w.final_norm);
+  const std::vector<double> inv_freq = rope_inverse_frequencies(config, w.rope_freq_factors);
+  rope_inv_freq_ = up.floats(std::vector<float>(inv_freq.begin(), inv_freq.end()));
+  SLUICE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  conversion_summary_ = up.summary() + "; norms and biases fp32";
+}
+
+}  // namespace sluice

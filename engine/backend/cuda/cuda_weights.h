@@ -1,0 +1,71 @@
+// The model's weights on the device, uploaded once: matrices (and the embedding table) in the
+// activation type, converted on the device from their stored type (F32/F16/BF16 by the convert
+// kernel, Q8_0 by the dequantize kernel: Q8_0 is not kept quantized), norm weights, biases and
+// RoPE frequencies in fp32. One allocation holds everything; a tied LM head shares the
+// embedding's copy.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda/cuda_buffer.h"
+#include "engine/model/model_config.h"
+#include "engine/model/model_weights.h"
+
+namespace sluice {
+
+struct CudaLayerWeights {
+  const void* wq = nullptr;          // [q_size, hidden_size]
+  const void* wk = nullptr;          // [kv_size, hidden_size]
+  const void* wv = nullptr;          // [kv_size, hidden_size]
+  const void* wo = nullptr;          // [hidden_size, q_size]
+  const void* w_gate = nullptr;      // [intermediate_size, hidden_size]
+  const void* w_up = nullptr;        // [intermediate_size, hidden_size]
+  const void* w_down = nullptr;      // [hidden_size, intermediate_size]
+  const float* attn_norm = nullptr;  // [hidden_size]
+  const float* ffn_norm = nullptr;   // [hidden_size]
+  const float* bq = nullptr;         // [q_size] or null (no bias)
+  const float* bk = nullptr;         // [kv_size] or null
+  const float* bv = nullptr;         // [kv_size] or null
+};
+
+class CudaWeights {
+ public:
+  // Uploads every weight on `stream` and waits for it. Precondition: the target device is
+  // current; the weights passed the loader's validation against config. Throws Error when the
+  // device memory cannot be had.
+  CudaWeights(const ModelWeights& weights, const ModelConfig& config, ActivationDType dtype,
+              cudaStream_t stream);
+
+  const CudaLayerWeights& layer(int layer_idx) const {
+    return layers_[static_cast<size_t>(layer_idx)];
+  }
+  const void* token_embedding() const { return token_embedding_; }  // [vocab, hidden]
+  const void* lm_head() const { return lm_head_; }                  // [vocab, hidden]
+  const float* final_norm() const { return final_norm_; }           // [hidden]
+  const float* rope_inv_freq() const { return rope_inv_freq_; }     // [head_dim / 2]
+  size_t bytes() const { return storage_.bytes(); }
+  // What became of the stored types, e.g. "Q8_0 dequantized to BF16 at load; F32 norms".
+  const std::string& conversion_summary() const { return conversion_summary_; }
+
+ private:
+  class Uploader;
+
+  DeviceBuffer storage_;
+  std::vector<CudaLayerWeights> layers_;
+  const void* token_embedding_ = nullptr;
+  const void* lm_head_ = nullptr;
+  const float* final_norm_ = nullptr;
+  const float* rope_inv_freq_ = nullptr;
+  std::string conversion_summary_;
+};
+
+// Returns the bytes of one element of dtype.
+inline size_t activation_element_bytes(ActivationDType dtype) {
+  return dtype == ActivationDType::F32 ? 4 : 2;
+}
+
+}  // namespace sluice

@@ -1,0 +1,222 @@
+// Small element-wise ops of a Llama block. Each is a grid-stride loop over groups of elements
+// that move as one vector access (16 bytes of T, or 8 elements for convert and Q8_0) when every
+// pointer is aligned for it, then a scalar loop over the tail; unaligned inputs take the scalar
+// loop throughout. Arithmetic is in float.
+#include "kernels/elementwise.cuh"
+
+#include <type_traits>
+
+#include "kernels/dtype_traits.cuh"
+#include "kernels/row_gather.cuh"
+
+namespace sluice::kernels {
+namespace {
+
+using detail::from_float;
+using detail::Pack;
+using detail::to_float;
+using detail::Vec;
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ int64_t global_thread_idx() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ int64_t grid_stride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+// silu(gate) * up, as the CPU backend computes it: gate / (1 + exp(-gate)) * up.
+__device__ __forceinline__ float silu_times(float gate, float up) {
+  return gate / (1.0f + expf(-gate)) * up;
+}
+
+// gate, up, out: [n] (out may alias gate: each element is read before it is written)
+template <typename T>
+__global__ void silu_mul_kernel(const T* gate, const T* __restrict__ up, T* out, int64_t n,
+                                bool is_packed) {
+  using P = Pack<T>;
+  const int64_t num_packs = is_packed ? n / P::kSize : 0;
+  for (int64_t p = global_thread_idx(); p < num_packs; p += grid_stride()) {
+    const P gate_pack = reinterpret_cast<const P*>(gate)[p];
+    const P up_pack = reinterpret_cast<const P*>(up)[p];
+    P out_pack;
+#pragma unroll
+    for (int j = 0; j < P::kSize; ++j) {
+      out_pack.values[j] =
+          from_float<T>(silu_times(to_float(gate_pack.values[j]), to_float(up_pack.values[j])));
+    }
+    reinterpret_cast<P*>(out)[p] = out_pack;
+  }
+  for (int64_t i = num_packs * P::kSize + global_thread_idx(); i < n; i += grid_stride()) {
+    out[i] = from_float<T>(silu_times(to_float(gate[i]), to_float(up[i])));
+  }
+}
+
+// x:    [num_tokens, dim], n = num_tokens * dim
+// bias: [dim]
+template <typename T>
+__global__ void add_bias_kernel(T* __restrict__ x, const float* __restrict__ bias, int64_t n,
+                                int dim, bool is_packed) {
+  using P = Pack<T>;
+  // Packed only when dim is a multiple of the pack, so a pack never straddles two rows.
+  const int64_t num_packs = is_packed ? n / P::kSize : 0;
+  for (int64_t p = global_thread_idx(); p < num_packs; p += grid_stride()) {
+    P pack = reinterpret_cast<const P*>(x)[p];
+    const int first_column = static_cast<int>((p * P::kSize) % dim);
+#pragma unroll
+    for (int j = 0; j < P::kSize; ++j) {
+      pack.values[j] = from_float<T>(to_float(pack.values[j]) + bias[first_column + j]);
+    }
+    reinterpret_cast<P*>(x)[p] = pack;
+  }
+  for (int64_t i = num_packs * P::kSize + global_thread_idx(); i < n; i += grid_stride()) {
+    x[i] = from_float<T>(to_float(x[i]) + bias[i % dim]);
+  }
+}
+
+template <typename From, typename To>
+__device__ __forceinline__ To convert_value(From value) {
+  if constexpr (std::is_same_v<From, To>) {
+    return value;
+  } else {
+    return from_float<To>(to_float(value));
+  }
+}
+
+constexpr int kConvertGroup = 8;
+
+// in, out: [n]
+template <typename From, typename To>
+__global__ void convert_kernel(const From* __restrict__ in, To* __restrict__ out, int64_t n,
+                               bool is_packed) {
+  using InVec = Vec<From, kConvertGroup>;
+  using OutVec = Vec<To, kConvertGroup>;
+  const int64_t num_groups = is_packed ? n / kConvertGroup : 0;
+  for (int64_t g = global_thread_idx(); g < num_groups; g += grid_stride()) {
+    const InVec in_vec = reinterpret_cast<const InVec*>(in)[g];
+    OutVec out_vec;
+#pragma unroll
+    for (int j = 0; j < kConvertGroup; ++j) {
+      out_vec.values[j] = convert_value<From, To>(in_vec.values[j]);
+    }
+    reinterpret_cast<OutVec*>(out)[g] = out_vec;
+  }
+  for (int64_t i = num_groups * kConvertGroup + global_thread_idx(); i < n; i += grid_stride()) {
+    out[i] = convert_value<From, To>(in[i]);
+  }
+}
+
+// Q8_0 (GGUF): blocks of 34 bytes, a little-endian fp16 scale then 32 int8 values.
+constexpr int kQ8BlockValues = 32;
+constexpr int kQ8BlockBytes = 2 + kQ8BlockValues;
+constexpr int kQ8Group = 8;  // values per thread; a group never straddles two Q8 blocks
+
+// blocks: [n_elements / 32 * 34] bytes
+// out:    [n_elements]
+// Each value is scale * q in float (one rounding, as engine/core/dtype.cpp), then rounded to T.
+template <typename T>
+__global__ void dequantize_q8_0_kernel(const uint8_t* __restrict__ blocks, T* __restrict__ out,
+                                       int64_t n_elements, bool is_packed) {
+  using OutVec = Vec<T, kQ8Group>;
+  const int64_t num_groups = n_elements / kQ8Group;
+  for (int64_t g = global_thread_idx(); g < num_groups; g += grid_stride()) {
+    const int64_t first = g * kQ8Group;
+    const uint8_t* block = blocks + first / kQ8BlockValues * kQ8BlockBytes;
+    // Byte loads: a block starts at any even offset, so wider loads would be misaligned.
+    const auto scale_bits = static_cast<unsigned short>(block[0] | (block[1] << 8));
+    const float scale = __half2float(__ushort_as_half(scale_bits));
+    const auto* q = reinterpret_cast<const int8_t*>(block + 2) + first % kQ8BlockValues;
+    OutVec out_vec;
+#pragma unroll
+    for (int j = 0; j < kQ8Group; ++j) {
+      out_vec.values[j] = from_float<T>(scale * static_cast<float>(q[j]));
+    }
+    if (is_packed) {
+      reinterpret_cast<OutVec*>(out)[g] = out_vec;
+    } else {
+#pragma unroll
+      for (int j = 0; j < kQ8Group; ++j) out[first + j] = out_vec.values[j];
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+KernelStatus silu_mul(const T* gate, const T* up, T* out, int64_t n, cudaStream_t stream) {
+  if (n < 0) return detail::invalid_argument();
+  if (n == 0) return kKernelOk;
+  const bool is_packed =
+      detail::is_aligned_16(gate) && detail::is_aligned_16(up) && detail::is_aligned_16(out);
+  const int64_t units = is_packed ? n / Pack<T>::kSize : n;
+  silu_mul_kernel<T><<<detail::grid_stride_blocks(units, kThreads), kThreads, 0, stream>>>(
+      gate, up, out, n, is_packed);
+  return detail::launch_status();
+}
+
+template <typename T>
+KernelStatus add_bias(T* x, const float* bias, int num_tokens, int dim, cudaStream_t stream) {
+  if (num_tokens < 0 || dim < 0) return detail::invalid_argument();
+  const int64_t n = static_cast<int64_t>(num_tokens) * dim;
+  if (n == 0) return kKernelOk;
+  const bool is_packed = detail::is_aligned_16(x) && dim % Pack<T>::kSize == 0;
+  const int64_t units = is_packed ? n / Pack<T>::kSize : n;
+  add_bias_kernel<T><<<detail::grid_stride_blocks(units, kThreads), kThreads, 0, stream>>>(
+      x, bias, n, dim, is_packed);
+  return detail::launch_status();
+}
+
+template <typename T>
+KernelStatus gather_rows(const T* in, const int32_t* rows, T* out, int num_rows, int dim,
+                         cudaStream_t stream) {
+  return detail::launch_row_gather(in, rows, out, num_rows, dim, /*num_in_rows=*/-1, stream);
+}
+
+template <typename From, typename To>
+KernelStatus convert(const From* in, To* out, int64_t n, cudaStream_t stream) {
+  if (n < 0) return detail::invalid_argument();
+  if (n == 0) return kKernelOk;
+  const bool is_packed = detail::is_aligned(in, alignof(Vec<From, kConvertGroup>)) &&
+                         detail::is_aligned(out, alignof(Vec<To, kConvertGroup>));
+  const int64_t units = is_packed ? n / kConvertGroup : n;
+  convert_kernel<From, To><<<detail::grid_stride_blocks(units, kThreads), kThreads, 0, stream>>>(
+      in, out, n, is_packed);
+  return detail::launch_status();
+}
+
+template <typename T>
+KernelStatus dequantize_q8_0(const uint8_t* blocks, T* out, int64_t n_elements,
+                             cudaStream_t stream) {
+  if (n_elements < 0 || n_elements % kQ8BlockValues != 0) return detail::invalid_argument();
+  if (n_elements == 0) return kKernelOk;
+  const bool is_packed = detail::is_aligned(out, alignof(Vec<T, kQ8Group>));
+  dequantize_q8_0_kernel<T>
+      <<<detail::grid_stride_blocks(n_elements / kQ8Group, kThreads), kThreads, 0, stream>>>(
+          blocks, out, n_elements, is_packed);
+  return detail::launch_status();
+}
+
+// ---- instantiations --------------------------------------------------------------------------
+
+#define SLUICE_INSTANTIATE_ELEMENTWISE(T)                                                      \
+  template KernelStatus silu_mul<T>(const T*, const T*, T*, int64_t, cudaStream_t);            \
+  template KernelStatus add_bias<T>(T*, const float*, int, int, cudaStream_t);                 \
+  template KernelStatus gather_rows<T>(const T*, const int32_t*, T*, int, int, cudaStream_t); \
+  template KernelStatus dequantize_q8_0<T>(const uint8_t*, T*, int64_t, cudaStream_t);
+SLUICE_INSTANTIATE_ELEMENTWISE(float)
+SLUICE_INSTANTIATE_ELEMENTWISE(__nv_bfloat16)
+SLUICE_INSTANTIATE_ELEMENTWISE(__half)
+#undef SLUICE_INSTANTIATE_ELEMENTWISE
+
+#define SLUICE_INSTANTIATE_CONVERT(From, To) \
+  template KernelStatus convert<From, To>(const From*, To*, int64_t, cudaStream_t);
+SLUICE_INSTANTIATE_CONVERT(float, float)
+SLUICE_INSTANTIATE_CONVERT(float, __nv_bfloat16)
+SLUICE_INSTANTIATE_CONVERT(__nv_bfloat16, float)
+SLUICE_INSTANTIATE_CONVERT(float, __half)
+SLUICE_INSTANTIATE_CONVERT(__half, float)
+#undef SLUICE_INSTANTIATE_CONVERT
+
+}  // namespace sluice::kernels

@@ -1,0 +1,33 @@
+// Small element-wise ops of a Llama block.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/status.h"
+
+namespace sluice::kernels {
+
+// out[i] = silu(gate[i]) * up[i] over n elements (out may alias gate).
+template <typename T>
+KernelStatus silu_mul(const T* gate, const T* up, T* out, int64_t n, cudaStream_t stream);
+
+// x[t, i] += bias[i] for num_tokens rows of dim elements; bias is float.
+template <typename T>
+KernelStatus add_bias(T* x, const float* bias, int num_tokens, int dim, cudaStream_t stream);
+
+// out[t, :] = in[rows[t], :] for num_rows rows of dim elements (gathering the rows that need
+// logits before the final norm and LM head).
+template <typename T>
+KernelStatus gather_rows(const T* in, const int32_t* rows, T* out, int num_rows, int dim, cudaStream_t stream);
+
+// Converts n elements between types (weights at load, logits to float).
+template <typename From, typename To>
+KernelStatus convert(const From* in, To* out, int64_t n, cudaStream_t stream);
+
+// Widens Q8_0 blocks (32 int8 with an fp16 scale, 34 bytes) to T: n_elements a multiple of 32.
+template <typename T>
+KernelStatus dequantize_q8_0(const uint8_t* blocks, T* out, int64_t n_elements, cudaStream_t stream);
+
+}  // namespace sluice::kernels

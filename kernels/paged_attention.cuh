@@ -1,0 +1,49 @@
+// Attention over the paged KV cache for a flat batch of prefill chunks and decode tokens.
+// Query token t of request r (positions[t]) attends causally to positions 0..positions[t] of
+// r's context, read through r's block table. Grouped-query: query head h reads KV head
+// h / (num_heads / num_kv_heads), and a KV head's blocks are read once for all its query heads.
+// Decode-heavy batches use a split-KV pass with a merge step for long contexts; prefill chunks
+// use a tiled, FlashAttention-style pass (correct for chunked prefill and prefix-cache hits,
+// where a request's first query position is past 0).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/status.h"
+
+namespace sluice::kernels {
+
+struct PagedAttentionParams {
+  int num_tokens = 0;              // query tokens in the batch
+  int num_requests = 0;
+  int num_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;                // a multiple of 8 up to 256 (64, 80, 96, 128, 256 have tuned paths)
+  int block_size = 0;
+  int max_blocks_per_request = 0;  // row stride of block_tables
+  int max_query_len = 0;           // longest query chunk of a request in this batch
+  int max_seq_len = 0;             // longest context (seq_lens) in this batch
+  float scale = 0.0f;              // 1 / sqrt(head_dim)
+};
+
+// q:               [num_tokens, num_heads * head_dim]
+// k_cache, v_cache: one layer, [num_blocks, block_size, num_kv_heads, head_dim]
+// block_tables:    [num_requests, max_blocks_per_request]
+// query_start_loc: [num_requests + 1]
+// seq_lens:        [num_requests] context length after this step
+// positions:       [num_tokens]
+// out:             [num_tokens, num_heads * head_dim]
+// workspace:       at least paged_attention_workspace_bytes(params) bytes (for split-KV partials)
+template <typename T>
+KernelStatus paged_attention(const PagedAttentionParams& params, const T* q, const T* k_cache, const T* v_cache,
+                             const int32_t* block_tables, const int32_t* query_start_loc, const int32_t* seq_lens,
+                             const int32_t* positions, T* out, void* workspace, size_t workspace_bytes,
+                             cudaStream_t stream);
+
+// Returns the workspace the call with these params needs (0 when none).
+size_t paged_attention_workspace_bytes(const PagedAttentionParams& params);
+
+}  // namespace sluice::kernels

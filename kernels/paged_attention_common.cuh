@@ -1,0 +1,200 @@
+// Shared pieces of the paged-attention kernels (device code: include from .cu files only).
+//
+// Design. A forward step mixes decode requests (query length 1) and prefill chunks (query
+// length > 1, possibly starting mid-context after chunked prefill or a prefix-cache hit).
+// - Decode: one thread block per (request, KV head, up to 8 of its query heads, KV partition).
+//   Each key row is read once by a "key group" of lanes (8 elements per lane, vectorised) and
+//   scored against all of the block's query heads; every key group keeps its own online softmax
+//   (max, sum, accumulator in float), merged across the warp with shuffles and across warps in
+//   shared memory. Long contexts are split into partitions whose partial (max, sum, acc) go to
+//   the workspace and are combined by a merge kernel (log-sum-exp merge).
+// - Prefill: FlashAttention-style tiles of query rows x keys on CUDA cores. A query row is one
+//   (token, query head) pair of one KV head's group, so K/V tiles gathered into shared memory
+//   through the block table serve all query heads of the group. Online softmax in float; the
+//   causal mask compares key positions with each row's absolute position.
+// Scores are kept in the log2 domain (q is pre-scaled by scale * log2(e)) so that every
+// exponential is one exp2f.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/dtype_traits.cuh"
+#include "kernels/paged_attention.cuh"
+
+// The element types every paged-attention kernel is instantiated for (the one place they are
+// listed): X(float) X(__half) X(__nv_bfloat16).
+#define SLUICE_PAGED_ATTENTION_FOR_EACH_DTYPE(X) X(float) X(__half) X(__nv_bfloat16)
+
+namespace sluice::kernels::attention {
+
+using detail::from_float;
+
+inline constexpr int kMaxHeadDim = 256;
+inline constexpr float kLog2e = 1.4426950408889634f;
+
+__host__ __device__ constexpr int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
+
+// Smallest power of two >= n (n >= 1).
+__host__ __device__ constexpr int next_pow2(int n) {
+  int p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// Everything a kernel reads, by value (a kernel parameter). Shapes as in paged_attention.cuh.
+template <typename T>
+struct PagedAttentionArgs {
+  const T* q;                      // [num_tokens, num_heads * head_dim]
+  const T* k_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
+  const T* v_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
+  const int32_t* block_tables;     // [num_requests, max_blocks_per_request]
+  const int32_t* query_start_loc;  // [num_requests + 1]
+  const int32_t* seq_lens;         // [num_requests]
+  const int32_t* positions;        // [num_tokens]
+  T* out;                          // [num_tokens, num_heads * head_dim]
+  int num_requests;
+  int num_heads;
+  int num_kv_heads;
+  int head_dim;
+  int block_size;
+  int max_blocks_per_request;
+  float scale_log2;  // softmax scale * log2(e)
+  // Split-KV decode. partition_size <= 0: one pass over the whole context.
+  int partition_size;
+  int max_num_partitions;  // partitions launched per request (the last one takes the rest)
+  float* partial_acc;      // [num_requests, num_heads, max_num_partitions, head_dim]
+  float* partial_max;      // [num_requests, num_heads, max_num_partitions] log2 domain
+  float* partial_sum;      // [num_requests, num_heads, max_num_partitions]
+  bool is_decode_tiled;    // the tiled kernel also runs requests of query length 1
+};
+
+// Positions 0..context_len-1 of a token's request are visible to it: its own position and all
+// before it, never past what the request has in the cache.
+__device__ __forceinline__ int token_context_len(int position, int seq_len) {
+  return min(position + 1, seq_len);
+}
+
+// ---- element types ------------------------------------------------------------------------
+
+// Eight consecutive elements of T loaded in one go (16 bytes for 16-bit types, 32 for float).
+template <typename T>
+struct Pack8 {
+  uint4 bits;
+};
+template <>
+struct Pack8<float> {
+  float4 lo, hi;
+};
+
+// p: 8 elements, 16-byte aligned.
+template <typename T>
+__device__ __forceinline__ Pack8<T> load_pack8(const T* p) {
+  return Pack8<T>{*reinterpret_cast<const uint4*>(p)};
+}
+template <>
+__device__ __forceinline__ Pack8<float> load_pack8<float>(const float* p) {
+  const float4* v = reinterpret_cast<const float4*>(p);
+  return Pack8<float>{v[0], v[1]};
+}
+
+__device__ __forceinline__ void unpack8(const Pack8<float>& pack, float (&out)[8]) {
+  out[0] = pack.lo.x, out[1] = pack.lo.y, out[2] = pack.lo.z, out[3] = pack.lo.w;
+  out[4] = pack.hi.x, out[5] = pack.hi.y, out[6] = pack.hi.z, out[7] = pack.hi.w;
+}
+// The 16-bit packs are unpacked from their 32-bit words (no pointer casts between a local uint4
+// and __half2: that breaks strict aliasing). A bf16 is the high half of a float's bits.
+__device__ __forceinline__ float2 half2_bits_to_float2(uint32_t bits) {
+  __half2 h;
+  memcpy(&h, &bits, sizeof h);
+  return __half22float2(h);
+}
+__device__ __forceinline__ float2 bfloat162_bits_to_float2(uint32_t bits) {
+  return make_float2(__uint_as_float(bits << 16), __uint_as_float(bits & 0xffff0000u));
+}
+template <typename T>
+__device__ __forceinline__ void unpack8(const Pack8<T>& pack, float (&out)[8]) {
+  const uint32_t words[4] = {pack.bits.x, pack.bits.y, pack.bits.z, pack.bits.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float2 f;
+    if constexpr (std::is_same_v<T, __half>) {
+      f = half2_bits_to_float2(words[i]);
+    } else {
+      f = bfloat162_bits_to_float2(words[i]);
+    }
+    out[2 * i] = f.x, out[2 * i + 1] = f.y;
+  }
+}
+
+// p: 4 elements, aligned to 4 elements.
+__device__ __forceinline__ void store4(float* p, float4 v) {
+  *reinterpret_cast<float4*>(p) = v;
+}
+__device__ __forceinline__ void store4(__half* p, float4 v) {
+  const __half2 h[2] = {__floats2half2_rn(v.x, v.y), __floats2half2_rn(v.z, v.w)};
+  uint2 bits;
+  memcpy(&bits, h, sizeof bits);
+  *reinterpret_cast<uint2*>(p) = bits;
+}
+__device__ __forceinline__ void store4(__nv_bfloat16* p, float4 v) {
+  const __nv_bfloat162 h[2] = {__floats2bfloat162_rn(v.x, v.y), __floats2bfloat162_rn(v.z, v.w)};
+  uint2 bits;
+  memcpy(&bits, h, sizeof bits);
+  *reinterpret_cast<uint2*>(p) = bits;
+}
+
+// ---- softmax helpers ------------------------------------------------------------------------
+
+// 2^(x - max) for a running max that may still be -inf (nothing seen yet): 0 then, never NaN.
+__device__ __forceinline__ float exp2_shifted(float x, float max) {
+  return x == -INFINITY ? 0.0f : exp2f(x - max);
+}
+
+// ---- host-side dispatch ---------------------------------------------------------------------
+
+// A head dim as template constants: kHeadDim > 0 is exact; kHeadDim == 0 reads it at run time,
+// and kHeadDimCap bounds it (register and shared-memory sizes).
+template <int kHeadDim_, int kHeadDimCap_>
+struct HeadDimTag {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kHeadDimCap = kHeadDimCap_;
+};
+
+// The one place runtime head dims become compile-time constants: 64, 80, 96, 128 and 256 have
+// tuned instantiations; any other multiple of 8 up to 256 runs the generic body.
+// Precondition: head_dim is a multiple of 8 in [8, 256].
+template <typename F>
+cudaError_t dispatch_head_dim(int head_dim, F&& f) {
+  switch (head_dim) {
+    case 64:
+      return f(HeadDimTag<64, 64>{});
+    case 80:
+      return f(HeadDimTag<80, 80>{});
+    case 96:
+      return f(HeadDimTag<96, 96>{});
+    case 128:
+      return f(HeadDimTag<128, 128>{});
+    case 256:
+      return f(HeadDimTag<256, 256>{});
+    default:
+      return head_dim <= 128 ? f(HeadDimTag<0, 128>{}) : f(HeadDimTag<0, kMaxHeadDim>{});
+  }
+}
+
+// Launchers of the two passes (paged_attention_decode.cu, paged_attention_prefill.cu); each
+// checks its launches and returns the first error. Preconditions checked by paged_attention.
+template <typename T>
+cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T>& args, cudaStream_t stream);
+template <typename T>
+cudaError_t launch_paged_attention_prefill(const PagedAttentionArgs<T>& args, int num_tokens,
+                                           cudaStream_t stream);
+
+}  // namespace sluice::kernels::attention

@@ -1,0 +1,147 @@
+// RMSNorm fused with the residual add. One block per token: the first sweep adds the residual,
+// stores residual_out (rounded to T) and sums the squares of the stored values in float; a
+// block reduction gives the token's scale; the second sweep re-reads residual_out (each thread
+// only its own elements, so no barrier is needed for them) and writes out. The norm is taken of
+// residual_out as stored, so out is exactly the norm of what the next layer reads back.
+//
+// Rows move in 16-byte packs when every matrix is 16-byte aligned and hidden_size is a multiple
+// of the pack (4 floats, 8 halves), element by element otherwise. x, residual_in, residual_out
+// and out may alias one another element for element: a thread reads an element before it writes
+// it, and the same thread handles an index in both sweeps.
+#include "kernels/rms_norm.cuh"
+
+#include "kernels/dtype_traits.cuh"
+
+namespace sluice::kernels {
+namespace {
+
+using detail::from_float;
+using detail::Pack;
+using detail::to_float;
+
+constexpr int kMaxThreads = 512;
+
+// Returns the sum of value over the block (to every thread). Precondition: blockDim.x is a
+// multiple of 32 and at most kMaxThreads.
+__device__ float block_sum(float value) {
+  __shared__ float warp_sums[kMaxThreads / 32];
+  __shared__ float total;
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    value += __shfl_xor_sync(0xffffffffu, value, offset);
+  }
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (lane == 0) warp_sums[warp] = value;
+  __syncthreads();
+  if (warp == 0) {
+    const int num_warps = blockDim.x / 32;
+    float sum = lane < num_warps ? warp_sums[lane] : 0.0f;
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    }
+    if (lane == 0) total = sum;
+  }
+  __syncthreads();
+  return total;
+}
+
+// Adds the residual to n consecutive values and returns their sum of squares.
+template <typename T, int N>
+__device__ __forceinline__ float add_residual(const T* x, const T* residual_in, T* residual_out) {
+  float sum_squares = 0.0f;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    float value = to_float(x[j]);
+    if (residual_in != nullptr) value += to_float(residual_in[j]);
+    const T stored = from_float<T>(value);
+    residual_out[j] = stored;
+    const float rounded = to_float(stored);
+    sum_squares += rounded * rounded;
+  }
+  return sum_squares;
+}
+
+// x, residual_in, residual_out, out: [num_tokens, hidden_size] (one block per token)
+// weight:                            [hidden_size]
+template <typename T>
+__global__ void rms_norm_residual_kernel(const T* x, const T* residual_in, T* residual_out,
+                                         const float* __restrict__ weight, float eps, T* out,
+                                         int hidden_size, bool is_packed) {
+  const int64_t row_offset = static_cast<int64_t>(blockIdx.x) * hidden_size;
+  x += row_offset;
+  residual_out += row_offset;
+  out += row_offset;
+  if (residual_in != nullptr) residual_in += row_offset;
+
+  using P = Pack<T>;
+  constexpr int kPack = P::kSize;
+  float sum_squares = 0.0f;
+  if (is_packed) {
+    const int num_packs = hidden_size / kPack;
+    for (int p = threadIdx.x; p < num_packs; p += blockDim.x) {
+      const P x_pack = reinterpret_cast<const P*>(x)[p];
+      P residual_pack;
+      if (residual_in != nullptr) residual_pack = reinterpret_cast<const P*>(residual_in)[p];
+      P sum_pack;
+      sum_squares += add_residual<T, kPack>(
+          x_pack.values, residual_in != nullptr ? residual_pack.values : nullptr, sum_pack.values);
+      reinterpret_cast<P*>(residual_out)[p] = sum_pack;
+    }
+  } else {
+    for (int i = threadIdx.x; i < hidden_size; i += blockDim.x) {
+      sum_squares += add_residual<T, 1>(x + i, residual_in != nullptr ? residual_in + i : nullptr,
+                                        residual_out + i);
+    }
+  }
+  const float total = block_sum(sum_squares);
+  const float scale = rsqrtf(total / static_cast<float>(hidden_size) + eps);
+
+  if (is_packed) {
+    const int num_packs = hidden_size / kPack;
+    for (int p = threadIdx.x; p < num_packs; p += blockDim.x) {
+      const P residual_pack = reinterpret_cast<const P*>(residual_out)[p];
+      P out_pack;
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) {
+        const float w = weight[p * kPack + j];
+        out_pack.values[j] = from_float<T>(to_float(residual_pack.values[j]) * scale * w);
+      }
+      reinterpret_cast<P*>(out)[p] = out_pack;
+    }
+  } else {
+    for (int i = threadIdx.x; i < hidden_size; i += blockDim.x) {
+      out[i] = from_float<T>(to_float(residual_out[i]) * scale * weight[i]);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+KernelStatus rms_norm_residual(const T* x, const T* residual_in, T* residual_out,
+                               const float* weight, float eps, T* out, int num_tokens,
+                               int hidden_size, cudaStream_t stream) {
+  if (num_tokens < 0 || hidden_size <= 0) return detail::invalid_argument();
+  if (num_tokens == 0) return kKernelOk;
+  const bool is_packed = detail::is_aligned_16(x) && detail::is_aligned_16(residual_out) &&
+                         detail::is_aligned_16(out) &&
+                         (residual_in == nullptr || detail::is_aligned_16(residual_in)) &&
+                         hidden_size % Pack<T>::kSize == 0;
+  // About two packs per thread: 256 threads for a 4096-wide bf16 row, 512 for fp32.
+  const int units = is_packed ? hidden_size / Pack<T>::kSize : hidden_size;
+  const int wanted = 32 * ((units / 2 + 31) / 32);
+  const int threads = wanted < 32 ? 32 : (wanted > kMaxThreads ? kMaxThreads : wanted);
+  rms_norm_residual_kernel<T><<<num_tokens, threads, 0, stream>>>(
+      x, residual_in, residual_out, weight, eps, out, hidden_size, is_packed);
+  return detail::launch_status();
+}
+
+#define SLUICE_INSTANTIATE_RMS_NORM(T)                                                    \
+  template KernelStatus rms_norm_residual<T>(const T*, const T*, T*, const float*, float, \
+                                             T*, int, int, cudaStream_t);
+SLUICE_INSTANTIATE_RMS_NORM(float)
+SLUICE_INSTANTIATE_RMS_NORM(__nv_bfloat16)
+SLUICE_INSTANTIATE_RMS_NORM(__half)
+#undef SLUICE_INSTANTIATE_RMS_NORM
+
+}  // namespace sluice::kernels

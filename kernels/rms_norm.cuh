@@ -1,0 +1,18 @@
+// RMSNorm fused with the residual add that precedes it in a Llama block:
+//   residual_out = x + residual_in          (skipped when residual_in is null: residual_out = x)
+//   out          = residual_out / sqrt(mean(residual_out^2) + eps) * weight
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "kernels/status.h"
+
+namespace sluice::kernels {
+
+// x, residual_in, residual_out, out: [num_tokens, hidden_size]; weight: [hidden_size] (float).
+// residual_in may be null; residual_out may alias x; out must not alias residual_out.
+template <typename T>
+KernelStatus rms_norm_residual(const T* x, const T* residual_in, T* residual_out, const float* weight, float eps,
+                               T* out, int num_tokens, int hidden_size, cudaStream_t stream);
+
+}  // namespace sluice::kernels

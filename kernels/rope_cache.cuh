@@ -1,0 +1,27 @@
+// RoPE on q and k, fused with writing k and v into the paged KV cache through the slot mapping.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/status.h"
+
+namespace sluice::kernels {
+
+// q:            [num_tokens, num_heads * head_dim]      rotated in place
+// k:            [num_tokens, num_kv_heads * head_dim]   rotated, then written to k_cache
+// v:            [num_tokens, num_kv_heads * head_dim]   written to v_cache
+// positions:    [num_tokens]
+// slot_mapping: [num_tokens] block_id * block_size + offset
+// inv_freq:     [head_dim / 2] per-pair inverse frequencies (scaling already applied), float
+// k_cache, v_cache: one layer, [num_blocks, block_size, num_kv_heads, head_dim]
+// interleaved: pairs (2i, 2i+1) (llama2.c, GGUF) when true, (i, i + head_dim/2) otherwise.
+// Angles are computed as position * inv_freq in float after reducing position * inv_freq
+// modulo 2*pi in double precision, so long contexts keep their accuracy.
+template <typename T>
+KernelStatus rope_and_cache(T* q, T* k, const T* v, const int32_t* positions, const int64_t* slot_mapping,
+                            const float* inv_freq, bool interleaved, T* k_cache, T* v_cache, int num_tokens,
+                            int num_heads, int num_kv_heads, int head_dim, int block_size, cudaStream_t stream);
+
+}  // namespace sluice::kernels

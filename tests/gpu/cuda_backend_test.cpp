@@ -1,0 +1,407 @@
+// The CUDA backend end to end against the references and the CPU backend: stories260K greedy
+// ids with fp32 activations, one-layer models of 7-8B shapes against the CPU backend's logits
+// (fp32 and bf16), a batch of 256 with preemption against each request alone, graphs on vs off,
+// device sampling against the host sampler, and the GPU memory plan. Every test skips (never
+// passes) without a CUDA device.
+#include "engine/backend/cuda/cuda_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "engine/backend/borrowed_backend.h"
+#include "engine/backend/cpu_backend.h"
+#include "engine/backend/gpu_plan.h"
+#include "engine/model/dummy_model.h"
+#include "tests/gpu/gpu_test_support.h"
+#include "tests/support/reference_data.h"
+#include "tests/support/single_request_batch.h"
+#include "tests/support/test_paths.h"
+#include "tests/unit/engine/engine_test_util.h"
+
+namespace sluice {
+namespace {
+
+using test::argmax;
+using test::single_request_batch;
+
+constexpr int kBlockSize = 16;
+
+CudaBackendOptions fp32(bool graphs = true) {
+  return CudaBackendOptions{.activation_dtype = ActivationDType::F32, .enable_cuda_graphs = graphs};
+}
+
+std::vector<int32_t> greedy_ids(Backend& backend, int vocab, size_t count) {
+  backend.allocate_kv_cache(32, kBlockSize);
+  const auto prompt = test::reference_prompt_ids();
+  std::vector<float> logits;
+  backend.forward(single_request_batch(prompt, 0, 32, false), logits);
+  std::vector<int32_t> out = {argmax(logits.data(), vocab)};
+  while (out.size() < count) {
+    const int pos = static_cast<int>(prompt.size() + out.size()) - 1;
+    backend.forward(single_request_batch({out.back()}, pos, 32, false), logits);
+    out.push_back(argmax(logits.data(), vocab));
+  }
+  return out;
+}
+
+class CudaStories260K : public ::testing::TestWithParam<bool> {};  // param: CUDA graphs on
+
+TEST_P(CudaStories260K, Fp32GreedyReproducesReferenceIds) {
+  SLUICE_REQUIRE_CUDA();
+  const auto model = load_model(test::shared_path("models/stories260K/llama2c/stories260K.bin"));
+  CudaBackend backend(*model, fp32(GetParam()));
+  const auto expected = test::reference_generated_ids();
+  EXPECT_EQ(greedy_ids(backend, model->config.vocab_size, expected.size()), expected);
+  if (GetParam()) {
+    EXPECT_GT(backend.step_counters().num_graph_replays, 200);  // every decode step but the first
+    EXPECT_EQ(backend.step_counters().num_graph_captures, 1);   // one bucket: 1 request, <= 256
+  } else {
+    EXPECT_EQ(backend.step_counters().num_graph_replays, 0);
+  }
+}
+
+TEST_P(CudaStories260K, Fp32PrefillLogitsMatchReference) {
+  SLUICE_REQUIRE_CUDA();
+  const auto model = load_model(test::shared_path("models/stories260K/hf"));
+  const int vocab = model->config.vocab_size;
+  CudaBackend backend(*model, fp32(GetParam()));
+  backend.allocate_kv_cache(32, kBlockSize);
+  std::vector<float> logits;
+  backend.forward(single_request_batch(test::reference_prompt_ids(), 0, 32, true), logits);
+  for (const auto& ref : test::reference_logits("logits_prefill.json")) {
+    float worst = 0.0f;
+    for (int i = 0; i < vocab; ++i) {
+      worst = std::max(worst, std::fabs(logits[static_cast<size_t>(ref.position * vocab + i)] -
+                                        ref.logits[static_cast<size_t>(i)]));
+    }
+    EXPECT_LT(worst, 1e-3f) << "prefill position " << ref.position;
+  }
+}
+
+// Q8_0 is dequantized at load (exactly, into fp32 here): the first 60 ids of the reference.
+TEST_P(CudaStories260K, Q8_0DequantizedAtLoadFollowsReference) {
+  SLUICE_REQUIRE_CUDA();
+  const auto model = load_model(test::shared_path("models/stories260K/gguf/stories260K-q8_0.gguf"));
+  CudaBackend backend(*model, fp32(GetParam()));
+  EXPECT_NE(backend.describe().find("Q8_0 weights dequantized to fp32 at load"), std::string::npos)
+      << backend.describe();
+  const auto expected = test::reference_generated_ids();
+  EXPECT_EQ(greedy_ids(backend, model->config.vocab_size, 60),
+            std::vector<int32_t>(expected.begin(), expected.begin() + 60));
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, CudaStories260K, ::testing::Bool(),
+                         [](const auto& param_info) { return param_info.param ? "on" : "off"; });
+
+// ---- one layer of a large shape against the CPU backend ----------------------------------
+
+// Three steps over two requests: both prefill (9 and 5 tokens), both decode (a padded decode
+// bucket), then a 3-token chunk of A beside a decode of B (a mixed step). Returns each step's
+// logits.
+std::vector<std::vector<float>> run_three_steps(Backend& backend, int vocab) {
+  backend.allocate_kv_cache(8, kBlockSize);
+  auto token = [vocab](int i) { return static_cast<int32_t>((i * 7919 + 13) % vocab); };
+  std::vector<std::vector<float>> out(3);
+  BatchInputs prefill;
+  for (int i = 0; i < 9; ++i) {
+    prefill.token_ids.push_back(token(i));
+    prefill.positions.push_back(i);
+    prefill.slot_mapping.push_back(i);  // A: blocks 0, 1
+  }
+  for (int i = 0; i < 5; ++i) {
+    prefill.token_ids.push_back(token(100 + i));
+    prefill.positions.push_back(i);
+    prefill.slot_mapping.push_back(2 * kBlockSize + i);  // B: block 2
+  }
+  prefill.query_start_loc = {0, 9, 14};
+  prefill.seq_lens = {9, 5};
+  prefill.max_blocks_per_request = 2;
+  prefill.block_tables = {0, 1, 2, -1};
+  prefill.logits_indices = {8, 13};
+  backend.forward(prefill, out[0]);
+
+  BatchInputs decode = prefill;
+  decode.token_ids = {token(9), token(105)};
+  decode.positions = {9, 5};
+  decode.slot_mapping = {9, 2 * kBlockSize + 5};
+  decode.query_start_loc = {0, 1, 2};
+  decode.seq_lens = {10, 6};
+  decode.logits_indices = {0, 1};
+  backend.forward(decode, out[1]);
+
+  BatchInputs mixed = decode;
+  mixed.token_ids = {token(10), token(11), token(12), token(106)};
+  mixed.positions = {10, 11, 12, 6};
+  mixed.slot_mapping = {10, 11, 12, 2 * kBlockSize + 6};
+  mixed.query_start_loc = {0, 3, 4};
+  mixed.seq_lens = {13, 7};
+  mixed.logits_indices = {2, 3};
+  backend.forward(mixed, out[2]);
+  return out;
+}
+
+struct ShapeCase {
+  std::string preset;
+  DType weights;
+  ActivationDType activations;
+};
+
+class CudaOneLayerVsCpu : public ::testing::TestWithParam<ShapeCase> {};
+
+TEST_P(CudaOneLayerVsCpu, LogitsAgreeWithCpuBackend) {
+  SLUICE_REQUIRE_CUDA();
+  const ShapeCase& c = GetParam();
+  const auto model = make_dummy_model(c.preset, c.weights, /*seed=*/7, /*num_layers=*/1);
+  const int vocab = model->config.vocab_size;
+  std::vector<std::vector<float>> cpu_logits;
+  {
+    CpuBackend cpu(*model, CpuBackendOptions{});
+    cpu_logits = run_three_steps(cpu, vocab);
+  }
+  CudaBackend gpu(*model, CudaBackendOptions{.activation_dtype = c.activations});
+  const auto gpu_logits = run_three_steps(gpu, vocab);
+  const bool is_fp32 = c.activations == ActivationDType::F32;
+  for (size_t step = 0; step < 3; ++step) {
+    ASSERT_EQ(gpu_logits[step].size(), cpu_logits[step].size());
+    for (size_t row = 0; row < 2; ++row) {
+      const float* g = gpu_logits[step].data() + row * static_cast<size_t>(vocab);
+      const float* r = cpu_logits[step].data() + row * static_cast<size_t>(vocab);
+      float max_ref = 0.0f;
+      float max_diff = 0.0f;
+      int num_outside = 0;
+      for (int i = 0; i < vocab; ++i) {
+        const float diff = std::fabs(g[i] - r[i]);
+        max_ref = std::max(max_ref, std::fabs(r[i]));
+        max_diff = std::max(max_diff, diff);
+        // fp32: 1e-3 absolute + 1e-3 relative per logit.
+        if (is_fp32 && diff > 1e-3f + 1e-3f * std::fabs(r[i])) ++num_outside;
+      }
+      if (is_fp32) {
+        EXPECT_EQ(num_outside, 0) << c.preset << " step " << step << " row " << row
+                                  << " max |diff| " << max_diff;
+      } else {
+        // bf16 activations: within 2e-2 of the row's largest |logit|.
+        EXPECT_LE(max_diff, 2e-2f * max_ref)
+            << c.preset << " step " << step << " row " << row << " max |ref| " << max_ref;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CudaOneLayerVsCpu,
+    ::testing::Values(ShapeCase{"llama-3-8b", DType::F32, ActivationDType::F32},
+                      ShapeCase{"qwen2.5-7b", DType::F32, ActivationDType::F32},
+                      ShapeCase{"mistral-7b", DType::F32, ActivationDType::F32},
+                      ShapeCase{"llama-3-8b", DType::BF16, ActivationDType::BF16},
+                      ShapeCase{"qwen2.5-7b", DType::BF16, ActivationDType::BF16},
+                      ShapeCase{"mistral-7b", DType::BF16, ActivationDType::BF16}),
+    [](const auto& param_info) {
+      std::string name = param_info.param.preset +
+                         (param_info.param.activations == ActivationDType::F32 ? "_fp32" : "_bf16");
+      std::replace(name.begin(), name.end(), '-', '_');
+      std::replace(name.begin(), name.end(), '.', '_');
+      return name;
+    });
+
+// ---- engine runs ---------------------------------------------------------------------------
+
+
+using Outputs = std::map<std::pair<size_t, uint32_t>, FinishedRequest>;
+
+std::unique_ptr<Engine> make_engine(const test::StoriesModel& model, Backend& backend,
+                                    const EngineConfig& config) {
+  return std::make_unique<Engine>(model.session.model->config, *model.session.tokenizer,
+                                  std::make_unique<BorrowedBackend>(backend), config);
+}
+
+// Counts the prompts whose outputs differ and the earliest position where one does.
+struct Difference {
+  int num_rows = 0;
+  int first_position = -1;
+};
+Difference compare(const Outputs& batch, const Outputs& alone) {
+  Difference d;
+  for (const auto& [key, a] : alone) {
+    const auto& b = batch.at(key).output_token_ids;
+    if (b == a.output_token_ids) continue;
+    ++d.num_rows;
+    size_t i = 0;
+    while (i < b.size() && i < a.output_token_ids.size() && b[i] == a.output_token_ids[i]) ++i;
+    if (d.first_position < 0 || static_cast<int>(i) < d.first_position)
+      d.first_position = static_cast<int>(i);
+  }
+  return d;
+}
+
+// 256 prompts of 20-90 tokens in a pool of 160 blocks (about a tenth of what they need): heavy
+// preemption. Each request is then run alone. With fp32 activations the two are expected to
+// agree; the differing rows (products of other shapes round differently) are reported.
+TEST(CudaBackendEngine, Batch256WithPreemptionAgainstAlone) {
+  SLUICE_REQUIRE_CUDA();
+  const test::StoriesModel model;
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& text : test::alpaca_prompts(256)) prompts.push_back(model.encode(text));
+  CudaBackend backend(*model.session.model, fp32());
+  const SamplingParams greedy{.max_tokens = 48};
+  test::RunStats stats;
+  auto engine = make_engine(model, backend, EngineConfig{.num_kv_blocks = 160});
+  const Outputs batch = test::run_all(*engine, prompts, greedy, &stats);
+  EXPECT_GT(stats.num_preemptions, 20);
+  EXPECT_GT(stats.max_scheduled_requests, 8);
+  Outputs alone;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto single = make_engine(model, backend, EngineConfig{.num_kv_blocks = 32});
+    single->add_request(prompts[i], greedy, i);
+    while (single->has_unfinished()) {
+      for (auto& f : single->step().finished) alone[{i, f.sample_idx}] = std::move(f);
+    }
+  }
+  ASSERT_EQ(batch.size(), alone.size());
+  const Difference d = compare(batch, alone);
+  std::printf(
+      "batch of 256 (%lld preemptions) vs alone, fp32: %d rows differ, first at output "
+      "position %d\n",
+      static_cast<long long>(stats.num_preemptions), d.num_rows, d.first_position);
+  ::testing::Test::RecordProperty("differing_rows", d.num_rows);
+  ::testing::Test::RecordProperty("first_differing_position", d.first_position);
+  EXPECT_LE(d.num_rows, 5) << "first difference at output position " << d.first_position;
+}
+
+// Graphs change how decode steps are launched, never what they compute: padded decode batches
+// run the same launches either way, so the tokens are identical (bf16, seeded sampling, a pool
+// small enough to preempt).
+TEST(CudaBackendEngine, GraphsOnAndOffGiveIdenticalTokens) {
+  SLUICE_REQUIRE_CUDA();
+  const test::StoriesModel model;
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& text : test::alpaca_prompts(64)) prompts.push_back(model.encode(text));
+  const SamplingParams seeded{
+      .temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 1234, .max_tokens = 40};
+  Outputs runs[2];
+  for (const bool graphs : {false, true}) {
+    CudaBackend backend(*model.session.model, CudaBackendOptions{.enable_cuda_graphs = graphs});
+    auto engine = make_engine(model, backend, EngineConfig{.num_kv_blocks = 96});
+    runs[graphs ? 1 : 0] = test::run_all(*engine, prompts, seeded);
+    if (graphs) {
+      EXPECT_GT(backend.step_counters().num_graph_replays, 30);
+    } else {
+      EXPECT_EQ(backend.step_counters().num_graph_replays, 0);
+    }
+  }
+  ASSERT_EQ(runs[0].size(), runs[1].size());
+  for (const auto& [key, off] : runs[0]) {
+    EXPECT_EQ(runs[1].at(key).output_token_ids, off.output_token_ids) << "prompt " << key.first;
+  }
+}
+
+// The engine samples on the device by default; with the same logits (fp32, one backend) that
+// draws the same tokens as sampling on the host, for mixed settings and n > 1 forks.
+TEST(CudaBackendEngine, DeviceSamplingGivesTheHostSamplersTokens) {
+  SLUICE_REQUIRE_CUDA();
+  const test::StoriesModel model;
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& text : test::alpaca_prompts(48)) prompts.push_back(model.encode(text));
+  const SamplingParams seeded{.n = 2,
+                              .temperature = 0.9f,
+                              .top_k = 40,
+                              .top_p = 0.95f,
+                              .min_p = 0.02f,
+                              .repetition_penalty = 1.1f,
+                              .frequency_penalty = 0.2f,
+                              .seed = 99,
+                              .max_tokens = 48};
+  CudaBackend backend(*model.session.model, fp32());
+  Outputs runs[2];
+  for (const bool on_device : {false, true}) {
+    auto engine = make_engine(model, backend, EngineConfig{.num_kv_blocks = 256, .sample_on_device = on_device});
+    runs[on_device ? 1 : 0] = test::run_all(*engine, prompts, seeded);
+  }
+  ASSERT_EQ(runs[0].size(), runs[1].size());
+  for (const auto& [key, host] : runs[0]) {
+    EXPECT_EQ(runs[1].at(key).output_token_ids, host.output_token_ids) << "prompt " << key.first;
+  }
+}
+
+// Sampling on the device draws what the host sampler draws from the same logits.
+TEST(CudaBackendSampling, DeviceSamplingMatchesHostSampler) {
+  SLUICE_REQUIRE_CUDA();
+  const test::StoriesModel model;
+  const int vocab = model.session.model->config.vocab_size;
+  CudaBackend backend(*model.session.model, fp32());
+  backend.allocate_kv_cache(16, kBlockSize);
+  const std::vector<std::vector<int32_t>> prompts = {
+      model.encode("Once upon a time"), model.encode("The little dog"), model.encode("Tom")};
+  BatchInputs in;
+  in.query_start_loc = {0};
+  in.max_blocks_per_request = 4;
+  for (size_t r = 0; r < prompts.size(); ++r) {
+    for (size_t i = 0; i < prompts[r].size(); ++i) {
+      in.token_ids.push_back(prompts[r][i]);
+      in.positions.push_back(static_cast<int32_t>(i));
+      in.slot_mapping.push_back(static_cast<int64_t>(r * 4) * kBlockSize + static_cast<int64_t>(i));
+    }
+    in.query_start_loc.push_back(in.num_tokens());
+    in.seq_lens.push_back(static_cast<int32_t>(prompts[r].size()));
+    for (int b = 0; b < 4; ++b) in.block_tables.push_back(static_cast<int32_t>(r * 4) + b);
+    in.logits_indices.push_back(in.num_tokens() - 1);
+  }
+  const std::vector<SamplingParams> params = {
+      SamplingParams{},  // greedy
+      SamplingParams{.temperature = 0.8f, .top_k = 20, .top_p = 0.9f, .seed = 42},
+      SamplingParams{.temperature = 1.2f,
+                     .min_p = 0.05f,
+                     .repetition_penalty = 1.3f,
+                     .presence_penalty = 0.5f,
+                     .frequency_penalty = 0.25f,
+                     .seed = 7}};
+  const std::vector<int32_t> outputs = {5, 9, 5};  // earlier outputs, for the penalties
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<float> logits;
+    backend.forward(in, logits);
+    std::vector<CudaSampleRow> rows;
+    std::vector<int32_t> expected;
+    Sampler sampler;
+    for (size_t r = 0; r < prompts.size(); ++r) {
+      const SamplingContext context{prompts[r], outputs, static_cast<uint64_t>(trial * 10 + r), 0};
+      rows.push_back(CudaSampleRow{&params[r], context});
+      std::vector<float> row(
+          logits.begin() + static_cast<long>(r * static_cast<size_t>(vocab)),
+          logits.begin() + static_cast<long>((r + 1) * static_cast<size_t>(vocab)));
+      expected.push_back(sampler.sample(row, params[r], context));
+    }
+    std::vector<int32_t> sampled;
+    backend.forward_and_sample(in, rows, sampled);  // the same K/V rewritten, the same logits
+    EXPECT_EQ(sampled, expected) << "trial " << trial;
+  }
+}
+
+// The pool comes from gpu_memory_utilization after weights and activations, and StepStats
+// reports the device's memory.
+TEST(CudaBackendMemory, PoolFromUtilizationAndStatsReportDeviceMemory) {
+  SLUICE_REQUIRE_CUDA();
+  const test::StoriesModel model;
+  auto backend = std::make_unique<CudaBackend>(*model.session.model, fp32());
+  EngineConfig config{.max_num_seqs = 64, .max_num_batched_tokens = 512};
+  config.gpu_memory_utilization = 0.5;
+  config = fit_engine_to_backend(*backend, config);
+  EXPECT_GT(config.kv_cache_bytes, 0u);
+  const BackendMemory before = backend->memory();
+  EXPECT_GT(before.activation_bytes, 0u);
+  EXPECT_LE(before.device_total_bytes - before.device_free_bytes + config.kv_cache_bytes,
+            static_cast<size_t>(0.5 * static_cast<double>(before.device_total_bytes)) + (1u << 20));
+  Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend), config);
+  engine.add_request(model.encode("Once upon a time"), SamplingParams{.max_tokens = 8}, 0);
+  const StepResult step = engine.step();
+  EXPECT_GT(step.stats.memory.device_total_bytes, 0u);
+  EXPECT_LE(step.stats.memory.device_free_bytes, step.stats.memory.device_total_bytes);
+  EXPECT_GE(step.stats.memory.kv_cache_bytes, config.kv_cache_bytes);
+  EXPECT_NE(describe_backend(engine.backend()).find("cuda:0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice

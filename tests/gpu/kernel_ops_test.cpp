@@ -1,0 +1,617 @@
+// The small CUDA ops (embedding, RMSNorm + residual, RoPE + cache write, SiLU-mul, bias, row
+// gather, conversions, Q8_0, copy-on-write of KV blocks) against the CPU backend's reference
+// code, for float, bf16 and fp16, on odd sizes. Tolerances (|gpu - ref| <= tol * (1 + |ref|)):
+// 1e-4 for float, 2e-2 for bf16 and fp16 (their own rounding is 4e-3 and 5e-4 relative). Copies
+// and conversions are compared bit for bit.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "engine/backend/cpu_ops.h"
+#include "engine/core/dtype.h"
+#include "engine/core/thread_pool.h"
+#include "kernels/block_copy.cuh"
+#include "kernels/elementwise.cuh"
+#include "kernels/embedding.cuh"
+#include "kernels/rms_norm.cuh"
+#include "kernels/rope_cache.cuh"
+#include "tests/gpu/gpu_test_support.h"
+
+namespace sluice {
+namespace {
+
+using test::DeviceBuffer;
+
+// Host side of an element type: its storage and conversions (engine/core/dtype.h, which round
+// to nearest even as the kernels do) and the tolerance of results computed in it.
+template <typename T>
+struct ElementTraits;
+
+template <>
+struct ElementTraits<float> {
+  using Storage = float;
+  static constexpr double kTolerance = 1e-4;
+  static Storage from_float(float x) { return x; }
+  static float to_float(Storage x) { return x; }
+};
+
+template <>
+struct ElementTraits<__nv_bfloat16> {
+  using Storage = uint16_t;
+  static constexpr double kTolerance = 2e-2;
+  static Storage from_float(float x) { return f32_to_bf16(x); }
+  static float to_float(Storage x) { return bf16_to_f32(x); }
+};
+
+template <>
+struct ElementTraits<__half> {
+  using Storage = uint16_t;
+  static constexpr double kTolerance = 2e-2;
+  static Storage from_float(float x) { return f32_to_f16(x); }
+  static float to_float(Storage x) { return f16_to_f32(x); }
+};
+
+template <typename T>
+using Storage = typename ElementTraits<T>::Storage;
+
+template <typename T>
+std::vector<Storage<T>> to_storage(const std::vector<float>& values) {
+  std::vector<Storage<T>> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) out[i] = ElementTraits<T>::from_float(values[i]);
+  return out;
+}
+
+template <typename T>
+std::vector<float> to_floats(const std::vector<Storage<T>>& values) {
+  std::vector<float> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) out[i] = ElementTraits<T>::to_float(values[i]);
+  return out;
+}
+
+// The device pointer of a buffer of T's storage, as T.
+template <typename T>
+T* device_ptr(const DeviceBuffer<Storage<T>>& buffer) {
+  return reinterpret_cast<T*>(buffer.get());
+}
+
+std::vector<float> random_values(size_t n, uint32_t seed, float low, float high) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(low, high);
+  std::vector<float> values(n);
+  for (float& v : values) v = dist(rng);
+  return values;
+}
+
+// Values of T drawn in [low, high), already rounded to T (so the reference sees the same inputs).
+template <typename T>
+std::vector<Storage<T>> random_storage(size_t n, uint32_t seed, float low = -2.0f,
+                                       float high = 2.0f) {
+  return to_storage<T>(random_values(n, seed, low, high));
+}
+
+// Expects |actual - expected| <= tolerance * (1 + |expected|) everywhere; reports the first few
+// misses with their index.
+void expect_close(const std::vector<float>& actual, const std::vector<float>& expected,
+                  double tolerance, const std::string& what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  int num_bad = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double diff = std::fabs(static_cast<double>(actual[i]) - expected[i]);
+    if (!(diff <= tolerance * (1.0 + std::fabs(static_cast<double>(expected[i]))))) {
+      if (++num_bad <= 5) {
+        ADD_FAILURE() << what << "[" << i << "]: gpu " << actual[i] << ", reference "
+                      << expected[i];
+      }
+    }
+  }
+  EXPECT_EQ(num_bad, 0) << what << ": " << num_bad << " of " << actual.size() << " out of tolerance";
+}
+
+// Expects the same bit patterns everywhere; reports the first few differences.
+template <typename S>
+void expect_same_bits(const std::vector<S>& actual, const std::vector<S>& expected,
+                      const std::string& what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  int num_bad = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (std::memcmp(&actual[i], &expected[i], sizeof(S)) != 0) {
+      if (++num_bad <= 5) ADD_FAILURE() << what << "[" << i << "] differs";
+    }
+  }
+  EXPECT_EQ(num_bad, 0) << what << ": " << num_bad << " of " << actual.size() << " differ";
+}
+
+void expect_ok(kernels::KernelStatus status) {
+  ASSERT_EQ(status, kernels::kKernelOk) << cudaGetErrorString(static_cast<cudaError_t>(status));
+  const cudaError_t sync = cudaDeviceSynchronize();
+  ASSERT_EQ(sync, cudaSuccess) << cudaGetErrorString(sync);
+}
+
+template <typename T>
+class KernelOps : public ::testing::Test {};
+
+struct ElementTypeNames {
+  template <typename T>
+  static std::string GetName(int) {
+    if (std::is_same_v<T, float>) return "F32";
+    if (std::is_same_v<T, __nv_bfloat16>) return "BF16";
+    return "F16";
+  }
+};
+
+using ElementTypes = ::testing::Types<float, __nv_bfloat16, __half>;
+TYPED_TEST_SUITE(KernelOps, ElementTypes, ElementTypeNames);
+
+constexpr int kHiddenSizes[] = {64, 4096, 3584, 1000, 1001};
+constexpr int kTokenCounts[] = {1, 7, 256};
+
+TYPED_TEST(KernelOps, EmbeddingGatherCopiesRowsAndZeroesOutOfRangeIds) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  const int vocab_size = 512;
+  for (const int hidden_size : kHiddenSizes) {
+    for (const int num_tokens : kTokenCounts) {
+      SCOPED_TRACE("hidden " + std::to_string(hidden_size) + ", tokens " +
+                   std::to_string(num_tokens));
+      const auto table = random_storage<T>(static_cast<size_t>(vocab_size) * hidden_size,
+                                           static_cast<uint32_t>(hidden_size + num_tokens));
+      std::mt19937 rng(7);
+      std::vector<int32_t> ids(static_cast<size_t>(num_tokens));
+      for (int32_t& id : ids) id = static_cast<int32_t>(rng() % vocab_size);
+      if (num_tokens >= 7) {
+        ids[1] = -1;
+        ids[3] = vocab_size;
+        ids[5] = vocab_size - 1;
+      }
+      DeviceBuffer<Storage<T>> d_table(table);
+      DeviceBuffer<int32_t> d_ids(ids);
+      DeviceBuffer<Storage<T>> d_out(static_cast<size_t>(num_tokens) * hidden_size);
+      expect_ok(kernels::embedding_gather<T>(device_ptr<T>(d_table), d_ids.get(),
+                                             device_ptr<T>(d_out), num_tokens, hidden_size,
+                                             vocab_size, nullptr));
+      std::vector<Storage<T>> expected(d_out.size(), ElementTraits<T>::from_float(0.0f));
+      for (int t = 0; t < num_tokens; ++t) {
+        const int32_t id = ids[static_cast<size_t>(t)];
+        if (id < 0 || id >= vocab_size) continue;
+        std::copy_n(table.begin() + static_cast<ptrdiff_t>(id) * hidden_size, hidden_size,
+                    expected.begin() + static_cast<ptrdiff_t>(t) * hidden_size);
+      }
+      expect_same_bits(d_out.download(), expected, "embedding");
+    }
+  }
+}
+
+TYPED_TEST(KernelOps, RmsNormResidualMatchesCpuRmsNorm) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  const float eps = 1e-5f;
+  for (const int hidden_size : kHiddenSizes) {
+    for (const int num_tokens : kTokenCounts) {
+      for (const bool has_residual : {true, false}) {
+        SCOPED_TRACE("hidden " + std::to_string(hidden_size) + ", tokens " +
+                     std::to_string(num_tokens) + (has_residual ? ", residual" : ""));
+        const size_t n = static_cast<size_t>(num_tokens) * hidden_size;
+        const auto x = random_storage<T>(n, 11 + static_cast<uint32_t>(hidden_size));
+        const auto residual = random_storage<T>(n, 12 + static_cast<uint32_t>(num_tokens));
+        const auto weight = random_values(static_cast<size_t>(hidden_size), 13, 0.5f, 1.5f);
+
+        // Reference: the sum rounded to T (what residual_out stores), then the CPU RMSNorm of it.
+        std::vector<float> sum = to_floats<T>(x);
+        if (has_residual) {
+          const auto residual_f = to_floats<T>(residual);
+          for (size_t i = 0; i < n; ++i) sum[i] += residual_f[i];
+        }
+        const auto expected_residual = to_storage<T>(sum);
+        const auto rounded_sum = to_floats<T>(expected_residual);
+        std::vector<float> expected_out(n);
+        rms_norm(rounded_sum.data(), weight.data(), eps, num_tokens, hidden_size,
+                 expected_out.data());
+
+        DeviceBuffer<Storage<T>> d_x(x), d_residual(residual), d_residual_out(n), d_out(n);
+        DeviceBuffer<float> d_weight(weight);
+        expect_ok(kernels::rms_norm_residual<T>(
+            device_ptr<T>(d_x), has_residual ? device_ptr<T>(d_residual) : nullptr,
+            device_ptr<T>(d_residual_out), d_weight.get(), eps, device_ptr<T>(d_out), num_tokens,
+            hidden_size, nullptr));
+        expect_same_bits(d_residual_out.download(), expected_residual, "residual_out");
+        expect_close(to_floats<T>(d_out.download()), expected_out, ElementTraits<T>::kTolerance,
+                     "out");
+
+        // In place: residual_out is x (and residual_in, when there is one, is also updated in
+        // place by a second call with residual_in == residual_out).
+        expect_ok(kernels::rms_norm_residual<T>(
+            device_ptr<T>(d_x), has_residual ? device_ptr<T>(d_residual) : nullptr,
+            device_ptr<T>(d_x), d_weight.get(), eps, device_ptr<T>(d_out), num_tokens,
+            hidden_size, nullptr));
+        expect_same_bits(d_x.download(), expected_residual, "residual_out aliasing x");
+        expect_close(to_floats<T>(d_out.download()), expected_out, ElementTraits<T>::kTolerance,
+                     "out with aliasing");
+      }
+    }
+  }
+}
+
+// Everything one rope_and_cache case needs, with the CPU reference worked out.
+template <typename T>
+void check_rope_and_cache(int head_dim, bool interleaved, int num_tokens, ThreadPool& pool) {
+  SCOPED_TRACE("head_dim " + std::to_string(head_dim) + (interleaved ? ", interleaved" : ", rotate-half") +
+               ", tokens " + std::to_string(num_tokens));
+  const int num_heads = 4;
+  const int num_kv_heads = 2;
+  const int block_size = 16;
+  const int num_blocks = (num_tokens + block_size - 1) / block_size + 3;
+  const int num_slots = num_blocks * block_size;
+  const size_t q_size = static_cast<size_t>(num_tokens) * num_heads * head_dim;
+  const size_t kv_dim = static_cast<size_t>(num_kv_heads) * head_dim;
+  const size_t kv_size = static_cast<size_t>(num_tokens) * kv_dim;
+  const auto seed = static_cast<uint32_t>(head_dim * 31 + num_tokens);
+
+  std::mt19937 rng(seed);
+  std::vector<int32_t> positions(static_cast<size_t>(num_tokens));
+  for (int32_t& p : positions) p = static_cast<int32_t>(rng() % 131072);
+  positions.front() = 131071;
+  if (num_tokens > 1) positions.back() = 0;
+  // Distinct slots in a shuffled order; every fifth token is padding (slot -1).
+  std::vector<int64_t> slots(static_cast<size_t>(num_slots));
+  std::iota(slots.begin(), slots.end(), 0);
+  std::shuffle(slots.begin(), slots.end(), rng);
+  std::vector<int64_t> slot_mapping(slots.begin(), slots.begin() + num_tokens);
+  for (size_t t = 2; t < slot_mapping.size(); t += 5) slot_mapping[t] = -1;
+
+  // inv_freq in float for the kernel; the reference gets the very same values in double.
+  const double theta = head_dim == 128 ? 500000.0 : 10000.0;
+  std::vector<float> inv_freq(static_cast<size_t>(head_dim / 2));
+  std::vector<double> inv_freq_reference(inv_freq.size());
+  for (size_t i = 0; i < inv_freq.size(); ++i) {
+    inv_freq[i] = static_cast<float>(1.0 / std::pow(theta, 2.0 * static_cast<double>(i) / head_dim));
+    inv_freq_reference[i] = inv_freq[i];
+  }
+
+  const auto q = random_storage<T>(q_size, seed + 1);
+  const auto k = random_storage<T>(kv_size, seed + 2);
+  const auto v = random_storage<T>(kv_size, seed + 3);
+  std::vector<float> expected_q = to_floats<T>(q);
+  std::vector<float> expected_k = to_floats<T>(k);
+  apply_rope(expected_q.data(), expected_k.data(), positions.data(), num_tokens, num_heads,
+             num_kv_heads, head_dim, interleaved ? RopeLayout::Interleaved : RopeLayout::RotateHalf,
+             inv_freq_reference, pool);
+
+  const Storage<T> sentinel = ElementTraits<T>::from_float(-12345.0f);
+  const std::vector<Storage<T>> empty_cache(static_cast<size_t>(num_slots) * kv_dim, sentinel);
+  DeviceBuffer<Storage<T>> d_q(q), d_k(k), d_v(v), d_k_cache(empty_cache), d_v_cache(empty_cache);
+  DeviceBuffer<int32_t> d_positions(positions);
+  DeviceBuffer<int64_t> d_slot_mapping(slot_mapping);
+  DeviceBuffer<float> d_inv_freq(inv_freq);
+  expect_ok(kernels::rope_and_cache<T>(
+      device_ptr<T>(d_q), device_ptr<T>(d_k), device_ptr<T>(d_v), d_positions.get(),
+      d_slot_mapping.get(), d_inv_freq.get(), interleaved, device_ptr<T>(d_k_cache),
+      device_ptr<T>(d_v_cache), num_tokens, num_heads, num_kv_heads, head_dim, block_size,
+      nullptr));
+  const auto gpu_k = d_k.download();
+  expect_close(to_floats<T>(d_q.download()), expected_q, ElementTraits<T>::kTolerance, "q");
+  expect_close(to_floats<T>(gpu_k), expected_k, ElementTraits<T>::kTolerance, "k");
+
+  // Slot by slot: a written slot holds its token's rotated k and its v, every other slot is
+  // untouched.
+  std::vector<int> token_of_slot(static_cast<size_t>(num_slots), -1);
+  for (int t = 0; t < num_tokens; ++t) {
+    const int64_t slot = slot_mapping[static_cast<size_t>(t)];
+    if (slot >= 0) token_of_slot[static_cast<size_t>(slot)] = t;
+  }
+  std::vector<Storage<T>> expected_k_cache = empty_cache;
+  std::vector<Storage<T>> expected_v_cache = empty_cache;
+  for (int slot = 0; slot < num_slots; ++slot) {
+    const int t = token_of_slot[static_cast<size_t>(slot)];
+    if (t < 0) continue;
+    std::copy_n(gpu_k.begin() + static_cast<ptrdiff_t>(t * kv_dim), kv_dim,
+                expected_k_cache.begin() + static_cast<ptrdiff_t>(slot * kv_dim));
+    std::copy_n(v.begin() + static_cast<ptrdiff_t>(t * kv_dim), kv_dim,
+                expected_v_cache.begin() + static_cast<ptrdiff_t>(slot * kv_dim));
+  }
+  expect_same_bits(d_k_cache.download(), expected_k_cache, "k_cache");
+  expect_same_bits(d_v_cache.download(), expected_v_cache, "v_cache");
+  expect_same_bits(d_v.download(), v, "v (unchanged)");
+}
+
+TYPED_TEST(KernelOps, RopeAndCacheMatchesCpuRopeAndWritesSlots) {
+  SLUICE_REQUIRE_CUDA();
+  ThreadPool pool(1);
+  for (const int head_dim : {8, 64, 80, 128}) {
+    for (const bool interleaved : {true, false}) {
+      for (const int num_tokens : kTokenCounts) {
+        check_rope_and_cache<TypeParam>(head_dim, interleaved, num_tokens, pool);
+      }
+    }
+  }
+}
+
+TYPED_TEST(KernelOps, SiluMulMatchesCpuInPlaceAndUnaligned) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  for (const int64_t n : {int64_t{1}, int64_t{7}, int64_t{1000}, int64_t{4096 * 7 + 3}}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const auto gate = random_storage<T>(static_cast<size_t>(n), 21, -8.0f, 8.0f);
+    const auto up = random_storage<T>(static_cast<size_t>(n), 22);
+    std::vector<float> expected = to_floats<T>(gate);
+    const std::vector<float> up_f = to_floats<T>(up);
+    silu_mul(expected.data(), up_f.data(), n);
+
+    DeviceBuffer<Storage<T>> d_gate(gate), d_up(up), d_out(static_cast<size_t>(n));
+    expect_ok(kernels::silu_mul<T>(device_ptr<T>(d_gate), device_ptr<T>(d_up), device_ptr<T>(d_out),
+                                   n, nullptr));
+    expect_close(to_floats<T>(d_out.download()), expected, ElementTraits<T>::kTolerance, "out");
+
+    // Misaligned by one element: the scalar path over n - 1 values.
+    if (n > 1) {
+      expect_ok(kernels::silu_mul<T>(device_ptr<T>(d_gate) + 1, device_ptr<T>(d_up) + 1,
+                                     device_ptr<T>(d_out) + 1, n - 1, nullptr));
+      expect_close(to_floats<T>(d_out.download()), expected, ElementTraits<T>::kTolerance,
+                   "out (misaligned)");
+    }
+    // In place: out is gate.
+    expect_ok(kernels::silu_mul<T>(device_ptr<T>(d_gate), device_ptr<T>(d_up),
+                                   device_ptr<T>(d_gate), n, nullptr));
+    expect_close(to_floats<T>(d_gate.download()), expected, ElementTraits<T>::kTolerance,
+                 "gate (in place)");
+  }
+}
+
+TYPED_TEST(KernelOps, AddBiasMatchesCpu) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  for (const int dim : {64, 1000, 3584, 1001}) {
+    for (const int num_tokens : kTokenCounts) {
+      SCOPED_TRACE("dim " + std::to_string(dim) + ", tokens " + std::to_string(num_tokens));
+      const size_t n = static_cast<size_t>(num_tokens) * dim;
+      const auto x = random_storage<T>(n, 31 + static_cast<uint32_t>(dim));
+      const auto bias = random_values(static_cast<size_t>(dim), 32, -1.0f, 1.0f);
+      std::vector<float> expected = to_floats<T>(x);
+      add_bias(expected.data(), bias.data(), num_tokens, dim);
+
+      DeviceBuffer<Storage<T>> d_x(x);
+      DeviceBuffer<float> d_bias(bias);
+      expect_ok(kernels::add_bias<T>(device_ptr<T>(d_x), d_bias.get(), num_tokens, dim, nullptr));
+      expect_close(to_floats<T>(d_x.download()), expected, ElementTraits<T>::kTolerance, "x");
+    }
+  }
+}
+
+TYPED_TEST(KernelOps, GatherRowsCopiesTheListedRows) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  const int num_in_rows = 300;
+  for (const int dim : {64, 1000, 1001, 4096}) {
+    for (const int num_rows : kTokenCounts) {
+      SCOPED_TRACE("dim " + std::to_string(dim) + ", rows " + std::to_string(num_rows));
+      const auto in = random_storage<T>(static_cast<size_t>(num_in_rows) * dim, 41);
+      std::mt19937 rng(42);
+      std::vector<int32_t> rows(static_cast<size_t>(num_rows));
+      for (int32_t& row : rows) row = static_cast<int32_t>(rng() % num_in_rows);
+      DeviceBuffer<Storage<T>> d_in(in), d_out(static_cast<size_t>(num_rows) * dim);
+      DeviceBuffer<int32_t> d_rows(rows);
+      expect_ok(kernels::gather_rows<T>(device_ptr<T>(d_in), d_rows.get(), device_ptr<T>(d_out),
+                                        num_rows, dim, nullptr));
+      std::vector<Storage<T>> expected(d_out.size());
+      for (int r = 0; r < num_rows; ++r) {
+        std::copy_n(in.begin() + static_cast<ptrdiff_t>(rows[static_cast<size_t>(r)]) * dim, dim,
+                    expected.begin() + static_cast<ptrdiff_t>(r) * dim);
+      }
+      expect_same_bits(d_out.download(), expected, "gathered rows");
+    }
+  }
+}
+
+TYPED_TEST(KernelOps, DequantizeQ8_0IsBitExactWithCpu) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  for (const int num_blocks : {1, 7, 1000, 4097}) {
+    SCOPED_TRACE("blocks " + std::to_string(num_blocks));
+    const int64_t n = static_cast<int64_t>(num_blocks) * kQ8_0BlockSize;
+    std::mt19937 rng(static_cast<uint32_t>(num_blocks));
+    std::uniform_real_distribution<float> scale_dist(1e-4f, 0.1f);
+    // One spare byte in front, so the blocks can also start at an odd address.
+    std::vector<uint8_t> bytes(1 + static_cast<size_t>(num_blocks) * kQ8_0BlockBytes);
+    for (int b = 0; b < num_blocks; ++b) {
+      uint8_t* block = bytes.data() + 1 + static_cast<size_t>(b) * kQ8_0BlockBytes;
+      const float scale = (rng() % 2 == 0 ? 1.0f : -1.0f) * scale_dist(rng);
+      const uint16_t scale_bits = f32_to_f16(scale);
+      std::memcpy(block, &scale_bits, 2);
+      for (int i = 0; i < kQ8_0BlockSize; ++i) block[2 + i] = static_cast<uint8_t>(rng());
+      if (b == 0) {
+        block[2] = 0x80;  // -128
+        block[3] = 0x7f;  // 127
+      }
+    }
+    std::vector<float> reference(static_cast<size_t>(n));
+    dequantize_row(DType::Q8_0, bytes.data() + 1, reference.data(), n);
+    const auto expected = to_storage<T>(reference);
+
+    DeviceBuffer<uint8_t> d_shifted(bytes);
+    std::vector<uint8_t> aligned_bytes(bytes.begin() + 1, bytes.end());
+    DeviceBuffer<uint8_t> d_aligned(aligned_bytes);
+    DeviceBuffer<Storage<T>> d_out(static_cast<size_t>(n));
+    expect_ok(kernels::dequantize_q8_0<T>(d_aligned.get(), device_ptr<T>(d_out), n, nullptr));
+    expect_same_bits(d_out.download(), expected, "dequantized");
+    expect_ok(kernels::dequantize_q8_0<T>(d_shifted.get() + 1, device_ptr<T>(d_out), n, nullptr));
+    expect_same_bits(d_out.download(), expected, "dequantized from an odd address");
+  }
+  EXPECT_NE(kernels::dequantize_q8_0<T>(nullptr, nullptr, 33, nullptr), kernels::kKernelOk)
+      << "a length that is not a multiple of 32 is rejected";
+}
+
+// Random bit patterns of S (any value, NaN payloads included): copies must keep them all.
+template <typename S>
+std::vector<S> random_bits(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<S> values(n);
+  for (S& value : values) {
+    const uint32_t bits = rng();
+    std::memcpy(&value, &bits, sizeof(S));
+  }
+  return values;
+}
+
+TYPED_TEST(KernelOps, CopyBlocksCopiesExactlyTheOrderedBlocksInEveryLayer) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  using S = Storage<T>;
+  const int num_layers = 3;
+  const int num_blocks = 12;
+  const std::vector<int32_t> src = {1, 4, 7, 0};
+  const std::vector<int32_t> dst = {9, 2, 11, 5};
+  // 16 x 2 x 8 = 256 elements per block (packed path); 5 x 3 x 7 = 105 (element path).
+  for (const int64_t block_elements : {int64_t{256}, int64_t{105}}) {
+    SCOPED_TRACE("block_elements " + std::to_string(block_elements));
+    const size_t layer_size = static_cast<size_t>(num_blocks * block_elements);
+    std::vector<std::vector<S>> k_layers, v_layers;
+    std::vector<std::unique_ptr<DeviceBuffer<S>>> d_layers;
+    std::vector<T*> k_pointers, v_pointers;
+    for (int layer = 0; layer < num_layers; ++layer) {
+      k_layers.push_back(random_bits<S>(layer_size, static_cast<uint32_t>(100 + layer)));
+      v_layers.push_back(random_bits<S>(layer_size, static_cast<uint32_t>(200 + layer)));
+      d_layers.push_back(std::make_unique<DeviceBuffer<S>>(k_layers.back()));
+      k_pointers.push_back(device_ptr<T>(*d_layers.back()));
+      d_layers.push_back(std::make_unique<DeviceBuffer<S>>(v_layers.back()));
+      v_pointers.push_back(device_ptr<T>(*d_layers.back()));
+    }
+    DeviceBuffer<T*> d_k_pointers(k_pointers), d_v_pointers(v_pointers);
+    DeviceBuffer<int32_t> d_src(src), d_dst(dst);
+    expect_ok(kernels::copy_blocks<T>(d_k_pointers.get(), d_v_pointers.get(), d_src.get(),
+                                      d_dst.get(), static_cast<int>(src.size()), num_layers,
+                                      block_elements, nullptr));
+    for (int layer = 0; layer < num_layers; ++layer) {
+      for (auto* layers : {&k_layers, &v_layers}) {
+        std::vector<S>& expected = (*layers)[static_cast<size_t>(layer)];
+        for (size_t c = 0; c < src.size(); ++c) {
+          std::copy_n(expected.begin() + src[c] * block_elements, block_elements,
+                      expected.begin() + dst[c] * block_elements);
+        }
+      }
+      const size_t k_idx = 2 * static_cast<size_t>(layer);
+      expect_same_bits(d_layers[k_idx]->download(), k_layers[static_cast<size_t>(layer)],
+                       "k layer " + std::to_string(layer));
+      expect_same_bits(d_layers[k_idx + 1]->download(), v_layers[static_cast<size_t>(layer)],
+                       "v layer " + std::to_string(layer));
+    }
+  }
+}
+
+// ---- conversions -------------------------------------------------------------------------------
+
+// Float bit patterns that exercise rounding: specials, the edges of half's range, subnormals of
+// both formats, ties, and random patterns.
+std::vector<float> conversion_inputs() {
+  std::vector<float> values = {0.0f,      -0.0f,        1.0f,       -1.0f,      65504.0f,
+                               65519.99f, 65520.0f,     -65520.0f,  1e-8f,      5.96e-8f,
+                               2.98e-8f,  6.1e-5f,      1e30f,      -1e30f,     3.0e38f,
+                               INFINITY,  -INFINITY,    1.00390625f, 1.01171875f, 1e-40f};
+  std::mt19937 rng(99);
+  while (values.size() < 65536 + 5) {
+    const uint32_t bits = rng();
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    if (!std::isnan(value)) values.push_back(value);
+  }
+  values.push_back(NAN);
+  return values;
+}
+
+// Runs convert<From, To> over in (aligned, then one element in, unaligned) and returns the output.
+template <typename From, typename To>
+std::vector<Storage<To>> run_convert(const std::vector<Storage<From>>& in, bool is_offset) {
+  DeviceBuffer<Storage<From>> d_in(in);
+  DeviceBuffer<Storage<To>> d_out(in.size());
+  const int64_t offset = is_offset ? 1 : 0;
+  const auto status = kernels::convert<From, To>(device_ptr<From>(d_in) + offset,
+                                                 device_ptr<To>(d_out) + offset,
+                                                 static_cast<int64_t>(in.size()) - offset, nullptr);
+  EXPECT_EQ(status, kernels::kKernelOk);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto out = d_out.download();
+  if (is_offset) out[0] = ElementTraits<To>::from_float(0.0f);
+  return out;
+}
+
+// Narrowing float to To must round exactly as engine/core/dtype.h does; NaN stays NaN.
+template <typename To>
+void check_narrowing() {
+  const std::vector<float> in = conversion_inputs();
+  for (const bool is_offset : {false, true}) {
+    const auto out = run_convert<float, To>(in, is_offset);
+    int num_bad = 0;
+    for (size_t i = is_offset ? 1 : 0; i < in.size(); ++i) {
+      const bool is_good = std::isnan(in[i])
+                               ? std::isnan(ElementTraits<To>::to_float(out[i]))
+                               : out[i] == ElementTraits<To>::from_float(in[i]);
+      if (!is_good && ++num_bad <= 5) {
+        ADD_FAILURE() << "input " << in[i] << " converted to bits " << out[i];
+      }
+    }
+    EXPECT_EQ(num_bad, 0);
+  }
+}
+
+// Widening every 16-bit pattern to float must be exact; NaN stays NaN.
+template <typename From>
+void check_widening() {
+  std::vector<uint16_t> in(65536 + 3);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint16_t>(i);
+  for (const bool is_offset : {false, true}) {
+    const auto out = run_convert<From, float>(in, is_offset);
+    int num_bad = 0;
+    for (size_t i = is_offset ? 1 : 0; i < in.size(); ++i) {
+      const float expected = ElementTraits<From>::to_float(in[i]);
+      const bool is_good = std::isnan(expected)
+                               ? std::isnan(out[i])
+                               : std::memcmp(&out[i], &expected, sizeof expected) == 0;
+      if (!is_good && ++num_bad <= 5) ADD_FAILURE() << "bits " << in[i] << " gave " << out[i];
+    }
+    EXPECT_EQ(num_bad, 0);
+  }
+}
+
+TEST(KernelOpsConvert, FloatToBf16RoundsLikeTheCpu) {
+  SLUICE_REQUIRE_CUDA();
+  check_narrowing<__nv_bfloat16>();
+}
+
+TEST(KernelOpsConvert, FloatToHalfRoundsLikeTheCpu) {
+  SLUICE_REQUIRE_CUDA();
+  check_narrowing<__half>();
+}
+
+TEST(KernelOpsConvert, Bf16ToFloatIsExactForEveryPattern) {
+  SLUICE_REQUIRE_CUDA();
+  check_widening<__nv_bfloat16>();
+}
+
+TEST(KernelOpsConvert, HalfToFloatIsExactForEveryPattern) {
+  SLUICE_REQUIRE_CUDA();
+  check_widening<__half>();
+}
+
+TEST(KernelOpsConvert, FloatToFloatCopies) {
+  SLUICE_REQUIRE_CUDA();
+  const std::vector<float> in = conversion_inputs();
+  for (const bool is_offset : {false, true}) {
+    auto out = run_convert<float, float>(in, is_offset);
+    std::vector<float> expected = in;
+    if (is_offset) expected[0] = 0.0f;
+    expect_same_bits(out, expected, "float copy");
+  }
+}
+
+}  // namespace
+}  // namespace sluice

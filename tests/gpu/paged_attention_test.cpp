@@ -1,0 +1,475 @@
+// paged_attention against a float64 host reference: random q and per-request K/V written into
+// a device cache ([num_blocks, block_size, num_kv_heads, head_dim]) through shuffled block
+// tables, on the head layouts of real models, block sizes 16 and 32, contexts around block and
+// partition edges, decode-only, prefill-only, mixed and chunked-prefill batches.
+// Tolerance: |got - ref| <= abs + rel * |ref| with FP32 (1e-4, 1e-4) and BF16/FP16 (1e-5, 2e-2).
+// The reference reads the same rounded q/K/V, so the 16-bit error is the output's rounding.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/paged_attention.cuh"
+#include "kernels/paged_attention_tuning.cuh"
+#include "tests/gpu/gpu_test_support.h"
+
+namespace sluice::kernels {
+namespace {
+
+using test::DeviceBuffer;
+
+struct HeadShape {
+  int num_heads;
+  int num_kv_heads;
+  int head_dim;
+};
+
+constexpr HeadShape kLlama3_8B{32, 8, 128};
+constexpr HeadShape kQwen25_7B{28, 4, 128};
+constexpr HeadShape kMistral7B{32, 8, 128};
+constexpr HeadShape kStories260K{8, 4, 8};
+constexpr HeadShape kMha64{16, 16, 64};
+
+// One request of a batch: its context after this step and how many of its last positions are
+// queried now (1: decode; context_len: a whole prompt; otherwise a chunk starting mid-context).
+struct RequestSpec {
+  int context_len;
+  int query_len;
+};
+
+template <typename T>
+float to_float(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(x);
+  } else {
+    return __bfloat162float(x);
+  }
+}
+
+template <typename T>
+T from_float(float x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(x);
+  } else {
+    return __float2bfloat16_rn(x);
+  }
+}
+
+template <typename T>
+struct Tolerance {
+  static constexpr double kAbs = 1e-5;
+  static constexpr double kRel = 2e-2;
+};
+template <>
+struct Tolerance<float> {
+  static constexpr double kAbs = 1e-4;
+  static constexpr double kRel = 1e-4;
+};
+
+// A batch on the host: inputs laid out as the kernel reads them, and the float64 reference.
+template <typename T>
+struct AttentionCase {
+  PagedAttentionParams params;
+  std::vector<T> q;                      // [num_tokens, num_heads * head_dim]
+  std::vector<T> k_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
+  std::vector<T> v_cache;                // same
+  std::vector<int32_t> block_tables;     // [num_requests, max_blocks_per_request], -1 padded
+  std::vector<int32_t> query_start_loc;  // [num_requests + 1]
+  std::vector<int32_t> seq_lens;         // [num_requests]
+  std::vector<int32_t> positions;        // [num_tokens]
+  std::vector<double> reference;         // [num_tokens, num_heads * head_dim]
+};
+
+// out[t, h] = softmax_j(q[t, h] . k[j] * scale) . v[j] over positions j <= positions[t] of t's
+// request, KV head h / (num_heads / num_kv_heads); k, v: the request's logical rows.
+void reference_attention(const HeadShape& shape, double scale, const std::vector<float>& q_token,
+                         int position, const std::vector<float>& k, const std::vector<float>& v,
+                         double* out) {
+  const int group = shape.num_heads / shape.num_kv_heads;
+  const int hd = shape.head_dim;
+  std::vector<double> weight(static_cast<size_t>(position) + 1);
+  for (int h = 0; h < shape.num_heads; ++h) {
+    const int kv_head = h / group;
+    const float* qh = q_token.data() + static_cast<size_t>(h) * hd;
+    double max_score = -std::numeric_limits<double>::infinity();
+    for (int j = 0; j <= position; ++j) {
+      const float* kj = k.data() + (static_cast<size_t>(j) * shape.num_kv_heads + kv_head) * hd;
+      double dot = 0.0;
+      for (int d = 0; d < hd; ++d) dot += static_cast<double>(qh[d]) * kj[d];
+      weight[j] = dot * scale;
+      max_score = std::max(max_score, weight[j]);
+    }
+    double total = 0.0;
+    for (int j = 0; j <= position; ++j) total += (weight[j] = std::exp(weight[j] - max_score));
+    double* oh = out + static_cast<size_t>(h) * hd;
+    for (int d = 0; d < hd; ++d) oh[d] = 0.0;
+    for (int j = 0; j <= position; ++j) {
+      const float* vj = v.data() + (static_cast<size_t>(j) * shape.num_kv_heads + kv_head) * hd;
+      const double p = weight[j] / total;
+      for (int d = 0; d < hd; ++d) oh[d] += p * vj[d];
+    }
+  }
+}
+
+// Builds a batch with random q (scaled by q_scale) and K/V in [-1, 1], physical blocks assigned
+// in shuffled order; every cache slot outside the requests' contexts holds NaN, so reading one
+// poisons the output.
+template <typename T>
+AttentionCase<T> make_case(const HeadShape& shape, int block_size,
+                           const std::vector<RequestSpec>& requests, uint32_t seed,
+                           float q_scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const int hd = shape.head_dim;
+  const int q_size = shape.num_heads * hd;
+  const size_t slot_size = static_cast<size_t>(shape.num_kv_heads) * hd;
+
+  AttentionCase<T> c;
+  PagedAttentionParams& p = c.params;
+  p.num_requests = static_cast<int>(requests.size());
+  p.num_heads = shape.num_heads;
+  p.num_kv_heads = shape.num_kv_heads;
+  p.head_dim = hd;
+  p.block_size = block_size;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  int total_blocks = 0;
+  for (const RequestSpec& r : requests) {
+    const int num_blocks = (r.context_len + block_size - 1) / block_size;
+    total_blocks += num_blocks;
+    p.max_blocks_per_request =
+        std::max(p.max_blocks_per_request, num_blocks + 1);  // keeps a -1 pad
+    p.max_query_len = std::max(p.max_query_len, r.query_len);
+    p.max_seq_len = std::max(p.max_seq_len, r.context_len);
+    p.num_tokens += r.query_len;
+  }
+  total_blocks += 3;  // spare blocks nobody owns
+  std::vector<int32_t> physical(static_cast<size_t>(total_blocks));
+  std::iota(physical.begin(), physical.end(), 0);
+  std::shuffle(physical.begin(), physical.end(), rng);
+
+  const T nan = from_float<T>(std::numeric_limits<float>::quiet_NaN());
+  c.k_cache.assign(static_cast<size_t>(total_blocks) * block_size * slot_size, nan);
+  c.v_cache.assign(c.k_cache.size(), nan);
+  c.block_tables.assign(static_cast<size_t>(p.num_requests) * p.max_blocks_per_request, -1);
+  c.q.resize(static_cast<size_t>(p.num_tokens) * q_size);
+  c.reference.resize(c.q.size());
+  c.query_start_loc.push_back(0);
+
+  size_t next_block = 0;
+  for (int r = 0; r < p.num_requests; ++r) {
+    const RequestSpec& spec = requests[static_cast<size_t>(r)];
+    // The request's logical K and V, rounded to T: [context_len, num_kv_heads, head_dim].
+    std::vector<float> k(static_cast<size_t>(spec.context_len) * slot_size);
+    std::vector<float> v(k.size());
+    for (float& x : k) x = to_float(from_float<T>(uniform(rng)));
+    for (float& x : v) x = to_float(from_float<T>(uniform(rng)));
+    int32_t* table = c.block_tables.data() + static_cast<size_t>(r) * p.max_blocks_per_request;
+    for (int b = 0; b * block_size < spec.context_len; ++b) table[b] = physical[next_block++];
+    for (int j = 0; j < spec.context_len; ++j) {
+      const size_t slot = static_cast<size_t>(table[j / block_size]) * block_size + j % block_size;
+      for (size_t e = 0; e < slot_size; ++e) {
+        c.k_cache[slot * slot_size + e] = from_float<T>(k[j * slot_size + e]);
+        c.v_cache[slot * slot_size + e] = from_float<T>(v[j * slot_size + e]);
+      }
+    }
+    c.seq_lens.push_back(spec.context_len);
+    for (int i = 0; i < spec.query_len; ++i) {
+      const int token = static_cast<int>(c.positions.size());
+      const int position = spec.context_len - spec.query_len + i;
+      c.positions.push_back(position);
+      std::vector<float> q_token(static_cast<size_t>(q_size));
+      for (int e = 0; e < q_size; ++e) {
+        const T value = from_float<T>(q_scale * uniform(rng));
+        c.q[static_cast<size_t>(token) * q_size + e] = value;
+        q_token[static_cast<size_t>(e)] = to_float(value);
+      }
+      reference_attention(shape, p.scale, q_token, position, k, v,
+                          c.reference.data() + static_cast<size_t>(token) * q_size);
+    }
+    c.query_start_loc.push_back(static_cast<int32_t>(c.positions.size()));
+  }
+  return c;
+}
+
+struct RunResult {
+  KernelStatus status = kKernelOk;
+  cudaError_t sync_status = cudaSuccess;
+  std::vector<float> out;  // [num_tokens, num_heads * head_dim]; NaN where nothing was written
+};
+
+template <typename T>
+RunResult run_attention(const AttentionCase<T>& c, const PagedAttentionTuning& tuning = {}) {
+  const PagedAttentionParams& p = c.params;
+  DeviceBuffer<T> q(c.q), k_cache(c.k_cache), v_cache(c.v_cache);
+  DeviceBuffer<int32_t> block_tables(c.block_tables), query_start_loc(c.query_start_loc);
+  DeviceBuffer<int32_t> seq_lens(c.seq_lens), positions(c.positions);
+  DeviceBuffer<T> out(
+      std::vector<T>(c.q.size(), from_float<T>(std::numeric_limits<float>::quiet_NaN())));
+  const size_t workspace_bytes = paged_attention_workspace_bytes(p, tuning);
+  DeviceBuffer<unsigned char> workspace(std::max<size_t>(workspace_bytes, 1));
+  RunResult result;
+  result.status = paged_attention_tuned<T>(
+      p, tuning, q.get(), k_cache.get(), v_cache.get(), block_tables.get(), query_start_loc.get(),
+      seq_lens.get(), positions.get(), out.get(), workspace.get(), workspace_bytes, nullptr);
+  result.sync_status = cudaDeviceSynchronize();
+  for (const T& x : out.download()) result.out.push_back(to_float(x));
+  return result;
+}
+
+// Counts elements outside abs + rel * |expected| (NaN counts) and reports the first few with
+// their token, head and dimension.
+template <typename Expected>
+void expect_close(const std::vector<float>& got, const std::vector<Expected>& expected,
+                  const HeadShape& shape, double abs_tol, double rel_tol, const std::string& what) {
+  ASSERT_EQ(got.size(), expected.size()) << what;
+  const size_t q_size = static_cast<size_t>(shape.num_heads) * shape.head_dim;
+  size_t num_bad = 0;
+  double max_err = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double ref = static_cast<double>(expected[i]);
+    const double err = std::abs(static_cast<double>(got[i]) - ref);
+    max_err = std::max(max_err, std::isnan(err) ? std::numeric_limits<double>::infinity() : err);
+    if (!(err <= abs_tol + rel_tol * std::abs(ref))) {
+      if (++num_bad <= 5) {
+        ADD_FAILURE() << what << ": token " << i / q_size << " head " << i % q_size / shape.head_dim
+                      << " dim " << i % shape.head_dim << ": got " << got[i] << ", expected "
+                      << ref;
+      }
+    }
+  }
+  EXPECT_EQ(num_bad, 0u) << what << ": " << num_bad << " of " << got.size()
+                         << " elements off, max error " << max_err;
+}
+
+template <typename T>
+void check_against_reference(const HeadShape& shape, int block_size,
+                             const std::vector<RequestSpec>& requests, uint32_t seed,
+                             const PagedAttentionTuning& tuning = {}, float q_scale = 1.0f) {
+  const AttentionCase<T> c = make_case<T>(shape, block_size, requests, seed, q_scale);
+  const RunResult result = run_attention(c, tuning);
+  ASSERT_EQ(result.status, kKernelOk)
+      << cudaGetErrorString(static_cast<cudaError_t>(result.status));
+  ASSERT_EQ(result.sync_status, cudaSuccess) << cudaGetErrorString(result.sync_status);
+  expect_close(result.out, c.reference, shape, Tolerance<T>::kAbs, Tolerance<T>::kRel,
+               "heads " + std::to_string(shape.num_heads) + "/" +
+                   std::to_string(shape.num_kv_heads) + "x" + std::to_string(shape.head_dim) +
+                   ", block size " + std::to_string(block_size));
+}
+
+template <typename T>
+class PagedAttentionTest : public ::testing::Test {};
+
+struct DtypeNames {
+  template <typename T>
+  static std::string GetName(int) {
+    if constexpr (std::is_same_v<T, float>) return "F32";
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) return "BF16";
+    return "F16";
+  }
+};
+using AttentionDtypes = ::testing::Types<float, __nv_bfloat16, __half>;
+TYPED_TEST_SUITE(PagedAttentionTest, AttentionDtypes, DtypeNames);
+
+// Contexts at block edges (15, 16, 17), just under a decode partition (511) and just past 4096.
+const std::vector<RequestSpec> kDecodeBatch = {{1, 1},  {15, 1},  {16, 1},
+                                               {17, 1}, {511, 1}, {4097, 1}};
+
+TYPED_TEST(PagedAttentionTest, DecodeBatchLlama3BlockSize16) {
+  SLUICE_REQUIRE_CUDA();
+  check_against_reference<TypeParam>(kLlama3_8B, 16, kDecodeBatch, 1);
+}
+
+TYPED_TEST(PagedAttentionTest, DecodeBatchQwen25BlockSize32) {
+  SLUICE_REQUIRE_CUDA();
+  check_against_reference<TypeParam>(kQwen25_7B, 32, kDecodeBatch, 2);
+}
+
+TYPED_TEST(PagedAttentionTest, PrefillBatchQwen25) {
+  SLUICE_REQUIRE_CUDA();
+  // Whole prompts: seven query heads per KV head, so query tiles split tokens' head groups.
+  check_against_reference<TypeParam>(kQwen25_7B, 32,
+                                     {{15, 15}, {16, 16}, {17, 17}, {1, 1}, {511, 511}}, 3);
+  check_against_reference<TypeParam>(kLlama3_8B, 16, {{17, 17}, {130, 130}}, 4);
+}
+
+TYPED_TEST(PagedAttentionTest, MixedBatchMistral) {
+  SLUICE_REQUIRE_CUDA();
+  // Decode requests, a fresh prompt, and chunked prefill resuming mid-block (500 = 31 * 16 + 4),
+  // at a block edge (32) and deep in a long context.
+  check_against_reference<TypeParam>(
+      kMistral7B, 16, {{4097, 1}, {17, 17}, {600, 100}, {1, 1}, {16, 1}, {64, 32}, {4097, 40}}, 5);
+}
+
+TYPED_TEST(PagedAttentionTest, Stories260K) {
+  SLUICE_REQUIRE_CUDA();
+  check_against_reference<TypeParam>(kStories260K, 16, kDecodeBatch, 6);
+  check_against_reference<TypeParam>(
+      kStories260K, 32, {{15, 15}, {511, 64}, {1, 1}, {17, 1}, {4097, 1}, {200, 200}}, 7);
+}
+
+TYPED_TEST(PagedAttentionTest, MultiHeadAttention64) {
+  SLUICE_REQUIRE_CUDA();
+  check_against_reference<TypeParam>(kMha64, 16,
+                                     {{4097, 1}, {33, 33}, {511, 1}, {300, 77}, {16, 16}}, 8);
+}
+
+TYPED_TEST(PagedAttentionTest, HeadDims80And96) {
+  SLUICE_REQUIRE_CUDA();
+  check_against_reference<TypeParam>({32, 32, 80}, 16, {{600, 1}, {17, 17}, {100, 37}, {1, 1}}, 9);
+  check_against_reference<TypeParam>({8, 2, 80}, 32, {{1030, 1}, {70, 70}}, 10);
+  check_against_reference<TypeParam>({32, 32, 96}, 32, {{600, 1}, {17, 17}, {100, 37}}, 11);
+  check_against_reference<TypeParam>({16, 4, 96}, 16, {{1030, 1}, {70, 70}, {15, 1}}, 12);
+}
+
+TYPED_TEST(PagedAttentionTest, HeadDim256AndGenericHeadDims) {
+  SLUICE_REQUIRE_CUDA();
+  const std::vector<RequestSpec> batch = {{700, 1}, {40, 40}, {90, 21}, {1, 1}};
+  check_against_reference<TypeParam>({8, 1, 256}, 16, batch, 13);  // tuned 256, one KV head for 8
+  for (const int head_dim : {16, 24, 40, 120, 136, 192, 248}) {  // generic bodies (<= 128, <= 256)
+    SCOPED_TRACE("head_dim " + std::to_string(head_dim));
+    check_against_reference<TypeParam>({4, 2, head_dim}, 16, batch,
+                                       14 + static_cast<uint32_t>(head_dim));
+  }
+}
+
+TYPED_TEST(PagedAttentionTest, QueryHeadGroupSizes) {
+  SLUICE_REQUIRE_CUDA();
+  // Groups of 3 (SmolLM), 6 and 16 (two decode blocks per KV head), and multi-query.
+  const std::vector<RequestSpec> batch = {{1100, 1}, {50, 50}, {77, 13}, {2, 1}};
+  check_against_reference<TypeParam>({9, 3, 64}, 16, batch, 30);
+  check_against_reference<TypeParam>({12, 2, 64}, 32, batch, 31);
+  check_against_reference<TypeParam>({16, 1, 64}, 16, batch, 32);
+  check_against_reference<TypeParam>({32, 1, 128}, 16, batch, 33);
+}
+
+TYPED_TEST(PagedAttentionTest, PeakedScores) {
+  SLUICE_REQUIRE_CUDA();
+  // Large scores, so a late key can take over the running max of the online softmax.
+  check_against_reference<TypeParam>(kLlama3_8B, 16, {{2000, 1}, {300, 300}, {1500, 64}}, 34, {},
+                                     8.0f);
+}
+
+TYPED_TEST(PagedAttentionTest, SplitKvAgreesWithSinglePass) {
+  SLUICE_REQUIRE_CUDA();
+  const std::vector<RequestSpec> batch = {{4097, 1}, {1000, 1}, {513, 1}, {512, 1}, {100, 1}};
+  const AttentionCase<TypeParam> c = make_case<TypeParam>(kLlama3_8B, 16, batch, 35);
+  PagedAttentionTuning single_pass, split_default, split_small;
+  single_pass.decode_partition_size = -1;
+  split_small.decode_partition_size =
+      48;  // not a multiple of the block size: partitions split blocks
+  ASSERT_EQ(paged_attention_workspace_bytes(c.params, single_pass), 0u);
+  ASSERT_GT(paged_attention_workspace_bytes(c.params, split_default), 0u);
+  const RunResult one = run_attention(c, single_pass);
+  const RunResult split = run_attention(c, split_default);
+  const RunResult many = run_attention(c, split_small);
+  for (const RunResult* r : {&one, &split, &many}) {
+    ASSERT_EQ(r->status, kKernelOk);
+    ASSERT_EQ(r->sync_status, cudaSuccess);
+  }
+  const double abs_tol = Tolerance<TypeParam>::kAbs, rel_tol = Tolerance<TypeParam>::kRel;
+  expect_close(one.out, c.reference, kLlama3_8B, abs_tol, rel_tol, "single pass vs reference");
+  expect_close(split.out, c.reference, kLlama3_8B, abs_tol, rel_tol, "split (512) vs reference");
+  expect_close(many.out, c.reference, kLlama3_8B, abs_tol, rel_tol, "split (48) vs reference");
+  // The two paths differ only in float summation order (and the final rounding to T).
+  const double agree_rel = std::is_same_v<TypeParam, float> ? 1e-5 : 1e-2;
+  expect_close(split.out, one.out, kLlama3_8B, 1e-6, agree_rel, "split (512) vs single pass");
+  expect_close(many.out, one.out, kLlama3_8B, 1e-6, agree_rel, "split (48) vs single pass");
+}
+
+TYPED_TEST(PagedAttentionTest, DecodeKernelAgreesWithTiledKernel) {
+  SLUICE_REQUIRE_CUDA();
+  const AttentionCase<TypeParam> c =
+      make_case<TypeParam>(kQwen25_7B, 16, {{700, 1}, {1, 1}, {33, 1}, {64, 1}}, 36);
+  PagedAttentionTuning tiled;
+  tiled.is_decode_tiled = true;
+  const RunResult decode = run_attention(c);
+  const RunResult tiled_result = run_attention(c, tiled);
+  ASSERT_EQ(decode.status, kKernelOk);
+  ASSERT_EQ(tiled_result.status, kKernelOk);
+  const double abs_tol = Tolerance<TypeParam>::kAbs, rel_tol = Tolerance<TypeParam>::kRel;
+  expect_close(decode.out, c.reference, kQwen25_7B, abs_tol, rel_tol, "decode kernel vs reference");
+  expect_close(tiled_result.out, c.reference, kQwen25_7B, abs_tol, rel_tol,
+               "tiled kernel vs reference");
+}
+
+PagedAttentionParams valid_params() {
+  PagedAttentionParams p;
+  p.num_tokens = 1;
+  p.num_requests = 1;
+  p.num_heads = 8;
+  p.num_kv_heads = 4;
+  p.head_dim = 64;
+  p.block_size = 16;
+  p.max_blocks_per_request = 64;
+  p.max_query_len = 1;
+  p.max_seq_len = 1024;  // two decode partitions: needs a workspace
+  p.scale = 0.125f;
+  return p;
+}
+
+TEST(PagedAttentionParamsTest, RejectsUnsupportedParams) {
+  SLUICE_REQUIRE_CUDA();
+  DeviceBuffer<float> q(8 * 256), cache(64 * 16 * 4 * 256), out(8 * 256 + 4);
+  DeviceBuffer<int32_t> block_tables(64), query_start_loc(std::vector<int32_t>{0, 1}), seq_lens(1),
+      positions(1);
+  DeviceBuffer<unsigned char> workspace(1 << 20);
+  const auto call = [&](const PagedAttentionParams& p, const float* q_ptr = nullptr,
+                        size_t workspace_bytes = 1 << 20) {
+    return paged_attention<float>(p, q_ptr != nullptr ? q_ptr : q.get(), cache.get(), cache.get(),
+                                  block_tables.get(), query_start_loc.get(), seq_lens.get(),
+                                  positions.get(), out.get(), workspace.get(), workspace_bytes,
+                                  nullptr);
+  };
+  const KernelStatus invalid = cudaErrorInvalidValue;
+  for (const int head_dim : {0, 4, 12, 60, 264, 512}) {
+    PagedAttentionParams p = valid_params();
+    p.head_dim = head_dim;
+    EXPECT_EQ(call(p), invalid) << "head_dim " << head_dim;
+  }
+  PagedAttentionParams p = valid_params();
+  p.num_heads = 6;  // not a multiple of 4 KV heads
+  EXPECT_EQ(call(p), invalid);
+  p = valid_params();
+  p.num_kv_heads = 0;
+  EXPECT_EQ(call(p), invalid);
+  p = valid_params();
+  p.block_size = 0;
+  EXPECT_EQ(call(p), invalid);
+  p = valid_params();
+  EXPECT_EQ(call(p, nullptr, paged_attention_workspace_bytes(p) - 1), invalid)
+      << "workspace too small";
+  EXPECT_EQ(call(p, q.get() + 1), invalid) << "q not 16-byte aligned";
+  p.num_tokens = 0;  // an empty batch has nothing to do
+  EXPECT_EQ(call(p), kKernelOk);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+TEST(PagedAttentionParamsTest, WorkspaceOnlyForSplitDecode) {
+  SLUICE_REQUIRE_CUDA();
+  PagedAttentionParams p = valid_params();
+  p.max_seq_len = 512;  // one partition
+  EXPECT_EQ(paged_attention_workspace_bytes(p), 0u);
+  p.max_seq_len = 513;
+  EXPECT_EQ(paged_attention_workspace_bytes(p), size_t{1} * 8 * 2 * (64 + 2) * sizeof(float));
+  PagedAttentionTuning tiled;
+  tiled.is_decode_tiled = true;
+  EXPECT_EQ(paged_attention_workspace_bytes(p, tiled), 0u);
+  p.max_seq_len = 1 << 20;  // long contexts grow the partitions (at most 32), not their number
+  EXPECT_EQ(paged_attention_workspace_bytes(p), size_t{1} * 8 * 32 * (64 + 2) * sizeof(float));
+}
+
+}  // namespace
+}  // namespace sluice::kernels

@@ -1,0 +1,138 @@
+// The engine's device-sampling path (Backend::forward_and_sample), proven on the CPU: a backend
+// that "samples on its device" with the host Sampler must give every request exactly the tokens
+// the host path gives, with the rows handed to it in batch order, and n > 1 forks must still
+// share their prompt's logits.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/unit/engine/engine_test_util.h"
+
+namespace sluice::test {
+namespace {
+
+// CpuBackend plus sampling "on the device": forward, then the host Sampler per row.
+class DeviceSamplingCpuBackend final : public Backend {
+ public:
+  explicit DeviceSamplingCpuBackend(const Model& model)
+      : cpu_(model, CpuBackendOptions{.num_threads = 2}), vocab_size_(model.config.vocab_size) {}
+
+  std::string name() const override { return "cpu+device-sampling"; }
+  size_t kv_block_bytes(int block_size) const override { return cpu_.kv_block_bytes(block_size); }
+  void allocate_kv_cache(int num_blocks, int block_size) override { cpu_.allocate_kv_cache(num_blocks, block_size); }
+  void copy_blocks(std::span<const int32_t> src, std::span<const int32_t> dst) override { cpu_.copy_blocks(src, dst); }
+  void forward(const BatchInputs& inputs, std::vector<float>& logits) override {
+    ++num_logits_steps;
+    cpu_.forward(inputs, logits);
+  }
+  BackendMemory memory() const override { return cpu_.memory(); }
+  bool samples_on_device() const override { return true; }
+
+  void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
+                          std::vector<int32_t>& token_ids) override {
+    ++num_device_steps;
+    EXPECT_EQ(rows.size(), inputs.logits_indices.size());
+    cpu_.forward(inputs, logits_);
+    token_ids.clear();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      // The row's last context token is the token whose logits row i holds.
+      const auto& c = rows[i].context;
+      const int32_t last = c.output_token_ids.empty() ? c.prompt_token_ids.back() : c.output_token_ids.back();
+      EXPECT_EQ(inputs.token_ids[static_cast<size_t>(inputs.logits_indices[i])], last);
+      const std::span<float> row(logits_.data() + i * static_cast<size_t>(vocab_size_), static_cast<size_t>(vocab_size_));
+      token_ids.push_back(sampler_.sample(row, *rows[i].params, c));
+    }
+  }
+
+  int num_device_steps = 0;
+  int num_logits_steps = 0;
+
+ private:
+  CpuBackend cpu_;
+  int vocab_size_;
+  Sampler sampler_;
+  std::vector<float> logits_;
+};
+
+using Outputs = std::map<std::pair<RequestId, uint32_t>, std::vector<int32_t>>;
+
+// Runs prompts with per-prompt parameters; keys the outputs by (add order, sample index).
+Outputs run(Engine& engine, const std::vector<std::vector<int32_t>>& prompts,
+            const std::vector<SamplingParams>& params) {
+  std::map<RequestId, RequestId> order;
+  for (size_t i = 0; i < prompts.size(); ++i) order[engine.add_request(prompts[i], params[i], 1000 + i)] = i;
+  Outputs out;
+  while (engine.has_unfinished()) {
+    for (auto& f : engine.step().finished) out[{order.at(f.group_id), f.sample_idx}] = f.output_token_ids;
+  }
+  return out;
+}
+
+std::vector<SamplingParams> mixed_params(size_t count) {
+  std::vector<SamplingParams> out;
+  for (size_t i = 0; i < count; ++i) {
+    SamplingParams p{.seed = i % 3, .max_tokens = 24 + static_cast<int>(i % 7) * 5};
+    switch (i % 4) {
+      case 0: break;  // greedy
+      case 1: p.temperature = 0.9f; p.top_p = 0.9f; break;
+      case 2: p.temperature = 1.1f; p.top_k = 20; p.repetition_penalty = 1.3f; break;
+      case 3: p.temperature = 0.7f; p.min_p = 0.05f; p.frequency_penalty = 0.5f; p.presence_penalty = 0.3f; break;
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+TEST(DeviceSampling, EngineGivesTheHostPathsTokensWithRowsInBatchOrder) {
+  StoriesModel model;
+  const auto texts = alpaca_prompts(40);
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& t : texts) prompts.push_back(model.encode(t));
+  const auto params = mixed_params(prompts.size());
+
+  auto host = model.make_engine(EngineConfig{.max_num_batched_tokens = 256, .check_invariants = true});
+  const Outputs expected = run(*host, prompts, params);
+
+  auto backend = std::make_unique<DeviceSamplingCpuBackend>(*model.session.model);
+  DeviceSamplingCpuBackend* device = backend.get();
+  Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend),
+                EngineConfig{.max_num_batched_tokens = 256, .check_invariants = true});
+  const Outputs got = run(engine, prompts, params);
+
+  EXPECT_EQ(got, expected);
+  EXPECT_GT(device->num_device_steps, 10);
+  EXPECT_EQ(device->num_logits_steps, 0);  // no fork: every step sampled on the "device"
+}
+
+TEST(DeviceSampling, ForkStepsFallBackToHostLogitsAndMatch) {
+  StoriesModel model;
+  std::vector<std::vector<int32_t>> prompts = {model.encode("Once upon a time"), model.encode("The dog")};
+  std::vector<SamplingParams> params(2, SamplingParams{.n = 3, .temperature = 1.0f, .seed = 5, .max_tokens = 30});
+  params[1].n = 1;
+
+  auto host = model.make_engine(EngineConfig{.check_invariants = true});
+  const Outputs expected = run(*host, prompts, params);
+  ASSERT_EQ(expected.size(), 4u);
+
+  auto backend = std::make_unique<DeviceSamplingCpuBackend>(*model.session.model);
+  DeviceSamplingCpuBackend* device = backend.get();
+  Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend),
+                EngineConfig{.check_invariants = true});
+  EXPECT_EQ(run(engine, prompts, params), expected);
+  EXPECT_GE(device->num_logits_steps, 1);  // the prefill step with the fork
+  EXPECT_GT(device->num_device_steps, 10);
+}
+
+TEST(DeviceSampling, DisabledByConfigUsesHostLogits) {
+  StoriesModel model;
+  auto backend = std::make_unique<DeviceSamplingCpuBackend>(*model.session.model);
+  DeviceSamplingCpuBackend* device = backend.get();
+  Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend),
+                EngineConfig{.sample_on_device = false});
+  run(engine, {model.encode("Once upon a time")}, {SamplingParams{.max_tokens = 8}});
+  EXPECT_EQ(device->num_device_steps, 0);
+  EXPECT_GT(device->num_logits_steps, 0);
+}
+
+}  // namespace
+}  // namespace sluice::test
