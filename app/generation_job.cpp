@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "engine/backend/device.h"
 #include "engine/core/error.h"
 #include "engine/core/sha256.h"
 #include "engine/data/field_discovery.h"
@@ -78,6 +79,7 @@ std::string GenerationJob::model_identity() const {
 }
 
 void GenerationJob::load(const LoadOptions& load_options, std::shared_ptr<const ModelSession> preloaded) {
+  resolve_device(spec_.device);  // a missing GPU is reported before the model loads
   if (preloaded) {
     session_ = std::move(preloaded);
   } else {

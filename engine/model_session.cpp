@@ -1,9 +1,9 @@
 #include "engine/model_session.h"
 
 #include "engine/backend/cpu_backend.h"
+#include "engine/backend/device.h"
 #ifdef SLUICE_HAS_CUDA
 #include "engine/backend/cuda/cuda_backend.h"
-#include "engine/backend/cuda/cuda_device.h"
 #endif
 #include "engine/core/error.h"
 #include "engine/model/dummy_model.h"
@@ -42,29 +42,12 @@ std::unique_ptr<Backend> make_backend(const Model& model, const std::string& dev
   const auto make_cpu = [&] {
     return std::make_unique<CpuBackend>(model, CpuBackendOptions{.num_threads = num_threads});
   };
-  if (device == "cpu") return make_cpu();
-  const bool is_cuda = device == "cuda" || device.starts_with("cuda:");
-  if (!is_cuda && device != "auto")
-    fail("unknown device '", device, "' (use cpu, cuda, cuda:N or auto)");
+  const int index = resolve_device(device);
+  if (index < 0) return make_cpu();
 #ifdef SLUICE_HAS_CUDA
-  // "auto" falls back to the CPU only when there is no GPU; a GPU that fails to take the model
-  // (out of memory, no cuBLAS) is an error to report, not a reason to run 100x slower.
-  const int index = device == "auto" ? 0 : parse_cuda_device(device);
-  std::string why;
-  const int num_devices = count_cuda_devices(why);
-  if (num_devices == 0) {
-    if (device == "auto") return make_cpu();
-    fail("device ", device, ": ", why, "; use --device cpu");
-  }
-  if (index >= num_devices)
-    fail("device ", device, ": there are ", num_devices,
-         " CUDA devices (cuda:0 to cuda:", num_devices - 1, ")");
   return std::make_unique<CudaBackend>(model, CudaBackendOptions{.device_index = index});
 #else
-  if (device == "auto") return make_cpu();
-  fail("device ", device,
-       ": this build has no CUDA backend (built with SLUICE_CUDA=OFF); use "
-       "--device cpu");
+  fail("device ", device, ": this build has no CUDA backend");  // resolve_device refused it already
 #endif
 }
 

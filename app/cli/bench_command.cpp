@@ -7,6 +7,7 @@
 #include "app/cli/bench_runner.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
+#include "engine/backend/device.h"
 #include "engine/core/error.h"
 #include "engine/data/dataset_reader.h"
 #include "engine/data/field_discovery.h"
@@ -21,7 +22,8 @@ constexpr const char* kCommand = "bench";
 
 struct BenchArgs {
   std::string model_path, tokenizer_path, input_path, dummy_preset;
-  DType dummy_dtype = DType::F32;
+  DType dummy_dtype = DType::F32;  // BF16 when not given and the run may go to a GPU
+  bool dummy_dtype_given = false;
   size_t limit = 500;
   std::vector<BenchMode> modes;
   bool as_json = false;
@@ -51,7 +53,7 @@ BenchArgs parse_args(const QStringList& args) {
        }()) +
            ").",
        "PRESET"},
-      {"dummy-dtype", "Weight type of --dummy-weights: f32 (default), f16 or bf16.", "TYPE"},
+      {"dummy-dtype", "Weight type of --dummy-weights: f32, f16 or bf16 (default: bf16 on a GPU, else f32).", "TYPE"},
       {"roofline",
        "GPU: measure memory bandwidth and the BF16 tensor rate, then decode fixed batches and "
        "the whole file (with --ignore-eos implied) and report each step against the roofline. "
@@ -71,6 +73,7 @@ BenchArgs parse_args(const QStringList& args) {
     throw UsageError("give --model or --dummy-weights, not both");
   }
   const QString dtype = parser.value("dummy-dtype").toLower();
+  a.dummy_dtype_given = !dtype.isEmpty();
   if (dtype == "f16") {
     a.dummy_dtype = DType::F16;
   } else if (dtype == "bf16") {
@@ -279,6 +282,9 @@ int run_bench(const QStringList& args) {
     return 2;
   }
   try {
+    // The device first: a missing GPU is reported before minutes of loading or building weights.
+    const bool on_gpu = resolve_device(a.spec.device) >= 0;
+    if (on_gpu && !a.dummy_dtype_given) a.dummy_dtype = DType::BF16;
     const ModelSession session =
         a.dummy_preset.empty()
             ? open_model_session(a.model_path, a.tokenizer_path)

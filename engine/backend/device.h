@@ -22,4 +22,13 @@ struct DeviceReport {
 // Probes devices once; never throws.
 DeviceReport probe_devices();
 
+// Returns the device index of "cuda" (0) or "cuda:N"; throws Error for other text.
+int parse_cuda_device(const std::string& device);
+
+// Resolves a --device value ("cpu", "auto", "cuda", "cuda:N"): -1 for the CPU ("cpu", or "auto"
+// when there is no usable GPU), else the CUDA device index. Throws Error naming the device when
+// it is unknown, absent, or needs the CUDA backend this build lacks. Cheap enough to call before
+// loading a model, so a run is refused before it starts.
+int resolve_device(const std::string& device);
+
 }  // namespace sluice

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "engine/core/error.h"
+#include "engine/core/system_memory.h"
 
 namespace sluice {
 
@@ -151,6 +152,16 @@ std::unique_ptr<Model> make_dummy_model(const std::string& preset, DType dtype, 
   if (num_layers > 0) model->config.num_layers = num_layers;
   const ModelConfig& c = model->config;
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, q = c.q_size(), kv = c.kv_size();
+  // Every matrix in dtype (norms are fp32 and small); refused up front rather than killed midway.
+  const int64_t per_layer = (q + 2 * kv) * hidden + hidden * q + 3 * ffn * hidden + (c.has_qkv_bias ? q + 2 * kv : 0);
+  const int64_t matrices = c.vocab_size * hidden * (c.tie_word_embeddings ? 1 : 2) + c.num_layers * per_layer;
+  const size_t needed = dtype_num_bytes(dtype, matrices);
+  const size_t available = available_system_memory_bytes();
+  if (available > 0 && needed > available) {
+    fail("dummy model ", preset, ": its ", dtype_name(dtype), " weights need ", needed >> 20, " MiB and ",
+         available >> 20, " MiB of memory is available",
+         dtype == DType::F32 ? "; try --dummy-dtype bf16 or a smaller preset" : "; try a smaller preset");
+  }
   WeightFactory f(*model, dtype, seed);
   ModelWeights& w = model->weights;
   w.token_embedding = f.random("token_embedding", {c.vocab_size, hidden});

@@ -51,16 +51,6 @@ ActivationDType parse_activation_dtype(std::string_view name) {
   fail("unknown activation type '", name, "' (bf16, fp16 or fp32)");
 }
 
-int parse_cuda_device(const std::string& device) {
-  if (device == "cuda") return 0;
-  const std::string digits = device.starts_with("cuda:") ? device.substr(5) : "";
-  if (digits.empty() || digits.size() > 4 ||
-      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    fail("unknown device '", device, "' (use cpu, cuda, cuda:N or auto)");
-  }
-  return std::stoi(digits);
-}
-
 struct CudaBackend::Impl {
   Impl(const Model& m, const CudaBackendOptions& o);
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
+#include "engine/backend/device.h"
 #include "engine/backend/cuda/cuda_memory_plan.h"
 #include "engine/model/model.h"
 #include "engine/runner/sampler.h"
@@ -39,8 +40,6 @@ std::string_view activation_dtype_name(ActivationDType dtype);
 // Parses "fp32"/"f32", "fp16"/"f16", "bf16"; throws Error for anything else.
 ActivationDType parse_activation_dtype(std::string_view name);
 
-// Returns the device index of "cuda" (0) or "cuda:N"; throws Error for other text.
-int parse_cuda_device(const std::string& device);
 
 struct CudaBackendOptions {
   int device_index = 0;
