@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/engine.h"
@@ -21,6 +23,12 @@ struct MemoryPlan {
   double mean_row_tokens = 0.0;  // prompt + max_tokens, averaged over the rows given
   int max_concurrent_rows = 0;  // rows whose full length fits in the pool at once (<= max_num_seqs)
   size_t max_length_reservation_bytes = 0;  // max_num_seqs x max_model_len tokens, for contrast
+  // GPU plans only (0 on the CPU): the device's memory, the share the run may use, and the
+  // activations and workspaces of the largest step.
+  size_t device_total_bytes = 0;
+  size_t device_budget_bytes = 0;
+  size_t activation_bytes = 0;
+  std::string device;  // "cpu" or the GPU's label
 };
 
 // Returns the KV bytes one token takes on the CPU backend (K and V, every layer, fp32).
@@ -29,5 +37,21 @@ size_t cpu_kv_bytes_per_token(const ModelConfig& config);
 // Plans for a run. prompt_lengths may be empty (then the mean and the fit use max_tokens only).
 MemoryPlan plan_memory(const ModelConfig& config, size_t weight_bytes, const EngineConfig& engine,
                        const std::vector<int>& prompt_lengths, int max_tokens);
+
+// A GPU to plan for. The CUDA backend holds weights in BF16, two bytes per weight whatever the
+// file stores (F32 halved; Q8_0's 34 bytes per 32 weights become 64).
+struct GpuDevicePlan {
+  std::string label;              // "cuda:0 NVIDIA H100 ..."
+  size_t total_bytes = 0;         // the device's memory
+  int64_t num_weights = 0;        // weight elements of the model (2 bytes each on the GPU)
+};
+
+// Plans a run on a GPU before its backend exists, as the CUDA backend will run it (BF16 weights,
+// activations and KV cache; the largest step's activations; the pool from
+// engine.gpu_memory_utilization x the device's memory unless the config fixes it). The device
+// is taken as empty: the CUDA context and other processes, which the real run subtracts, make
+// the pool somewhat smaller. The pool is 0 when weights and activations already exceed the share.
+MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu, const EngineConfig& engine,
+                           const std::vector<int>& prompt_lengths, int max_tokens);
 
 }  // namespace sluice

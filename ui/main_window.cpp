@@ -174,7 +174,10 @@ void MainWindow::connectWorker() {
             m_runControls->setLoading(fraction, stage);
           });
   connect(m_worker, &EngineWorker::modelLoaded, this, &MainWindow::onModelLoaded);
-  connect(m_worker, &EngineWorker::devicesProbed, m_parameters, &ParametersPanel::setDevices);
+  connect(m_worker, &EngineWorker::devicesProbed, this, [this](const DeviceReport& report) {
+    m_parameters->setDevices(report);
+    updateMemoryPlan();  // a GPU choice restored from the settings now has its size
+  });
   connect(m_worker, &EngineWorker::modelLoadFailed, this, &MainWindow::onModelLoadFailed);
   connect(m_worker, &EngineWorker::jobStarted, this, &MainWindow::onJobStarted);
   connect(m_worker, &EngineWorker::rowsFinished, this, &MainWindow::onRows);
@@ -290,9 +293,14 @@ void MainWindow::updateMemoryPlan() {
   if (!m_model) return;
   const ModelConfig& config = m_model->session->model->config;
   std::vector<int> lengths(m_promptLengths.begin(), m_promptLengths.end());
+  const int maxTokens = m_parameters->samplingParams().max_tokens;
+  if (const auto gpu = m_parameters->selectedGpu()) {
+    const GpuDevicePlan device{gpu->label, gpu->total_memory_bytes, m_model->parameterCount};
+    m_modelPanel->setMemoryPlan(plan_gpu_memory(config, device, m_parameters->engineConfig(), lengths, maxTokens));
+    return;
+  }
   m_modelPanel->setMemoryPlan(plan_memory(config, static_cast<size_t>(m_model->weightBytes),
-                                          m_parameters->engineConfig(), lengths,
-                                          m_parameters->samplingParams().max_tokens));
+                                          m_parameters->engineConfig(), lengths, maxTokens));
 }
 
 GenerationSpec MainWindow::currentSpec() const {

@@ -15,6 +15,7 @@ constexpr QRgb kWeightColor = 0x4e79a7;
 constexpr QRgb kKvUsedColor = 0xf28e2b;
 constexpr QRgb kKvFreeColor = 0xffbe7d;
 constexpr QRgb kReservationColor = 0xbab0ac;
+constexpr QRgb kActivationColor = 0x76b7b2;
 
 constexpr int kBarHeight = 12;
 constexpr int kBarGap = 4;
@@ -61,7 +62,10 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
   m_empty = new QLabel("No plan yet: load a model (and a dataset for row lengths).", this);
   m_empty->setWordWrap(true);
   m_form->addRow(m_empty);
+  m_device = addRow("Device", 0);
   m_weights = addRow("Weights", kWeightColor);
+  m_activations = addRow("Activations", kActivationColor);
+  m_activations->setToolTip("Activations and workspaces of the largest step the engine may schedule");
   m_kvPerToken = addRow("KV per token", 0);
   m_pool = addRow("KV pool", kKvFreeColor);
   m_meanRow = addRow("Mean row", 0);
@@ -71,8 +75,9 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
       "What reserving every running row's maximum length up front would take; the paged pool "
       "holds only the blocks rows actually use.");
   setToolTip(
-      "paged: weights + the KV pool (dark: blocks the rows that fit at once use); reserved: "
-      "weights + every running row's maximum length, as a non-paged cache would hold");
+      "paged: weights (and on a GPU the activations) + the KV pool (dark: blocks the rows that "
+      "fit at once use); reserved: the same + every running row's maximum length, as a non-paged "
+      "cache would hold");
   clear();
 }
 
@@ -102,7 +107,15 @@ void MemoryPlanView::setPlan(const sluice::MemoryPlan& plan) {
   m_plan = plan;
   m_hasPlan = true;
   m_empty->hide();
-  m_weights->setText(formatBytes(static_cast<qint64>(plan.weight_bytes)));
+  m_weights->setText(formatBytes(static_cast<qint64>(plan.weight_bytes)) +
+                     (plan.device_total_bytes > 0 ? " (BF16 on the GPU)" : ""));
+  m_device->setText(plan.device_total_bytes > 0
+                        ? QString("%1: %2 of %3 for this run")
+                              .arg(QString::fromStdString(plan.device),
+                                   formatBytes(static_cast<qint64>(plan.device_budget_bytes)),
+                                   formatBytes(static_cast<qint64>(plan.device_total_bytes)))
+                        : QString("CPU"));
+  m_activations->setText(formatBytes(static_cast<qint64>(plan.activation_bytes)));
   m_kvPerToken->setText(formatBytes(static_cast<qint64>(plan.kv_bytes_per_token)));
   m_pool->setText(QString("%L1 blocks × %2 tokens = %3")
                       .arg(plan.num_blocks)
@@ -110,7 +123,8 @@ void MemoryPlanView::setPlan(const sluice::MemoryPlan& plan) {
                       .arg(formatBytes(static_cast<qint64>(plan.kv_pool_bytes))));
   m_meanRow->setText(
       QString("%L1 tokens (prompt + max tokens)").arg(plan.mean_row_tokens, 0, 'f', 0));
-  m_rowsAtOnce->setText(QString("%L1").arg(plan.max_concurrent_rows));
+  m_rowsAtOnce->setText(plan.num_blocks > 0 ? QString("%L1").arg(plan.max_concurrent_rows)
+                                            : QString("none: weights and activations fill the GPU share"));
   const double ratio = plan.kv_pool_bytes > 0
                            ? static_cast<double>(plan.max_length_reservation_bytes) /
                                  static_cast<double>(plan.kv_pool_bytes)
@@ -124,9 +138,10 @@ void MemoryPlanView::setPlan(const sluice::MemoryPlan& plan) {
           .arg(plan.max_model_len)
           .arg(static_cast<qint64>(reservedRows))
           .arg(ratio, 0, 'f', ratio < 10.0 ? 1 : 0));
-  for (QLabel* label : {m_weights, m_kvPerToken, m_pool, m_meanRow, m_rowsAtOnce, m_reservation}) {
+  for (QLabel* label : {m_device, m_weights, m_kvPerToken, m_pool, m_meanRow, m_rowsAtOnce, m_reservation}) {
     m_form->setRowVisible(label, true);
   }
+  m_form->setRowVisible(m_activations, plan.activation_bytes > 0);
   update();
 }
 
@@ -134,7 +149,8 @@ void MemoryPlanView::clear() {
   m_plan = {};
   m_hasPlan = false;
   m_empty->show();
-  for (QLabel* label : {m_weights, m_kvPerToken, m_pool, m_meanRow, m_rowsAtOnce, m_reservation}) {
+  for (QLabel* label :
+       {m_device, m_weights, m_activations, m_kvPerToken, m_pool, m_meanRow, m_rowsAtOnce, m_reservation}) {
     label->clear();
     m_form->setRowVisible(label, false);
   }
@@ -145,13 +161,14 @@ void MemoryPlanView::paintEvent(QPaintEvent* event) {
   QWidget::paintEvent(event);
   if (!m_hasPlan) return;
   const auto weights = static_cast<qint64>(m_plan.weight_bytes);
+  const auto activations = static_cast<qint64>(m_plan.activation_bytes);
   const auto pool = static_cast<qint64>(m_plan.kv_pool_bytes);
   const double rowBytes = m_plan.mean_row_tokens * static_cast<double>(m_plan.kv_bytes_per_token);
   const qint64 used = std::min(pool, static_cast<qint64>(m_plan.max_concurrent_rows * rowBytes));
   const auto reservation = static_cast<qint64>(m_plan.max_length_reservation_bytes);
   // One scale for both bars, so the lengths compare directly.
   const double scale =
-      static_cast<double>(std::max<qint64>({weights + pool, weights + reservation, 1}));
+      static_cast<double>(std::max<qint64>({weights + activations + pool, weights + activations + reservation, 1}));
   QPainter painter(this);
   const int width = this->width();
   const QPalette& colors = palette();
@@ -161,9 +178,9 @@ void MemoryPlanView::paintEvent(QPaintEvent* event) {
       std::max(fontMetrics().horizontalAdvance(paged), fontMetrics().horizontalAdvance(reserved)) +
       8;
   paintBar(painter, colors, QRect(0, kBarGap, width, kBarHeight), captionWidth, scale, paged,
-           {{weights, kWeightColor}, {used, kKvUsedColor}, {pool - used, kKvFreeColor}});
+           {{weights, kWeightColor}, {activations, kActivationColor}, {used, kKvUsedColor}, {pool - used, kKvFreeColor}});
   paintBar(painter, colors, QRect(0, 2 * kBarGap + kBarHeight, width, kBarHeight), captionWidth,
-           scale, reserved, {{weights, kWeightColor}, {reservation, kReservationColor}});
+           scale, reserved, {{weights, kWeightColor}, {activations, kActivationColor}, {reservation, kReservationColor}});
 }
 
 }  // namespace sluice::ui

@@ -41,6 +41,8 @@ class MemoryPlanView final : public QWidget {
   bool m_hasPlan = false;
   QFormLayout* m_form = nullptr;
   QLabel* m_empty = nullptr;
+  QLabel* m_device = nullptr;       // GPU plans only
+  QLabel* m_activations = nullptr;  // GPU plans only
   QLabel* m_weights = nullptr;
   QLabel* m_kvPerToken = nullptr;
   QLabel* m_pool = nullptr;

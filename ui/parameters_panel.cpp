@@ -172,10 +172,21 @@ void ParametersPanel::selectDevice(const std::string& id) {
   m_gpuMemory->setEnabled(id != "cpu");
 }
 
+std::optional<sluice::DeviceOption> ParametersPanel::selectedGpu() const {
+  const std::string id = device();
+  if (id == "cpu" || m_gpus.empty()) return std::nullopt;
+  if (id == "auto") return m_gpus.front();
+  for (const DeviceOption& gpu : m_gpus) {
+    if (gpu.id == id) return gpu;
+  }
+  return std::nullopt;
+}
+
 void ParametersPanel::setDevices(const sluice::DeviceReport& report) {
   const bool wasUpdating = m_updating;
   m_updating = true;
   const std::string current = device();
+  m_gpus = report.devices;
   while (m_device->count() > 2) m_device->removeItem(2);
   for (const DeviceOption& d : report.devices) {
     m_device->addItem(QString::fromStdString(d.label), QString::fromStdString(d.id));

@@ -6,6 +6,7 @@
 
 #include <QString>
 #include <QWidget>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ class ParametersPanel final : public QWidget {
   // Offers the probed devices (besides CPU and auto), keeping the current choice; the report's
   // summary becomes the selector's tooltip.
   void setDevices(const sluice::DeviceReport& report);
+  // Returns the GPU the run would use, as probed (a cuda:N choice, or the first GPU for auto),
+  // or nothing for the CPU or a device not found.
+  std::optional<sluice::DeviceOption> selectedGpu() const;
   // Writes the panel's sampling, engine and thread settings into spec.
   void applyToSpec(sluice::GenerationSpec& spec) const;
 
@@ -86,6 +90,7 @@ class ParametersPanel final : public QWidget {
   QSpinBox* m_n = nullptr;
   QLineEdit* m_seed = nullptr;
   QPlainTextEdit* m_stop = nullptr;
+  std::vector<sluice::DeviceOption> m_gpus;  // as last probed
   QComboBox* m_device = nullptr;
   QDoubleSpinBox* m_gpuMemory = nullptr;
   QSpinBox* m_maxNumSeqs = nullptr;

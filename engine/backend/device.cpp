@@ -22,6 +22,7 @@ DeviceReport probe_devices() {
     for (const auto& d : probe.devices) {
       DeviceOption option;
       option.id = str_cat("cuda:", d.index);
+      option.total_memory_bytes = d.total_memory_bytes;
       option.label = str_cat(option.id, " ", d.name, " (sm_", d.compute_capability_major, d.compute_capability_minor,
                              ", ", d.total_memory_bytes >> 20, " MiB)");
       if (!report.summary.empty()) report.summary += "; ";

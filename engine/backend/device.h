@@ -1,6 +1,7 @@
 // Which compute devices this build can use, available with or without CUDA compiled in.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@ namespace sluice {
 struct DeviceOption {
   std::string id;     // "cuda:0": what --device takes
   std::string label;  // "cuda:0 NVIDIA H100 80GB HBM3 (sm_90, 81559 MiB)"
+  size_t total_memory_bytes = 0;
 };
 
 struct DeviceReport {

@@ -2,6 +2,7 @@
 // parameters) on the real stories260K model and the Alpaca sample in ../shared, offscreen.
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
+#include <QLabel>
 #include <QMimeData>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -170,6 +171,19 @@ void SetupPanelsTest::memoryPlanViewShowsAPlan() {
   view.setPlan(plan);
   QVERIFY(view.hasPlan());
   QCOMPARE(view.plan().num_blocks, plan.num_blocks);
+  QVERIFY(!view.grab().isNull());
+  const auto visibleTexts = [&view] {
+    QStringList texts;
+    for (const QLabel* label : view.findChildren<QLabel*>()) {
+      if (label->isVisibleTo(&view)) texts << label->text();
+    }
+    return texts.join('\n');
+  };
+  QVERIFY(!visibleTexts().contains("Activations"));  // a CPU plan has none
+  const sluice::GpuDevicePlan gpu{"cuda:0 Test GPU", size_t{24} << 30, m_summary.parameterCount};
+  view.setPlan(sluice::plan_gpu_memory(config, gpu, engine, {100, 200}, 56));
+  QVERIFY2(visibleTexts().contains("cuda:0 Test GPU: 22 GiB of 24 GiB"), qPrintable(visibleTexts()));
+  QVERIFY(visibleTexts().contains("Activations"));
   QVERIFY(!view.grab().isNull());
   view.clear();
   QVERIFY(!view.hasPlan());
