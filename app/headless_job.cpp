@@ -14,6 +14,7 @@ int run_headless_job(const QStringList& args) {
   QCommandLineParser parser;
   parser.addOptions({{"model", "Model.", "PATH"},
                      {"dataset", "Instruction file.", "PATH"},
+                     {"device", "cpu, cuda, cuda:N or auto.", "DEVICE"},
                      {"start", "Start at once (always, headless)."},
                      {"quit-when-done", "Quit when done (always, headless)."},
                      {"job", "(ignored headless)", "PATH"},
@@ -32,6 +33,7 @@ int run_headless_job(const QStringList& args) {
   spec.model_path = parser.value("model").toStdString();
   spec.input_path = parser.value("dataset").toStdString();
   spec.sampling.max_tokens = 128;
+  if (parser.isSet("device")) spec.device = parser.value("device").toStdString();
   const std::string job_path =
       (std::filesystem::temp_directory_path() / ("sluice-headless-" + std::to_string(::getpid()) + ".sluicejob")).string();
   try {

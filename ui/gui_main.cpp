@@ -26,6 +26,7 @@ bool apply_options(const QStringList& arguments, MainWindow& window) {
   parser.addOptions({
       {"model", "Model to load at start.", "PATH"},
       {"dataset", "Instruction file to open at start.", "PATH"},
+      {"device", "Device to run on: cpu, cuda, cuda:N or auto (default: as last time).", "DEVICE"},
       {"job", "Job file to open (Start resumes it).", "PATH"},
       {"start", "Start generating as soon as the model is loaded."},
       {"quit-when-done", "Quit when the run ends (exit status 0 when it finished)."},
@@ -51,6 +52,7 @@ bool apply_options(const QStringList& arguments, MainWindow& window) {
         parser.value("screenshot"),
         parser.isSet("screenshot-every") ? parser.value("screenshot-every").toDouble() : 5.0);
   }
+  if (parser.isSet("device")) window.setDevice(parser.value("device"));
   window.setQuitWhenDone(parser.isSet("quit-when-done"));
   if (parser.isSet("job")) window.openJob(parser.value("job"));
   if (parser.isSet("dataset")) window.preloadDataset(parser.value("dataset"));

@@ -204,6 +204,10 @@ void MainWindow::connectWorker() {
           });
 }
 
+void MainWindow::setDevice(const QString& device) {
+  m_parameters->setDevice(device.toStdString());
+}
+
 void MainWindow::restoreSettings() {
   restoreGeometry(m_settings.windowGeometry());
   restoreState(m_settings.windowState());

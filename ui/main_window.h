@@ -40,6 +40,8 @@ class MainWindow : public QMainWindow {
   void preloadDataset(const QString& path);
   void openJob(const QString& path);  // shows its results; Start then resumes it
   void setStartWhenReady(bool start) { m_startWhenReady = start; }
+  // Chooses the device of the next run ("cpu", "auto", "cuda:N"), as the Engine panel would.
+  void setDevice(const QString& device);
   void setQuitWhenDone(bool quit) { m_quitWhenDone = quit; }
   void setExportWhenDone(const QString& format, const QString& path);
   void setScreenshots(const QString& directory, double everySeconds);

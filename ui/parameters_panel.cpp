@@ -172,6 +172,10 @@ void ParametersPanel::selectDevice(const std::string& id) {
   m_gpuMemory->setEnabled(id != "cpu");
 }
 
+void ParametersPanel::setDevice(const std::string& id) {
+  selectDevice(id);  // the combo's signal reports the edit
+}
+
 std::optional<sluice::DeviceOption> ParametersPanel::selectedGpu() const {
   const std::string id = device();
   if (id == "cpu" || m_gpus.empty()) return std::nullopt;

@@ -44,6 +44,8 @@ class ParametersPanel final : public QWidget {
   // Returns the GPU the run would use, as probed (a cuda:N choice, or the first GPU for auto),
   // or nothing for the CPU or a device not found.
   std::optional<sluice::DeviceOption> selectedGpu() const;
+  // Selects a device by id (kept visible as "not found" until a probe lists it).
+  void setDevice(const std::string& id);
   // Writes the panel's sampling, engine and thread settings into spec.
   void applyToSpec(sluice::GenerationSpec& spec) const;
 

@@ -75,6 +75,16 @@ TEST(HeadlessDemo, GuiWithoutDisplayRunsTheJobAndPrintsRows) {
   EXPECT_THAT(r.err, HasSubstr("headless"));
 }
 
+TEST(HeadlessDemo, GuiWithoutDisplayHonoursTheDevice) {
+  const auto r = run_process({"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "-u", "QT_QPA_PLATFORM",
+                              SLUICE_EXECUTABLE, "gui", "--model",
+                              shared_path("models/stories260K/gguf/stories260K-f32.gguf"), "--dataset",
+                              source_dir() + "/resources/samples/story_prompts.jsonl", "--device", "cuda:99"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("cuda:99"));
+  EXPECT_EQ(r.out, "");
+}
+
 }  // namespace
 }  // namespace sluice::test
 

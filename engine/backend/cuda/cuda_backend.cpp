@@ -324,8 +324,11 @@ void CudaBackend::allocate_kv_cache(int num_blocks, int block_size) {
   }
   if (!s.kv_layer_pointers.get())
     s.kv_layer_pointers = DeviceBuffer(pointers.size() * sizeof(void*), "KV layer pointers");
-  SLUICE_CUDA_CHECK(cudaMemcpy(s.kv_layer_pointers.get(), pointers.data(),
-                               pointers.size() * sizeof(void*), cudaMemcpyHostToDevice));
+  // On the compute stream: a plain cudaMemcpy runs on the legacy stream, which the non-blocking
+  // compute stream does not wait for.
+  SLUICE_CUDA_CHECK(cudaMemcpyAsync(s.kv_layer_pointers.get(), pointers.data(),
+                                    pointers.size() * sizeof(void*), cudaMemcpyHostToDevice,
+                                    s.stream->get()));
   s.kv.block_size = block_size;
   s.num_blocks = num_blocks;
   s.synchronize();
@@ -398,7 +401,8 @@ void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const 
   unsigned char* host = s.sampling_staging.acquire(total);
   std::memcpy(host, p.rows.data(), p.rows.size() * sizeof(kernels::SamplingRow));
   if (!p.penalty_token_ids.empty()) {
-    std::memcpy(host + rows_bytes, p.penalty_token_ids.data(), ids_bytes);
+    std::memcpy(host + rows_bytes, p.penalty_token_ids.data(),
+                p.penalty_token_ids.size() * sizeof(int32_t));
     std::memcpy(host + rows_bytes + ids_bytes, p.penalty_output_counts.data(),
                 p.penalty_output_counts.size() * sizeof(int32_t));
   }

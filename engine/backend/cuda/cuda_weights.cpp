@@ -56,8 +56,10 @@ class CudaWeights::Uploader {
   }
   const float* floats(const std::vector<float>& host) {
     auto* dst = static_cast<float*>(place(host.size() * sizeof(float)));
-    SLUICE_CUDA_CHECK(
-        cudaMemcpy(dst, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+    // On the upload stream (which the constructor waits for): a plain cudaMemcpy would run on the
+    // legacy stream, which the non-blocking compute stream does not wait for.
+    SLUICE_CUDA_CHECK(cudaMemcpyAsync(dst, host.data(), host.size() * sizeof(float),
+                                      cudaMemcpyHostToDevice, stream_));
     return dst;
   }
 
