@@ -29,6 +29,7 @@ std::string describe_backend(const Backend& backend) {
 #ifdef SLUICE_HAS_CUDA
   if (const auto* cuda = dynamic_cast<const CudaBackend*>(&backend)) return cuda->describe();
 #endif
+  if (backend.name() == "cpu") return "CPU, fp32 compute over the stored weights";
   return backend.name();
 }
 
