@@ -320,6 +320,15 @@ TYPED_TEST(PagedAttentionTest, Stories260K) {
       kStories260K, 32, {{15, 15}, {511, 64}, {1, 1}, {17, 1}, {4097, 1}, {200, 200}}, 7);
 }
 
+// Block sizes that are not powers of two (a block boundary falls anywhere in a tile or split
+// piece) and a context past 16384, where split pieces grow beyond 512 positions.
+TYPED_TEST(PagedAttentionTest, OddBlockSizesAndVeryLongContext) {
+  SLUICE_REQUIRE_CUDA();
+  check_against_reference<TypeParam>(kLlama3_8B, 5, {{1, 1}, {4, 1}, {5, 1}, {6, 1}, {97, 1}, {300, 41}}, 37);
+  check_against_reference<TypeParam>(kMistral7B, 7, {{13, 13}, {700, 1}, {64, 9}}, 38);
+  check_against_reference<TypeParam>(kLlama3_8B, 16, {{16385, 1}, {20000, 3}}, 39);
+}
+
 TYPED_TEST(PagedAttentionTest, MultiHeadAttention64) {
   SLUICE_REQUIRE_CUDA();
   check_against_reference<TypeParam>(kMha64, 16,
@@ -399,6 +408,8 @@ TYPED_TEST(PagedAttentionTest, DecodeKernelAgreesWithTiledKernel) {
   const RunResult tiled_result = run_attention(c, tiled);
   ASSERT_EQ(decode.status, kKernelOk);
   ASSERT_EQ(tiled_result.status, kKernelOk);
+  ASSERT_EQ(decode.sync_status, cudaSuccess) << cudaGetErrorString(decode.sync_status);
+  ASSERT_EQ(tiled_result.sync_status, cudaSuccess) << cudaGetErrorString(tiled_result.sync_status);
   const double abs_tol = Tolerance<TypeParam>::kAbs, rel_tol = Tolerance<TypeParam>::kRel;
   expect_close(decode.out, c.reference, kQwen25_7B, abs_tol, rel_tol, "decode kernel vs reference");
   expect_close(tiled_result.out, c.reference, kQwen25_7B, abs_tol, rel_tol,
