@@ -62,6 +62,7 @@ int resolve_device(const std::string& device) {
     fail("device ", device, ": there are ", num_devices, " CUDA devices (cuda:0 to cuda:", num_devices - 1, ")");
   return index;
 #else
+  (void)index;  // the text was checked; there is no device to index
   if (device == "auto") return -1;
   fail("device ", device, ": this build has no CUDA backend (built with SLUICE_CUDA=OFF); use --device cpu");
 #endif
