@@ -3,7 +3,6 @@
 #include <QElapsedTimer>
 #include <QFile>
 
-#include "engine/backend/gpu_plan.h"
 #include "engine/core/error.h"
 #include "engine/data/exporters.h"
 
@@ -151,7 +150,7 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
       m_sessionPath = QString::fromStdString(m_job->spec().model_path);
       emit modelLoaded(generation, summarize_model(m_session));
     }
-    emit jobStarted(generation, jobPath, QString::fromStdString(describe_backend(m_job->engine().backend())));
+    emit jobStarted(generation, jobPath, QString::fromStdString(m_job->engine().backend().describe()));
     runLoop(generation, *m_job);
   } catch (const Cancelled&) {
     emit jobFinished(generation, JobProgress{}, true);

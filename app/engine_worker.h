@@ -51,7 +51,7 @@ class EngineWorker : public QObject {
   void modelLoaded(quint64 generation, const sluice::ModelSummary& model);
   void modelLoadFailed(quint64 generation, const QString& message);
 
-  // backendDescription: describe_backend of the job's engine ("cpu", "cuda:0 NVIDIA ...: bf16 ...").
+  // backendDescription: Backend::describe of the job's engine ("cpu", "cuda:0 NVIDIA ...: bf16 ...").
   void jobStarted(quint64 generation, const QString& jobPath, const QString& backendDescription);
   void rowsFinished(quint64 generation, const QVector<sluice::RowSnapshot>& rows);
   void statsUpdated(quint64 generation, const sluice::StepStats& stats,

@@ -135,21 +135,20 @@ bool Engine::is_fork_point(const Request& request) {
          group_members_[request.request_id].size() == 1;
 }
 
-bool Engine::prepare_device_sampling(const SchedulerOutput& step) {
+void Engine::prepare_device_sampling(const SchedulerOutput& step) {
   sample_rows_.clear();
-  if (!config_.sample_on_device || !backend_->samples_on_device()) return false;
+  if (!config_.sample_on_device || !backend_->samples_on_device()) return;
   for (const auto& scheduled : step.requests) {
     if (!scheduled.needs_sample) continue;
     const Request* request = scheduler_->find_request(scheduled.request_id);
     if (!request || is_fork_point(*request)) {  // forks need the logits on the host
       sample_rows_.clear();
-      return false;
+      return;
     }
     sample_rows_.push_back(SampleRow{&request->sampling_params,
                                      SamplingContext{request->prompt_token_ids(), request->output_token_ids(),
                                                      request->sample_key, request->sample_idx}});
   }
-  return !sample_rows_.empty();
 }
 
 void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, StepResult& result) {

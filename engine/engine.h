@@ -108,9 +108,9 @@ class Engine {
 
  private:
   void sample_step(const SchedulerOutput& step, RunnerOutput& runner_output, StepResult& result);
-  // Fills sample_rows_ for a step the backend can sample on its device; returns false (rows
-  // empty) when the host samples this step.
-  bool prepare_device_sampling(const SchedulerOutput& step);
+  // Fills sample_rows_ for a step the backend can sample on its device; leaves them empty when
+  // the host samples this step.
+  void prepare_device_sampling(const SchedulerOutput& step);
   bool is_fork_point(const Request& request);
   void fork_samples(Request& parent, std::span<const float> logits, StepResult& result);
   void accept_token(Request& request, int32_t token_id, StepResult& result);

@@ -161,7 +161,7 @@ std::string ParametersPanel::device() const {
   return m_device->currentData().toString().toStdString();
 }
 
-void ParametersPanel::selectDevice(const std::string& id) {
+void ParametersPanel::setDevice(const std::string& id) {
   const QString wanted = QString::fromStdString(id);
   int index = m_device->findData(wanted);
   if (index < 0) {  // from a job or the settings, not found on this machine (yet): kept visible
@@ -170,10 +170,6 @@ void ParametersPanel::selectDevice(const std::string& id) {
   }
   m_device->setCurrentIndex(index);
   m_gpuMemory->setEnabled(id != "cpu");
-}
-
-void ParametersPanel::setDevice(const std::string& id) {
-  selectDevice(id);  // the combo's signal reports the edit
 }
 
 std::optional<sluice::DeviceOption> ParametersPanel::selectedGpu() const {
@@ -196,7 +192,7 @@ void ParametersPanel::setDevices(const sluice::DeviceReport& report) {
     m_device->addItem(QString::fromStdString(d.label), QString::fromStdString(d.id));
   }
   m_device->setToolTip(QString::fromStdString(report.summary));
-  selectDevice(current);
+  setDevice(current);
   m_updating = wasUpdating;
 }
 
@@ -223,7 +219,7 @@ void ParametersPanel::setFromSpec(const sluice::GenerationSpec& spec) {
   m_n->setValue(s.n);
   m_seed->setText(QString::number(static_cast<quint64>(s.seed)));
   m_stop->setPlainText(formatStopStrings(s.stop));
-  selectDevice(spec.device);
+  setDevice(spec.device);
   m_gpuMemory->setValue(spec.engine.gpu_memory_utilization * 100.0);
   m_maxNumSeqs->setValue(spec.engine.max_num_seqs);
   m_specKvMib =

@@ -72,7 +72,6 @@ class ParametersPanel final : public QWidget {
   QSpinBox* addInt(const QString& label, int low, int high, const QString& tip);
   void onEdited();
   void validate();
-  void selectDevice(const std::string& id);
 
   sluice::SamplingParams m_baseSampling;
   sluice::EngineConfig m_baseEngine;

@@ -295,7 +295,7 @@ RooflineReport run_roofline_bench(const ModelSession& session,
   const std::unique_ptr<Backend> backend = make_bench_backend(*session.model, spec);
   if (backend->memory().device_total_bytes == 0)
     fail("the GPU roofline needs a CUDA device; device ", spec.device, " is ", backend->name());
-  report.backend = describe_backend(*backend);
+  report.backend = backend->describe();
   const ModelConfig& config = session.model->config;
   const size_t element_bytes =
       backend->kv_block_bytes(1) / (2 * static_cast<size_t>(config.num_layers * config.kv_size()));

@@ -87,7 +87,7 @@ struct RooflinePoint {
 
 struct RooflineReport {
   GpuCeilings gpu;
-  std::string backend;  // describe_backend of the backend measured
+  std::string backend;  // Backend::describe of the backend measured
   std::vector<RooflinePoint> points;
 };
 

@@ -14,6 +14,7 @@ class BorrowedBackend final : public Backend {
   explicit BorrowedBackend(Backend& backend) : backend_(backend) {}
 
   std::string name() const override { return backend_.name(); }
+  std::string describe() const override { return backend_.describe(); }
   size_t kv_block_bytes(int block_size) const override { return backend_.kv_block_bytes(block_size); }
   void allocate_kv_cache(int num_blocks, int block_size) override {
     backend_.allocate_kv_cache(num_blocks, block_size);

@@ -28,6 +28,7 @@ class CpuBackend final : public Backend {
   ~CpuBackend() override;
 
   std::string name() const override { return "cpu"; }
+  std::string describe() const override { return "CPU, fp32 compute over the stored weights"; }
   size_t kv_block_bytes(int block_size) const override;
   void allocate_kv_cache(int num_blocks, int block_size) override;
   void copy_blocks(std::span<const int32_t> src_block_ids,

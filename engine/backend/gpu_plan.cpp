@@ -25,12 +25,4 @@ EngineConfig fit_engine_to_backend(Backend& backend, EngineConfig config) {
   return config;
 }
 
-std::string describe_backend(const Backend& backend) {
-#ifdef SLUICE_HAS_CUDA
-  if (const auto* cuda = dynamic_cast<const CudaBackend*>(&backend)) return cuda->describe();
-#endif
-  if (backend.name() == "cpu") return "CPU, fp32 compute over the stored weights";
-  return backend.name();
-}
-
 }  // namespace sluice

@@ -20,8 +20,4 @@ namespace sluice {
 // when the device has no room left for a KV cache.
 EngineConfig fit_engine_to_backend(Backend& backend, EngineConfig config);
 
-// Returns one line about the backend for logs and panels: its name, and on a GPU the device,
-// activation type and what became of the stored weights (e.g. "Q8_0 dequantized to BF16").
-std::string describe_backend(const Backend& backend);
-
 }  // namespace sluice

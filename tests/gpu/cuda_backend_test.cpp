@@ -400,7 +400,7 @@ TEST(CudaBackendMemory, PoolFromUtilizationAndStatsReportDeviceMemory) {
   EXPECT_GT(step.stats.memory.device_total_bytes, 0u);
   EXPECT_LE(step.stats.memory.device_free_bytes, step.stats.memory.device_total_bytes);
   EXPECT_GE(step.stats.memory.kv_cache_bytes, config.kv_cache_bytes);
-  EXPECT_NE(describe_backend(engine.backend()).find("cuda:0"), std::string::npos);
+  EXPECT_NE(engine.backend().describe().find("cuda:0"), std::string::npos);
 }
 
 }  // namespace

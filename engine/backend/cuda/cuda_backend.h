@@ -82,7 +82,7 @@ class CudaBackend final : public Backend {
 
   // One line for logs and the model panel: device, activation type, and what happened to the
   // stored weights ("Q8_0 dequantized to BF16 at load", "F32 converted to BF16").
-  std::string describe() const;
+  std::string describe() const override;
 
   // Allocates the activations and workspaces of the largest step the engine may schedule, and
   // sizes the decode graphs, so that the memory plan sees them in use. Larger steps still run

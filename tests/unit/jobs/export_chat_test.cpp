@@ -6,6 +6,7 @@
 #include "engine/data/exporters.h"
 #include "engine/jobs/job_store.h"
 #include "tests/support/test_paths.h"
+#include "tests/unit/jobs/export_job.h"
 #include "tests/unit/jobs/job_test_rows.h"
 
 namespace sluice {
@@ -16,19 +17,6 @@ using test::make_failed_row;
 using test::make_job_info;
 using test::make_row;
 using test::make_sample;
-
-struct ChatJob {
-  std::string dir;
-  std::unique_ptr<JobStore> store;
-};
-
-ChatJob make_job(const std::string& name, const std::vector<RowResult>& rows, int n = 1) {
-  ChatJob job;
-  job.dir = test::make_temp_dir("export-chat-" + name);
-  job.store = JobStore::create(job.dir + "/job.sluicejob", make_job_info(n));
-  for (const RowResult& row : rows) job.store->add_result(row);
-  return job;
-}
 
 // A row from a plain prompt template: no conversation, no "instruction" field.
 RowResult plain_prompt_row(int64_t row_index) {
@@ -56,8 +44,8 @@ RowResult chat_row(int64_t row_index) {
 }
 
 TEST(AlpacaExport, InstructionComesFromFieldsThenLastUserTurnThenPrompt) {
-  const ChatJob job =
-      make_job("alpaca", {make_row(0), make_failed_row(1), plain_prompt_row(2), chat_row(3)});
+  const test::ExportJob job =
+      test::make_export_job("chat-alpaca", {make_row(0), make_failed_row(1), plain_prompt_row(2), chat_row(3)});
   const std::string out = job.dir + "/out.json";
   const ExportStats stats = export_job(*job.store, ExportFormat::Alpaca, out);
   EXPECT_EQ(stats.rows_written, 3);
@@ -75,7 +63,7 @@ TEST(AlpacaExport, InstructionComesFromFieldsThenLastUserTurnThenPrompt) {
 }
 
 TEST(AlpacaExport, EmptyJobIsAnEmptyArray) {
-  const ChatJob job = make_job("alpaca-empty", {make_failed_row(0)});
+  const test::ExportJob job = test::make_export_job("chat-alpaca-empty", {make_failed_row(0)});
   const std::string out = job.dir + "/out.json";
   export_job(*job.store, ExportFormat::Alpaca, out);
   EXPECT_EQ(Json::parse(test::read_file(out)), Json::array());
@@ -84,7 +72,7 @@ TEST(AlpacaExport, EmptyJobIsAnEmptyArray) {
 TEST(AlpacaExport, SeveralSamplesExportSampleZero) {
   RowResult row = make_row(0);
   row.samples.push_back(make_sample("other", 1));
-  const ChatJob job = make_job("alpaca-n2", {row}, 2);
+  const test::ExportJob job = test::make_export_job("chat-alpaca-n2", {row}, 2);
   const std::string out = job.dir + "/out.json";
   export_job(*job.store, ExportFormat::Alpaca, out);
   const Json records = Json::parse(test::read_file(out));
@@ -103,7 +91,7 @@ std::vector<Json> read_jsonl(const std::string& path) {
 TEST(OpenAiChatExport, ConversationPlusAssistantTurnPerSample) {
   RowResult row = chat_row(0);
   row.samples.push_back(make_sample("Red.", 2, "length"));
-  const ChatJob job = make_job("openai", {row, make_failed_row(1), plain_prompt_row(2)}, 2);
+  const test::ExportJob job = test::make_export_job("chat-openai", {row, make_failed_row(1), plain_prompt_row(2)}, 2);
   const std::string out = job.dir + "/out.jsonl";
   const ExportStats stats = export_job(*job.store, ExportFormat::OpenAiChat, out);
   EXPECT_EQ(stats.rows_written, 2);
@@ -130,7 +118,7 @@ TEST(OpenAiChatExport, ConversationPlusAssistantTurnPerSample) {
 TEST(ShareGptExport, RolesBecomeHumanGptSystem) {
   RowResult row = chat_row(4);
   row.samples.push_back(make_sample("Red.", 2));
-  const ChatJob job = make_job("sharegpt", {plain_prompt_row(2), row}, 2);
+  const test::ExportJob job = test::make_export_job("chat-sharegpt", {plain_prompt_row(2), row}, 2);
   const std::string out = job.dir + "/out.json";
   const ExportStats stats = export_job(*job.store, ExportFormat::ShareGpt, out);
   EXPECT_EQ(stats.rows_written, 2);

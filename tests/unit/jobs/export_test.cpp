@@ -10,6 +10,7 @@
 #include "engine/jobs/job_store.h"
 #include "engine/tokenizer/unicode.h"
 #include "tests/support/test_paths.h"
+#include "tests/unit/jobs/export_job.h"
 #include "tests/unit/jobs/job_test_rows.h"
 
 namespace sluice {
@@ -21,20 +22,6 @@ using test::make_job_info;
 using test::make_row;
 using test::make_sample;
 using test::make_skipped_row;
-
-struct JobFixture {
-  std::string dir;
-  std::unique_ptr<JobStore> store;
-};
-
-JobFixture make_job(const std::string& name, const std::vector<RowResult>& rows, int n = 1) {
-  JobFixture job;
-  job.dir = test::make_temp_dir("export-" + name);
-  job.store = JobStore::create(job.dir + "/job.sluicejob", make_job_info(n));
-  for (const RowResult& row : rows) job.store->add_result(row);
-  job.store->flush();
-  return job;
-}
 
 std::vector<Json> read_jsonl(const std::string& path) {
   std::vector<Json> records;
@@ -107,7 +94,7 @@ TEST(ExportFormat, NamesRoundTripAndUnknownNamesListTheKnownOnes) {
 }
 
 TEST(JsonlExport, EveryFieldRoundTripsInTheDocumentedOrder) {
-  const JobFixture job = make_job(
+  const test::ExportJob job = test::make_export_job(
       "jsonl", {make_row(0), make_row(1), make_failed_row(2), make_row(3), make_skipped_row(4)});
   const std::string out = job.dir + "/out.jsonl";
   const ExportStats stats = export_job(*job.store, ExportFormat::Jsonl, out);
@@ -127,8 +114,8 @@ TEST(JsonlExport, EveryFieldRoundTripsInTheDocumentedOrder) {
 }
 
 TEST(JsonlExport, IncludeFailedAddsFailedAndSkippedRowsWithNullOutput) {
-  const JobFixture job =
-      make_job("jsonl-failed", {make_row(0), make_failed_row(1), make_skipped_row(2)});
+  const test::ExportJob job =
+      test::make_export_job("jsonl-failed", {make_row(0), make_failed_row(1), make_skipped_row(2)});
   const std::string out = job.dir + "/out.jsonl";
   ExportOptions options;
   options.include_failed = true;
@@ -148,7 +135,7 @@ TEST(JsonlExport, SeveralSamplesGoToASamplesArray) {
   SampleResult second = make_sample("second, \"sample\"", 4, "length");
   second.extra = {{"score", -1.5}, {"judge", "gpt"}};
   row.samples.push_back(second);
-  const JobFixture job = make_job("jsonl-n2", {row}, /*n=*/2);
+  const test::ExportJob job = test::make_export_job("jsonl-n2", {row}, /*n=*/2);
   const std::string out = job.dir + "/out.jsonl";
   export_job(*job.store, ExportFormat::Jsonl, out);
   const std::vector<Json> records = read_jsonl(out);
@@ -162,7 +149,7 @@ TEST(JsonlExport, InvalidUtf8BecomesReplacementCharacters) {
   RowResult row = make_row(0);
   row.prompt = "bad \xff byte";
   row.error = "cut \xe6\x97";
-  const JobFixture job = make_job("jsonl-utf8", {row});
+  const test::ExportJob job = test::make_export_job("jsonl-utf8", {row});
   const std::string out = job.dir + "/out.jsonl";
   export_job(*job.store, ExportFormat::Jsonl, out);
   const std::string text = test::read_file(out);
@@ -213,7 +200,7 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
 TEST(CsvExport, ParsesBackWithQuotesCommasAndNewlines) {
   RowResult other = make_row(1);
   other.input = {{"extra_col", Json::array({1, "two"})}, {"prompt", "a field named prompt"}};
-  const JobFixture job = make_job("csv", {make_row(0), other, make_failed_row(2)});
+  const test::ExportJob job = test::make_export_job("csv", {make_row(0), other, make_failed_row(2)});
   const std::string out = job.dir + "/out.csv";
   const ExportStats stats = export_job(*job.store, ExportFormat::Csv, out);
   EXPECT_EQ(stats.rows_written, 2);
@@ -252,7 +239,7 @@ TEST(CsvExport, ExtraSamplesAndFailedRowsGetTheirColumns) {
   row.input = {{"q", "x"}};
   RowResult failed = make_failed_row(1);
   failed.input = {{"q", "y"}};
-  const JobFixture job = make_job("csv-n3", {row, failed}, /*n=*/3);
+  const test::ExportJob job = test::make_export_job("csv-n3", {row, failed}, /*n=*/3);
   const std::string out = job.dir + "/out.csv";
   ExportOptions options;
   options.include_failed = true;
@@ -274,7 +261,7 @@ TEST(CsvExport, ExtraSamplesAndFailedRowsGetTheirColumns) {
 TEST(CsvExport, InvalidUtf8BecomesReplacementCharacters) {
   RowResult row = make_row(0);
   row.prompt = "bad \xff byte, \xc3";
-  const JobFixture job = make_job("csv-utf8", {row});
+  const test::ExportJob job = test::make_export_job("csv-utf8", {row});
   const std::string out = job.dir + "/out.csv";
   export_job(*job.store, ExportFormat::Csv, out);
   const std::string text = test::read_file(out);
@@ -283,14 +270,14 @@ TEST(CsvExport, InvalidUtf8BecomesReplacementCharacters) {
 }
 
 TEST(ExportJob, FailureLeavesNoFileBehind) {
-  const JobFixture job = make_job("atomic", {make_row(0)});
+  const test::ExportJob job = test::make_export_job("atomic", {make_row(0)});
   const std::string out = job.dir + "/no-such-dir/out.jsonl";
   EXPECT_THROW(export_job(*job.store, ExportFormat::Jsonl, out), Error);
   EXPECT_FALSE(std::filesystem::exists(job.dir + "/no-such-dir"));
 }
 
 TEST(ExportJob, ReplacesAnOlderExportAndLeavesNoTemporaryFile) {
-  const JobFixture job = make_job("replace", {make_row(0)});
+  const test::ExportJob job = test::make_export_job("replace", {make_row(0)});
   const std::string out = job.dir + "/out.jsonl";
   test::write_file(out, "old content\n");
   export_job(*job.store, ExportFormat::Jsonl, out);
