@@ -48,8 +48,8 @@ KernelStatus copy_blocks(T* const* k_caches, T* const* v_caches, const int32_t* 
   }
   if (num_copies == 0 || num_layers == 0 || block_elements == 0) return kKernelOk;
   const dim3 grid(static_cast<unsigned int>(num_copies), static_cast<unsigned int>(num_layers), 2);
-  copy_blocks_kernel<T><<<grid, kThreads, 0, stream>>>(k_caches, v_caches, src, dst,
-                                                       block_elements);
+  detail::launch_kernel(copy_blocks_kernel<T>, grid, kThreads, 0, stream, k_caches, v_caches, src,
+                        dst, block_elements);
   return detail::launch_status();
 }
 

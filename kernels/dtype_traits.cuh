@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/launch.cuh"
 #include "kernels/status.h"
 
 namespace sluice::kernels::detail {

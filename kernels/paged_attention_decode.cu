@@ -245,7 +245,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
 template <typename T>
 __global__ void __launch_bounds__(kMergeThreads)
     paged_attention_merge_kernel(const PagedAttentionArgs<T> args) {
-  extern __shared__ float partition_weight[];  // [max_num_partitions]
+  SLUICE_DYNAMIC_SHARED(float, partition_weight);  // [max_num_partitions]
   const int request_idx = blockIdx.x;
   const int head = blockIdx.y;
   const int token = args.query_start_loc[request_idx];
@@ -300,8 +300,9 @@ cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T>& args, cud
       constexpr int kGroupTile = decltype(group_tile)::value;
       const dim3 grid(args.num_requests, args.num_kv_heads * ceil_div(group_size, kGroupTile),
                       max(args.max_num_partitions, 1));
-      paged_attention_decode_kernel<T, HeadDim::kHeadDim, HeadDim::kHeadDimCap, kGroupTile>
-          <<<grid, kDecodeThreads, 0, stream>>>(args);
+      detail::launch_kernel(
+          paged_attention_decode_kernel<T, HeadDim::kHeadDim, HeadDim::kHeadDimCap, kGroupTile>,
+          grid, kDecodeThreads, 0, stream, args);
       return cudaGetLastError();
     });
   });
@@ -309,7 +310,8 @@ cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T>& args, cud
     return status;
   const dim3 merge_grid(args.num_requests, args.num_heads);
   const size_t merge_smem_bytes = static_cast<size_t>(args.max_num_partitions) * sizeof(float);
-  paged_attention_merge_kernel<T><<<merge_grid, kMergeThreads, merge_smem_bytes, stream>>>(args);
+  detail::launch_kernel(paged_attention_merge_kernel<T>, merge_grid, kMergeThreads, merge_smem_bytes,
+                        stream, args);
   return cudaGetLastError();
 }
 

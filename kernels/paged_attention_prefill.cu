@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(kPrefillThreads)
   constexpr int kColumns = Tile::kColumnsPerThread;
   // Every lane owns kColumns real columns (no bounds check in the P V loop).
   constexpr bool kIsEveryColumnOwned = kHeadDim > 0 && (kHeadDim / 4) % kKeyLanes == 0;
-  extern __shared__ float4 prefill_smem[];
+  SLUICE_DYNAMIC_SHARED(float4, prefill_smem);
 
   // Which request and which rows of it this block takes.
   const int group_size = args.num_heads / args.num_kv_heads;
@@ -340,7 +340,7 @@ cudaError_t launch_paged_attention_prefill(const PagedAttentionArgs<T>& args, in
     const int64_t num_slots =
         static_cast<int64_t>(num_tokens) * group_size / Tile::kRows + args.num_requests;
     const dim3 grid(static_cast<unsigned>(num_slots), args.num_kv_heads);
-    kernel<<<grid, kPrefillThreads, smem_bytes, stream>>>(args);
+    detail::launch_kernel(kernel, grid, kPrefillThreads, smem_bytes, stream, args);
     return cudaGetLastError();
   });
 }

@@ -67,7 +67,7 @@ __global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k,
                                       T* __restrict__ k_cache, T* __restrict__ v_cache,
                                       int num_heads, int num_kv_heads, int head_dim,
                                       bool is_v_packed) {
-  extern __shared__ float trig[];  // [head_dim]: cos of each pair, then sin of each pair
+  SLUICE_DYNAMIC_SHARED(float, trig);  // [head_dim]: cos of each pair, then sin of each pair
   const int64_t token = blockIdx.x;
   const int half = head_dim / 2;
   const int32_t position = positions[token];
@@ -140,8 +140,7 @@ KernelStatus rope_and_cache(T* q, T* k, const T* v, const int32_t* positions,
   const int max_work = num_heads * (head_dim / 2);
   const int threads = max_work >= 256 ? 256 : 32 * ((max_work + 31) / 32);
   const size_t shared_bytes = sizeof(float) * static_cast<size_t>(head_dim);
-  rope_and_cache_kernel<T><<<num_tokens, threads, shared_bytes, stream>>>(
-      q, k, v, positions, slot_mapping, inv_freq, interleaved, k_cache, v_cache, num_heads,
+  detail::launch_kernel(rope_and_cache_kernel<T>, num_tokens, threads, shared_bytes, stream, q, k, v, positions, slot_mapping, inv_freq, interleaved, k_cache, v_cache, num_heads,
       num_kv_heads, head_dim, is_v_packed);
   return detail::launch_status();
 }

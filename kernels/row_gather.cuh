@@ -52,8 +52,8 @@ KernelStatus launch_row_gather(const T* in, const int32_t* row_ids, T* out, int 
   const int units = is_packed ? dim / Pack<T>::kSize : dim;
   // A warp at least; 256 threads cover a 4096-wide bf16 row in two packs each.
   const int threads = units >= 256 ? 256 : 32 * ((units + 31) / 32);
-  row_gather_kernel<T><<<num_rows, threads, 0, stream>>>(in, row_ids, out, dim, num_in_rows,
-                                                         is_packed);
+  launch_kernel(row_gather_kernel<T>, num_rows, threads, 0, stream, in, row_ids, out, dim,
+                num_in_rows, is_packed);
   return launch_status();
 }
 

@@ -251,9 +251,9 @@ KernelStatus sample_tokens(float* logits, const SamplingRow* rows,
     return detail::invalid_argument();
   }
   if (num_rows == 0) return kKernelOk;
-  sample_tokens_kernel<<<num_rows, kThreads, 0, stream>>>(logits, rows, penalty_token_ids,
-                                                          penalty_output_counts, out_tokens,
-                                                          vocab_size, id_bits_for(vocab_size));
+  detail::launch_kernel(sample_tokens_kernel, num_rows, kThreads, 0, stream, logits, rows,
+                        penalty_token_ids, penalty_output_counts, out_tokens, vocab_size,
+                        id_bits_for(vocab_size));
   return detail::launch_status();
 }
 

@@ -3,10 +3,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
+#include <vector>
 
 namespace sluice::test {
 
@@ -27,13 +31,48 @@ std::string source_dir() {
   return SLUICE_SOURCE_DIR;
 }
 
+namespace {
+
+// The directories this process made, removed when it exits (SLUICE_KEEP_TEST_DIRS=1 keeps them
+// for a look after a failure).
+class TempDirRegistry {
+ public:
+  void add(const std::filesystem::path& dir) {
+    const std::lock_guard lock(mutex_);
+    dirs_.push_back(dir);
+  }
+  ~TempDirRegistry() {
+    if (::getpid() != owner_) return;  // a forked child leaves its parent's directories alone
+    const char* keep = std::getenv("SLUICE_KEEP_TEST_DIRS");
+    if (keep != nullptr && std::string(keep) == "1") return;
+    for (const auto& dir : dirs_) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  }
+
+ private:
+  const pid_t owner_ = ::getpid();
+  std::mutex mutex_;
+  std::vector<std::filesystem::path> dirs_;
+};
+
+TempDirRegistry& temp_dirs() {
+  static TempDirRegistry registry;
+  return registry;
+}
+
+}  // namespace
+
 std::string make_temp_dir(const std::string& name) {
   static std::atomic<int> counter{0};
+  TempDirRegistry& registry = temp_dirs();
   const auto dir =
       std::filesystem::temp_directory_path() /
       ("sluice-test-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  registry.add(dir);
   return dir.string();
 }
 

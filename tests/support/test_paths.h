@@ -16,7 +16,8 @@ std::string binary_dir();
 // Returns the source tree's root.
 std::string source_dir();
 
-// Returns a fresh empty directory under the system temp dir for this test's files.
+// Returns a fresh empty directory under the system temp dir for this test's files; it is removed
+// when the test process exits (set SLUICE_KEEP_TEST_DIRS=1 to keep it).
 std::string make_temp_dir(const std::string& name);
 
 // Reads a whole file as bytes; throws when missing.

@@ -1,0 +1,3 @@
+// The CPU kernel emulator's stand-in for the CUDA runtime header (see kernel_emulator.h).
+#pragma once
+#include "kernel_emulator.h"

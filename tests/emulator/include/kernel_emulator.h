@@ -1,0 +1,471 @@
+// The CPU kernel emulator: the CUDA kernels of kernels/ compiled as host C++ and run on the CPU,
+// so CI machines without a GPU test their logic against the CPU backend (tests/gpu, label
+// emulator). It stands in for <cuda_runtime.h>; include/cuda_fp16.h and cuda_bf16.h stand in for
+// the 16-bit types.
+//
+// A launch runs its blocks one after another. The threads of a block are fibers that switch only
+// at barriers: __syncthreads (the block) and every warp shuffle (the warp). In each round the
+// warps go in a fresh pseudo-random order and each runs as far as it can, so warps drift apart as
+// on a GPU. What that catches:
+// - a missing __syncthreads: a warp reads shared memory another warp has not written yet, or has
+//   already overwritten for its next phase;
+// - divergent barriers and shuffles (some threads never arrive): reported as a deadlock, abort;
+// - reads of memory nobody wrote: cudaMalloc and dynamic shared memory are filled with 0xff bytes
+//   (NaN in every float type, -1 in integers);
+// - launch configurations a GPU refuses, and dynamic shared memory over 48 KiB without the
+//   cudaFuncSetAttribute opt-in (cudaErrorInvalidValue, as on a GPU).
+// What it does not model: timing; memory ordering between blocks (they run in sequence); the
+// lower precision of fast intrinsics (__sincosf, exp2f are exact here); bank conflicts; static
+// __shared__ variables are not re-poisoned between blocks. x86-64 only (fiber_switch.S).
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <math.h>
+#include <time.h>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ---- CUDA vector and launch types -----------------------------------------------------------
+
+struct uint3 {
+  unsigned int x, y, z;
+};
+struct dim3 {
+  unsigned int x, y, z;
+  constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1)
+      : x(vx), y(vy), z(vz) {}
+};
+struct alignas(8) float2 {
+  float x, y;
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+struct alignas(8) uint2 {
+  unsigned int x, y;
+};
+struct alignas(16) uint4 {
+  unsigned int x, y, z, w;
+};
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __shared__ static
+#define __launch_bounds__(...)
+
+typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
+
+enum cudaError_t {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInvalidConfiguration = 9,
+};
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4,
+};
+enum cudaFuncAttribute {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+};
+
+extern "C" void emu_fiber_switch(void** save_sp, void* next_sp);
+
+namespace emu {
+
+// ---- launch state ---------------------------------------------------------------------------
+
+inline uint3 thread_idx, block_idx;
+inline dim3 block_dim, grid_dim;
+
+inline int pending_error = cudaSuccess;  // the sticky launch error cudaGetLastError returns
+inline std::map<const void*, int> max_dynamic_shared;  // kernel -> opt-in bytes
+
+constexpr size_t kDefaultDynamicSharedBytes = 48 * 1024;
+constexpr int kMaxOptInSharedBytes = 227 * 1024;  // sm_90
+constexpr unsigned char kPoison = 0xff;
+
+// ---- fibers ---------------------------------------------------------------------------------
+
+struct Fiber {
+  void* sp = nullptr;
+  bool is_done = false;
+};
+
+constexpr size_t kStackBytes = 256 * 1024;
+
+struct Block {
+  std::vector<Fiber> fibers;
+  std::vector<char*> stacks;
+  unsigned int num_threads = 0;
+  unsigned int current = 0;
+  void* scheduler_sp = nullptr;
+  const std::function<void()>* body = nullptr;
+  unsigned long long progress = 0;  // arrivals at barriers and finished threads
+  unsigned int block_arrived = 0;
+  unsigned long long block_generation = 0;
+  unsigned int warp_arrived[32] = {};
+  unsigned long long warp_generation[32] = {};
+  unsigned long long warp_slots[32][32] = {};
+  std::vector<unsigned char> dynamic_shared;
+  unsigned long long rng = 0x9E3779B97F4A7C15ull;
+};
+inline Block& block() {
+  static Block b;
+  return b;
+}
+
+inline void yield() {
+  Block& b = block();
+  emu_fiber_switch(&b.fibers[b.current].sp, b.scheduler_sp);
+}
+
+inline void fiber_entry() {
+  Block& b = block();
+  (*b.body)();
+  b.fibers[b.current].is_done = true;
+  ++b.progress;
+  emu_fiber_switch(&b.fibers[b.current].sp, b.scheduler_sp);
+  std::abort();  // a finished fiber is never resumed
+}
+
+inline void syncthreads() {
+  Block& b = block();
+  const unsigned long long generation = b.block_generation;
+  ++b.progress;
+  if (++b.block_arrived == b.num_threads) {
+    b.block_arrived = 0;
+    ++b.block_generation;
+    return;
+  }
+  while (b.block_generation == generation) yield();
+}
+
+inline void warp_barrier(unsigned int warp) {
+  Block& b = block();
+  const unsigned long long generation = b.warp_generation[warp];
+  ++b.progress;
+  const unsigned int warp_size = std::min(32u, b.num_threads - warp * 32);
+  if (++b.warp_arrived[warp] == warp_size) {
+    b.warp_arrived[warp] = 0;
+    ++b.warp_generation[warp];
+    return;
+  }
+  while (b.warp_generation[warp] == generation) yield();
+}
+
+// Every lane of the warp publishes value, then reads the one of lane source(lane).
+template <typename T, typename Source>
+T shuffle(unsigned int mask, T value, Source source) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
+  Block& b = block();
+  const unsigned int warp = b.current / 32, lane = b.current % 32;
+  const unsigned int warp_size = std::min(32u, b.num_threads - warp * 32);
+  if (mask != 0xffffffffu && mask != (warp_size == 32 ? 0xffffffffu : (1u << warp_size) - 1u)) {
+    std::fprintf(stderr, "emu: a shuffle with mask %08x: only whole-warp shuffles are emulated\n",
+                 mask);
+    std::abort();
+  }
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  b.warp_slots[warp][lane] = bits;
+  warp_barrier(warp);
+  const unsigned int src = source(lane);
+  const unsigned long long src_bits = b.warp_slots[warp][src < warp_size ? src : lane];
+  T out;
+  std::memcpy(&out, &src_bits, sizeof(T));
+  warp_barrier(warp);  // nobody overwrites a slot before every lane has read
+  return out;
+}
+
+inline unsigned long long next_random(Block& b) {
+  b.rng ^= b.rng << 13;
+  b.rng ^= b.rng >> 7;
+  b.rng ^= b.rng << 17;
+  return b.rng;
+}
+
+inline void run_block(const std::function<void()>& body, unsigned int num_threads) {
+  Block& b = block();
+  b.fibers.assign(num_threads, Fiber{});
+  while (b.stacks.size() < num_threads)
+    b.stacks.push_back(static_cast<char*>(std::aligned_alloc(64, kStackBytes)));
+  b.num_threads = num_threads;
+  b.body = &body;
+  b.block_arrived = 0;
+  std::fill(std::begin(b.warp_arrived), std::end(b.warp_arrived), 0u);
+  for (unsigned int i = 0; i < num_threads; ++i) {
+    auto* top = reinterpret_cast<void**>(b.stacks[i] + kStackBytes);  // 16-byte aligned
+    *--top = nullptr;                                   // return address of fiber_entry's frame
+    *--top = reinterpret_cast<void*>(&fiber_entry);     // where emu_fiber_switch returns to
+    for (int r = 0; r < 6; ++r) *--top = nullptr;     // rbp, rbx, r12-r15
+    b.fibers[i].sp = top;
+  }
+  const unsigned int num_warps = (num_threads + 31) / 32;
+  std::vector<unsigned int> order(num_warps);
+  for (unsigned int w = 0; w < num_warps; ++w) order[w] = w;
+  unsigned int remaining = num_threads;
+  int idle_rounds = 0;
+  while (remaining > 0) {
+    const unsigned long long round_start = b.progress;
+    for (unsigned int w = num_warps; w > 1; --w) std::swap(order[w - 1], order[next_random(b) % w]);
+    for (const unsigned int w : order) {
+      const unsigned int end = std::min(num_threads, w * 32 + 32);
+      while (true) {  // this warp runs until every lane waits at __syncthreads or is done
+        const unsigned long long before = b.progress;
+        for (unsigned int i = w * 32; i < end; ++i) {
+          if (b.fibers[i].is_done) continue;
+          b.current = i;
+          thread_idx = uint3{i % block_dim.x, (i / block_dim.x) % block_dim.y,
+                             i / (block_dim.x * block_dim.y)};
+          emu_fiber_switch(&b.scheduler_sp, b.fibers[i].sp);
+          if (b.fibers[i].is_done) --remaining;
+        }
+        if (b.progress == before) break;
+      }
+    }
+    if (b.progress != round_start) {
+      idle_rounds = 0;
+    } else if (++idle_rounds > 2) {
+      std::fprintf(stderr,
+                   "emu: deadlock in block (%u,%u,%u): %u of %u threads wait at a barrier that "
+                   "the others never reach (divergent __syncthreads or shuffle)\n",
+                   block_idx.x, block_idx.y, block_idx.z, remaining, num_threads);
+      std::abort();
+    }
+  }
+}
+
+// Runs kernel(args...) over the grid, or records the error a GPU would give for the launch.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block_shape, size_t shared_bytes,
+            Args&&... args) {
+  const unsigned long long threads =
+      static_cast<unsigned long long>(block_shape.x) * block_shape.y * block_shape.z;
+  if (threads == 0 || threads > 1024 || block_shape.z > 64 || grid.x == 0 || grid.y == 0 ||
+      grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
+    if (pending_error == cudaSuccess) pending_error = cudaErrorInvalidConfiguration;
+    return;
+  }
+  const auto opt_in = max_dynamic_shared.find(reinterpret_cast<const void*>(kernel));
+  const size_t shared_limit = opt_in == max_dynamic_shared.end()
+                                  ? kDefaultDynamicSharedBytes
+                                  : static_cast<size_t>(opt_in->second);
+  if (shared_bytes > shared_limit) {
+    if (pending_error == cudaSuccess) pending_error = cudaErrorInvalidValue;
+    return;
+  }
+  grid_dim = grid;
+  block_dim = block_shape;
+  // The kernel's parameters are copies made at launch, as on a GPU.
+  const std::function<void()> body = [&kernel, params = std::tuple<Params...>(args...)] {
+    std::apply(kernel, params);
+  };
+  for (unsigned int z = 0; z < grid.z; ++z)
+    for (unsigned int y = 0; y < grid.y; ++y)
+      for (unsigned int x = 0; x < grid.x; ++x) {
+        block_idx = uint3{x, y, z};
+        block().dynamic_shared.assign(shared_bytes + 16, kPoison);
+        run_block(body, static_cast<unsigned int>(threads));
+      }
+}
+
+template <typename T>
+T* dynamic_shared() {
+  return reinterpret_cast<T*>(block().dynamic_shared.data());
+}
+
+}  // namespace emu
+
+#define threadIdx (::emu::thread_idx)
+#define blockIdx (::emu::block_idx)
+#define blockDim (::emu::block_dim)
+#define gridDim (::emu::grid_dim)
+
+// ---- device functions -----------------------------------------------------------------------
+
+inline void __syncthreads() { emu::syncthreads(); }
+
+template <typename T>
+T __shfl_xor_sync(unsigned int mask, T value, int lane_mask, int width = 32) {
+  return emu::shuffle(mask, value, [=](unsigned int lane) {
+    const unsigned int src = lane ^ static_cast<unsigned int>(lane_mask);
+    // A lane may read from its own or an earlier group of width lanes, not a later one.
+    const unsigned int group_end = (lane / width + 1) * width;
+    return src < group_end ? src : lane;
+  });
+}
+
+template <typename T>
+T __shfl_up_sync(unsigned int mask, T value, unsigned int delta, int width = 32) {
+  return emu::shuffle(mask, value, [=](unsigned int lane) {
+    const unsigned int group_start = lane / width * width;
+    return lane >= group_start + delta ? lane - delta : lane;
+  });
+}
+
+template <typename T>
+T __shfl_down_sync(unsigned int mask, T value, unsigned int delta, int width = 32) {
+  return emu::shuffle(mask, value, [=](unsigned int lane) {
+    const unsigned int group_end = (lane / width + 1) * width;
+    return lane + delta < group_end ? lane + delta : lane;
+  });
+}
+
+// Threads never interleave inside one of these (fibers switch at barriers only), so a plain
+// read-modify-write is atomic.
+template <typename T>
+T atomicAdd(T* address, T value) {
+  const T old = *address;
+  *address = old + value;
+  return old;
+}
+template <typename T>
+T atomicMax(T* address, T value) {
+  const T old = *address;
+  *address = old < value ? value : old;
+  return old;
+}
+
+inline unsigned int __float_as_uint(float x) { return std::bit_cast<unsigned int>(x); }
+inline float __uint_as_float(unsigned int x) { return std::bit_cast<float>(x); }
+inline int __float_as_int(float x) { return std::bit_cast<int>(x); }
+inline float __int_as_float(int x) { return std::bit_cast<float>(x); }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline float __double2float_rn(double x) { return static_cast<float>(x); }
+inline unsigned long long __double2ull_rn(double x) {
+  return static_cast<unsigned long long>(std::nearbyint(x));
+}
+inline double __ull2double_rn(unsigned long long x) { return static_cast<double>(x); }
+inline float __int2float_rn(int x) { return static_cast<float>(x); }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline void __sincosf(float x, float* s, float* c) { sincosf(x, s, c); }
+inline float __expf(float x) { return std::exp(x); }
+
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a < b ? b : a; }
+inline unsigned int min(unsigned int a, unsigned int b) { return a < b ? a : b; }
+inline unsigned int max(unsigned int a, unsigned int b) { return a < b ? b : a; }
+inline long long min(long long a, long long b) { return a < b ? a : b; }
+inline long long max(long long a, long long b) { return a < b ? b : a; }
+inline float min(float a, float b) { return std::fmin(a, b); }
+inline float max(float a, float b) { return std::fmax(a, b); }
+
+// ---- runtime API (host memory stands in for device memory) -----------------------------------
+
+inline const char* cudaGetErrorString(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+  }
+  return "unknown error";
+}
+inline cudaError_t cudaGetLastError() {
+  const int error = emu::pending_error;
+  emu::pending_error = cudaSuccess;
+  return static_cast<cudaError_t>(error);
+}
+inline cudaError_t cudaPeekAtLastError() { return static_cast<cudaError_t>(emu::pending_error); }
+inline cudaError_t cudaGetDeviceCount(int* count) {
+  *count = 1;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaMalloc(void** pointer, size_t bytes) {
+  const size_t rounded = (bytes + 255) / 256 * 256 + 256;
+  *pointer = std::aligned_alloc(256, rounded);
+  if (*pointer == nullptr) return cudaErrorMemoryAllocation;
+  std::memset(*pointer, emu::kPoison, rounded);
+  return cudaSuccess;
+}
+template <typename T>
+cudaError_t cudaMalloc(T** pointer, size_t bytes) {
+  return cudaMalloc(reinterpret_cast<void**>(pointer), bytes);
+}
+inline cudaError_t cudaFree(void* pointer) {
+  std::free(pointer);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind) {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind,
+                                   cudaStream_t = nullptr) {
+  return cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+}
+inline cudaError_t cudaMemset(void* dst, int value, size_t bytes) {
+  std::memset(dst, value, bytes);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t = nullptr) {
+  return cudaMemset(dst, value, bytes);
+}
+template <typename... Params>
+cudaError_t cudaFuncSetAttribute(void (*kernel)(Params...), cudaFuncAttribute attribute,
+                                 int value) {
+  if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
+      value > emu::kMaxOptInSharedBytes) {
+    return cudaErrorInvalidValue;
+  }
+  emu::max_dynamic_shared[reinterpret_cast<const void*>(kernel)] = value;
+  return cudaSuccess;
+}
+
+// Events time the host.
+struct CUevent_st {
+  double ms = 0.0;
+};
+inline double emu_now_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+inline cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  *event = new CUevent_st;
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t = nullptr) {
+  event->ms = emu_now_ms();
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  *ms = static_cast<float>(end->ms - start->ms);
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  delete event;
+  return cudaSuccess;
+}
