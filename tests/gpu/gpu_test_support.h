@@ -9,6 +9,15 @@
 
 namespace sluice::test {
 
+// True where the tests run on the CPU kernel emulator (tests/emulator, ctest label emulator),
+// which runs kernels about a million times slower than a GPU: the engine runs there use fewer
+// prompts, the same code paths.
+#ifdef SLUICE_KERNEL_EMULATOR
+inline constexpr bool kIsEmulated = true;
+#else
+inline constexpr bool kIsEmulated = false;
+#endif
+
 // Returns "" when a CUDA device is usable, else why not.
 inline std::string cuda_unavailable_reason() {
   int count = 0;

@@ -1,7 +1,7 @@
 // The CPU kernel emulator's stand-in for <cuda_bf16.h>: bfloat16 as the high 16 bits of a float.
 #pragma once
 
-#include "kernel_emulator.h"
+#include "cuda_runtime.h"
 
 struct __nv_bfloat16 {
   unsigned short x_;

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "kernel_emulator.h"
+#include "cuda_runtime.h"
 
 struct __half {
   unsigned short x_;

@@ -1,7 +1,8 @@
 // The CPU kernel emulator: the CUDA kernels of kernels/ compiled as host C++ and run on the CPU,
 // so CI machines without a GPU test their logic against the CPU backend (tests/gpu, label
-// emulator). It stands in for <cuda_runtime.h>; include/cuda_fp16.h and cuda_bf16.h stand in for
-// the 16-bit types.
+// emulator). This header runs kernels; emulated_streams.h orders work, emulated_runtime.h is the
+// runtime API, and cuda_runtime.h, cuda_fp16.h, cuda_bf16.h, library_types.h and cublas_v2.h in
+// this folder stand in for the toolkit's headers.
 //
 // A launch runs its blocks one after another. The threads of a block are fibers that switch only
 // at barriers: __syncthreads (the block) and every warp shuffle (the warp). In each round the
@@ -10,8 +11,8 @@
 // - a missing __syncthreads: a warp reads shared memory another warp has not written yet, or has
 //   already overwritten for its next phase;
 // - divergent barriers and shuffles (some threads never arrive): reported as a deadlock, abort;
-// - reads of memory nobody wrote: cudaMalloc and dynamic shared memory are filled with 0xff bytes
-//   (NaN in every float type, -1 in integers);
+// - reads of memory nobody wrote: cudaMalloc (up to 64 MiB; larger blocks start as zeros) and
+//   dynamic shared memory are filled with 0xff bytes (NaN in every float type, -1 in integers);
 // - launch configurations a GPU refuses, and dynamic shared memory over 48 KiB without the
 //   cudaFuncSetAttribute opt-in (cudaErrorInvalidValue, as on a GPU).
 // What it does not model: timing; memory ordering between blocks (they run in sequence); the
@@ -37,58 +38,8 @@
 #include <utility>
 #include <vector>
 
-// ---- CUDA vector and launch types -----------------------------------------------------------
-
-struct uint3 {
-  unsigned int x, y, z;
-};
-struct dim3 {
-  unsigned int x, y, z;
-  constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1)
-      : x(vx), y(vy), z(vz) {}
-};
-struct alignas(8) float2 {
-  float x, y;
-};
-struct alignas(16) float4 {
-  float x, y, z, w;
-};
-struct alignas(8) uint2 {
-  unsigned int x, y;
-};
-struct alignas(16) uint4 {
-  unsigned int x, y, z, w;
-};
-inline float2 make_float2(float x, float y) { return float2{x, y}; }
-inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
-
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __noinline__
-#define __shared__ static
-#define __launch_bounds__(...)
-
-typedef struct CUstream_st* cudaStream_t;
-typedef struct CUevent_st* cudaEvent_t;
-
-enum cudaError_t {
-  cudaSuccess = 0,
-  cudaErrorInvalidValue = 1,
-  cudaErrorMemoryAllocation = 2,
-  cudaErrorInvalidConfiguration = 9,
-};
-enum cudaMemcpyKind {
-  cudaMemcpyHostToHost = 0,
-  cudaMemcpyHostToDevice = 1,
-  cudaMemcpyDeviceToHost = 2,
-  cudaMemcpyDeviceToDevice = 3,
-  cudaMemcpyDefault = 4,
-};
-enum cudaFuncAttribute {
-  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
-};
+#include "emulated_streams.h"
+#include "emulated_types.h"
 
 extern "C" void emu_fiber_switch(void** save_sp, void* next_sp);
 
@@ -100,7 +51,10 @@ inline uint3 thread_idx, block_idx;
 inline dim3 block_dim, grid_dim;
 
 inline int pending_error = cudaSuccess;  // the sticky launch error cudaGetLastError returns
-inline std::map<const void*, int> max_dynamic_shared;  // kernel -> opt-in bytes
+inline std::map<const void*, int>& max_dynamic_shared() {  // kernel -> opt-in bytes
+  static std::map<const void*, int> opt_ins;
+  return opt_ins;
+}
 
 constexpr size_t kDefaultDynamicSharedBytes = 48 * 1024;
 constexpr int kMaxOptInSharedBytes = 227 * 1024;  // sm_90
@@ -108,9 +62,14 @@ constexpr unsigned char kPoison = 0xff;
 
 // ---- fibers ---------------------------------------------------------------------------------
 
+enum class Wait { kNone, kBlock, kWarp };
+
 struct Fiber {
   void* sp = nullptr;
   bool is_done = false;
+  Wait wait = Wait::kNone;          // the barrier it waits at, if any
+  unsigned long long wait_generation = 0;  // that barrier's generation when it arrived
+  uint3 tid{};
 };
 
 constexpr size_t kStackBytes = 256 * 1024;
@@ -127,7 +86,8 @@ struct Block {
   unsigned long long block_generation = 0;
   unsigned int warp_arrived[32] = {};
   unsigned long long warp_generation[32] = {};
-  unsigned long long warp_slots[32][32] = {};
+  unsigned long long warp_slots[32][2][32] = {};  // double-buffered by shuffle parity
+  unsigned int warp_shuffles[32] = {};
   std::vector<unsigned char> dynamic_shared;
   unsigned long long rng = 0x9E3779B97F4A7C15ull;
 };
@@ -150,6 +110,7 @@ inline void fiber_entry() {
   std::abort();  // a finished fiber is never resumed
 }
 
+// A waiting fiber is not resumed until its barrier's generation moves on (see run_block).
 inline void syncthreads() {
   Block& b = block();
   const unsigned long long generation = b.block_generation;
@@ -159,7 +120,10 @@ inline void syncthreads() {
     ++b.block_generation;
     return;
   }
+  b.fibers[b.current].wait = Wait::kBlock;
+  b.fibers[b.current].wait_generation = generation;
   while (b.block_generation == generation) yield();
+  b.fibers[b.current].wait = Wait::kNone;
 }
 
 inline void warp_barrier(unsigned int warp) {
@@ -172,10 +136,16 @@ inline void warp_barrier(unsigned int warp) {
     ++b.warp_generation[warp];
     return;
   }
+  b.fibers[b.current].wait = Wait::kWarp;
+  b.fibers[b.current].wait_generation = generation;
   while (b.warp_generation[warp] == generation) yield();
+  b.fibers[b.current].wait = Wait::kNone;
 }
 
-// Every lane of the warp publishes value, then reads the one of lane source(lane).
+// Every lane of the warp publishes value, then reads the one of lane source(lane). The slots
+// alternate between two buffers, so one barrier per shuffle is enough: a lane that runs ahead to
+// the next shuffle writes the other buffer, and cannot reach a third before every lane has
+// passed the next barrier (and so has read this one).
 template <typename T, typename Source>
 T shuffle(unsigned int mask, T value, Source source) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
@@ -187,15 +157,16 @@ T shuffle(unsigned int mask, T value, Source source) {
                  mask);
     std::abort();
   }
+  const unsigned int parity = b.warp_shuffles[warp] & 1u;
   unsigned long long bits = 0;
   std::memcpy(&bits, &value, sizeof(T));
-  b.warp_slots[warp][lane] = bits;
+  b.warp_slots[warp][parity][lane] = bits;
+  if (b.warp_arrived[warp] + 1 == warp_size) ++b.warp_shuffles[warp];  // the last to arrive
   warp_barrier(warp);
   const unsigned int src = source(lane);
-  const unsigned long long src_bits = b.warp_slots[warp][src < warp_size ? src : lane];
+  const unsigned long long src_bits = b.warp_slots[warp][parity][src < warp_size ? src : lane];
   T out;
   std::memcpy(&out, &src_bits, sizeof(T));
-  warp_barrier(warp);  // nobody overwrites a slot before every lane has read
   return out;
 }
 
@@ -215,7 +186,10 @@ inline void run_block(const std::function<void()>& body, unsigned int num_thread
   b.body = &body;
   b.block_arrived = 0;
   std::fill(std::begin(b.warp_arrived), std::end(b.warp_arrived), 0u);
+  std::fill(std::begin(b.warp_shuffles), std::end(b.warp_shuffles), 0u);
   for (unsigned int i = 0; i < num_threads; ++i) {
+    b.fibers[i].tid = uint3{i % block_dim.x, (i / block_dim.x) % block_dim.y,
+                            i / (block_dim.x * block_dim.y)};
     auto* top = reinterpret_cast<void**>(b.stacks[i] + kStackBytes);  // 16-byte aligned
     *--top = nullptr;                                   // return address of fiber_entry's frame
     *--top = reinterpret_cast<void*>(&fiber_entry);     // where emu_fiber_switch returns to
@@ -235,12 +209,14 @@ inline void run_block(const std::function<void()>& body, unsigned int num_thread
       while (true) {  // this warp runs until every lane waits at __syncthreads or is done
         const unsigned long long before = b.progress;
         for (unsigned int i = w * 32; i < end; ++i) {
-          if (b.fibers[i].is_done) continue;
+          Fiber& f = b.fibers[i];
+          if (f.is_done) continue;
+          if (f.wait == Wait::kBlock && f.wait_generation == b.block_generation) continue;
+          if (f.wait == Wait::kWarp && f.wait_generation == b.warp_generation[w]) continue;
           b.current = i;
-          thread_idx = uint3{i % block_dim.x, (i / block_dim.x) % block_dim.y,
-                             i / (block_dim.x * block_dim.y)};
-          emu_fiber_switch(&b.scheduler_sp, b.fibers[i].sp);
-          if (b.fibers[i].is_done) --remaining;
+          thread_idx = f.tid;
+          emu_fiber_switch(&b.scheduler_sp, f.sp);
+          if (f.is_done) --remaining;
         }
         if (b.progress == before) break;
       }
@@ -257,10 +233,11 @@ inline void run_block(const std::function<void()>& body, unsigned int num_thread
   }
 }
 
-// Runs kernel(args...) over the grid, or records the error a GPU would give for the launch.
+// Queues kernel(args...) over the grid on stream, or records the error a GPU would give for the
+// launch (at once, as a launch error is reported).
 template <typename... Params, typename... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block_shape, size_t shared_bytes,
-            Args&&... args) {
+            cudaStream_t stream, Args&&... args) {
   const unsigned long long threads =
       static_cast<unsigned long long>(block_shape.x) * block_shape.y * block_shape.z;
   if (threads == 0 || threads > 1024 || block_shape.z > 64 || grid.x == 0 || grid.y == 0 ||
@@ -268,27 +245,28 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block_shape, size_t share
     if (pending_error == cudaSuccess) pending_error = cudaErrorInvalidConfiguration;
     return;
   }
-  const auto opt_in = max_dynamic_shared.find(reinterpret_cast<const void*>(kernel));
-  const size_t shared_limit = opt_in == max_dynamic_shared.end()
+  const auto opt_in = max_dynamic_shared().find(reinterpret_cast<const void*>(kernel));
+  const size_t shared_limit = opt_in == max_dynamic_shared().end()
                                   ? kDefaultDynamicSharedBytes
                                   : static_cast<size_t>(opt_in->second);
   if (shared_bytes > shared_limit) {
     if (pending_error == cudaSuccess) pending_error = cudaErrorInvalidValue;
     return;
   }
-  grid_dim = grid;
-  block_dim = block_shape;
   // The kernel's parameters are copies made at launch, as on a GPU.
-  const std::function<void()> body = [&kernel, params = std::tuple<Params...>(args...)] {
-    std::apply(kernel, params);
-  };
-  for (unsigned int z = 0; z < grid.z; ++z)
-    for (unsigned int y = 0; y < grid.y; ++y)
-      for (unsigned int x = 0; x < grid.x; ++x) {
-        block_idx = uint3{x, y, z};
-        block().dynamic_shared.assign(shared_bytes + 16, kPoison);
-        run_block(body, static_cast<unsigned int>(threads));
-      }
+  submit(stream, [kernel, grid, block_shape, shared_bytes, threads,
+                  params = std::tuple<Params...>(std::forward<Args>(args)...)] {
+    const std::function<void()> body = [&] { std::apply(kernel, params); };
+    grid_dim = grid;
+    block_dim = block_shape;
+    for (unsigned int z = 0; z < grid.z; ++z)
+      for (unsigned int y = 0; y < grid.y; ++y)
+        for (unsigned int x = 0; x < grid.x; ++x) {
+          block_idx = uint3{x, y, z};
+          block().dynamic_shared.assign(shared_bytes + 16, kPoison);
+          run_block(body, static_cast<unsigned int>(threads));
+        }
+  });
 }
 
 template <typename T>
@@ -379,93 +357,3 @@ inline long long max(long long a, long long b) { return a < b ? b : a; }
 inline float min(float a, float b) { return std::fmin(a, b); }
 inline float max(float a, float b) { return std::fmax(a, b); }
 
-// ---- runtime API (host memory stands in for device memory) -----------------------------------
-
-inline const char* cudaGetErrorString(cudaError_t error) {
-  switch (error) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-  }
-  return "unknown error";
-}
-inline cudaError_t cudaGetLastError() {
-  const int error = emu::pending_error;
-  emu::pending_error = cudaSuccess;
-  return static_cast<cudaError_t>(error);
-}
-inline cudaError_t cudaPeekAtLastError() { return static_cast<cudaError_t>(emu::pending_error); }
-inline cudaError_t cudaGetDeviceCount(int* count) {
-  *count = 1;
-  return cudaSuccess;
-}
-inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
-inline cudaError_t cudaMalloc(void** pointer, size_t bytes) {
-  const size_t rounded = (bytes + 255) / 256 * 256 + 256;
-  *pointer = std::aligned_alloc(256, rounded);
-  if (*pointer == nullptr) return cudaErrorMemoryAllocation;
-  std::memset(*pointer, emu::kPoison, rounded);
-  return cudaSuccess;
-}
-template <typename T>
-cudaError_t cudaMalloc(T** pointer, size_t bytes) {
-  return cudaMalloc(reinterpret_cast<void**>(pointer), bytes);
-}
-inline cudaError_t cudaFree(void* pointer) {
-  std::free(pointer);
-  return cudaSuccess;
-}
-inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind) {
-  if (bytes != 0) std::memcpy(dst, src, bytes);
-  return cudaSuccess;
-}
-inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind,
-                                   cudaStream_t = nullptr) {
-  return cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
-}
-inline cudaError_t cudaMemset(void* dst, int value, size_t bytes) {
-  std::memset(dst, value, bytes);
-  return cudaSuccess;
-}
-inline cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t = nullptr) {
-  return cudaMemset(dst, value, bytes);
-}
-template <typename... Params>
-cudaError_t cudaFuncSetAttribute(void (*kernel)(Params...), cudaFuncAttribute attribute,
-                                 int value) {
-  if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
-      value > emu::kMaxOptInSharedBytes) {
-    return cudaErrorInvalidValue;
-  }
-  emu::max_dynamic_shared[reinterpret_cast<const void*>(kernel)] = value;
-  return cudaSuccess;
-}
-
-// Events time the host.
-struct CUevent_st {
-  double ms = 0.0;
-};
-inline double emu_now_ms() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
-}
-inline cudaError_t cudaEventCreate(cudaEvent_t* event) {
-  *event = new CUevent_st;
-  return cudaSuccess;
-}
-inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t = nullptr) {
-  event->ms = emu_now_ms();
-  return cudaSuccess;
-}
-inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
-inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  *ms = static_cast<float>(end->ms - start->ms);
-  return cudaSuccess;
-}
-inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  delete event;
-  return cudaSuccess;
-}
