@@ -127,7 +127,8 @@ KernelStatus paged_attention_tuned(const PagedAttentionParams& params,
     args.partial_sum = args.partial_max + num_partials;
   }
 
-  if (!tuning.is_decode_tiled) {
+  // The decode pass has work only when some request has exactly one query token.
+  if (!tuning.is_decode_tiled && params.min_query_len <= 1) {
     const cudaError_t status = attention::launch_paged_attention_decode(args, stream);
     if (status != cudaSuccess) return status;
   }

@@ -25,6 +25,7 @@ struct PagedAttentionParams {
   int block_size = 0;
   int max_blocks_per_request = 0;  // row stride of block_tables
   int max_query_len = 0;           // longest query chunk of a request in this batch
+  int min_query_len = 0;           // shortest one (0: unknown); above 1, no request decodes
   int max_seq_len = 0;             // longest context (seq_lens) in this batch
   float scale = 0.0f;              // 1 / sqrt(head_dim)
 };

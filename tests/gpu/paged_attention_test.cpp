@@ -152,6 +152,7 @@ AttentionCase<T> make_case(const HeadShape& shape, int block_size,
     p.max_blocks_per_request =
         std::max(p.max_blocks_per_request, num_blocks + 1);  // keeps a -1 pad
     p.max_query_len = std::max(p.max_query_len, r.query_len);
+    p.min_query_len = p.min_query_len == 0 ? r.query_len : std::min(p.min_query_len, r.query_len);
     p.max_seq_len = std::max(p.max_seq_len, r.context_len);
     p.num_tokens += r.query_len;
   }

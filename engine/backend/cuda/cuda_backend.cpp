@@ -181,10 +181,13 @@ ForwardShape CudaBackend::Impl::plan_shape(const BatchInputs& in,
                                            std::optional<CudaGraphKey>& key) {
   int max_seq_len = 0;
   int max_query_len = 0;
+  int min_query_len = 0;
   for (int r = 0; r < in.num_requests(); ++r) {
     const auto i = static_cast<size_t>(r);
+    const int query_len = in.query_start_loc[i + 1] - in.query_start_loc[i];
     max_seq_len = std::max(max_seq_len, in.seq_lens[i]);
-    max_query_len = std::max(max_query_len, in.query_start_loc[i + 1] - in.query_start_loc[i]);
+    max_query_len = std::max(max_query_len, query_len);
+    min_query_len = r == 0 ? query_len : std::min(min_query_len, query_len);
   }
   const int bucket =
       is_uniform_decode(in) ? cuda_graph_batch_bucket(in.num_requests(), graph_batch_sizes) : 0;
@@ -195,12 +198,12 @@ ForwardShape CudaBackend::Impl::plan_shape(const BatchInputs& in,
     pad_decode_batch(in, bucket, stride, padding_block_id(), kv.block_size, padded);
     counters.num_padded_rows += bucket - in.num_requests();
     key = CudaGraphKey{bucket, seq_bucket};
-    return ForwardShape{bucket, bucket, bucket, stride, 1, seq_bucket};
+    return ForwardShape{bucket, bucket, bucket, stride, 1, seq_bucket, 1};
   }
   key.reset();
   return ForwardShape{
       in.num_tokens(),           in.num_requests(), static_cast<int>(in.logits_indices.size()),
-      in.max_blocks_per_request, max_query_len,     max_seq_len};
+      in.max_blocks_per_request, max_query_len,     max_seq_len, min_query_len};
 }
 
 int CudaBackend::Impl::enqueue_step(const BatchInputs& in) {

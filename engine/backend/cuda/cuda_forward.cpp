@@ -55,6 +55,7 @@ kernels::PagedAttentionParams attention_params(const ModelConfig& config, int bl
   p.block_size = block_size;
   p.max_blocks_per_request = shape.max_blocks_per_request;
   p.max_query_len = shape.max_query_len;
+  p.min_query_len = shape.min_query_len;
   p.max_seq_len = shape.max_seq_len;
   p.scale = 1.0f / std::sqrt(static_cast<float>(config.head_dim));
   return p;

@@ -59,6 +59,7 @@ struct ForwardShape {
   int max_blocks_per_request = 0;
   int max_query_len = 0;
   int max_seq_len = 0;
+  int min_query_len = 0;
 };
 
 // Returns the attention launch parameters of a step.
