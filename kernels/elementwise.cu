@@ -151,8 +151,8 @@ KernelStatus silu_mul(const T* gate, const T* up, T* out, int64_t n, cudaStream_
   const bool is_packed =
       detail::is_aligned_16(gate) && detail::is_aligned_16(up) && detail::is_aligned_16(out);
   const int64_t units = is_packed ? n / Pack<T>::kSize : n;
-  detail::launch_kernel(silu_mul_kernel<T>, detail::grid_stride_blocks(units, kThreads), kThreads, 0,
-                        stream, gate, up, out, n, is_packed);
+  detail::launch_kernel(silu_mul_kernel<T>, detail::grid_stride_blocks(units, kThreads), kThreads,
+                        0, stream, gate, up, out, n, is_packed);
   return detail::launch_status();
 }
 
@@ -163,8 +163,8 @@ KernelStatus add_bias(T* x, const float* bias, int num_tokens, int dim, cudaStre
   if (n == 0) return kKernelOk;
   const bool is_packed = detail::is_aligned_16(x) && dim % Pack<T>::kSize == 0;
   const int64_t units = is_packed ? n / Pack<T>::kSize : n;
-  detail::launch_kernel(add_bias_kernel<T>, detail::grid_stride_blocks(units, kThreads), kThreads, 0,
-                        stream, x, bias, n, dim, is_packed);
+  detail::launch_kernel(add_bias_kernel<T>, detail::grid_stride_blocks(units, kThreads), kThreads,
+                        0, stream, x, bias, n, dim, is_packed);
   return detail::launch_status();
 }
 
@@ -181,8 +181,8 @@ KernelStatus convert(const From* in, To* out, int64_t n, cudaStream_t stream) {
   const bool is_packed = detail::is_aligned(in, alignof(Vec<From, kConvertGroup>)) &&
                          detail::is_aligned(out, alignof(Vec<To, kConvertGroup>));
   const int64_t units = is_packed ? n / kConvertGroup : n;
-  detail::launch_kernel(convert_kernel<From, To>, detail::grid_stride_blocks(units, kThreads), kThreads,
-                        0, stream, in, out, n, is_packed);
+  detail::launch_kernel(convert_kernel<From, To>, detail::grid_stride_blocks(units, kThreads),
+                        kThreads, 0, stream, in, out, n, is_packed);
   return detail::launch_status();
 }
 

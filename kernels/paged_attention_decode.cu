@@ -310,8 +310,8 @@ cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T>& args, cud
     return status;
   const dim3 merge_grid(args.num_requests, args.num_heads);
   const size_t merge_smem_bytes = static_cast<size_t>(args.max_num_partitions) * sizeof(float);
-  detail::launch_kernel(paged_attention_merge_kernel<T>, merge_grid, kMergeThreads, merge_smem_bytes,
-                        stream, args);
+  detail::launch_kernel(paged_attention_merge_kernel<T>, merge_grid, kMergeThreads,
+                        merge_smem_bytes, stream, args);
   return cudaGetLastError();
 }
 

@@ -131,7 +131,8 @@ KernelStatus rms_norm_residual(const T* x, const T* residual_in, T* residual_out
   const int units = is_packed ? hidden_size / Pack<T>::kSize : hidden_size;
   const int wanted = 32 * ((units / 2 + 31) / 32);
   const int threads = wanted < 32 ? 32 : (wanted > kMaxThreads ? kMaxThreads : wanted);
-  detail::launch_kernel(rms_norm_residual_kernel<T>, num_tokens, threads, 0, stream, x, residual_in, residual_out, weight, eps, out, hidden_size, is_packed);
+  detail::launch_kernel(rms_norm_residual_kernel<T>, num_tokens, threads, 0, stream, x, residual_in,
+                        residual_out, weight, eps, out, hidden_size, is_packed);
   return detail::launch_status();
 }
 

@@ -140,8 +140,9 @@ KernelStatus rope_and_cache(T* q, T* k, const T* v, const int32_t* positions,
   const int max_work = num_heads * (head_dim / 2);
   const int threads = max_work >= 256 ? 256 : 32 * ((max_work + 31) / 32);
   const size_t shared_bytes = sizeof(float) * static_cast<size_t>(head_dim);
-  detail::launch_kernel(rope_and_cache_kernel<T>, num_tokens, threads, shared_bytes, stream, q, k, v, positions, slot_mapping, inv_freq, interleaved, k_cache, v_cache, num_heads,
-      num_kv_heads, head_dim, is_v_packed);
+  detail::launch_kernel(rope_and_cache_kernel<T>, num_tokens, threads, shared_bytes, stream, q, k,
+                        v, positions, slot_mapping, inv_freq, interleaved, k_cache, v_cache,
+                        num_heads, num_kv_heads, head_dim, is_v_packed);
   return detail::launch_status();
 }
 

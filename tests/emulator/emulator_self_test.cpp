@@ -31,7 +31,8 @@ int count_wrong_reads(bool is_synced) {
   cudaFree(out);
   int wrong = 0;
   for (int b = 0; b < kBlocks; ++b)
-    for (int t = 0; t < kThreads; ++t) wrong += host[static_cast<size_t>(b) * kThreads + t] != b + 1;
+    for (int t = 0; t < kThreads; ++t)
+      wrong += host[static_cast<size_t>(b) * kThreads + t] != b + 1;
   return wrong;
 }
 
@@ -74,7 +75,9 @@ TEST(KernelEmulator, ShufflesFollowCudaLaneRules) {
   }
 }
 
-__global__ void fill_kernel(int* out, int value) { out[threadIdx.x] = value; }
+__global__ void fill_kernel(int* out, int value) {
+  out[threadIdx.x] = value;
+}
 
 TEST(KernelEmulator, LaunchesAGpuRefusesFail) {
   int* d = nullptr;
@@ -83,9 +86,9 @@ TEST(KernelEmulator, LaunchesAGpuRefusesFail) {
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
   emu::launch(fill_kernel, dim3(1), dim3(32), 64 * 1024, nullptr, d, 1);
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);  // over 48 KiB without the opt-in
-  ASSERT_EQ(cudaFuncSetAttribute(fill_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 64 * 1024),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaFuncSetAttribute(fill_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024),
+      cudaSuccess);
   emu::launch(fill_kernel, dim3(1), dim3(32), 64 * 1024, nullptr, d, 1);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   cudaFree(d);

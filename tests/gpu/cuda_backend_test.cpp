@@ -251,8 +251,8 @@ TEST(CudaBackendEngine, Batch256WithPreemptionAgainstAlone) {
   CudaBackend backend(*model.session.model, fp32());
   const SamplingParams greedy{.max_tokens = 48};
   test::RunStats stats;
-  auto engine = make_engine(model, backend,
-                            EngineConfig{.num_kv_blocks = test::kIsEmulated ? 40 : 160});
+  auto engine =
+      make_engine(model, backend, EngineConfig{.num_kv_blocks = test::kIsEmulated ? 40 : 160});
   const Outputs batch = test::run_all(*engine, prompts, greedy, &stats);
   EXPECT_GT(stats.num_preemptions, test::kIsEmulated ? 10 : 20);
   EXPECT_GT(stats.max_scheduled_requests, 8);
@@ -289,8 +289,8 @@ TEST(CudaBackendEngine, GraphsOnAndOffGiveIdenticalTokens) {
   Outputs runs[2];
   for (const bool graphs : {false, true}) {
     CudaBackend backend(*model.session.model, CudaBackendOptions{.enable_cuda_graphs = graphs});
-    auto engine = make_engine(model, backend,
-                              EngineConfig{.num_kv_blocks = test::kIsEmulated ? 24 : 96});
+    auto engine =
+        make_engine(model, backend, EngineConfig{.num_kv_blocks = test::kIsEmulated ? 24 : 96});
     runs[graphs ? 1 : 0] = test::run_all(*engine, prompts, seeded);
     if (graphs) {
       EXPECT_GT(backend.step_counters().num_graph_replays, 30);

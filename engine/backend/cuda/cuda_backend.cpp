@@ -201,9 +201,13 @@ ForwardShape CudaBackend::Impl::plan_shape(const BatchInputs& in,
     return ForwardShape{bucket, bucket, bucket, stride, 1, seq_bucket, 1};
   }
   key.reset();
-  return ForwardShape{
-      in.num_tokens(),           in.num_requests(), static_cast<int>(in.logits_indices.size()),
-      in.max_blocks_per_request, max_query_len,     max_seq_len, min_query_len};
+  return ForwardShape{in.num_tokens(),
+                      in.num_requests(),
+                      static_cast<int>(in.logits_indices.size()),
+                      in.max_blocks_per_request,
+                      max_query_len,
+                      max_seq_len,
+                      min_query_len};
 }
 
 int CudaBackend::Impl::enqueue_step(const BatchInputs& in) {

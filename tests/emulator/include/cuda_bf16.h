@@ -20,7 +20,9 @@ inline __nv_bfloat16 __float2bfloat16_rn(float x) {
   const unsigned int rounding = 0x7fffu + ((bits >> 16) & 1u);
   return __nv_bfloat16{static_cast<unsigned short>((bits + rounding) >> 16)};
 }
-inline __nv_bfloat16 __float2bfloat16(float x) { return __float2bfloat16_rn(x); }
+inline __nv_bfloat16 __float2bfloat16(float x) {
+  return __float2bfloat16_rn(x);
+}
 inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) {
   return __nv_bfloat162{__float2bfloat16_rn(a), __float2bfloat16_rn(b)};
 }

@@ -25,10 +25,18 @@ inline __half __float2half_rn(float x) {
   std::memcpy(&h, &f, sizeof h);
   return h;
 }
-inline __half __float2half(float x) { return __float2half_rn(x); }
-inline __half __ushort_as_half(unsigned short bits) { return __half{bits}; }
-inline unsigned short __half_as_ushort(__half h) { return h.x_; }
+inline __half __float2half(float x) {
+  return __float2half_rn(x);
+}
+inline __half __ushort_as_half(unsigned short bits) {
+  return __half{bits};
+}
+inline unsigned short __half_as_ushort(__half h) {
+  return h.x_;
+}
 inline __half2 __floats2half2_rn(float a, float b) {
   return __half2{__float2half_rn(a), __float2half_rn(b)};
 }
-inline float2 __half22float2(__half2 h) { return float2{__half2float(h.x), __half2float(h.y)}; }
+inline float2 __half22float2(__half2 h) {
+  return float2{__half2float(h.x), __half2float(h.y)};
+}

@@ -44,19 +44,21 @@ inline Memory& memory() {
 
 constexpr size_t kPoisonedAllocationLimit = 64u << 20;
 
-template <typename T>
-bool is_inside(const std::map<const char*, T>& ranges, const void* pointer, size_t size_of(const T&)) {
+// Returns the size of the range in ranges (start -> size) that holds pointer, or 0.
+template <typename T, typename SizeOf>
+size_t size_of_range_at(const std::map<const char*, T>& ranges, const void* pointer,
+                        SizeOf size_of) {
   const char* p = static_cast<const char*>(pointer);
   auto it = ranges.upper_bound(p);
-  if (it == ranges.begin()) return false;
+  if (it == ranges.begin()) return 0;
   --it;
-  return p < it->first + size_of(it->second);
+  return p < it->first + size_of(it->second) ? size_of(it->second) : 0;
 }
 inline bool is_device(const void* p) {
-  return is_inside<Allocation>(memory().device, p, [](const Allocation& a) { return a.bytes; });
+  return size_of_range_at(memory().device, p, [](const Allocation& a) { return a.bytes; }) > 0;
 }
 inline bool is_pinned(const void* p) {
-  return is_inside<size_t>(memory().pinned, p, [](const size_t& bytes) { return bytes; });
+  return size_of_range_at(memory().pinned, p, [](size_t bytes) { return bytes; }) > 0;
 }
 
 inline double now_ms() {
@@ -79,29 +81,47 @@ inline bool refuse_during_capture() {
 
 inline const char* cudaGetErrorName(cudaError_t error) {
   switch (error) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
-    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
-    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
-    case cudaErrorIllegalState: return "cudaErrorIllegalState";
-    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
-    case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+    case cudaSuccess:
+      return "cudaSuccess";
+    case cudaErrorInvalidValue:
+      return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation:
+      return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration:
+      return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidDevice:
+      return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle:
+      return "cudaErrorInvalidResourceHandle";
+    case cudaErrorIllegalState:
+      return "cudaErrorIllegalState";
+    case cudaErrorStreamCaptureUnsupported:
+      return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated:
+      return "cudaErrorStreamCaptureInvalidated";
   }
   return "cudaErrorUnknown";
 }
 inline const char* cudaGetErrorString(cudaError_t error) {
   switch (error) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
-    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
-    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorMemoryAllocation:
+      return "out of memory";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorInvalidDevice:
+      return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle:
+      return "invalid resource handle";
+    case cudaErrorIllegalState:
+      return "the operation cannot be performed in the present state";
+    case cudaErrorStreamCaptureUnsupported:
+      return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated:
+      return "operation failed due to a previous error during capture";
   }
   return "unknown error";
 }
@@ -110,7 +130,9 @@ inline cudaError_t cudaGetLastError() {
   emu::pending_error = cudaSuccess;
   return static_cast<cudaError_t>(error);
 }
-inline cudaError_t cudaPeekAtLastError() { return static_cast<cudaError_t>(emu::pending_error); }
+inline cudaError_t cudaPeekAtLastError() {
+  return static_cast<cudaError_t>(emu::pending_error);
+}
 
 // ---- the device ------------------------------------------------------------------------------
 

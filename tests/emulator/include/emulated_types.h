@@ -24,8 +24,12 @@ struct alignas(8) uint2 {
 struct alignas(16) uint4 {
   unsigned int x, y, z, w;
 };
-inline float2 make_float2(float x, float y) { return float2{x, y}; }
-inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline float2 make_float2(float x, float y) {
+  return float2{x, y};
+}
+inline float4 make_float4(float x, float y, float z, float w) {
+  return float4{x, y, z, w};
+}
 
 #define __global__
 #define __device__

@@ -20,6 +20,8 @@
 // __shared__ variables are not re-poisoned between blocks. x86-64 only (fiber_switch.S).
 #pragma once
 
+#include <math.h>
+#include <time.h>
 #include <algorithm>
 #include <bit>
 #include <cfloat>
@@ -31,8 +33,6 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <math.h>
-#include <time.h>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -67,7 +67,7 @@ enum class Wait { kNone, kBlock, kWarp };
 struct Fiber {
   void* sp = nullptr;
   bool is_done = false;
-  Wait wait = Wait::kNone;          // the barrier it waits at, if any
+  Wait wait = Wait::kNone;                 // the barrier it waits at, if any
   unsigned long long wait_generation = 0;  // that barrier's generation when it arrived
   uint3 tid{};
 };
@@ -188,12 +188,12 @@ inline void run_block(const std::function<void()>& body, unsigned int num_thread
   std::fill(std::begin(b.warp_arrived), std::end(b.warp_arrived), 0u);
   std::fill(std::begin(b.warp_shuffles), std::end(b.warp_shuffles), 0u);
   for (unsigned int i = 0; i < num_threads; ++i) {
-    b.fibers[i].tid = uint3{i % block_dim.x, (i / block_dim.x) % block_dim.y,
-                            i / (block_dim.x * block_dim.y)};
+    b.fibers[i].tid =
+        uint3{i % block_dim.x, (i / block_dim.x) % block_dim.y, i / (block_dim.x * block_dim.y)};
     auto* top = reinterpret_cast<void**>(b.stacks[i] + kStackBytes);  // 16-byte aligned
-    *--top = nullptr;                                   // return address of fiber_entry's frame
-    *--top = reinterpret_cast<void*>(&fiber_entry);     // where emu_fiber_switch returns to
-    for (int r = 0; r < 6; ++r) *--top = nullptr;     // rbp, rbx, r12-r15
+    *--top = nullptr;                                // return address of fiber_entry's frame
+    *--top = reinterpret_cast<void*>(&fiber_entry);  // where emu_fiber_switch returns to
+    for (int r = 0; r < 6; ++r) *--top = nullptr;    // rbp, rbx, r12-r15
     b.fibers[i].sp = top;
   }
   const unsigned int num_warps = (num_threads + 31) / 32;
@@ -283,7 +283,9 @@ T* dynamic_shared() {
 
 // ---- device functions -----------------------------------------------------------------------
 
-inline void __syncthreads() { emu::syncthreads(); }
+inline void __syncthreads() {
+  emu::syncthreads();
+}
 
 template <typename T>
 T __shfl_xor_sync(unsigned int mask, T value, int lane_mask, int width = 32) {
@@ -303,14 +305,6 @@ T __shfl_up_sync(unsigned int mask, T value, unsigned int delta, int width = 32)
   });
 }
 
-template <typename T>
-T __shfl_down_sync(unsigned int mask, T value, unsigned int delta, int width = 32) {
-  return emu::shuffle(mask, value, [=](unsigned int lane) {
-    const unsigned int group_end = (lane / width + 1) * width;
-    return lane + delta < group_end ? lane + delta : lane;
-  });
-}
-
 // Threads never interleave inside one of these (fibers switch at barriers only), so a plain
 // read-modify-write is atomic.
 template <typename T>
@@ -319,41 +313,86 @@ T atomicAdd(T* address, T value) {
   *address = old + value;
   return old;
 }
-template <typename T>
-T atomicMax(T* address, T value) {
-  const T old = *address;
-  *address = old < value ? value : old;
-  return old;
-}
 
-inline unsigned int __float_as_uint(float x) { return std::bit_cast<unsigned int>(x); }
-inline float __uint_as_float(unsigned int x) { return std::bit_cast<float>(x); }
-inline int __float_as_int(float x) { return std::bit_cast<int>(x); }
-inline float __int_as_float(int x) { return std::bit_cast<float>(x); }
-inline float __fmul_rn(float a, float b) { return a * b; }
-inline float __fadd_rn(float a, float b) { return a + b; }
-inline float __fsub_rn(float a, float b) { return a - b; }
-inline float __fdiv_rn(float a, float b) { return a / b; }
-inline double __dmul_rn(double a, double b) { return a * b; }
-inline double __dadd_rn(double a, double b) { return a + b; }
-inline double __dsub_rn(double a, double b) { return a - b; }
-inline double __ddiv_rn(double a, double b) { return a / b; }
-inline float __double2float_rn(double x) { return static_cast<float>(x); }
+inline unsigned int __float_as_uint(float x) {
+  return std::bit_cast<unsigned int>(x);
+}
+inline float __uint_as_float(unsigned int x) {
+  return std::bit_cast<float>(x);
+}
+inline int __float_as_int(float x) {
+  return std::bit_cast<int>(x);
+}
+inline float __int_as_float(int x) {
+  return std::bit_cast<float>(x);
+}
+inline float __fmul_rn(float a, float b) {
+  return a * b;
+}
+inline float __fadd_rn(float a, float b) {
+  return a + b;
+}
+inline float __fsub_rn(float a, float b) {
+  return a - b;
+}
+inline float __fdiv_rn(float a, float b) {
+  return a / b;
+}
+inline double __dmul_rn(double a, double b) {
+  return a * b;
+}
+inline double __dadd_rn(double a, double b) {
+  return a + b;
+}
+inline double __dsub_rn(double a, double b) {
+  return a - b;
+}
+inline double __ddiv_rn(double a, double b) {
+  return a / b;
+}
+inline float __double2float_rn(double x) {
+  return static_cast<float>(x);
+}
 inline unsigned long long __double2ull_rn(double x) {
   return static_cast<unsigned long long>(std::nearbyint(x));
 }
-inline double __ull2double_rn(unsigned long long x) { return static_cast<double>(x); }
-inline float __int2float_rn(int x) { return static_cast<float>(x); }
-inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
-inline void __sincosf(float x, float* s, float* c) { sincosf(x, s, c); }
-inline float __expf(float x) { return std::exp(x); }
+inline double __ull2double_rn(unsigned long long x) {
+  return static_cast<double>(x);
+}
+inline float __int2float_rn(int x) {
+  return static_cast<float>(x);
+}
+inline float rsqrtf(float x) {
+  return 1.0f / std::sqrt(x);
+}
+inline void __sincosf(float x, float* s, float* c) {
+  sincosf(x, s, c);
+}
+inline float __expf(float x) {
+  return std::exp(x);
+}
 
-inline int min(int a, int b) { return a < b ? a : b; }
-inline int max(int a, int b) { return a < b ? b : a; }
-inline unsigned int min(unsigned int a, unsigned int b) { return a < b ? a : b; }
-inline unsigned int max(unsigned int a, unsigned int b) { return a < b ? b : a; }
-inline long long min(long long a, long long b) { return a < b ? a : b; }
-inline long long max(long long a, long long b) { return a < b ? b : a; }
-inline float min(float a, float b) { return std::fmin(a, b); }
-inline float max(float a, float b) { return std::fmax(a, b); }
-
+inline int min(int a, int b) {
+  return a < b ? a : b;
+}
+inline int max(int a, int b) {
+  return a < b ? b : a;
+}
+inline unsigned int min(unsigned int a, unsigned int b) {
+  return a < b ? a : b;
+}
+inline unsigned int max(unsigned int a, unsigned int b) {
+  return a < b ? b : a;
+}
+inline long long min(long long a, long long b) {
+  return a < b ? a : b;
+}
+inline long long max(long long a, long long b) {
+  return a < b ? b : a;
+}
+inline float min(float a, float b) {
+  return std::fmin(a, b);
+}
+inline float max(float a, float b) {
+  return std::fmax(a, b);
+}
