@@ -32,25 +32,31 @@ __device__ __forceinline__ float silu_times(float gate, float up) {
   return gate / (1.0f + expf(-gate)) * up;
 }
 
-// gate, up, out: [n] (out may alias gate: each element is read before it is written)
+// gate, up, out: [rows, cols], rows row_stride apart (out may alias gate: each element is read
+// before it is written). Packed: cols and row_stride are whole packs and the bases aligned.
 template <typename T>
-__global__ void silu_mul_kernel(const T* gate, const T* __restrict__ up, T* out, int64_t n,
-                                bool is_packed) {
+__global__ void silu_mul_kernel(const T* gate, const T* __restrict__ up, T* out, int64_t rows,
+                                int64_t cols, int64_t row_stride, bool is_packed) {
   using P = Pack<T>;
-  const int64_t num_packs = is_packed ? n / P::kSize : 0;
-  for (int64_t p = global_thread_idx(); p < num_packs; p += grid_stride()) {
-    const P gate_pack = reinterpret_cast<const P*>(gate)[p];
-    const P up_pack = reinterpret_cast<const P*>(up)[p];
-    P out_pack;
+  const int unit = is_packed ? P::kSize : 1;
+  const int64_t units_per_row = cols / unit;
+  const int64_t units = rows * units_per_row;
+  for (int64_t u = global_thread_idx(); u < units; u += grid_stride()) {
+    const int64_t r = u / units_per_row;
+    const int64_t i = r * row_stride + (u - r * units_per_row) * unit;
+    if (is_packed) {
+      const P gate_pack = *reinterpret_cast<const P*>(gate + i);
+      const P up_pack = *reinterpret_cast<const P*>(up + i);
+      P out_pack;
 #pragma unroll
-    for (int j = 0; j < P::kSize; ++j) {
-      out_pack.values[j] =
-          from_float<T>(silu_times(to_float(gate_pack.values[j]), to_float(up_pack.values[j])));
+      for (int j = 0; j < P::kSize; ++j) {
+        out_pack.values[j] =
+            from_float<T>(silu_times(to_float(gate_pack.values[j]), to_float(up_pack.values[j])));
+      }
+      *reinterpret_cast<P*>(out + i) = out_pack;
+    } else {
+      out[i] = from_float<T>(silu_times(to_float(gate[i]), to_float(up[i])));
     }
-    reinterpret_cast<P*>(out)[p] = out_pack;
-  }
-  for (int64_t i = num_packs * P::kSize + global_thread_idx(); i < n; i += grid_stride()) {
-    out[i] = from_float<T>(silu_times(to_float(gate[i]), to_float(up[i])));
   }
 }
 
@@ -145,15 +151,28 @@ __global__ void dequantize_q8_0_kernel(const uint8_t* __restrict__ blocks, T* __
 }  // namespace
 
 template <typename T>
+KernelStatus silu_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
+                           int64_t row_stride, cudaStream_t stream) {
+  if (rows < 0 || cols < 0 || (rows > 1 && row_stride < cols)) return detail::invalid_argument();
+  if (rows == 0 || cols == 0) return kKernelOk;
+  constexpr int kPack = Pack<T>::kSize;
+  const bool is_packed = detail::is_aligned_16(gate) && detail::is_aligned_16(up) &&
+                         detail::is_aligned_16(out) && cols % kPack == 0 && row_stride % kPack == 0;
+  const int64_t units = rows * (is_packed ? cols / kPack : cols);
+  detail::launch_kernel(silu_mul_kernel<T>, detail::grid_stride_blocks(units, kThreads), kThreads,
+                        0, stream, gate, up, out, rows, cols, row_stride, is_packed);
+  return detail::launch_status();
+}
+
+template <typename T>
 KernelStatus silu_mul(const T* gate, const T* up, T* out, int64_t n, cudaStream_t stream) {
   if (n < 0) return detail::invalid_argument();
-  if (n == 0) return kKernelOk;
-  const bool is_packed =
-      detail::is_aligned_16(gate) && detail::is_aligned_16(up) && detail::is_aligned_16(out);
-  const int64_t units = is_packed ? n / Pack<T>::kSize : n;
-  detail::launch_kernel(silu_mul_kernel<T>, detail::grid_stride_blocks(units, kThreads), kThreads,
-                        0, stream, gate, up, out, n, is_packed);
-  return detail::launch_status();
+  // Split into rows of whole packs plus a scalar tail, so a long vector keeps 16-byte accesses.
+  constexpr int kPack = Pack<T>::kSize;
+  const int64_t head = n - n % kPack;
+  KernelStatus status = silu_mul_rows(gate, up, out, 1, head, head, stream);
+  if (status != kKernelOk || head == n) return status;
+  return silu_mul_rows(gate + head, up + head, out + head, 1, n - head, n - head, stream);
 }
 
 template <typename T>
@@ -200,9 +219,11 @@ KernelStatus dequantize_q8_0(const uint8_t* blocks, T* out, int64_t n_elements,
 
 // ---- instantiations --------------------------------------------------------------------------
 
-#define SLUICE_INSTANTIATE_ELEMENTWISE(T)                                                      \
-  template KernelStatus silu_mul<T>(const T*, const T*, T*, int64_t, cudaStream_t);            \
-  template KernelStatus add_bias<T>(T*, const float*, int, int, cudaStream_t);                 \
+#define SLUICE_INSTANTIATE_ELEMENTWISE(T)                                                     \
+  template KernelStatus silu_mul<T>(const T*, const T*, T*, int64_t, cudaStream_t);           \
+  template KernelStatus silu_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t,   \
+                                         cudaStream_t);                                       \
+  template KernelStatus add_bias<T>(T*, const float*, int, int, cudaStream_t);                \
   template KernelStatus gather_rows<T>(const T*, const int32_t*, T*, int, int, cudaStream_t); \
   template KernelStatus dequantize_q8_0<T>(const uint8_t*, T*, int64_t, cudaStream_t);
 SLUICE_INSTANTIATE_ELEMENTWISE(float)

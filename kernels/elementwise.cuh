@@ -13,6 +13,13 @@ namespace sluice::kernels {
 template <typename T>
 KernelStatus silu_mul(const T* gate, const T* up, T* out, int64_t n, cudaStream_t stream);
 
+// out[r, c] = silu(gate[r, c]) * up[r, c] for rows x cols elements whose rows lie row_stride
+// elements apart in all three (out may alias gate). For a fused gate|up product of [rows,
+// 2 * cols]: gate = gate_up, up = gate_up + cols, out = gate_up, row_stride = 2 * cols.
+template <typename T>
+KernelStatus silu_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
+                           int64_t row_stride, cudaStream_t stream);
+
 // x[t, i] += bias[i] for num_tokens rows of dim elements; bias is float.
 template <typename T>
 KernelStatus add_bias(T* x, const float* bias, int num_tokens, int dim, cudaStream_t stream);

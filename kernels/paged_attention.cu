@@ -51,8 +51,11 @@ bool are_params_supported(const PagedAttentionParams& p, const DecodePlan& plan)
   if (p.num_heads % p.num_kv_heads != 0 || p.num_heads > kMaxGridYZ) return false;
   if (p.block_size <= 0 || p.max_blocks_per_request <= 0 || p.max_seq_len <= 0) return false;
   if (!std::isfinite(p.scale) || p.scale <= 0.0f) return false;
+  if (p.q_row_stride != 0 &&
+      (p.q_row_stride < static_cast<int64_t>(p.num_heads) * p.head_dim || p.q_row_stride % 8 != 0))
+    return false;
   if (plan.max_num_partitions > kMaxGridYZ ||
-      static_cast<size_t>(plan.max_num_partitions) * sizeof(float) > kMaxMergeSmemBytes)
+      attention::merge_shared_bytes(plan.max_num_partitions) > kMaxMergeSmemBytes)
     return false;
   // Decode grid y is num_kv_heads * ceil(group / 8) <= num_heads; tiled grid x below 2^31.
   const int64_t group_size = p.num_heads / p.num_kv_heads;
@@ -111,6 +114,9 @@ KernelStatus paged_attention_tuned(const PagedAttentionParams& params,
   args.out = out;
   args.num_requests = params.num_requests;
   args.num_heads = params.num_heads;
+  args.q_row_stride = params.q_row_stride != 0
+                          ? params.q_row_stride
+                          : static_cast<int64_t>(params.num_heads) * params.head_dim;
   args.num_kv_heads = params.num_kv_heads;
   args.head_dim = params.head_dim;
   args.block_size = params.block_size;

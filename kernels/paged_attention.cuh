@@ -28,9 +28,12 @@ struct PagedAttentionParams {
   int min_query_len = 0;           // shortest one (0: unknown); above 1, no request decodes
   int max_seq_len = 0;             // longest context (seq_lens) in this batch
   float scale = 0.0f;              // 1 / sqrt(head_dim)
+  // Elements from one query token's row to the next: 0 for dense rows (num_heads * head_dim);
+  // wider when q sits in a fused q|k|v projection. A multiple of 8.
+  int64_t q_row_stride = 0;
 };
 
-// q:               [num_tokens, num_heads * head_dim]
+// q:               [num_tokens, num_heads * head_dim], rows q_row_stride apart when it is set
 // k_cache, v_cache: one layer, [num_blocks, block_size, num_kv_heads, head_dim]
 // block_tables:    [num_requests, max_blocks_per_request]
 // query_start_loc: [num_requests + 1]

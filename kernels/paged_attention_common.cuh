@@ -52,7 +52,8 @@ __host__ __device__ constexpr int next_pow2(int n) {
 // Everything a kernel reads, by value (a kernel parameter). Shapes as in paged_attention.cuh.
 template <typename T>
 struct PagedAttentionArgs {
-  const T* q;                      // [num_tokens, num_heads * head_dim]
+  const T* q;  // [num_tokens, num_heads * head_dim], rows q_row_stride apart
+  int64_t q_row_stride;
   const T* k_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
   const T* v_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
   const int32_t* block_tables;     // [num_requests, max_blocks_per_request]
@@ -75,6 +76,15 @@ struct PagedAttentionArgs {
   float* partial_sum;      // [num_requests, num_heads, max_num_partitions]
   bool is_decode_tiled;    // the tiled kernel also runs requests of query length 1
 };
+
+// Dynamic shared memory of the split-KV merge: one float weight per partition, rounded up to
+// whole 16-byte groups. The merge's unrolled reads of the weights may become vector loads that
+// run past the last weight (compute-sanitizer memcheck on an H200 caught a 12-byte shared read
+// at the end of the array in paged_attention_merge_kernel<float>); the rounding keeps every
+// such load inside the allocation.
+__host__ __device__ constexpr size_t merge_shared_bytes(int max_num_partitions) {
+  return static_cast<size_t>(ceil_div(max_num_partitions, 4)) * 4 * sizeof(float);
+}
 
 // Positions 0..context_len-1 of a token's request are visible to it: its own position and all
 // before it, never past what the request has in the cache.

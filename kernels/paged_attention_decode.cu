@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
 
   // This lane's 8 elements of each query head, pre-scaled into the log2 domain.
   float q[kGroupTile][8];
-  const T* q_token = args.q + static_cast<int64_t>(token) * args.num_heads * head_dim;
+  const T* q_token = args.q + static_cast<int64_t>(token) * args.q_row_stride;
 #pragma unroll
   for (int g = 0; g < kGroupTile; ++g) {
 #pragma unroll
@@ -309,9 +309,8 @@ cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T>& args, cud
   if (status != cudaSuccess || args.partition_size <= 0 || args.max_num_partitions <= 1)
     return status;
   const dim3 merge_grid(args.num_requests, args.num_heads);
-  const size_t merge_smem_bytes = static_cast<size_t>(args.max_num_partitions) * sizeof(float);
   detail::launch_kernel(paged_attention_merge_kernel<T>, merge_grid, kMergeThreads,
-                        merge_smem_bytes, stream, args);
+                        merge_shared_bytes(args.max_num_partitions), stream, args);
   return cudaGetLastError();
 }
 

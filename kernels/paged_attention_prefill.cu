@@ -168,8 +168,8 @@ __global__ void __launch_bounds__(kPrefillThreads)
     if (row < num_rows) {
       const int token = token_begin + row / group_size;
       const int head = kv_head * group_size + row % group_size;
-      unpack8(load_pack8(args.q + (static_cast<int64_t>(token) * args.num_heads + head) * head_dim +
-                         column),
+      unpack8(load_pack8(args.q + static_cast<int64_t>(token) * args.q_row_stride +
+                         static_cast<int64_t>(head) * head_dim + column),
               v);
 #pragma unroll
       for (int e = 0; e < 8; ++e) v[e] *= args.scale_log2;

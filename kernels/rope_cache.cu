@@ -52,21 +52,20 @@ __device__ __forceinline__ void rotate_pair(T* head, int pair_idx, int half, boo
   head[b] = second_out;
 }
 
-// q:            [num_tokens, num_heads * head_dim]    (one block per token)
-// k, v:         [num_tokens, num_kv_heads * head_dim]
+// q:            [num_tokens, num_heads * head_dim]    (one block per token), rows q_stride apart
+// k, v:         [num_tokens, num_kv_heads * head_dim], rows kv_stride apart
 // positions:    [num_tokens]
 // slot_mapping: [num_tokens]
 // inv_freq:     [head_dim / 2]
 // k_cache, v_cache: [num_slots, num_kv_heads, head_dim], num_slots = num_blocks * block_size
 template <typename T>
-__global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k,
-                                      const T* __restrict__ v,
+__global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k, const T* __restrict__ v,
                                       const int32_t* __restrict__ positions,
                                       const int64_t* __restrict__ slot_mapping,
                                       const float* __restrict__ inv_freq, bool interleaved,
                                       T* __restrict__ k_cache, T* __restrict__ v_cache,
                                       int num_heads, int num_kv_heads, int head_dim,
-                                      bool is_v_packed) {
+                                      int64_t q_stride, int64_t kv_stride, bool is_v_packed) {
   SLUICE_DYNAMIC_SHARED(float, trig);  // [head_dim]: cos of each pair, then sin of each pair
   const int64_t token = blockIdx.x;
   const int half = head_dim / 2;
@@ -80,10 +79,9 @@ __global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k,
   __syncthreads();
 
   const int64_t slot = slot_mapping[token];
-  const int q_dim = num_heads * head_dim;
   const int kv_dim = num_kv_heads * head_dim;
 
-  T* q_row = q + token * q_dim;
+  T* q_row = q + token * q_stride;
   for (int work = threadIdx.x; work < num_heads * half; work += blockDim.x) {
     const int head = work / half;
     const int pair_idx = work % half;
@@ -92,7 +90,7 @@ __global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k,
                 trig[half + pair_idx], first, second);
   }
 
-  T* k_row = k + token * kv_dim;
+  T* k_row = k + token * kv_stride;
   T* k_cache_row = slot >= 0 ? k_cache + slot * kv_dim : nullptr;
   for (int work = threadIdx.x; work < num_kv_heads * half; work += blockDim.x) {
     const int head = work / half;
@@ -108,7 +106,7 @@ __global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k,
   }
 
   if (slot < 0) return;
-  const T* v_row = v + token * kv_dim;
+  const T* v_row = v + token * kv_stride;
   T* v_cache_row = v_cache + slot * kv_dim;
   if (is_v_packed) {
     using P = Pack<T>;
@@ -126,30 +124,35 @@ template <typename T>
 KernelStatus rope_and_cache(T* q, T* k, const T* v, const int32_t* positions,
                             const int64_t* slot_mapping, const float* inv_freq, bool interleaved,
                             T* k_cache, T* v_cache, int num_tokens, int num_heads, int num_kv_heads,
-                            int head_dim, int block_size, cudaStream_t stream) {
+                            int head_dim, int block_size, int64_t row_stride, cudaStream_t stream) {
   // The cache offset of a slot does not need block_size (slot = block_id * block_size + offset
   // is already the row index of [num_blocks * block_size, ...]); it is validated only.
   if (num_tokens < 0 || num_heads <= 0 || num_kv_heads <= 0 || head_dim <= 0 ||
       head_dim % 2 != 0 || block_size <= 0) {
     return detail::invalid_argument();
   }
-  if (num_tokens == 0) return kKernelOk;
   const int kv_dim = num_kv_heads * head_dim;
+  const int64_t q_dim = static_cast<int64_t>(num_heads) * head_dim;
+  // A fused row holds q, then k, then v: the stride covers all three.
+  if (row_stride != 0 && row_stride < q_dim + 2 * kv_dim) return detail::invalid_argument();
+  if (num_tokens == 0) return kKernelOk;
+  const int64_t q_stride = row_stride != 0 ? row_stride : q_dim;
+  const int64_t kv_stride = row_stride != 0 ? row_stride : kv_dim;
   const bool is_v_packed = detail::is_aligned_16(v) && detail::is_aligned_16(v_cache) &&
-                           kv_dim % Pack<T>::kSize == 0;
+                           kv_dim % Pack<T>::kSize == 0 && kv_stride % Pack<T>::kSize == 0;
   const int max_work = num_heads * (head_dim / 2);
   const int threads = max_work >= 256 ? 256 : 32 * ((max_work + 31) / 32);
   const size_t shared_bytes = sizeof(float) * static_cast<size_t>(head_dim);
   detail::launch_kernel(rope_and_cache_kernel<T>, num_tokens, threads, shared_bytes, stream, q, k,
                         v, positions, slot_mapping, inv_freq, interleaved, k_cache, v_cache,
-                        num_heads, num_kv_heads, head_dim, is_v_packed);
+                        num_heads, num_kv_heads, head_dim, q_stride, kv_stride, is_v_packed);
   return detail::launch_status();
 }
 
 #define SLUICE_INSTANTIATE_ROPE(T)                                                             \
   template KernelStatus rope_and_cache<T>(T*, T*, const T*, const int32_t*, const int64_t*,    \
                                           const float*, bool, T*, T*, int, int, int, int, int, \
-                                          cudaStream_t);
+                                          int64_t, cudaStream_t);
 SLUICE_INSTANTIATE_ROPE(float)
 SLUICE_INSTANTIATE_ROPE(__nv_bfloat16)
 SLUICE_INSTANTIATE_ROPE(__half)

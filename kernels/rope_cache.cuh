@@ -12,6 +12,8 @@ namespace sluice::kernels {
 // q:            [num_tokens, num_heads * head_dim]      rotated in place
 // k:            [num_tokens, num_kv_heads * head_dim]   rotated, then written to k_cache
 // v:            [num_tokens, num_kv_heads * head_dim]   written to v_cache
+// row_stride:   elements from one token's q, k and v rows to the next; 0 for three dense
+//               arrays, q_size + 2 * kv_size when they are the parts of one fused q|k|v row
 // positions:    [num_tokens]
 // slot_mapping: [num_tokens] block_id * block_size + offset
 // inv_freq:     [head_dim / 2] per-pair inverse frequencies (scaling already applied), float
@@ -20,8 +22,9 @@ namespace sluice::kernels {
 // Angles are computed as position * inv_freq in float after reducing position * inv_freq
 // modulo 2*pi in double precision, so long contexts keep their accuracy.
 template <typename T>
-KernelStatus rope_and_cache(T* q, T* k, const T* v, const int32_t* positions, const int64_t* slot_mapping,
-                            const float* inv_freq, bool interleaved, T* k_cache, T* v_cache, int num_tokens,
-                            int num_heads, int num_kv_heads, int head_dim, int block_size, cudaStream_t stream);
+KernelStatus rope_and_cache(T* q, T* k, const T* v, const int32_t* positions,
+                            const int64_t* slot_mapping, const float* inv_freq, bool interleaved,
+                            T* k_cache, T* v_cache, int num_tokens, int num_heads, int num_kv_heads,
+                            int head_dim, int block_size, int64_t row_stride, cudaStream_t stream);
 
 }  // namespace sluice::kernels

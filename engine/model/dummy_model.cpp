@@ -1,8 +1,11 @@
 #include "engine/model/dummy_model.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <new>
+#include <thread>
+#include <vector>
 
 #include "engine/core/error.h"
 #include "engine/core/system_memory.h"
@@ -66,6 +69,7 @@ class WeightFactory {
     t.shape = std::move(shape);
     t.dtype = is_ones ? DType::F32 : dtype_;
     const int64_t n = t.num_elements();
+    if (t.dtype == DType::Q8_0) fail("dummy model: Q8_0 weights are not supported");
     auto& storage = model_.owned_storage.emplace_back();
     try {
       storage.resize(dtype_num_bytes(t.dtype, n));
@@ -73,15 +77,28 @@ class WeightFactory {
       fail("dummy model: cannot allocate ", dtype_num_bytes(t.dtype, n) >> 20, " MiB for ", name);
     }
     const uint64_t stream = mix(seed_ ^ mix(std::hash<std::string>{}(name)));
-    for (int64_t i = 0; i < n; ++i) {
-      const float value =
-          is_ones
-              ? 1.0f
-              : (static_cast<float>(mix(stream + static_cast<uint64_t>(i)) >> 40) / 16777216.0f -
-                 0.5f) *
-                    0.07f;
-      write(t.dtype, storage.data(), i, value);
-    }
+    uint8_t* data = storage.data();
+    const DType dtype = t.dtype;
+    // Each element is drawn from its own counter, so chunks fill in parallel with the same result
+    // (an 8B model is 8e9 draws: minutes on one core).
+    const auto fill = [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float value =
+            is_ones
+                ? 1.0f
+                : (static_cast<float>(mix(stream + static_cast<uint64_t>(i)) >> 40) / 16777216.0f -
+                   0.5f) *
+                      0.07f;
+        write(dtype, data, i, value);
+      }
+    };
+    const int64_t threads =
+        std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::max<int64_t>(1, n >> 20));
+    std::vector<std::thread> workers;
+    for (int64_t k = 1; k < threads; ++k)
+      workers.emplace_back(fill, n * k / threads, n * (k + 1) / threads);
+    fill(0, n / threads);
+    for (auto& worker : workers) worker.join();
     t.data = storage.data();
     t.num_bytes = storage.size();
     return t;
@@ -103,7 +120,7 @@ class WeightFactory {
         return;
       }
       case DType::Q8_0:
-        fail("dummy model: Q8_0 weights are not supported");
+        return;  // refused in make() before any thread starts
     }
   }
 

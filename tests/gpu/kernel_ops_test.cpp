@@ -244,10 +244,14 @@ TYPED_TEST(KernelOps, RmsNormResidualMatchesCpuRmsNorm) {
 }
 
 // Everything one rope_and_cache case needs, with the CPU reference worked out.
+// fused: q, k and v are the parts of one [num_tokens, q_dim + 2 * kv_dim] array, as the CUDA
+// backend's single q|k|v product leaves them.
 template <typename T>
-void check_rope_and_cache(int head_dim, bool interleaved, int num_tokens, ThreadPool& pool) {
-  SCOPED_TRACE("head_dim " + std::to_string(head_dim) + (interleaved ? ", interleaved" : ", rotate-half") +
-               ", tokens " + std::to_string(num_tokens));
+void check_rope_and_cache(int head_dim, bool interleaved, int num_tokens, ThreadPool& pool,
+                          bool fused = false) {
+  SCOPED_TRACE("head_dim " + std::to_string(head_dim) +
+               (interleaved ? ", interleaved" : ", rotate-half") + ", tokens " +
+               std::to_string(num_tokens) + (fused ? ", fused q|k|v rows" : ""));
   const int num_heads = 4;
   const int num_kv_heads = 2;
   const int block_size = 16;
@@ -290,17 +294,52 @@ void check_rope_and_cache(int head_dim, bool interleaved, int num_tokens, Thread
 
   const Storage<T> sentinel = ElementTraits<T>::from_float(-12345.0f);
   const std::vector<Storage<T>> empty_cache(static_cast<size_t>(num_slots) * kv_dim, sentinel);
-  DeviceBuffer<Storage<T>> d_q(q), d_k(k), d_v(v), d_k_cache(empty_cache), d_v_cache(empty_cache);
+  DeviceBuffer<Storage<T>> d_k_cache(empty_cache), d_v_cache(empty_cache);
   DeviceBuffer<int32_t> d_positions(positions);
   DeviceBuffer<int64_t> d_slot_mapping(slot_mapping);
   DeviceBuffer<float> d_inv_freq(inv_freq);
-  expect_ok(kernels::rope_and_cache<T>(
-      device_ptr<T>(d_q), device_ptr<T>(d_k), device_ptr<T>(d_v), d_positions.get(),
-      d_slot_mapping.get(), d_inv_freq.get(), interleaved, device_ptr<T>(d_k_cache),
-      device_ptr<T>(d_v_cache), num_tokens, num_heads, num_kv_heads, head_dim, block_size,
-      nullptr));
-  const auto gpu_k = d_k.download();
-  expect_close(to_floats<T>(d_q.download()), expected_q, ElementTraits<T>::kTolerance, "q");
+  const size_t q_dim = q_size / static_cast<size_t>(num_tokens);
+  const size_t fused_dim = q_dim + 2 * kv_dim;
+  // The three arrays, each in its own buffer or stacked row by row into one.
+  std::vector<Storage<T>> gpu_q, gpu_k, gpu_v;
+  if (fused) {
+    std::vector<Storage<T>> qkv(static_cast<size_t>(num_tokens) * fused_dim);
+    for (size_t t = 0; t < static_cast<size_t>(num_tokens); ++t) {
+      std::copy_n(q.begin() + static_cast<ptrdiff_t>(t * q_dim), q_dim,
+                  qkv.begin() + static_cast<ptrdiff_t>(t * fused_dim));
+      std::copy_n(k.begin() + static_cast<ptrdiff_t>(t * kv_dim), kv_dim,
+                  qkv.begin() + static_cast<ptrdiff_t>(t * fused_dim + q_dim));
+      std::copy_n(v.begin() + static_cast<ptrdiff_t>(t * kv_dim), kv_dim,
+                  qkv.begin() + static_cast<ptrdiff_t>(t * fused_dim + q_dim + kv_dim));
+    }
+    DeviceBuffer<Storage<T>> d_qkv(qkv);
+    T* base = device_ptr<T>(d_qkv);
+    expect_ok(kernels::rope_and_cache<T>(
+        base, base + q_dim, base + q_dim + kv_dim, d_positions.get(), d_slot_mapping.get(),
+        d_inv_freq.get(), interleaved, device_ptr<T>(d_k_cache), device_ptr<T>(d_v_cache),
+        num_tokens, num_heads, num_kv_heads, head_dim, block_size, static_cast<int64_t>(fused_dim),
+        nullptr));
+    const auto out = d_qkv.download();
+    for (size_t t = 0; t < static_cast<size_t>(num_tokens); ++t) {
+      const auto row = out.begin() + static_cast<ptrdiff_t>(t * fused_dim);
+      gpu_q.insert(gpu_q.end(), row, row + static_cast<ptrdiff_t>(q_dim));
+      gpu_k.insert(gpu_k.end(), row + static_cast<ptrdiff_t>(q_dim),
+                   row + static_cast<ptrdiff_t>(q_dim + kv_dim));
+      gpu_v.insert(gpu_v.end(), row + static_cast<ptrdiff_t>(q_dim + kv_dim),
+                   row + static_cast<ptrdiff_t>(fused_dim));
+    }
+  } else {
+    DeviceBuffer<Storage<T>> d_q(q), d_k(k), d_v(v);
+    expect_ok(kernels::rope_and_cache<T>(device_ptr<T>(d_q), device_ptr<T>(d_k), device_ptr<T>(d_v),
+                                         d_positions.get(), d_slot_mapping.get(), d_inv_freq.get(),
+                                         interleaved, device_ptr<T>(d_k_cache),
+                                         device_ptr<T>(d_v_cache), num_tokens, num_heads,
+                                         num_kv_heads, head_dim, block_size, 0, nullptr));
+    gpu_q = d_q.download();
+    gpu_k = d_k.download();
+    gpu_v = d_v.download();
+  }
+  expect_close(to_floats<T>(gpu_q), expected_q, ElementTraits<T>::kTolerance, "q");
   expect_close(to_floats<T>(gpu_k), expected_k, ElementTraits<T>::kTolerance, "k");
 
   // Slot by slot: a written slot holds its token's rotated k and its v, every other slot is
@@ -322,7 +361,7 @@ void check_rope_and_cache(int head_dim, bool interleaved, int num_tokens, Thread
   }
   expect_same_bits(d_k_cache.download(), expected_k_cache, "k_cache");
   expect_same_bits(d_v_cache.download(), expected_v_cache, "v_cache");
-  expect_same_bits(d_v.download(), v, "v (unchanged)");
+  expect_same_bits(gpu_v, v, "v (unchanged)");
 }
 
 TYPED_TEST(KernelOps, RopeAndCacheMatchesCpuRopeAndWritesSlots) {
@@ -332,6 +371,20 @@ TYPED_TEST(KernelOps, RopeAndCacheMatchesCpuRopeAndWritesSlots) {
     for (const bool interleaved : {true, false}) {
       for (const int num_tokens : kTokenCounts) {
         check_rope_and_cache<TypeParam>(head_dim, interleaved, num_tokens, pool);
+      }
+    }
+  }
+}
+
+TYPED_TEST(KernelOps, RopeAndCacheOverFusedQkvRows) {
+  SLUICE_REQUIRE_CUDA();
+  ThreadPool pool(1);
+  // Rows of q | k | v: each token's q, k and v start mid-row, so a kernel that assumed dense
+  // rows would read another token's k as its q.
+  for (const int head_dim : {8, 80, 128}) {
+    for (const bool interleaved : {true, false}) {
+      for (const int num_tokens : kTokenCounts) {
+        check_rope_and_cache<TypeParam>(head_dim, interleaved, num_tokens, pool, /*fused=*/true);
       }
     }
   }
@@ -366,6 +419,43 @@ TYPED_TEST(KernelOps, SiluMulMatchesCpuInPlaceAndUnaligned) {
     expect_close(to_floats<T>(d_gate.download()), expected, ElementTraits<T>::kTolerance,
                  "gate (in place)");
   }
+}
+
+// The fused gate|up layout of the CUDA backend: silu(gate) * up written over the gate half of
+// each row, the up half untouched.
+TYPED_TEST(KernelOps, SiluMulRowsOverFusedGateUpRows) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  for (const int64_t cols : {int64_t{7}, int64_t{1000}, int64_t{1001}, int64_t{4096}}) {
+    for (const int64_t rows : {int64_t{1}, int64_t{7}, int64_t{33}}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + ", cols " + std::to_string(cols));
+      const auto gate_up = random_storage<T>(static_cast<size_t>(rows * 2 * cols),
+                                             static_cast<uint32_t>(41 + rows + cols), -8.0f, 8.0f);
+      const std::vector<float> in = to_floats<T>(gate_up);
+      std::vector<float> expected = in;
+      for (int64_t r = 0; r < rows; ++r) {
+        float* row = expected.data() + r * 2 * cols;
+        silu_mul(row, row + cols, cols);
+      }
+      DeviceBuffer<Storage<T>> d_gate_up(gate_up);
+      T* base = device_ptr<T>(d_gate_up);
+      expect_ok(kernels::silu_mul_rows<T>(base, base + cols, base, rows, cols, 2 * cols, nullptr));
+      const auto out = d_gate_up.download();
+      expect_close(to_floats<T>(out), expected, ElementTraits<T>::kTolerance, "gate|up rows");
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const auto i = static_cast<size_t>(r * 2 * cols + cols + c);
+          ASSERT_EQ(std::memcmp(&out[i], &gate_up[i], sizeof(out[i])), 0)
+              << "up changed at row " << r;
+        }
+      }
+    }
+  }
+  // A stride shorter than a row is refused.
+  DeviceBuffer<Storage<T>> d_small(std::vector<Storage<T>>(64));
+  EXPECT_NE(kernels::silu_mul_rows<T>(device_ptr<T>(d_small), device_ptr<T>(d_small) + 8,
+                                      device_ptr<T>(d_small), 4, 8, 7, nullptr),
+            kernels::kKernelOk);
 }
 
 TYPED_TEST(KernelOps, AddBiasMatchesCpu) {

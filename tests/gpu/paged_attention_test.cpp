@@ -16,6 +16,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/paged_attention.cuh"
@@ -218,7 +219,7 @@ RunResult run_attention(const AttentionCase<T>& c, const PagedAttentionTuning& t
   DeviceBuffer<int32_t> block_tables(c.block_tables), query_start_loc(c.query_start_loc);
   DeviceBuffer<int32_t> seq_lens(c.seq_lens), positions(c.positions);
   DeviceBuffer<T> out(
-      std::vector<T>(c.q.size(), from_float<T>(std::numeric_limits<float>::quiet_NaN())));
+      std::vector<T>(c.reference.size(), from_float<T>(std::numeric_limits<float>::quiet_NaN())));
   const size_t workspace_bytes = paged_attention_workspace_bytes(p, tuning);
   DeviceBuffer<unsigned char> workspace(std::max<size_t>(workspace_bytes, 1));
   RunResult result;
@@ -417,6 +418,40 @@ TYPED_TEST(PagedAttentionTest, DecodeKernelAgreesWithTiledKernel) {
                "tiled kernel vs reference");
 }
 
+// q as the CUDA backend leaves it: the first part of each token's q | k | v row. The k and v
+// parts hold NaN, so a kernel reading dense q rows (another token's k and v) gives NaN.
+TYPED_TEST(PagedAttentionTest, QueryRowsInsideFusedQkvRows) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  for (const HeadShape& shape : {kLlama3_8B, kStories260K}) {
+    for (const bool is_tiled : {false, true}) {
+      SCOPED_TRACE(std::string(is_tiled ? "tiled" : "decode") + " pass, head_dim " +
+                   std::to_string(shape.head_dim));
+      // Decode with split-KV partitions, a whole prompt, chunked prefill, a one-token context.
+      AttentionCase<T> c =
+          make_case<T>(shape, 16, {{4097, 1}, {17, 17}, {600, 100}, {1, 1}, {64, 1}}, 12);
+      const size_t q_size = static_cast<size_t>(shape.num_heads) * shape.head_dim;
+      const size_t stride = q_size + 2 * static_cast<size_t>(shape.num_kv_heads) * shape.head_dim;
+      const size_t num_tokens = c.q.size() / q_size;
+      std::vector<T> fused(num_tokens * stride,
+                           from_float<T>(std::numeric_limits<float>::quiet_NaN()));
+      for (size_t t = 0; t < num_tokens; ++t) {
+        std::copy_n(c.q.begin() + static_cast<ptrdiff_t>(t * q_size), q_size,
+                    fused.begin() + static_cast<ptrdiff_t>(t * stride));
+      }
+      c.q = std::move(fused);
+      c.params.q_row_stride = static_cast<int64_t>(stride);
+      PagedAttentionTuning tuning;
+      tuning.is_decode_tiled = is_tiled;
+      const RunResult result = run_attention(c, tuning);
+      ASSERT_EQ(result.status, kKernelOk);
+      ASSERT_EQ(result.sync_status, cudaSuccess) << cudaGetErrorString(result.sync_status);
+      expect_close(result.out, c.reference, shape, Tolerance<T>::kAbs, Tolerance<T>::kRel,
+                   "strided q");
+    }
+  }
+}
+
 PagedAttentionParams valid_params() {
   PagedAttentionParams p;
   p.num_tokens = 1;
@@ -459,6 +494,11 @@ TEST(PagedAttentionParamsTest, RejectsUnsupportedParams) {
   EXPECT_EQ(call(p), invalid);
   p = valid_params();
   p.block_size = 0;
+  EXPECT_EQ(call(p), invalid);
+  p = valid_params();
+  p.q_row_stride = 8 * 64 - 8;  // shorter than a row of q
+  EXPECT_EQ(call(p), invalid);
+  p.q_row_stride = 8 * 64 + 4;  // rows not 16-byte aligned
   EXPECT_EQ(call(p), invalid);
   p = valid_params();
   EXPECT_EQ(call(p, nullptr, paged_attention_workspace_bytes(p) - 1), invalid)

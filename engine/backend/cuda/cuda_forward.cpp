@@ -31,12 +31,9 @@ ForwardBuffers carve_forward_buffers(void* base, const ModelConfig& config, size
   b.residual = take(tokens * hidden * element_bytes);
   b.residual_alt = take(tokens * hidden * element_bytes);
   b.normed = take(tokens * hidden * element_bytes);
-  b.q = take(tokens * q * element_bytes);
-  b.k = take(tokens * kv * element_bytes);
-  b.v = take(tokens * kv * element_bytes);
+  b.qkv = take(tokens * (q + 2 * kv) * element_bytes);
   b.attn = take(tokens * q * element_bytes);
-  b.gate = take(tokens * ffn * element_bytes);
-  b.up = take(tokens * ffn * element_bytes);
+  b.gate_up = take(tokens * 2 * ffn * element_bytes);
   b.gathered = take(rows * hidden * element_bytes);
   b.gathered_residual = take(rows * hidden * element_bytes);
   b.final_normed = take(rows * hidden * element_bytes);
@@ -47,6 +44,7 @@ ForwardBuffers carve_forward_buffers(void* base, const ModelConfig& config, size
 kernels::PagedAttentionParams attention_params(const ModelConfig& config, int block_size,
                                                const ForwardShape& shape) {
   kernels::PagedAttentionParams p;
+  p.q_row_stride = config.q_size() + 2 * static_cast<int64_t>(config.kv_size());  // q in q|k|v
   p.num_tokens = shape.num_tokens;
   p.num_requests = shape.num_requests;
   p.num_heads = config.num_heads;
@@ -102,8 +100,10 @@ class ForwardPass {
     std::swap(residual_, spare_);
   }
 
-  void linear(const void* x, const void* w, void* y, int in_features, int out_features) {
-    c_.gemm.linear(x, w, y, shape_.num_tokens, in_features, out_features, ab_type_, ab_type_);
+  void linear(const void* x, const void* w, void* y, int in_features, int out_features,
+              int x_row_stride = 0) {
+    c_.gemm.linear(x, w, y, shape_.num_tokens, in_features, out_features, ab_type_, ab_type_,
+                   x_row_stride);
   }
 
   void run_layer(int l) {
@@ -112,37 +112,33 @@ class ForwardPass {
     const int n = shape_.num_tokens;
     const int hidden = cfg_.hidden_size;
     add_and_norm(w.attn_norm, /*has_pending=*/l > 0);
-    linear(normed_, w.wq, b.q, hidden, cfg_.q_size());
-    linear(normed_, w.wk, b.k, hidden, cfg_.kv_size());
-    linear(normed_, w.wv, b.v, hidden, cfg_.kv_size());
-    if (w.bq) {
-      SLUICE_KERNEL_CHECK(
-          kernels::add_bias<T>(static_cast<T*>(b.q), w.bq, n, cfg_.q_size(), c_.stream));
-      SLUICE_KERNEL_CHECK(
-          kernels::add_bias<T>(static_cast<T*>(b.k), w.bk, n, cfg_.kv_size(), c_.stream));
-      SLUICE_KERNEL_CHECK(
-          kernels::add_bias<T>(static_cast<T*>(b.v), w.bv, n, cfg_.kv_size(), c_.stream));
-    }
+    const int q_size = cfg_.q_size();
+    const int kv_size = cfg_.kv_size();
+    const int qkv_size = q_size + 2 * kv_size;
+    auto* q = static_cast<T*>(b.qkv);
+    linear(normed_, w.wqkv, q, hidden, qkv_size);
+    if (w.bqkv) SLUICE_KERNEL_CHECK(kernels::add_bias<T>(q, w.bqkv, n, qkv_size, c_.stream));
     auto* k_cache = static_cast<T*>(c_.kv.k[static_cast<size_t>(l)]);
     auto* v_cache = static_cast<T*>(c_.kv.v[static_cast<size_t>(l)]);
     SLUICE_KERNEL_CHECK(kernels::rope_and_cache<T>(
-        static_cast<T*>(b.q), static_cast<T*>(b.k), static_cast<const T*>(b.v), batch_.positions,
-        batch_.slot_mapping, c_.weights.rope_inv_freq(),
-        cfg_.rope_layout == RopeLayout::Interleaved, k_cache, v_cache, n, cfg_.num_heads,
-        cfg_.num_kv_heads, cfg_.head_dim, c_.kv.block_size, c_.stream));
+        q, q + q_size, q + q_size + kv_size, batch_.positions, batch_.slot_mapping,
+        c_.weights.rope_inv_freq(), cfg_.rope_layout == RopeLayout::Interleaved, k_cache, v_cache,
+        n, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim, c_.kv.block_size, qkv_size,
+        c_.stream));
     SLUICE_KERNEL_CHECK(kernels::paged_attention<T>(
-        attention_params(cfg_, c_.kv.block_size, shape_), static_cast<const T*>(b.q), k_cache,
-        v_cache, batch_.block_tables, batch_.query_start_loc, batch_.seq_lens, batch_.positions,
-        static_cast<T*>(b.attn), b.attention_workspace, b.attention_workspace_bytes, c_.stream));
+        attention_params(cfg_, c_.kv.block_size, shape_), q, k_cache, v_cache, batch_.block_tables,
+        batch_.query_start_loc, batch_.seq_lens, batch_.positions, static_cast<T*>(b.attn),
+        b.attention_workspace, b.attention_workspace_bytes, c_.stream));
     linear(b.attn, w.wo, spare_, cfg_.q_size(), hidden);
 
     add_and_norm(w.ffn_norm, /*has_pending=*/true);
-    linear(normed_, w.w_gate, b.gate, hidden, cfg_.intermediate_size);
-    linear(normed_, w.w_up, b.up, hidden, cfg_.intermediate_size);
-    SLUICE_KERNEL_CHECK(kernels::silu_mul<T>(
-        static_cast<const T*>(b.gate), static_cast<const T*>(b.up), static_cast<T*>(b.gate),
-        static_cast<int64_t>(n) * cfg_.intermediate_size, c_.stream));
-    linear(b.gate, w.w_down, spare_, cfg_.intermediate_size, hidden);
+    const int ffn = cfg_.intermediate_size;
+    auto* gate_up = static_cast<T*>(b.gate_up);
+    linear(normed_, w.w_gate_up, gate_up, hidden, 2 * ffn);
+    // silu(gate) * up over the gate half of each row, read from there by the down product.
+    SLUICE_KERNEL_CHECK(
+        kernels::silu_mul_rows<T>(gate_up, gate_up + ffn, gate_up, n, ffn, 2 * ffn, c_.stream));
+    linear(gate_up, w.w_down, spare_, ffn, hidden, 2 * ffn);
   }
 
   // Only the rows that sample go through the final norm and the LM head: the last layer's

@@ -1,9 +1,9 @@
 // The forward pass of a Llama-family decoder as a sequence of launches on one stream, the CUDA
 // twin of CpuBackend::forward:
-//   embedding -> per layer: rms_norm_residual (fused with the residual add) -> q/k/v products
-//   (+ bias) -> rope_and_cache -> paged_attention -> o product -> rms_norm_residual -> gate/up
-//   products -> silu_mul -> down product -> the rows needing logits gathered -> final norm ->
-//   LM head product in fp32.
+//   embedding -> per layer: rms_norm_residual (fused with the residual add) -> one q|k|v product
+//   (+ bias) -> rope_and_cache -> paged_attention -> o product -> rms_norm_residual -> one
+//   gate|up product -> silu_mul (over the gate half) -> down product -> the rows needing logits
+//   gathered -> final norm -> LM head product in fp32.
 // enqueue_forward neither allocates nor synchronises, so it can be captured into a CUDA graph.
 #pragma once
 
@@ -25,12 +25,9 @@ struct ForwardBuffers {
   void* residual = nullptr;           // [max_tokens, hidden]
   void* residual_alt = nullptr;       // [max_tokens, hidden] projections before their residual add
   void* normed = nullptr;             // [max_tokens, hidden]
-  void* q = nullptr;                  // [max_tokens, q_size]
-  void* k = nullptr;                  // [max_tokens, kv_size]
-  void* v = nullptr;                  // [max_tokens, kv_size]
+  void* qkv = nullptr;                // [max_tokens, q_size + 2 * kv_size] q | k | v per token
   void* attn = nullptr;               // [max_tokens, q_size]
-  void* gate = nullptr;               // [max_tokens, intermediate]
-  void* up = nullptr;                 // [max_tokens, intermediate]
+  void* gate_up = nullptr;            // [max_tokens, 2 * intermediate] gate | up per token
   void* gathered = nullptr;           // [max_rows, hidden]
   void* gathered_residual = nullptr;  // [max_rows, hidden]
   void* final_normed = nullptr;       // [max_rows, hidden]

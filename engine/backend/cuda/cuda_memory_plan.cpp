@@ -33,8 +33,8 @@ size_t cuda_activation_bytes(const ModelConfig& config, size_t element_bytes, in
   const auto ffn = static_cast<size_t>(config.intermediate_size);
   const auto vocab = static_cast<size_t>(config.vocab_size);
   size_t total = 0;
-  // Per token: residual, alternate residual, normed input, q, k, v, attention out, gate, up.
-  for (const size_t width : {hidden, hidden, hidden, q, kv, kv, q, ffn, ffn})
+  // Per token: residual, alternate residual, normed input, q|k|v, attention out, gate|up.
+  for (const size_t width : {hidden, hidden, hidden, q + 2 * kv, q, 2 * ffn})
     total += align_to(tokens * width * element_bytes, 256);
   // Per logits row: the two gathered rows, their normed sum, and fp32 logits.
   for (int i = 0; i < 3; ++i) total += align_to(rows * hidden * element_bytes, 256);

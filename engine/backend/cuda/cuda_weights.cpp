@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <initializer_list>
 #include <set>
 #include <type_traits>
+#include <vector>
 
 #include "engine/backend/cuda/cuda_types.h"
 #include "engine/backend/rope.h"
@@ -41,11 +43,35 @@ class CudaWeights::Uploader {
       : dtype_(dtype), stream_(stream), base_(base), capacity_(capacity) {}
 
   // Uploads a matrix in the activation type; returns its device address.
-  const void* matrix(const WeightTensor& t) {
-    void* dst = place(static_cast<size_t>(t.num_elements()) * activation_element_bytes(dtype_));
-    visit_activation_type(dtype_,
-                          [&](auto tag) { upload_as<typename decltype(tag)::type>(t, dst); });
+  const void* matrix(const WeightTensor& t) { return stacked({&t}); }
+
+  // Uploads matrices of one column count as one, their rows one after the other; returns its
+  // device address.
+  const void* stacked(std::initializer_list<const WeightTensor*> parts) {
+    const size_t element_bytes = activation_element_bytes(dtype_);
+    size_t elements = 0;
+    for (const WeightTensor* t : parts) elements += static_cast<size_t>(t->num_elements());
+    auto* dst = static_cast<unsigned char*>(place(elements * element_bytes));
+    size_t offset = 0;
+    for (const WeightTensor* t : parts) {
+      assert(t->cols() == (*parts.begin())->cols());  // validated shapes: all [*, hidden]
+      visit_activation_type(dtype_, [&](auto tag) {
+        upload_as<typename decltype(tag)::type>(*t, dst + offset * element_bytes);
+      });
+      offset += static_cast<size_t>(t->num_elements());
+    }
     return dst;
+  }
+
+  // Uploads vectors as one fp32 vector, one after the other.
+  const float* stacked_floats(std::initializer_list<const WeightTensor*> parts) {
+    std::vector<float> host;
+    for (const WeightTensor* t : parts) {
+      const size_t first = host.size();
+      host.resize(first + static_cast<size_t>(t->num_elements()));
+      dequantize_row(t->dtype, t->data, host.data() + first, t->num_elements());
+    }
+    return floats(host);
   }
 
   // Uploads a vector as fp32 (widened on the host: norms and biases are small).
@@ -198,20 +224,13 @@ CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, Activ
   for (size_t i = 0; i < w.layers.size(); ++i) {
     const LayerWeights& src = w.layers[i];
     CudaLayerWeights& dst = layers_[i];
-    dst.wq = up.matrix(src.wq);
-    dst.wk = up.matrix(src.wk);
-    dst.wv = up.matrix(src.wv);
+    dst.wqkv = up.stacked({&src.wq, &src.wk, &src.wv});
     dst.wo = up.matrix(src.wo);
-    dst.w_gate = up.matrix(src.w_gate);
-    dst.w_up = up.matrix(src.w_up);
+    dst.w_gate_up = up.stacked({&src.w_gate, &src.w_up});
     dst.w_down = up.matrix(src.w_down);
     dst.attn_norm = up.floats(src.attn_norm);
     dst.ffn_norm = up.floats(src.ffn_norm);
-    if (!src.bq.empty()) {
-      dst.bq = up.floats(src.bq);
-      dst.bk = up.floats(src.bk);
-      dst.bv = up.floats(src.bv);
-    }
+    if (!src.bq.empty()) dst.bqkv = up.stacked_floats({&src.bq, &src.bk, &src.bv});
   }
   lm_head_ = w.lm_head.data == w.token_embedding.data ? token_embedding_ : up.matrix(w.lm_head);
   final_norm_ = up.floats(w.final_norm);

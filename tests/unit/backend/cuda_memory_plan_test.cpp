@@ -72,7 +72,7 @@ TEST(CudaMemoryPlan, BudgetBelowTwoBlocksAndBadUtilizationAreErrors) {
 
 TEST(CudaMemoryPlan, ActivationBytesCountEveryBufferAligned) {
   const ModelConfig c = dummy_model_config("llama-3-8b");
-  // 2048 tokens of bf16: 3 x hidden + 2 x q + 2 x kv + 2 x ffn per token.
+  // 2048 tokens of bf16: 3 x hidden + q|k|v (q + 2 x kv) + attention out (q) + gate|up (2 x ffn).
   const size_t per_token = 2 * (3 * 4096 + 2 * 4096 + 2 * 1024 + 2 * 14336);
   const size_t per_row = 2 * 3 * 4096 + 4 * 128256;
   const size_t bytes = cuda_activation_bytes(c, 2, 2048, 256);
