@@ -23,6 +23,9 @@ if [ "$flavour" = all ] || [ "$flavour" = asan ]; then
   scripts/build.sh asan
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-  (cd build-asan && ctest --output-on-failure -j "$jobs" -L "unit|integration") || status=1
+  # DeterminismAtScale (300 rows under five schedules) runs in the release pass; under the
+  # sanitizers it would take a quarter of an hour and check nothing the other engine tests miss.
+  (cd build-asan && ctest --output-on-failure -j "$jobs" -L "unit|integration" -E "DeterminismAtScale") ||
+    status=1
 fi
 exit $status

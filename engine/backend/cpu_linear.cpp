@@ -1,10 +1,10 @@
 #include "engine/backend/cpu_linear.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+
+#include "engine/backend/cpu_gemm.h"
 
 namespace sluice {
 
@@ -50,20 +50,17 @@ void CpuMatrix::row(int64_t r, float* out) const {
 void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPool& pool) const {
   assert(rows_ > 0);  // multiply on an empty matrix is a caller bug
   if (num_tokens <= 0) return;
-  const auto m = static_cast<blasint>(num_tokens);
-  const auto k = static_cast<blasint>(cols_);
-  const auto ldc = static_cast<blasint>(rows_);
-  // Threads split the output features: each computes y[:, begin:end] with its own sgemm call.
-  // Splitting N never changes how one output element is summed, so results do not depend on
-  // the thread count or the split. Chunks below ~64k multiply-adds are not worth a thread.
+  // Threads split the output features. gemm_nt_fixed_order sums every element in one order
+  // whatever the rows or tokens beside it, so neither the split nor the batch changes a bit.
+  // Chunks below ~64k multiply-adds are not worth a thread.
   const int64_t min_rows =
       std::max<int64_t>(16, (int64_t{1} << 16) / std::max<int64_t>(1, num_tokens * cols_));
   if (f32_) {
     pool.parallel_for(
         rows_,
         [&](int64_t begin, int64_t end) {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(end - begin),
-                      k, 1.0f, x, k, f32_ + begin * cols_, k, 0.0f, y + begin, ldc);
+          gemm_nt_fixed_order(x, num_tokens, f32_ + begin * cols_, end - begin, cols_, y + begin,
+                              rows_);
         },
         min_rows);
     return;
@@ -77,8 +74,8 @@ void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPoo
         [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r)
             dequantize_row(weight_.dtype, weight_.row(r0 + r), tile_.data() + r * cols_, cols_);
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, static_cast<blasint>(end - begin),
-                      k, 1.0f, x, k, tile_.data() + begin * cols_, k, 0.0f, y + r0 + begin, ldc);
+          gemm_nt_fixed_order(x, num_tokens, tile_.data() + begin * cols_, end - begin, cols_,
+                              y + r0 + begin, rows_);
         },
         min_rows);
   }

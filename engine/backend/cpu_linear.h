@@ -1,6 +1,7 @@
-// Matrix products of the CPU backend: y[T, out] = x[T, in] · W^T through BLAS (sgemm), for
-// weights of any stored type. F32 weights are used in place; F16/BF16/Q8_0 weights are either
-// widened to fp32 once (when the memory budget allows) or widened tile by tile per call.
+// Matrix products of the CPU backend: y[T, out] = x[T, in] · W^T in a fixed summation order
+// (cpu_gemm.h), for weights of any stored type. F32 weights are used in place; F16/BF16/Q8_0
+// weights are either widened to fp32 once (when the memory budget allows) or widened tile by tile
+// per call.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,134 @@
+// CpuMatrix::multiply: correct against a double-precision reference, and bit-identical for a
+// token whatever else is in the batch (how many tokens, which split across threads) — the CPU
+// backend's promise that a row's output never depends on the batch it ran in.
+#include "engine/backend/cpu_linear.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/core/dtype.h"
+#include "engine/core/error.h"
+#include "engine/core/thread_pool.h"
+
+namespace sluice {
+namespace {
+
+struct Matrix {
+  std::vector<uint8_t> bytes;
+  WeightTensor tensor;
+};
+
+// Random weights of a shape, stored as dtype (F32, F16 or BF16).
+Matrix random_matrix(int64_t rows, int64_t cols, DType dtype, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  Matrix m;
+  m.bytes.resize(dtype_num_bytes(dtype, rows * cols));
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const float v = uniform(rng);
+    if (dtype == DType::F32) {
+      std::memcpy(m.bytes.data() + 4 * i, &v, 4);
+    } else {
+      const uint16_t h = dtype == DType::F16 ? f32_to_f16(v) : f32_to_bf16(v);
+      std::memcpy(m.bytes.data() + 2 * i, &h, 2);
+    }
+  }
+  m.tensor.dtype = dtype;
+  m.tensor.shape = {rows, cols};
+  m.tensor.data = m.bytes.data();
+  m.tensor.num_bytes = m.bytes.size();
+  return m;
+}
+
+std::vector<float> random_inputs(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> out(static_cast<size_t>(n));
+  for (float& v : out) v = uniform(rng);
+  return out;
+}
+
+struct Shape {
+  int64_t rows, cols;
+};
+
+// Shapes of real layers (stories260K: 64 -> 172, 512; stories15M: 288 -> 768, 32000 rows cut
+// to 1000) and odd ones that leave tails in every direction.
+constexpr Shape kShapes[] = {{64, 64},   {172, 64},  {64, 172},   {512, 64},
+                             {768, 288}, {37, 1001}, {1000, 288}, {5, 3}};
+constexpr int64_t kTokens = 300;
+
+TEST(CpuLinear, MatchesDoublePrecisionReference) {
+  ThreadPool pool(2);
+  for (const Shape& s : kShapes) {
+    for (const DType dtype : {DType::F32, DType::F16, DType::BF16}) {
+      SCOPED_TRACE(str_cat(s.rows, "x", s.cols, " ", dtype_name(dtype)));
+      const Matrix w = random_matrix(s.rows, s.cols, dtype, 7);
+      const CpuMatrix m(w.tensor, /*widen_now=*/false, pool);
+      const std::vector<float> x = random_inputs(kTokens * s.cols, 11);
+      std::vector<float> y(static_cast<size_t>(kTokens * s.rows));
+      m.multiply(x.data(), kTokens, y.data(), pool);
+      std::vector<float> row(static_cast<size_t>(s.cols));
+      for (int64_t r = 0; r < s.rows; ++r) {
+        m.row(r, row.data());
+        for (int64_t t = 0; t < kTokens; t += 13) {
+          double expected = 0.0, magnitude = 0.0;
+          for (int64_t k = 0; k < s.cols; ++k) {
+            expected += static_cast<double>(x[static_cast<size_t>(t * s.cols + k)]) *
+                        row[static_cast<size_t>(k)];
+            magnitude += std::abs(static_cast<double>(x[static_cast<size_t>(t * s.cols + k)]) *
+                                  row[static_cast<size_t>(k)]);
+          }
+          ASSERT_NEAR(y[static_cast<size_t>(t * s.rows + r)], expected, 1e-6 * magnitude + 1e-7)
+              << "token " << t << " row " << r;
+        }
+      }
+    }
+  }
+}
+
+// The same 300 tokens multiplied all at once, in batches of every size the scheduler may form,
+// and with one or two threads: every output element has the same bits.
+TEST(CpuLinear, ATokensOutputDoesNotDependOnTheBatchOrTheThreads) {
+  ThreadPool one(1), two(2);
+  for (const Shape& s : kShapes) {
+    for (const DType dtype : {DType::F32, DType::BF16}) {
+      for (const bool widen_now : {false, true}) {
+        SCOPED_TRACE(
+            str_cat(s.rows, "x", s.cols, " ", dtype_name(dtype), widen_now ? " widened" : ""));
+        const Matrix w = random_matrix(s.rows, s.cols, dtype, 3);
+        const CpuMatrix m(w.tensor, widen_now, one);
+        const std::vector<float> x = random_inputs(kTokens * s.cols, 5);
+        std::vector<float> whole(static_cast<size_t>(kTokens * s.rows));
+        m.multiply(x.data(), kTokens, whole.data(), two);
+        for (ThreadPool* pool : {&one, &two}) {
+          for (const int64_t batch : {1, 2, 3, 4, 5, 7, 8, 16, 17, 31, 64, 100, 255, 256}) {
+            std::vector<float> pieces(whole.size());
+            for (int64_t t0 = 0; t0 < kTokens; t0 += batch) {
+              const int64_t n = std::min(batch, kTokens - t0);
+              m.multiply(x.data() + t0 * s.cols, n, pieces.data() + t0 * s.rows, *pool);
+            }
+            size_t num_differ = 0, first = 0;
+            for (size_t i = 0; i < whole.size(); ++i) {
+              if (std::memcmp(&whole[i], &pieces[i], sizeof(float)) != 0 && num_differ++ == 0)
+                first = i;
+            }
+            EXPECT_EQ(num_differ, 0u)
+                << "batches of " << batch << " on " << pool->num_threads()
+                << " threads: first at token " << first / static_cast<size_t>(s.rows)
+                << ", feature " << first % static_cast<size_t>(s.rows);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sluice
