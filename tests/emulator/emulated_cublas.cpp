@@ -1,11 +1,12 @@
 // The emulated cuBLAS: the entry points the CUDA backend resolves with dlopen, as a shared
 // library (SLUICE_CUBLAS names it in the emulated backend tests). A product is queued on the
 // handle's stream through the test program's emulator (emu_submit_work), so it is ordered,
-// deferred and captured into graphs like a kernel. It computes in fp32 with OpenBLAS: the
-// operands are widened from their type, the result rounded once to the output type (round to
-// nearest even), which is what CUBLAS_COMPUTE_32F without reduced-precision reductions promises.
-#include <cblas.h>
-
+// deferred and captured into graphs like a kernel. It computes in fp32: the operands are widened
+// from their type, the result rounded once to the output type (round to nearest even), which is
+// what CUBLAS_COMPUTE_32F without reduced-precision reductions promises. Every element is summed
+// in the CPU backend's fixed order (engine/backend/cpu_gemm.h), so within the emulator a
+// token's products do not depend on the batch: what differs between schedules there comes from
+// the kernels, which is what the emulated determinism tests are after.
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "cublas_v2.h"
 #include "cuda_bf16.h"
 #include "cuda_fp16.h"
+#include "engine/backend/cpu_gemm.h"
 
 struct cublasContext {
   cudaStream_t stream = nullptr;
@@ -56,6 +58,24 @@ std::vector<float> widen(const void* base, cudaDataType type, int rows, int cols
   for (int c = 0; c < cols; ++c)
     for (int r = 0; r < rows; ++r)
       out[static_cast<size_t>(c) * rows + r] = load(base, type, static_cast<size_t>(c) * ld + r);
+  return out;
+}
+
+// op(M) of a column-major matrix widened to [outer, k] row-major: row i holds op(M)'s i-th row
+// (outer = m, for A) or column (outer = n, for B), so every product is a dot of two rows.
+std::vector<float> widen_rows(const void* base, cudaDataType type, bool is_transposed,
+                              bool rows_of_op, int outer, int k, int ld) {
+  std::vector<float> out(static_cast<size_t>(outer) * k);
+  for (int i = 0; i < outer; ++i) {
+    for (int j = 0; j < k; ++j) {
+      // Element (i, j) of op(M) (rows_of_op) or of op(M)^T: stored at (row, col) of M.
+      const bool swap = is_transposed == rows_of_op;
+      const int row = swap ? j : i;
+      const int col = swap ? i : j;
+      out[static_cast<size_t>(i) * k + j] =
+          load(base, type, static_cast<size_t>(col) * ld + static_cast<size_t>(row));
+    }
+  }
   return out;
 }
 
@@ -110,19 +130,20 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
   const float alpha_value = *static_cast<const float*>(alpha);
   const float beta_value = *static_cast<const float*>(beta);
   std::function<void()> work = [=] {
-    const int a_cols = transa == CUBLAS_OP_N ? k : m;
-    const int b_cols = transb == CUBLAS_OP_N ? n : k;
-    const std::vector<float> wide_a = widen(a, a_type, a_rows, a_cols, lda);
-    const std::vector<float> wide_b = widen(b, b_type, b_rows, b_cols, ldb);
+    // C[row, col] = sum_j op(A)[row, j] * op(B)[j, col]: rows of op(A) against columns of op(B).
+    const std::vector<float> a_rows_wide =
+        widen_rows(a, a_type, transa != CUBLAS_OP_N, /*rows_of_op=*/true, m, k, lda);
+    const std::vector<float> b_cols_wide =
+        widen_rows(b, b_type, transb != CUBLAS_OP_N, /*rows_of_op=*/false, n, k, ldb);
+    std::vector<float> product(static_cast<size_t>(m) * n, 0.0f);  // column-major, ld m
+    if (k > 0) {
+      sluice::gemm_nt_fixed_order(b_cols_wide.data(), n, a_rows_wide.data(), m, k, product.data(),
+                                  m);
+    }
     std::vector<float> wide_c(static_cast<size_t>(m) * n, 0.0f);
     if (beta_value != 0.0f) wide_c = widen(c, c_type, m, n, ldc);
-    if (k > 0) {
-      cblas_sgemm(CblasColMajor, transa == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
-                  transb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, alpha_value,
-                  wide_a.data(), a_rows, wide_b.data(), b_rows, beta_value, wide_c.data(), m);
-    } else {
-      for (float& value : wide_c) value *= beta_value;
-    }
+    for (size_t i = 0; i < product.size(); ++i)
+      wide_c[i] = alpha_value * product[i] + beta_value * wide_c[i];
     for (int col = 0; col < n; ++col)
       for (int row = 0; row < m; ++row)
         store(c, c_type, static_cast<size_t>(col) * ldc + row,
