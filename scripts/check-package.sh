@@ -18,6 +18,6 @@ appstreamcli validate --no-net --pedantic "$work/root/usr/share/metainfo/dev.slu
   || appstreamcli validate --no-net "$work/root/usr/share/metainfo/dev.sluice.Sluice.metainfo.xml"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "$depends" | grep -q "libqt6widgets6" || { echo "check-package: Depends lacks Qt Widgets: $depends" >&2; exit 1; }
-echo "$depends" | grep -q "libopenblas" || { echo "check-package: Depends lacks OpenBLAS: $depends" >&2; exit 1; }
+echo "$depends" | grep -q "libsentencepiece" || { echo "check-package: Depends lacks SentencePiece: $depends" >&2; exit 1; }
 "$work/root/usr/bin/sluice" --version | grep -q "^sluice " || { echo "check-package: the packaged binary does not run" >&2; exit 1; }
 echo "check-package: $(basename "$deb") OK (Depends: $depends)"

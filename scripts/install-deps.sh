@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential make cmake ninja-build ccache pkg-config
   qt6-base-dev qt6-base-dev-tools qt6-httpserver-dev qt6-websockets-dev libqcustomplot-dev
-  libsentencepiece-dev libopenblas-dev nlohmann-json3-dev libsqlite3-dev
+  libsentencepiece-dev nlohmann-json3-dev libsqlite3-dev
   libgtest-dev libgmock-dev
   xvfb xauth dpkg-dev desktop-file-utils appstream
 )

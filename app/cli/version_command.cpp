@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "app/cli/cli_command.h"
+#include "engine/backend/cpu_gemm.h"
 #include "engine/backend/device.h"
 #include "engine/core/build_info.h"
 
@@ -16,7 +17,7 @@ int run_version() {
     std::printf("cuda: not compiled in\n");
   }
   std::printf("device: %s\n", probe_devices().summary.c_str());
-  std::printf("blas: %s\n", bi::kBlas);
+  std::printf("cpu: fixed-order fp32 kernels (%s)\n", cpu_kernel_isa());
   std::printf("tokenizer: %s\n", bi::kSentencePiece);
   std::printf("gui: %s\n", bi::kHasGui ? "yes (Qt Widgets, QCustomPlot)" : "no");
   std::printf("build: %s, %s%s%s\n", bi::kBuildType, bi::kCompiler,

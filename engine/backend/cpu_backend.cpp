@@ -1,6 +1,5 @@
 #include "engine/backend/cpu_backend.h"
 
-#include <cblas.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,8 +55,6 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
       config_(model.config),
       pool_(options.num_threads),
       scratch_(std::make_unique<Scratch>()) {
-  // The pool parallelises every product itself; OpenBLAS's own threads would spin against it.
-  openblas_set_num_threads(1);
   const ModelWeights& w = model.weights;
   size_t total_widened = 0;
   for (const auto& l : w.layers) {

@@ -105,4 +105,16 @@ SLUICE_CPU_CLONES void gemm_nt_fixed_order(const float* x, int64_t num_tokens, c
   }
 }
 
+const char* cpu_kernel_isa() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__)
+  // The same levels SLUICE_CPU_CLONES compiles for, in the order the loader picks them.
+  if (__builtin_cpu_supports("x86-64-v4")) return "AVX-512, x86-64-v4";
+  if (__builtin_cpu_supports("x86-64-v3")) return "AVX2 + FMA, x86-64-v3";
+  return "baseline x86-64";
+#else
+  return "portable C++";
+#endif
+}
+
 }  // namespace sluice

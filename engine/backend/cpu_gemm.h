@@ -17,4 +17,7 @@ namespace sluice {
 void gemm_nt_fixed_order(const float* x, int64_t num_tokens, const float* w, int64_t num_rows,
                          int64_t cols, float* y, int64_t ldy);
 
+// The instruction set the CPU kernels run with on this machine, e.g. "AVX-512, x86-64-v4".
+const char* cpu_kernel_isa();
+
 }  // namespace sluice
