@@ -10,6 +10,7 @@
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
 #include "engine/core/error.h"
+#include "engine/core/json_parse.h"
 #include "engine/core/mapped_file.h"
 #include "engine/model/model.h"
 #include "engine/template/chat_template.h"
@@ -64,12 +65,7 @@ RenderTemplateArgs parse_args(const QStringList& args) {
 // Returns the template variables from the --messages file: {"messages": [...]} plus, for the
 // object form, its other keys.
 nlohmann::ordered_json read_variables(const std::string& path) {
-  nlohmann::ordered_json document;
-  try {
-    document = nlohmann::ordered_json::parse(read_text_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    fail(path, ": not valid JSON: ", e.what());
-  }
+  auto document = parse_json_text<nlohmann::ordered_json>(read_text_file(path), path);
   if (document.is_array()) return {{"messages", std::move(document)}};
   if (!document.is_object() || !document.contains("messages") || !document["messages"].is_array()) {
     fail(path, ": expected an array of messages or an object with a \"messages\" array");

@@ -118,19 +118,12 @@ Conversation openai_conversation(const Json& record) {
 
 DatasetFormat detect_chat_format(const Json& record) {
   if (!record.is_object()) return DatasetFormat::Auto;
-  const auto first_turn = [&](const char* key) -> const Json* {
+  const auto has_array = [&](const char* key) {
     const auto it = record.find(key);
-    if (it == record.end() || !it->is_array() || it->empty() || !it->front().is_object()) {
-      return nullptr;
-    }
-    return &it->front();
+    return it != record.end() && it->is_array();
   };
-  if (const Json* turn = first_turn("conversations")) {
-    if (turn->contains("from") && turn->contains("value")) return DatasetFormat::ShareGpt;
-  }
-  if (const Json* turn = first_turn("messages")) {
-    if (turn->contains("role") && turn->contains("content")) return DatasetFormat::OpenAiChat;
-  }
+  if (has_array("conversations")) return DatasetFormat::ShareGpt;
+  if (has_array("messages")) return DatasetFormat::OpenAiChat;
   return DatasetFormat::Auto;
 }
 

@@ -20,8 +20,9 @@ Conversation sharegpt_conversation(const nlohmann::ordered_json& record);
 // parts), up to and including its last non-assistant turn. Throws Error as above.
 Conversation openai_conversation(const nlohmann::ordered_json& record);
 
-// Returns ShareGpt or OpenAiChat when record looks like one (judged by the first turn's keys),
-// otherwise Auto.
+// Returns ShareGpt when record has a "conversations" array, else OpenAiChat when it has a
+// "messages" array, otherwise Auto. The turns are not looked at: a record with a malformed turn
+// is still the chat record it tries to be, and its reader reports the turn.
 DatasetFormat detect_chat_format(const nlohmann::ordered_json& record);
 
 }  // namespace sluice

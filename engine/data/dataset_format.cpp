@@ -21,8 +21,12 @@ constexpr std::array kNamedFormats = {
     DatasetFormat::Tsv,  DatasetFormat::Text,  DatasetFormat::ShareGpt, DatasetFormat::OpenAiChat,
 };
 
-// Rows looked at before giving up on JSON: a JSON file may open with a few bad rows.
-constexpr int kMaxRowsToSniff = 8;
+// Good rows whose shapes decide between plain JSON and the chat formats, and rows read at most
+// while looking for them. A JSON file may open with a few bad rows, but one without a good row
+// among its first few is not JSON.
+constexpr int kNumRowsToJudge = 64;
+constexpr int kMaxRowsToSniff = 256;
+constexpr int kMaxLeadingBadRows = 8;
 // Records looked at when deciding whether a file without a telling extension is CSV/TSV.
 constexpr int kMaxRecordsToSniff = 20;
 constexpr size_t kMaxHeaderNameBytes = 64;
@@ -37,23 +41,43 @@ std::string lowercase(std::string_view text) {
   return out;
 }
 
-// Returns the format of reader's rows judged by its first good row (plain_format, or a chat
-// format), plain_format for a file that cleanly has no rows (an empty array), and nullopt when
-// no good row was found among the first few.
+// Returns the format of reader's rows judged by what most of its first good rows are (plain
+// rows, ShareGPT or OpenAI records; a tie goes to the chat format, whose reader then names the
+// rows that do not fit), plain_format for a file that cleanly has no rows (an empty array), and
+// nullopt when no good row was found among the first few.
 std::optional<DatasetFormat> sniff_json_rows(DatasetReader& reader, DatasetFormat plain_format) {
+  int num_plain = 0;
+  int num_sharegpt = 0;
+  int num_openai = 0;
+  bool has_no_rows = false;
   for (int i = 0; i < kMaxRowsToSniff; ++i) {
+    const int num_good = num_plain + num_sharegpt + num_openai;
+    if (num_good == kNumRowsToJudge || (num_good == 0 && i == kMaxLeadingBadRows)) break;
     try {
       const auto row = reader.next();
-      if (!row) return i == 0 ? std::optional(plain_format) : std::nullopt;
+      if (!row) {
+        has_no_rows = i == 0;
+        break;
+      }
       const DatasetFormat chat = detect_chat_format(row->fields);
-      return chat == DatasetFormat::Auto ? plain_format : chat;
+      if (chat == DatasetFormat::ShareGpt) {
+        ++num_sharegpt;
+      } else if (chat == DatasetFormat::OpenAiChat) {
+        ++num_openai;
+      } else {
+        ++num_plain;
+      }
     } catch (const DatasetRowError&) {
-      continue;  // a bad first row says nothing about the others
+      continue;  // a bad row says nothing about the others
     } catch (const Error&) {
-      break;  // broken (or cut at the sniffing limit); the real read will tell
+      break;  // broken (or cut at the sniffing limit); the rows so far decide
     }
   }
-  return std::nullopt;
+  if (num_plain + num_sharegpt + num_openai == 0) {
+    return has_no_rows ? std::optional(plain_format) : std::nullopt;
+  }
+  if (num_plain > std::max(num_sharegpt, num_openai)) return plain_format;
+  return num_sharegpt >= num_openai ? DatasetFormat::ShareGpt : DatasetFormat::OpenAiChat;
 }
 
 // Returns the JSON format of a file whose content starts with first ('[' or '{'), or nullopt

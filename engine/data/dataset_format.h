@@ -31,9 +31,10 @@ DatasetFormat parse_dataset_format(std::string_view name);
 bool is_chat_format(DatasetFormat format);
 
 // Returns the concrete format of the file at path, judged by its content (a UTF-8 BOM is
-// skipped; '[' -> a JSON array, '{' -> JSONL, either refined to ShareGpt / OpenAiChat by the
-// first object's keys), then by extension and delimiter sniffing for CSV/TSV, otherwise Text.
-// Throws Error when the file cannot be read or holds nothing but whitespace.
+// skipped; '[' -> a JSON array, '{' -> JSONL, either refined to ShareGpt / OpenAiChat by what
+// most of the first 64 good rows are), then by extension and delimiter sniffing for CSV/TSV,
+// otherwise Text. Rows that do not fit the format found are the reader's bad rows, never read
+// as another format. Throws Error when the file cannot be read or holds nothing but whitespace.
 DatasetFormat detect_dataset_format(const std::string& path);
 
 }  // namespace sluice

@@ -1,8 +1,7 @@
 #include "engine/data/json_row.h"
 
-#include <algorithm>
-
 #include "engine/core/error.h"
+#include "engine/core/json_parse.h"
 #include "engine/data/chat_conversation.h"
 #include "engine/data/dataset_reader.h"
 #include "engine/data/utf8_validation.h"
@@ -17,22 +16,6 @@ using Json = nlohmann::ordered_json;
                                   const std::string& message) {
   throw DatasetRowError(json_row_prefix(place, position) + message, place.row_line,
                         place.row_index);
-}
-
-// nlohmann's message repeats its own (buffer-relative) position; keep only the description.
-std::string parse_error_description(const nlohmann::json::parse_error& error) {
-  const std::string what = error.what();
-  const size_t column = what.find(", column ");
-  const size_t colon = column == std::string::npos ? column : what.find(": ", column);
-  return colon == std::string::npos ? what : what.substr(colon + 2);
-}
-
-const char* json_type_name(const Json& value) {
-  if (value.is_array()) return "an array";
-  if (value.is_string()) return "a string";
-  if (value.is_null()) return "null";
-  if (value.is_boolean()) return "a boolean";
-  return "a number";
 }
 
 }  // namespace
@@ -51,13 +34,9 @@ DatasetRow parse_json_row(std::string_view text, DatasetFormat format, const Jso
   DatasetRow row;
   row.row_index = place.row_index;
   row.line = place.row_line;
-  try {
-    row.fields = Json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
-    // error.byte is 1-based and points at the last character read.
-    const size_t offset = std::min(error.byte > 0 ? error.byte - 1 : 0, text.size());
-    throw_row_error(place, position_in(text, offset, place.text_start),
-                    "malformed JSON: " + parse_error_description(error));
+  if (const auto failure = try_parse_json(text, row.fields)) {
+    throw_row_error(place, position_in(text, failure->offset, place.text_start),
+                    "malformed JSON: " + failure->description);
   }
   if (!row.fields.is_object()) {
     throw_row_error(place, place.text_start,

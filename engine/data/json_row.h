@@ -25,7 +25,8 @@ struct JsonRowPlace {
 
 // Parses text as one row of format (Jsonl/Json: any object; ShareGpt/OpenAiChat: an object with
 // a valid conversation). Throws DatasetRowError, naming the file, line and column, for invalid
-// UTF-8, malformed JSON, a value that is not an object, or a bad conversation.
+// UTF-8, malformed JSON (nesting past kMaxJsonDepth and numbers out of a double's range
+// included), a value that is not an object, or a bad conversation.
 DatasetRow parse_json_row(std::string_view text, DatasetFormat format, const JsonRowPlace& place);
 
 // Returns "path:line:column: element N: " (element only for array elements) as an error prefix.

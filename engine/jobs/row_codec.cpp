@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "engine/core/error.h"
+#include "engine/core/json_parse.h"
 #include "engine/jobs/sqlite_db.h"
 
 namespace sluice {
@@ -41,8 +42,10 @@ struct Where {
 Json parse_json_column(const SqliteStatement& statement, int column, const Where& where) {
   if (statement.column_is_null(column)) fail_at(where, "is NULL");
   const std::string text = statement.column_text(column);
-  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) fail_at(where, "is not valid JSON");
+  Json value;
+  if (const auto failure = try_parse_json(text, value)) {
+    fail_at(where, "is " + describe_json_failure(text, *failure));
+  }
   return value;
 }
 

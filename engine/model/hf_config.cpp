@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
+#include "engine/core/json_parse.h"
 #include "engine/core/mapped_file.h"
 
 namespace sluice {
@@ -13,11 +14,7 @@ namespace {
 using nlohmann::json;
 
 json parse_json_file(const std::string& path) {
-  try {
-    return json::parse(read_text_file(path));
-  } catch (const json::parse_error& e) {
-    fail(path, ": not valid JSON: ", e.what());
-  }
+  return parse_json_text<json>(read_text_file(path), path);
 }
 
 int get_int(const json& j, const std::string& path, const char* key, std::optional<int> fallback) {

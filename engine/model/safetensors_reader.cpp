@@ -6,8 +6,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string_view>
 
 #include "engine/core/error.h"
+#include "engine/core/json_parse.h"
 
 namespace sluice {
 
@@ -105,11 +107,10 @@ std::shared_ptr<const MappedFile> read_safetensors(const std::string& path,
          file->size() - 8, " after the length");
   }
   const auto* header_begin = reinterpret_cast<const char*>(file->data() + 8);
+  const std::string_view header_text(header_begin, header_bytes);
   nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(header_begin, header_begin + header_bytes);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(path, ": the header is not valid JSON: ", e.what());
+  if (const auto failure = try_parse_json(header_text, header)) {
+    fail(path, ": the header is ", describe_json_failure(header_text, *failure));
   }
   if (!header.is_object()) fail(path, ": the header is not a JSON object");
   const uint8_t* buffer = file->data() + 8 + header_bytes;
@@ -133,12 +134,7 @@ std::shared_ptr<const MappedFile> read_safetensors(const std::string& path,
 
 std::vector<std::shared_ptr<const MappedFile>> read_safetensors_sharded(
     const std::string& index_path, TensorDirectory& directory) {
-  nlohmann::json index;
-  try {
-    index = nlohmann::json::parse(read_text_file(index_path));
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(index_path, ": not valid JSON: ", e.what());
-  }
+  const auto index = parse_json_text<nlohmann::json>(read_text_file(index_path), index_path);
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
     fail(index_path, ": missing the weight_map object");
   }

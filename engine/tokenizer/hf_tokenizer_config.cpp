@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "engine/core/error.h"
+#include "engine/core/json_parse.h"
 #include "engine/core/mapped_file.h"
 
 namespace sluice {
@@ -14,9 +15,7 @@ namespace {
 using Json = nlohmann::json;
 
 Json parse_json_object(const std::string& path) {
-  const std::string text = read_text_file(path);
-  Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) fail(path, ": not valid JSON");
+  Json json = parse_json_text<Json>(read_text_file(path), path);
   if (!json.is_object()) fail(path, ": expected a JSON object at the top level");
   return json;
 }

@@ -3,8 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <string_view>
+#include <type_traits>
 
 #include "engine/core/error.h"
+#include "engine/core/json_parse.h"
 #include "engine/core/mapped_file.h"
 #include "engine/tokenizer/end_of_turn.h"
 
@@ -22,24 +25,58 @@ constexpr std::string_view kLlama3Pattern =
 constexpr std::string_view kQwen2Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// Where a JSON object sits in tokenizer.json ("pre_tokenizer.pretokenizers[1]"), so that a value
+// of the wrong type is named by its key path.
+struct JsonPlace {
+  const std::string& path;  // tokenizer.json
+  std::string key_path;     // empty for the top level
+
+  JsonPlace at(std::string_view key) const {
+    return {path, key_path.empty() ? std::string(key) : str_cat(key_path, ".", key)};
+  }
+  JsonPlace at(size_t idx) const { return {path, str_cat(key_path, "[", idx, "]")}; }
+
+  [[noreturn]] void fail_type(const char* expected, const Json& got) const {
+    fail(path, ": ", key_path, ": expected ", expected, ", got ", json_type_name(got));
+  }
+};
+
+// Returns object[key] (object must be an object), or fallback when it is absent or null; fails
+// naming the key path when it holds another type.
+template <typename T>
+T optional_value(const Json& object, const char* key, const T& fallback, const JsonPlace& place) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return fallback;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!it->is_boolean()) place.at(key).fail_type("a boolean", *it);
+  } else {
+    static_assert(std::is_same_v<T, std::string>);
+    if (!it->is_string()) place.at(key).fail_type("a string", *it);
+  }
+  return it->template get<T>();
+}
+
 std::string type_of(const Json& json) {
   return json.is_object() && json.contains("type") && json["type"].is_string()
              ? json["type"].get<std::string>()
              : "";
 }
 
-bool is_byte_level(const Json& json, bool use_regex) {
-  return type_of(json) == "ByteLevel" && json.value("use_regex", true) == use_regex &&
-         !json.value("add_prefix_space", false);
+bool is_byte_level(const Json& json, bool use_regex, const JsonPlace& place) {
+  return type_of(json) == "ByteLevel" &&
+         optional_value(json, "use_regex", true, place) == use_regex &&
+         !optional_value(json, "add_prefix_space", false, place);
 }
 
-std::optional<PreTokenizer> pre_tokenizer_from_split(const Json& split) {
-  if (type_of(split) != "Split" || split.value("behavior", "") != "Isolated" ||
-      split.value("invert", false) || !split.contains("pattern") || !split["pattern"].is_object() ||
-      !split["pattern"].contains("Regex")) {
+std::optional<PreTokenizer> pre_tokenizer_from_split(const Json& split, const JsonPlace& place) {
+  if (type_of(split) != "Split" ||
+      optional_value<std::string>(split, "behavior", "", place) != "Isolated" ||
+      optional_value(split, "invert", false, place) || !split.contains("pattern") ||
+      !split["pattern"].is_object() || !split["pattern"].contains("Regex")) {
     return std::nullopt;
   }
-  const std::string pattern = split["pattern"].value("Regex", "");
+  const std::string pattern =
+      optional_value<std::string>(split["pattern"], "Regex", "", place.at("pattern"));
   if (pattern == kGpt2Pattern) return PreTokenizer::Gpt2;
   if (pattern == kLlama3Pattern) return PreTokenizer::Llama3;
   if (pattern == kQwen2Pattern) return PreTokenizer::Qwen2;
@@ -48,14 +85,17 @@ std::optional<PreTokenizer> pre_tokenizer_from_split(const Json& split) {
 
 // Recognises ByteLevel alone (GPT-2), Split(pattern) + ByteLevel without regex (Llama 3,
 // Qwen2), and Digits(individual) + ByteLevel (StarCoder, SmolLM).
-std::optional<PreTokenizer> recognise_pre_tokenizer(const Json& pre) {
-  if (is_byte_level(pre, true)) return PreTokenizer::Gpt2;
+std::optional<PreTokenizer> recognise_pre_tokenizer(const Json& pre, const JsonPlace& place) {
+  if (is_byte_level(pre, true, place)) return PreTokenizer::Gpt2;
   if (type_of(pre) != "Sequence" || !pre.contains("pretokenizers")) return std::nullopt;
   const Json& steps = pre["pretokenizers"];
   if (!steps.is_array() || steps.size() != 2) return std::nullopt;
-  if (is_byte_level(steps[1], false)) return pre_tokenizer_from_split(steps[0]);
-  if (type_of(steps[0]) == "Digits" && steps[0].value("individual_digits", false) &&
-      is_byte_level(steps[1], true)) {
+  const JsonPlace first = place.at("pretokenizers").at(size_t{0});
+  const JsonPlace second = place.at("pretokenizers").at(size_t{1});
+  if (is_byte_level(steps[1], false, second)) return pre_tokenizer_from_split(steps[0], first);
+  if (type_of(steps[0]) == "Digits" &&
+      optional_value(steps[0], "individual_digits", false, first) &&
+      is_byte_level(steps[1], true, second)) {
     return PreTokenizer::Gpt2IsolatedDigits;
   }
   return std::nullopt;
@@ -81,15 +121,22 @@ std::vector<std::string> read_merges(const Json& merges, const std::string& path
 
 // Fills tokens and kinds from model.vocab and added_tokens; ids must be non-negative.
 void read_tokens(const Json& json, const std::string& path, BpeVocab& vocab) {
-  const Json& entries = json["model"]["vocab"];
-  if (!entries.is_object()) fail(path, ": model.vocab must be an object of token -> id");
+  const auto vocab_it = json["model"].find("vocab");
+  if (vocab_it == json["model"].end()) {
+    fail(path, ": model.vocab: missing (expected an object of token -> id)");
+  }
+  const Json& entries = *vocab_it;
+  if (!entries.is_object()) {
+    fail(path, ": model.vocab: expected an object of token -> id, got ", json_type_name(entries));
+  }
   const Json added = json.value("added_tokens", Json::array());
   if (!added.is_array()) fail(path, ": added_tokens must be an array");
 
   int64_t max_id = -1;
   for (const auto& [token, id] : entries.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= INT32_MAX) {
-      fail(path, ": model.vocab[\"", token, "\"] is not a token id");
+      fail(path, ": model.vocab[\"", token, "\"]: expected a non-negative integer id, got ",
+           id.is_number() ? id.dump() : json_type_name(id));
     }
     max_id = std::max(max_id, id.get<int64_t>());
   }
@@ -108,25 +155,35 @@ void read_tokens(const Json& json, const std::string& path, BpeVocab& vocab) {
     vocab.tokens[id.get<int64_t>()] = token;
     vocab.kinds[id.get<int64_t>()] = TokenKind::Normal;
   }
-  for (const Json& token : added) {
+  for (size_t i = 0; i < added.size(); ++i) {
+    const Json& token = added[i];
     const int64_t id = token["id"].get<int64_t>();
     vocab.tokens[id] = token["content"].get<std::string>();
-    vocab.kinds[id] = token.value("special", false) ? TokenKind::Control : TokenKind::UserDefined;
+    const bool is_special =
+        optional_value(token, "special", false, JsonPlace{path, str_cat("added_tokens[", i, "]")});
+    vocab.kinds[id] = is_special ? TokenKind::Control : TokenKind::UserDefined;
   }
 }
 
 // Returns true when the post-processor's single-sequence template starts with bos_token, which
 // is how Llama 3's tokenizer.json asks for BOS.
-bool template_adds_bos(const Json& post, const std::string& bos_token) {
+// (The recursion into a Sequence is bounded by kMaxJsonDepth, checked when the file was parsed.)
+bool template_adds_bos(const Json& post, const std::string& bos_token, const JsonPlace& place) {
   if (!post.is_object() || bos_token.empty()) return false;
   if (type_of(post) == "Sequence" && post.contains("processors") && post["processors"].is_array()) {
-    return std::any_of(post["processors"].begin(), post["processors"].end(),
-                       [&](const Json& step) { return template_adds_bos(step, bos_token); });
+    const Json& steps = post["processors"];
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (template_adds_bos(steps[i], bos_token, place.at("processors").at(i))) return true;
+    }
+    return false;
   }
   if (type_of(post) != "TemplateProcessing" || !post.contains("single")) return false;
   const Json& single = post["single"];
-  return single.is_array() && !single.empty() && single[0].contains("SpecialToken") &&
-         single[0]["SpecialToken"].value("id", "") == bos_token;
+  if (!single.is_array() || single.empty() || !single[0].contains("SpecialToken")) return false;
+  const Json& special = single[0]["SpecialToken"];
+  const JsonPlace special_place = place.at("single").at(size_t{0}).at("SpecialToken");
+  if (!special.is_object()) special_place.fail_type("an object", special);
+  return optional_value<std::string>(special, "id", "", special_place) == bos_token;
 }
 
 int32_t resolve_token(const BpeVocab& vocab, const std::optional<std::string>& text,
@@ -141,14 +198,16 @@ int32_t resolve_token(const BpeVocab& vocab, const std::optional<std::string>& t
 
 std::unique_ptr<BpeTokenizer> load_hf_tokenizer_json(const std::string& path,
                                                      const HfTokenizerConfig& config) {
-  const Json json = Json::parse(read_text_file(path), nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) fail(path, ": not valid JSON");
+  const Json json = parse_json_text<Json>(read_text_file(path), path);
+  if (!json.is_object()) fail(path, ": expected a JSON object, got ", json_type_name(json));
   if (!json.contains("model") || !json["model"].is_object()) fail(path, ": no \"model\" object");
   const Json& model = json["model"];
-  if (model.value("type", "BPE") != "BPE") {
-    fail(path, ": model.type is '", model.value("type", ""), "'; Sluice reads BPE tokenizer.json");
+  const JsonPlace model_place{path, "model"};
+  const std::string model_type = optional_value<std::string>(model, "type", "BPE", model_place);
+  if (model_type != "BPE") {
+    fail(path, ": model.type is '", model_type, "'; Sluice reads BPE tokenizer.json");
   }
-  if (model.value("byte_fallback", false)) {
+  if (optional_value(model, "byte_fallback", false, model_place)) {
     fail(path,
          ": a SentencePiece-style (byte_fallback) BPE tokenizer.json; load the directory's "
          "tokenizer.model instead");
@@ -158,7 +217,8 @@ std::unique_ptr<BpeTokenizer> load_hf_tokenizer_json(const std::string& path,
   if (!normalizer.is_null() && type_of(normalizer) != "NFC") {
     fail(path, ": normalizer '", type_of(normalizer), "' is not supported");
   }
-  const auto pre_tokenizer = recognise_pre_tokenizer(json.value("pre_tokenizer", Json()));
+  const auto pre_tokenizer = recognise_pre_tokenizer(json.value("pre_tokenizer", Json()),
+                                                     JsonPlace{path, "pre_tokenizer"});
   if (!pre_tokenizer) {
     fail(path, ": pre_tokenizer ", json.value("pre_tokenizer", Json()).dump().substr(0, 200),
          " is not one Sluice implements (GPT-2, Llama 3, Qwen2, digit-splitting GPT-2)");
@@ -169,11 +229,12 @@ std::unique_ptr<BpeTokenizer> load_hf_tokenizer_json(const std::string& path,
   read_tokens(json, path, vocab);
   vocab.merges = read_merges(model.value("merges", Json::array()), path);
   vocab.pre_tokenizer = *pre_tokenizer;
-  vocab.ignore_merges = model.value("ignore_merges", false);
+  vocab.ignore_merges = optional_value(model, "ignore_merges", false, model_place);
   vocab.bos_id = resolve_token(vocab, config.bos_token, path, "bos_token");
   vocab.eos_id = resolve_token(vocab, config.eos_token, path, "eos_token");
   vocab.add_bos = config.add_bos_token.value_or(
-      template_adds_bos(json.value("post_processor", Json()), config.bos_token.value_or("")));
+      template_adds_bos(json.value("post_processor", Json()), config.bos_token.value_or(""),
+                        JsonPlace{path, "post_processor"}));
   vocab.add_eos = config.add_eos_token.value_or(false);
   for (int32_t id = 0; id < static_cast<int32_t>(vocab.tokens.size()); ++id) {
     if (vocab.kinds[id] == TokenKind::Control && id != vocab.eos_id &&

@@ -129,5 +129,17 @@ TEST(ChatReader, UnknownShareGptSpeaker) {
   EXPECT_EQ(detect_chat_format(Json::parse(R"({"messages": "not turns"})")), DatasetFormat::Auto);
 }
 
+TEST(ChatReader, ARecordIsJudgedByItsTurnsArrayNotByItsFirstTurn) {
+  // A malformed first turn still marks the record as the chat format it tries to be, so that
+  // the reader reports the turn instead of the record passing as plain JSON.
+  EXPECT_EQ(detect_chat_format(Json::parse(R"({"messages": [{"content": "no role"}]})")),
+            DatasetFormat::OpenAiChat);
+  EXPECT_EQ(detect_chat_format(Json::parse(R"({"messages": []})")), DatasetFormat::OpenAiChat);
+  EXPECT_EQ(detect_chat_format(Json::parse(R"({"conversations": ["hi"]})")),
+            DatasetFormat::ShareGpt);
+  EXPECT_EQ(detect_chat_format(Json::parse(R"({"prompt": "x", "messages": "text"})")),
+            DatasetFormat::Auto);
+}
+
 }  // namespace
 }  // namespace sluice

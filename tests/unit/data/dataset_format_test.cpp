@@ -1,5 +1,6 @@
 #include "engine/data/dataset_format.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@ namespace {
 
 using test::shared_path;
 using test::write_temp_file;
+using ::testing::HasSubstr;
 
 TEST(DatasetFormat, NamesRoundTrip) {
   for (const DatasetFormat format : {DatasetFormat::Auto, DatasetFormat::Jsonl, DatasetFormat::Json,
@@ -121,6 +123,73 @@ TEST(DatasetFormat, EmptyFileIsAnError) {
     }
   }
   EXPECT_THROW(detect_dataset_format("/nonexistent/sluice/rows.jsonl"), Error);
+}
+
+TEST(DatasetFormat, ChatFormatIsDecidedByMostRowsNotByTheFirst) {
+  const std::string openai_row = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\n";
+  // The first message of the first row lacks "role": still an OpenAI file, with one bad row.
+  const std::string openai = write_temp_file(
+      "chat.jsonl", "{\"messages\": [{\"content\": \"no role\"}]}\n" + openai_row + openai_row);
+  EXPECT_EQ(detect_dataset_format(openai), DatasetFormat::OpenAiChat);
+  const auto openai_outcome = test::read_all(openai);
+  EXPECT_EQ(openai_outcome.format, DatasetFormat::OpenAiChat);
+  ASSERT_EQ(openai_outcome.rows.size(), 2u);
+  EXPECT_EQ(openai_outcome.rows[0].messages.at(0).content, "hi");
+  ASSERT_EQ(openai_outcome.row_errors.size(), 1u);
+  EXPECT_THAT(openai_outcome.row_errors[0].what(),
+              HasSubstr(openai + ":1:1: openai row: messages[0] has no string \"role\""));
+
+  // ShareGPT in an array whose first element has a bad first turn: one bad row, not all.
+  const std::string sharegpt_record =
+      "{\"conversations\": [{\"from\": \"human\", \"value\": \"hello\"}]}";
+  const std::string sharegpt =
+      write_temp_file("chat.json", "[{\"conversations\": [\"hi\"]},\n" + sharegpt_record + ",\n" +
+                                       sharegpt_record + "]");
+  EXPECT_EQ(detect_dataset_format(sharegpt), DatasetFormat::ShareGpt);
+  const auto sharegpt_outcome = test::read_all(sharegpt);
+  ASSERT_EQ(sharegpt_outcome.rows.size(), 2u);
+  ASSERT_EQ(sharegpt_outcome.row_errors.size(), 1u);
+  EXPECT_THAT(sharegpt_outcome.row_errors[0].what(),
+              HasSubstr(":1:2: element 1: sharegpt row: conversations[0] is not an object"));
+
+  // A single row that tries to be chat is read as chat (a bad row), not as its JSON text.
+  EXPECT_EQ(detect_dataset_format(write_temp_file(
+                "one.jsonl", "{\"messages\": [{\"text\": \"hi\", \"from\": \"user\"}]}\n")),
+            DatasetFormat::OpenAiChat);
+
+  // Plain rows outvote one chat-looking row; it stays a plain row of the file.
+  const std::string plain = write_temp_file(
+      "plain.jsonl", "{\"prompt\": \"a\"}\n" + openai_row + "{\"prompt\": \"b\"}\n");
+  EXPECT_EQ(detect_dataset_format(plain), DatasetFormat::Jsonl);
+}
+
+TEST(DatasetFormat, MostRowsWinEvenWhenTheFirstRowsAreTheOtherKind) {
+  std::string content;
+  for (int i = 0; i < 10; ++i) content += "{\"prompt\": \"plain\"}\n";
+  for (int i = 0; i < 30; ++i) {
+    content += "{\"conversations\": [{\"from\": \"human\", \"value\": \"x\"}]}\n";
+  }
+  EXPECT_EQ(detect_dataset_format(write_temp_file("mixed.jsonl", content)),
+            DatasetFormat::ShareGpt);
+}
+
+TEST(DatasetFormat, BadValuesInTheFirstRowsDoNotStopDetection) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string path =
+      write_temp_file("chat.jsonl",
+                      "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"n\": 1e400}\n"
+                      "{\"messages\": " +
+                          deep +
+                          "}\n"
+                          "{\"messages\": [{\"role\": \"user\", \"content\": \"y\"}]}\n");
+  EXPECT_EQ(detect_dataset_format(path), DatasetFormat::OpenAiChat);
+  const auto outcome = test::read_all(path);
+  ASSERT_EQ(outcome.rows.size(), 1u);
+  ASSERT_EQ(outcome.row_errors.size(), 2u);
+  EXPECT_THAT(outcome.row_errors[0].what(), HasSubstr(path + ":1:"));
+  EXPECT_THAT(outcome.row_errors[0].what(), HasSubstr("1e400"));
+  EXPECT_THAT(outcome.row_errors[1].what(), HasSubstr(path + ":2:"));
+  EXPECT_THAT(outcome.row_errors[1].what(), HasSubstr("nested deeper than 256"));
 }
 
 }  // namespace

@@ -101,5 +101,17 @@ TEST(FieldValue, EmptinessAndText) {
   EXPECT_EQ(field_value_text(Json::parse(R"({"k": "v"})")), R"({"k":"v"})");
 }
 
+TEST(FieldDiscovery, RowsNestedTooDeeplyOrOutOfRangeAreSkipped) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string path =
+      write_temp_file("deep.jsonl", "{\"prompt\": \"a\", \"meta\": " + deep +
+                                        "}\n{\"n\": 1e400}\n{\"prompt\": \"b\"}\n");
+  const auto fields = discover_fields(path, DatasetFormat::Auto);
+  ASSERT_EQ(fields.size(), 1u);
+  EXPECT_EQ(fields[0].name, "prompt");
+  EXPECT_EQ(fields[0].num_present, 1u);
+  EXPECT_EQ(fields[0].example, "b");
+}
+
 }  // namespace
 }  // namespace sluice

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/core/json_depth.h"
 #include "tests/unit/data/dataset_test_util.h"
 
 namespace sluice {
@@ -153,6 +154,32 @@ TEST(JsonArrayReader, InvalidUtf8InsideAnElementNamesItsLine) {
   const std::string message = outcome.row_errors[0].what();
   EXPECT_NE(message.find(path + ":4:5: element 2: invalid UTF-8 (byte 0xFF)"), std::string::npos)
       << message;
+}
+
+TEST(JsonArrayReader, DeepOrOutOfRangeElementsAreRowErrorsWithTheirLines) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string path = write_temp_file(
+      "bad_values.json", "[\n{\"a\": 1},\n{\"a\": " + deep +
+                             "},\n{\"n\": -1e400},\n{\"a\": 4},\n{\"a\": " + deep + "}\n]\n");
+  const auto outcome = read_all(path);
+  ASSERT_FALSE(outcome.fatal_error) << *outcome.fatal_error;
+  ASSERT_EQ(outcome.rows.size(), 2u);
+  EXPECT_EQ(outcome.rows[1].fields["a"], 4);
+  ASSERT_EQ(outcome.row_errors.size(), 3u);  // the last element too
+  const std::vector<std::string> expected = {
+      // {"a": then level 2 opens at column 7, so level 257 at column 7 + 255.
+      path + ":3:" + std::to_string(7 + kMaxJsonDepth - 1) + ": element 2: ",
+      path + ":4:7: element 3: ",
+      path + ":6:" + std::to_string(7 + kMaxJsonDepth - 1) + ": element 5: ",
+  };
+  const std::vector<std::string> reasons = {"nested deeper than 256", "-1e400",
+                                            "nested deeper than 256"};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const std::string message = outcome.row_errors[i].what();
+    EXPECT_NE(message.find(expected[i]), std::string::npos) << message.substr(0, 300);
+    EXPECT_NE(message.find(reasons[i]), std::string::npos) << message.substr(0, 300);
+  }
+  EXPECT_EQ(outcome.row_errors[1].row_index, 2);
 }
 
 }  // namespace

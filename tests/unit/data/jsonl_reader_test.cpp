@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/core/json_depth.h"
 #include "tests/unit/data/dataset_test_util.h"
 
 namespace sluice {
@@ -144,6 +145,52 @@ TEST(JsonlReader, TenMegabyteLine) {
   EXPECT_EQ(outcome.rows[1].fields["text"].get_ref<const std::string&>().size(), big.size());
   EXPECT_EQ(outcome.rows[2].line, 3u);
   std::filesystem::remove(path);  // 10 MB need not outlive the test
+}
+
+TEST(JsonlReader, RowNestedPastTheDepthLimitIsABadRowNamingItsLineAndColumn) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string deep_row = "{\"prompt\": \"x\", \"meta\": " + deep + "}";
+  // The object is level 1, so kMaxJsonDepth - 1 arrays inside it are just within the limit.
+  const size_t num_allowed = kMaxJsonDepth - 1;
+  const std::string limit_row = "{\"prompt\": \"y\", \"meta\": " + std::string(num_allowed, '[') +
+                                std::string(num_allowed, ']') + "}";
+  const std::string path = write_temp_file(
+      "deep.jsonl", "{\"prompt\": \"a\"}\n" + deep_row + "\n" + limit_row + "\n" + deep_row + "\n");
+  const auto outcome = read_all(path, DatasetFormat::Jsonl);
+  ASSERT_FALSE(outcome.fatal_error) << *outcome.fatal_error;
+  ASSERT_EQ(outcome.rows.size(), 2u);
+  EXPECT_EQ(outcome.rows[1].line, 3u);
+  ASSERT_EQ(outcome.row_errors.size(), 2u);  // the last row too
+  // The first bracket past the limit: the row's first '[' opens level 2.
+  const size_t column = deep_row.find('[') + 1 + (kMaxJsonDepth - 1);
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string message = outcome.row_errors[i].what();
+    const size_t line = 2 + 2 * i;
+    EXPECT_EQ(outcome.row_errors[i].line, line);
+    EXPECT_NE(message.find(path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": "),
+              std::string::npos)
+        << message.substr(0, 300);
+    EXPECT_NE(message.find("nested deeper than 256"), std::string::npos) << message.substr(0, 300);
+    EXPECT_LT(message.size(), 1000u);  // the row itself is not quoted
+  }
+}
+
+TEST(JsonlReader, NumberOutOfRangeIsABadRowNamingItsLineAndColumn) {
+  const std::string big_row = "{\"prompt\": \"b\", \"n\": 1e400}";
+  const std::string path = write_temp_file(
+      "big_number.jsonl", "{\"prompt\": \"a\"}\n" + big_row + "\n{\"prompt\": \"c\"}\n");
+  const auto outcome = read_all(path, DatasetFormat::Jsonl);
+  ASSERT_FALSE(outcome.fatal_error) << *outcome.fatal_error;
+  ASSERT_EQ(outcome.rows.size(), 2u);
+  EXPECT_EQ(outcome.rows[1].fields["prompt"], "c");
+  ASSERT_EQ(outcome.row_errors.size(), 1u);
+  EXPECT_EQ(outcome.row_errors[0].line, 2u);
+  EXPECT_EQ(outcome.row_errors[0].row_index, 1);
+  const std::string message = outcome.row_errors[0].what();
+  const std::string column = std::to_string(big_row.find("1e400") + 1);
+  EXPECT_NE(message.find(path + ":2:" + column + ": "), std::string::npos) << message;
+  EXPECT_NE(message.find("1e400"), std::string::npos) << message;
+  EXPECT_EQ(message.find("json.exception"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Expects load_model to throw an Error whose message contains every fragment.
 void expect_load_error(const std::string& path, const std::vector<std::string>& fragments) {
@@ -110,6 +112,60 @@ TEST(ModelLoader, SafetensorsHeaderThatIsNotJsonIsRejected) {
   bytes[8] = '!';  // first byte of the JSON header
   test::write_file(dir + "/model.safetensors", bytes);
   expect_load_error(dir, {"model.safetensors", "JSON"});
+}
+
+std::string deeply_nested_array() {
+  return std::string(100000, '[') + std::string(100000, ']');
+}
+
+TEST(ModelLoader, ConfigJsonSyntaxErrorNamesLineAndColumn) {
+  const std::string dir = copy_hf_dir("config-syntax");
+  test::write_file(dir + "/config.json",
+                   "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 64,,\n}\n");
+  // The second comma on line 3 is where the JSON goes wrong; the message is Sluice's own, not
+  // the parser's exception text.
+  expect_load_error(dir, {dir + "/config.json: not valid JSON at line 3, column 21: "});
+  try {
+    load_model(dir);
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), Not(HasSubstr("json.exception")));
+  }
+  const std::string index_dir = copy_hf_dir("index-syntax");
+  test::write_file(index_dir + "/model.safetensors.index.json", R"({"weight_map": {"a": "b",}})");
+  expect_load_error(
+      index_dir,
+      {index_dir + "/model.safetensors.index.json: not valid JSON at line 1, column 26"});
+}
+
+TEST(ModelLoader, JsonNestedPastTheLimitIsAnErrorNamingFileAndPosition) {
+  const std::string deep = deeply_nested_array();
+  {
+    const std::string dir = copy_hf_dir("config-deep");
+    std::string config = test::read_file(dir + "/config.json");
+    config.insert(config.find('{') + 1, "\"x\": " + deep + ",");
+    test::write_file(dir + "/config.json", config);
+    expect_load_error(dir, {dir + "/config.json", "nested deeper than 256", "column"});
+  }
+  {
+    // Deep nesting in a safetensors header (its __metadata__, which loading otherwise skips).
+    const std::string dir = copy_hf_dir("header-deep");
+    const std::string bytes = test::read_file(dir + "/model.safetensors");
+    uint64_t header_bytes = 0;
+    std::memcpy(&header_bytes, bytes.data(), 8);
+    std::string header = bytes.substr(8, header_bytes);
+    header.insert(header.find('{') + 1, "\"__metadata__\": {\"x\": " + deep + "},");
+    const uint64_t new_header_bytes = header.size();
+    std::string damaged(8, '\0');
+    std::memcpy(damaged.data(), &new_header_bytes, 8);
+    test::write_file(dir + "/model.safetensors", damaged + header + bytes.substr(8 + header_bytes));
+    expect_load_error(dir, {dir + "/model.safetensors", "nested deeper than 256", "column"});
+  }
+  {
+    const std::string dir = copy_hf_dir("index-deep");
+    test::write_file(dir + "/model.safetensors.index.json",
+                     "{\"metadata\": " + deep + ", \"weight_map\": {}}");
+    expect_load_error(dir, {dir + "/model.safetensors.index.json", "nested deeper than 256"});
+  }
 }
 
 TEST(ModelLoader, ConfigShapesThatDisagreeWithWeightsNameTheTensor) {

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
@@ -108,6 +109,73 @@ TEST(HfTokenizerJson, RejectsWhatItCannotTokenize) {
   test::write_file(dir + "/tokenizer.json", "{\"model\": ");
   EXPECT_THAT([&] { load_tokenizer_file(dir + "/tokenizer.json"); },
               ::testing::ThrowsMessage<Error>(HasSubstr(dir + "/tokenizer.json: not valid JSON")));
+}
+
+// Expects loading the directory's tokenizer to fail with a message holding every fragment.
+void expect_tokenizer_error(const std::string& dir, const std::vector<std::string>& fragments) {
+  try {
+    load_hf_tokenizer(dir);
+    ADD_FAILURE() << "expected an Error for " << dir;
+  } catch (const Error& e) {
+    for (const std::string& fragment : fragments) {
+      EXPECT_THAT(e.what(), HasSubstr(fragment)) << std::string(e.what()).substr(0, 300);
+    }
+  }
+}
+
+TEST(HfTokenizerJson, WrongTypedFieldsNameTheFileAndKeyPath) {
+  const Json byte_level = {{"type", "ByteLevel"}, {"use_regex", true}};
+  struct Case {
+    std::function<void(Json&)> damage;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {[](Json& j) { j["model"]["type"] = 7; }, "model.type: expected a string, got a number"},
+      {[](Json& j) { j["model"]["byte_fallback"] = "no"; },
+       "model.byte_fallback: expected a boolean, got a string"},
+      {[](Json& j) { j["model"]["ignore_merges"] = 1; },
+       "model.ignore_merges: expected a boolean, got a number"},
+      {[](Json& j) { j["pre_tokenizer"]["use_regex"] = "yes"; },
+       "pre_tokenizer.use_regex: expected a boolean, got a string"},
+      {[](Json& j) { j["added_tokens"][0]["special"] = "true"; },
+       "added_tokens[0].special: expected a boolean, got a string"},
+      {[](Json& j) { j["model"]["vocab"]["!"] = "0"; },
+       "model.vocab[\"!\"]: expected a non-negative integer id, got a string"},
+      {[](Json& j) { j["model"].erase("vocab"); }, "model.vocab: missing"},
+      {[](Json& j) {
+         j["post_processor"] = {{"type", "TemplateProcessing"},
+                                {"single", Json::array({{{"SpecialToken", "oops"}}})}};
+       },
+       "post_processor.single[0].SpecialToken: expected an object, got a string"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.expected);
+    Json json = gpt2_tokenizer_json(byte_level);
+    c.damage(json);
+    const std::string dir = write_dir(json, R"({"bos_token": "<|endoftext|>"})");
+    expect_tokenizer_error(dir, {dir + "/tokenizer.json: " + c.expected});
+  }
+}
+
+TEST(HfTokenizerJson, JsonErrorsNameLineAndColumnAndDepthIsLimited) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string dir = test::make_temp_dir("tokenizer-json-position");
+  test::write_file(dir + "/tokenizer.json", "{\n  \"model\": {\"type\": \"BPE\",}\n}\n");
+  // The '}' after the trailing comma: line 2, column 27.
+  expect_tokenizer_error(dir, {dir + "/tokenizer.json: not valid JSON", "line 2, column 27"});
+  test::write_file(dir + "/tokenizer.json", "{\"normalizer\": " + deep + "}");
+  expect_tokenizer_error(dir,
+                         {dir + "/tokenizer.json", "line 1, column " + std::to_string(16 + 255),
+                          "nested deeper than 256"});
+
+  const Json byte_level = {{"type", "ByteLevel"}, {"use_regex", true}};
+  const std::string config_dir =
+      write_dir(gpt2_tokenizer_json(byte_level), "{\"bos_token\": \"a\",\n\"eos_token\": x}");
+  expect_tokenizer_error(
+      config_dir, {config_dir + "/tokenizer_config.json: not valid JSON", "line 2, column 14"});
+  test::write_file(config_dir + "/tokenizer_config.json", "{\"extra\": " + deep + "}");
+  expect_tokenizer_error(config_dir,
+                         {config_dir + "/tokenizer_config.json", "nested deeper than 256"});
 }
 
 }  // namespace
