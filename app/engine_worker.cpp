@@ -220,11 +220,17 @@ void EngineWorker::exportJob(quint64 generation, const QString& jobPath, const Q
     const auto store = JobStore::open(jobPath.toStdString());
     const ExportStats stats =
         export_job(*store, parse_export_format(format.toStdString()), outputPath.toStdString());
-    emit exportFinished(generation, true,
-                        QString("Wrote %1 records from %2 rows to %3")
-                            .arg(stats.records_written)
-                            .arg(stats.rows_written)
-                            .arg(outputPath));
+    QString message = QString("Wrote %1 records from %2 rows to %3")
+                          .arg(stats.records_written)
+                          .arg(stats.rows_written)
+                          .arg(outputPath);
+    if (stats.rows_skipped > 0)
+      message += QString(" (%1)").arg(QString::fromStdString(describe_left_out(stats)));
+    for (const UnreadableRow& row : stats.unreadable_rows)
+      message += QString("\nRow %1 left out: %2")
+                     .arg(row.row_index)
+                     .arg(QString::fromStdString(row.error));
+    emit exportFinished(generation, true, message);
   } catch (const std::exception& e) {
     emit exportFinished(generation, false, QString::fromStdString(e.what()));
   }

@@ -1,6 +1,7 @@
 #include "app/generation_job.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "engine/core/error.h"
 #include "engine/core/sha256.h"
 #include "engine/data/field_discovery.h"
+#include "engine/jobs/job_schema.h"
 
 namespace sluice {
 
@@ -46,7 +48,8 @@ GenerationJob::GenerationJob(GenerationSpec spec, std::unique_ptr<JobStore> stor
 GenerationJob::~GenerationJob() = default;
 
 std::unique_ptr<GenerationJob> GenerationJob::create(const GenerationSpec& spec, const std::string& job_path) {
-  if (std::filesystem::exists(job_path)) {
+  const bool replaces_uninitialised = is_uninitialised_job_file(job_path);
+  if (std::filesystem::exists(job_path) && !replaces_uninitialised) {
     fail(job_path, ": a job file already exists; resume it with --resume ", job_path, " or remove it");
   }
   if (!std::filesystem::is_regular_file(spec.input_path)) fail(spec.input_path, ": no such file");
@@ -54,6 +57,7 @@ std::unique_ptr<GenerationJob> GenerationJob::create(const GenerationSpec& spec,
   stored.input_path = std::filesystem::absolute(spec.input_path).string();
   auto job = std::unique_ptr<GenerationJob>(new GenerationJob(stored, nullptr));
   job->job_path_ = job_path;  // the store is created by load(), once the model is known
+  job->replaces_uninitialised_job_ = replaces_uninitialised;
   return job;
 }
 
@@ -106,9 +110,13 @@ void GenerationJob::load(const LoadOptions& load_options, std::shared_ptr<const 
     info.model_path = spec_.model_path;
     info.model_identity = model_identity();
     info.params = spec_to_json(spec_);
-    store_ = JobStore::create(job_path_, info);
+    store_ = JobStore::create(job_path_, info,
+                              replaces_uninitialised_job_ ? JobStore::IfExists::ReplaceUninitialised
+                                                          : JobStore::IfExists::Fail);
   }
-  for (const int64_t row_index : store_->finished_row_indices()) finished_rows_[row_index] = true;
+  unreadable_rows_.clear();
+  for (const int64_t row_index : store_->finished_row_indices(&unreadable_rows_))
+    finished_rows_[row_index] = true;
 }
 
 void GenerationJob::handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary) {
@@ -167,12 +175,30 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
 }
 
 void GenerationJob::store_result(const RowResult& result, JobProgress& progress, double arrival_s) {
-  store_->add_result(result);
+  store_->add_result(result);  // commits the queue now and then, this row included
   finished_rows_[result.row_index] = true;
-  ++progress.rows_done;
-  if (result.status == RowStatus::Failed) ++progress.rows_failed;
-  if (result.status == RowStatus::Skipped) ++progress.rows_skipped;
-  if (on_row_) on_row_(result, arrival_s);
+  unannounced_.push_back({result, arrival_s});
+  announce_committed(progress);
+}
+
+void GenerationJob::flush_and_announce(JobProgress& progress) {
+  store_->flush();
+  announce_committed(progress);
+}
+
+// Announces the rows the store's last commits made durable: every added row but the queued ones.
+void GenerationJob::announce_committed(JobProgress& progress) {
+  // Every result reaches the store through store_result, so the queue is a suffix of these.
+  assert(store_->num_queued() <= unannounced_.size());
+  const size_t num_committed = unannounced_.size() - store_->num_queued();
+  for (size_t i = 0; i < num_committed; ++i) {
+    const UnannouncedRow row = std::move(unannounced_.front());
+    unannounced_.pop_front();
+    ++progress.rows_done;
+    if (row.result.status == RowStatus::Failed) ++progress.rows_failed;
+    if (row.result.status == RowStatus::Skipped) ++progress.rows_skipped;
+    if (on_row_) on_row_(row.result, row.arrival_s);
+  }
 }
 
 void GenerationJob::collect(std::vector<FinishedRequest>& finished, JobProgress& progress) {
@@ -221,7 +247,7 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
   auto last_flush = Clock::now();
   while (fill_window(progress, summary)) {
     while (pause && pause->load() && !(cancel && cancel->load())) {
-      store_->flush();
+      flush_and_announce(progress);
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (cancel && cancel->load() && !summary.is_cancelled) {
@@ -232,7 +258,7 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
     StepResult step = engine_->step();
     collect(step.finished, progress);
     if (Clock::now() - last_flush >= std::chrono::seconds(1)) {
-      store_->flush();  // no finished row waits in memory for more than a second
+      flush_and_announce(progress);  // no finished row waits in memory for more than a second
       last_flush = Clock::now();
     }
     progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
@@ -243,7 +269,7 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
                                           : last_row_index_ + 1;
     store_->set_total_rows(progress.rows_total);
   }
-  store_->flush();
+  flush_and_announce(progress);
   return summary;
 }
 

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "app/generation_spec.h"
 #include "engine/data/dataset_reader.h"
@@ -20,8 +22,9 @@
 
 namespace sluice {
 
+// Rows count here once committed to the job file, never before: what is shown is safe.
 struct JobProgress {
-  int64_t rows_done = 0;      // finished this run (any status)
+  int64_t rows_done = 0;      // finished and committed this run (any status)
   int64_t rows_failed = 0;    // of which failed
   int64_t rows_skipped = 0;   // of which skipped bad rows
   int64_t rows_resumed = 0;   // found finished in the job and not run again
@@ -38,7 +41,8 @@ struct RunSummary {
 
 class GenerationJob {
  public:
-  // A new job stored at job_path (which must not exist yet).
+  // A new job stored at job_path, which must not exist yet or be an uninitialised job file (one
+  // whose run stopped before its first commit; it holds no rows): load() then replaces it.
   static std::unique_ptr<GenerationJob> create(const GenerationSpec& spec, const std::string& job_path);
   // Resumes the job at job_path with its stored parameters; device and threads may differ.
   static std::unique_ptr<GenerationJob> resume(const std::string& job_path, const std::string& device,
@@ -51,9 +55,10 @@ class GenerationJob {
   // callback says so.
   void load(const LoadOptions& load_options = {}, std::shared_ptr<const ModelSession> preloaded = nullptr);
 
-  // Generates every row not yet in the job. on_row sees each stored result as it is committed
-  // to the queue, with when its request arrived (seconds since the engine was made; 0 for
-  // skipped rows); on_step runs after every engine step. While *pause is true no step runs.
+  // Generates every row not yet in the job. on_row sees each result once it is committed to the
+  // job file (rows finish into the store's queue and are announced a commit at a time), with when
+  // its request arrived (seconds since the engine was made; 0 for skipped rows); on_step runs
+  // after every engine step. While *pause is true no step runs.
   // Returns when the file is done, the job is cancelled (*cancel; unfinished rows stay pending
   // for a resume) or a bad row stops it.
   RunSummary run(const std::function<void(const RowResult&, double arrival_s)>& on_row,
@@ -64,6 +69,11 @@ class GenerationJob {
   // sample key) and returns its samples, to check that a row does not depend on its batch.
   std::vector<SampleResult> run_row_alone(int64_t row_index);
 
+  // True when create() found an uninitialised job file at the path, which load() replaces.
+  bool replaces_uninitialised_job() const { return replaces_uninitialised_job_; }
+  // Stored rows that did not read back when load() opened the job; run() generates them again.
+  const std::vector<UnreadableRow>& unreadable_rows() const { return unreadable_rows_; }
+
   const GenerationSpec& spec() const { return spec_; }
   JobStore& store() { return *store_; }  // after load()
   const ModelSession& session() const { return *session_; }
@@ -72,18 +82,28 @@ class GenerationJob {
 
  private:
   struct PendingRow;
+  // A row added to the store and not yet committed, so not yet announced.
+  struct UnannouncedRow {
+    RowResult result;
+    double arrival_s = 0.0;
+  };
 
   GenerationJob(GenerationSpec spec, std::unique_ptr<JobStore> store);
   bool fill_window(JobProgress& progress, RunSummary& summary);
   void handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary);
   void collect(std::vector<FinishedRequest>& finished, JobProgress& progress);
   void store_result(const RowResult& result, JobProgress& progress, double arrival_s);
+  void flush_and_announce(JobProgress& progress);
+  void announce_committed(JobProgress& progress);
   std::string model_identity() const;
 
   GenerationSpec spec_;
   std::string job_path_;               // a new job's file, created by load()
   std::unique_ptr<JobStore> store_;
   bool is_resume_ = false;
+  bool replaces_uninitialised_job_ = false;
+  std::vector<UnreadableRow> unreadable_rows_;
+  std::deque<UnannouncedRow> unannounced_;
   std::shared_ptr<const ModelSession> session_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<DatasetReader> reader_;

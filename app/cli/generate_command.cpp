@@ -1,13 +1,12 @@
 // sluice generate: run a model over an instruction file. Every finished row is committed to a
 // job file as it finishes (so a crash or Ctrl-C loses nothing and --resume picks up where it
 // stopped); the output is written in input order from the job at the end, as JSONL rows or in
-// an export format.
+// an export format. Whether the output can be written is checked before the model loads.
 #include <QCommandLineParser>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
@@ -15,7 +14,9 @@
 #include "app/generation_job.h"
 #include "engine/core/error.h"
 #include "engine/core/mapped_file.h"
+#include "engine/data/export_output.h"
 #include "engine/data/exporters.h"
+#include "engine/jobs/job_schema.h"
 
 namespace sluice::cli {
 
@@ -108,9 +109,11 @@ GenerateArgs parse_args(const QStringList& args) {
   parser.setApplicationDescription("Generate outputs for every row of an instruction file.");
   parser.addHelpOption();
   add_generate_options(parser);
-  parse_command_line(parser, args, kCommand,
-                     "\nExit status: 0 all rows done, 3 some rows failed (each is in the output with its error),\n"
-                     "1 the run failed or stopped (finished rows stay in the job file), 2 a usage error.\n");
+  parse_command_line(
+      parser, args, kCommand,
+      "\nExit status: 0 all rows done, 3 some rows failed (each is in the output with its error)\n"
+      "or were left out of --export's output, 1 the run failed or stopped (finished rows stay in\n"
+      "the job file), 2 a usage error.\n");
   GenerateArgs a;
   a.output_path = parser.value("output").toStdString();
   a.job_path = parser.value("job").toStdString();
@@ -136,33 +139,67 @@ GenerateArgs parse_args(const QStringList& args) {
   }
   if (a.output_path.empty() && a.job_path.empty()) throw UsageError("give --output, --job or both");
   a.spec = read_spec(parser);
+  if (a.export_format == ExportFormat::DpoPairs && a.spec.sampling.n < 2)
+    throw UsageError("--export dpo pairs two samples of each prompt: give --n 2 or more");
   return a;
 }
 
-// Writes the job's results in row order to path (via a temporary file).
-void write_output(JobStore& store, const GenerateArgs& a) {
-  if (a.export_format) {
-    export_job(store, *a.export_format, a.output_path, a.export_options);
-    return;
-  }
-  const std::string tmp_path = a.output_path + ".tmp";
-  {
-    std::ofstream out(tmp_path, std::ios::trunc);
-    if (!out) fail(tmp_path, ": cannot write");
-    store.for_each_result([&](const RowResult& r) { out << dump_jsonl_row(output_row_json(r)) << '\n'; });
-    out.flush();
-    if (!out) fail(tmp_path, ": write failed (disk full?); the results are in the job ", store.path());
-  }
-  std::filesystem::rename(tmp_path, a.output_path);
+// Writes the job's results in row order to a.output_path (via a temporary file) and returns
+// what was written and left out: export formats leave out rows they cannot use, and any format
+// leaves out stored rows that do not read back.
+ExportStats write_output(JobStore& store, const GenerateArgs& a) {
+  if (a.export_format) return export_job(store, *a.export_format, a.output_path, a.export_options);
+  ExportOutput out(a.output_path);
+  ExportStats stats;
+  store.for_each_result(
+      [&](const RowResult& r) {
+        out.write(dump_jsonl_row(output_row_json(r)));
+        out.write("\n");
+        stats.rows_written++;
+        stats.records_written++;
+      },
+      [&](const UnreadableRow& row) { stats.leave_out_unreadable(row); });
+  out.commit();
+  return stats;
+}
+
+// Prints what the output holds when rows were left out of it, each unreadable row with its error.
+void report_output(const ExportStats& stats, const GenerateArgs& a, ProgressPrinter& progress) {
+  for (const UnreadableRow& row : stats.unreadable_rows)
+    progress.note(str_cat("row ", row.row_index, " left out of the output: ", row.error));
+  if (stats.rows_skipped == 0 && (!a.export_format || a.quiet)) return;
+  const std::string left_out = describe_left_out(stats);
+  progress.note(str_cat("wrote ", stats.records_written, " records from ", stats.rows_written,
+                        " rows to ", a.output_path, left_out.empty() ? "" : " (" + left_out + ")"));
+}
+
+// A job file whose run stopped before its first commit holds no parameters to resume with.
+void check_resumable(const std::string& job_path) {
+  if (!is_uninitialised_job_file(job_path)) return;
+  fail(job_path,
+       ": holds no rows: the run that created it stopped before its first commit, so there is "
+       "nothing to resume; start the job again with --job ",
+       job_path, " and the run's options (that replaces it)");
 }
 
 int run_job(const GenerateArgs& a) {
   const bool is_resume = !a.resume_path.empty();
   const std::string job_path = is_resume ? a.resume_path : (a.job_path.empty() ? a.output_path + ".sluicejob" : a.job_path);
   const bool is_temporary_job = !is_resume && a.job_path.empty();
+  // Hours of generation must not end in "cannot write the output": ask before the model loads.
+  if (!a.output_path.empty()) ExportOutput::check_destination(a.output_path);
+  if (is_resume) check_resumable(job_path);
   auto job = is_resume ? GenerationJob::resume(job_path, a.spec.device, a.spec.num_threads)
                        : GenerationJob::create(a.spec, job_path);
+  if (job->replaces_uninitialised_job()) {
+    std::fprintf(stderr,
+                 "replacing %s: its run stopped before the first commit, so it held no rows\n",
+                 job_path.c_str());
+  }
   job->load();
+  for (const UnreadableRow& row : job->unreadable_rows())
+    std::fprintf(stderr, "row %lld does not read back; it runs again: %s\n",
+                 static_cast<long long>(row.row_index), row.error.c_str());
   const ModelSession& session = job->session();
   if (!a.quiet) {
     std::fprintf(stderr, "model: %s (%s, %s, %.1f MB)\ntokenizer: %s\n%s %s\n", session.model->config.describe().c_str(),
@@ -198,7 +235,16 @@ int run_job(const GenerateArgs& a) {
                                   "; --on-bad-row skip records bad rows and goes on)"));
     return 1;
   }
-  if (!a.output_path.empty()) write_output(job->store(), a);
+  ExportStats written;
+  if (!a.output_path.empty()) {
+    try {
+      written = write_output(job->store(), a);
+    } catch (const Error& e) {
+      fail(e.what(), "\n(the results are in the job ", job_path,
+           "; write them with sluice jobs export ", job_path, ")");
+    }
+    report_output(written, a, progress);
+  }
   const JobCounts counts = job->store().counts();
   if (is_temporary_job) {
     job.reset();
@@ -207,11 +253,13 @@ int run_job(const GenerateArgs& a) {
     std::filesystem::remove(job_path + "-shm");
   }
   if (counts.failed + counts.skipped > 0) {
-    print_error(kCommand, str_cat(counts.failed, " row(s) failed and ", counts.skipped, " skipped; each is in the ",
-                                  a.output_path.empty() ? "job" : "output", " with its error"));
+    const bool is_in_output = !a.output_path.empty() && !a.export_format;
+    print_error(kCommand, str_cat(counts.failed, " row(s) failed and ", counts.skipped,
+                                  " skipped; each is in the ", is_in_output ? "output" : "job",
+                                  " with its error"));
     return 3;
   }
-  return 0;
+  return written.rows_skipped > 0 ? 3 : 0;
 }
 
 }  // namespace

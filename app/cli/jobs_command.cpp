@@ -1,7 +1,10 @@
 // sluice jobs: the job files `generate --job` and the app leave behind.
 //   sluice jobs list [DIR]                  every *.sluicejob in DIR (default: the current one)
 //   sluice jobs show FILE                   source, model, parameters, counts
-//   sluice jobs export FILE --format F --output O [--dpo-rule R] [--score-field K] [--include-failed]
+//   sluice jobs export FILE --format F --output O [--dpo-rule R] [--score-field K]
+//                     [--include-failed]
+// Exit status: 0 done, 3 exported but some stored rows do not read back (each is named with its
+// row and error; the others are exported), 1 failed, 2 usage.
 #include <QCommandLineParser>
 #include <cstdio>
 
@@ -20,7 +23,9 @@ constexpr const char* kCommand = "jobs";
 
 std::string counts_text(const JobCounts& c) {
   return str_cat(c.done, " done, ", c.failed, " failed, ", c.skipped, " skipped",
-                 c.total_rows >= 0 ? str_cat(" of ", c.total_rows, " rows") : std::string(", total not known yet"));
+                 c.unreadable > 0 ? str_cat(", ", c.unreadable, " unreadable") : std::string(),
+                 c.total_rows >= 0 ? str_cat(" of ", c.total_rows, " rows")
+                                   : std::string(", total not known yet"));
 }
 
 int run_list(const QStringList& args) {
@@ -77,10 +82,15 @@ int run_export(const QStringList& args) {
   const std::string output = required_option(parser, "output").toStdString();
   const auto job = JobStore::open(parser.positionalArguments().front().toStdString());
   const ExportStats stats = export_job(*job, format, output, options);
-  std::fprintf(stderr, "wrote %lld records from %lld rows to %s (%lld rows left out)\n",
-               static_cast<long long>(stats.records_written), static_cast<long long>(stats.rows_written),
-               output.c_str(), static_cast<long long>(stats.rows_skipped));
-  return 0;
+  for (const UnreadableRow& row : stats.unreadable_rows)
+    std::fprintf(stderr, "row %lld left out: %s\n", static_cast<long long>(row.row_index),
+                 row.error.c_str());
+  const std::string left_out = describe_left_out(stats);
+  std::fprintf(stderr, "wrote %lld records from %lld rows to %s (%s)\n",
+               static_cast<long long>(stats.records_written),
+               static_cast<long long>(stats.rows_written), output.c_str(),
+               left_out.empty() ? "0 rows left out" : left_out.c_str());
+  return stats.unreadable_rows.empty() ? 0 : 3;
 }
 
 }  // namespace

@@ -30,9 +30,18 @@ class JsonArrayWriter {
   bool is_first_ = true;
 };
 
-// Chat formats train on outputs, so only done rows with at least one sample take part.
-bool has_output(const RowResult& row, const ExportOptions& options) {
-  return is_row_exported(row, options, /*honours_include_failed=*/false) && !row.samples.empty();
+// Chat formats train on outputs, so only done rows with at least one sample take part. Returns
+// true for those; counts any other row in stats with the reason it is left out.
+bool has_output(const RowResult& row, const ExportOptions& options, ExportStats& stats) {
+  if (!is_row_exported(row, options, /*honours_include_failed=*/false)) {
+    stats.leave_out(to_string(row.status));
+    return false;
+  }
+  if (row.samples.empty()) {
+    stats.leave_out("without samples");
+    return false;
+  }
+  return true;
 }
 
 std::string field_text(const Json& value) {
@@ -80,11 +89,8 @@ ExportStats write_alpaca_export(const JobStore& job, ExportOutput& out,
                                 const ExportOptions& options) {
   ExportStats stats;
   JsonArrayWriter array(out);
-  job.for_each_result([&](const RowResult& row) {
-    if (!has_output(row, options)) {
-      stats.rows_skipped++;
-      return;
-    }
+  for_each_readable_row(job, stats, [&](const RowResult& row) {
+    if (!has_output(row, options, stats)) return;
     array.add(alpaca_record(row));
     stats.rows_written++;
     stats.records_written++;
@@ -96,11 +102,8 @@ ExportStats write_alpaca_export(const JobStore& job, ExportOutput& out,
 ExportStats write_openai_chat_export(const JobStore& job, ExportOutput& out,
                                      const ExportOptions& options) {
   ExportStats stats;
-  job.for_each_result([&](const RowResult& row) {
-    if (!has_output(row, options)) {
-      stats.rows_skipped++;
-      return;
-    }
+  for_each_readable_row(job, stats, [&](const RowResult& row) {
+    if (!has_output(row, options, stats)) return;
     const Json conversation = messages_to_json(conversation_of(row));
     for (const SampleResult& sample : row.samples) {
       Json messages = conversation;
@@ -118,11 +121,8 @@ ExportStats write_sharegpt_export(const JobStore& job, ExportOutput& out,
                                   const ExportOptions& options) {
   ExportStats stats;
   JsonArrayWriter array(out);
-  job.for_each_result([&](const RowResult& row) {
-    if (!has_output(row, options)) {
-      stats.rows_skipped++;
-      return;
-    }
+  for_each_readable_row(job, stats, [&](const RowResult& row) {
+    if (!has_output(row, options, stats)) return;
     Json conversation = Json::array();
     for (const ChatMessage& message : conversation_of(row))
       conversation.push_back(sharegpt_turn(message.role, message.content));

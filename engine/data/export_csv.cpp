@@ -36,7 +36,7 @@ bool is_output_column_name(const std::string& name) {
 CsvLayout scan_layout(const JobStore& job, const ExportOptions& options) {
   CsvLayout layout;
   std::unordered_set<std::string> seen;
-  job.for_each_result([&](const RowResult& row) {
+  for_each_readable_row(job, [&](const RowResult& row) {
     if (!is_row_exported(row, options, /*honours_include_failed=*/true)) return;
     layout.num_output_columns = std::max(layout.num_output_columns, row.samples.size());
     if (!row.input.is_object()) return;
@@ -119,9 +119,9 @@ ExportStats write_csv_export(const JobStore& job, ExportOutput& out, const Expor
   const CsvLayout layout = scan_layout(job, options);
   write_record(out, header_fields(layout, options));
   ExportStats stats;
-  job.for_each_result([&](const RowResult& row) {
+  for_each_readable_row(job, stats, [&](const RowResult& row) {
     if (!is_row_exported(row, options, /*honours_include_failed=*/true)) {
-      stats.rows_skipped++;
+      stats.leave_out(to_string(row.status));
       return;
     }
     write_record(out, row_fields(row, layout, options));

@@ -72,9 +72,18 @@ std::vector<Candidate> candidates_of(const RowResult& row, const ExportOptions& 
 
 }  // namespace
 
-std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions& options) {
+std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions& options,
+                                       std::string* why_none) {
+  const auto none = [&](const char* why) {
+    if (why_none != nullptr) *why_none = why;
+    return std::nullopt;
+  };
   std::vector<Candidate> candidates = candidates_of(row, options);
-  if (candidates.size() < 2) return std::nullopt;
+  if (candidates.size() < 2) {
+    return none(options.dpo_rule == DpoRule::Score
+                    ? "with fewer than two successful samples with a score"
+                    : "with fewer than two successful samples");
+  }
   DpoPair pair;
   if (options.dpo_rule == DpoRule::LastChosen) {
     pair = {candidates.back().sample_idx, candidates.front().sample_idx};
@@ -88,22 +97,26 @@ std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions
   }
   // Identical texts carry no preference; a pair of them would only add noise to training.
   if (row.samples[pair.chosen_sample_idx].output == row.samples[pair.rejected_sample_idx].output)
-    return std::nullopt;
+    return none("with identical chosen and rejected outputs");
   return pair;
 }
 
 ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const ExportOptions& options) {
   ExportStats stats;
-  job.for_each_result([&](const RowResult& row) {
+  for_each_readable_row(job, stats, [&](const RowResult& row) {
+    if (!is_row_exported(row, options, /*honours_include_failed=*/false)) {
+      stats.leave_out(to_string(row.status));
+      return;
+    }
     std::optional<DpoPair> pair;
+    std::string why_none;
     try {
-      if (is_row_exported(row, options, /*honours_include_failed=*/false))
-        pair = choose_dpo_pair(row, options);
+      pair = choose_dpo_pair(row, options, &why_none);
     } catch (const Error& e) {
       fail(job.path(), ": ", e.what());
     }
     if (!pair) {
-      stats.rows_skipped++;
+      stats.leave_out(why_none);
       return;
     }
     Json record = Json::object();

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 
 #include "engine/data/exporters.h"
 #include "engine/jobs/row_result.h"
@@ -17,9 +18,11 @@ struct DpoPair {
 };
 
 // Returns the pair row gives under options.dpo_rule, or nullopt when it has fewer than two
-// successful samples (for DpoRule::Score: with a score) or the two picked outputs are identical.
-// Throws Error naming the row and sample when a score is present but not a number.
-std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions& options);
+// successful samples (for DpoRule::Score: with a score) or the two picked outputs are identical;
+// then *why_none (when given) says which, worded to follow a count of rows ("with identical
+// ..."). Throws Error naming the row and sample when a score is present but not a number.
+std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions& options,
+                                       std::string* why_none = nullptr);
 
 // Writes job as DPO-pair JSONL and returns the counts.
 ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const ExportOptions& options);

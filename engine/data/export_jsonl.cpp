@@ -19,7 +19,7 @@ bool is_flat_job(const JobStore& job) {
   const auto n = params.find("n");
   if (n != params.end() && !(n->is_number_integer() && n->get<int64_t>() == 1)) return false;
   size_t max_num_samples = 0;
-  job.for_each_result([&](const RowResult& row) {
+  for_each_readable_row(job, [&](const RowResult& row) {
     max_num_samples = std::max(max_num_samples, row.samples.size());
   });
   return max_num_samples <= 1;
@@ -59,9 +59,9 @@ ExportStats write_jsonl_export(const JobStore& job, ExportOutput& out,
                                const ExportOptions& options) {
   const bool is_flat = is_flat_job(job);
   ExportStats stats;
-  job.for_each_result([&](const RowResult& row) {
+  for_each_readable_row(job, stats, [&](const RowResult& row) {
     if (!is_row_exported(row, options, /*honours_include_failed=*/true)) {
-      stats.rows_skipped++;
+      stats.leave_out(to_string(row.status));
       return;
     }
     out.write(to_json_text(jsonl_record(row, is_flat)));

@@ -1,5 +1,6 @@
 #include "engine/data/export_output.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,10 +16,36 @@ namespace {
 // Large writes keep the export I/O-bound on the disk, not on system calls.
 constexpr size_t kWriteBufferBytes = size_t{1} << 20;
 
+// The temporary file beside path that an export writes and renames.
+std::string temp_path_for(const std::string& path) {
+  return path + ".partial-" + std::to_string(::getpid());
+}
+
 }  // namespace
 
+void ExportOutput::check_destination(const std::string& path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (std::filesystem::is_directory(status))
+    fail(path, ": is a directory; the output must name a file");
+  // The finished export is renamed over path: that must not replace a device or a pipe.
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    fail(path, ": is not a regular file; the output must name a file");
+  // Creating the very file the export will write asks the OS every question at once: does the
+  // directory exist, is it a directory, may we write there, is the file system read-only.
+  const std::string temp_path = temp_path_for(path);
+  const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    fail(path, ": cannot write the output there: ", std::strerror(errno), " (in directory ",
+         parent.empty() ? std::string(".") : parent.string(), ")");
+  }
+  ::close(fd);
+  ::unlink(temp_path.c_str());
+}
+
 ExportOutput::ExportOutput(std::string path)
-    : path_(std::move(path)), temp_path_(path_ + ".partial-" + std::to_string(::getpid())) {
+    : path_(std::move(path)), temp_path_(temp_path_for(path_)) {
   file_ = std::fopen(temp_path_.c_str(), "wb");
   if (file_ == nullptr) fail(temp_path_, ": cannot create the export file: ", std::strerror(errno));
   std::setvbuf(file_, nullptr, _IOFBF, kWriteBufferBytes);

@@ -11,6 +11,11 @@ namespace sluice {
 
 class ExportOutput {
  public:
+  // Checks, before a long run, that an export can be written at path: it is missing or a regular
+  // file, and a file can be created beside it (one is, and removed). Throws Error naming path and
+  // the OS reason (a missing or read-only directory, ...).
+  static void check_destination(const std::string& path);
+
   // Opens the temporary file for path. Throws Error naming it when it cannot be created.
   explicit ExportOutput(std::string path);
   // Removes the temporary file unless commit() succeeded.

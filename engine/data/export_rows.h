@@ -1,7 +1,10 @@
 // Which rows an export takes and what each says, shared by the format writers.
 #pragma once
 
+#include <functional>
+
 #include "engine/data/exporters.h"
+#include "engine/jobs/job_store.h"
 #include "engine/jobs/row_result.h"
 
 namespace sluice {
@@ -12,6 +15,20 @@ inline bool is_row_exported(const RowResult& row, const ExportOptions& options,
                             bool honours_include_failed) {
   if (row.status == RowStatus::Done) return true;
   return honours_include_failed && options.include_failed;
+}
+
+// Calls fn with every row of job that reads back, in row order; the others are counted in stats
+// as unreadable (with their errors) and left out.
+inline void for_each_readable_row(const JobStore& job, ExportStats& stats,
+                                  const std::function<void(const RowResult&)>& fn) {
+  job.for_each_result(fn, [&](const UnreadableRow& row) { stats.leave_out_unreadable(row); });
+}
+
+// Calls fn with every row of job that reads back, ignoring the others: for a first pass over the
+// job (columns, shape), whose rows for_each_readable_row counts in the writing pass.
+inline void for_each_readable_row(const JobStore& job,
+                                  const std::function<void(const RowResult&)>& fn) {
+  job.for_each_result(fn, [](const UnreadableRow&) {});
 }
 
 // Returns true for samples that ended normally ("stop" or "length"), as training data needs.

@@ -88,6 +88,31 @@ DpoRule parse_dpo_rule(std::string_view name) {
   return parse_name(kDpoRuleNames, name, "DPO rule");
 }
 
+void ExportStats::leave_out(const std::string& reason) {
+  rows_skipped++;
+  for (auto& [known_reason, count] : left_out) {
+    if (known_reason == reason) {
+      count++;
+      return;
+    }
+  }
+  left_out.emplace_back(reason, 1);
+}
+
+void ExportStats::leave_out_unreadable(const UnreadableRow& row) {
+  leave_out("unreadable");
+  unreadable_rows.push_back(row);
+}
+
+std::string describe_left_out(const ExportStats& stats) {
+  if (stats.rows_skipped == 0) return "";
+  std::string text =
+      str_cat(stats.rows_skipped, stats.rows_skipped == 1 ? " row" : " rows", " left out: ");
+  for (size_t i = 0; i < stats.left_out.size(); ++i)
+    text += str_cat(i == 0 ? "" : ", ", stats.left_out[i].second, " ", stats.left_out[i].first);
+  return text;
+}
+
 ExportStats export_job(const JobStore& job, ExportFormat format, const std::string& output_path,
                        const ExportOptions& options) {
   ExportOutput out(output_path);

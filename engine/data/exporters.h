@@ -32,19 +32,23 @@
 //   dpo      JSONL of {"prompt": the rendered prompt, "chosen": output, "rejected": output} from
 //            rows with at least two successful samples (finish_reason "stop" or "length"),
 //            picked by ExportOptions::dpo_rule. Rows with fewer such samples, or whose chosen
-//            and rejected outputs are identical, are skipped and counted.
+//            and rejected outputs are identical, are left out and counted.
 //
-// Failed and skipped rows are left out (and counted in rows_skipped) unless include_failed,
-// which only jsonl and csv honour: the other formats need an output to train on.
+// Failed and skipped rows are left out unless include_failed, which only jsonl and csv honour:
+// the other formats need an output to train on. A stored row that does not read back (a damaged
+// job) is left out too, and named with its error in ExportStats::unreadable_rows, so one bad row
+// never keeps the good ones from export. Every row left out is counted with its reason.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/jobs/job_store.h"
 
 namespace sluice {
-
-class JobStore;
 
 enum class ExportFormat : uint8_t { Jsonl, Csv, Alpaca, OpenAiChat, ShareGpt, DpoPairs };
 
@@ -68,8 +72,17 @@ struct ExportOptions {
 
 struct ExportStats {
   int64_t rows_written = 0;     // rows that produced at least one record
-  int64_t rows_skipped = 0;     // rows that produced none (filtered out or unusable)
+  int64_t rows_skipped = 0;     // rows that produced none: the sum of left_out's counts
   int64_t records_written = 0;  // lines or array elements written (openai/sharegpt: per sample)
+  // Why rows were left out, as (reason, number of rows) in first-seen order. A reason reads after
+  // a count: "failed", "skipped", "unreadable", "with fewer than two successful samples", ...
+  std::vector<std::pair<std::string, int64_t>> left_out;
+  std::vector<UnreadableRow> unreadable_rows;  // each also counted in left_out as "unreadable"
+
+  // Counts one row left out for reason.
+  void leave_out(const std::string& reason);
+  // Counts a row that did not read back as left out and keeps its error.
+  void leave_out_unreadable(const UnreadableRow& row);
 };
 
 // Returns "jsonl", "csv", "alpaca", "openai", "sharegpt" or "dpo".
@@ -81,6 +94,9 @@ ExportFormat parse_export_format(std::string_view name);
 const char* to_string(DpoRule rule);
 // Parses the names above; throws Error listing them for anything else.
 DpoRule parse_dpo_rule(std::string_view name);
+
+// Returns "" when no row was left out, else e.g. "5 rows left out: 3 failed, 2 unreadable".
+std::string describe_left_out(const ExportStats& stats);
 
 // Writes every result of job to output_path in format (through a temporary file that is renamed
 // over output_path when complete). Throws Error naming the file or row at fault; the output path

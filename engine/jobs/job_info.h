@@ -29,6 +29,7 @@ struct JobCounts {
   int64_t done = 0;
   int64_t failed = 0;
   int64_t skipped = 0;
+  int64_t unreadable = 0;   // stored rows with an unknown status (damaged); a resume reruns them
   int64_t total_rows = -1;  // JobInfo::total_rows
 
   // Returns done + failed + skipped: rows a resume will not run again.

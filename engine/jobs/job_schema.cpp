@@ -1,8 +1,8 @@
 #include "engine/jobs/job_schema.h"
 
 #include <filesystem>
-
 #include <string>
+#include <system_error>
 
 #include "engine/core/error.h"
 #include "engine/jobs/row_codec.h"
@@ -59,6 +59,20 @@ int64_t parse_schema_version(const std::string& text, const std::string& path) {
   return version;
 }
 
+// What a job file that never got its first commit holds: nothing a run could resume from.
+[[noreturn]] void fail_uninitialised(const std::string& path, const char* what) {
+  fail(path, ": ", what,
+       ": the run that created this job file stopped before its first commit, so it holds no "
+       "rows and no parameters; start the job again (a new job may replace this file)");
+}
+
+// True when db, whose header carries application_id, was meant to become a job but never got a
+// table: a create killed before its first commit (older builds created the file in place).
+bool is_tableless_job(SqliteDb& db, int64_t application_id) {
+  const bool may_be_a_job = application_id == kJobApplicationId || application_id == 0;
+  return may_be_a_job && db.query_int("SELECT COUNT(*) FROM sqlite_schema") == 0;
+}
+
 }  // namespace
 
 void configure_job_connection(SqliteDb& db) {
@@ -74,9 +88,10 @@ void configure_job_connection(SqliteDb& db) {
 }
 
 void create_job_schema(SqliteDb& db, const JobInfo& info) {
-  db.exec(str_cat("PRAGMA application_id = ", kJobApplicationId).c_str());
   db.exec("BEGIN IMMEDIATE");
   try {
+    // Inside the transaction: the file is marked as a job in the same commit that makes it one.
+    db.exec(str_cat("PRAGMA application_id = ", kJobApplicationId).c_str());
     db.exec(kCreateTables);
     put_meta(db, "schema_version", std::to_string(kJobSchemaVersion));
     put_meta(db, "info", to_json_text(job_info_to_json(info)));
@@ -93,6 +108,9 @@ std::unique_ptr<SqliteDb> open_existing_job_db(const std::string& path) {
   if (!std::filesystem::exists(status)) fail(path, ": no such job file");
   if (!std::filesystem::is_regular_file(status))
     fail(path, ": not a job file (not a regular file)");
+  // SQLite would take an empty file for an empty database; it is a job whose creation stopped.
+  if (std::filesystem::file_size(path, error) == 0 && !error)
+    fail_uninitialised(path, "an empty file");
   return std::make_unique<SqliteDb>(path, SqliteDb::Mode::OpenExisting);
 }
 
@@ -104,6 +122,8 @@ JobInfo read_job_meta(SqliteDb& db) {
   } catch (const Error& e) {
     fail("not a Sluice job file: ", e.what());
   }
+  if (is_tableless_job(db, application_id))
+    fail_uninitialised(db.path(), "an uninitialised job file (no tables)");
   if (application_id != kJobApplicationId) {
     fail(db.path(), ": not a Sluice job file (an SQLite database with application_id ",
          application_id, ", a job has ", kJobApplicationId, ")");
@@ -117,6 +137,20 @@ JobInfo read_job_meta(SqliteDb& db) {
   const auto info_json = nlohmann::ordered_json::parse(info_text, nullptr, false);
   if (info_json.is_discarded()) fail(db.path(), ": the job info is not valid JSON");
   return job_info_from_json(info_json, db.path());
+}
+
+bool is_uninitialised_job_file(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return false;
+  const auto num_bytes = std::filesystem::file_size(path, error);
+  if (error) return false;
+  if (num_bytes == 0) return true;
+  try {
+    SqliteDb db(path, SqliteDb::Mode::OpenExisting);
+    return is_tableless_job(db, db.query_int("PRAGMA application_id"));
+  } catch (const Error&) {
+    return false;  // not SQLite, or unreadable: not something to replace
+  }
 }
 
 void write_job_info(SqliteDb& db, const JobInfo& info) {

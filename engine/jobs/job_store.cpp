@@ -1,9 +1,11 @@
 #include "engine/jobs/job_store.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -26,37 +28,117 @@ std::string select_sql(const char* where_clause) {
   return str_cat("SELECT ", kRowColumns, " FROM rows ", where_clause);
 }
 
-// Creates path as an empty file, failing if anything is there: O_EXCL makes the check and the
-// creation one step, so create() never takes over (or, on failure, deletes) another's file.
-// SQLite treats an empty file as an empty database.
-void claim_new_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0 && errno == EEXIST)
-    fail(path, ": already exists; a new job needs a new file (open the existing one to resume)");
-  if (fd < 0) fail(path, ": cannot create the job file: ", std::strerror(errno));
-  ::close(fd);
+[[noreturn]] void fail_exists(const std::string& path) {
+  fail(path, ": already exists; a new job needs a new file (open the existing one to resume)");
 }
 
-// Removes a job file that create() could not finish, with its WAL side files.
-void remove_job_files(const std::string& path) {
+constexpr const char* kSideFileSuffixes[] = {"-wal", "-shm", "-journal"};
+constexpr const char* kCreatingInfix = ".creating-";
+
+// Removes path's SQLite side files. Called only where no connection can own them: path was just
+// created, or is an uninitialised file about to be replaced.
+void remove_side_files(const std::string& path) {
   std::error_code ignored;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-    std::filesystem::remove(path + suffix, ignored);
+  for (const char* suffix : kSideFileSuffixes) std::filesystem::remove(path + suffix, ignored);
+}
+
+// Removes what a create() killed before it published its file left behind: "<path>.creating-<pid>"
+// files whose process is gone.
+void remove_abandoned_creations(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const std::string prefix = target.filename().string() + kCreatingInfix;
+  const fs::path directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code error;
+  for (fs::directory_iterator it(directory, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* digits_end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &digits_end, 10);
+    if (pid <= 0 || *digits_end != '\0') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    std::error_code ignored;
+    fs::remove(it->path(), ignored);
+  }
+}
+
+// Creates a new file at temp_path (failing if anything is there) holding a complete, empty job.
+// The file is private until published, so it is written without a journal and synced once.
+void write_new_job_file(const std::string& temp_path, const JobInfo& info) {
+  const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) fail(temp_path, ": cannot create the job file: ", std::strerror(errno));
+  ::close(fd);
+  {
+    SqliteDb db(temp_path, SqliteDb::Mode::CreateNew);
+    db.exec("PRAGMA journal_mode = OFF");
+    db.exec("PRAGMA synchronous = OFF");
+    create_job_schema(db, info);
+  }
+  const int sync_fd = ::open(temp_path.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool is_synced = sync_fd >= 0 && ::fsync(sync_fd) == 0;
+  const int sync_errno = errno;
+  if (sync_fd >= 0) ::close(sync_fd);
+  if (!is_synced) fail(temp_path, ": cannot sync the job file: ", std::strerror(sync_errno));
+}
+
+// Moves the finished temp_path to path: over path when replacing it, otherwise only if nothing
+// is there (link() fails with EEXIST rather than replace a file created meanwhile). Side files
+// found beside path then are stale, and removed: SQLite would replay a stale write-ahead log into
+// the new file.
+void publish_job_file(const std::string& temp_path, const std::string& path, bool is_replacing) {
+  if (is_replacing) {
+    remove_side_files(path);
+    if (::rename(temp_path.c_str(), path.c_str()) != 0)
+      fail(path, ": cannot replace the job file: ", std::strerror(errno));
+    return;
+  }
+  if (::link(temp_path.c_str(), path.c_str()) == 0) {
+    ::unlink(temp_path.c_str());
+  } else if (errno == EEXIST) {
+    fail_exists(path);
+  } else if (errno == EPERM || errno == EOPNOTSUPP) {
+    // A file system without hard links (FAT, some FUSE ones): check, then rename.
+    if (std::filesystem::exists(path)) fail_exists(path);
+    if (::rename(temp_path.c_str(), path.c_str()) != 0)
+      fail(path, ": cannot create the job file: ", std::strerror(errno));
+  } else {
+    fail(path, ": cannot create the job file: ", std::strerror(errno));
+  }
+  remove_side_files(path);
 }
 
 }  // namespace
 
-std::unique_ptr<JobStore> JobStore::create(const std::string& path, const JobInfo& info) {
-  claim_new_file(path);
+std::unique_ptr<JobStore> JobStore::create(const std::string& path, const JobInfo& info,
+                                           IfExists if_exists) {
+  std::error_code error;
+  const bool exists = std::filesystem::exists(std::filesystem::symlink_status(path, error));
+  const bool is_replacing =
+      exists && if_exists == IfExists::ReplaceUninitialised && is_uninitialised_job_file(path);
+  if (exists && !is_replacing) fail_exists(path);
   JobInfo stored = info;
   stored.created_at = utc_timestamp_now();
+  // The job is built beside path and appears there complete, so a run killed at any moment
+  // leaves either no job file or one with its info: never a file that cannot be resumed.
+  remove_abandoned_creations(path);
+  const std::string temp_path = str_cat(path, kCreatingInfix, ::getpid());
   try {
-    auto db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::CreateNew);
+    write_new_job_file(temp_path, stored);
+    publish_job_file(temp_path, path, is_replacing);
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(temp_path, ignored);
+    throw;
+  }
+  try {
+    auto db = open_existing_job_db(path);
     configure_job_connection(*db);
-    create_job_schema(*db, stored);
     return std::unique_ptr<JobStore>(new JobStore(std::move(db), std::move(stored)));
   } catch (...) {
-    remove_job_files(path);
+    // Nobody else has this file yet (it appeared just now, empty of rows): take it back.
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+    remove_side_files(path);
     throw;
   }
 }
@@ -130,11 +212,12 @@ void JobStore::commit_queue() const {
   last_commit_time_ = std::chrono::steady_clock::now();
 }
 
-std::vector<int64_t> JobStore::finished_row_indices() const {
-  commit_queue();
-  SqliteStatement select(*db_, "SELECT row_index FROM rows ORDER BY row_index");
+std::vector<int64_t> JobStore::finished_row_indices(std::vector<UnreadableRow>* unreadable) const {
   std::vector<int64_t> indices;
-  while (select.step()) indices.push_back(select.column_int(0));
+  for_each_result([&](const RowResult& row) { indices.push_back(row.row_index); },
+                  [&](const UnreadableRow& row) {
+                    if (unreadable != nullptr) unreadable->push_back(row);
+                  });
   return indices;
 }
 
@@ -162,7 +245,7 @@ JobCounts JobStore::counts() const {
     } else if (status == "skipped") {
       counts.skipped = count;
     } else {
-      fail(path(), ": ", count, " rows have the unknown status '", status, "'");
+      counts.unreadable += count;
     }
   }
   return counts;
@@ -176,10 +259,23 @@ std::optional<RowResult> JobStore::result(int64_t row_index) const {
   return read_row_result(select, path());
 }
 
-void JobStore::for_each_result(const std::function<void(const RowResult&)>& fn) const {
+void JobStore::for_each_result(
+    const std::function<void(const RowResult&)>& fn,
+    const std::function<void(const UnreadableRow&)>& on_unreadable) const {
   commit_queue();
   SqliteStatement select(*db_, select_sql("ORDER BY row_index").c_str());
-  while (select.step()) fn(read_row_result(select, path()));
+  while (select.step()) {
+    std::optional<RowResult> row;
+    try {
+      row = read_row_result(select, path());
+    } catch (const Error& e) {
+      if (!on_unreadable) throw;
+      // row_index is the table's INTEGER PRIMARY KEY, so it always reads as an integer.
+      on_unreadable(UnreadableRow{select.column_int(0), e.what()});
+      continue;
+    }
+    fn(*row);
+  }
 }
 
 void JobStore::with_snapshot(const std::function<void()>& fn) const {

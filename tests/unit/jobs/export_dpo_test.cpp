@@ -133,6 +133,18 @@ TEST(DpoPair, RowsWithoutTwoUsableSamplesGiveNoPair) {
                                with_rule(DpoRule::Score)));
 }
 
+TEST(DpoPair, SaysWhyThereIsNoPair) {
+  std::string why;
+  EXPECT_FALSE(choose_dpo_pair(row_with_samples(0, {make_sample("only", 1)}), {}, &why));
+  EXPECT_EQ(why, "with fewer than two successful samples");
+  EXPECT_FALSE(choose_dpo_pair(
+      row_with_samples(0, {make_sample("same", 1), make_sample("same", 1)}), {}, &why));
+  EXPECT_EQ(why, "with identical chosen and rejected outputs");
+  EXPECT_FALSE(choose_dpo_pair(row_with_samples(0, {scored("a", 1), make_sample("b", 1)}),
+                               with_rule(DpoRule::Score), &why));
+  EXPECT_EQ(why, "with fewer than two successful samples with a score");
+}
+
 std::vector<Json> read_jsonl(const std::string& path) {
   std::vector<Json> records;
   std::istringstream in(test::read_file(path));
@@ -154,6 +166,8 @@ TEST(DpoExport, WritesPairsAndCountsSkippedRows) {
   const ExportStats stats = export_job(*store, ExportFormat::DpoPairs, out);
   EXPECT_EQ(stats.rows_written, 2);
   EXPECT_EQ(stats.rows_skipped, 2);
+  EXPECT_EQ(describe_left_out(stats),
+            "2 rows left out: 1 with fewer than two successful samples, 1 failed");
   const std::vector<Json> records = read_jsonl(out);
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0],

@@ -8,6 +8,7 @@
 
 #include "engine/core/error.h"
 #include "engine/jobs/job_store.h"
+#include "engine/jobs/sqlite_db.h"
 #include "engine/tokenizer/unicode.h"
 #include "tests/support/test_paths.h"
 #include "tests/unit/jobs/export_job.h"
@@ -284,6 +285,42 @@ TEST(ExportJob, ReplacesAnOlderExportAndLeavesNoTemporaryFile) {
   EXPECT_EQ(read_jsonl(out).size(), 1u);
   for (const auto& entry : std::filesystem::directory_iterator(job.dir))
     EXPECT_EQ(entry.path().string().find(".partial"), std::string::npos) << entry.path();
+}
+
+// One damaged row must not keep the good ones from export: every format writes them, leaves the
+// bad one out and names it with its error.
+TEST(ExportJob, UnreadableRowIsLeftOutAndNamedWhileTheOthersExport) {
+  for (const ExportFormat format : {ExportFormat::Jsonl, ExportFormat::Csv, ExportFormat::Alpaca,
+                                    ExportFormat::OpenAiChat, ExportFormat::ShareGpt}) {
+    SCOPED_TRACE(to_string(format));
+    const test::ExportJob job =
+        test::make_export_job("unreadable", {make_row(0), make_row(1), make_row(2)});
+    {
+      SqliteDb db(job.store->path(), SqliteDb::Mode::OpenExisting);
+      db.exec("UPDATE rows SET messages = 'not json' WHERE row_index = 1");
+    }
+    const std::string out = job.dir + "/out";
+    const ExportStats stats = export_job(*job.store, format, out);
+    EXPECT_EQ(stats.rows_written, 2);
+    EXPECT_EQ(stats.rows_skipped, 1);
+    ASSERT_EQ(stats.unreadable_rows.size(), 1u);
+    EXPECT_EQ(stats.unreadable_rows[0].row_index, 1);
+    EXPECT_NE(stats.unreadable_rows[0].error.find("row 1, column messages"), std::string::npos)
+        << stats.unreadable_rows[0].error;
+    EXPECT_EQ(describe_left_out(stats), "1 row left out: 1 unreadable");
+    EXPECT_TRUE(std::filesystem::exists(out));
+  }
+}
+
+TEST(JsonlExport, CountsWhyRowsAreLeftOut) {
+  const test::ExportJob job = test::make_export_job(
+      "why", {make_row(0), make_failed_row(1), make_skipped_row(2), make_failed_row(3)});
+  const ExportStats stats = export_job(*job.store, ExportFormat::Jsonl, job.dir + "/out.jsonl");
+  EXPECT_EQ(stats.rows_written, 1);
+  EXPECT_EQ(stats.rows_skipped, 3);
+  using Reasons = std::vector<std::pair<std::string, int64_t>>;
+  EXPECT_EQ(stats.left_out, (Reasons{{"failed", 2}, {"skipped", 1}}));
+  EXPECT_EQ(describe_left_out(stats), "3 rows left out: 2 failed, 1 skipped");
 }
 
 }  // namespace

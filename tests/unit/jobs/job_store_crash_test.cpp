@@ -115,5 +115,36 @@ TEST(JobStoreCrash, KillWhileWritingLeavesAPrefixOfRows) {
   expect_sound(path);
 }
 
+// A run killed while it creates its job file must leave no file a resume cannot open: either no
+// job file, or one with its info. A child creates jobs back to back so that the kill is almost
+// sure to land inside a create.
+TEST(JobStoreCrash, KillDuringCreateLeavesNoJobOrAWholeOne) {
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    const std::string dir = test::make_temp_dir("job-crash-create");
+    const auto path_of = [&](int i) { return dir + "/job-" + std::to_string(i) + ".sluicejob"; };
+    const pid_t pid = start_child([&](int ready_fd) {
+      signal_ready(ready_fd);
+      for (int i = 0;; ++i) JobStore::create(path_of(i), test::make_job_info());
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(15 + 7 * attempt));
+    kill_child(pid);
+    int num_jobs = 0;
+    while (std::filesystem::exists(path_of(num_jobs))) {
+      SCOPED_TRACE(path_of(num_jobs));
+      const auto store = JobStore::open(path_of(num_jobs));
+      JobInfo expected = test::make_job_info();
+      expected.created_at = store->info().created_at;
+      EXPECT_EQ(store->info(), expected);
+      EXPECT_TRUE(store->finished_row_indices().empty());
+      ++num_jobs;
+    }
+    // The next create of the path the child was on cleans up what it left behind.
+    JobStore::create(path_of(num_jobs), test::make_job_info());
+    const std::string leftover_prefix = path_of(num_jobs) + ".creating-";
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      EXPECT_NE(entry.path().string().rfind(leftover_prefix, 0), 0u) << entry.path();
+  }
+}
+
 }  // namespace
 }  // namespace sluice

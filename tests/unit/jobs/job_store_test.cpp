@@ -8,6 +8,7 @@
 
 #include "engine/core/error.h"
 #include "engine/jobs/job_listing.h"
+#include "engine/jobs/job_schema.h"
 #include "engine/jobs/sqlite_db.h"
 #include "tests/support/test_paths.h"
 #include "tests/unit/jobs/job_test_rows.h"
@@ -238,12 +239,73 @@ TEST(JobStore, GarbageFileIsNotAJob) {
   EXPECT_TRUE(contains(message, "not a Sluice job")) << message;
 }
 
-TEST(JobStore, EmptyFileIsNotAJob) {
+// A run killed before its job file's first commit (as older builds left it): an empty file, maybe
+// with a journal. It is not "an SQLite database" to the user: it is a job that holds no rows.
+TEST(JobStore, EmptyFileIsAnUninitialisedJobNotAnSqliteDatabase) {
   const std::string path = job_path("empty");
   test::write_file(path, "");
+  test::write_file(path + "-journal", std::string(512, '\0'));
   const std::string message = error_of([&] { JobStore::open(path); });
   EXPECT_TRUE(contains(message, path)) << message;
-  EXPECT_TRUE(contains(message, "not a Sluice job")) << message;
+  EXPECT_TRUE(contains(message, "an empty file")) << message;
+  EXPECT_TRUE(contains(message, "holds no rows")) << message;
+  EXPECT_FALSE(contains(message, "SQLite")) << message;
+}
+
+// The same run killed a little later: the file has SQLite's header (WAL switched on, maybe the
+// application_id) but not a single table.
+TEST(JobStore, TablelessDatabaseIsAnUninitialisedJob) {
+  for (const int64_t application_id : {int64_t{0}, int64_t{0x536c4a62}}) {
+    const std::string path = job_path("tableless");
+    {
+      SqliteDb db(path, SqliteDb::Mode::CreateNew);
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec(("PRAGMA application_id = " + std::to_string(application_id)).c_str());
+    }
+    const std::string message = error_of([&] { JobStore::open(path); });
+    EXPECT_TRUE(contains(message, path)) << message;
+    EXPECT_TRUE(contains(message, "holds no rows")) << message;
+    EXPECT_TRUE(is_uninitialised_job_file(path));
+  }
+}
+
+TEST(JobStore, OnlyFilesWithoutTablesAreUninitialised) {
+  const std::string empty = job_path("empty");
+  test::write_file(empty, "");
+  EXPECT_TRUE(is_uninitialised_job_file(empty));
+  const std::string job = job_path("job");
+  JobStore::create(job, make_job_info());
+  EXPECT_FALSE(is_uninitialised_job_file(job));
+  const std::string other = job_path("other");
+  {
+    SqliteDb db(other, SqliteDb::Mode::CreateNew);
+    db.exec("CREATE TABLE t (x)");
+  }
+  EXPECT_FALSE(is_uninitialised_job_file(other));
+  const std::string text = job_path("text");
+  test::write_file(text, "not a database at all, just some text that is long enough");
+  EXPECT_FALSE(is_uninitialised_job_file(text));
+  EXPECT_FALSE(is_uninitialised_job_file(job_path("missing")));
+}
+
+TEST(JobStore, CreateReplacesAnUninitialisedFileOnlyWhenAsked) {
+  const std::string path = job_path("replace");
+  test::write_file(path, "");
+  // A stale log beside it must not be replayed into the new job.
+  test::write_file(path + "-wal", std::string(4096, 'w'));
+  EXPECT_TRUE(
+      contains(error_of([&] { JobStore::create(path, make_job_info()); }), "already exists"));
+  {
+    const auto store =
+        JobStore::create(path, make_job_info(), JobStore::IfExists::ReplaceUninitialised);
+    store->add_result(make_row(0));
+  }
+  EXPECT_EQ(JobStore::open(path)->result(0), make_row(0));
+  // A job with rows is never replaced.
+  const std::string message = error_of(
+      [&] { JobStore::create(path, make_job_info(), JobStore::IfExists::ReplaceUninitialised); });
+  EXPECT_TRUE(contains(message, "already exists")) << message;
+  EXPECT_EQ(JobStore::open(path)->result(0), make_row(0));
 }
 
 TEST(JobStore, OtherSqliteDatabaseIsNotAJob) {
@@ -286,6 +348,56 @@ TEST(JobStore, BadStoredRowNamesFileRowAndColumn) {
   EXPECT_TRUE(contains(message, path)) << message;
   EXPECT_TRUE(contains(message, "row 1")) << message;
   EXPECT_TRUE(contains(message, "samples")) << message;
+}
+
+// Damages rows 1 and 3 of a five-row job the way a hand edit or a bad sector would.
+std::string job_with_unreadable_rows(const std::string& name) {
+  const std::string path = job_path(name);
+  {
+    const auto store = JobStore::create(path, make_job_info());
+    for (int64_t i = 0; i < 5; ++i) store->add_result(make_row(i));
+  }
+  SqliteDb db(path, SqliteDb::Mode::OpenExisting);
+  db.exec("UPDATE rows SET samples = '[{\"output\": ' WHERE row_index = 1");
+  db.exec("UPDATE rows SET status = 'exploded' WHERE row_index = 3");
+  return path;
+}
+
+TEST(JobStore, UnreadableRowsAreNotFinishedSoAResumeRunsThemAgain) {
+  const auto store = JobStore::open(job_with_unreadable_rows("unreadable-resume"));
+  EXPECT_EQ(store->finished_row_indices(), (std::vector<int64_t>{0, 2, 4}));
+  std::vector<UnreadableRow> unreadable;
+  store->finished_row_indices(&unreadable);
+  ASSERT_EQ(unreadable.size(), 2u);
+  EXPECT_EQ(unreadable[0].row_index, 1);
+  EXPECT_TRUE(contains(unreadable[0].error, "row 1, column samples")) << unreadable[0].error;
+  EXPECT_TRUE(contains(unreadable[0].error, store->path())) << unreadable[0].error;
+  EXPECT_EQ(unreadable[1].row_index, 3);
+  EXPECT_TRUE(contains(unreadable[1].error, "row 3, column status")) << unreadable[1].error;
+  // The rerun row replaces the damaged one.
+  store->add_result(make_row(1));
+  EXPECT_EQ(store->result(1), make_row(1));
+}
+
+TEST(JobStore, ForEachResultHandsUnreadableRowsToTheirHandler) {
+  const auto store = JobStore::open(job_with_unreadable_rows("unreadable-read"));
+  std::vector<int64_t> read;
+  std::vector<int64_t> unreadable;
+  store->for_each_result([&](const RowResult& row) { read.push_back(row.row_index); },
+                         [&](const UnreadableRow& row) { unreadable.push_back(row.row_index); });
+  EXPECT_EQ(read, (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_EQ(unreadable, (std::vector<int64_t>{1, 3}));
+  // Without a handler a reader that must see every row still gets the error.
+  EXPECT_TRUE(
+      contains(error_of([&] { store->for_each_result([](const RowResult&) {}); }), "row 1"));
+}
+
+TEST(JobStore, CountsAnUnknownStatusAsUnreadable) {
+  const auto store = JobStore::open(job_with_unreadable_rows("unreadable-counts"));
+  const JobCounts counts = store->counts();
+  EXPECT_EQ(counts.done, 4);  // row 1's status is fine; its samples show only when read
+  EXPECT_EQ(counts.unreadable, 1);
+  EXPECT_EQ(counts.finished(), 4);
 }
 
 // Overwrites part of a closed job file (checkpointed into the main file on close) and expects an
