@@ -166,9 +166,19 @@ void SentencePieceTokenizer::init(const std::string& path, SentencePieceOptions 
   std::sort(added_tokens_.begin(), added_tokens_.end(),
             [](const AddedToken& a, const AddedToken& b) { return a.id < b.id; });
 
+  // Added tokens extend the vocabulary past the model's pieces, densely (a few may repeat a
+  // piece's id), so an id at or past pieces + added tokens is damage, not a real token.
+  const int64_t max_added_id =
+      int64_t{num_model_pieces_} + static_cast<int64_t>(added_tokens_.size());
   std::vector<SpecialToken> specials;
   for (const AddedToken& added : added_tokens_) {
     if (added.id < 0) fail(path, ": added token '", added.content, "' has a negative id");
+    if (added.id >= max_added_id) {
+      fail(path, ": added token '", added.content,
+           "' (tokenizer_config.json added_tokens_decoder) has id ", added.id,
+           " but the model has ", num_model_pieces_, " pieces and ", added_tokens_.size(),
+           " added tokens, so ids must lie below ", max_added_id);
+    }
     vocab_size_ = std::max(vocab_size_, added.id + 1);
     // libsentencepiece already keeps its own user-defined pieces whole; only tokens it does
     // not know, or special ones, need splitting out before it runs.
