@@ -1,16 +1,19 @@
 // Token ids in tokenizer files are checked against the number of entries before the vocabulary
-// is sized by them, special ids against the vocabulary.
+// is sized by them, special ids against the vocabulary; and every tokenizer's min_num_tokens is
+// a true lower bound on what encode() returns (the prompt-length check relies on it).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "engine/core/error.h"
 #include "engine/model/gguf_reader.h"
 #include "engine/tokenizer/tokenizer_loader.h"
 #include "tests/support/memory_limit.h"
 #include "tests/support/test_paths.h"
+#include "tests/unit/tokenizer/tokenizer_test_data.h"
 
 namespace sluice {
 namespace {
@@ -81,6 +84,56 @@ TEST(TokenizerSizeChecks, GenerationConfigEosOutsideTheVocabularyIsRefused) {
       hf_tokenizer_dir("gen-eos", "generation_config.json", R"({"eos_token_id": [2, 99999]})");
   test::expect_error_within_memory_limit([&] { load_hf_tokenizer(dir); },
                                          {"generation_config.json", "eos_token_id", "99999"});
+}
+
+// Texts that stress a lower bound: long pieces, runs of spaces (which SentencePiece's
+// normalizer may collapse), special token text, invalid UTF-8 and random bytes.
+std::vector<std::string> bound_probe_texts() {
+  std::vector<std::string> texts = {
+      "",
+      "Once upon a time, there was a little girl named Lily.",
+      std::string(3000, ' '),
+      "a" + std::string(500, ' ') + "b\n\n\n\t\t" + std::string(200, '\n'),
+      "<s>Hello</s><unk><|endoftext|>",
+      "\xff\xfe\x80 broken \xc3",
+      std::string(2000, 'a'),
+  };
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20; ++i) {
+    std::string text(static_cast<size_t>(rng() % 400), '\0');
+    for (char& c : text) c = static_cast<char>(rng() % 256);
+    texts.push_back(text);
+  }
+  return texts;
+}
+
+TEST(TokenizerSizeChecks, MinNumTokensNeverExceedsWhatEncodeReturns) {
+  const std::vector<std::string> sources = {
+      "models/stories260K/gguf/stories260K-f32.gguf",
+      "models/stories260K/hf",
+      "models/stories260K/llama2c/tok512.bin",
+      "tokenizers/llamacpp-vocab/ggml-vocab-gpt-2.gguf",
+      "tokenizers/llamacpp-vocab/ggml-vocab-llama-spm.gguf",
+      "tokenizers/llama2/tokenizer.model",
+  };
+  for (const auto& source : sources) {
+    SCOPED_TRACE(source);
+    const auto tokenizer = load_tokenizer_file(test::shared_path(source));
+    auto texts = bound_probe_texts();
+    const std::string base = test::shared_path("tokenizers/llamacpp-vocab/ggml-vocab-gpt-2.gguf");
+    for (const auto& text : test::read_vocab_test_inputs(base + ".inp")) texts.push_back(text);
+    for (const auto& text : texts) {
+      for (const bool parse_special : {false, true}) {
+        const auto ids =
+            tokenizer->encode(text, {.add_bos = false, .parse_special = parse_special});
+        EXPECT_LE(tokenizer->min_num_tokens(text), ids.size())
+            << "text of " << text.size() << " bytes, parse_special " << parse_special;
+      }
+    }
+    // The bound is useful: a long text of words needs many tokens.
+    const std::string words(100'000, 'x');
+    EXPECT_GE(tokenizer->min_num_tokens(words), words.size() / 256);
+  }
 }
 
 }  // namespace
