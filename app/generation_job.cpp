@@ -33,6 +33,23 @@ SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
   return s;
 }
 
+// A row whose prompt was refused before encoding (it cannot fit the context) fails as a prompt
+// the engine rejects does: every sample ends with "error".
+RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt,
+                      const GenerationSpec& spec) {
+  RowResult r;
+  r.row_index = row.row_index;
+  r.line = row.line;
+  r.input = row.fields;
+  r.messages = prompt.messages;
+  r.prompt = prompt.text;
+  r.seed = spec.sampling.seed;
+  r.status = RowStatus::Failed;
+  r.error = prompt.refusal;
+  r.samples.assign(static_cast<size_t>(spec.sampling.n), SampleResult{.finish_reason = "error"});
+  return r;
+}
+
 }  // namespace
 
 struct GenerationJob::PendingRow {
@@ -97,6 +114,8 @@ void GenerationJob::load(const LoadOptions& load_options, std::shared_ptr<const 
                                                     reader_->format(), fields);
   engine_ = std::make_unique<Engine>(session_->model->config, *session_->tokenizer,
                                      make_backend(*session_->model, spec_.device, spec_.num_threads), spec_.engine);
+  // A prompt that cannot fit is refused before it is tokenized (a hostile row costs no tokens).
+  prompt_builder_->set_max_model_len(engine_->max_model_len());
   if (is_resume_) {
     if (store_->info().model_identity != model_identity()) {
       fail(store_->path(), ": the model at ", spec_.model_path, " is not the one the job started with");
@@ -161,6 +180,10 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
     } catch (const DatasetRowError& e) {
       handle_bad_row(DatasetRowError(str_cat(spec_.input_path, ":", e.line, ": ", e.what()), e.line, e.row_index),
                      progress, summary);
+      continue;
+    }
+    if (!pending->prompt.refusal.empty()) {
+      store_result(refused_row(*row, pending->prompt, spec_), progress, 0.0);
       continue;
     }
     pending->row = std::move(*row);

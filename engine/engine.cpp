@@ -4,7 +4,9 @@
 #include <cassert>
 
 #include "engine/backend/gpu_plan.h"
+#include "engine/cache/block.h"
 #include "engine/core/error.h"
+#include "engine/core/system_memory.h"
 
 namespace sluice {
 
@@ -63,6 +65,10 @@ Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
       plan_num_kv_blocks(config_, block_bytes, max_model_len_, kDefaultKvBudgetBytes);
   if (num_blocks < 1)
     fail("the KV cache budget is smaller than one block (", block_bytes, " bytes)");
+  check_kv_pool_fits_host_memory(num_blocks, block_bytes);
+  // The backend's pool first: a GPU refuses a pool larger than its memory before the host
+  // spends anything on bookkeeping for it.
+  backend_->allocate_kv_cache(num_blocks, config_.block_size);
   kv_cache_manager_ = std::make_unique<KvCacheManager>(
       KvCacheConfig{.num_blocks = num_blocks,
                     .block_size = config_.block_size,
@@ -73,11 +79,29 @@ Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
                       .max_model_len = max_model_len_,
                       .enable_chunked_prefill = config_.enable_chunked_prefill},
       *kv_cache_manager_);
-  backend_->allocate_kv_cache(num_blocks, config_.block_size);
   runner_ = std::make_unique<ModelRunner>(*backend_, config_.block_size, model_config.vocab_size);
 }
 
 Engine::~Engine() = default;
+
+void Engine::check_kv_pool_fits_host_memory(int num_blocks, size_t block_bytes) const {
+  // Every backend keeps the block pool's bookkeeping in host memory; the CPU backend (no device
+  // memory) keeps the K and V tensors there too, and Linux would grant a too-large pool and
+  // kill the process while it is zeroed, without a message.
+  const bool is_pool_on_host = backend_->memory().device_total_bytes == 0;
+  const size_t bytes_per_block = sizeof(Block) + (is_pool_on_host ? block_bytes : 0);
+  const size_t available = available_system_memory_bytes();
+  if (available == 0 || static_cast<size_t>(num_blocks) <= available / bytes_per_block) return;
+  const std::string sized_by =
+      config_.num_kv_blocks > 0
+          ? str_cat("--kv-blocks ", config_.num_kv_blocks)
+          : (config_.kv_cache_bytes > 0 ? str_cat("--kv-cache-bytes ", config_.kv_cache_bytes)
+                                        : std::string("--max-num-seqs x --max-model-len"));
+  fail("the KV cache of ", num_blocks, " blocks (", sized_by, ") needs ",
+       static_cast<double>(num_blocks) * static_cast<double>(bytes_per_block) / (1 << 30),
+       " GiB of host memory but only ", static_cast<double>(available) / (1 << 30),
+       " GiB is available; lower ", config_.num_kv_blocks > 0 ? "--kv-blocks" : "--kv-cache-bytes");
+}
 
 RequestId Engine::add_request(std::vector<int32_t> prompt_token_ids, const SamplingParams& params,
                               uint64_t sample_key) {

@@ -107,6 +107,9 @@ class Engine {
   const Backend& backend() const { return *backend_; }
 
  private:
+  // Throws Error naming the option that sized the pool when num_blocks blocks need more host
+  // memory than the machine has available.
+  void check_kv_pool_fits_host_memory(int num_blocks, size_t block_bytes) const;
   void sample_step(const SchedulerOutput& step, RunnerOutput& runner_output, StepResult& result);
   // Fills sample_rows_ for a step the backend can sample on its device; leaves them empty when
   // the host samples this step.

@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <limits>
 
+#include "engine/backend/device.h"
+#include "engine/core/error.h"
+#include "engine/core/system_memory.h"
 #include "engine/runner/sampler.h"
 
 namespace sluice::cli {
@@ -13,6 +16,30 @@ namespace {
 
 std::string text(const QString& s) {
   return s.toStdString();
+}
+
+// True when the run goes to the CPU (the default device, or auto without a GPU). A device that
+// cannot be had counts as not the CPU here: the run reports it when it starts.
+bool runs_on_cpu(const QCommandLineParser& parser) {
+  try {
+    return resolve_device(parser.isSet("device") ? text(parser.value("device")) : "cpu") < 0;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// Refuses a memory size the machine cannot give before the model loads: on the CPU the KV
+// cache lives in host memory, where Linux would grant too much and kill the process later.
+void check_fits_host_memory(const QCommandLineParser& parser, size_t num_bytes,
+                            const QString& option_name) {
+  const size_t available = available_system_memory_bytes();
+  if (available == 0 || num_bytes <= available || !runs_on_cpu(parser)) return;
+  const auto gib = [](size_t bytes) {
+    return QString::number(static_cast<double>(bytes) / (1 << 30), 'f', 1).toStdString();
+  };
+  throw UsageError("--" + text(option_name) + " " + text(parser.value(option_name)) + " is " +
+                   gib(num_bytes) + " GiB, more than the " + gib(available) +
+                   " GiB of memory this machine has available");
 }
 
 }  // namespace
@@ -117,6 +144,7 @@ EngineConfig read_engine_options(const QCommandLineParser& parser) {
     if (parser.isSet("kv-blocks"))
       throw UsageError("give --kv-cache-bytes or --kv-blocks, not both");
     config.kv_cache_bytes = parse_bytes(parser.value("kv-cache-bytes"), "kv-cache-bytes");
+    check_fits_host_memory(parser, config.kv_cache_bytes, "kv-cache-bytes");
   }
   config.max_model_len = static_cast<int>(option_int(parser, "max-model-len", 0, 1, 1 << 30));
   config.enable_prefix_caching = !parser.isSet("no-prefix-caching");

@@ -53,7 +53,17 @@ std::string PromptBuilder::plain_text(const Conversation& messages) const {
   return text;
 }
 
+std::string PromptBuilder::refusal_of(const std::string& text) const {
+  if (max_model_len_ <= 0) return "";
+  const size_t min_num_tokens = tokenizer_.min_num_tokens(text);
+  if (min_num_tokens < static_cast<size_t>(max_model_len_)) return "";
+  return str_cat("the prompt is ", text.size(), " bytes, at least ", min_num_tokens,
+                 " tokens for this tokenizer, but max_model_len is ", max_model_len_,
+                 "; it was refused without tokenizing it");
+}
+
 std::vector<int32_t> PromptBuilder::encode(const std::string& text) const {
+  if (const std::string refusal = refusal_of(text); !refusal.empty()) throw Error(refusal);
   EncodeOptions options{.add_bos = tokenizer_.add_bos_default()};
   if (chat_template_) {
     options.parse_special = true;  // <|im_start|> and friends are single tokens
@@ -74,7 +84,8 @@ BuiltPrompt PromptBuilder::build(const DatasetRow& row) const {
   } else {
     prompt.text = plain_text(prompt.messages);
   }
-  prompt.token_ids = encode(prompt.text);
+  prompt.refusal = refusal_of(prompt.text);
+  if (prompt.refusal.empty()) prompt.token_ids = encode(prompt.text);
   return prompt;
 }
 

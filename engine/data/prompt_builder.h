@@ -28,7 +28,8 @@ struct PromptOptions {
 struct BuiltPrompt {
   Conversation messages;            // what the chat template saw (or would have)
   std::string text;                 // the exact prompt text
-  std::vector<int32_t> token_ids;   // what the engine runs
+  std::vector<int32_t> token_ids;   // what the engine runs; empty when refused
+  std::string refusal;              // why the prompt was not encoded (see set_max_model_len)
 };
 
 class PromptBuilder {
@@ -44,7 +45,13 @@ class PromptBuilder {
   BuiltPrompt build(const DatasetRow& row) const;
 
   // Encodes prompt text as build() does (BOS rule, special tokens when a chat template is used).
+  // Throws Error with the refusal when the text cannot fit max_model_len (see below).
   std::vector<int32_t> encode(const std::string& text) const;
+
+  // From now on, a prompt whose text certainly encodes to max_model_len tokens or more (the
+  // tokenizer's min_num_tokens) is not encoded: build() returns it with a refusal and no token
+  // ids, so a hostile row of megabytes costs no tokenization. 0 (the default) checks nothing.
+  void set_max_model_len(int max_model_len) { max_model_len_ = max_model_len; }
 
   bool uses_chat_template() const { return chat_template_.has_value(); }
   const std::string& column_template_text() const { return column_template_text_; }
@@ -52,6 +59,8 @@ class PromptBuilder {
  private:
   Conversation conversation_for(const DatasetRow& row) const;
   std::string plain_text(const Conversation& messages) const;
+  // Returns why text cannot fit max_model_len_ without encoding it, or "" when it may fit.
+  std::string refusal_of(const std::string& text) const;
 
   PromptOptions options_;
   const Tokenizer& tokenizer_;
@@ -60,6 +69,7 @@ class PromptBuilder {
   std::optional<ChatTemplate> chat_template_;
   std::string bos_text_;
   std::string eos_text_;
+  int max_model_len_ = 0;
 };
 
 }  // namespace sluice

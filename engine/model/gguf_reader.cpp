@@ -14,6 +14,11 @@ namespace {
 constexpr uint32_t kGgufMagic = 0x46554747;  // "GGUF" little-endian
 constexpr uint32_t kDefaultAlignment = 32;
 constexpr uint32_t kMaxDims = 4;
+// Sane maxima, far above real files (vocabularies and merge lists have well under a million
+// entries, models a few thousand tensors) and low enough that what the reader allocates for
+// them stays small: an array value costs up to 32 bytes in memory for each 1 to 8 in the file.
+constexpr uint64_t kMaxArrayElements = uint64_t{1} << 24;
+constexpr uint64_t kMaxTensors = uint64_t{1} << 20;
 
 // ggml's tensor types: block size (elements) and block bytes, so every tensor's size can be
 // validated even for types Sluice does not compute with.
@@ -210,6 +215,10 @@ GgufValue read_value(ByteReader& in, GgufType type, const std::string& key) {
         fail(in.path(), ": metadata ", key, ": array of ", count,
              " elements runs past the end of the file");
       }
+      if (count > kMaxArrayElements) {
+        fail(in.path(), ": metadata ", key, ": array of ", count, " elements is more than the ",
+             kMaxArrayElements, " Sluice accepts");
+      }
       if (value.element_type == GgufType::String) {
         value.strings.reserve(static_cast<size_t>(count));
         for (uint64_t i = 0; i < count; ++i) value.strings.push_back(read_string(in, key));
@@ -265,6 +274,9 @@ void GgufFile::parse() {
     fail(path(), ": metadata count ", num_metadata, " is larger than the file allows");
   if (num_tensors > in.remaining() / 24)
     fail(path(), ": tensor count ", num_tensors, " is larger than the file allows");
+  if (num_tensors > kMaxTensors)
+    fail(path(), ": tensor count ", num_tensors, " is more than the ", kMaxTensors,
+         " Sluice accepts");
 
   for (uint64_t i = 0; i < num_metadata; ++i) {
     std::string key = read_string(in, str_cat("metadata key #", i));
@@ -311,7 +323,13 @@ void GgufFile::parse() {
            traits->name, " block size ", traits->block_size);
     }
     info.dtype = traits->dtype;
-    info.num_bytes = static_cast<size_t>(num_elements / traits->block_size) * traits->block_bytes;
+    // The data must fit in the file, which also keeps the byte count from overflowing.
+    const uint64_t num_blocks = static_cast<uint64_t>(num_elements / traits->block_size);
+    if (num_blocks > file_->size() / traits->block_bytes) {
+      fail(path(), ": tensor ", info.name, ": ", num_elements, " ", traits->name,
+           " elements take more bytes than the whole file (", file_->size(), ")");
+    }
+    info.num_bytes = static_cast<size_t>(num_blocks * traits->block_bytes);
     info.offset = in.read<uint64_t>(info.name);
     if (info.offset % alignment != 0)
       fail(path(), ": tensor ", info.name, ": offset ", info.offset, " is not aligned to ",

@@ -63,19 +63,31 @@ RopeScaling read_rope_scaling(const json& j, const std::string& path) {
   return scaling;
 }
 
+// A special token id as config.json gives it: absent or null means none (-1); anything else
+// must be a token of the vocabulary (validate() checks the upper end).
+int read_token_id(const json& value, const std::string& path, const std::string& key) {
+  if (!value.is_number_integer()) fail(path, ": ", key, " must be an integer token id");
+  const auto id = value.get<int64_t>();
+  if (id < 0 || id > INT32_MAX) fail(path, ": ", key, " ", id, " is not a token id");
+  return static_cast<int>(id);
+}
+
 void read_special_ids(const json& j, const std::string& path, ModelConfig& c) {
-  c.bos_token_id = get_int(j, path, "bos_token_id", -1);
-  if (j.contains("eos_token_id") && j["eos_token_id"].is_array()) {
-    for (const auto& id : j["eos_token_id"]) {
-      if (!id.is_number_integer()) fail(path, ": eos_token_id entries must be integers");
-      if (c.eos_token_id < 0) {
-        c.eos_token_id = id.get<int>();
-      } else {
-        c.extra_eos_token_ids.push_back(id.get<int>());
-      }
+  if (j.contains("bos_token_id") && !j["bos_token_id"].is_null())
+    c.bos_token_id = read_token_id(j["bos_token_id"], path, "bos_token_id");
+  if (!j.contains("eos_token_id") || j["eos_token_id"].is_null()) return;
+  const json& eos = j["eos_token_id"];
+  if (!eos.is_array()) {
+    c.eos_token_id = read_token_id(eos, path, "eos_token_id");
+    return;
+  }
+  for (size_t i = 0; i < eos.size(); ++i) {
+    const int id = read_token_id(eos[i], path, str_cat("eos_token_id[", i, "]"));
+    if (c.eos_token_id < 0) {
+      c.eos_token_id = id;
+    } else {
+      c.extra_eos_token_ids.push_back(id);
     }
-  } else {
-    c.eos_token_id = get_int(j, path, "eos_token_id", -1);
   }
 }
 
@@ -97,6 +109,10 @@ ModelConfig read_hf_config(const std::string& path) {
   c.num_heads = get_int(j, path, "num_attention_heads", std::nullopt);
   c.num_kv_heads = get_int(j, path, "num_key_value_heads", c.num_heads);
   if (c.num_heads <= 0) fail(path, ": num_attention_heads must be positive");
+  if ((!j.contains("head_dim") || j["head_dim"].is_null()) && c.hidden_size % c.num_heads != 0) {
+    fail(path, ": hidden_size ", c.hidden_size, " is not divisible by num_attention_heads ",
+         c.num_heads, " (and no head_dim gives the head size)");
+  }
   c.head_dim = get_int(j, path, "head_dim", c.hidden_size / c.num_heads);
   c.vocab_size = get_int(j, path, "vocab_size", std::nullopt);
   c.max_position_embeddings = get_int(j, path, "max_position_embeddings", 2048);

@@ -29,23 +29,50 @@ Header read_header(const MappedFile& file) {
   return h;
 }
 
-// Bytes of fp32 weights the header implies, or 0 if a field is out of range.
+// a * b + c without overflow; false when the result would not fit.
+bool multiply_add(uint64_t a, uint64_t b, uint64_t& sum) {
+  uint64_t product = 0;
+  return !__builtin_mul_overflow(a, b, &product) && !__builtin_add_overflow(sum, product, &sum);
+}
+
+// Bytes of fp32 weights the header implies, or 0 if a field is out of range or the size
+// overflows (a damaged header must not wrap around to a plausible size).
 uint64_t expected_bytes(const Header& h) {
   const int64_t vocab = h.vocab_size < 0 ? -int64_t{h.vocab_size} : h.vocab_size;
-  if (h.dim <= 0 || h.hidden_dim <= 0 || h.num_layers <= 0 || h.num_heads <= 0 ||
-      h.num_kv_heads <= 0 || vocab <= 0 || h.seq_len <= 0 || h.dim % h.num_heads != 0) {
+  if (vocab > std::numeric_limits<int32_t>::max() || h.dim <= 0 || h.hidden_dim <= 0 ||
+      h.num_layers <= 0 || h.num_heads <= 0 || h.num_kv_heads <= 0 || vocab <= 0 ||
+      h.seq_len <= 0 || h.dim % h.num_heads != 0) {
     return 0;
   }
-  const int64_t head_dim = h.dim / h.num_heads;
-  const int64_t kv_dim = head_dim * h.num_kv_heads;
-  const int64_t dim = h.dim, hidden = h.hidden_dim, layers = h.num_layers;
-  int64_t floats = vocab * dim;                                               // token embedding
-  floats += layers * (dim + dim * dim + 2 * dim * kv_dim + dim * dim + dim);  // attention
-  floats += layers * (3 * dim * hidden);                                      // w1, w2, w3
-  floats += dim;                                                              // final norm
-  floats += h.seq_len * head_dim;               // two RoPE tables of seq_len * head_dim / 2
-  if (h.vocab_size < 0) floats += vocab * dim;  // separate classifier
-  return kHeaderBytes + static_cast<uint64_t>(floats) * 4;
+  const uint64_t head_dim = static_cast<uint64_t>(h.dim / h.num_heads);
+  const uint64_t dim = static_cast<uint64_t>(h.dim), hidden = static_cast<uint64_t>(h.hidden_dim);
+  const uint64_t layers = static_cast<uint64_t>(h.num_layers);
+  uint64_t kv_dim = 0, layer_floats = 2 * dim;  // the two norms
+  bool fits = multiply_add(head_dim, static_cast<uint64_t>(h.num_kv_heads), kv_dim);
+  fits = fits && multiply_add(2 * dim, dim, layer_floats);                 // wq, wo
+  fits = fits && multiply_add(2 * dim, kv_dim, layer_floats);              // wk, wv
+  fits = fits && multiply_add(3 * dim, hidden, layer_floats);              // w1, w2, w3
+  uint64_t floats = dim;                                                   // final norm
+  fits = fits && multiply_add(static_cast<uint64_t>(vocab), dim, floats);  // token embedding
+  fits = fits && multiply_add(layers, layer_floats, floats);
+  fits = fits && multiply_add(static_cast<uint64_t>(h.seq_len), head_dim, floats);  // RoPE tables
+  if (h.vocab_size < 0) fits = fits && multiply_add(static_cast<uint64_t>(vocab), dim, floats);
+  uint64_t bytes = kHeaderBytes;
+  fits = fits && multiply_add(floats, 4, bytes);
+  return fits ? bytes : 0;
+}
+
+ConfigKeys llama2c_keys() {
+  ConfigKeys keys;
+  keys.hidden_size = "header dim";
+  keys.intermediate_size = "header hidden_dim";
+  keys.num_layers = "header n_layers";
+  keys.num_heads = "header n_heads";
+  keys.num_kv_heads = "header n_kv_heads";
+  keys.head_dim = "head size (dim / n_heads)";
+  keys.vocab_size = "header vocab_size";
+  keys.max_position_embeddings = "header seq_len";
+  return keys;
 }
 
 }  // namespace
@@ -60,7 +87,7 @@ Llama2cCheckpoint read_llama2c(const std::string& path) {
     fail(path, ": not a llama2.c checkpoint: header (dim ", h.dim, ", hidden_dim ", h.hidden_dim,
          ", n_layers ", h.num_layers, ", n_heads ", h.num_heads, ", n_kv_heads ", h.num_kv_heads,
          ", vocab_size ", h.vocab_size, ", seq_len ", h.seq_len,
-         ") has a non-positive or inconsistent field");
+         ") has a non-positive or inconsistent field, or implies a size that overflows");
   }
   if (file.size() != expected) {
     fail(path, ": the header (dim ", h.dim, ", ", h.num_layers, " layers, vocab ", h.vocab_size,
@@ -87,6 +114,7 @@ Llama2cCheckpoint read_llama2c(const std::string& path) {
   // llama2.c's run.c ends generation when the model emits BOS: its training data separates
   // documents with BOS, so a generated BOS starts a new, unrelated story.
   c.extra_eos_token_ids = {1};
+  c.validate(path, llama2c_keys());  // before a tensor is named for each of n_layers layers
 
   // Walk the fixed layout; stacked per-layer tensors are split into per-layer views.
   const uint8_t* cursor = file.data() + kHeaderBytes;

@@ -22,6 +22,28 @@ struct RopeScaling {
   int original_max_position_embeddings = 8192;  // llama3
 };
 
+// What a file format calls each field, so that validate() names the key the file at hand has
+// ("llama.block_count" in a GGUF file, "num_hidden_layers" in config.json).
+struct ConfigKeys {
+  std::string hidden_size = "hidden_size";
+  std::string intermediate_size = "intermediate_size";
+  std::string num_layers = "num_hidden_layers";
+  std::string num_heads = "num_attention_heads";
+  std::string num_kv_heads = "num_key_value_heads";
+  std::string head_dim = "head_dim";
+  std::string vocab_size = "vocab_size";
+  std::string max_position_embeddings = "max_position_embeddings";
+  std::string rms_norm_eps = "rms_norm_eps";
+  std::string rope_theta = "rope_theta";
+  std::string bos_token_id = "bos_token_id";
+  std::string eos_token_id = "eos_token_id";
+};
+
+// The most layers a configuration may declare: far above any published model (hundreds at
+// most), and low enough that the per-layer bookkeeping made before the weights are matched to
+// the file stays small whatever a damaged header says.
+constexpr int kMaxNumLayers = 4096;
+
 struct ModelConfig {
   std::string architecture = "llama";  // llama, mistral, qwen2
   int hidden_size = 0;
@@ -46,8 +68,10 @@ struct ModelConfig {
   int q_size() const { return num_heads * head_dim; }
   int kv_size() const { return num_kv_heads * head_dim; }
 
-  // Throws Error naming `source` when a field is missing, non-positive or inconsistent.
-  void validate(const std::string& source) const;
+  // Throws Error naming `source` and the key (as `keys` spells it) when a field is missing,
+  // non-positive, past a sane maximum, inconsistent, or a special token id lies outside the
+  // vocabulary.
+  void validate(const std::string& source, const ConfigKeys& keys = {}) const;
 
   // One line for logs and the model panel: "llama: 5 layers, hidden 64, 8 heads (4 KV) ...".
   std::string describe() const;

@@ -1,7 +1,10 @@
 // load_model: format detection, role assignment by tensor name, and the page-in pass with
 // progress and cancellation. The per-format readers validate the containers; this file checks
 // that the tensors agree with the configuration.
+#include <algorithm>
+#include <charconv>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "engine/core/error.h"
@@ -60,6 +63,49 @@ constexpr TensorNames kGgufNames = {
     "attn_v.weight",      "attn_q.bias",        "attn_k.bias",     "attn_v.bias",
     "attn_output.weight", "ffn_norm.weight",    "ffn_gate.weight", "ffn_up.weight",
     "ffn_down.weight",    "output_norm.weight", "output.weight",   "blk."};
+
+// The layer a tensor named "<layer_prefix><index>.<rest>" belongs to, or -1 for a tensor
+// outside the layers. An index too large for int64 counts as past every layer.
+int64_t layer_index_of(const std::string& name, std::string_view layer_prefix) {
+  if (!name.starts_with(layer_prefix)) return -1;
+  const char* begin = name.data() + layer_prefix.size();
+  const char* end = name.data() + name.size();
+  int64_t index = 0;
+  const auto [stop, error] = std::from_chars(begin, end, index);
+  if (stop == begin || stop == end || *stop != '.') return -1;
+  return error == std::errc::result_out_of_range ? std::numeric_limits<int64_t>::max() : index;
+}
+
+// Refuses a layer count the tensors do not bear out, before anything is sized by it: layers the
+// configuration declares but the files lack, and layer tensors past the declared count (which
+// would otherwise be ignored, running a different model than the files hold). `layer_count`
+// names the file and key that declared it, e.g. "model.gguf: llama.block_count".
+void check_layer_count(const TensorDirectory& tensors, const ModelConfig& c,
+                       const TensorNames& names, const std::string& layer_count) {
+  int64_t num_layers_in_files = 0;
+  const TensorEntry* first_unused = nullptr;
+  size_t num_unused = 0;
+  for (const auto& [name, entry] : tensors.entries()) {
+    const int64_t layer = layer_index_of(name, names.layer_prefix);
+    if (layer < 0) continue;
+    num_layers_in_files = std::max(num_layers_in_files, layer + 1);
+    if (layer >= c.num_layers) {
+      if (!first_unused) first_unused = &entry;
+      ++num_unused;
+    }
+  }
+  if (first_unused) {
+    fail(first_unused->file, ": tensor ", first_unused->tensor.name,
+         num_unused > 1 ? str_cat(" (and ", num_unused - 1, " more)") : std::string(),
+         " lies past the ", c.num_layers, " layers that ", layer_count,
+         " declares; the files hold more layers than the configuration says");
+  }
+  if (num_layers_in_files < c.num_layers) {
+    fail(layer_count, " is ", c.num_layers, " but the model files hold tensors of only ",
+         num_layers_in_files, " layers (no tensor named ", names.layer_prefix, num_layers_in_files,
+         ".*)");
+  }
+}
 
 ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c,
                             const TensorNames& names) {
@@ -142,6 +188,8 @@ void load_hf(Model& model) {
          "supported)");
   }
   reject_unsupported_tensors(tensors);
+  check_layer_count(tensors, model.config, kHfNames,
+                    str_cat(config_path.string(), ": num_hidden_layers"));
   model.weights = assign_weights(tensors, model.config, kHfNames);
   model.chat_template = read_hf_chat_template((dir / "tokenizer_config.json").string());
   if (model.tokenizer_path.empty()) model.tokenizer_path = model.path;
@@ -165,6 +213,9 @@ void load_gguf(Model& model) {
     tensors.add(std::move(entry));
   }
   reject_unsupported_tensors(tensors);
+  check_layer_count(
+      tensors, model.config, kGgufNames,
+      str_cat(model.path, ": ", gguf_config_keys(model.config.architecture).num_layers));
   model.weights = assign_weights(tensors, model.config, kGgufNames);
   model.chat_template = gguf->get_string_or("tokenizer.chat_template", "");
   model.files.push_back(gguf->file());
@@ -173,8 +224,7 @@ void load_gguf(Model& model) {
 
 void load_llama2c(Model& model) {
   Llama2cCheckpoint checkpoint = read_llama2c(model.path);
-  model.config = checkpoint.config;
-  model.config.validate(model.path);
+  model.config = checkpoint.config;  // validated by read_llama2c
   model.weights = assign_weights(checkpoint.tensors, model.config, kGgufNames);
   model.files.push_back(checkpoint.file);
   if (model.tokenizer_path.empty())

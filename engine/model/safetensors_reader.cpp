@@ -17,6 +17,8 @@ namespace {
 
 // The header may not exceed 100 MB (the format's own limit), which also bounds the parse.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+// Weights have at most a handful of dimensions; a longer shape is damage.
+constexpr size_t kMaxDims = 8;
 
 struct DTypeInfo {
   const char* name;
@@ -40,6 +42,8 @@ const DTypeInfo* find_dtype(const std::string& name) {
 
 int64_t checked_element_count(const nlohmann::json& shape, const std::string& where) {
   if (!shape.is_array()) fail(where, ": shape is not an array");
+  if (shape.size() > kMaxDims)
+    fail(where, ": shape has ", shape.size(), " dimensions (at most ", kMaxDims, ")");
   int64_t count = 1;
   for (const auto& dim : shape) {
     if (!dim.is_number_unsigned()) fail(where, ": shape has a negative or non-integer dimension");
@@ -75,7 +79,9 @@ TensorEntry parse_entry(const std::string& path, const std::string& name,
     fail(where, ": data [", begin, ", ", end, ") runs past the end of the data (", buffer_size,
          " bytes); the file is truncated or corrupt");
   }
-  if (end - begin != static_cast<uint64_t>(count) * type->element_bytes) {
+  // Compared by division: count * element_bytes may overflow and wrap to the range's size.
+  if ((end - begin) % type->element_bytes != 0 ||
+      (end - begin) / type->element_bytes != static_cast<uint64_t>(count)) {
     fail(where, ": ", end - begin, " bytes of data do not hold shape ", info["shape"].dump(),
          " of ", type_name);
   }

@@ -1,5 +1,6 @@
 #include "engine/tokenizer/bpe_tokenizer.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/core/error.h"
@@ -23,6 +24,7 @@ BpeTokenizer::BpeTokenizer(BpeVocab vocab) : vocab_(std::move(vocab)) {
     const std::string& token = vocab_.tokens[id];
     if (token.empty()) continue;
     token_ids_.emplace(token, id);  // the lowest id wins should a text repeat
+    max_token_bytes_ = std::max(max_token_bytes_, token.size());
     const TokenKind kind = vocab_.kinds[id];
     if (kind == TokenKind::Control || kind == TokenKind::UserDefined) {
       specials.push_back({token, id, kind == TokenKind::UserDefined});
@@ -40,6 +42,10 @@ BpeTokenizer::BpeTokenizer(BpeVocab vocab) : vocab_(std::move(vocab)) {
     merge_ranks_.emplace(merge, static_cast<int32_t>(rank));  // the first (best) rank wins
   }
   special_tokens_ = SpecialTokenSplitter(std::move(specials));
+  for (int byte = 0; byte < 256; ++byte) {
+    if (token_id(encode_byte_level(std::string(1, static_cast<char>(byte)))) < 0)
+      max_token_bytes_ = 0;
+  }
 }
 
 int32_t BpeTokenizer::token_id(const std::string& text) const {

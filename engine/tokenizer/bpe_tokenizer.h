@@ -49,6 +49,9 @@ class BpeTokenizer final : public Tokenizer {
   bool add_bos_default() const override { return vocab_.add_bos; }
   std::vector<int32_t> extra_stop_ids() const override { return vocab_.extra_stop_ids; }
   std::string describe() const override;
+  size_t min_num_tokens(std::string_view text) const override {
+    return min_tokens_covering(text.size(), max_token_bytes_);
+  }
 
   // Returns the id of a token (byte-level text or an added token's text), or -1.
   int32_t token_id(const std::string& text) const;
@@ -61,6 +64,10 @@ class BpeTokenizer final : public Tokenizer {
   std::unordered_map<std::string, int32_t> token_ids_;
   std::unordered_map<std::string, int32_t> merge_ranks_;  // "left right" -> rank
   SpecialTokenSplitter special_tokens_;
+  // The most input bytes one token stands for (its text, which in the byte-level alphabet is
+  // at least as long as the bytes it decodes to); 0 when some byte has no token of its own, so
+  // encode_word may drop it and no bound holds.
+  size_t max_token_bytes_ = 0;
 };
 
 }  // namespace sluice

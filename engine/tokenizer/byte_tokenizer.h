@@ -20,6 +20,7 @@ class ByteTokenizer final : public Tokenizer {
   int32_t eos_id() const override { return 2; }
   bool add_bos_default() const override { return true; }
   std::string describe() const override;
+  size_t min_num_tokens(std::string_view text) const override { return text.size(); }
 
  private:
   int32_t vocab_size_;

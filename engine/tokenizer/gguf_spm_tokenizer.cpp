@@ -1,5 +1,6 @@
 #include "engine/tokenizer/gguf_spm_tokenizer.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/core/error.h"
@@ -50,6 +51,7 @@ GgufSpmTokenizer::GgufSpmTokenizer(GgufVocab vocab) : vocab_(std::move(vocab)) {
   std::vector<SpecialToken> specials;
   for (int32_t id = 0; id < vocab_.size(); ++id) {
     const std::string& piece = vocab_.tokens[id];
+    max_token_bytes_ = std::max(max_token_bytes_, piece.size());
     switch (vocab_.kinds[id]) {
       case TokenKind::Normal:
         mergeable_ids_.emplace(piece, id);
@@ -72,6 +74,7 @@ GgufSpmTokenizer::GgufSpmTokenizer(GgufVocab vocab) : vocab_(std::move(vocab)) {
   for (int byte = 0; byte < 256; ++byte) {
     const auto it = byte_piece_ids.find(byte_piece_name(static_cast<uint8_t>(byte)));
     byte_ids_[byte] = it != byte_piece_ids.end() ? it->second : vocab_.unk_id;
+    if (byte_ids_[byte] < 0) max_token_bytes_ = 0;
   }
   special_tokens_ = SpecialTokenSplitter(std::move(specials));
 }

@@ -32,6 +32,9 @@ class GgufSpmTokenizer final : public Tokenizer {
   bool add_bos_default() const override { return add_bos_; }
   std::vector<int32_t> extra_stop_ids() const override { return vocab_.extra_stop_ids; }
   std::string describe() const override;
+  size_t min_num_tokens(std::string_view text) const override {
+    return min_tokens_covering(text.size(), max_token_bytes_);
+  }
 
  private:
   // Appends the ids of raw text (no special tokens).
@@ -46,6 +49,10 @@ class GgufSpmTokenizer final : public Tokenizer {
   std::unordered_map<std::string, int32_t> mergeable_ids_;
   std::array<int32_t, 256> byte_ids_{};  // <0xNN> piece of each byte, else unk
   SpecialTokenSplitter special_tokens_;
+  // The most input bytes one token stands for (a piece's text is at least as long: "▁" is 3
+  // bytes for one space, <0xNN> 6 for one byte); 0 when a byte has neither a byte piece nor
+  // unk, so encode_text may drop it and no bound holds.
+  size_t max_token_bytes_ = 0;
 };
 
 }  // namespace sluice

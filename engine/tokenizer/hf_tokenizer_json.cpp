@@ -119,7 +119,26 @@ std::vector<std::string> read_merges(const Json& merges, const std::string& path
   return out;
 }
 
-// Fills tokens and kinds from model.vocab and added_tokens; ids must be non-negative.
+// The vocabulary is sized by its largest id, so that id must lie below the number of entries
+// the file lists (ids are dense; added tokens may repeat vocab entries, which leaves room for a
+// few gaps). Checked before anything is sized by it: one stray id of 3e8 would cost gigabytes.
+void check_id_range(int64_t max_id, const Json& entries, const Json& added,
+                    const std::string& path) {
+  const auto num_entries = static_cast<int64_t>(entries.size() + added.size());
+  if (max_id < num_entries) return;
+  std::string holder;
+  for (const auto& [token, id] : entries.items()) {
+    if (id.get<int64_t>() == max_id) holder = str_cat("model.vocab[\"", token, "\"]");
+  }
+  for (size_t i = 0; holder.empty() && i < added.size(); ++i) {
+    if (added[i]["id"].get<int64_t>() == max_id) holder = str_cat("added_tokens[", i, "]");
+  }
+  fail(path, ": ", holder, " has id ", max_id, " but the file lists only ", num_entries,
+       " tokens (model.vocab and added_tokens), so ids must lie below ", num_entries);
+}
+
+// Fills tokens and kinds from model.vocab and added_tokens; ids must be non-negative and lie
+// below the number of entries.
 void read_tokens(const Json& json, const std::string& path, BpeVocab& vocab) {
   const auto vocab_it = json["model"].find("vocab");
   if (vocab_it == json["model"].end()) {
@@ -149,6 +168,7 @@ void read_tokens(const Json& json, const std::string& path, BpeVocab& vocab) {
     }
     max_id = std::max(max_id, token["id"].get<int64_t>());
   }
+  check_id_range(max_id, entries, added, path);
   vocab.tokens.assign(max_id + 1, "");
   vocab.kinds.assign(max_id + 1, TokenKind::Unused);
   for (const auto& [token, id] : entries.items()) {

@@ -5,6 +5,7 @@
 // equivalent heap in symbol_merger.h.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -42,6 +43,11 @@ class Llama2cTokenizer final : public Tokenizer {
   int32_t eos_id() const override { return kEosId; }
   bool add_bos_default() const override { return true; }  // run.c always prepends BOS
   std::string describe() const override;
+  // Every piece is at most max_token_length bytes of text (special texts such as "<unk>" are
+  // shorter than any real header's limit, and counted too), and unknown bytes become <unk>.
+  size_t min_num_tokens(std::string_view text) const override {
+    return min_tokens_covering(text.size(), std::max<size_t>(max_token_length_, 5));
+  }
 
   // Returns the merge score of a piece. Precondition: 0 <= id < vocab_size() (throws otherwise).
   float score(int32_t id) const { return scores_.at(id); }

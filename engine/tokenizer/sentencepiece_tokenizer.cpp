@@ -86,8 +86,11 @@ class ProtoFields {
 
 // ModelProto field numbers (sentencepiece_model.proto).
 constexpr uint64_t kPiecesField = 1;
+constexpr uint64_t kTrainerSpecField = 2;
 constexpr uint64_t kNormalizerSpecField = 3;
 constexpr uint64_t kPieceTextField = 1;
+constexpr uint64_t kByteFallbackField = 35;  // in the trainer spec
+constexpr uint64_t kPrecompiledCharsmapField = 2;
 constexpr uint64_t kAddDummyPrefixField = 3;
 constexpr uint64_t kRemoveExtraWhitespacesField = 4;
 
@@ -109,6 +112,37 @@ bool decoder_strips_leading_space(std::span<const uint8_t> model) {
     }
   }
   return add_dummy_prefix || remove_extra_whitespaces;
+}
+
+// What min_num_tokens may rely on: every character kept or spelled in byte pieces.
+struct TextKeeping {
+  bool keeps_every_character = false;  // no character map and byte fallback for unknowns
+  bool removes_extra_whitespaces = true;
+};
+
+TextKeeping text_keeping(std::span<const uint8_t> model) {
+  TextKeeping keeping;
+  bool has_charsmap = false, has_byte_fallback = false;
+  ProtoFields fields(model);
+  ProtoFields::Field field;
+  while (fields.next(field)) {
+    if (field.wire_type != 2) continue;
+    if (field.number != kNormalizerSpecField && field.number != kTrainerSpecField) continue;
+    ProtoFields spec(field.payload);
+    ProtoFields::Field option;
+    while (spec.next(option)) {
+      if (field.number == kTrainerSpecField) {
+        if (option.number == kByteFallbackField && option.wire_type == 0)
+          has_byte_fallback = option.varint != 0;
+      } else if (option.number == kPrecompiledCharsmapField && option.wire_type == 2) {
+        has_charsmap = !option.payload.empty();
+      } else if (option.number == kRemoveExtraWhitespacesField && option.wire_type == 0) {
+        keeping.removes_extra_whitespaces = option.varint != 0;
+      }
+    }
+  }
+  keeping.keeps_every_character = !has_charsmap && has_byte_fallback;
+  return keeping;
 }
 
 }  // namespace
@@ -166,9 +200,19 @@ void SentencePieceTokenizer::init(const std::string& path, SentencePieceOptions 
   std::sort(added_tokens_.begin(), added_tokens_.end(),
             [](const AddedToken& a, const AddedToken& b) { return a.id < b.id; });
 
+  // Added tokens extend the vocabulary past the model's pieces, densely (a few may repeat a
+  // piece's id), so an id at or past pieces + added tokens is damage, not a real token.
+  const int64_t max_added_id =
+      int64_t{num_model_pieces_} + static_cast<int64_t>(added_tokens_.size());
   std::vector<SpecialToken> specials;
   for (const AddedToken& added : added_tokens_) {
     if (added.id < 0) fail(path, ": added token '", added.content, "' has a negative id");
+    if (added.id >= max_added_id) {
+      fail(path, ": added token '", added.content,
+           "' (tokenizer_config.json added_tokens_decoder) has id ", added.id,
+           " but the model has ", num_model_pieces_, " pieces and ", added_tokens_.size(),
+           " added tokens, so ids must lie below ", max_added_id);
+    }
     vocab_size_ = std::max(vocab_size_, added.id + 1);
     // libsentencepiece already keeps its own user-defined pieces whole; only tokens it does
     // not know, or special ones, need splitting out before it runs.
@@ -182,6 +226,15 @@ void SentencePieceTokenizer::init(const std::string& path, SentencePieceOptions 
     }
   }
   special_tokens_ = SpecialTokenSplitter(std::move(specials));
+  const TextKeeping keeping = text_keeping(bytes);
+  removes_extra_spaces_ = keeping.removes_extra_whitespaces;
+  if (keeping.keeps_every_character) {
+    // A piece's text is at least as long as what it stands for ("▁" is 3 bytes for a space).
+    for (int32_t id = 0; id < num_model_pieces_; ++id)
+      max_token_bytes_ = std::max(max_token_bytes_, processor_->IdToPiece(id).size());
+    for (const AddedToken& added : added_tokens_)
+      max_token_bytes_ = std::max(max_token_bytes_, added.content.size());
+  }
   if (options.bos_token) bos_id_ = resolve_token(*options.bos_token, "bos_token");
   if (options.eos_token) eos_id_ = resolve_token(*options.eos_token, "eos_token");
   std::erase(extra_stop_ids_, eos_id_);  // generation_config lists EOS among its eos ids
@@ -273,6 +326,16 @@ TokenKind SentencePieceTokenizer::token_kind(int32_t id) const {
   if (processor_->IsUnused(id)) return TokenKind::Unused;
   if (processor_->IsByte(id)) return TokenKind::Byte;
   return TokenKind::Normal;
+}
+
+size_t SentencePieceTokenizer::min_num_tokens(std::string_view text) const {
+  if (max_token_bytes_ == 0) return 0;
+  // Collapsed runs of spaces keep one space each; every other byte survives normalization.
+  const size_t num_kept = removes_extra_spaces_
+                              ? static_cast<size_t>(std::count_if(text.begin(), text.end(),
+                                                                  [](char c) { return c != ' '; }))
+                              : text.size();
+  return min_tokens_covering(num_kept, max_token_bytes_);
 }
 
 std::string SentencePieceTokenizer::describe() const {

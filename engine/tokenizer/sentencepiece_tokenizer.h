@@ -54,6 +54,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   bool add_bos_default() const override { return add_bos_; }
   std::vector<int32_t> extra_stop_ids() const override { return extra_stop_ids_; }
   std::string describe() const override;
+  size_t min_num_tokens(std::string_view text) const override;
 
   // Returns the id of a piece of the model or an added token, or -1.
   int32_t piece_to_id(const std::string& piece) const;
@@ -81,6 +82,11 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::vector<AddedToken> added_tokens_;  // sorted by id
   std::vector<int32_t> extra_stop_ids_;
   SpecialTokenSplitter special_tokens_;
+  // For min_num_tokens: the most input bytes one token stands for (0: no bound, the model's
+  // normalizer rewrites text or unknown characters have no byte fallback), and whether the
+  // normalizer collapses runs of spaces (then only other bytes are sure to be kept).
+  size_t max_token_bytes_ = 0;
+  bool removes_extra_spaces_ = true;
 };
 
 }  // namespace sluice

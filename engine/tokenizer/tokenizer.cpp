@@ -14,4 +14,8 @@ std::string Tokenizer::decode(std::span<const int32_t> ids) const {
   return out;
 }
 
+size_t min_tokens_covering(size_t num_bytes, size_t max_token_bytes) {
+  return max_token_bytes == 0 ? 0 : (num_bytes + max_token_bytes - 1) / max_token_bytes;
+}
+
 }  // namespace sluice

@@ -59,10 +59,20 @@ class Tokenizer {
   // Short description: "sentencepiece (32000 pieces)", "gguf gpt2 (50257 tokens)".
   virtual std::string describe() const = 0;
 
+  // Returns a lower bound on the number of tokens encode(text, ...) returns with any options,
+  // found in one pass without encoding or allocating, so that a prompt that cannot fit a
+  // context is refused before it is tokenized; 0 when the tokenizer knows no bound (it may drop
+  // text: a normalizer that rewrites it, a vocabulary with no byte fallback).
+  virtual size_t min_num_tokens(std::string_view /*text*/) const { return 0; }
+
   // Decodes a whole id sequence to bytes (possibly invalid UTF-8 if the ids split a
   // character). The first id counts as the sequence start unless it is BOS, in which case the
   // id after it does.
   std::string decode(std::span<const int32_t> ids) const;
 };
+
+// Returns the fewest tokens that can cover num_bytes of text when no token stands for more than
+// max_token_bytes bytes of it (every byte covered once); 0 when max_token_bytes is 0 (no bound).
+size_t min_tokens_covering(size_t num_bytes, size_t max_token_bytes);
 
 }  // namespace sluice

@@ -70,6 +70,17 @@ SentencePieceOptions sentencepiece_options(const std::string& dir) {
   return options;
 }
 
+// Refuses generation_config.json eos ids that name no token of the loaded vocabulary.
+void check_generation_eos_ids(const std::vector<int32_t>& ids, const Tokenizer& tokenizer,
+                              const std::string& dir) {
+  for (const int32_t id : ids) {
+    if (id >= tokenizer.vocab_size()) {
+      fail((fs::path(dir) / "generation_config.json").string(), ": eos_token_id ", id,
+           " is outside the vocabulary of ", tokenizer.vocab_size(), " tokens");
+    }
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_tokenizer_file(const std::string& path, int expected_vocab_size) {
@@ -116,7 +127,10 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& dir, int expecte
   std::string path;
   if (fs::exists(model_path)) {
     path = model_path.string();
-    tokenizer = SentencePieceTokenizer::load(path, sentencepiece_options(dir));
+    SentencePieceOptions options = sentencepiece_options(dir);
+    const std::vector<int32_t> generation_eos_ids = options.extra_stop_ids;
+    tokenizer = SentencePieceTokenizer::load(path, std::move(options));
+    check_generation_eos_ids(generation_eos_ids, *tokenizer, dir);
   } else if (fs::exists(json_path)) {
     path = json_path.string();
     const fs::path config_path = fs::path(dir) / "tokenizer_config.json";

@@ -15,6 +15,12 @@ inline ProcessResult run_sluice(std::vector<std::string> args) {
   return run_process(args, {"QT_QPA_PLATFORM=offscreen"});
 }
 
+// Writes jsonl as dir/input.jsonl and returns its path.
+inline std::string write_input_jsonl(const std::string& dir, const std::string& jsonl) {
+  write_file(dir + "/input.jsonl", jsonl);
+  return dir + "/input.jsonl";
+}
+
 inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   std::vector<nlohmann::json> rows;
   const std::string content = read_file(path);
