@@ -3,6 +3,8 @@
 #   all (default)  release build: every test; then the sanitizer build: unit and integration tests
 #   release        release build only
 #   asan           sanitizer build only (AddressSanitizer + UndefinedBehaviorSanitizer)
+#   fuzz           the libFuzzer harnesses, a short pass (scripts/fuzz.sh; FUZZ_SECONDS each,
+#                  default 30 here); `all` runs it last
 set -euo pipefail
 cd "$(dirname "$0")/.."
 flavour=${FLAVOUR:-all}
@@ -24,5 +26,8 @@ if [ "$flavour" = all ] || [ "$flavour" = asan ]; then
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   (cd build-asan && ctest --output-on-failure -j "$jobs" -L "unit|integration") || status=1
+fi
+if [ "$flavour" = all ] || [ "$flavour" = fuzz ]; then
+  FUZZ_SECONDS=${FUZZ_SECONDS:-30} scripts/fuzz.sh || status=1
 fi
 exit $status
