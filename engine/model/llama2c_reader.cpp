@@ -1,7 +1,8 @@
 #include "engine/model/llama2c_reader.h"
 
+#include <cstdint>
 #include <cstring>
-#include <limits>
+#include <initializer_list>
 
 #include "engine/core/byte_reader.h"
 #include "engine/core/error.h"
@@ -29,23 +30,56 @@ Header read_header(const MappedFile& file) {
   return h;
 }
 
-// Bytes of fp32 weights the header implies, or 0 if a field is out of range.
+// A count of floats summed from products of header fields. A corrupt header can make any
+// product or sum pass int64 (or wrap the byte count to a small number that matches some file),
+// so every step is checked and an overflow marks the count invalid.
+class FloatCount {
+ public:
+  // Adds the product of non-negative factors.
+  void add(std::initializer_list<int64_t> factors) {
+    int64_t product = 1;
+    for (const int64_t factor : factors)
+      has_overflowed_ |= __builtin_mul_overflow(product, factor, &product);
+    has_overflowed_ |= __builtin_add_overflow(total_, product, &total_);
+  }
+  // Returns the header plus the floats in bytes, or 0 after an overflow.
+  uint64_t file_bytes() const {
+    uint64_t bytes = 0;
+    if (has_overflowed_ ||
+        __builtin_mul_overflow(static_cast<uint64_t>(total_), uint64_t{4}, &bytes) ||
+        __builtin_add_overflow(bytes, uint64_t{kHeaderBytes}, &bytes)) {
+      return 0;
+    }
+    return bytes;
+  }
+
+ private:
+  int64_t total_ = 0;
+  bool has_overflowed_ = false;
+};
+
+// Bytes of the file the header implies, or 0 if a field is out of range or the size overflows.
 uint64_t expected_bytes(const Header& h) {
-  const int64_t vocab = h.vocab_size < 0 ? -int64_t{h.vocab_size} : h.vocab_size;
+  // INT32_MIN has no positive counterpart for the vocabulary size.
   if (h.dim <= 0 || h.hidden_dim <= 0 || h.num_layers <= 0 || h.num_heads <= 0 ||
-      h.num_kv_heads <= 0 || vocab <= 0 || h.seq_len <= 0 || h.dim % h.num_heads != 0) {
+      h.num_kv_heads <= 0 || h.vocab_size == 0 || h.vocab_size == INT32_MIN || h.seq_len <= 0 ||
+      h.dim % h.num_heads != 0) {
     return 0;
   }
+  const int64_t vocab = h.vocab_size < 0 ? -int64_t{h.vocab_size} : h.vocab_size;
   const int64_t head_dim = h.dim / h.num_heads;
   const int64_t kv_dim = head_dim * h.num_kv_heads;
   const int64_t dim = h.dim, hidden = h.hidden_dim, layers = h.num_layers;
-  int64_t floats = vocab * dim;                                               // token embedding
-  floats += layers * (dim + dim * dim + 2 * dim * kv_dim + dim * dim + dim);  // attention
-  floats += layers * (3 * dim * hidden);                                      // w1, w2, w3
-  floats += dim;                                                              // final norm
-  floats += h.seq_len * head_dim;               // two RoPE tables of seq_len * head_dim / 2
-  if (h.vocab_size < 0) floats += vocab * dim;  // separate classifier
-  return kHeaderBytes + static_cast<uint64_t>(floats) * 4;
+  FloatCount floats;
+  floats.add({vocab, dim});                        // token embedding
+  floats.add({layers, 2, dim});                    // attention and FFN norms
+  floats.add({layers, 2, dim, dim});               // wq, wo
+  floats.add({layers, 2, dim, kv_dim});            // wk, wv
+  floats.add({layers, 3, dim, hidden});            // w1, w2, w3
+  floats.add({dim});                               // final norm
+  floats.add({h.seq_len, head_dim});               // two RoPE tables of seq_len * head_dim / 2
+  if (h.vocab_size < 0) floats.add({vocab, dim});  // separate classifier
+  return floats.file_bytes();
 }
 
 }  // namespace
