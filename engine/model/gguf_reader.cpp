@@ -311,7 +311,10 @@ void GgufFile::parse() {
            traits->name, " block size ", traits->block_size);
     }
     info.dtype = traits->dtype;
-    info.num_bytes = static_cast<size_t>(num_elements / traits->block_size) * traits->block_bytes;
+    const auto num_blocks = static_cast<size_t>(num_elements / traits->block_size);
+    if (num_blocks > std::numeric_limits<size_t>::max() / traits->block_bytes)
+      fail(path(), ": tensor ", info.name, ": byte count overflows");
+    info.num_bytes = num_blocks * traits->block_bytes;
     info.offset = in.read<uint64_t>(info.name);
     if (info.offset % alignment != 0)
       fail(path(), ": tensor ", info.name, ": offset ", info.offset, " is not aligned to ",
