@@ -6,10 +6,13 @@
 # <harness>/), so a fixed crash stays fixed. Any crash, hang, leak, huge allocation or broken
 # property fails the run, printing the reproducer's path and the command that replays it.
 # The corpus a harness grows is kept in build-fuzz/fuzz/corpus/<harness>/ for the next run.
+# FUZZ_KEEP_GOING=1 goes on past crashes (libFuzzer's fork mode) to collect every reproducer of
+# a long run in build-fuzz/fuzz/artifacts/<harness>/; the run still fails if any turned up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
 parallel=${FUZZ_JOBS:-$(nproc)}
+keep_going=${FUZZ_KEEP_GOING:-0}
 build_jobs=${JOBS:-$(nproc)}
 shared="$(cd .. && pwd)/shared"
 if [ ! -d "$shared/models" ]; then
@@ -20,6 +23,13 @@ for tool in clang clang++; do
   if ! command -v "$tool" >/dev/null; then
     echo "fuzz.sh: $tool is missing (scripts/install-deps.sh installs it)" >&2
     exit 1
+  fi
+done
+
+for wanted in ${FUZZ_HARNESSES:-}; do
+  if ! grep -q "^$wanted " tests/fuzz/harnesses.txt; then
+    echo "fuzz.sh: FUZZ_HARNESSES names '$wanted', which tests/fuzz/harnesses.txt does not list" >&2
+    exit 2
   fi
 done
 
@@ -67,31 +77,45 @@ run_harness() {
   local artifacts="$work/artifacts/$harness"
   mkdir -p "$corpus" "$artifacts"
   : >"$log"
-  local crashes=("tests/fuzz/crashes/$harness"/*)
-  if [ -e "${crashes[0]}" ]; then
-    local crash
-    for crash in "${crashes[@]}"; do
-      if ! "$binary" -rss_limit_mb=2048 -timeout=10 "$crash" >>"$log" 2>&1; then
-        echo "FAIL known crash $crash still fails: $binary $crash" >"$result"
-        return
-      fi
-    done
+  local failures=() crash
+  for crash in "tests/fuzz/crashes/$harness"/*; do
+    [ -f "$crash" ] || continue
+    if ! "$binary" -rss_limit_mb=2048 -timeout=10 "$crash" >>"$log" 2>&1; then
+      failures+=("known crash still fails: $binary $crash")
+      [ "$keep_going" = 1 ] || break
+    fi
+  done
+  if [ ${#failures[@]} -gt 0 ] && [ "$keep_going" != 1 ]; then
+    echo "FAIL ${failures[*]}" >"$result"
+    return
   fi
   seed_list "$harness" "$@" >"$work/seeds/$harness" || {
     echo "FAIL bad seed list in tests/fuzz/harnesses.txt" >"$result"
     return
   }
-  if "$binary" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/" -seed_inputs="@$work/seeds/$harness" -print_final_stats=1 \
-    "$corpus" >>"$log" 2>&1; then
-    local runs
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    echo "ok ${seconds}s clean, ${runs:-?} inputs, corpus $(ls "$corpus" | wc -l) files" >"$result"
-  else
-    local reproducer
-    reproducer=$(ls -t "$artifacts"/* 2>/dev/null | head -1)
-    echo "FAIL reproducer ${reproducer:-none (see the log)}; replay: $binary ${reproducer:-}" >"$result"
+  local options=(-max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048
+    -artifact_prefix="$artifacts/" -seed_inputs="@$work/seeds/$harness" -print_final_stats=1)
+  if [ "$keep_going" = 1 ]; then
+    options+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   fi
+  local marker="$work/tmp/$harness.start"
+  touch "$marker"
+  local status=0
+  "$binary" "${options[@]}" "$corpus" >>"$log" 2>&1 || status=$?
+  local found
+  found=$(find "$artifacts" -type f -newer "$marker" | sort)
+  if [ "$status" -eq 0 ] && [ -z "$found" ] && [ ${#failures[@]} -eq 0 ]; then
+    local runs
+    # The last stats line: "stat::number_of_executed_units: N", or "#N: cov: ..." in fork mode.
+    runs=$(sed -n -e 's/^stat::number_of_executed_units: *//p' -e 's/^#\([0-9]*\): cov:.*/\1/p' \
+      "$log" | tail -1)
+    echo "ok ${seconds}s clean, ${runs:-?} inputs, corpus $(ls "$corpus" | wc -l) files" >"$result"
+    return
+  fi
+  local reproducer
+  for reproducer in $found; do failures+=("reproducer $reproducer (replay: $binary $reproducer)"); done
+  [ -n "$found" ] || [ "$status" -eq 0 ] || failures+=("exit status $status, no reproducer (see the log)")
+  echo "FAIL ${failures[*]}" >"$result"
 }
 
 harnesses=()
