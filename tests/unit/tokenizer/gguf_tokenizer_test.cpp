@@ -163,11 +163,12 @@ TEST(GgufTokenizer, InvalidUtf8UsesByteFallbackAndRoundTrips) {
 // float-to-integer casts unchecked, so here the test pins the error that names the entry.
 TEST(GgufTokenizer, TokenTypeOutsideTheIntegersIsRejected) {
   const std::string path = test::make_temp_dir("gguf-vocab") + "/float-type.gguf";
-  test::write_file(path, test::GgufBuilder()
-                             .add_string("tokenizer.ggml.model", "llama")
-                             .add_string_array("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"})
-                             .add_f32_array("tokenizer.ggml.token_type", {2, 3, 3, 1e30f})
-                             .build());
+  test::write_file(path,
+                   test::GgufBuilder()
+                       .add_string("tokenizer.ggml.model", "llama")
+                       .add_string_array("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"})
+                       .add_f32_array("tokenizer.ggml.token_type", {2, 3, 3, 1e30f})
+                       .build());
   try {
     read_gguf_vocab(*GgufFile::open(path));
     FAIL() << "expected an error for " << path;
