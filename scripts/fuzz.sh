@@ -129,15 +129,15 @@ while read -r -a fields; do
 done <tests/fuzz/harnesses.txt
 wait
 
-status=0
+num_failed=0
 for harness in "${harnesses[@]}"; do
   result=$(cat "$work/results/$harness" 2>/dev/null || echo "FAIL no result")
   echo "fuzz: $harness: $result"
   if [[ "$result" != ok* ]]; then
-    status=1
+    num_failed=$((num_failed + 1))
     echo "---- last lines of $work/logs/$harness.log" >&2
     tail -40 "$work/logs/$harness.log" >&2
   fi
 done
-echo "fuzz: ${#harnesses[@]} harnesses, $( [ $status = 0 ] && echo "all clean" || echo "some FAILED")"
-exit $status
+echo "fuzz: $((${#harnesses[@]} - num_failed)) passed, $num_failed failed"
+[ "$num_failed" -eq 0 ]
