@@ -1,6 +1,6 @@
 # Sluice: the two commands of the README. Each installs what it needs (Debian 12, as root),
 # builds, and runs. See README.md.
-.PHONY: run test build deps package clean
+.PHONY: run test build deps package fuzz clean
 
 deps:
 	scripts/install-deps.sh
@@ -12,14 +12,19 @@ build: deps
 run: build
 	scripts/run-demo.sh
 
-# Every test: release build (all tests), then the sanitizer build (unit + integration).
-# FLAVOUR=release or FLAVOUR=asan runs one of them.
+# Every test: release build (all tests), then the sanitizer build (unit + integration), then a
+# short fuzzing pass (30 s per harness). FLAVOUR=release, asan or fuzz runs one of them.
 test: deps
 	scripts/test.sh
+
+# The libFuzzer harnesses (tests/fuzz), each for FUZZ_SECONDS (default 30), e.g.
+# FUZZ_SECONDS=600 make fuzz; FUZZ_HARNESSES="gguf_file dataset_file" picks some.
+fuzz: deps
+	scripts/fuzz.sh
 
 # The Debian package: build/sluice_<version>_<arch>.deb.
 package: deps
 	scripts/package.sh
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -8,6 +8,8 @@ packages=(
   qt6-base-dev qt6-base-dev-tools qt6-httpserver-dev qt6-websockets-dev libqcustomplot-dev
   libsentencepiece-dev nlohmann-json3-dev libsqlite3-dev
   libgtest-dev libgmock-dev
+  # clang, libFuzzer and llvm-symbolizer for the fuzz harnesses (scripts/fuzz.sh)
+  clang libclang-rt-14-dev llvm
   xvfb xauth dpkg-dev desktop-file-utils appstream
 )
 

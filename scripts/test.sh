@@ -3,6 +3,8 @@
 #   all (default)  release build: every test; then the sanitizer build: unit and integration tests
 #   release        release build only
 #   asan           sanitizer build only (AddressSanitizer + UndefinedBehaviorSanitizer)
+#   fuzz           the libFuzzer harnesses, a short pass (scripts/fuzz.sh; FUZZ_SECONDS each,
+#                  default 30 here); `all` runs it last
 set -euo pipefail
 cd "$(dirname "$0")/.."
 flavour=${FLAVOUR:-all}
@@ -27,5 +29,8 @@ if [ "$flavour" = all ] || [ "$flavour" = asan ]; then
   # sanitizers it would take a quarter of an hour and check nothing the other engine tests miss.
   (cd build-asan && ctest --output-on-failure -j "$jobs" -L "unit|integration" -E "DeterminismAtScale") ||
     status=1
+fi
+if [ "$flavour" = all ] || [ "$flavour" = fuzz ]; then
+  FUZZ_SECONDS=${FUZZ_SECONDS:-30} scripts/fuzz.sh || status=1
 fi
 exit $status

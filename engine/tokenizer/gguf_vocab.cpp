@@ -45,8 +45,12 @@ void read_scores_and_kinds(const GgufFile& file, GgufVocab& vocab) {
            " entries but tokenizer.ggml.tokens has ", vocab_size);
     }
     for (size_t id = 0; id < vocab_size; ++id) {
-      const auto kind = token_kind_from_gguf_type(static_cast<int64_t>(types[id]));
-      if (!kind || types[id] != std::floor(types[id])) {
+      // Types may be stored as floats: only whole numbers in range may become an integer.
+      const double type = types[id];
+      const bool is_whole = type >= 0 && type <= 255 && type == std::floor(type);
+      const auto kind =
+          is_whole ? token_kind_from_gguf_type(static_cast<int64_t>(type)) : std::nullopt;
+      if (!kind) {
         fail(file.path(), ": metadata tokenizer.ggml.token_type[", id, "] is ", types[id],
              ", not a token type (0..6)");
       }

@@ -105,5 +105,15 @@ TEST(GgufReader, DuplicateTensorNamesAreRejected) {
   expect_open_error(write_gguf("dup.gguf", bytes), {"t", "twice"});
 }
 
+// Found with tests/fuzz's tensor property: 2^22 x 2^40 F32 elements are 2^64 bytes, which
+// wrapped to 0 in 64 bits, so a tensor of 2^62 elements passed the size check with no data.
+TEST(GgufReader, TensorWhoseByteCountOverflowsIsRejected) {
+  const std::string bytes =
+      test::GgufBuilder()
+          .add_f32_tensor("huge.weight", {int64_t{1} << 22, int64_t{1} << 40}, {})
+          .build();
+  expect_open_error(write_gguf("overflow.gguf", bytes), {"overflow.gguf", "huge.weight"});
+}
+
 }  // namespace
 }  // namespace sluice

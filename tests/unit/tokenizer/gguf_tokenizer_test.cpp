@@ -8,8 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/error.h"
 #include "engine/model/gguf_reader.h"
+#include "engine/tokenizer/gguf_vocab.h"
 #include "engine/tokenizer/tokenizer_loader.h"
+#include "tests/support/gguf_builder.h"
 #include "tests/support/test_paths.h"
 #include "tests/unit/tokenizer/tokenizer_test_data.h"
 
@@ -151,6 +154,27 @@ TEST(GgufTokenizer, InvalidUtf8UsesByteFallbackAndRoundTrips) {
     const auto tokenizer = load_vocab(name);
     const auto ids = tokenizer->encode(text, kPlain);
     EXPECT_EQ(tokenizer->decode(ids), text) << name;
+  }
+}
+
+// Found by fuzzing (tests/fuzz): token types stored as floats far outside int64 were cast to an
+// integer before the range check. That undefined behaviour is caught by clang's UBSan in the fuzz
+// build (tests/fuzz/crashes/gguf_file/token-type-1e30.gguf); GCC's -fsanitize=undefined leaves
+// float-to-integer casts unchecked, so here the test pins the error that names the entry.
+TEST(GgufTokenizer, TokenTypeOutsideTheIntegersIsRejected) {
+  const std::string path = test::make_temp_dir("gguf-vocab") + "/float-type.gguf";
+  test::write_file(path,
+                   test::GgufBuilder()
+                       .add_string("tokenizer.ggml.model", "llama")
+                       .add_string_array("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"})
+                       .add_f32_array("tokenizer.ggml.token_type", {2, 3, 3, 1e30f})
+                       .build());
+  try {
+    read_gguf_vocab(*GgufFile::open(path));
+    FAIL() << "expected an error for " << path;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.token_type[3]"), std::string::npos)
+        << e.what();
   }
 }
 
