@@ -59,13 +59,19 @@ TEST(GenerateOutputCli, UnwritableOutputIsFoundBeforeTheModelLoads) {
 }
 
 TEST(GenerateOutputCli, ReadOnlyOutputDirectoryIsFoundBeforeTheModelLoads) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root writes into read-only directories";
   const std::string dir = make_temp_dir("gen-output-ro");
   write_file(dir + "/input.jsonl", "{\"prompt\": \"a\"}\n");
   std::filesystem::create_directory(dir + "/ro");
   ASSERT_EQ(::chmod((dir + "/ro").c_str(), 0555), 0);
-  const auto r = run_sluice({"generate", "--model", dir + "/no-model.gguf", "--input",
-                             dir + "/input.jsonl", "--output", dir + "/ro/out.jsonl"});
+  std::vector<std::string> args = {SLUICE_EXECUTABLE, "generate", "--model",
+                                   dir + "/no-model.gguf", "--input", dir + "/input.jsonl",
+                                   "--output", dir + "/ro/out.jsonl"};
+  if (::geteuid() == 0) {
+    // Root writes into read-only directories: run as nobody (CI runs as root).
+    ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+    args.insert(args.begin(), {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
+  }
+  const auto r = run_process(args, {"QT_QPA_PLATFORM=offscreen"});
   ::chmod((dir + "/ro").c_str(), 0755);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr(dir + "/ro/out.jsonl"));
