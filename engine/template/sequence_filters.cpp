@@ -70,7 +70,8 @@ Value select_or_reject(RenderState& state, const Value& input, const CallArgs& a
   test_args.keyword = args.keyword;
   const bool has_test = args.positional.size() > test_index;
   const std::string test_name = has_test ? to_str(args.positional[test_index]) : "";
-  for (const Value& item : iterate(input)->items) {
+  const ListPtr items = iterate(input);
+  for (const Value& item : items->items) {
     const Value subject = uses_attribute ? get_path(item, to_str(args.positional[0])) : item;
     const bool passed =
         has_test ? apply_test(state, test_name, subject, test_args) : is_truthy(subject);
@@ -138,7 +139,8 @@ Value filter_join(RenderState&, const Value& input, const CallArgs& args) {
   const AttributeGetter getter(bound, 1, false, false);
   std::string out;
   bool is_first = true;
-  for (const Value& item : iterate(input)->items) {
+  const ListPtr items = iterate(input);
+  for (const Value& item : items->items) {
     if (!is_first) out += separator;
     append_str(out, getter.key(item));
     is_first = false;
@@ -148,7 +150,8 @@ Value filter_join(RenderState&, const Value& input, const CallArgs& args) {
 
 Value filter_list(RenderState&, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {}, 0, "list");
-  return make_list(iterate(input)->items);
+  const ListPtr items = iterate(input);
+  return make_list(items->items);
 }
 
 Value filter_items(RenderState&, const Value& input, const CallArgs& args) {
@@ -163,11 +166,12 @@ Value filter_items(RenderState&, const Value& input, const CallArgs& args) {
 }
 
 Value filter_map(RenderState& state, const Value& input, const CallArgs& args) {
+  const ListPtr items = iterate(input);
   std::vector<Value> mapped;
   if (args.positional.empty() && args.find_keyword("attribute") != nullptr) {
     const BoundArgs bound(args, {"attribute", "default"}, 1, "map");
     const std::string path = to_str(bound.get(0));
-    for (const Value& item : iterate(input)->items) {
+    for (const Value& item : items->items) {
       Value value = get_path(item, path);
       if (value.is_undefined() && bound.has(1) && !bound.get(1).is_none()) value = bound.get(1);
       mapped.push_back(std::move(value));
@@ -179,7 +183,7 @@ Value filter_map(RenderState& state, const Value& input, const CallArgs& args) {
   CallArgs filter_args;
   filter_args.positional.assign(args.positional.begin() + 1, args.positional.end());
   filter_args.keyword = args.keyword;
-  for (const Value& item : iterate(input)->items) {
+  for (const Value& item : items->items) {
     mapped.push_back(apply_filter(state, filter_name, item, filter_args));
   }
   return make_list(std::move(mapped));
@@ -236,7 +240,8 @@ Value filter_unique(RenderState&, const Value& input, const CallArgs& args) {
   const AttributeGetter getter(bound, 1, !flag(bound, 0), false);
   std::vector<Value> kept;
   std::vector<Value> seen;
-  for (const Value& item : iterate(input)->items) {
+  const ListPtr items = iterate(input);
+  for (const Value& item : items->items) {
     Value key = getter.key(item);
     const bool is_new = std::none_of(seen.begin(), seen.end(),
                                      [&](const Value& other) { return values_equal(other, key); });
@@ -263,7 +268,9 @@ Value filter_sum(RenderState&, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {"attribute", "start"}, 0, "sum");
   const AttributeGetter getter(bound, 0, false, false);
   Value total = bound.get_or(1, Value::integer(0));
-  for (const Value& item : iterate(input)->items) {
+  if (total.is_string()) render_fail("sum() can't sum strings [use ''.join(seq) instead]");
+  const ListPtr items = iterate(input);
+  for (const Value& item : items->items) {
     total = binary_operation(BinaryOp::Add, total, getter.key(item));
   }
   return total;
@@ -285,7 +292,8 @@ Value filter_batch(RenderState&, const Value& input, const CallArgs& args) {
   const auto size = static_cast<size_t>(bound.get(0).as_int());
   std::vector<Value> batches;
   std::vector<Value> current;
-  for (const Value& item : iterate(input)->items) {
+  const ListPtr items = iterate(input);
+  for (const Value& item : items->items) {
     current.push_back(item);
     if (current.size() == size) batches.push_back(make_list(std::exchange(current, {})));
   }

@@ -79,12 +79,15 @@ Dict build_dict(const CallArgs& args, std::string_view function_name) {
     if (source.is_dict()) {
       dict = source.as_dict();
     } else {
-      for (const Value& pair : iterate(source)->items) {
-        if (!pair.is_list() || pair.as_list().items.size() != 2 ||
-            !pair.as_list().items[0].is_string()) {
+      const ListPtr pairs = iterate(source);
+      for (const Value& pair : pairs->items) {
+        // Any iterable of two items is a pair, as in Python: dict(['ab']) is {'a': 'b'}.
+        const bool is_iterable = pair.is_list() || pair.is_string() || pair.is_dict();
+        const ListPtr parts = is_iterable ? iterate(pair) : nullptr;
+        if (!parts || parts->items.size() != 2 || !parts->items[0].is_string()) {
           render_fail(function_name, "() needs a mapping or a sequence of (str, value) pairs");
         }
-        dict.set(pair.as_list().items[0].as_string(), pair.as_list().items[1]);
+        dict.set(parts->items[0].as_string(), parts->items[1]);
       }
     }
   }

@@ -168,6 +168,8 @@ std::string type_name(const Value& value);
 
 // Returns the items iterating value yields: a list's items, a dict's keys, a string's
 // characters, nothing for undefined. Throws RenderFault for values that are not iterable.
+// For a string or a dict the list is made for the call, so hold the pointer while using the
+// items: `for (x : iterate(v)->items)` reads a list freed before the loop starts.
 ListPtr iterate(const Value& value);
 
 // Python len(value); undefined has length 0. Throws RenderFault when value has no length.
