@@ -13,9 +13,25 @@ namespace sluice {
 ChatTemplate::ChatTemplate(std::shared_ptr<const jinja::TemplateProgram> program)
     : program_(std::move(program)) {}
 
-ChatTemplate ChatTemplate::compile(const std::string& source) {
-  auto program = std::make_shared<jinja::TemplateProgram>(
-      jinja::parse_template(jinja::normalize_template_source(source)));
+namespace {
+
+// Returns "origin: " for the start of an error message, or "" for an unnamed template.
+std::string origin_prefix(const std::string& origin) {
+  return origin.empty() ? std::string() : origin + ": ";
+}
+
+}  // namespace
+
+ChatTemplate ChatTemplate::compile(const std::string& source, const std::string& origin) {
+  std::shared_ptr<jinja::TemplateProgram> program;
+  try {
+    program = std::make_shared<jinja::TemplateProgram>(
+        jinja::parse_template(jinja::normalize_template_source(source)));
+  } catch (const Error& error) {
+    if (origin.empty()) throw;
+    fail(origin_prefix(origin), error.what());
+  }
+  program->origin = origin;
   return ChatTemplate(std::move(program));
 }
 
@@ -36,7 +52,7 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& variables,
   try {
     jinja::render_body(state, program_->body);
   } catch (const jinja::RenderFault& fault) {
-    throw TemplateError(str_cat("template error at ",
+    throw TemplateError(str_cat(origin_prefix(program_->origin), "template error at ",
                                 jinja::describe_offset(program_->source, state.offset), ": ",
                                 fault.what()));
   }

@@ -34,12 +34,15 @@ struct RenderOptions {
 class ChatTemplate {
  public:
   // Parses the template; throws Error with the template line and column of a syntax error.
-  static ChatTemplate compile(const std::string& source);
+  // origin says where source came from ("t.jinja", "m.gguf: built-in chat template
+  // (tokenizer.chat_template)"); every compile and render error then starts with it.
+  static ChatTemplate compile(const std::string& source, const std::string& origin = "");
 
   // Renders with the given variables (a JSON object: messages, add_generation_prompt,
   // bos_token, eos_token, tools, ...). Throws TemplateError whose what() is exactly the
   // message given to raise_exception(...) when the template raises, or a message naming the
-  // template line and column for runtime errors (unknown filter, calling a non-callable, ...).
+  // template (its origin), line and column for runtime errors (unknown filter, calling a
+  // non-callable, ...).
   std::string render(const nlohmann::ordered_json& variables,
                      const RenderOptions& options = {}) const;
 
