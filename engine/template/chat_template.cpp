@@ -1,5 +1,8 @@
 #include "engine/template/chat_template.h"
 
+#include <new>
+#include <stdexcept>
+
 #include "engine/template/render_fault.h"
 #include "engine/template/render_state.h"
 #include "engine/template/source_location.h"
@@ -23,6 +26,10 @@ std::string origin_prefix(const std::string& origin) {
 }  // namespace
 
 ChatTemplate ChatTemplate::compile(const std::string& source, const std::string& origin) {
+  if (source.size() > kMaxTemplateBytes) {
+    fail(origin_prefix(origin), "the template is too large (", source.size(),
+         " bytes; the limit is ", kMaxTemplateBytes, ")");
+  }
   std::shared_ptr<jinja::TemplateProgram> program;
   try {
     program = std::make_shared<jinja::TemplateProgram>(
@@ -44,17 +51,24 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& variables,
   } catch (const jinja::RenderFault& fault) {
     throw TemplateError(str_cat("template variables: ", fault.what()));
   }
-  jinja::RenderState state(&globals.as_dict());
+  jinja::RenderState state(&globals.as_dict(), jinja::RenderBudget(options.max_loop_iterations,
+                                                                   options.max_processed_bytes));
   std::string out;
   state.out = &out;
   state.fixed_now = options.now;
-  state.max_loop_iterations = options.max_loop_iterations;
+  const auto render_error = [&](std::string_view message) {
+    return TemplateError(str_cat(origin_prefix(program_->origin), "template error at ",
+                                 jinja::describe_offset(program_->source, state.offset), ": ",
+                                 message));
+  };
   try {
     jinja::render_body(state, program_->body);
   } catch (const jinja::RenderFault& fault) {
-    throw TemplateError(str_cat(origin_prefix(program_->origin), "template error at ",
-                                jinja::describe_offset(program_->source, state.offset), ": ",
-                                fault.what()));
+    throw render_error(fault.what());
+  } catch (const std::bad_alloc&) {
+    throw render_error("out of memory");  // the limits should make this unreachable
+  } catch (const std::length_error&) {
+    throw render_error("a value is too large");
   }
   return out;
 }

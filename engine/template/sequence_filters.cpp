@@ -5,6 +5,7 @@
 #include "engine/template/call_args.h"
 #include "engine/template/python_string.h"
 #include "engine/template/render_fault.h"
+#include "engine/template/render_state.h"
 #include "engine/template/template_filters.h"
 #include "engine/template/template_operators.h"
 #include "engine/template/template_tests.h"
@@ -141,7 +142,7 @@ Value filter_join(RenderState&, const Value& input, const CallArgs& args) {
   bool is_first = true;
   const ListPtr items = iterate(input);
   for (const Value& item : items->items) {
-    if (!is_first) out += separator;
+    if (!is_first) append_bounded(out, separator);
     append_str(out, getter.key(item));
     is_first = false;
   }
@@ -235,7 +236,7 @@ Value filter_dictsort(RenderState&, const Value& input, const CallArgs& args) {
   return make_list(std::move(pairs));
 }
 
-Value filter_unique(RenderState&, const Value& input, const CallArgs& args) {
+Value filter_unique(RenderState& state, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {"case_sensitive", "attribute"}, 0, "unique");
   const AttributeGetter getter(bound, 1, !flag(bound, 0), false);
   std::vector<Value> kept;
@@ -243,6 +244,8 @@ Value filter_unique(RenderState&, const Value& input, const CallArgs& args) {
   const ListPtr items = iterate(input);
   for (const Value& item : items->items) {
     Value key = getter.key(item);
+    // Compared with every key seen, each comparison reading at most this key.
+    state.budget.spend_bytes(seen.size() * (kItemBytes + value_bytes(key)));
     const bool is_new = std::none_of(seen.begin(), seen.end(),
                                      [&](const Value& other) { return values_equal(other, key); });
     if (!is_new) continue;
@@ -264,7 +267,7 @@ Value filter_reverse(RenderState&, const Value& input, const CallArgs& args) {
   return make_list(std::move(items));
 }
 
-Value filter_sum(RenderState&, const Value& input, const CallArgs& args) {
+Value filter_sum(RenderState& state, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {"attribute", "start"}, 0, "sum");
   const AttributeGetter getter(bound, 0, false, false);
   Value total = bound.get_or(1, Value::integer(0));
@@ -272,6 +275,7 @@ Value filter_sum(RenderState&, const Value& input, const CallArgs& args) {
   const ListPtr items = iterate(input);
   for (const Value& item : items->items) {
     total = binary_operation(BinaryOp::Add, total, getter.key(item));
+    state.budget.spend_value(total);  // adding lists copies the total so far
   }
   return total;
 }
@@ -298,7 +302,10 @@ Value filter_batch(RenderState&, const Value& input, const CallArgs& args) {
     if (current.size() == size) batches.push_back(make_list(std::exchange(current, {})));
   }
   if (!current.empty()) {
-    if (bound.has(1) && !bound.get(1).is_none()) current.resize(size, bound.get(1));
+    if (bound.has(1) && !bound.get(1).is_none()) {
+      check_list_items(size, "batch");  // filled up to linecount, which the template chose
+      current.resize(size, bound.get(1));
+    }
     batches.push_back(make_list(std::move(current)));
   }
   return make_list(std::move(batches));

@@ -92,6 +92,15 @@ TEST(TemplateCli, GenerateRunsAModelWhoseTemplateJoinsAString) {
   EXPECT_EQ(rows[0]["prompt_tokens"], 5);  // the text joined back is the reference prompt
 }
 
+TEST(TemplateCli, HugeOutputEndsWithAnErrorNamingTheTemplate) {
+  const auto files = write_template("huge", "text\n{{ 'x' * 10**12 }}");
+  const auto r = render_template(files);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr(files.template_path + ": template error at line 2, column 8: "
+                                                     "string repetition result is too large"));
+}
+
 TEST(TemplateCli, BrokenBuiltInTemplateNamesTheGguf) {
   const std::string dir = make_temp_dir("gguf-broken");
   const std::string model =
