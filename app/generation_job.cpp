@@ -110,8 +110,9 @@ void GenerationJob::load(const LoadOptions& load_options, std::shared_ptr<const 
   // Everything that can refuse the job (the prompt template, the device, the memory plan) comes
   // before the job file, so a refused start leaves nothing behind to resume or remove.
   const auto fields = discover_fields(spec_.input_path, reader_->format());
-  prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_->model->chat_template, *session_->tokenizer,
-                                                    reader_->format(), fields);
+  prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_->model->chat_template,
+                                                    *session_->tokenizer, reader_->format(), fields,
+                                                    session_->model->chat_template_origin);
   engine_ = std::make_unique<Engine>(session_->model->config, *session_->tokenizer,
                                      make_backend(*session_->model, spec_.device, spec_.num_threads), spec_.engine);
   // A prompt that cannot fit is refused before it is tokenized (a hostile row costs no tokens).

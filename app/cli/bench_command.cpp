@@ -131,8 +131,9 @@ BenchArgs parse_args(const QStringList& args) {
 // (default column template, the model's chat template); bad rows are left out.
 std::vector<std::vector<int32_t>> read_prompts(const std::string& path, size_t limit, const ModelSession& session) {
   auto reader = open_dataset(path);
-  const PromptBuilder builder(PromptOptions{}, session.model->chat_template, *session.tokenizer, reader->format(),
-                              discover_fields(path, reader->format()));
+  const PromptBuilder builder(PromptOptions{}, session.model->chat_template, *session.tokenizer,
+                              reader->format(), discover_fields(path, reader->format()),
+                              session.model->chat_template_origin);
   std::vector<std::vector<int32_t>> prompts;
   while (prompts.size() < limit) {
     try {

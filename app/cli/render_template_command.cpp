@@ -73,9 +73,14 @@ nlohmann::ordered_json read_variables(const std::string& path) {
   return document;
 }
 
+struct TemplateText {
+  std::string source;
+  std::string origin;  // named in the template's errors
+};
+
 // Reads the model's template and fills in the BOS/EOS texts the user did not give from its
 // tokenizer (weights are mapped, not read).
-std::string read_model_template(RenderTemplateArgs& a) {
+TemplateText read_model_template(RenderTemplateArgs& a) {
   const auto model = load_model(a.model_path, LoadOptions{.prefault = false});
   if (model->chat_template.empty()) fail(a.model_path, ": the model carries no chat template");
   if (!a.bos_token || !a.eos_token) {
@@ -85,12 +90,13 @@ std::string read_model_template(RenderTemplateArgs& a) {
     if (!a.eos_token && tokenizer->eos_id() >= 0)
       a.eos_token = tokenizer->token_text(tokenizer->eos_id());
   }
-  return model->chat_template;
+  return {model->chat_template, model->chat_template_origin};
 }
 
 std::string render(RenderTemplateArgs& a) {
-  const std::string source =
-      a.model_path.empty() ? read_text_file(a.template_path) : read_model_template(a);
+  const TemplateText text = a.model_path.empty()
+                                ? TemplateText{read_text_file(a.template_path), a.template_path}
+                                : read_model_template(a);
   nlohmann::ordered_json variables = read_variables(a.messages_path);
   // transformers always passes tools and documents (None when absent).
   if (!variables.contains("tools")) variables["tools"] = nullptr;
@@ -98,7 +104,7 @@ std::string render(RenderTemplateArgs& a) {
   variables["add_generation_prompt"] = a.add_generation_prompt;
   if (a.bos_token) variables["bos_token"] = *a.bos_token;
   if (a.eos_token) variables["eos_token"] = *a.eos_token;
-  return ChatTemplate::compile(source).render(variables);
+  return ChatTemplate::compile(text.source, text.origin).render(variables);
 }
 
 }  // namespace

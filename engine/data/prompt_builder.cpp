@@ -7,15 +7,19 @@ namespace sluice {
 
 PromptBuilder::PromptBuilder(const PromptOptions& options, const std::string& model_chat_template,
                              const Tokenizer& tokenizer, DatasetFormat format,
-                             const std::vector<FieldInfo>& fields)
+                             const std::vector<FieldInfo>& fields,
+                             const std::string& model_chat_template_origin)
     : options_(options), tokenizer_(tokenizer) {
   column_template_text_ = options.column_template.empty() ? default_column_template(format, fields)
                                                           : options.column_template;
   if (!column_template_text_.empty())
     column_template_ = ColumnTemplate::parse(column_template_text_);
-  const std::string& source =
-      options.chat_template.empty() ? model_chat_template : options.chat_template;
-  if (options.use_chat_template && !source.empty()) chat_template_ = ChatTemplate::compile(source);
+  const bool uses_model_template = options.chat_template.empty();
+  const std::string& source = uses_model_template ? model_chat_template : options.chat_template;
+  if (options.use_chat_template && !source.empty()) {
+    chat_template_ =
+        ChatTemplate::compile(source, uses_model_template ? model_chat_template_origin : "");
+  }
   if (tokenizer.bos_id() >= 0) bos_text_ = tokenizer.token_text(tokenizer.bos_id());
   if (tokenizer.eos_id() >= 0) eos_text_ = tokenizer.token_text(tokenizer.eos_id());
 }

@@ -35,10 +35,13 @@ struct BuiltPrompt {
 class PromptBuilder {
  public:
   // model_chat_template: the model's own template, or "" when it has none. fields: from
-  // discover_fields, used to pick the default column template. Throws Error when a template
+  // discover_fields, used to pick the default column template. model_chat_template_origin
+  // (Model::chat_template_origin) starts the template's errors. Throws Error when a template
   // does not compile.
-  PromptBuilder(const PromptOptions& options, const std::string& model_chat_template, const Tokenizer& tokenizer,
-                DatasetFormat format, const std::vector<FieldInfo>& fields);
+  PromptBuilder(const PromptOptions& options, const std::string& model_chat_template,
+                const Tokenizer& tokenizer, DatasetFormat format,
+                const std::vector<FieldInfo>& fields,
+                const std::string& model_chat_template_origin = "");
 
   // Builds the prompt of one row. Throws DatasetRowError (with the row's line; the message does
   // not repeat it) when it cannot: a missing field, the chat template raising an error.

@@ -34,6 +34,7 @@ struct Model {
   ModelConfig config;
   ModelWeights weights;
   std::string chat_template;   // empty when the files carry none
+  std::string chat_template_origin;  // where chat_template was read, for its error messages
   std::string tokenizer_path;  // where the tokenizer was found (the GGUF file itself for GGUF)
   std::vector<std::shared_ptr<const MappedFile>> files;  // keep the maps alive
   std::vector<std::vector<uint8_t>> owned_storage;       // weights made in memory (dummy models)

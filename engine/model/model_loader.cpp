@@ -192,6 +192,7 @@ void load_hf(Model& model) {
                     str_cat(config_path.string(), ": num_hidden_layers"));
   model.weights = assign_weights(tensors, model.config, kHfNames);
   model.chat_template = read_hf_chat_template((dir / "tokenizer_config.json").string());
+  model.chat_template_origin = str_cat((dir / "tokenizer_config.json").string(), ": chat_template");
   if (model.tokenizer_path.empty()) model.tokenizer_path = model.path;
 }
 
@@ -218,6 +219,8 @@ void load_gguf(Model& model) {
       str_cat(model.path, ": ", gguf_config_keys(model.config.architecture).num_layers));
   model.weights = assign_weights(tensors, model.config, kGgufNames);
   model.chat_template = gguf->get_string_or("tokenizer.chat_template", "");
+  model.chat_template_origin =
+      str_cat(model.path, ": built-in chat template (tokenizer.chat_template)");
   model.files.push_back(gguf->file());
   if (model.tokenizer_path.empty()) model.tokenizer_path = model.path;
 }

@@ -1,5 +1,8 @@
 #include "engine/template/chat_template.h"
 
+#include <new>
+#include <stdexcept>
+
 #include "engine/template/render_fault.h"
 #include "engine/template/render_state.h"
 #include "engine/template/source_location.h"
@@ -13,9 +16,29 @@ namespace sluice {
 ChatTemplate::ChatTemplate(std::shared_ptr<const jinja::TemplateProgram> program)
     : program_(std::move(program)) {}
 
-ChatTemplate ChatTemplate::compile(const std::string& source) {
-  auto program = std::make_shared<jinja::TemplateProgram>(
-      jinja::parse_template(jinja::normalize_template_source(source)));
+namespace {
+
+// Returns "origin: " for the start of an error message, or "" for an unnamed template.
+std::string origin_prefix(const std::string& origin) {
+  return origin.empty() ? std::string() : origin + ": ";
+}
+
+}  // namespace
+
+ChatTemplate ChatTemplate::compile(const std::string& source, const std::string& origin) {
+  if (source.size() > kMaxTemplateBytes) {
+    fail(origin_prefix(origin), "the template is too large (", source.size(),
+         " bytes; the limit is ", kMaxTemplateBytes, ")");
+  }
+  std::shared_ptr<jinja::TemplateProgram> program;
+  try {
+    program = std::make_shared<jinja::TemplateProgram>(
+        jinja::parse_template(jinja::normalize_template_source(source)));
+  } catch (const Error& error) {
+    if (origin.empty()) throw;
+    fail(origin_prefix(origin), error.what());
+  }
+  program->origin = origin;
   return ChatTemplate(std::move(program));
 }
 
@@ -28,17 +51,24 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& variables,
   } catch (const jinja::RenderFault& fault) {
     throw TemplateError(str_cat("template variables: ", fault.what()));
   }
-  jinja::RenderState state(&globals.as_dict());
+  jinja::RenderState state(&globals.as_dict(), jinja::RenderBudget(options.max_loop_iterations,
+                                                                   options.max_processed_bytes));
   std::string out;
   state.out = &out;
   state.fixed_now = options.now;
-  state.max_loop_iterations = options.max_loop_iterations;
+  const auto render_error = [&](std::string_view message) {
+    return TemplateError(str_cat(origin_prefix(program_->origin), "template error at ",
+                                 jinja::describe_offset(program_->source, state.offset), ": ",
+                                 message));
+  };
   try {
     jinja::render_body(state, program_->body);
   } catch (const jinja::RenderFault& fault) {
-    throw TemplateError(str_cat("template error at ",
-                                jinja::describe_offset(program_->source, state.offset), ": ",
-                                fault.what()));
+    throw render_error(fault.what());
+  } catch (const std::bad_alloc&) {
+    throw render_error("out of memory");  // the limits should make this unreachable
+  } catch (const std::length_error&) {
+    throw render_error("a value is too large");
   }
   return out;
 }

@@ -27,19 +27,31 @@ struct TemplateProgram;
 struct RenderOptions {
   // The time strftime_now() formats; nullopt uses the current local time.
   std::optional<std::tm> now;
-  // A render that runs more loop iterations than this fails (TemplateError) instead of hanging.
+  // A render that runs more loop iterations and macro calls than this fails (TemplateError)
+  // instead of hanging.
   int64_t max_loop_iterations = 10'000'000;
+  // A render that works through more bytes than this fails (TemplateError) instead of hanging:
+  // the sizes of the values each operation reads and makes, and of the output (see
+  // render_budget.h). Real templates use 2 to 9 times the size of their output, which is at
+  // most kMaxStringBytes (64 MiB).
+  uint64_t max_processed_bytes = uint64_t{1} << 30;
 };
+
+// Templates longer than this do not compile (real chat templates are a few KiB).
+inline constexpr size_t kMaxTemplateBytes = size_t{1} << 20;
 
 class ChatTemplate {
  public:
   // Parses the template; throws Error with the template line and column of a syntax error.
-  static ChatTemplate compile(const std::string& source);
+  // origin says where source came from ("t.jinja", "m.gguf: built-in chat template
+  // (tokenizer.chat_template)"); every compile and render error then starts with it.
+  static ChatTemplate compile(const std::string& source, const std::string& origin = "");
 
   // Renders with the given variables (a JSON object: messages, add_generation_prompt,
   // bos_token, eos_token, tools, ...). Throws TemplateError whose what() is exactly the
   // message given to raise_exception(...) when the template raises, or a message naming the
-  // template line and column for runtime errors (unknown filter, calling a non-callable, ...).
+  // template (its origin), line and column for runtime errors (unknown filter, calling a
+  // non-callable, a limit of RenderOptions or render_budget.h exceeded, ...).
   std::string render(const nlohmann::ordered_json& variables,
                      const RenderOptions& options = {}) const;
 

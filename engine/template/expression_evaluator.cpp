@@ -1,8 +1,10 @@
 #include "engine/template/expression_evaluator.h"
 
 #include "engine/template/render_fault.h"
+#include "engine/template/template_filters.h"
 #include "engine/template/template_globals.h"
 #include "engine/template/template_operators.h"
+#include "engine/template/template_tests.h"
 #include "engine/template/value_access.h"
 
 namespace sluice::jinja {
@@ -32,14 +34,20 @@ Value evaluate_slice(RenderState& state, const SliceExpr& expr) {
   const std::optional<int64_t> stop = slice_bound(state, expr.stop);
   const std::optional<int64_t> step = slice_bound(state, expr.step);
   state.offset = expr.offset;
-  return get_slice(object, start, stop, step);
+  state.budget.spend_value(object);
+  Value slice = get_slice(object, start, stop, step);
+  state.budget.spend_value(slice);
+  return slice;
 }
 
 Value evaluate_call(RenderState& state, const CallExpr& expr) {
   const Value callee = evaluate(state, *expr.callee);
   const CallArgs args = evaluate_args(state, expr.args);
   state.offset = expr.offset;
-  return call_value(state, callee, args);
+  state.budget.spend_args(args);
+  Value result = call_value(state, callee, args);
+  state.budget.spend_value(result);
+  return result;
 }
 
 Value evaluate_test(RenderState& state, const TestExpr& expr) {
@@ -47,7 +55,7 @@ Value evaluate_test(RenderState& state, const TestExpr& expr) {
   const CallArgs args = evaluate_args(state, expr.args);
   state.offset = expr.offset;
   if (expr.fn == nullptr) render_fail("no test named '", expr.name, "'");
-  return Value::boolean(expr.fn(state, input, args) != expr.is_negated);
+  return Value::boolean(run_test(state, expr.fn, input, args) != expr.is_negated);
 }
 
 Value evaluate_binary(RenderState& state, const BinaryExpr& expr) {
@@ -56,7 +64,21 @@ Value evaluate_binary(RenderState& state, const BinaryExpr& expr) {
   if (expr.op == BinaryOp::Or) return is_truthy(left) ? left : evaluate(state, *expr.right);
   const Value right = evaluate(state, *expr.right);
   state.offset = expr.offset;
-  return binary_operation(expr.op, left, right);
+  state.budget.spend_value(left);
+  state.budget.spend_value(right);
+  Value result = binary_operation(expr.op, left, right);
+  state.budget.spend_value(result);
+  return result;
+}
+
+// Counts what comparing a with b reads: both values, and for a substring test every pair of
+// their bytes.
+void spend_comparison(RenderBudget& budget, CompareOp op, const Value& a, const Value& b) {
+  budget.spend_value(a);
+  budget.spend_value(b);
+  if ((op == CompareOp::In || op == CompareOp::NotIn) && a.is_string() && b.is_string()) {
+    budget.spend_search(b.as_string().size(), a.as_string().size());
+  }
 }
 
 Value evaluate_compare(RenderState& state, const CompareExpr& expr) {
@@ -64,6 +86,7 @@ Value evaluate_compare(RenderState& state, const CompareExpr& expr) {
   for (const auto& [op, operand] : expr.rest) {
     Value right = evaluate(state, *operand);
     state.offset = operand->offset;
+    spend_comparison(state.budget, op, left, right);
     if (!compare_values(op, left, right)) return Value::boolean(false);
     left = std::move(right);
   }
@@ -83,7 +106,9 @@ Value evaluate_list(RenderState& state, const ListExpr& expr) {
   std::vector<Value> items;
   items.reserve(expr.items.size());
   for (const ExprPtr& item : expr.items) items.push_back(evaluate(state, *item));
-  return make_list(std::move(items), expr.is_tuple ? ListFlavor::Tuple : ListFlavor::List);
+  Value list = make_list(std::move(items), expr.is_tuple ? ListFlavor::Tuple : ListFlavor::List);
+  state.budget.spend_value(list);
+  return list;
 }
 
 Value evaluate_dict(RenderState& state, const DictExpr& expr) {
@@ -96,12 +121,12 @@ Value evaluate_dict(RenderState& state, const DictExpr& expr) {
     }
     dict.set(key.as_string(), evaluate(state, *value_expr));
   }
-  return make_dict(std::move(dict));
+  Value value = make_dict(std::move(dict));
+  state.budget.spend_value(value);
+  return value;
 }
 
-}  // namespace
-
-Value evaluate(RenderState& state, const Expr& expr) {
+Value evaluate_node(RenderState& state, const Expr& expr) {
   switch (expr.kind) {
     case ExprKind::Literal:
       return static_cast<const LiteralExpr&>(expr).value;
@@ -118,6 +143,7 @@ Value evaluate(RenderState& state, const Expr& expr) {
       const Value object = evaluate(state, *subscript.object);
       const Value index = evaluate(state, *subscript.index);
       state.offset = expr.offset;
+      if (object.is_string()) state.budget.spend_value(object);  // indexing decodes the text
       return get_item(object, index);
     }
     case ExprKind::Slice:
@@ -151,6 +177,13 @@ Value evaluate(RenderState& state, const Expr& expr) {
   return Value();
 }
 
+}  // namespace
+
+Value evaluate(RenderState& state, const Expr& expr) {
+  const NestingGuard nesting(state.budget);
+  return evaluate_node(state, expr);
+}
+
 CallArgs evaluate_args(RenderState& state, const ArgExprs& args) {
   CallArgs values;
   values.positional.reserve(args.positional.size());
@@ -164,7 +197,7 @@ Value apply_filter_call(RenderState& state, const FilterCall& filter, const Valu
   const CallArgs args = evaluate_args(state, filter.args);
   state.offset = filter.offset;
   if (filter.fn == nullptr) render_fail("no filter named '", filter.name, "'");
-  return filter.fn(state, input, args);
+  return run_filter(state, filter.fn, input, args);
 }
 
 Value call_value(RenderState& state, const Value& callee, const CallArgs& args) {

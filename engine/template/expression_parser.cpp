@@ -14,8 +14,9 @@ constexpr int kMaxNestingDepth = 200;
 
 // Operator chains (a + b + c ..., x.a.b ..., x|f|g ...) build left-deep trees that evaluation
 // walks recursively, so their links are bounded too, over one whole expression (nesting chains
-// inside chains would otherwise multiply the depth).
-constexpr int kMaxChainLinks = 2000;
+// inside chains would otherwise multiply the depth). Together with the nesting above this keeps
+// a template that does not recurse inside the renderer's kMaxRenderNesting.
+constexpr int kMaxChainLinks = 500;
 
 struct CompareToken {
   std::string_view text;

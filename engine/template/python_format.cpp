@@ -1,6 +1,5 @@
 #include "engine/template/python_format.h"
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -28,9 +27,13 @@ struct Spec {
 };
 
 std::string c_format(const char* pattern, int precision, double value) {
-  std::array<char, 512> buffer{};
-  std::snprintf(buffer.data(), buffer.size(), pattern, precision, value);
-  return buffer.data();
+  // Sized first: a precision of up to 100000 digits is allowed, and Python prints them all.
+  const int length = std::snprintf(nullptr, 0, pattern, precision, value);
+  if (length <= 0) return "";
+  std::string out(static_cast<size_t>(length) + 1, '\0');
+  std::snprintf(out.data(), out.size(), pattern, precision, value);
+  out.resize(static_cast<size_t>(length));
+  return out;
 }
 
 std::string to_base(uint64_t magnitude, int base, bool upper) {
@@ -57,6 +60,7 @@ std::string group_thousands(const std::string& digits) {
 // Pads body (whose sign, if any, is sign_text) to the spec's width.
 std::string pad(const std::string& sign_text, const std::string& body, const Spec& spec,
                 bool is_numeric) {
+  if (spec.width <= 0) return sign_text + body;  // no width: nothing to count
   const auto length = static_cast<int>(count_codepoints(sign_text) + count_codepoints(body));
   if (spec.width <= length) return sign_text + body;
   const auto gap = static_cast<size_t>(spec.width - length);
@@ -173,6 +177,9 @@ std::string format_value(const Value& value, Spec spec) {
     case 'c': {
       if (value.is_string()) return format_text(value.as_string(), spec);
       if (!value.is_int() && !value.is_bool()) render_fail("%c requires an int or a character");
+      if (value.as_int() < 0 || value.as_int() > 0x10FFFF) {
+        render_fail("%c arg not in range(0x110000)");
+      }
       std::string text;
       append_utf8(text, static_cast<char32_t>(value.as_int()));
       return format_text(text, spec);
@@ -354,7 +361,8 @@ std::string python_percent_format(std::string_view format, const Value& args) {
       if (spec.align != '<') spec.align = '>';
       spec.zero_pad = false;
     }
-    out += format[i] == 's' ? format_text(to_str(*value), spec) : format_value(*value, spec);
+    append_bounded(
+        out, format[i] == 's' ? format_text(to_str(*value), spec) : format_value(*value, spec));
   }
   if (!args.is_dict() && next_value < values.size()) {
     render_fail("not all arguments converted during string formatting");
@@ -380,7 +388,7 @@ std::string python_str_format(std::string_view format, const CallArgs& args) {
     } else {
       const size_t close = format.find('}', i);
       if (close == std::string_view::npos) render_fail("expected '}' before end of string");
-      out += format_field(format.substr(i + 1, close - i - 1), args, next_index);
+      append_bounded(out, format_field(format.substr(i + 1, close - i - 1), args, next_index));
       i = close;
     }
   }

@@ -140,7 +140,8 @@ double python_round(double value, int64_t ndigits) {
   if (!std::isfinite(value)) return value;
   if (ndigits == 0) return std::nearbyint(value);
   if (ndigits > 0) {
-    if (ndigits > 330) return value;
+    // 2^52 and beyond have no fraction; printing them with 330 digits would not fit the buffer.
+    if (ndigits > 330 || std::fabs(value) >= 4503599627370496.0) return value;
     // printf rounds the exact binary value correctly (exact ties to even), as Python does.
     std::array<char, 512> buffer{};
     std::snprintf(buffer.data(), buffer.size(), "%.*f", static_cast<int>(ndigits), value);
@@ -201,8 +202,8 @@ std::optional<double> python_parse_float(std::string_view text) {
   return negative ? -value : value;
 }
 
-std::vector<int64_t> python_slice_indices(int64_t length, std::optional<int64_t> start,
-                                          std::optional<int64_t> stop, int64_t step) {
+SliceRange python_slice_range(int64_t length, std::optional<int64_t> start,
+                              std::optional<int64_t> stop, int64_t step) {
   const auto resolve = [&](std::optional<int64_t> bound, int64_t if_absent) {
     if (!bound) return if_absent;
     int64_t index = *bound;
@@ -216,13 +217,12 @@ std::vector<int64_t> python_slice_indices(int64_t length, std::optional<int64_t>
   };
   const int64_t first = resolve(start, step < 0 ? length - 1 : 0);
   const int64_t last = resolve(stop, step < 0 ? -1 : length);
-  std::vector<int64_t> indices;
-  if (step > 0) {
-    for (int64_t i = first; i < last; i += step) indices.push_back(i);
-  } else {
-    for (int64_t i = first; i > last; i += step) indices.push_back(i);
-  }
-  return indices;
+  // Both lie in [-1, length], so their distance fits; the step's magnitude may not (INT64_MIN).
+  const int64_t distance = step > 0 ? last - first : first - last;
+  const uint64_t stride = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  const auto count =
+      distance <= 0 ? 0 : static_cast<int64_t>((static_cast<uint64_t>(distance) - 1) / stride + 1);
+  return {first, step, count};
 }
 
 }  // namespace sluice::jinja

@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace sluice::jinja {
 
@@ -35,9 +34,17 @@ std::optional<int64_t> python_parse_int(std::string_view text, int base);
 // float(text): decimal or scientific notation, "inf", "nan", surrounding whitespace.
 std::optional<double> python_parse_float(std::string_view text);
 
-// The indices a slice [start:stop:step] selects from a sequence of `length` items, in order,
-// with Python's clamping of out-of-range and negative bounds. Precondition: step != 0.
-std::vector<int64_t> python_slice_indices(int64_t length, std::optional<int64_t> start,
-                                          std::optional<int64_t> stop, int64_t step);
+// The indices a slice [start:stop:step] selects from a sequence: first, first + step, ... (count
+// of them), all within the sequence.
+struct SliceRange {
+  int64_t first = 0;
+  int64_t step = 1;
+  int64_t count = 0;
+};
+
+// Returns the indices of [start:stop:step] in a sequence of `length` items, with Python's
+// clamping of out-of-range and negative bounds. Precondition: step != 0, length >= 0.
+SliceRange python_slice_range(int64_t length, std::optional<int64_t> start,
+                              std::optional<int64_t> stop, int64_t step);
 
 }  // namespace sluice::jinja

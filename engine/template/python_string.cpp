@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/template/simple_case.h"
+#include "engine/template/template_value.h"
 #include "engine/tokenizer/unicode.h"
 
 namespace sluice::jinja {
@@ -133,6 +134,16 @@ std::vector<std::string> python_split(std::string_view text, const std::optional
                                       int64_t maxsplit) {
   std::vector<std::string> parts;
   if (sep) {
+    // Counted first, so that too many parts fail before any is allocated.
+    size_t num_parts = 1;
+    for (size_t found = text.find(*sep);
+         found != std::string_view::npos &&
+         (maxsplit < 0 || static_cast<int64_t>(num_parts) <= maxsplit);
+         found = text.find(*sep, found + sep->size())) {
+      ++num_parts;
+    }
+    check_list_items(num_parts, "split result");
+    parts.reserve(num_parts);
     size_t start = 0;
     while (maxsplit < 0 || static_cast<int64_t>(parts.size()) < maxsplit) {
       const size_t found = text.find(*sep, start);
@@ -160,6 +171,7 @@ std::vector<std::string> python_split(std::string_view text, const std::optional
       if (is_python_space(c.codepoint)) break;
       i += c.num_bytes;
     }
+    check_list_items(parts.size() + 1, "split result");
     parts.emplace_back(text.substr(start, i - start));
   }
   return parts;
@@ -176,6 +188,7 @@ std::vector<std::string> python_splitlines(std::string_view text, bool keep_ends
     }
     size_t end = i + c.num_bytes;
     if (c.codepoint == '\r' && end < text.size() && text[end] == '\n') ++end;
+    check_list_items(lines.size() + 1, "splitlines result");
     lines.emplace_back(text.substr(start, (keep_ends ? end : i) - start));
     start = i = end;
   }
@@ -191,26 +204,26 @@ std::string python_replace(std::string_view text, std::string_view old_text,
     // Python inserts the replacement before every character and at the end.
     for (size_t i = 0; i < text.size();) {
       if (count < 0 || num_done < count) {
-        out += new_text;
+        append_bounded(out, new_text);
         ++num_done;
       }
       const size_t n = char_at(text, i).num_bytes;
-      out += text.substr(i, n);
+      append_bounded(out, text.substr(i, n));
       i += n;
     }
-    if (count < 0 || num_done < count) out += new_text;
+    if (count < 0 || num_done < count) append_bounded(out, new_text);
     return out;
   }
   size_t start = 0;
   while (count < 0 || num_done < count) {
     const size_t found = text.find(old_text, start);
     if (found == std::string_view::npos) break;
-    out += text.substr(start, found - start);
-    out += new_text;
+    append_bounded(out, text.substr(start, found - start));
+    append_bounded(out, new_text);
     start = found + old_text.size();
     ++num_done;
   }
-  out += text.substr(start);
+  append_bounded(out, text.substr(start));
   return out;
 }
 

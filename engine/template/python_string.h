@@ -31,14 +31,15 @@ std::string python_strip(std::string_view text, const std::optional<std::string>
                          StripSide side);
 
 // str.split(sep, maxsplit): on runs of whitespace when sep is absent, else on each sep (which
-// must not be empty); maxsplit < 0 means no limit.
+// must not be empty); maxsplit < 0 means no limit. Throws RenderFault past kMaxListItems parts.
 std::vector<std::string> python_split(std::string_view text, const std::optional<std::string>& sep,
                                       int64_t maxsplit);
 
-// str.splitlines(keepends).
+// str.splitlines(keepends). Throws RenderFault past kMaxListItems lines.
 std::vector<std::string> python_splitlines(std::string_view text, bool keep_ends);
 
-// str.replace(old, new, count); count < 0 replaces every occurrence.
+// str.replace(old, new, count); count < 0 replaces every occurrence. Throws RenderFault when
+// the result would be longer than kMaxStringBytes.
 std::string python_replace(std::string_view text, std::string_view old_text,
                            std::string_view new_text, int64_t count);
 

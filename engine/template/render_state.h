@@ -1,6 +1,6 @@
 // The mutable state of one render: scopes, where output goes, the clock strftime_now reads,
-// and the position being evaluated (for error messages). Created per render() call, so one
-// compiled template can render on several threads at once.
+// the position being evaluated (for error messages) and the work budget. Created per render() call,
+// so one compiled template can render on several threads at once.
 #pragma once
 
 #include <cstdint>
@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "engine/template/namespace_object.h"
+#include "engine/template/render_budget.h"
 #include "engine/template/scope_stack.h"
 
 namespace sluice::jinja {
 
 struct RenderState {
-  explicit RenderState(const Dict* variables) : scopes(variables) {}
+  RenderState(const Dict* variables, const RenderBudget& budget_in)
+      : scopes(variables), budget(budget_in) {}
   // Empties the render's namespaces so that values referring to each other are all freed.
   ~RenderState() {
     for (const auto& ns : namespaces) ns->clear_attributes();
@@ -29,8 +31,7 @@ struct RenderState {
   std::optional<std::tm> fixed_now;  // strftime_now's time; nullopt reads the local clock
   uint32_t offset = 0;               // source offset of the construct being evaluated
   int call_depth = 0;                // nested macro calls, bounded to stop runaway recursion
-  int64_t num_iterations = 0;        // loop iterations so far, bounded to stop runaway loops
-  int64_t max_loop_iterations = 0;   // the bound (RenderOptions::max_loop_iterations)
+  RenderBudget budget;
   std::vector<std::shared_ptr<NamespaceObject>> namespaces;  // every namespace() of the render
 };
 

@@ -5,6 +5,7 @@
 #include "engine/template/call_args.h"
 #include "engine/template/python_string.h"
 #include "engine/template/render_fault.h"
+#include "engine/template/render_state.h"
 #include "engine/template/template_filters.h"
 #include "engine/template/template_operators.h"
 #include "engine/template/template_tests.h"
@@ -70,7 +71,8 @@ Value select_or_reject(RenderState& state, const Value& input, const CallArgs& a
   test_args.keyword = args.keyword;
   const bool has_test = args.positional.size() > test_index;
   const std::string test_name = has_test ? to_str(args.positional[test_index]) : "";
-  for (const Value& item : iterate(input)->items) {
+  const ListPtr items = iterate(input);
+  for (const Value& item : items->items) {
     const Value subject = uses_attribute ? get_path(item, to_str(args.positional[0])) : item;
     const bool passed =
         has_test ? apply_test(state, test_name, subject, test_args) : is_truthy(subject);
@@ -138,8 +140,9 @@ Value filter_join(RenderState&, const Value& input, const CallArgs& args) {
   const AttributeGetter getter(bound, 1, false, false);
   std::string out;
   bool is_first = true;
-  for (const Value& item : iterate(input)->items) {
-    if (!is_first) out += separator;
+  const ListPtr items = iterate(input);
+  for (const Value& item : items->items) {
+    if (!is_first) append_bounded(out, separator);
     append_str(out, getter.key(item));
     is_first = false;
   }
@@ -148,7 +151,8 @@ Value filter_join(RenderState&, const Value& input, const CallArgs& args) {
 
 Value filter_list(RenderState&, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {}, 0, "list");
-  return make_list(iterate(input)->items);
+  const ListPtr items = iterate(input);
+  return make_list(items->items);
 }
 
 Value filter_items(RenderState&, const Value& input, const CallArgs& args) {
@@ -163,11 +167,12 @@ Value filter_items(RenderState&, const Value& input, const CallArgs& args) {
 }
 
 Value filter_map(RenderState& state, const Value& input, const CallArgs& args) {
+  const ListPtr items = iterate(input);
   std::vector<Value> mapped;
   if (args.positional.empty() && args.find_keyword("attribute") != nullptr) {
     const BoundArgs bound(args, {"attribute", "default"}, 1, "map");
     const std::string path = to_str(bound.get(0));
-    for (const Value& item : iterate(input)->items) {
+    for (const Value& item : items->items) {
       Value value = get_path(item, path);
       if (value.is_undefined() && bound.has(1) && !bound.get(1).is_none()) value = bound.get(1);
       mapped.push_back(std::move(value));
@@ -179,7 +184,7 @@ Value filter_map(RenderState& state, const Value& input, const CallArgs& args) {
   CallArgs filter_args;
   filter_args.positional.assign(args.positional.begin() + 1, args.positional.end());
   filter_args.keyword = args.keyword;
-  for (const Value& item : iterate(input)->items) {
+  for (const Value& item : items->items) {
     mapped.push_back(apply_filter(state, filter_name, item, filter_args));
   }
   return make_list(std::move(mapped));
@@ -231,13 +236,16 @@ Value filter_dictsort(RenderState&, const Value& input, const CallArgs& args) {
   return make_list(std::move(pairs));
 }
 
-Value filter_unique(RenderState&, const Value& input, const CallArgs& args) {
+Value filter_unique(RenderState& state, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {"case_sensitive", "attribute"}, 0, "unique");
   const AttributeGetter getter(bound, 1, !flag(bound, 0), false);
   std::vector<Value> kept;
   std::vector<Value> seen;
-  for (const Value& item : iterate(input)->items) {
+  const ListPtr items = iterate(input);
+  for (const Value& item : items->items) {
     Value key = getter.key(item);
+    // Compared with every key seen, each comparison reading at most this key.
+    state.budget.spend_bytes(seen.size() * (kItemBytes + value_bytes(key)));
     const bool is_new = std::none_of(seen.begin(), seen.end(),
                                      [&](const Value& other) { return values_equal(other, key); });
     if (!is_new) continue;
@@ -259,12 +267,15 @@ Value filter_reverse(RenderState&, const Value& input, const CallArgs& args) {
   return make_list(std::move(items));
 }
 
-Value filter_sum(RenderState&, const Value& input, const CallArgs& args) {
+Value filter_sum(RenderState& state, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {"attribute", "start"}, 0, "sum");
   const AttributeGetter getter(bound, 0, false, false);
   Value total = bound.get_or(1, Value::integer(0));
-  for (const Value& item : iterate(input)->items) {
+  if (total.is_string()) render_fail("sum() can't sum strings [use ''.join(seq) instead]");
+  const ListPtr items = iterate(input);
+  for (const Value& item : items->items) {
     total = binary_operation(BinaryOp::Add, total, getter.key(item));
+    state.budget.spend_value(total);  // adding lists copies the total so far
   }
   return total;
 }
@@ -285,12 +296,16 @@ Value filter_batch(RenderState&, const Value& input, const CallArgs& args) {
   const auto size = static_cast<size_t>(bound.get(0).as_int());
   std::vector<Value> batches;
   std::vector<Value> current;
-  for (const Value& item : iterate(input)->items) {
+  const ListPtr items = iterate(input);
+  for (const Value& item : items->items) {
     current.push_back(item);
     if (current.size() == size) batches.push_back(make_list(std::exchange(current, {})));
   }
   if (!current.empty()) {
-    if (bound.has(1) && !bound.get(1).is_none()) current.resize(size, bound.get(1));
+    if (bound.has(1) && !bound.get(1).is_none()) {
+      check_list_items(size, "batch");  // filled up to linecount, which the template chose
+      current.resize(size, bound.get(1));
+    }
     batches.push_back(make_list(std::move(current)));
   }
   return make_list(std::move(batches));

@@ -16,8 +16,8 @@ namespace {
 constexpr int kMaxCallDepth = 100;
 
 void append_output(RenderState& state, std::string_view text) {
-  if (state.out->size() + text.size() > kMaxStringBytes)
-    render_fail("template output is too large");
+  check_string_bytes(uint64_t{state.out->size()} + text.size(), "template output");
+  state.budget.spend_bytes(text.size());
   *state.out += text;
 }
 
@@ -83,6 +83,7 @@ class MacroObject final : public Object {
                   " argument(s)");
     }
     if (state.call_depth >= kMaxCallDepth) render_fail("maximum macro recursion depth exceeded");
+    state.budget.count_step();
     ++state.call_depth;
     state.scopes.push(true);
     for (const auto& [name, value] : args.keyword) {
@@ -140,6 +141,7 @@ ListPtr loop_items(RenderState& state, const ForStmt& loop, const Value& iterabl
   auto kept = std::make_shared<List>();
   state.scopes.push();
   for (const Value& item : items->items) {
+    state.budget.count_step();
     state.scopes.clear_innermost();
     assign(state, loop.target, item);
     if (is_truthy(evaluate(state, *loop.condition))) kept->items.push_back(item);
@@ -155,6 +157,8 @@ Flow render_loop(RenderState& state, const ForStmt& loop, const Value& iterable,
   if (loop.is_recursive) {
     recurse = [&loop, depth0](RenderState& inner, const Value& children) {
       if (inner.call_depth >= kMaxCallDepth) render_fail("maximum loop recursion depth exceeded");
+      inner.budget.count_step();
+      inner.budget.spend_value(children);
       ++inner.call_depth;
       std::string text;
       std::string* const outer = std::exchange(inner.out, &text);
@@ -168,9 +172,7 @@ Flow render_loop(RenderState& state, const ForStmt& loop, const Value& iterable,
   const Value loop_value = Value::object(loop_object);
   state.scopes.push();
   for (size_t i = 0; i < items->items.size(); ++i) {
-    if (++state.num_iterations > state.max_loop_iterations) {
-      render_fail("the template ran more than ", state.max_loop_iterations, " loop iterations");
-    }
+    state.budget.count_step();
     // Each iteration starts with a fresh frame: a `set` in the body lasts one iteration.
     state.scopes.clear_innermost();
     loop_object->set_index(i);
@@ -184,7 +186,9 @@ Flow render_loop(RenderState& state, const ForStmt& loop, const Value& iterable,
 }
 
 Flow render_for(RenderState& state, const ForStmt& loop) {
-  return render_loop(state, loop, evaluate(state, *loop.iterable), 0);
+  const Value iterable = evaluate(state, *loop.iterable);
+  state.budget.spend_value(iterable);
+  return render_loop(state, loop, iterable, 0);
 }
 
 Value apply_filters(RenderState& state, const std::vector<FilterCall>& filters, Value value) {
@@ -253,6 +257,7 @@ Flow render_statement(RenderState& state, const Stmt& stmt) {
 }  // namespace
 
 Flow render_body(RenderState& state, const Body& body) {
+  const NestingGuard nesting(state.budget);
   for (const StmtPtr& stmt : body) {
     const Flow flow = render_statement(state, *stmt);
     if (flow != Flow::Normal) return flow;

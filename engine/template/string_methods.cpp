@@ -97,8 +97,8 @@ std::string join(const std::string& separator, const Value& iterable) {
     if (!item.is_string()) {
       render_fail("sequence item ", i, ": expected str instance, ", type_name(item), " found");
     }
-    if (i > 0) out += separator;
-    out += item.as_string();
+    if (i > 0) append_bounded(out, separator);
+    append_bounded(out, item.as_string());
   }
   return out;
 }
@@ -112,6 +112,7 @@ std::string justify(const std::string& self, const BoundArgs& bound, char align,
   const auto length = static_cast<int64_t>(count_codepoints(self));
   if (width <= length) return self;
   const int64_t gap = width - length;
+  check_string_bytes(static_cast<uint64_t>(gap) * fill.size() + self.size(), "string result");
   // Python's center puts the odd extra character on the left when the width is odd.
   const int64_t left = align == '<' ? 0 : align == '>' ? gap : gap / 2 + (gap & width & 1);
   std::string out;
@@ -223,6 +224,7 @@ Value call_string_method(const std::string& self, std::string_view name, const C
     const bool has_sign = !self.empty() && (self[0] == '-' || self[0] == '+');
     const auto length = static_cast<int64_t>(count_codepoints(self));
     if (width <= length) return Value::string(self);
+    check_string_bytes(static_cast<uint64_t>(width), "zfill result");
     const std::string zeros(static_cast<size_t>(width - length), '0');
     return Value::string(has_sign ? self.substr(0, 1) + zeros + self.substr(1) : zeros + self);
   }

@@ -286,6 +286,7 @@ struct ScopeStmt : Stmt {
 struct TemplateProgram {
   std::string source;
   Body body;
+  std::string origin;  // where the source came from, named in errors; "" when unnamed
 };
 
 }  // namespace sluice::jinja

@@ -8,6 +8,7 @@
 #include "engine/template/python_number.h"
 #include "engine/template/python_string.h"
 #include "engine/template/render_fault.h"
+#include "engine/template/render_state.h"
 #include "engine/template/sequence_filters.h"
 #include "engine/template/simple_case.h"
 #include "engine/template/template_json.h"
@@ -51,6 +52,7 @@ Value filter_center(RenderState&, const Value& input, const CallArgs& args) {
   const std::string text = to_str(input);
   const auto length = static_cast<int64_t>(count_codepoints(text));
   if (width <= length) return Value::string(text);
+  check_string_bytes(static_cast<uint64_t>(width - length) + text.size(), "center result");
   const int64_t gap = width - length;
   const int64_t left = gap / 2 + (gap & width & 1);  // Python's str.center
   return Value::string(std::string(static_cast<size_t>(left), ' ') + text +
@@ -67,8 +69,10 @@ Value filter_default(RenderState&, const Value& input, const CallArgs& args) {
 
 Value filter_escape(RenderState&, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {}, 0, "escape");
+  const std::string text = to_str(input);
   std::string out;
-  for (const char c : to_str(input)) {
+  for (const char c : text) {
+    if (out.size() > kMaxStringBytes) check_string_bytes(out.size(), "escape result");
     switch (c) {
       case '&':
         out += "&amp;";
@@ -137,20 +141,21 @@ Value filter_format(RenderState&, const Value& input, const CallArgs& args) {
 Value filter_indent(RenderState&, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {"width", "first", "blank"}, 0, "indent");
   const Value width = bound.get_or(0, Value::integer(4));
+  const int64_t num_spaces =
+      width.is_string() ? 0 : std::max<int64_t>(int_option(width, "width"), 0);
+  check_string_bytes(static_cast<uint64_t>(num_spaces), "indent width");
   const std::string indentation =
-      width.is_string()
-          ? width.as_string()
-          : std::string(static_cast<size_t>(std::max<int64_t>(int_option(width, "width"), 0)), ' ');
+      width.is_string() ? width.as_string() : std::string(static_cast<size_t>(num_spaces), ' ');
   const bool indent_first = bound.has(1) && is_truthy(bound.get(1));
   const bool indent_blank = bound.has(2) && is_truthy(bound.get(2));
   // Jinja2 appends a newline before splitting, so a trailing newline is not kept.
   const std::vector<std::string> lines = python_splitlines(to_str(input) + "\n", false);
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (i > 0) out += '\n';
+    if (i > 0) append_bounded(out, "\n");
     const bool indents = i == 0 ? indent_first : (indent_blank || !lines[i].empty());
-    if (indents) out += indentation;
-    out += lines[i];
+    if (indents) append_bounded(out, indentation);
+    append_bounded(out, lines[i]);
   }
   return Value::string(std::move(out));
 }
@@ -165,12 +170,14 @@ Value filter_upper(RenderState&, const Value& input, const CallArgs& args) {
   return Value::string(python_upper(to_str(input)));
 }
 
-Value filter_replace(RenderState&, const Value& input, const CallArgs& args) {
+Value filter_replace(RenderState& state, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {"old", "new", "count"}, 2, "replace");
   const int64_t count =
       bound.has(2) && !bound.get(2).is_none() ? int_option(bound.get(2), "count") : -1;
-  return Value::string(
-      python_replace(to_str(input), to_str(bound.get(0)), to_str(bound.get(1)), count));
+  const std::string text = to_str(input);
+  const std::string old_text = to_str(bound.get(0));
+  state.budget.spend_search(text.size(), old_text.size());
+  return Value::string(python_replace(text, old_text, to_str(bound.get(1)), count));
 }
 
 Value filter_round(RenderState&, const Value& input, const CallArgs& args) {
@@ -226,11 +233,11 @@ Value filter_tojson(RenderState&, const Value& input, const CallArgs& args) {
   options.ensure_ascii = bound.has(0) && is_truthy(bound.get(0));
   if (bound.has(1) && !bound.get(1).is_none()) {
     const Value& indent = bound.get(1);
+    const int64_t num_spaces =
+        indent.is_string() ? 0 : std::max<int64_t>(int_option(indent, "indent"), 0);
+    check_string_bytes(static_cast<uint64_t>(num_spaces), "tojson indent");
     options.indent =
-        indent.is_string()
-            ? indent.as_string()
-            : std::string(static_cast<size_t>(std::max<int64_t>(int_option(indent, "indent"), 0)),
-                          ' ');
+        indent.is_string() ? indent.as_string() : std::string(static_cast<size_t>(num_spaces), ' ');
     options.item_separator = std::string(",");  // json.dumps drops the space when indenting
   }
   if (bound.has(2) && !bound.get(2).is_none()) {
@@ -245,11 +252,13 @@ Value filter_tojson(RenderState&, const Value& input, const CallArgs& args) {
   return Value::string(python_json_dumps(input, options));
 }
 
-Value filter_trim(RenderState&, const Value& input, const CallArgs& args) {
+Value filter_trim(RenderState& state, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {"chars"}, 0, "trim");
   std::optional<std::string> chars;
   if (bound.has(0) && !bound.get(0).is_none()) chars = to_str(bound.get(0));
-  return Value::string(python_strip(to_str(input), chars, StripSide::Both));
+  const std::string text = to_str(input);
+  if (chars) state.budget.spend_search(text.size(), chars->size());
+  return Value::string(python_strip(text, chars, StripSide::Both));
 }
 
 Value filter_wordcount(RenderState&, const Value& input, const CallArgs& args) {
@@ -324,11 +333,19 @@ FilterFn find_filter(std::string_view name) {
   return nullptr;
 }
 
+Value run_filter(RenderState& state, FilterFn fn, const Value& input, const CallArgs& args) {
+  state.budget.spend_value(input);
+  state.budget.spend_args(args);
+  Value result = fn(state, input, args);
+  state.budget.spend_value(result);
+  return result;
+}
+
 Value apply_filter(RenderState& state, std::string_view name, const Value& input,
                    const CallArgs& args) {
   const FilterFn fn = find_filter(name);
   if (fn == nullptr) render_fail("no filter named '", name, "'");
-  return fn(state, input, args);
+  return run_filter(state, fn, input, args);
 }
 
 }  // namespace sluice::jinja

@@ -13,6 +13,10 @@ namespace sluice::jinja {
 // Returns the filter called name, or nullptr when there is none.
 FilterFn find_filter(std::string_view name);
 
+// Returns fn(input, args), charging the render budget for the input, the arguments and the
+// result.
+Value run_filter(RenderState& state, FilterFn fn, const Value& input, const CallArgs& args);
+
 // Applies the filter called name (used by map('name')); throws RenderFault when unknown.
 Value apply_filter(RenderState& state, std::string_view name, const Value& input,
                    const CallArgs& args);

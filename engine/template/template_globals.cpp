@@ -1,8 +1,8 @@
 #include "engine/template/template_globals.h"
 
 #include <locale.h>
+#include <algorithm>
 #include <clocale>
-#include <cmath>
 #include <ctime>
 
 #include "engine/template/call_args.h"
@@ -56,19 +56,27 @@ Value range(RenderState&, const CallArgs& args) {
   const int64_t stop = range_bound(args.positional[has_start ? 1 : 0]);
   const int64_t step = args.positional.size() == 3 ? range_bound(args.positional[2]) : 1;
   if (step == 0) render_fail("range() arg 3 must not be zero");
-  const double count = std::ceil((static_cast<double>(stop) - static_cast<double>(start)) /
-                                 static_cast<double>(step));
-  if (count > static_cast<double>(kMaxRange)) {
+  // Unsigned: stop - start, and the step after the last item, can overflow int64_t.
+  const bool is_empty = step > 0 ? start >= stop : start <= stop;
+  const uint64_t span = step > 0 ? static_cast<uint64_t>(stop) - static_cast<uint64_t>(start)
+                                 : static_cast<uint64_t>(start) - static_cast<uint64_t>(stop);
+  const uint64_t stride = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  const uint64_t count = is_empty ? 0 : (span - 1) / stride + 1;
+  if (count > static_cast<uint64_t>(kMaxRange)) {
     render_fail("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
   }
   std::vector<Value> items;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
-    items.push_back(Value::integer(i));
+  items.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    // Wraps modulo 2^64 to the exact value, which lies between start and stop.
+    items.push_back(Value::integer(
+        static_cast<int64_t>(static_cast<uint64_t>(start) + i * static_cast<uint64_t>(step))));
+  }
   return make_list(std::move(items));
 }
 
 // dict(mapping_or_pairs, **kwargs), which namespace() also takes.
-Dict build_dict(const CallArgs& args, std::string_view function_name) {
+Dict build_dict(RenderState& state, const CallArgs& args, std::string_view function_name) {
   if (args.positional.size() > 1) {
     render_fail(function_name, " expected at most 1 positional argument, got ",
                 args.positional.size());
@@ -79,12 +87,16 @@ Dict build_dict(const CallArgs& args, std::string_view function_name) {
     if (source.is_dict()) {
       dict = source.as_dict();
     } else {
-      for (const Value& pair : iterate(source)->items) {
-        if (!pair.is_list() || pair.as_list().items.size() != 2 ||
-            !pair.as_list().items[0].is_string()) {
+      const ListPtr pairs = iterate(source);
+      for (const Value& pair : pairs->items) {
+        // Any iterable of two items is a pair, as in Python: dict(['ab']) is {'a': 'b'}.
+        const bool is_iterable = pair.is_list() || pair.is_string() || pair.is_dict();
+        const ListPtr parts = is_iterable ? iterate(pair) : nullptr;
+        if (!parts || parts->items.size() != 2 || !parts->items[0].is_string()) {
           render_fail(function_name, "() needs a mapping or a sequence of (str, value) pairs");
         }
-        dict.set(pair.as_list().items[0].as_string(), pair.as_list().items[1]);
+        state.budget.spend_bytes(dict.entries.size() * kItemBytes);  // set() compares every key
+        dict.set(parts->items[0].as_string(), parts->items[1]);
       }
     }
   }
@@ -93,13 +105,13 @@ Dict build_dict(const CallArgs& args, std::string_view function_name) {
 }
 
 Value namespace_function(RenderState& state, const CallArgs& args) {
-  auto ns = std::make_shared<NamespaceObject>(build_dict(args, "namespace"));
+  auto ns = std::make_shared<NamespaceObject>(build_dict(state, args, "namespace"));
   state.namespaces.push_back(ns);
   return Value::object(std::move(ns));
 }
 
-Value dict_function(RenderState&, const CallArgs& args) {
-  return make_dict(build_dict(args, "dict"));
+Value dict_function(RenderState& state, const CallArgs& args) {
+  return make_dict(build_dict(state, args, "dict"));
 }
 
 Value strftime_now(RenderState& state, const CallArgs& args) {
@@ -115,13 +127,17 @@ Value strftime_now(RenderState& state, const CallArgs& args) {
   // The C locale, as Python's datetime.strftime uses, whatever locale the application set.
   static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(nullptr));
   const std::string& format = bound.get(0).as_string();
-  for (size_t capacity = 256; capacity <= 256 * (format.size() + 16); capacity *= 4) {
+  // strftime_l returns 0 both when the text does not fit and when it is empty.
+  const size_t max_capacity = std::min(256 * (format.size() + 16), kMaxStringBytes + 1);
+  for (size_t capacity = 256;; capacity = std::min(capacity * 4, max_capacity)) {
     std::string out(capacity, '\0');
     const size_t length = strftime_l(out.data(), out.size(), format.c_str(), &now, c_locale);
     if (length > 0 || format.empty()) {
       out.resize(length);
       return Value::string(std::move(out));
     }
+    if (capacity == kMaxStringBytes + 1) check_string_bytes(capacity, "strftime_now result");
+    if (capacity == max_capacity) break;
   }
   return Value::string("");  // the format produces no characters (e.g. "%p" in some locales)
 }

@@ -120,7 +120,7 @@ class JsonWriter {
 
   void newline(std::string& out, int level) const {
     out += '\n';
-    for (int i = 0; i < level; ++i) out += *options_.indent;
+    for (int i = 0; i < level; ++i) append_bounded(out, *options_.indent);
   }
 
   void write_list(std::string& out, const List& list, int depth) {
@@ -133,6 +133,7 @@ class JsonWriter {
       if (i > 0) out += options_.item_separator;
       if (options_.indent) newline(out, depth + 1);
       write(out, list.items[i], depth + 1);
+      check_string_bytes(out.size(), "tojson result");
     }
     if (options_.indent) newline(out, depth);
     out += ']';
@@ -156,6 +157,7 @@ class JsonWriter {
       append_json_string(out, entries[i]->first, options_.ensure_ascii);
       out += options_.key_separator;
       write(out, entries[i]->second, depth + 1);
+      check_string_bytes(out.size(), "tojson result");
     }
     if (options_.indent) newline(out, depth);
     out += '}';

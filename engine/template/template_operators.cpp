@@ -10,9 +10,6 @@ namespace sluice::jinja {
 
 namespace {
 
-// Bigger results than this from * on strings or lists fail instead of exhausting memory.
-constexpr auto kMaxRepeatedBytes = static_cast<int64_t>(kMaxStringBytes);
-
 const char* operator_symbol(BinaryOp op) {
   switch (op) {
     case BinaryOp::Add:
@@ -110,23 +107,33 @@ Value float_arithmetic(BinaryOp op, double a, double b) {
   }
 }
 
+// Returns size * times, or UINT64_MAX when that does not fit. Precondition: times >= 0.
+uint64_t repeated_size(size_t size, int64_t times) {
+  uint64_t total = 0;
+  return __builtin_mul_overflow(uint64_t{size}, static_cast<uint64_t>(times), &total) ? UINT64_MAX
+                                                                                      : total;
+}
+
 Value repeat(const Value& sequence, int64_t times) {
   times = std::max<int64_t>(times, 0);
   if (sequence.is_string()) {
     const std::string& text = sequence.as_string();
-    if (static_cast<int64_t>(text.size()) * times > kMaxRepeatedBytes) {
-      render_fail("string repetition result is too large");
-    }
+    check_string_bytes(repeated_size(text.size(), times), "string repetition result");
+    const size_t total = text.size() * static_cast<size_t>(times);
+    if (total == 0) return Value::string(std::string());  // '' * 10**12 must not loop
     std::string out;
-    out.reserve(text.size() * static_cast<size_t>(times));
-    for (int64_t i = 0; i < times; ++i) out += text;
+    out.reserve(total);
+    out = text;
+    // Doubling: 'x' * 10**7 is a few dozen copies, not ten million appends. No reallocation
+    // happens (reserved), so appending out's own prefix is safe.
+    while (out.size() < total) out.append(out, 0, std::min(out.size(), total - out.size()));
     return Value::string(std::move(out));
   }
   const List& list = sequence.as_list();
-  if (static_cast<int64_t>(list.items.size()) * times > kMaxRepeatedBytes / 16) {
-    render_fail("list repetition result is too large");
-  }
+  check_list_items(repeated_size(list.items.size(), times), "list repetition result");
+  if (list.items.empty()) times = 0;  // [] * 10**12 must not loop 10**12 times
   std::vector<Value> items;
+  items.reserve(list.items.size() * static_cast<size_t>(times));
   for (int64_t i = 0; i < times; ++i)
     items.insert(items.end(), list.items.begin(), list.items.end());
   return make_list(std::move(items),
@@ -142,6 +149,7 @@ Value add(const Value& a, const Value& b) {
   if (a.is_string() && b.is_string()) return concat_strings(a.as_string(), b.as_string());
   if (is_sequence_for_concat(a) && is_sequence_for_concat(b) &&
       a.as_list().flavor == b.as_list().flavor) {
+    check_list_items(uint64_t{a.as_list().items.size()} + b.as_list().items.size(), "list result");
     std::vector<Value> items = a.as_list().items;
     items.insert(items.end(), b.as_list().items.begin(), b.as_list().items.end());
     return make_list(std::move(items), a.as_list().flavor);

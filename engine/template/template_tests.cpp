@@ -5,6 +5,7 @@
 #include "engine/template/call_args.h"
 #include "engine/template/python_string.h"
 #include "engine/template/render_fault.h"
+#include "engine/template/render_state.h"
 #include "engine/template/template_filters.h"
 #include "engine/template/template_operators.h"
 
@@ -107,8 +108,12 @@ bool test_divisibleby(RenderState&, const Value& v, const CallArgs& a) {
   const Value& divisor = single_argument(a, "divisibleby");
   return values_equal(binary_operation(BinaryOp::Modulo, v, divisor), Value::integer(0));
 }
-bool test_in(RenderState&, const Value& v, const CallArgs& a) {
-  return contains(single_argument(a, "in"), v);
+bool test_in(RenderState& state, const Value& v, const CallArgs& a) {
+  const Value& container = single_argument(a, "in");
+  if (container.is_string() && v.is_string()) {
+    state.budget.spend_search(container.as_string().size(), v.as_string().size());
+  }
+  return contains(container, v);
 }
 bool test_sameas(RenderState&, const Value& v, const CallArgs& a) {
   const Value& other = single_argument(a, "sameas");
@@ -194,11 +199,17 @@ TestFn find_test(std::string_view name) {
   return nullptr;
 }
 
+bool run_test(RenderState& state, TestFn fn, const Value& input, const CallArgs& args) {
+  state.budget.spend_value(input);
+  state.budget.spend_args(args);
+  return fn(state, input, args);
+}
+
 bool apply_test(RenderState& state, std::string_view name, const Value& input,
                 const CallArgs& args) {
   const TestFn fn = find_test(name);
   if (fn == nullptr) render_fail("no test named '", name, "'");
-  return fn(state, input, args);
+  return run_test(state, fn, input, args);
 }
 
 }  // namespace sluice::jinja

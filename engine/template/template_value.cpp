@@ -38,6 +38,10 @@ class ReprDepthGuard {
   ReprDepthGuard& operator=(const ReprDepthGuard&) = delete;
 };
 
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 const std::string& generic_undefined_message() {
   static const std::string message = "value is undefined";
   return message;
@@ -62,7 +66,10 @@ void append_list_repr(std::string& out, const List& list) {
   out += is_tuple ? '(' : '[';
   for (size_t i = 0; i < list.items.size(); ++i) {
     if (i > 0) out += ", ";
-    out += to_repr(list.items[i]);
+    const Value& item = list.items[i];
+    // A string's repr is at least as long as its text: refuse before writing it.
+    if (item.is_string()) check_string_bytes(out.size() + item.as_string().size(), "string result");
+    append_bounded(out, to_repr(item));
   }
   if (is_tuple && list.items.size() == 1) out += ',';
   out += is_tuple ? ')' : ']';
@@ -74,9 +81,9 @@ void append_dict_repr(std::string& out, const Dict& dict) {
   out += '{';
   for (size_t i = 0; i < dict.entries.size(); ++i) {
     if (i > 0) out += ", ";
-    out += python_string_repr(dict.entries[i].first);
+    append_bounded(out, python_string_repr(dict.entries[i].first));
     out += ": ";
-    out += to_repr(dict.entries[i].second);
+    append_bounded(out, to_repr(dict.entries[i].second));
   }
   out += '}';
 }
@@ -107,6 +114,7 @@ Value Value::undefined(std::string message) {
 }
 
 Value Value::string(std::string text) {
+  check_string_bytes(text.size(), "string");
   return Value(std::make_shared<const std::string>(std::move(text)));
 }
 
@@ -145,10 +153,38 @@ Value Object::call(RenderState&, const CallArgs&) const {
   render_fail("'", type_name(), "' object is not callable");
 }
 
-Value concat_strings(std::string_view a, std::string_view b) {
-  if (a.size() + b.size() > kMaxStringBytes) {
-    render_fail("string result is too large (", a.size() + b.size(), " bytes)");
+uint64_t value_bytes(const Value& value) {
+  switch (value.kind()) {
+    case ValueKind::String:
+      return value.as_string().size();
+    case ValueKind::List:
+      return value.as_list().nested_bytes;
+    case ValueKind::Dict:
+      return value.as_dict().nested_bytes;
+    default:
+      return 0;
   }
+}
+
+void check_string_bytes(uint64_t num_bytes, std::string_view what) {
+  if (num_bytes > kMaxStringBytes) {
+    render_fail(what, " is too large (", num_bytes, " bytes; the limit is ", kMaxStringBytes, ")");
+  }
+}
+
+void append_bounded(std::string& out, std::string_view text) {
+  check_string_bytes(uint64_t{out.size()} + text.size(), "string result");
+  out += text;
+}
+
+void check_list_items(uint64_t num_items, std::string_view what) {
+  if (num_items > kMaxListItems) {
+    render_fail(what, " is too large (", num_items, " items; the limit is ", kMaxListItems, ")");
+  }
+}
+
+Value concat_strings(std::string_view a, std::string_view b) {
+  check_string_bytes(uint64_t{a.size()} + b.size(), "string result");
   std::string text;
   text.reserve(a.size() + b.size());
   text.append(a).append(b);
@@ -156,15 +192,25 @@ Value concat_strings(std::string_view a, std::string_view b) {
 }
 
 Value make_list(std::vector<Value> items, ListFlavor flavor) {
+  check_list_items(items.size(), "list");
   uint32_t depth = 1;
-  for (const Value& item : items) depth = std::max(depth, nested_depth(item) + 1);
-  return Value::list(std::make_shared<const List>(List{std::move(items), flavor, depth}));
+  uint64_t nested_bytes = 0;
+  for (const Value& item : items) {
+    depth = std::max(depth, nested_depth(item) + 1);
+    nested_bytes = saturating_add(nested_bytes, saturating_add(kItemBytes, value_bytes(item)));
+  }
+  return Value::list(
+      std::make_shared<const List>(List{std::move(items), flavor, depth, nested_bytes}));
 }
 
 Value make_dict(Dict dict) {
   dict.depth = 1;
-  for (const auto& entry : dict.entries)
-    dict.depth = std::max(dict.depth, nested_depth(entry.second) + 1);
+  dict.nested_bytes = 0;
+  for (const auto& [key, value] : dict.entries) {
+    dict.depth = std::max(dict.depth, nested_depth(value) + 1);
+    const uint64_t entry_bytes = saturating_add(kItemBytes + key.size(), value_bytes(value));
+    dict.nested_bytes = saturating_add(dict.nested_bytes, entry_bytes);
+  }
   return Value::dict(std::make_shared<const Dict>(std::move(dict)));
 }
 
@@ -231,7 +277,7 @@ void append_str(std::string& out, const Value& value) {
       out += python_float_repr(value.as_float());
       return;
     case ValueKind::String:
-      out += value.as_string();
+      append_bounded(out, value.as_string());
       return;
     case ValueKind::List:
       append_list_repr(out, value.as_list());
@@ -304,19 +350,20 @@ ListPtr iterate(const Value& value) {
     case ValueKind::Undefined:
       return std::make_shared<const List>();
     case ValueKind::Dict: {
-      auto keys = std::make_shared<List>();
-      keys->items.reserve(value.as_dict().entries.size());
-      for (const auto& entry : value.as_dict().entries) {
-        keys->items.push_back(Value::string(entry.first));
-      }
-      return keys;
+      std::vector<Value> keys;
+      keys.reserve(value.as_dict().entries.size());
+      for (const auto& entry : value.as_dict().entries) keys.push_back(Value::string(entry.first));
+      const Value list = make_list(std::move(keys));
+      return list.list_ptr();
     }
     case ValueKind::String: {
-      auto chars = std::make_shared<List>();
+      check_list_items(count_codepoints(value.as_string()), "the string's list of characters");
+      std::vector<Value> chars;
       for (const char32_t c : to_codepoints(value.as_string())) {
-        chars->items.push_back(Value::string(utf8_encode(c)));
+        chars.push_back(Value::string(utf8_encode(c)));
       }
-      return chars;
+      const Value list = make_list(std::move(chars));
+      return list.list_ptr();
     }
     default:
       render_fail("'", type_name(value), "' object is not iterable");

@@ -42,6 +42,7 @@ class Value {
   static Value boolean(bool value) { return Value(value); }
   static Value integer(int64_t value) { return Value(value); }
   static Value floating(double value) { return Value(value); }
+  // Throws RenderFault when text is longer than kMaxStringBytes.
   static Value string(std::string text);
   static Value string(StringPtr text) { return Value(std::move(text)); }
   static Value list(ListPtr list) { return Value(std::move(list)); }
@@ -97,14 +98,16 @@ enum class ListFlavor : uint8_t { List, Tuple, DictKeys, DictValues, DictItems }
 struct List {
   std::vector<Value> items;
   ListFlavor flavor = ListFlavor::List;
-  uint32_t depth = 1;  // lists and dicts nested in it, plus one (set by make_list)
+  uint32_t depth = 1;         // lists and dicts nested in it, plus one (set by make_list)
+  uint64_t nested_bytes = 0;  // value_bytes of the list (set by make_list)
 };
 
 // An insertion-ordered dict with string keys (the keys JSON and chat templates use). Lookup is
 // linear: chat messages and tool schemas have a handful of keys.
 struct Dict {
   std::vector<std::pair<std::string, Value>> entries;
-  uint32_t depth = 1;  // lists and dicts nested in it, plus one (set by make_dict)
+  uint32_t depth = 1;         // lists and dicts nested in it, plus one (set by make_dict)
+  uint64_t nested_bytes = 0;  // value_bytes of the dict (set by make_dict)
 
   // Returns the value under key, or nullptr.
   const Value* find(std::string_view key) const;
@@ -132,14 +135,39 @@ class Object {
 inline constexpr uint32_t kMaxValueDepth = 1000;
 
 // Strings (and the output) grow at most this big: a template that doubles a string in a loop
-// fails instead of exhausting memory.
-inline constexpr size_t kMaxStringBytes = size_t{1} << 28;
+// fails instead of exhausting memory. 64 MiB is more text than any model's context holds, and
+// keeps the transient copies an operation makes (4 bytes a character when decoded) modest.
+inline constexpr size_t kMaxStringBytes = size_t{1} << 26;
+
+// Lists hold at most this many items (a string's characters, split parts, repetitions).
+inline constexpr size_t kMaxListItems = size_t{1} << 22;
+
+// What value_bytes counts for each item of a list or entry of a dict, besides its contents.
+inline constexpr uint64_t kItemBytes = sizeof(Value);
+
+// Returns the bytes of value and of everything nested in it: a string's text, and for lists and
+// dicts kItemBytes per item plus the items' (and keys') own bytes, a part shared several times
+// counted each time, as printing or comparing visits it. Numbers and objects count 0. Saturates
+// instead of overflowing. This is what the render budget charges for using a value.
+uint64_t value_bytes(const Value& value);
+
+// Throws RenderFault when a string of num_bytes would be longer than kMaxStringBytes; what
+// names the result ("string repetition result").
+void check_string_bytes(uint64_t num_bytes, std::string_view what);
+
+// Appends text to out; throws RenderFault, before growing out, when out would be longer than
+// kMaxStringBytes.
+void append_bounded(std::string& out, std::string_view text);
+
+// Throws RenderFault when a list of num_items would hold more than kMaxListItems.
+void check_list_items(uint64_t num_items, std::string_view what);
 
 // Returns a + b as a string value. Throws RenderFault, before allocating, when the result
 // would be longer than kMaxStringBytes.
 Value concat_strings(std::string_view a, std::string_view b);
 
-// Returns a list value that owns items. Throws RenderFault past kMaxValueDepth.
+// Returns a list value that owns items. Throws RenderFault past kMaxValueDepth or
+// kMaxListItems.
 Value make_list(std::vector<Value> items, ListFlavor flavor = ListFlavor::List);
 
 // Returns a dict value that owns dict. Throws RenderFault past kMaxValueDepth.
@@ -152,6 +180,7 @@ bool is_truthy(const Value& value);
 bool values_equal(const Value& a, const Value& b);
 
 // Appends str(value) to out: strings as they are, undefined as nothing, others as Python prints.
+// Throws RenderFault when out would grow past kMaxStringBytes.
 void append_str(std::string& out, const Value& value);
 
 // Returns str(value).
@@ -168,6 +197,8 @@ std::string type_name(const Value& value);
 
 // Returns the items iterating value yields: a list's items, a dict's keys, a string's
 // characters, nothing for undefined. Throws RenderFault for values that are not iterable.
+// For a string or a dict the list is made for the call, so hold the pointer while using the
+// items: `for (x : iterate(v)->items)` reads a list freed before the loop starts.
 ListPtr iterate(const Value& value);
 
 // Python len(value); undefined has length 0. Throws RenderFault when value has no length.

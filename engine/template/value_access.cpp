@@ -1,10 +1,13 @@
 #include "engine/template/value_access.h"
 
+#include <algorithm>
+
 #include "engine/template/call_args.h"
 #include "engine/template/container_methods.h"
 #include "engine/template/python_number.h"
 #include "engine/template/python_string.h"
 #include "engine/template/render_fault.h"
+#include "engine/template/render_state.h"
 #include "engine/template/string_methods.h"
 
 namespace sluice::jinja {
@@ -21,8 +24,20 @@ class BoundMethod final : public Object {
     return str_cat("<built-in method ", name_, " of ", jinja::type_name(self_), " object>");
   }
   bool is_callable() const override { return true; }
-  Value call(RenderState&, const CallArgs& args) const override {
-    if (self_.is_string()) return call_string_method(self_.as_string(), name_, args);
+  Value call(RenderState& state, const CallArgs& args) const override {
+    if (self_.is_string()) {
+      // str methods search (find, split, replace, strip(chars) ...): every byte of the text
+      // against every byte of the longest argument, at worst.
+      uint64_t longest_arg_bytes = 0;
+      const auto note_arg = [&](const Value& arg) {
+        if (arg.is_string()) longest_arg_bytes = std::max(longest_arg_bytes, value_bytes(arg));
+      };
+      for (const Value& arg : args.positional) note_arg(arg);
+      for (const auto& [name, arg] : args.keyword) note_arg(arg);
+      state.budget.spend_search(self_.as_string().size(), longest_arg_bytes);
+      return call_string_method(self_.as_string(), name_, args);
+    }
+    state.budget.spend_value(self_);
     if (self_.is_dict()) return call_dict_method(self_, name_, args);
     return call_list_method(self_, name_, args);
   }
@@ -142,19 +157,23 @@ Value get_slice(const Value& object, std::optional<int64_t> start, std::optional
   if (stride == 0) render_fail("slice step cannot be zero");
   if (object.is_string()) {
     const std::u32string codepoints = to_codepoints(object.as_string());
-    std::u32string picked;
     const auto length = static_cast<int64_t>(codepoints.size());
-    for (const int64_t i : python_slice_indices(length, start, stop, stride)) {
-      picked += codepoints[static_cast<size_t>(i)];
+    const SliceRange range = python_slice_range(length, start, stop, stride);
+    std::u32string picked;
+    picked.reserve(static_cast<size_t>(range.count));
+    for (int64_t i = 0; i < range.count; ++i) {
+      picked += codepoints[static_cast<size_t>(range.first + i * range.step)];
     }
     return Value::string(from_codepoints(picked));
   }
   if (object.is_list()) {
     const List& list = object.as_list();
-    std::vector<Value> picked;
     const auto length = static_cast<int64_t>(list.items.size());
-    for (const int64_t i : python_slice_indices(length, start, stop, stride)) {
-      picked.push_back(list.items[static_cast<size_t>(i)]);
+    const SliceRange range = python_slice_range(length, start, stop, stride);
+    std::vector<Value> picked;
+    picked.reserve(static_cast<size_t>(range.count));
+    for (int64_t i = 0; i < range.count; ++i) {
+      picked.push_back(list.items[static_cast<size_t>(range.first + i * range.step)]);
     }
     return make_list(std::move(picked),
                      list.flavor == ListFlavor::Tuple ? ListFlavor::Tuple : ListFlavor::List);

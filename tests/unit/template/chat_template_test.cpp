@@ -73,6 +73,36 @@ TEST(ChatTemplate, RendersTheSameEveryTimeAndOnEveryThread) {
   for (const std::string& result : results) EXPECT_EQ(result, expected);
 }
 
+// A template from a model file names that file in its errors, with the line and column.
+TEST(ChatTemplate, ErrorsNameWhereTheTemplateCameFrom) {
+  const std::string origin = "/models/m.gguf: built-in chat template (tokenizer.chat_template)";
+  try {
+    ChatTemplate::compile("{% for m in messages %}\n{{ m.content + }}{% endfor %}", origin);
+    ADD_FAILURE() << "compiled a broken template";
+  } catch (const Error& error) {
+    EXPECT_STREQ(error.what(), (origin + ": template syntax error at line 2, column 16: "
+                                         "unexpected end of print statement '}}'")
+                                   .c_str());
+  }
+  const ChatTemplate adding = ChatTemplate::compile("a\n{{ 1 + 'x' }}", "t.jinja");
+  try {
+    adding.render(nlohmann::ordered_json::object());
+    ADD_FAILURE() << "rendered 1 + 'x'";
+  } catch (const TemplateError& error) {
+    EXPECT_STREQ(error.what(),
+                 "t.jinja: template error at line 2, column 6: unsupported operand "
+                 "type(s) for +: 'int' and 'str'");
+  }
+  // raise_exception's message stays exactly what the template gave.
+  try {
+    ChatTemplate::compile("{{ raise_exception('no') }}", "t.jinja")
+        .render(nlohmann::ordered_json::object());
+    ADD_FAILURE() << "did not raise";
+  } catch (const TemplateError& error) {
+    EXPECT_STREQ(error.what(), "no");
+  }
+}
+
 TEST(ChatTemplate, NamespaceStateDoesNotLeakBetweenRenders) {
   const ChatTemplate counter = ChatTemplate::compile(
       "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}"

@@ -76,6 +76,25 @@ TEST_P(SharedChatTemplateCases, RenderLikeTransformers) {
   EXPECT_EQ(num_checked, static_cast<int>(cases.at("cases").size()));
 }
 
+// The render limits (render_budget.h, RenderOptions) leave real templates far more room than
+// long conversations need: 2000 turns of 2 KiB each.
+TEST_P(SharedChatTemplateCases, RenderLongConversationsWithinTheLimits) {
+  const std::string dir = test::shared_path("chat-templates/" + GetParam());
+  const ChatTemplate chat_template =
+      ChatTemplate::compile(test::read_file(dir + "/template.jinja"));
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  for (int i = 0; i < 2000; ++i) {
+    const std::string content = "turn " + std::to_string(i) + " " + std::string(2048, 'w');
+    messages.push_back({{"role", i % 2 == 0 ? "user" : "assistant"}, {"content", content}});
+  }
+  const nlohmann::ordered_json variables = {{"messages", messages}, {"tools", nullptr},
+                                            {"documents", nullptr}, {"add_generation_prompt", true},
+                                            {"bos_token", "<s>"},   {"eos_token", "</s>"}};
+  const std::string text = chat_template.render(variables);
+  EXPECT_GT(text.size(), size_t{2000} * 2048);
+  EXPECT_NE(text.find("turn 1999 w"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllTemplates, SharedChatTemplateCases, ::testing::ValuesIn(kTemplates),
                          [](const ::testing::TestParamInfo<std::string>& param_info) {
                            std::string name = param_info.param;
