@@ -18,10 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     checkpoint = read_llama2c(path);
   } catch (const Error& error) {
+    // is_llama2c_file recognises the format by the header's size arithmetic alone; a file it
+    // accepts may still hold values the reader refuses (a vocabulary too small for BOS), with an
+    // error that names the file.
     fuzz::require_names_file(error, path);
-    fuzz::fuzz_require(
-        !looks_like_checkpoint,
-        std::string("is_llama2c_file accepted a file read_llama2c refuses: ") + error.what());
     return 0;
   }
   fuzz::fuzz_require(looks_like_checkpoint, "read_llama2c read a file is_llama2c_file refuses");

@@ -69,7 +69,7 @@ TEST(GenerateOutputCli, ReadOnlyOutputDirectoryIsFoundBeforeTheModelLoads) {
   if (::geteuid() == 0) {
     // Root writes into read-only directories: run as nobody (CI runs as root).
     ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
-    args.insert(args.begin(), {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
+    args.insert(args.begin(), {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
   }
   const auto r = run_process(args, {"QT_QPA_PLATFORM=offscreen"});
   ::chmod((dir + "/ro").c_str(), 0755);
