@@ -2,6 +2,8 @@
 
 #include <QSettings>
 
+#include "engine/core/json_parse.h"
+
 namespace sluice::ui {
 
 namespace {
@@ -39,7 +41,8 @@ std::optional<GenerationSpec> AppSettings::lastSpec() const {
   const QString text = QSettings().value("run/lastSpec").toString();
   if (text.isEmpty()) return std::nullopt;
   try {
-    return spec_from_json(nlohmann::ordered_json::parse(text.toStdString()));
+    // Depth-checked like every other JSON Sluice reads; a bad value throws and is dropped.
+    return spec_from_json(parse_json_text<nlohmann::ordered_json>(text.toStdString(), "settings"));
   } catch (const std::exception&) {
     return std::nullopt;  // written by another version: start from the defaults
   }

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "engine/core/error.h"
+#include "engine/core/json_parse.h"
 #include "engine/jobs/row_codec.h"
 #include "engine/jobs/sqlite_db.h"
 
@@ -134,8 +135,8 @@ JobInfo read_job_meta(SqliteDb& db) {
          kJobSchemaVersion, " this build of Sluice reads; open it with a newer Sluice");
   }
   const std::string info_text = get_meta(db, "info");
-  const auto info_json = nlohmann::ordered_json::parse(info_text, nullptr, false);
-  if (info_json.is_discarded()) fail(db.path(), ": the job info is not valid JSON");
+  const auto info_json =
+      parse_json_text<nlohmann::ordered_json>(info_text, str_cat(db.path(), ": the job info"));
   return job_info_from_json(info_json, db.path());
 }
 

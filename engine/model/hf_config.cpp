@@ -1,6 +1,8 @@
 #include "engine/model/hf_config.h"
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
@@ -31,7 +33,18 @@ int get_int(const json& j, const std::string& path, const char* key, std::option
 float get_float(const json& j, const std::string& path, const char* key, float fallback) {
   if (!j.contains(key) || j[key].is_null()) return fallback;
   if (!j[key].is_number()) fail(path, ": ", key, " must be a number");
-  return j[key].get<float>();
+  const double value = j[key].get<double>();
+  // A double past float's range would become infinity and poison every later computation.
+  if (!(std::abs(value) <= std::numeric_limits<float>::max()))
+    fail(path, ": ", key, " ", value, " is out of range for a float");
+  return static_cast<float>(value);
+}
+
+std::string get_string(const json& j, const std::string& path, const char* key,
+                       const std::string& fallback) {
+  if (!j.contains(key) || j[key].is_null()) return fallback;
+  if (!j[key].is_string()) fail(path, ": ", key, " must be a string, not ", json_type_name(j[key]));
+  return j[key].get<std::string>();
 }
 
 bool get_bool(const json& j, const std::string& path, const char* key, bool fallback) {
@@ -45,7 +58,8 @@ RopeScaling read_rope_scaling(const json& j, const std::string& path) {
   if (!j.contains("rope_scaling") || j["rope_scaling"].is_null()) return scaling;
   const json& rs = j["rope_scaling"];
   if (!rs.is_object()) fail(path, ": rope_scaling must be an object or null");
-  std::string type = rs.value("rope_type", rs.value("type", std::string("default")));
+  const std::string type =
+      get_string(rs, path, "rope_type", get_string(rs, path, "type", std::string("default")));
   if (type == "default") return scaling;
   scaling.factor = get_float(rs, path, "factor", 1.0f);
   if (type == "linear") {
@@ -97,7 +111,7 @@ ModelConfig read_hf_config(const std::string& path) {
   const json j = parse_json_file(path);
   if (!j.is_object()) fail(path, ": not a JSON object");
   ModelConfig c;
-  const std::string model_type = j.value("model_type", std::string());
+  const std::string model_type = get_string(j, path, "model_type", std::string());
   if (model_type != "llama" && model_type != "mistral" && model_type != "qwen2") {
     fail(path, ": model_type '", model_type,
          "' is not supported (Sluice runs llama, mistral and qwen2)");
@@ -129,7 +143,7 @@ ModelConfig read_hf_config(const std::string& path) {
   if (c.sliding_window > 0 && c.sliding_window < c.max_position_embeddings) {
     c.max_position_embeddings = c.sliding_window;  // attention never needs the window then
   }
-  const std::string act = j.value("hidden_act", std::string("silu"));
+  const std::string act = get_string(j, path, "hidden_act", std::string("silu"));
   if (act != "silu") fail(path, ": hidden_act '", act, "' is not supported (silu only)");
   read_special_ids(j, path, c);
   c.validate(path);
@@ -144,8 +158,10 @@ std::string read_hf_chat_template(const std::string& tokenizer_config_path) {
   if (t.is_string()) return t.get<std::string>();
   if (t.is_array()) {
     for (const auto& entry : t) {
-      if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") &&
-          entry["template"].is_string()) {
+      // Named templates: {"name": "default", "template": "..."}; entries of any other shape
+      // are not the default template.
+      if (entry.is_object() && entry.contains("name") && entry["name"] == "default" &&
+          entry.contains("template") && entry["template"].is_string()) {
         return entry["template"].get<std::string>();
       }
     }

@@ -184,6 +184,35 @@ TEST(ModelLoader, UnsupportedModelTypeIsNamed) {
   expect_load_error(dir, {"config.json", "gpt_neox"});
 }
 
+// Keys of the wrong type or range name the file and the key instead of ending the load with
+// nlohmann's type_error (which a model file must never reach).
+TEST(ModelLoader, WrongTypedOrOutOfRangeConfigValuesNameTheKey) {
+  const struct {
+    const char* key;
+    nlohmann::json value;
+    const char* fragment;
+  } cases[] = {
+      {"model_type", 7, "model_type must be a string, not a number"},
+      {"hidden_act", nlohmann::json::array(), "hidden_act must be a string, not an array"},
+      {"rope_theta", 1e300, "rope_theta 1e+300 is out of range for a float"},
+      {"rope_scaling", {{"rope_type", false}}, "rope_type must be a string, not a boolean"},
+  };
+  for (const auto& c : cases) {
+    const std::string dir = copy_hf_dir(std::string("typed-") + c.key);
+    auto config = nlohmann::json::parse(test::read_file(dir + "/config.json"));
+    config[c.key] = c.value;
+    test::write_file(dir + "/config.json", config.dump());
+    expect_load_error(dir, {dir + "/config.json: ", c.fragment});
+  }
+  // A chat template list whose entries carry a non-string name is not the default template.
+  const std::string dir = copy_hf_dir("template-name");
+  auto tokenizer_config = nlohmann::json::parse(test::read_file(dir + "/tokenizer_config.json"));
+  tokenizer_config["chat_template"] = nlohmann::json::array(
+      {{{"name", 3}, {"template", "x"}}, {{"name", "default"}, {"template", "{{ 'ok' }}"}}});
+  test::write_file(dir + "/tokenizer_config.json", tokenizer_config.dump());
+  EXPECT_EQ(load_model(dir)->chat_template, "{{ 'ok' }}");
+}
+
 TEST(ModelLoader, MissingWeightsFileIsReported) {
   const std::string dir = copy_hf_dir("no-weights");
   fs::remove(dir + "/model.safetensors");
