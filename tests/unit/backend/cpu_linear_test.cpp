@@ -108,7 +108,7 @@ TEST(CpuLinear, ATokensOutputDoesNotDependOnTheBatchOrTheThreads) {
         std::vector<float> whole(static_cast<size_t>(kTokens * s.rows));
         m.multiply(x.data(), kTokens, whole.data(), two);
         for (ThreadPool* pool : {&one, &two}) {
-          for (const int64_t batch : {1, 2, 3, 4, 5, 7, 8, 16, 17, 31, 64, 100, 255, 256}) {
+          for (const int64_t batch : {1, 2, 3, 5, 7, 8, 17, 64, 255}) {
             std::vector<float> pieces(whole.size());
             for (int64_t t0 = 0; t0 < kTokens; t0 += batch) {
               const int64_t n = std::min(batch, kTokens - t0);
