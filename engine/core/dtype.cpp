@@ -2,39 +2,47 @@
 
 #include <cassert>
 #include <cmath>
+#include <iterator>
+
+#include "engine/core/error.h"
 
 namespace sluice {
 
-std::string_view dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::F32:
-      return "F32";
-    case DType::F16:
-      return "F16";
-    case DType::BF16:
-      return "BF16";
-    case DType::Q8_0:
-      return "Q8_0";
+namespace {
+
+constexpr DTypeTraits kTraits[] = {
+    {DType::F32, "F32", 0, 1, 4, false},       {DType::F16, "F16", 1, 1, 2, false},
+    {DType::BF16, "BF16", 30, 1, 2, false},    {DType::Q8_0, "Q8_0", 8, 32, 34, true},
+    {DType::Q4_0, "Q4_0", 2, 32, 18, true},    {DType::Q4_1, "Q4_1", 3, 32, 20, true},
+    {DType::Q5_0, "Q5_0", 6, 32, 22, true},    {DType::Q5_1, "Q5_1", 7, 32, 24, true},
+    {DType::Q2_K, "Q2_K", 10, 256, 84, true},  {DType::Q3_K, "Q3_K", 11, 256, 110, true},
+    {DType::Q4_K, "Q4_K", 12, 256, 144, true}, {DType::Q5_K, "Q5_K", 13, 256, 176, true},
+    {DType::Q6_K, "Q6_K", 14, 256, 210, true},
+};
+
+constexpr bool table_is_in_enum_order() {
+  for (size_t i = 0; i < std::size(kTraits); ++i) {
+    if (static_cast<size_t>(kTraits[i].dtype) != i) return false;
   }
-  return "?";
+  return true;
 }
+static_assert(table_is_in_enum_order());
+
+}  // namespace
+
+const DTypeTraits& dtype_traits(DType dtype) { return kTraits[static_cast<size_t>(dtype)]; }
+
+std::span<const DTypeTraits> all_dtype_traits() { return kTraits; }
+
+std::string_view dtype_name(DType dtype) { return dtype_traits(dtype).name; }
 
 size_t dtype_num_bytes(DType dtype, int64_t num_elements) {
-  const auto n = static_cast<size_t>(num_elements);
-  switch (dtype) {
-    case DType::F32:
-      return n * 4;
-    case DType::F16:
-    case DType::BF16:
-      return n * 2;
-    case DType::Q8_0:
-      return n / kQ8_0BlockSize * kQ8_0BlockBytes;
-  }
-  return 0;
+  const DTypeTraits& t = dtype_traits(dtype);
+  return static_cast<size_t>(num_elements / t.block_elements) * t.block_bytes;
 }
 
 bool dtype_row_is_valid(DType dtype, int64_t num_elements) {
-  return dtype != DType::Q8_0 || num_elements % kQ8_0BlockSize == 0;
+  return num_elements % dtype_traits(dtype).block_elements == 0;
 }
 
 float f16_to_f32(uint16_t h) {
@@ -118,6 +126,8 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t num_elemen
       }
       return;
     }
+    default:
+      fail("dequantize_row: ", dtype_name(dtype), " is not supported yet");
   }
 }
 

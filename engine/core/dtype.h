@@ -5,25 +5,42 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string_view>
 
 namespace sluice {
 
-enum class DType : uint8_t { F32, F16, BF16, Q8_0 };
+// The stored element types Sluice computes with. The quantized ones are GGUF's block formats
+// (engine/core/quant_blocks.h).
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K };
+
+// What every part of Sluice needs to know of a type: one row per DType (dtype_traits()).
+struct DTypeTraits {
+  DType dtype;
+  const char* name;        // "Q4_K", as GGUF and llama.cpp spell it
+  uint32_t ggml_type;      // the type id in a GGUF tensor header
+  int64_t block_elements;  // 1 for the float types
+  size_t block_bytes;
+  bool quantized;
+};
+
+const DTypeTraits& dtype_traits(DType dtype);
+// All rows of the table, in enum order.
+std::span<const DTypeTraits> all_dtype_traits();
 
 // Q8_0 (GGUF): blocks of 32 weights, each block an fp16 scale followed by 32 int8 values.
 inline constexpr int kQ8_0BlockSize = 32;
 inline constexpr int kQ8_0BlockBytes = 2 + kQ8_0BlockSize;
 
-// Returns "F32", "F16", "BF16" or "Q8_0".
+// Returns the type's name, e.g. "F32" or "Q4_K".
 std::string_view dtype_name(DType dtype);
 
-// Returns the bytes that num_elements values of dtype occupy. Precondition for Q8_0:
-// num_elements is a multiple of 32 (callers validate this and report the tensor first).
+// Returns the bytes that num_elements values of dtype occupy. Precondition for block types:
+// num_elements is a multiple of the block (callers validate this and report the tensor first).
 size_t dtype_num_bytes(DType dtype, int64_t num_elements);
 
-// Returns true when a row of num_elements values can be stored in dtype (Q8_0 needs
-// multiples of 32).
+// Returns true when a row of num_elements values can be stored in dtype (block types need
+// whole blocks).
 bool dtype_row_is_valid(DType dtype, int64_t num_elements);
 
 inline float bf16_to_f32(uint16_t h) {

@@ -69,7 +69,8 @@ class WeightFactory {
     t.shape = std::move(shape);
     t.dtype = is_ones ? DType::F32 : dtype_;
     const int64_t n = t.num_elements();
-    if (t.dtype == DType::Q8_0) fail("dummy model: Q8_0 weights are not supported");
+    if (dtype_traits(t.dtype).quantized)
+      fail("dummy model: ", dtype_name(t.dtype), " weights are not supported");
     auto& storage = model_.owned_storage.emplace_back();
     try {
       storage.resize(dtype_num_bytes(t.dtype, n));
@@ -119,8 +120,8 @@ class WeightFactory {
         std::memcpy(data + 2 * i, &h, 2);
         return;
       }
-      case DType::Q8_0:
-        return;  // refused in make() before any thread starts
+      default:
+        return;  // quantized types are refused in make() before any thread starts
     }
   }
 

@@ -11,16 +11,8 @@ __extension__ using Uint128 = unsigned __int128;
 
 // The exact byte count of num_elements values of dtype; 128-bit so that no shape overflows it.
 Uint128 exact_num_bytes(DType dtype, Uint128 num_elements) {
-  switch (dtype) {
-    case DType::F32:
-      return num_elements * 4;
-    case DType::F16:
-    case DType::BF16:
-      return num_elements * 2;
-    case DType::Q8_0:
-      return num_elements / kQ8_0BlockSize * kQ8_0BlockBytes;
-  }
-  return 0;
+  const DTypeTraits& traits = dtype_traits(dtype);
+  return num_elements / static_cast<Uint128>(traits.block_elements) * traits.block_bytes;
 }
 
 }  // namespace

@@ -126,6 +126,8 @@ class CudaWeights::Uploader {
         dequantize_from<T>(t, dst);
         notes_.insert("Q8_0 weights dequantized to " + target + " at load");
         return;
+      default:
+        fail("weight ", t.name, ": ", dtype_name(t.dtype), " is not supported by the CUDA backend");
     }
   }
 
