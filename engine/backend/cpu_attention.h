@@ -19,6 +19,9 @@ struct AttentionShape {
   int num_kv_heads = 0;
   int head_dim = 0;
   int block_size = 0;
+  float scale = 0.0f;          // multiplies q.k; 0 = 1 / sqrt(head_dim)
+  float logit_softcap = 0.0f;  // 0 = off
+  int sliding_window = 0;      // 0 = full causal
 };
 
 // Writes each token's K and V into its slot of the layer's pool.

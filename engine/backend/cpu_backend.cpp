@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <new>
 
@@ -10,21 +11,25 @@
 #include "engine/backend/cpu_ops.h"
 #include "engine/backend/rope.h"
 #include "engine/core/error.h"
+#include "engine/model/forward_pass.h"
 
 namespace sluice {
 
 struct CpuBackend::Layer {
-  std::vector<float> attn_norm, ffn_norm, bq, bk, bv;
+  // Norm weights with the model's offset applied (Gemma's 1 + w); empty when the layer has none.
+  std::vector<float> attn_norm, ffn_norm, q_norm, k_norm, post_attn_norm, post_ffn_norm;
+  std::vector<float> bq, bk, bv;
   CpuMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
+  std::vector<double> rope_inv_freq;  // this layer's RoPE frequencies (one per rotated pair)
 };
 
 // Activations of one step, grown to the largest step seen.
 struct CpuBackend::Scratch {
-  std::vector<float> x, xn, q, k, v, attn, proj, gate, up, final_rows;
+  std::vector<float> x, xn, q, k, v, attn, proj, hidden, up, final_rows;
 
   size_t bytes() const {
     size_t n = 0;
-    for (const auto* b : {&x, &xn, &q, &k, &v, &attn, &proj, &gate, &up, &final_rows})
+    for (const auto* b : {&x, &xn, &q, &k, &v, &attn, &proj, &hidden, &up, &final_rows})
       n += b->capacity();
     return n * sizeof(float);
   }
@@ -66,12 +71,23 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
       options.widen_budget_set ? options.widen_budget_bytes : default_widen_budget();
   const bool widen_now = total_widened <= budget;
 
+  const float offset = config_.norm_weight_offset;
+  auto norm_weights = [offset](const WeightTensor& t) {
+    if (t.empty()) return std::vector<float>();
+    std::vector<float> out = widen_vector(t);
+    for (float& x : out) x += offset;
+    return out;
+  };
   layers_.resize(w.layers.size());
   for (size_t i = 0; i < w.layers.size(); ++i) {
     const LayerWeights& src = w.layers[i];
     Layer& dst = layers_[i];
-    dst.attn_norm = widen_vector(src.attn_norm);
-    dst.ffn_norm = widen_vector(src.ffn_norm);
+    dst.attn_norm = norm_weights(src.attn_norm);
+    dst.ffn_norm = norm_weights(src.ffn_norm);
+    dst.q_norm = norm_weights(src.q_norm);
+    dst.k_norm = norm_weights(src.k_norm);
+    dst.post_attn_norm = norm_weights(src.post_attn_norm);
+    dst.post_ffn_norm = norm_weights(src.post_ffn_norm);
     if (!src.bq.empty()) {
       dst.bq = widen_vector(src.bq);
       dst.bk = widen_vector(src.bk);
@@ -88,12 +104,12 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
          {&dst.wq, &dst.wk, &dst.wv, &dst.wo, &dst.w_gate, &dst.w_up, &dst.w_down}) {
       owned_weight_bytes_ += m->owned_bytes();
     }
+    dst.rope_inv_freq = rope_inverse_frequencies(config_, static_cast<int>(i), w.rope_freq_factors);
   }
   embedding_ = CpuMatrix(w.token_embedding, false, pool_);  // rows are widened on lookup
   lm_head_ = CpuMatrix(w.lm_head, widen_now, pool_);
   owned_weight_bytes_ += lm_head_.owned_bytes();
-  final_norm_ = widen_vector(w.final_norm);
-  rope_inv_freq_ = rope_inverse_frequencies(config_, w.rope_freq_factors);
+  final_norm_ = norm_weights(w.final_norm);
 }
 
 CpuBackend::~CpuBackend() = default;
@@ -161,79 +177,178 @@ void CpuBackend::check_inputs(const BatchInputs& in) const {
   }
 }
 
+// The primitives of the forward pass over this backend's buffers, for one step.
+class CpuBackend::Ops final : public ForwardOps {
+ public:
+  Ops(CpuBackend& backend, const BatchInputs& inputs, std::vector<float>& logits)
+      : b_(backend), c_(backend.config_), s_(*backend.scratch_), in_(inputs), logits_(logits),
+        T_(inputs.num_tokens()) {
+    resize_scratch(s_.x, T_ * c_.hidden_size);
+    resize_scratch(s_.xn, T_ * c_.hidden_size);
+    resize_scratch(s_.q, T_ * c_.q_size());
+    resize_scratch(s_.attn, T_ * c_.q_size());
+    resize_scratch(s_.k, T_ * c_.kv_size());
+    resize_scratch(s_.v, T_ * c_.kv_size());
+    resize_scratch(s_.proj, T_ * c_.hidden_size);
+    resize_scratch(s_.hidden, T_ * c_.intermediate_size);
+    resize_scratch(s_.up, T_ * c_.intermediate_size);
+  }
+
+  void embed(float scale) override {
+    const int64_t hidden = c_.hidden_size;
+    for (int64_t t = 0; t < T_; ++t) {
+      float* row = s_.x.data() + t * hidden;
+      b_.embedding_.row(in_.token_ids[static_cast<size_t>(t)], row);
+      if (scale != 1.0f) {
+        for (int64_t i = 0; i < hidden; ++i) row[i] *= scale;
+      }
+    }
+  }
+
+  void norm(StepBuffer x, StepBuffer out, WeightRef weight) override {
+    rms_norm(buffer(x), norm_weight(weight).data(), c_.rms_norm_eps, T_, c_.hidden_size,
+             buffer(out));
+  }
+
+  void add_and_norm(StepBuffer pending, WeightRef weight) override {
+    const float* p = buffer(pending);
+    for (int64_t i = 0; i < T_ * c_.hidden_size; ++i) s_.x[static_cast<size_t>(i)] += p[i];
+    norm(StepBuffer::Residual, StepBuffer::Normed, weight);
+  }
+
+  void qkv_projection(int l) override {
+    const Layer& layer = b_.layers_[static_cast<size_t>(l)];
+    layer.wq.multiply(s_.xn.data(), T_, s_.q.data(), b_.pool_);
+    layer.wk.multiply(s_.xn.data(), T_, s_.k.data(), b_.pool_);
+    layer.wv.multiply(s_.xn.data(), T_, s_.v.data(), b_.pool_);
+    if (!layer.bq.empty()) {
+      add_bias(s_.q.data(), layer.bq.data(), T_, c_.q_size());
+      add_bias(s_.k.data(), layer.bk.data(), T_, c_.kv_size());
+      add_bias(s_.v.data(), layer.bv.data(), T_, c_.kv_size());
+    }
+  }
+
+  void head_norms(int l) override {
+    const Layer& layer = b_.layers_[static_cast<size_t>(l)];
+    rms_norm(s_.q.data(), layer.q_norm.data(), c_.rms_norm_eps, T_ * c_.num_heads, c_.head_dim,
+             s_.q.data());
+    rms_norm(s_.k.data(), layer.k_norm.data(), c_.rms_norm_eps, T_ * c_.num_kv_heads, c_.head_dim,
+             s_.k.data());
+  }
+
+  void rope(int l) override {
+    apply_rope(s_.q.data(), s_.k.data(), in_.positions.data(), T_, c_.num_heads, c_.num_kv_heads,
+               c_.head_dim, c_.rope_layout, b_.layers_[static_cast<size_t>(l)].rope_inv_freq,
+               b_.pool_);
+  }
+
+  void attention(int l, const AttentionOptions& options) override {
+    AttentionShape shape{c_.num_heads, c_.num_kv_heads, c_.head_dim, b_.block_size_};
+    shape.scale = options.scale;
+    shape.logit_softcap = options.logit_softcap;
+    shape.sliding_window = options.sliding_window;
+    const size_t layer_floats = static_cast<size_t>(b_.num_blocks_) *
+                                static_cast<size_t>(b_.block_size_) *
+                                static_cast<size_t>(c_.kv_size());
+    float* k_cache = b_.k_cache_.data() + static_cast<size_t>(l) * layer_floats;
+    float* v_cache = b_.v_cache_.data() + static_cast<size_t>(l) * layer_floats;
+    write_kv_cache(in_, shape, s_.k.data(), s_.v.data(), k_cache, v_cache);
+    paged_attention(in_, shape, s_.q.data(), k_cache, v_cache, s_.attn.data(), b_.pool_);
+  }
+
+  void linear(StepBuffer x, WeightRef weight, StepBuffer out) override {
+    const Layer& layer = b_.layers_[static_cast<size_t>(weight.layer)];
+    const CpuMatrix& m = weight.role == WeightRole::Wo ? layer.wo : layer.w_down;
+    assert(weight.role == WeightRole::Wo || weight.role == WeightRole::Down);
+    m.multiply(buffer(x), T_, buffer(out), b_.pool_);
+  }
+
+  void gated_ffn(int l, Activation activation) override {
+    const Layer& layer = b_.layers_[static_cast<size_t>(l)];
+    layer.w_gate.multiply(s_.xn.data(), T_, s_.hidden.data(), b_.pool_);
+    layer.w_up.multiply(s_.xn.data(), T_, s_.up.data(), b_.pool_);
+    const int64_t n = T_ * c_.intermediate_size;
+    if (activation == Activation::GeluTanh) {
+      gelu_tanh_mul(s_.hidden.data(), s_.up.data(), n);
+    } else {
+      silu_mul(s_.hidden.data(), s_.up.data(), n);
+    }
+  }
+
+  void logits(StepBuffer pending, float softcap) override {
+    const int64_t hidden = c_.hidden_size;
+    const auto num_rows = static_cast<int64_t>(in_.logits_indices.size());
+    resize_scratch(s_.final_rows, num_rows * hidden);
+    const float* p = buffer(pending);
+    for (int64_t r = 0; r < num_rows; ++r) {
+      const int64_t t = in_.logits_indices[static_cast<size_t>(r)];
+      float* row = s_.final_rows.data() + r * hidden;
+      for (int64_t i = 0; i < hidden; ++i) row[i] = s_.x[static_cast<size_t>(t * hidden + i)] + p[t * hidden + i];
+    }
+    rms_norm(s_.final_rows.data(), b_.final_norm_.data(), c_.rms_norm_eps, num_rows, hidden,
+             s_.final_rows.data());
+    logits_.resize(static_cast<size_t>(num_rows * c_.vocab_size));
+    if (num_rows == 0) return;
+    b_.lm_head_.multiply(s_.final_rows.data(), num_rows, logits_.data(), b_.pool_);
+    if (softcap > 0.0f) soft_cap(logits_.data(), num_rows * c_.vocab_size, softcap);
+  }
+
+ private:
+  float* buffer(StepBuffer b) {
+    switch (b) {
+      case StepBuffer::Residual:
+        return s_.x.data();
+      case StepBuffer::Normed:
+        return s_.xn.data();
+      case StepBuffer::Q:
+        return s_.q.data();
+      case StepBuffer::K:
+        return s_.k.data();
+      case StepBuffer::V:
+        return s_.v.data();
+      case StepBuffer::Attn:
+        return s_.attn.data();
+      case StepBuffer::Proj:
+        return s_.proj.data();
+      case StepBuffer::Hidden:
+        return s_.hidden.data();
+    }
+    return nullptr;
+  }
+
+  const std::vector<float>& norm_weight(WeightRef w) const {
+    if (w.role == WeightRole::FinalNorm) return b_.final_norm_;
+    const Layer& layer = b_.layers_[static_cast<size_t>(w.layer)];
+    switch (w.role) {
+      case WeightRole::AttnNorm:
+        return layer.attn_norm;
+      case WeightRole::FfnNorm:
+        return layer.ffn_norm;
+      case WeightRole::PostAttnNorm:
+        return layer.post_attn_norm;
+      case WeightRole::PostFfnNorm:
+        return layer.post_ffn_norm;
+      default:
+        fail("the CPU backend has no norm ", weight_role_name(w.role));
+    }
+  }
+
+  CpuBackend& b_;
+  const ModelConfig& c_;
+  Scratch& s_;
+  const BatchInputs& in_;
+  std::vector<float>& logits_;
+  const int64_t T_;
+};
+
 void CpuBackend::forward(const BatchInputs& inputs, std::vector<float>& logits) {
   check_inputs(inputs);
-  const int64_t T = inputs.num_tokens();
-  Scratch& s = *scratch_;
-  resize_scratch(s.x, T * config_.hidden_size);
-  resize_scratch(s.xn, T * config_.hidden_size);
-  resize_scratch(s.q, T * config_.q_size());
-  resize_scratch(s.attn, T * config_.q_size());
-  resize_scratch(s.k, T * config_.kv_size());
-  resize_scratch(s.v, T * config_.kv_size());
-  resize_scratch(s.proj, T * config_.hidden_size);
-  resize_scratch(s.gate, T * config_.intermediate_size);
-  resize_scratch(s.up, T * config_.intermediate_size);
-  for (int64_t t = 0; t < T; ++t)
-    embedding_.row(inputs.token_ids[static_cast<size_t>(t)], s.x.data() + t * config_.hidden_size);
-  for (int l = 0; l < config_.num_layers; ++l) run_layer(l, inputs);
-  compute_logits(inputs, logits);
+  Ops ops(*this, inputs, logits);
+  run_forward(config_, ops);
 }
 
-void CpuBackend::run_layer(int layer_idx, const BatchInputs& inputs) {
-  const Layer& layer = layers_[static_cast<size_t>(layer_idx)];
-  Scratch& s = *scratch_;
-  const int64_t T = inputs.num_tokens();
-  const int64_t hidden = config_.hidden_size;
-
-  rms_norm(s.x.data(), layer.attn_norm.data(), config_.rms_norm_eps, T, hidden, s.xn.data());
-  layer.wq.multiply(s.xn.data(), T, s.q.data(), pool_);
-  layer.wk.multiply(s.xn.data(), T, s.k.data(), pool_);
-  layer.wv.multiply(s.xn.data(), T, s.v.data(), pool_);
-  if (!layer.bq.empty()) {
-    add_bias(s.q.data(), layer.bq.data(), T, config_.q_size());
-    add_bias(s.k.data(), layer.bk.data(), T, config_.kv_size());
-    add_bias(s.v.data(), layer.bv.data(), T, config_.kv_size());
-  }
-  apply_rope(s.q.data(), s.k.data(), inputs.positions.data(), T, config_.num_heads,
-             config_.num_kv_heads, config_.head_dim, config_.rope_layout, rope_inv_freq_, pool_);
-
-  const AttentionShape shape{config_.num_heads, config_.num_kv_heads, config_.head_dim,
-                             block_size_};
-  const size_t layer_floats = static_cast<size_t>(num_blocks_) * static_cast<size_t>(block_size_) *
-                              static_cast<size_t>(config_.kv_size());
-  float* k_cache = k_cache_.data() + static_cast<size_t>(layer_idx) * layer_floats;
-  float* v_cache = v_cache_.data() + static_cast<size_t>(layer_idx) * layer_floats;
-  write_kv_cache(inputs, shape, s.k.data(), s.v.data(), k_cache, v_cache);
-  paged_attention(inputs, shape, s.q.data(), k_cache, v_cache, s.attn.data(), pool_);
-
-  layer.wo.multiply(s.attn.data(), T, s.proj.data(), pool_);
-  for (int64_t i = 0; i < T * hidden; ++i)
-    s.x[static_cast<size_t>(i)] += s.proj[static_cast<size_t>(i)];
-
-  rms_norm(s.x.data(), layer.ffn_norm.data(), config_.rms_norm_eps, T, hidden, s.xn.data());
-  layer.w_gate.multiply(s.xn.data(), T, s.gate.data(), pool_);
-  layer.w_up.multiply(s.xn.data(), T, s.up.data(), pool_);
-  silu_mul(s.gate.data(), s.up.data(), T * config_.intermediate_size);
-  layer.w_down.multiply(s.gate.data(), T, s.proj.data(), pool_);
-  for (int64_t i = 0; i < T * hidden; ++i)
-    s.x[static_cast<size_t>(i)] += s.proj[static_cast<size_t>(i)];
-}
-
-void CpuBackend::compute_logits(const BatchInputs& inputs, std::vector<float>& logits) {
-  Scratch& s = *scratch_;
-  const int64_t hidden = config_.hidden_size;
-  const auto num_rows = static_cast<int64_t>(inputs.logits_indices.size());
-  resize_scratch(s.final_rows, num_rows * hidden);
-  for (int64_t r = 0; r < num_rows; ++r) {
-    const int32_t t = inputs.logits_indices[static_cast<size_t>(r)];
-    std::memcpy(s.final_rows.data() + r * hidden, s.x.data() + t * hidden,
-                sizeof(float) * static_cast<size_t>(hidden));
-  }
-  rms_norm(s.final_rows.data(), final_norm_.data(), config_.rms_norm_eps, num_rows, hidden,
-           s.final_rows.data());
-  logits.resize(static_cast<size_t>(num_rows * config_.vocab_size));
-  if (num_rows > 0) lm_head_.multiply(s.final_rows.data(), num_rows, logits.data(), pool_);
+std::string CpuBackend::describe() const {
+  return str_cat("CPU, fp32 compute over the stored weights (", model_.weight_dtypes(), ")");
 }
 
 BackendMemory CpuBackend::memory() const {

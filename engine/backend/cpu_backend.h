@@ -1,6 +1,7 @@
-// The CPU backend: fp32 compute over weights of any stored type, BLAS for every matrix product
-// across all tokens of a step, the thread pool for attention and RoPE, and a paged KV pool in
-// host memory. It is the reference every CUDA op is tested against.
+// The CPU backend: the primitives of the one forward pass (engine/model/forward_pass.h) in fp32
+// over weights of any stored type, fixed-order matrix products across all tokens of a step, the
+// thread pool for attention and RoPE, and a paged KV pool in host memory. It is the reference
+// every CUDA op is tested against.
 #pragma once
 
 #include <memory>
@@ -28,7 +29,7 @@ class CpuBackend final : public Backend {
   ~CpuBackend() override;
 
   std::string name() const override { return "cpu"; }
-  std::string describe() const override { return "CPU, fp32 compute over the stored weights"; }
+  std::string describe() const override;
   size_t kv_block_bytes(int block_size) const override;
   void allocate_kv_cache(int num_blocks, int block_size) override;
   void copy_blocks(std::span<const int32_t> src_block_ids,
@@ -39,10 +40,9 @@ class CpuBackend final : public Backend {
  private:
   struct Layer;
   struct Scratch;
+  class Ops;
 
   void check_inputs(const BatchInputs& inputs) const;
-  void run_layer(int layer_idx, const BatchInputs& inputs);
-  void compute_logits(const BatchInputs& inputs, std::vector<float>& logits);
 
   const Model& model_;
   ModelConfig config_;
@@ -51,7 +51,6 @@ class CpuBackend final : public Backend {
   CpuMatrix embedding_;
   CpuMatrix lm_head_;
   std::vector<float> final_norm_;
-  std::vector<double> rope_inv_freq_;
   size_t owned_weight_bytes_ = 0;
 
   int num_blocks_ = 0;

@@ -21,9 +21,9 @@ void rms_norm(const float* x, const float* weight, float eps, int64_t num_tokens
 
 namespace {
 
-void rotate_heads(float* x, int num_heads, int head_dim, RopeLayout layout, const float* cos_table,
-                  const float* sin_table) {
-  const int half = head_dim / 2;
+// Rotates the first 2 * half dimensions of each head (all of them unless the rotary is partial).
+void rotate_heads(float* x, int num_heads, int head_dim, int half, RopeLayout layout,
+                  const float* cos_table, const float* sin_table) {
   for (int h = 0; h < num_heads; ++h) {
     float* head = x + static_cast<int64_t>(h) * head_dim;
     for (int i = 0; i < half; ++i) {
@@ -41,7 +41,7 @@ void rotate_heads(float* x, int num_heads, int head_dim, RopeLayout layout, cons
 void apply_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens, int num_heads,
                 int num_kv_heads, int head_dim, RopeLayout layout,
                 const std::vector<double>& inv_freq, ThreadPool& pool) {
-  const int half = head_dim / 2;
+  const auto half = static_cast<int>(inv_freq.size());
   pool.parallel_for(
       num_tokens,
       [&](int64_t begin, int64_t end) {
@@ -53,9 +53,9 @@ void apply_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens
             cos_table[static_cast<size_t>(i)] = static_cast<float>(std::cos(angle));
             sin_table[static_cast<size_t>(i)] = static_cast<float>(std::sin(angle));
           }
-          rotate_heads(q + t * num_heads * head_dim, num_heads, head_dim, layout, cos_table.data(),
-                       sin_table.data());
-          rotate_heads(k + t * num_kv_heads * head_dim, num_kv_heads, head_dim, layout,
+          rotate_heads(q + t * num_heads * head_dim, num_heads, head_dim, half, layout,
+                       cos_table.data(), sin_table.data());
+          rotate_heads(k + t * num_kv_heads * head_dim, num_kv_heads, head_dim, half, layout,
                        cos_table.data(), sin_table.data());
         }
       },
@@ -64,6 +64,18 @@ void apply_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens
 
 void silu_mul(float* gate, const float* up, int64_t n) {
   silu_mul_inplace(gate, up, n);
+}
+
+void gelu_tanh_mul(float* gate, const float* up, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = gate[i];
+    gate[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x))) * up[i];
+  }
+}
+
+void soft_cap(float* x, int64_t n, float cap) {
+  for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
 }
 
 void add_bias(float* x, const float* bias, int64_t num_tokens, int64_t dim) {

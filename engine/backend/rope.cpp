@@ -8,14 +8,29 @@ namespace sluice {
 
 std::vector<double> rope_inverse_frequencies(const ModelConfig& config,
                                              const WeightTensor& freq_factors) {
-  const int num_pairs = config.head_dim / 2;
+  return rope_inverse_frequencies(config, config.rope_theta, config.rope_scaling, freq_factors);
+}
+
+std::vector<double> rope_inverse_frequencies(const ModelConfig& config, int layer,
+                                             const WeightTensor& freq_factors) {
+  if (config.layers.empty()) return rope_inverse_frequencies(config, freq_factors);
+  const LayerConfig& l = config.layers[static_cast<size_t>(layer)];
+  return rope_inverse_frequencies(config, l.rope_theta, l.rope_scaling, freq_factors);
+}
+
+std::vector<double> rope_inverse_frequencies(const ModelConfig& config, float theta,
+                                             const RopeScaling& s,
+                                             const WeightTensor& freq_factors) {
+  const int dims = config.rope_dims();
+  const int num_pairs = dims / 2;
   std::vector<double> inv_freq(static_cast<size_t>(num_pairs));
-  for (int i = 0; i < num_pairs; ++i) {
-    inv_freq[static_cast<size_t>(i)] =
-        1.0 / std::pow(static_cast<double>(config.rope_theta), 2.0 * i / config.head_dim);
-  }
-  const RopeScaling& s = config.rope_scaling;
-  if (s.type == RopeScaling::Type::Linear) {
+  for (int i = 0; i < num_pairs; ++i)
+    inv_freq[static_cast<size_t>(i)] = 1.0 / std::pow(static_cast<double>(theta), 2.0 * i / dims);
+  if (s.type == RopeScaling::Type::LongRope) {
+    const bool long_context = config.max_position_embeddings > s.original_max_position_embeddings;
+    const std::vector<float>& factors = long_context ? s.long_factor : s.short_factor;
+    for (size_t i = 0; i < inv_freq.size() && i < factors.size(); ++i) inv_freq[i] /= factors[i];
+  } else if (s.type == RopeScaling::Type::Linear) {
     for (auto& f : inv_freq) f /= s.factor;
   } else if (s.type == RopeScaling::Type::Llama3) {
     // Long wavelengths are slowed by `factor`, short ones kept, the band between blended.

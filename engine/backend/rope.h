@@ -13,4 +13,14 @@ namespace sluice {
 std::vector<double> rope_inverse_frequencies(const ModelConfig& config,
                                              const WeightTensor& freq_factors);
 
+// The same for one layer (its RoPE base and scaling: Gemma 3's local layers differ), over the
+// rope_dims() / 2 rotated pairs (partial rotary).
+std::vector<double> rope_inverse_frequencies(const ModelConfig& config, int layer,
+                                             const WeightTensor& freq_factors);
+
+// The frequencies for a given base and scaling.
+std::vector<double> rope_inverse_frequencies(const ModelConfig& config, float theta,
+                                             const RopeScaling& scaling,
+                                             const WeightTensor& freq_factors);
+
 }  // namespace sluice

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/model/architecture.h"
 #include "engine/core/system_memory.h"
 
 namespace sluice {
@@ -157,6 +158,7 @@ ModelConfig dummy_model_config(const std::string& preset) {
   c.has_qkv_bias = p.qkv_bias;
   c.bos_token_id = 1;
   c.eos_token_id = 2;
+  apply_architecture(*find_hf_architecture(c.architecture), c);
   c.validate("dummy model " + preset);
   return c;
 }
@@ -167,7 +169,10 @@ std::unique_ptr<Model> make_dummy_model(const std::string& preset, DType dtype, 
   model->path = "dummy:" + preset;
   model->format = ModelFormat::Dummy;
   model->config = dummy_model_config(preset);
-  if (num_layers > 0) model->config.num_layers = num_layers;
+  if (num_layers > 0) {
+    model->config.num_layers = num_layers;
+    apply_architecture(architecture_of(model->config), model->config);
+  }
   const ModelConfig& c = model->config;
   const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, q = c.q_size(), kv = c.kv_size();
   // Every matrix in dtype (norms are fp32 and small); refused up front rather than killed midway.

@@ -1,8 +1,11 @@
 #include "engine/model/gguf_config.h"
 
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "engine/core/error.h"
+#include "engine/model/architecture.h"
 
 namespace sluice {
 
@@ -34,6 +37,55 @@ int vocab_size_of(const GgufFile& gguf, const ConfigKeys& keys) {
        ", tokenizer.ggml.tokens or token_embd.weight)");
 }
 
+float get_positive_float_or(const GgufFile& gguf, const std::string& key, double fallback) {
+  const double value = gguf.get_float_or(key, fallback);
+  if (!(value >= 0.0) || value > 1e30) fail(gguf.path(), ": metadata ", key, " = ", value,
+                                            " must be a non-negative number");
+  return static_cast<float>(value);
+}
+
+// Gemma's soft-caps and attention scale. llama.cpp's converter writes no
+// query_pre_attn_scalar; its loader uses 1/sqrt(head_dim) except for the 27B models, whose
+// scalar is hidden / heads (Gemma 2 27B: 4608 / 32, Gemma 3 27B: 5376 / 32).
+void read_gemma_attention(const GgufFile& gguf, const std::string& arch, ModelConfig& c) {
+  c.attn_logit_softcap = get_positive_float_or(gguf, arch + ".attn_logit_softcapping", 0.0);
+  c.final_logit_softcap = get_positive_float_or(gguf, arch + ".final_logit_softcapping", 0.0);
+  const bool is_27b = (arch == "gemma2" && c.num_layers == 46 && c.hidden_size == 4608) ||
+                      (arch == "gemma3" && c.num_layers == 62 && c.hidden_size == 5376);
+  if (is_27b)
+    c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.hidden_size / c.num_heads));
+}
+
+std::vector<float> read_factor_tensor(const GgufFile& gguf, const std::string& name, int pairs) {
+  const GgufTensorInfo* t = gguf.find_tensor(name);
+  if (!t) fail(gguf.path(), ": LongRoPE needs tensor ", name);
+  if (t->dtype != DType::F32 || t->shape != std::vector<int64_t>{pairs})
+    fail(gguf.path(), ": tensor ", name, " must be F32 of shape [", pairs, "]");
+  std::vector<float> out(static_cast<size_t>(pairs));
+  std::memcpy(out.data(), t->data, out.size() * sizeof(float));
+  return out;
+}
+
+// Phi-3's LongRoPE: rope_factors_long/short tensors, the original context and attention factor.
+void read_long_rope(const GgufFile& gguf, const std::string& arch, ModelConfig& c) {
+  if (!gguf.find_tensor("rope_factors_long.weight")) return;  // Phi-3 mini 4k: plain RoPE
+  RopeScaling& s = c.rope_scaling;
+  s.type = RopeScaling::Type::LongRope;
+  const int pairs = c.rope_dims() / 2;
+  s.long_factor = read_factor_tensor(gguf, "rope_factors_long.weight", pairs);
+  s.short_factor = read_factor_tensor(gguf, "rope_factors_short.weight", pairs);
+  s.original_max_position_embeddings =
+      get_dim_or(gguf, arch + ".rope.scaling.original_context_length", 4096);
+  if (s.original_max_position_embeddings <= 1)
+    fail(gguf.path(), ": ", arch, ".rope.scaling.original_context_length must be above 1");
+  const double ratio =
+      static_cast<double>(c.max_position_embeddings) / s.original_max_position_embeddings;
+  const double fallback =
+      ratio <= 1.0 ? 1.0
+                   : std::sqrt(1.0 + std::log(ratio) / std::log(s.original_max_position_embeddings));
+  s.attention_factor = get_positive_float_or(gguf, arch + ".rope.scaling.attn_factor", fallback);
+}
+
 }  // namespace
 
 ConfigKeys gguf_config_keys(const std::string& arch) {
@@ -55,9 +107,10 @@ ConfigKeys gguf_config_keys(const std::string& arch) {
 
 ModelConfig read_gguf_config(const GgufFile& gguf) {
   const std::string arch = gguf.get_string("general.architecture");
-  if (arch != "llama" && arch != "qwen2") {
-    fail(gguf.path(), ": architecture '", arch,
-         "' is not supported (Sluice runs llama and qwen2 GGUF files)");
+  const Architecture* definition = find_gguf_architecture(arch);
+  if (!definition) {
+    fail(gguf.path(), ": architecture '", arch, "' is not supported (Sluice runs ",
+         supported_gguf_architectures(), " GGUF files)");
   }
   const ConfigKeys keys = gguf_config_keys(arch);
   ModelConfig c;
@@ -81,18 +134,22 @@ ModelConfig read_gguf_config(const GgufFile& gguf) {
   }
   const std::string rope_dims_key = arch + ".rope.dimension_count";
   const int rope_dims = get_dim_or(gguf, rope_dims_key, c.head_dim);
-  if (rope_dims != c.head_dim) {
-    fail(gguf.path(), ": partial RoPE (", rope_dims_key, " ", rope_dims, " of ", c.head_dim,
-         " head dimensions) is not supported");
+  if (rope_dims <= 0 || rope_dims > c.head_dim || rope_dims % 2 != 0) {
+    fail(gguf.path(), ": ", rope_dims_key, " ", rope_dims, " must be even and at most the ",
+         c.head_dim, " head dimensions");
   }
+  if (rope_dims != c.head_dim) c.rotary_dim = rope_dims;
   c.vocab_size = vocab_size_of(gguf, keys);
   c.max_position_embeddings = get_dim(gguf, keys.max_position_embeddings);
   c.rms_norm_eps = static_cast<float>(gguf.get_float(keys.rms_norm_eps));
   c.rope_theta = static_cast<float>(gguf.get_float_or(keys.rope_theta, 10000.0));
-  // llama.cpp stores llama q/k permuted for adjacent-pair RoPE; qwen2 keeps the HF layout.
-  c.rope_layout = arch == "qwen2" ? RopeLayout::RotateHalf : RopeLayout::Interleaved;
+  // llama.cpp stores llama q/k permuted for adjacent-pair RoPE; the others keep the HF layout.
+  c.rope_layout =
+      definition->gguf_rope_interleaved ? RopeLayout::Interleaved : RopeLayout::RotateHalf;
   const std::string scaling = gguf.get_string_or(arch + ".rope.scaling.type", "none");
-  if (scaling == "linear") {
+  if (definition->fused_qkv) {  // Phi-3: LongRoPE factors come as tensors
+    read_long_rope(gguf, arch, c);
+  } else if (scaling == "linear") {
     c.rope_scaling.type = RopeScaling::Type::Linear;
     c.rope_scaling.factor = static_cast<float>(gguf.get_float(arch + ".rope.scaling.factor"));
   } else if (scaling != "none") {
@@ -101,8 +158,19 @@ ModelConfig read_gguf_config(const GgufFile& gguf) {
   }
   c.has_qkv_bias = gguf.find_tensor("blk.0.attn_q.bias") != nullptr;
   c.tie_word_embeddings = gguf.find_tensor("output.weight") == nullptr;
+  int period = 0;
+  float local_rope_theta = 0.0f;
+  if (definition->window_pattern != WindowPattern::AllLayers &&
+      definition->window_pattern != WindowPattern::Ignored) {  // Gemma: windows per layer
+    c.sliding_window = get_dim_or(gguf, arch + ".attention.sliding_window", 0);
+    // llama.cpp's converter does not write the Gemma 3 pattern; its loader assumes 6.
+    period = get_dim_or(gguf, arch + ".attention.sliding_window_pattern", 6);
+    local_rope_theta = static_cast<float>(gguf.get_float_or(arch + ".rope.freq_base_swa", 0.0));
+  }
+  if (definition->post_norms) read_gemma_attention(gguf, arch, c);
   c.bos_token_id = gguf.has(keys.bos_token_id) ? get_dim(gguf, keys.bos_token_id) : -1;
   c.eos_token_id = gguf.has(keys.eos_token_id) ? get_dim(gguf, keys.eos_token_id) : -1;
+  apply_architecture(*definition, c, period, local_rope_theta);
   c.validate(gguf.path(), keys);
   return c;
 }

@@ -8,6 +8,7 @@
 #include "engine/core/error.h"
 #include "engine/core/json_parse.h"
 #include "engine/core/mapped_file.h"
+#include "engine/model/architecture.h"
 
 namespace sluice {
 
@@ -53,6 +54,40 @@ bool get_bool(const json& j, const std::string& path, const char* key, bool fall
   return j[key].get<bool>();
 }
 
+std::vector<float> read_factor_list(const json& rs, const std::string& path, const char* key) {
+  if (!rs.contains(key) || !rs[key].is_array() || rs[key].empty())
+    fail(path, ": rope_scaling.", key, " must be a list of numbers");
+  std::vector<float> out;
+  for (size_t i = 0; i < rs[key].size(); ++i) {
+    const json& v = rs[key][i];
+    if (!v.is_number() || !(v.get<double>() > 0.0) || v.get<double>() > 1e30)
+      fail(path, ": rope_scaling.", key, "[", i, "] must be a positive number");
+    out.push_back(v.get<float>());
+  }
+  return out;
+}
+
+// LongRoPE (Phi-3.5, Phi-4-mini): short and long per-pair factors, the original context, and
+// the attention factor (given, or sqrt(1 + ln(s) / ln(original)) for s = context / original).
+void read_long_rope(const json& j, const json& rs, const std::string& path, RopeScaling& scaling) {
+  scaling.type = RopeScaling::Type::LongRope;
+  scaling.short_factor = read_factor_list(rs, path, "short_factor");
+  scaling.long_factor = read_factor_list(rs, path, "long_factor");
+  if (scaling.short_factor.size() != scaling.long_factor.size())
+    fail(path, ": rope_scaling short_factor and long_factor differ in length");
+  scaling.original_max_position_embeddings = get_int(
+      j, path, "original_max_position_embeddings",
+      get_int(rs, path, "original_max_position_embeddings", 4096));
+  if (scaling.original_max_position_embeddings <= 1)
+    fail(path, ": original_max_position_embeddings must be above 1");
+  const int context = get_int(j, path, "max_position_embeddings", 4096);
+  const double s = static_cast<double>(context) / scaling.original_max_position_embeddings;
+  const double fallback =
+      s <= 1.0 ? 1.0
+               : std::sqrt(1.0 + std::log(s) / std::log(scaling.original_max_position_embeddings));
+  scaling.attention_factor = get_float(rs, path, "attention_factor", static_cast<float>(fallback));
+}
+
 RopeScaling read_rope_scaling(const json& j, const std::string& path) {
   RopeScaling scaling;
   if (!j.contains("rope_scaling") || j["rope_scaling"].is_null()) return scaling;
@@ -70,9 +105,11 @@ RopeScaling read_rope_scaling(const json& j, const std::string& path) {
     scaling.high_freq_factor = get_float(rs, path, "high_freq_factor", 4.0f);
     scaling.original_max_position_embeddings =
         get_int(rs, path, "original_max_position_embeddings", 8192);
+  } else if (type == "longrope" || type == "su") {
+    read_long_rope(j, rs, path, scaling);
   } else {
     fail(path, ": rope_scaling type '", type,
-         "' is not supported (Sluice supports linear and llama3)");
+         "' is not supported (Sluice supports linear, llama3 and longrope)");
   }
   return scaling;
 }
@@ -105,6 +142,55 @@ void read_special_ids(const json& j, const std::string& path, ModelConfig& c) {
   }
 }
 
+// The gated FFN's activation: hidden_act (Llama family) or hidden_activation (Gemma).
+void read_activation(const json& j, const std::string& path, const Architecture& arch) {
+  if (arch.activation == Activation::GeluTanh) {
+    const char* key = j.contains("hidden_activation") && !j["hidden_activation"].is_null()
+                          ? "hidden_activation"
+                          : "hidden_act";
+    const std::string act = get_string(j, path, key, std::string("gelu_pytorch_tanh"));
+    if (act != "gelu_pytorch_tanh" && act != "gelu_tanh")
+      fail(path, ": ", key, " '", act, "' is not supported for ", arch.name, " (gelu_pytorch_tanh)");
+    return;
+  }
+  const std::string act = get_string(j, path, "hidden_act", std::string("silu"));
+  if (act != "silu") fail(path, ": hidden_act '", act, "' is not supported (silu only)");
+}
+
+// partial_rotary_factor (Phi-4-mini): RoPE turns only the first part of each head.
+void read_partial_rotary(const json& j, const std::string& path, ModelConfig& c) {
+  const float factor = get_float(j, path, "partial_rotary_factor", 1.0f);
+  if (!(factor > 0.0f && factor <= 1.0f))
+    fail(path, ": partial_rotary_factor ", factor, " must be in (0, 1]");
+  if (factor < 1.0f) {
+    c.rotary_dim = static_cast<int>(std::lround(static_cast<double>(factor) * c.head_dim));
+    if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0)
+      fail(path, ": partial_rotary_factor ", factor, " gives ", c.rotary_dim,
+           " rotary dimensions; need an even number of at least 2");
+  }
+}
+
+// layer_types (newer Gemma configs): "sliding_attention" or "full_attention" per layer,
+// overriding the pattern.
+void read_layer_types(const json& j, const std::string& path, ModelConfig& c) {
+  if (!j.contains("layer_types") || j["layer_types"].is_null()) return;
+  const json& types = j["layer_types"];
+  if (!types.is_array() || types.size() != c.layers.size())
+    fail(path, ": layer_types must list one type for each of the ", c.num_layers, " layers");
+  for (size_t l = 0; l < types.size(); ++l) {
+    const std::string type = types[l].is_string() ? types[l].get<std::string>() : std::string();
+    if (type != "sliding_attention" && type != "full_attention")
+      fail(path, ": layer_types[", l, "] must be \"sliding_attention\" or \"full_attention\"");
+    if (type == "full_attention") {
+      c.layers[l].sliding_window = 0;
+      c.layers[l].rope_theta = c.rope_theta;
+      c.layers[l].rope_scaling = c.rope_scaling;
+    } else if (c.sliding_window > 0) {
+      c.layers[l].sliding_window = c.sliding_window;
+    }
+  }
+}
+
 }  // namespace
 
 ModelConfig read_hf_config(const std::string& path) {
@@ -112,11 +198,15 @@ ModelConfig read_hf_config(const std::string& path) {
   if (!j.is_object()) fail(path, ": not a JSON object");
   ModelConfig c;
   const std::string model_type = get_string(j, path, "model_type", std::string());
-  if (model_type != "llama" && model_type != "mistral" && model_type != "qwen2") {
-    fail(path, ": model_type '", model_type,
-         "' is not supported (Sluice runs llama, mistral and qwen2)");
+  const Architecture* arch = find_hf_architecture(model_type);
+  if (!arch && model_type == "gemma3") {
+    fail(path, ": model_type 'gemma3' is the multimodal Gemma 3 checkpoint; Sluice runs the text "
+               "model (model_type gemma3_text, Gemma3ForCausalLM) or a GGUF file of it");
   }
-  c.architecture = model_type;
+  if (!arch) {
+    fail(path, ": model_type '", model_type, "' is not supported (Sluice runs ",
+         supported_hf_architectures(), ")");
+  }
   c.hidden_size = get_int(j, path, "hidden_size", std::nullopt);
   c.intermediate_size = get_int(j, path, "intermediate_size", std::nullopt);
   c.num_layers = get_int(j, path, "num_hidden_layers", std::nullopt);
@@ -137,15 +227,33 @@ ModelConfig read_hf_config(const std::string& path) {
   c.tie_word_embeddings = get_bool(j, path, "tie_word_embeddings", false);
   c.has_qkv_bias = model_type == "qwen2" || get_bool(j, path, "attention_bias", false);
   if (get_bool(j, path, "mlp_bias", false)) fail(path, ": mlp_bias is not supported");
-  const bool uses_window =
-      model_type == "mistral" || get_bool(j, path, "use_sliding_window", false);
-  if (uses_window) c.sliding_window = get_int(j, path, "sliding_window", 0);
-  if (c.sliding_window > 0 && c.sliding_window < c.max_position_embeddings) {
-    c.max_position_embeddings = c.sliding_window;  // attention never needs the window then
+  if (arch->hf_norm_plus_one) c.norm_weight_offset = 1.0f;
+  read_activation(j, path, *arch);
+  read_partial_rotary(j, path, c);
+  int period = 0;
+  float local_rope_theta = 0.0f;
+  if (arch->window_pattern == WindowPattern::AllLayers) {
+    const bool uses_window =
+        model_type == "mistral" || get_bool(j, path, "use_sliding_window", false);
+    if (uses_window) c.sliding_window = get_int(j, path, "sliding_window", 0);
+    if (c.sliding_window > 0 && c.sliding_window < c.max_position_embeddings) {
+      c.max_position_embeddings = c.sliding_window;  // attention never needs the window then
+    }
+  } else if (arch->window_pattern != WindowPattern::Ignored) {  // Gemma: windows per layer
+    c.sliding_window = get_int(j, path, "sliding_window", 0);
+    period = get_int(j, path, "sliding_window_pattern", 6);
+    local_rope_theta = get_float(j, path, "rope_local_base_freq", 0.0f);
   }
-  const std::string act = get_string(j, path, "hidden_act", std::string("silu"));
-  if (act != "silu") fail(path, ": hidden_act '", act, "' is not supported (silu only)");
+  if (arch->post_norms) {  // Gemma's attention options
+    const float scalar = get_float(j, path, "query_pre_attn_scalar", 0.0f);
+    if (scalar < 0.0f) fail(path, ": query_pre_attn_scalar must be positive");
+    if (scalar > 0.0f) c.attention_scale = 1.0f / std::sqrt(scalar);
+    c.attn_logit_softcap = get_float(j, path, "attn_logit_softcapping", 0.0f);
+    c.final_logit_softcap = get_float(j, path, "final_logit_softcapping", 0.0f);
+  }
   read_special_ids(j, path, c);
+  apply_architecture(*arch, c, period, local_rope_theta);
+  read_layer_types(j, path, c);
   c.validate(path);
   return c;
 }

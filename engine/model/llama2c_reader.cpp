@@ -5,6 +5,7 @@
 
 #include "engine/core/byte_reader.h"
 #include "engine/core/error.h"
+#include "engine/model/architecture.h"
 
 namespace sluice {
 
@@ -114,6 +115,7 @@ Llama2cCheckpoint read_llama2c(const std::string& path) {
   // llama2.c's run.c ends generation when the model emits BOS: its training data separates
   // documents with BOS, so a generated BOS starts a new, unrelated story.
   c.extra_eos_token_ids = {1};
+  apply_architecture(*find_gguf_architecture("llama"), c);
   c.validate(path, llama2c_keys());  // before a tensor is named for each of n_layers layers
 
   // Walk the fixed layout; stacked per-layer tensors are split into per-layer views.

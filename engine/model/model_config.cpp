@@ -42,6 +42,30 @@ void ModelConfig::validate(const std::string& source, const ConfigKeys& keys) co
   if (rope_scaling.type != RopeScaling::Type::None && !(rope_scaling.factor > 0.0f)) {
     fail(source, ": rope_scaling factor must be positive");
   }
+  if (rotary_dim < 0 || rotary_dim > head_dim || rotary_dim % 2 != 0)
+    fail(source, ": the rotary dimensions (", rotary_dim, ") must be even and at most ",
+         keys.head_dim, " (", head_dim, ")");
+  if (rope_scaling.type == RopeScaling::Type::LongRope &&
+      (rope_scaling.long_factor.size() != static_cast<size_t>(rope_dims() / 2) ||
+       rope_scaling.short_factor.size() != static_cast<size_t>(rope_dims() / 2))) {
+    fail(source, ": LongRoPE needs ", rope_dims() / 2, " short and long factors (one per rotated "
+         "pair), not ", rope_scaling.short_factor.size(), " and ", rope_scaling.long_factor.size());
+  }
+  for (const auto& [value, what] :
+       {std::pair{attention_scale, "the attention scale"},
+        std::pair{attn_logit_softcap, "the attention logit soft-cap"},
+        std::pair{final_logit_softcap, "the final logit soft-cap"},
+        std::pair{embedding_scale, "the embedding scale"}}) {
+    if (!(value >= 0.0f) || !std::isfinite(value))
+      fail(source, ": ", what, " must be a finite number >= 0 (got ", value, ")");
+  }
+  if (sliding_window < 0) fail(source, ": the sliding window must not be negative");
+  if (layers.size() != static_cast<size_t>(num_layers))
+    fail(source, ": per-layer options for ", layers.size(), " of ", num_layers, " layers");
+  for (const LayerConfig& l : layers) {
+    if (!(l.rope_theta > 0.0f) || !std::isfinite(l.rope_theta))
+      fail(source, ": a layer's RoPE base must be positive");
+  }
   // -1 means "none"; any other id must name a token.
   auto check_id = [&](int id, const std::string& key, bool may_be_none) {
     if ((id < 0 && !(may_be_none && id == -1)) || id >= vocab_size) {
@@ -54,13 +78,38 @@ void ModelConfig::validate(const std::string& source, const ConfigKeys& keys) co
   for (const int id : extra_eos_token_ids) check_id(id, keys.eos_token_id, false);
 }
 
+float ModelConfig::effective_attention_scale() const {
+  float scale = attention_scale > 0.0f ? attention_scale
+                                       : 1.0f / std::sqrt(static_cast<float>(head_dim));
+  // LongRoPE scales cos and sin by attention_factor, so q.k grows by its square.
+  if (rope_scaling.type == RopeScaling::Type::LongRope)
+    scale *= rope_scaling.attention_factor * rope_scaling.attention_factor;
+  return scale;
+}
+
 std::string ModelConfig::describe() const {
   return str_cat(architecture, ": ", num_layers, " layers, hidden ", hidden_size, ", ", num_heads,
                  " heads (", num_kv_heads, " KV) of ", head_dim, ", FFN ", intermediate_size,
                  ", vocab ", vocab_size, ", context ", max_position_embeddings, ", rope ",
                  rope_layout == RopeLayout::Interleaved ? "interleaved" : "rotate-half", " theta ",
                  rope_theta, tie_word_embeddings ? ", tied head" : "",
-                 has_qkv_bias ? ", qkv bias" : "");
+                 has_qkv_bias ? ", qkv bias" : "", qk_norm ? ", q/k norm" : "",
+                 post_norms ? ", post norms" : "",
+                 activation == Activation::GeluTanh ? ", GeGLU" : ", SwiGLU",
+                 rotary_dim > 0 ? str_cat(", rotary ", rotary_dim, " of ", head_dim) : "",
+                 rope_scaling.type == RopeScaling::Type::LongRope ? ", LongRoPE" : "",
+                 attn_logit_softcap > 0 ? str_cat(", attention soft-cap ", attn_logit_softcap) : "",
+                 final_logit_softcap > 0 ? str_cat(", logit soft-cap ", final_logit_softcap) : "",
+                 window_summary());
+}
+
+std::string ModelConfig::window_summary() const {
+  int windowed = 0;
+  for (const auto& l : layers) windowed += l.sliding_window > 0 ? 1 : 0;
+  if (windowed == 0 || sliding_window == 0) return "";
+  if (windowed == num_layers) return str_cat(", sliding window ", sliding_window);
+  return str_cat(", sliding window ", sliding_window, " on ", windowed, " of ", num_layers,
+                 " layers");
 }
 
 }  // namespace sluice

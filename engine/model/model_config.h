@@ -14,12 +14,30 @@ enum class RopeLayout : uint8_t { Interleaved, RotateHalf };
 
 // RoPE frequency scaling from config.json "rope_scaling" / GGUF rope.scaling.*.
 struct RopeScaling {
-  enum class Type : uint8_t { None, Linear, Llama3 };
+  enum class Type : uint8_t { None, Linear, Llama3, LongRope };
   Type type = Type::None;
   float factor = 1.0f;
   float low_freq_factor = 1.0f;                 // llama3
   float high_freq_factor = 4.0f;                // llama3
-  int original_max_position_embeddings = 8192;  // llama3
+  int original_max_position_embeddings = 8192;  // llama3, longrope
+  // LongRoPE (Phi-3/3.5/4): per-pair divisors of the frequencies. The long factors are used when
+  // the model's context is longer than original_max_position_embeddings (as llama.cpp decides by
+  // the context it runs with), and q.k grows by attention_factor^2 (folded into the attention
+  // scale).
+  std::vector<float> long_factor, short_factor;
+  float attention_factor = 1.0f;
+};
+
+// The activation of the gated feed-forward: silu(gate) * up (SwiGLU) or gelu_tanh(gate) * up
+// (GeGLU, Gemma).
+enum class Activation : uint8_t { Silu, GeluTanh };
+
+// What differs from layer to layer: Gemma 2 alternates sliding-window and global layers, Gemma 3
+// gives its local layers their own RoPE base.
+struct LayerConfig {
+  int sliding_window = 0;  // a query sees this many most recent positions (itself included); 0 = all
+  float rope_theta = 10000.0f;
+  RopeScaling rope_scaling;
 };
 
 // What a file format calls each field, so that validate() names the key the file at hand has
@@ -45,7 +63,7 @@ struct ConfigKeys {
 constexpr int kMaxNumLayers = 4096;
 
 struct ModelConfig {
-  std::string architecture = "llama";  // llama, mistral, qwen2
+  std::string architecture = "llama";  // an entry of the architecture table (architecture.h)
   int hidden_size = 0;
   int intermediate_size = 0;
   int num_layers = 0;
@@ -65,7 +83,22 @@ struct ModelConfig {
   std::vector<int> extra_eos_token_ids;  // further ids that end generation (config lists several)
   int sliding_window = 0;  // Mistral/Qwen2 window; 0 = none. The usable context is capped to it.
 
+  // The options of the model definition (architecture.h fills them per architecture).
+  Activation activation = Activation::Silu;
+  float norm_weight_offset = 0.0f;  // norms multiply by (offset + w): 1 for Gemma's HF weights
+  bool qk_norm = false;          // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3)
+  bool post_norms = false;       // norms of the attention and FFN outputs (Gemma 2/3)
+  float embedding_scale = 1.0f;  // token embeddings are multiplied by it (Gemma: sqrt(hidden))
+  float attention_scale = 0.0f;  // q.k scale; 0 = 1 / sqrt(head_dim)
+  float attn_logit_softcap = 0.0f;   // scores become cap * tanh(score / cap); 0 = off
+  float final_logit_softcap = 0.0f;  // the same on the logits
+  int rotary_dim = 0;                // dimensions of a head that RoPE rotates; 0 = head_dim
+  // Per layer, filled by finish_model_config() (architecture.h); empty until then.
+  std::vector<LayerConfig> layers;
+
   int q_size() const { return num_heads * head_dim; }
+  int rope_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  float effective_attention_scale() const;
   int kv_size() const { return num_kv_heads * head_dim; }
 
   // Throws Error naming `source` and the key (as `keys` spells it) when a field is missing,
@@ -75,6 +108,8 @@ struct ModelConfig {
 
   // One line for logs and the model panel: "llama: 5 layers, hidden 64, 8 heads (4 KV) ...".
   std::string describe() const;
+  // ", sliding window 16 on 3 of 4 layers" or "" when no layer has one.
+  std::string window_summary() const;
 };
 
 }  // namespace sluice

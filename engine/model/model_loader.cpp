@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine/core/error.h"
+#include "engine/model/architecture.h"
 #include "engine/model/gguf_config.h"
 #include "engine/model/gguf_reader.h"
 #include "engine/model/hf_config.h"
@@ -21,48 +22,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Tensor names of one naming scheme; {} in a layer name stands for the layer index.
-struct TensorNames {
-  const char* embedding;
-  const char* attn_norm;
-  const char* wq;
-  const char* wk;
-  const char* wv;
-  const char* bq;
-  const char* bk;
-  const char* bv;
-  const char* wo;
-  const char* ffn_norm;
-  const char* w_gate;
-  const char* w_up;
-  const char* w_down;
-  const char* final_norm;
-  const char* lm_head;
-  const char* layer_prefix;
-};
-
-constexpr TensorNames kHfNames = {"model.embed_tokens.weight",
-                                  "input_layernorm.weight",
-                                  "self_attn.q_proj.weight",
-                                  "self_attn.k_proj.weight",
-                                  "self_attn.v_proj.weight",
-                                  "self_attn.q_proj.bias",
-                                  "self_attn.k_proj.bias",
-                                  "self_attn.v_proj.bias",
-                                  "self_attn.o_proj.weight",
-                                  "post_attention_layernorm.weight",
-                                  "mlp.gate_proj.weight",
-                                  "mlp.up_proj.weight",
-                                  "mlp.down_proj.weight",
-                                  "model.norm.weight",
-                                  "lm_head.weight",
-                                  "model.layers."};
-
-constexpr TensorNames kGgufNames = {
-    "token_embd.weight",  "attn_norm.weight",   "attn_q.weight",   "attn_k.weight",
-    "attn_v.weight",      "attn_q.bias",        "attn_k.bias",     "attn_v.bias",
-    "attn_output.weight", "ffn_norm.weight",    "ffn_gate.weight", "ffn_up.weight",
-    "ffn_down.weight",    "output_norm.weight", "output.weight",   "blk."};
+const char* layer_prefix(NameScheme scheme) {
+  return scheme == NameScheme::HuggingFace ? "model.layers." : "blk.";
+}
 
 // The layer a tensor named "<layer_prefix><index>.<rest>" belongs to, or -1 for a tensor
 // outside the layers. An index too large for int64 counts as past every layer.
@@ -80,13 +42,13 @@ int64_t layer_index_of(const std::string& name, std::string_view layer_prefix) {
 // configuration declares but the files lack, and layer tensors past the declared count (which
 // would otherwise be ignored, running a different model than the files hold). `layer_count`
 // names the file and key that declared it, e.g. "model.gguf: llama.block_count".
-void check_layer_count(const TensorDirectory& tensors, const ModelConfig& c,
-                       const TensorNames& names, const std::string& layer_count) {
+void check_layer_count(const TensorDirectory& tensors, const ModelConfig& c, NameScheme scheme,
+                       const std::string& layer_count) {
   int64_t num_layers_in_files = 0;
   const TensorEntry* first_unused = nullptr;
   size_t num_unused = 0;
   for (const auto& [name, entry] : tensors.entries()) {
-    const int64_t layer = layer_index_of(name, names.layer_prefix);
+    const int64_t layer = layer_index_of(name, layer_prefix(scheme));
     if (layer < 0) continue;
     num_layers_in_files = std::max(num_layers_in_files, layer + 1);
     if (layer >= c.num_layers) {
@@ -102,45 +64,75 @@ void check_layer_count(const TensorDirectory& tensors, const ModelConfig& c,
   }
   if (num_layers_in_files < c.num_layers) {
     fail(layer_count, " is ", c.num_layers, " but the model files hold tensors of only ",
-         num_layers_in_files, " layers (no tensor named ", names.layer_prefix, num_layers_in_files,
+         num_layers_in_files, " layers (no tensor named ", layer_prefix(scheme), num_layers_in_files,
          ".*)");
   }
 }
 
+// Rows [first, first + count) of a matrix, as a view of the same data (a fused tensor's part).
+WeightTensor row_range(const WeightTensor& t, int64_t first, int64_t count, const char* part) {
+  WeightTensor view = t;
+  view.name = str_cat(t.name, " (", part, ")");
+  view.shape = {count, t.cols()};
+  view.data = t.row(first);
+  view.num_bytes = static_cast<size_t>(count) * t.row_bytes();
+  return view;
+}
+
+// Takes every tensor the model definition needs by the weight-role table, checking type and
+// shape, splits fused tensors, and refuses tensors the definition would leave unused.
 ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c,
-                            const TensorNames& names) {
-  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, q = c.q_size(), kv = c.kv_size();
+                            NameScheme scheme, const std::string& source) {
+  const Architecture& arch = architecture_of(c);
+  std::set<std::string> used;
+  auto take = [&](WeightRole role, int layer) {
+    const std::string name = tensor_name(role, arch, scheme, layer);
+    used.insert(name);
+    return tensors.require(name, weight_shape(role, c));
+  };
   ModelWeights w;
-  w.token_embedding = tensors.require(names.embedding, {c.vocab_size, hidden});
   w.layers.resize(static_cast<size_t>(c.num_layers));
   for (int l = 0; l < c.num_layers; ++l) {
-    const std::string p = str_cat(names.layer_prefix, l, ".");
     LayerWeights& layer = w.layers[static_cast<size_t>(l)];
-    layer.attn_norm = tensors.require(p + names.attn_norm, {hidden});
-    layer.wq = tensors.require(p + names.wq, {q, hidden});
-    layer.wk = tensors.require(p + names.wk, {kv, hidden});
-    layer.wv = tensors.require(p + names.wv, {kv, hidden});
-    if (c.has_qkv_bias) {
-      layer.bq = tensors.require(p + names.bq, {q});
-      layer.bk = tensors.require(p + names.bk, {kv});
-      layer.bv = tensors.require(p + names.bv, {kv});
+    for (const WeightRole role : all_weight_roles()) {
+      if (!is_layer_role(role) || !weight_role_in_files(role, arch, c)) continue;
+      if (role == WeightRole::Wqkv) {
+        const WeightTensor qkv = take(role, l);
+        layer.wq = row_range(qkv, 0, c.q_size(), "q");
+        layer.wk = row_range(qkv, c.q_size(), c.kv_size(), "k");
+        layer.wv = row_range(qkv, c.q_size() + c.kv_size(), c.kv_size(), "v");
+      } else if (role == WeightRole::GateUp) {
+        const WeightTensor gate_up = take(role, l);
+        layer.w_gate = row_range(gate_up, 0, c.intermediate_size, "gate");
+        layer.w_up = row_range(gate_up, c.intermediate_size, c.intermediate_size, "up");
+      } else {
+        *layer.slot(role) = take(role, l);
+      }
     }
-    layer.wo = tensors.require(p + names.wo, {hidden, q});
-    layer.ffn_norm = tensors.require(p + names.ffn_norm, {hidden});
-    layer.w_gate = tensors.require(p + names.w_gate, {ffn, hidden});
-    layer.w_up = tensors.require(p + names.w_up, {ffn, hidden});
-    layer.w_down = tensors.require(p + names.w_down, {hidden, ffn});
   }
-  w.final_norm = tensors.require(names.final_norm, {hidden});
-  if (c.tie_word_embeddings) {
-    w.lm_head = w.token_embedding;
+  w.token_embedding = take(WeightRole::TokenEmbedding, 0);
+  w.final_norm = take(WeightRole::FinalNorm, 0);
+  const std::string head_name = tensor_name(WeightRole::LmHead, arch, scheme, 0);
+  if (!c.tie_word_embeddings || tensors.contains(head_name)) {
+    // A separate head is used whenever the files carry one.
+    w.lm_head = take(WeightRole::LmHead, 0);
   } else {
-    w.lm_head = tensors.require(names.lm_head, {c.vocab_size, hidden});
+    w.lm_head = w.token_embedding;
   }
   if (const auto factors = tensors.optional("rope_freqs.weight", {c.head_dim / 2})) {
     if (factors->dtype != DType::F32)
       fail("tensor rope_freqs.weight must be F32, not ", dtype_name(factors->dtype));
     w.rope_freq_factors = *factors;
+    used.insert("rope_freqs.weight");
+  }
+  for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
+    if (c.rope_scaling.type == RopeScaling::Type::LongRope) used.insert(name);  // read as config
+  }
+  for (const auto& [name, entry] : tensors.entries()) {
+    if (used.count(name) || name.find("rotary_emb.inv_freq") != std::string::npos) continue;
+    fail(entry.file, ": tensor ", name, " has no role in the ", c.architecture,
+         " model definition (", source,
+         " names that architecture); the file holds a different or unsupported architecture");
   }
   return w;
 }
@@ -188,9 +180,10 @@ void load_hf(Model& model) {
          "supported)");
   }
   reject_unsupported_tensors(tensors);
-  check_layer_count(tensors, model.config, kHfNames,
+  check_layer_count(tensors, model.config, NameScheme::HuggingFace,
                     str_cat(config_path.string(), ": num_hidden_layers"));
-  model.weights = assign_weights(tensors, model.config, kHfNames);
+  model.weights = assign_weights(tensors, model.config, NameScheme::HuggingFace,
+                                 str_cat(config_path.string(), ": model_type"));
   model.chat_template = read_hf_chat_template((dir / "tokenizer_config.json").string());
   model.chat_template_origin = str_cat((dir / "tokenizer_config.json").string(), ": chat_template");
   if (model.tokenizer_path.empty()) model.tokenizer_path = model.path;
@@ -214,10 +207,11 @@ void load_gguf(Model& model) {
     tensors.add(std::move(entry));
   }
   reject_unsupported_tensors(tensors);
-  check_layer_count(
-      tensors, model.config, kGgufNames,
-      str_cat(model.path, ": ", gguf_config_keys(model.config.architecture).num_layers));
-  model.weights = assign_weights(tensors, model.config, kGgufNames);
+  const std::string arch_name = gguf->get_string("general.architecture");
+  check_layer_count(tensors, model.config, NameScheme::Gguf,
+                    str_cat(model.path, ": ", gguf_config_keys(arch_name).num_layers));
+  model.weights = assign_weights(tensors, model.config, NameScheme::Gguf,
+                                 str_cat(model.path, ": general.architecture"));
   model.chat_template = gguf->get_string_or("tokenizer.chat_template", "");
   model.chat_template_origin =
       str_cat(model.path, ": built-in chat template (tokenizer.chat_template)");
@@ -228,7 +222,7 @@ void load_gguf(Model& model) {
 void load_llama2c(Model& model) {
   Llama2cCheckpoint checkpoint = read_llama2c(model.path);
   model.config = checkpoint.config;  // validated by read_llama2c
-  model.weights = assign_weights(checkpoint.tensors, model.config, kGgufNames);
+  model.weights = assign_weights(checkpoint.tensors, model.config, NameScheme::Gguf, model.path);
   model.files.push_back(checkpoint.file);
   if (model.tokenizer_path.empty())
     model.tokenizer_path = find_llama2c_tokenizer(model.path, model.config.vocab_size);
@@ -237,9 +231,9 @@ void load_llama2c(Model& model) {
 std::vector<const WeightTensor*> all_tensors(const ModelWeights& w) {
   std::vector<const WeightTensor*> out = {&w.token_embedding};
   for (const auto& l : w.layers) {
-    for (const WeightTensor* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.wo,
-                                  &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down}) {
-      if (!t->empty()) out.push_back(t);
+    for (const WeightRole role : all_weight_roles()) {
+      const WeightTensor* t = is_layer_role(role) ? l.slot(role) : nullptr;
+      if (t && !t->empty()) out.push_back(t);
     }
   }
   out.push_back(&w.final_norm);

@@ -1,0 +1,53 @@
+// The model definition: every architecture Sluice runs is one row of a table that says how its
+// files are named and read and which options of the one forward pass (forward_pass.h) it uses.
+// A new family is a new row (plus any primitive it needs), not a new decoder.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "engine/model/model_config.h"
+
+namespace sluice {
+
+// Which layers attend through a sliding window (when the model has one).
+enum class WindowPattern : uint8_t {
+  AllLayers,   // Mistral: every layer
+  EvenLayers,  // Gemma 2: layers 0, 2, 4, ...
+  PeriodGlobal,  // Gemma 3: every n-th layer (n = sliding_window_pattern) is global, others local
+  Ignored,     // Phi-3: the configs name a window that llama.cpp and Sluice do not apply
+};
+
+struct Architecture {
+  const char* name;         // ModelConfig::architecture, e.g. "gemma2"
+  const char* hf_type;      // config.json model_type, or nullptr when only GGUF names it
+  const char* gguf_name;    // general.architecture, or nullptr when only HF names it
+  Activation activation;
+  bool qk_norm;             // per-head RMSNorm of q and k before RoPE
+  bool post_norms;          // norms of the attention and FFN outputs
+  bool scaled_embedding;    // embeddings times sqrt(hidden_size)
+  bool hf_norm_plus_one;    // the HF files store w for a norm that multiplies by 1 + w
+  bool fused_qkv;           // one [q; k; v] projection in the files, split at load
+  bool fused_gate_up;       // one [gate; up] projection in the files, split at load
+  bool gguf_rope_interleaved;  // llama.cpp permutes this family's q/k for adjacent-pair RoPE
+  WindowPattern window_pattern;
+};
+
+// Returns the row for a config.json model_type or a GGUF general.architecture; nullptr when
+// Sluice has none.
+const Architecture* find_hf_architecture(std::string_view model_type);
+const Architecture* find_gguf_architecture(std::string_view name);
+// Returns the row of ModelConfig::architecture. Precondition: the name comes from the table.
+const Architecture& architecture_of(const ModelConfig& config);
+
+// "llama, mistral, qwen2, ..." for messages naming what is supported.
+std::string supported_hf_architectures();
+std::string supported_gguf_architectures();
+
+// Copies the architecture's options into config and fills config.layers: the window of each
+// layer by the row's pattern (`period` for PeriodGlobal), the RoPE base of local layers
+// (`local_rope_theta`, 0 = the global one). Called by every reader once the keys are read.
+void apply_architecture(const Architecture& arch, ModelConfig& config, int period = 0,
+                        float local_rope_theta = 0.0f);
+
+}  // namespace sluice

@@ -1,0 +1,34 @@
+#include "engine/model/forward_pass.h"
+
+namespace sluice {
+
+AttentionOptions attention_options(const ModelConfig& config, int layer) {
+  AttentionOptions options;
+  options.scale = config.effective_attention_scale();
+  options.logit_softcap = config.attn_logit_softcap;
+  if (!config.layers.empty())
+    options.sliding_window = config.layers[static_cast<size_t>(layer)].sliding_window;
+  return options;
+}
+
+void run_forward(const ModelConfig& c, ForwardOps& ops) {
+  using enum StepBuffer;
+  ops.embed(c.embedding_scale);
+  ops.norm(Residual, Normed, {WeightRole::AttnNorm, 0});
+  for (int l = 0; l < c.num_layers; ++l) {
+    ops.qkv_projection(l);
+    if (c.qk_norm) ops.head_norms(l);
+    ops.rope(l);
+    ops.attention(l, attention_options(c, l));
+    ops.linear(Attn, {WeightRole::Wo, l}, Proj);
+    if (c.post_norms) ops.norm(Proj, Proj, {WeightRole::PostAttnNorm, l});
+    ops.add_and_norm(Proj, {WeightRole::FfnNorm, l});
+    ops.gated_ffn(l, c.activation);
+    ops.linear(Hidden, {WeightRole::Down, l}, Proj);
+    if (c.post_norms) ops.norm(Proj, Proj, {WeightRole::PostFfnNorm, l});
+    if (l + 1 < c.num_layers) ops.add_and_norm(Proj, {WeightRole::AttnNorm, l + 1});
+  }
+  ops.logits(Proj, c.final_logit_softcap);
+}
+
+}  // namespace sluice

@@ -1,0 +1,76 @@
+// The forward pass of every architecture, written once over a small set of backend primitives
+// (ForwardOps). A backend implements the primitives on its own buffers and kernels; which of them
+// run, and with which options, comes from the model definition (ModelConfig, architecture.h):
+//
+//   x = embed(tokens) * embedding_scale
+//   per layer: h = norm(x) -> q, k, v (+ bias) -> q/k head norms -> RoPE -> attention (window,
+//              scale, soft-cap) -> o projection [-> post-attention norm] -> x += o -> h = norm(x)
+//              -> act(gate) * up -> down projection [-> post-FFN norm] -> x += down
+//   logits = head(norm(x)) [-> soft-cap], for the rows that sample
+#pragma once
+
+#include <cstdint>
+
+#include "engine/model/model_config.h"
+#include "engine/model/weight_roles.h"
+
+namespace sluice {
+
+// The step's activation buffers, one row per token of the step; a backend sizes and places them.
+enum class StepBuffer : uint8_t {
+  Residual,  // [tokens, hidden] the residual stream
+  Normed,    // [tokens, hidden] the normed input of a projection
+  Q,         // [tokens, num_heads * head_dim]
+  K,         // [tokens, num_kv_heads * head_dim]
+  V,         // [tokens, num_kv_heads * head_dim]
+  Attn,      // [tokens, num_heads * head_dim] the attention output
+  Proj,      // [tokens, hidden] a projection waiting for its residual add
+  Hidden,    // [tokens, intermediate] act(gate) * up
+};
+
+struct WeightRef {
+  WeightRole role;
+  int layer = 0;  // ignored for model-wide roles
+};
+
+// What attention does in one layer.
+struct AttentionOptions {
+  float scale = 0.0f;         // multiplies q.k
+  float logit_softcap = 0.0f;  // scores become cap * tanh(score / cap); 0 = off
+  int sliding_window = 0;     // a query sees this many most recent positions; 0 = all
+};
+
+class ForwardOps {
+ public:
+  virtual ~ForwardOps() = default;
+
+  // Residual = the step's token embeddings times scale.
+  virtual void embed(float scale) = 0;
+  // out = RMSNorm(x) * weight, row by row (x and out may be the same buffer). The weight is the
+  // model's norm weight with its offset applied (Gemma's 1 + w).
+  virtual void norm(StepBuffer x, StepBuffer out, WeightRef weight) = 0;
+  // Residual += pending; Normed = RMSNorm(Residual) * weight.
+  virtual void add_and_norm(StepBuffer pending, WeightRef weight) = 0;
+  // Q, K, V = Normed . (Wq, Wk, Wv)^T, plus the biases when the layer has them.
+  virtual void qkv_projection(int layer) = 0;
+  // RMSNorm of each head_dim-wide head of Q (QNorm) and K (KNorm), in place.
+  virtual void head_norms(int layer) = 0;
+  // Rotates Q and K by each token's position with the layer's frequencies.
+  virtual void rope(int layer) = 0;
+  // Writes K and V into the layer's KV cache; Attn = attention of Q over each request's context.
+  virtual void attention(int layer, const AttentionOptions& options) = 0;
+  // out = x . W^T.
+  virtual void linear(StepBuffer x, WeightRef weight, StepBuffer out) = 0;
+  // Hidden = act(Normed . Wgate^T) * (Normed . Wup^T).
+  virtual void gated_ffn(int layer, Activation activation) = 0;
+  // For the rows that need logits: head(RMSNorm(Residual + pending) * final norm), soft-capped.
+  virtual void logits(StepBuffer pending, float softcap) = 0;
+};
+
+// Runs the whole forward pass of `config` over ops.
+void run_forward(const ModelConfig& config, ForwardOps& ops);
+
+// The attention options of a layer.
+AttentionOptions attention_options(const ModelConfig& config, int layer);
+
+}  // namespace sluice
