@@ -1,6 +1,7 @@
 #include "engine/model_session.h"
 
 #include "engine/backend/cpu_backend.h"
+#include "engine/backend/cuda_model_support.h"
 #include "engine/backend/device.h"
 #ifdef SLUICE_HAS_CUDA
 #include "engine/backend/cuda/cuda_backend.h"
@@ -44,6 +45,9 @@ std::unique_ptr<Backend> make_backend(const Model& model, const std::string& dev
   };
   const int index = resolve_device(device);
   if (index < 0) return make_cpu();
+  // "auto" picks the CPU for a model the CUDA primitives cannot run yet; an explicit cuda:N
+  // gets the CUDA backend's message naming what is missing.
+  if (device == "auto" && !cuda_unsupported_features(model.config).empty()) return make_cpu();
 #ifdef SLUICE_HAS_CUDA
   return std::make_unique<CudaBackend>(model, CudaBackendOptions{.device_index = index});
 #else

@@ -9,6 +9,7 @@
 #include "engine/backend/cuda/cublas_gemm.h"
 #include "engine/backend/cuda/cuda_buffer.h"
 #include "engine/backend/cuda/cuda_forward.h"
+#include "engine/backend/cuda_model_support.h"
 #include "engine/backend/cuda/cuda_graphs.h"
 #include "engine/backend/cuda/cuda_sampling.h"
 #include "engine/backend/cuda/cuda_types.h"
@@ -112,6 +113,10 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
       config(m.config),
       options(o),
       element_bytes(activation_element_bytes(o.activation_dtype)) {
+  if (const std::string missing = cuda_unsupported_features(m.config); !missing.empty()) {
+    fail(m.path, ": the CUDA backend cannot run this ", m.config.architecture, " model yet (",
+         missing, "); run it on the CPU (--device cpu)");
+  }
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/backend/cuda/cuda_types.h"
+#include "engine/model/forward_pass.h"
 #include "kernels/elementwise.cuh"
 #include "kernels/embedding.cuh"
 #include "kernels/rms_norm.cuh"
@@ -55,16 +56,22 @@ kernels::PagedAttentionParams attention_params(const ModelConfig& config, int bl
   p.max_query_len = shape.max_query_len;
   p.min_query_len = shape.min_query_len;
   p.max_seq_len = shape.max_seq_len;
-  p.scale = 1.0f / std::sqrt(static_cast<float>(config.head_dim));
+  p.scale = config.effective_attention_scale();
   return p;
 }
 
 namespace {
 
+// The primitives of the one forward pass (engine/model/forward_pass.h) as launches on one stream.
+// Two fusions shape the buffers: Q, K and V are column ranges of one q|k|v product, and
+// act(gate) * up is written over the gate half of one gate|up product; RoPE is applied by the
+// kernel that writes K and V into the cache, so rope() only marks the layer and attention()
+// launches it. The residual stream and the pending projection swap buffers at each add (the sum
+// is written over the projection).
 template <typename T>
-class ForwardPass {
+class CudaForwardOps final : public ForwardOps {
  public:
-  ForwardPass(const ForwardContext& c, const DeviceBatch& batch, const ForwardShape& shape)
+  CudaForwardOps(const ForwardContext& c, const DeviceBatch& batch, const ForwardShape& shape)
       : c_(c),
         cfg_(c.config),
         batch_(batch),
@@ -74,76 +81,100 @@ class ForwardPass {
         normed_(static_cast<T*>(c.buffers.normed)),
         ab_type_(cuda_data_type(c.dtype)) {}
 
-  void run() {
-    const int n = shape_.num_tokens;
+  void embed(float scale) override {
+    assert(scale == 1.0f);  // cuda_unsupported_features refuses scaled embeddings
+    (void)scale;
     SLUICE_KERNEL_CHECK(kernels::embedding_gather<T>(
-        static_cast<const T*>(c_.weights.token_embedding()), batch_.token_ids, residual_, n,
-        cfg_.hidden_size, cfg_.vocab_size, c_.stream));
-    for (int l = 0; l < cfg_.num_layers; ++l) run_layer(l);
-    compute_logits();
+        static_cast<const T*>(c_.weights.token_embedding()), batch_.token_ids, residual_,
+        shape_.num_tokens, cfg_.hidden_size, cfg_.vocab_size, c_.stream));
   }
 
- private:
-  // residual += spare (the pending projection), normed = rms_norm(residual) * weight. The sum
-  // is written over spare (residual_out may alias x), which then becomes the residual stream.
-  void add_and_norm(const float* weight, bool has_pending) {
-    const int n = shape_.num_tokens;
-    if (!has_pending) {
-      SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(residual_, nullptr, residual_, weight,
-                                                        cfg_.rms_norm_eps, normed_, n,
-                                                        cfg_.hidden_size, c_.stream));
-      return;
-    }
-    SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(spare_, residual_, spare_, weight,
-                                                      cfg_.rms_norm_eps, normed_, n,
+  void norm(StepBuffer x, StepBuffer out, WeightRef weight) override {
+    assert(x == StepBuffer::Residual && out == StepBuffer::Normed);  // no post norms on CUDA yet
+    (void)x;
+    (void)out;
+    SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(residual_, nullptr, residual_,
+                                                      norm_weight(weight), cfg_.rms_norm_eps,
+                                                      normed_, shape_.num_tokens,
                                                       cfg_.hidden_size, c_.stream));
+  }
+
+  // residual + pending is written over the pending buffer, which becomes the residual stream.
+  void add_and_norm(StepBuffer pending, WeightRef weight) override {
+    assert(pending == StepBuffer::Proj);
+    (void)pending;
+    SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(spare_, residual_, spare_, norm_weight(weight),
+                                                      cfg_.rms_norm_eps, normed_,
+                                                      shape_.num_tokens, cfg_.hidden_size,
+                                                      c_.stream));
     std::swap(residual_, spare_);
   }
 
-  void linear(const void* x, const void* w, void* y, int in_features, int out_features,
-              int x_row_stride = 0) {
-    c_.gemm.linear(x, w, y, shape_.num_tokens, in_features, out_features, ab_type_, ab_type_,
-                   x_row_stride);
+  void qkv_projection(int l) override {
+    const CudaLayerWeights& w = c_.weights.layer(l);
+    auto* qkv = static_cast<T*>(c_.buffers.qkv);
+    linear_raw(normed_, w.wqkv, qkv, cfg_.hidden_size, qkv_size());
+    if (w.bqkv)
+      SLUICE_KERNEL_CHECK(kernels::add_bias<T>(qkv, w.bqkv, shape_.num_tokens, qkv_size(), c_.stream));
   }
 
-  void run_layer(int l) {
-    const CudaLayerWeights& w = c_.weights.layer(l);
+  void head_norms(int) override { assert(false && "refused by cuda_unsupported_features"); }
+
+  void rope(int l) override { rope_layer_ = l; }
+
+  void attention(int l, const AttentionOptions& options) override {
+    assert(rope_layer_ == l);  // RoPE is fused into the cache write below
     const ForwardBuffers& b = c_.buffers;
-    const int n = shape_.num_tokens;
-    const int hidden = cfg_.hidden_size;
-    add_and_norm(w.attn_norm, /*has_pending=*/l > 0);
+    auto* q = static_cast<T*>(b.qkv);
     const int q_size = cfg_.q_size();
     const int kv_size = cfg_.kv_size();
-    const int qkv_size = q_size + 2 * kv_size;
-    auto* q = static_cast<T*>(b.qkv);
-    linear(normed_, w.wqkv, q, hidden, qkv_size);
-    if (w.bqkv) SLUICE_KERNEL_CHECK(kernels::add_bias<T>(q, w.bqkv, n, qkv_size, c_.stream));
     auto* k_cache = static_cast<T*>(c_.kv.k[static_cast<size_t>(l)]);
     auto* v_cache = static_cast<T*>(c_.kv.v[static_cast<size_t>(l)]);
     SLUICE_KERNEL_CHECK(kernels::rope_and_cache<T>(
         q, q + q_size, q + q_size + kv_size, batch_.positions, batch_.slot_mapping,
         c_.weights.rope_inv_freq(), cfg_.rope_layout == RopeLayout::Interleaved, k_cache, v_cache,
-        n, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim, c_.kv.block_size, qkv_size,
-        c_.stream));
+        shape_.num_tokens, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim, c_.kv.block_size,
+        qkv_size(), c_.stream));
+    kernels::PagedAttentionParams params = attention_params(cfg_, c_.kv.block_size, shape_);
+    params.scale = options.scale;
     SLUICE_KERNEL_CHECK(kernels::paged_attention<T>(
-        attention_params(cfg_, c_.kv.block_size, shape_), q, k_cache, v_cache, batch_.block_tables,
-        batch_.query_start_loc, batch_.seq_lens, batch_.positions, static_cast<T*>(b.attn),
-        b.attention_workspace, b.attention_workspace_bytes, c_.stream));
-    linear(b.attn, w.wo, spare_, cfg_.q_size(), hidden);
+        params, q, k_cache, v_cache, batch_.block_tables, batch_.query_start_loc, batch_.seq_lens,
+        batch_.positions, static_cast<T*>(b.attn), b.attention_workspace,
+        b.attention_workspace_bytes, c_.stream));
+  }
 
-    add_and_norm(w.ffn_norm, /*has_pending=*/true);
+  void linear(StepBuffer x, WeightRef weight, StepBuffer out) override {
+    assert(out == StepBuffer::Proj);
+    (void)out;
+    const CudaLayerWeights& w = c_.weights.layer(weight.layer);
+    if (weight.role == WeightRole::Wo) {
+      assert(x == StepBuffer::Attn);
+      linear_raw(c_.buffers.attn, w.wo, spare_, cfg_.q_size(), cfg_.hidden_size);
+    } else {
+      assert(weight.role == WeightRole::Down && x == StepBuffer::Hidden);
+      const int ffn = cfg_.intermediate_size;
+      linear_raw(c_.buffers.gate_up, w.w_down, spare_, ffn, cfg_.hidden_size, 2 * ffn);
+    }
+    (void)x;
+  }
+
+  void gated_ffn(int l, Activation activation) override {
+    assert(activation == Activation::Silu);
+    (void)activation;
     const int ffn = cfg_.intermediate_size;
-    auto* gate_up = static_cast<T*>(b.gate_up);
-    linear(normed_, w.w_gate_up, gate_up, hidden, 2 * ffn);
+    auto* gate_up = static_cast<T*>(c_.buffers.gate_up);
+    linear_raw(normed_, c_.weights.layer(l).w_gate_up, gate_up, cfg_.hidden_size, 2 * ffn);
     // silu(gate) * up over the gate half of each row, read from there by the down product.
-    SLUICE_KERNEL_CHECK(
-        kernels::silu_mul_rows<T>(gate_up, gate_up + ffn, gate_up, n, ffn, 2 * ffn, c_.stream));
-    linear(gate_up, w.w_down, spare_, ffn, hidden, 2 * ffn);
+    SLUICE_KERNEL_CHECK(kernels::silu_mul_rows<T>(gate_up, gate_up + ffn, gate_up,
+                                                  shape_.num_tokens, ffn, 2 * ffn, c_.stream));
   }
 
   // Only the rows that sample go through the final norm and the LM head: the last layer's
   // down projection and the residual stream are gathered for them, added and normed.
-  void compute_logits() {
+  void logits(StepBuffer pending, float softcap) override {
+    assert(pending == StepBuffer::Proj && softcap == 0.0f);
+    (void)pending;
+    (void)softcap;
     const int rows = shape_.num_logits_rows;
     if (rows == 0) return;
     const ForwardBuffers& b = c_.buffers;
@@ -164,6 +195,21 @@ class ForwardPass {
                    ab_type_, CUDA_R_32F);
   }
 
+ private:
+  int qkv_size() const { return cfg_.q_size() + 2 * cfg_.kv_size(); }
+
+  void linear_raw(const void* x, const void* w, void* y, int in_features, int out_features,
+                  int x_row_stride = 0) {
+    c_.gemm.linear(x, w, y, shape_.num_tokens, in_features, out_features, ab_type_, ab_type_,
+                   x_row_stride);
+  }
+
+  const float* norm_weight(WeightRef weight) const {
+    const CudaLayerWeights& w = c_.weights.layer(weight.layer);
+    assert(weight.role == WeightRole::AttnNorm || weight.role == WeightRole::FfnNorm);
+    return weight.role == WeightRole::AttnNorm ? w.attn_norm : w.ffn_norm;
+  }
+
   const ForwardContext& c_;
   const ModelConfig& cfg_;
   const DeviceBatch& batch_;
@@ -172,6 +218,7 @@ class ForwardPass {
   T* spare_;     // the latest projection, waiting for its residual add
   T* normed_;
   cudaDataType ab_type_;
+  int rope_layer_ = -1;
 };
 
 }  // namespace
@@ -180,7 +227,8 @@ void enqueue_forward(const ForwardContext& context, const DeviceBatch& batch,
                      const ForwardShape& shape) {
   assert(context.config.num_layers >= 1 && shape.num_tokens >= 1);  // validated config, a step
   visit_activation_type(context.dtype, [&](auto tag) {
-    ForwardPass<typename decltype(tag)::type>(context, batch, shape).run();
+    CudaForwardOps<typename decltype(tag)::type> ops(context, batch, shape);
+    run_forward(context.config, ops);
   });
 }
 

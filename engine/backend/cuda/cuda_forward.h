@@ -1,5 +1,5 @@
-// The forward pass of a Llama-family decoder as a sequence of launches on one stream, the CUDA
-// twin of CpuBackend::forward:
+// The one forward pass (engine/model/forward_pass.h) over CUDA primitives, launched on one
+// stream. For the Llama family it runs:
 //   embedding -> per layer: rms_norm_residual (fused with the residual add) -> one q|k|v product
 //   (+ bias) -> rope_and_cache -> paged_attention -> o product -> rms_norm_residual -> one
 //   gate|up product -> silu_mul (over the gate half) -> down product -> the rows needing logits
