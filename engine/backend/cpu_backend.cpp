@@ -205,7 +205,8 @@ void CpuBackend::run_layer(int layer_idx, const BatchInputs& inputs) {
   float* k_cache = k_cache_.data() + static_cast<size_t>(layer_idx) * layer_floats;
   float* v_cache = v_cache_.data() + static_cast<size_t>(layer_idx) * layer_floats;
   write_kv_cache(inputs, shape, s.k.data(), s.v.data(), k_cache, v_cache);
-  paged_attention(inputs, shape, s.q.data(), k_cache, v_cache, s.attn.data(), pool_);
+  paged_attention(inputs, shape, causal_attention_options(config_.head_dim), s.q.data(), k_cache,
+                  v_cache, s.attn.data(), pool_);
 
   layer.wo.multiply(s.attn.data(), T, s.proj.data(), pool_);
   for (int64_t i = 0; i < T * hidden; ++i)
