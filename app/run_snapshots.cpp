@@ -13,13 +13,7 @@ ModelSummary summarize_model(std::shared_ptr<const ModelSession> session) {
   s.tokenizer = QString::fromStdString(session->tokenizer->describe());
   s.weightBytes = static_cast<qint64>(m.weight_bytes());
   const ModelConfig& c = m.config;
-  const qint64 per_layer =
-      2LL * c.hidden_size + static_cast<qint64>(c.hidden_size) * (c.q_size() + 2 * c.kv_size()) +
-      static_cast<qint64>(c.q_size()) * c.hidden_size + 3LL * c.hidden_size * c.intermediate_size;
-  s.parameterCount =
-      per_layer * c.num_layers +
-      static_cast<qint64>(c.vocab_size) * c.hidden_size * (c.tie_word_embeddings ? 1 : 2) +
-      c.hidden_size;
+  s.parameterCount = static_cast<qint64>(m.parameter_count());
   s.contextLength = c.max_position_embeddings;
   s.hasChatTemplate = !m.chat_template.empty();
   s.chatTemplate = QString::fromStdString(m.chat_template);

@@ -27,23 +27,31 @@ struct DecodePlan {
   int max_num_partitions = 1;
 };
 
+// Most keys one query sees: the longest context, or the window when that is shorter.
+int max_visible_keys(const PagedAttentionParams& params) {
+  return params.sliding_window > 0 ? std::min(params.max_seq_len, params.sliding_window)
+                                   : params.max_seq_len;
+}
+
+// Partitions split each decode token's visible keys (its window, not its whole context).
 DecodePlan plan_decode(const PagedAttentionParams& params, const PagedAttentionTuning& tuning) {
   if (tuning.is_decode_tiled || tuning.decode_partition_size < 0 || params.max_seq_len <= 0)
     return {};
+  const int max_keys = max_visible_keys(params);
   int partition_size = tuning.decode_partition_size;
   if (partition_size == 0) {
-    const int needed = ceil_div(params.max_seq_len, kMaxDefaultDecodePartitions);
+    const int needed = ceil_div(max_keys, kMaxDefaultDecodePartitions);
     partition_size =
         std::max(kDefaultDecodePartitionSize,
                  ceil_div(needed, kDefaultDecodePartitionSize) * kDefaultDecodePartitionSize);
   }
-  const int max_num_partitions = ceil_div(params.max_seq_len, partition_size);
+  const int max_num_partitions = ceil_div(max_keys, partition_size);
   if (max_num_partitions <= 1) return {};
   return {partition_size, max_num_partitions};
 }
 
 // The params the kernels support (head_dim a multiple of 8 up to 256, whole query-head groups,
-// grid limits) with the plan they run under.
+// options in range, grid limits) with the plan they run under.
 bool are_params_supported(const PagedAttentionParams& p, const DecodePlan& plan) {
   if (p.num_tokens < 0 || p.num_requests <= 0 || p.num_heads <= 0 || p.num_kv_heads <= 0)
     return false;
@@ -51,6 +59,8 @@ bool are_params_supported(const PagedAttentionParams& p, const DecodePlan& plan)
   if (p.num_heads % p.num_kv_heads != 0 || p.num_heads > kMaxGridYZ) return false;
   if (p.block_size <= 0 || p.max_blocks_per_request <= 0 || p.max_seq_len <= 0) return false;
   if (!std::isfinite(p.scale) || p.scale <= 0.0f) return false;
+  if (!std::isfinite(p.logit_softcap) || p.logit_softcap < 0.0f || p.sliding_window < 0)
+    return false;
   if (p.q_row_stride != 0 &&
       (p.q_row_stride < static_cast<int64_t>(p.num_heads) * p.head_dim || p.q_row_stride % 8 != 0))
     return false;
@@ -121,7 +131,11 @@ KernelStatus paged_attention_tuned(const PagedAttentionParams& params,
   args.head_dim = params.head_dim;
   args.block_size = params.block_size;
   args.max_blocks_per_request = params.max_blocks_per_request;
-  args.scale_log2 = params.scale * attention::kLog2e;
+  const bool has_softcap = params.logit_softcap > 0.0f;
+  args.q_scale = has_softcap ? params.scale : params.scale * attention::kLog2e;
+  args.softcap_log2 = has_softcap ? params.logit_softcap * attention::kLog2e : 0.0f;
+  args.inv_softcap = has_softcap ? 1.0f / params.logit_softcap : 0.0f;
+  args.sliding_window = params.sliding_window;
   args.partition_size = plan.partition_size;
   args.max_num_partitions = plan.max_num_partitions;
   args.is_decode_tiled = tuning.is_decode_tiled;

@@ -1,6 +1,8 @@
 // Attention over the paged KV cache for a flat batch of prefill chunks and decode tokens.
 // Query token t of request r (positions[t]) attends causally to positions 0..positions[t] of
-// r's context, read through r's block table. Grouped-query: query head h reads KV head
+// r's context (with a sliding window w, to positions[t] - w + 1..positions[t] only), read
+// through r's block table; blocks wholly outside a token's window are never read, so their
+// table entries may be -1. Grouped-query: query head h reads KV head
 // h / (num_heads / num_kv_heads), and a KV head's blocks are read once for all its query heads.
 // Decode-heavy batches use a split-KV pass with a merge step for long contexts; prefill chunks
 // use a tiled, FlashAttention-style pass (correct for chunked prefill and prefix-cache hits,
@@ -27,7 +29,11 @@ struct PagedAttentionParams {
   int max_query_len = 0;           // longest query chunk of a request in this batch
   int min_query_len = 0;           // shortest one (0: unknown); above 1, no request decodes
   int max_seq_len = 0;             // longest context (seq_lens) in this batch
-  float scale = 0.0f;              // 1 / sqrt(head_dim)
+  float scale = 0.0f;              // multiplies q . k; > 0 (usually 1 / sqrt(head_dim))
+  float logit_softcap = 0.0f;      // > 0: score = cap * tanh(score / cap) before the softmax
+  // > 0: a query at position p sees positions p - sliding_window + 1 .. p (the window most recent
+  // ones, itself included; llama.cpp and HF mask p - j >= window); 0: all of 0 .. p.
+  int sliding_window = 0;
   // Elements from one query token's row to the next: 0 for dense rows (num_heads * head_dim);
   // wider when q sits in a fused q|k|v projection. A multiple of 8.
   int64_t q_row_stride = 0;

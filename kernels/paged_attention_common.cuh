@@ -13,7 +13,10 @@
 //   through the block table serve all query heads of the group. Online softmax in float; the
 //   causal mask compares key positions with each row's absolute position.
 // Scores are kept in the log2 domain (q is pre-scaled by scale * log2(e)) so that every
-// exponential is one exp2f.
+// exponential is one exp2f; with a logit soft-cap q is pre-scaled by scale only and the score
+// becomes cap * log2(e) * tanh(s / cap). A sliding window narrows each query's keys to its
+// window: decode partitions split the window, not the context, and prefill key tiles start at
+// the tile's earliest visible key, so blocks outside every window are never read.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -67,7 +70,10 @@ struct PagedAttentionArgs {
   int head_dim;
   int block_size;
   int max_blocks_per_request;
-  float scale_log2;  // softmax scale * log2(e)
+  float q_scale;       // applied to q: scale * log2(e), or scale alone with a soft-cap
+  float softcap_log2;  // cap * log2(e) with a soft-cap, 0 without
+  float inv_softcap;   // 1 / cap
+  int sliding_window;  // 0: causal over the whole context
   // Split-KV decode. partition_size <= 0: one pass over the whole context.
   int partition_size;
   int max_num_partitions;  // partitions launched per request (the last one takes the rest)
@@ -90,6 +96,24 @@ __host__ __device__ constexpr size_t merge_shared_bytes(int max_num_partitions) 
 // before it, never past what the request has in the cache.
 __device__ __forceinline__ int token_context_len(int position, int seq_len) {
   return min(position + 1, seq_len);
+}
+
+// The first position a token sees: 0, or the start of its window.
+__device__ __forceinline__ int token_first_key(int position, int sliding_window) {
+  return sliding_window > 0 ? max(0, position - sliding_window + 1) : 0;
+}
+
+// A score from q (pre-scaled by q_scale) . k into the log2 domain: soft-capped when on.
+template <typename T>
+__device__ __forceinline__ float log2_score(float s, const PagedAttentionArgs<T>& args) {
+  return args.softcap_log2 > 0.0f ? args.softcap_log2 * tanhf(s * args.inv_softcap) : s;
+}
+
+// Split-KV partitions of a decode token's num_keys visible keys (at least 1).
+template <typename T>
+__device__ __forceinline__ int num_decode_partitions(int num_keys,
+                                                     const PagedAttentionArgs<T>& args) {
+  return min(max(ceil_div(num_keys, args.partition_size), 1), args.max_num_partitions);
 }
 
 // ---- element types ------------------------------------------------------------------------

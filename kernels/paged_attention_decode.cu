@@ -8,8 +8,9 @@
 // next_pow2(head_dim / 8) lanes, 8 elements each, and scored against all the block's query
 // heads: K and V are read once per block, not once per query head. Each key group keeps its own
 // online softmax; key groups merge with shuffles, warps through shared memory. Partitions are
-// 512 positions by default (planned in paged_attention.cu); with one partition the block writes
-// out directly, otherwise its partial (max, sum, unnormalised acc) goes to the workspace.
+// 512 positions by default (planned in paged_attention.cu) and split the keys a token sees (its
+// window, when the layer has one: no partition lies outside it); with one partition the block
+// writes out directly, otherwise its partial (max, sum, unnormalised acc) goes to the workspace.
 #include <type_traits>
 
 #include "kernels/paged_attention_common.cuh"
@@ -53,14 +54,16 @@ __global__ void __launch_bounds__(kDecodeThreads)
   const int request_idx = blockIdx.x;
   const int token = args.query_start_loc[request_idx];
   if (args.query_start_loc[request_idx + 1] - token != 1) return;  // a prefill chunk
-  const int context_len = token_context_len(args.positions[token], args.seq_lens[request_idx]);
+  const int position = args.positions[token];
+  const int first_key = token_first_key(position, args.sliding_window);
+  const int context_len = token_context_len(position, args.seq_lens[request_idx]);
 
-  // This block's partition: [key_begin, key_end); the last launched partition takes the rest.
-  int num_partitions = 1, key_begin = 0, key_end = context_len;
+  // This block's partition of the visible keys [first_key, context_len): [key_begin, key_end);
+  // the last launched partition takes the rest.
+  int num_partitions = 1, key_begin = first_key, key_end = context_len;
   if (args.partition_size > 0) {
-    num_partitions =
-        min(max(ceil_div(context_len, args.partition_size), 1), args.max_num_partitions);
-    key_begin = blockIdx.z * args.partition_size;
+    num_partitions = num_decode_partitions(context_len - first_key, args);
+    key_begin = first_key + blockIdx.z * args.partition_size;
     if (static_cast<int>(blockIdx.z) + 1 < num_partitions)
       key_end = key_begin + args.partition_size;
   }
@@ -91,7 +94,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
     if (g < num_block_heads && has_chunk) {
       unpack8(load_pack8(q_token + (head_begin + g) * head_dim + lane_in_key * 8), q[g]);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) q[g][e] *= args.scale_log2;
+      for (int e = 0; e < 8; ++e) q[g][e] *= args.q_scale;
     }
   }
 
@@ -114,13 +117,13 @@ __global__ void __launch_bounds__(kDecodeThreads)
   // key_end are masked per key group.
   for (int step = key_begin + warp * keys_per_warp_step; step < key_end;
        step += kDecodeWarps * keys_per_warp_step) {
-    const int first_key = step + key_slot * kKeysPerStep;
+    const int group_key = step + key_slot * kKeysPerStep;
     Pack8<T> k_pack[kKeysPerStep], v_pack[kKeysPerStep];
 #pragma unroll
     for (int u = 0; u < kKeysPerStep; ++u) {
       k_pack[u] = Pack8<T>{};
       v_pack[u] = Pack8<T>{};
-      const int key = first_key + u;
+      const int key = group_key + u;
       if (key < key_end && has_chunk) {
         const int64_t slot =
             static_cast<int64_t>(block_table[key / args.block_size]) * args.block_size +
@@ -141,7 +144,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
 #pragma unroll
         for (int e = 0; e < 8; ++e) s = fmaf(q[g][e], k[e], s);
         s = key_group_sum<kLanesPerKey>(s, key_lanes);
-        score[u][g] = first_key + u < key_end ? s : -INFINITY;
+        score[u][g] = group_key + u < key_end ? log2_score(s, args) : -INFINITY;
       }
     }
 
@@ -250,9 +253,10 @@ __global__ void __launch_bounds__(kMergeThreads)
   const int head = blockIdx.y;
   const int token = args.query_start_loc[request_idx];
   if (args.query_start_loc[request_idx + 1] - token != 1) return;
-  const int context_len = token_context_len(args.positions[token], args.seq_lens[request_idx]);
+  const int position = args.positions[token];
+  const int context_len = token_context_len(position, args.seq_lens[request_idx]);
   const int num_partitions =
-      min(max(ceil_div(context_len, args.partition_size), 1), args.max_num_partitions);
+      num_decode_partitions(context_len - token_first_key(position, args.sliding_window), args);
   if (num_partitions == 1) return;  // the decode kernel wrote the output itself
 
   const int64_t first =

@@ -9,9 +9,11 @@
 // block finds its request by binary search; spare slots exit at once). Total slots:
 // floor(num_tokens * group_size / kRows) + num_requests.
 //
-// Per key tile of kKeys positions: gather K through the block table into shared memory (as
-// float), S = Q K^T for the thread's rows x keys, mask keys past each row's position, online
-// softmax, P to shared memory, gather V into the same buffer, O += P V in registers.
+// Key tiles of kKeys positions run from the earliest key any of the block's rows sees (0, or the
+// start of the earliest window) to the furthest. Per tile: gather K through the block table into
+// shared memory (as float), S = Q K^T for the thread's rows x keys, soft-cap, mask keys outside
+// each row's window or past its position, online softmax, P to shared memory, gather V into the
+// same buffer, O += P V in registers.
 // Threads: 16 row groups x 8 key lanes; a row group's 8 lanes are adjacent, so row max and sum
 // are three xor shuffles. Shared memory (floats):
 //   q_tile  [kRows, head_dim + 4]   pre-scaled Q (log2 domain)
@@ -21,6 +23,7 @@
 // Tiles: 64 rows x 32 keys for head_dim <= 128 (60 KiB of shared memory at 128: the kernel opts
 // in above 48 KiB), 32 x 16 above 128 (52 KiB at 256).
 #include <atomic>
+#include <climits>
 #include <cstddef>
 
 #include "kernels/paged_attention_common.cuh"
@@ -50,7 +53,7 @@ struct PrefillTile {
   static size_t smem_bytes(int head_dim) {
     return sizeof(float) * (static_cast<size_t>(kRows + kKeys) * (head_dim + 4) +
                             static_cast<size_t>(kRows) * kPStride) +
-           sizeof(int) * kRows;
+           2 * sizeof(int) * kRows;
   }
 };
 
@@ -147,16 +150,23 @@ __global__ void __launch_bounds__(kPrefillThreads)
   float* kv_tile = q_tile + kRows * stride;                                    // [kKeys, stride]
   float* p_tile = kv_tile + kKeys * stride;                                    // [kRows, kPStride]
   int* row_context = reinterpret_cast<int*>(p_tile + kRows * Tile::kPStride);  // [kRows]
+  int* row_first_key = row_context + kRows;                                    // [kRows]
   const float4* q_tile4 = reinterpret_cast<const float4*>(q_tile);
   const float4* kv_tile4 = reinterpret_cast<const float4*>(kv_tile);
   const float4* p_tile4 = reinterpret_cast<const float4*>(p_tile);
 
-  // Each row's visible context (0 for rows past the chunk: fully masked, never written).
+  // Each row's visible keys [row_first_key, row_context) (none for rows past the chunk: fully
+  // masked, never written).
   for (int i = threadIdx.x; i < kRows; i += kPrefillThreads) {
     const int row = row_begin + i;
-    row_context[i] =
-        row < num_rows ? token_context_len(args.positions[token_begin + row / group_size], seq_len)
-                       : 0;
+    if (row < num_rows) {
+      const int position = args.positions[token_begin + row / group_size];
+      row_context[i] = token_context_len(position, seq_len);
+      row_first_key[i] = token_first_key(position, args.sliding_window);
+    } else {
+      row_context[i] = 0;
+      row_first_key[i] = INT_MAX;
+    }
   }
   // Q rows, pre-scaled into the log2 domain.
   const int chunks_per_row = head_dim / 8;
@@ -172,7 +182,7 @@ __global__ void __launch_bounds__(kPrefillThreads)
                          static_cast<int64_t>(head) * head_dim + column),
               v);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) v[e] *= args.scale_log2;
+      for (int e = 0; e < 8; ++e) v[e] *= args.q_scale;
     }
     store8(q_tile + i * stride + column, v);
   }
@@ -181,11 +191,18 @@ __global__ void __launch_bounds__(kPrefillThreads)
   const int key_lane = threadIdx.x % kKeyLanes;
   const int row_group = threadIdx.x / kKeyLanes;
   // Thread rows: row_group + kRowGroups * i; thread keys: key_lane + kKeyLanes * j.
-  int context[kRowsPerThread];
+  int context[kRowsPerThread], first_key[kRowsPerThread];
 #pragma unroll
-  for (int i = 0; i < kRowsPerThread; ++i) context[i] = row_context[row_group + kRowGroups * i];
-  int max_context = 0;
-  for (int i = 0; i < kRows; ++i) max_context = max(max_context, row_context[i]);
+  for (int i = 0; i < kRowsPerThread; ++i) {
+    context[i] = row_context[row_group + kRowGroups * i];
+    first_key[i] = row_first_key[row_group + kRowGroups * i];
+  }
+  // Keys before min_first_key are outside every row's window: their blocks are never read.
+  int max_context = 0, min_first_key = INT_MAX;
+  for (int i = 0; i < kRows; ++i) {
+    max_context = max(max_context, row_context[i]);
+    min_first_key = min(min_first_key, row_first_key[i]);
+  }
 
   float row_max[kRowsPerThread], row_sum[kRowsPerThread];  // row_sum: this lane's keys only
   float4 acc[kRowsPerThread][kColumns];
@@ -199,7 +216,7 @@ __global__ void __launch_bounds__(kPrefillThreads)
 
   const int32_t* block_table =
       args.block_tables + static_cast<int64_t>(request_idx) * args.max_blocks_per_request;
-  for (int key_begin = 0; key_begin < max_context; key_begin += kKeys) {
+  for (int key_begin = min_first_key; key_begin < max_context; key_begin += kKeys) {
     gather_kv_tile<T, kHeadDim, kHeadDimCap>(args.k_cache, args, block_table, kv_head, head_dim,
                                              stride, key_begin, max_context, kv_tile);
     __syncthreads();
@@ -233,13 +250,16 @@ __global__ void __launch_bounds__(kPrefillThreads)
       }
     }
 
-    // Causal mask by absolute position, then the online softmax update of each row.
+    // Soft-cap, causal and window mask by absolute position, then the online softmax update of
+    // each row.
 #pragma unroll
     for (int i = 0; i < kRowsPerThread; ++i) {
       float tile_max = -INFINITY;
 #pragma unroll
       for (int j = 0; j < kKeysPerThread; ++j) {
-        if (key_begin + key_lane + kKeyLanes * j >= context[i]) score[i][j] = -INFINITY;
+        const int key = key_begin + key_lane + kKeyLanes * j;
+        score[i][j] =
+            key >= first_key[i] && key < context[i] ? log2_score(score[i][j], args) : -INFINITY;
         tile_max = fmaxf(tile_max, score[i][j]);
       }
 #pragma unroll

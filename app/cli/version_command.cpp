@@ -1,9 +1,12 @@
 #include <cstdio>
+#include <string>
 
 #include "app/cli/cli_command.h"
 #include "engine/backend/cpu_gemm.h"
 #include "engine/backend/device.h"
 #include "engine/core/build_info.h"
+#include "engine/core/dtype.h"
+#include "engine/model/architecture.h"
 
 namespace sluice::cli {
 
@@ -18,6 +21,11 @@ int run_version() {
   }
   std::printf("device: %s\n", probe_devices().summary.c_str());
   std::printf("cpu: fixed-order fp32 kernels (%s)\n", cpu_kernel_isa());
+  std::printf("models: %s (Hugging Face model_type); %s (GGUF); llama2.c\n",
+              supported_hf_architectures().c_str(), supported_gguf_architectures().c_str());
+  std::string types;
+  for (const DTypeTraits& t : all_dtype_traits()) types += (types.empty() ? "" : ", ") + std::string(t.name);
+  std::printf("weight types: %s\n", types.c_str());
   std::printf("tokenizer: %s\n", bi::kSentencePiece);
   std::printf("gui: %s\n", bi::kHasGui ? "yes (Qt Widgets, QCustomPlot)" : "no");
   std::printf("build: %s, %s%s%s\n", bi::kBuildType, bi::kCompiler,

@@ -1,5 +1,6 @@
-// Paged attention on the CPU: each query token attends causally to its request's context,
-// read through the request's block table. The CPU pool's layout per layer is
+// Paged attention on the CPU: each query token attends causally to its request's context (or
+// to the window of its most recent positions), read through the request's block table. The CPU
+// pool's layout per layer is
 //   K: [num_blocks, num_kv_heads, head_dim, block_size]  (transposed within a block, so the
 //      scores of a block's positions are one vector FMA per dimension, no horizontal sums)
 //   V: [num_blocks, num_kv_heads, block_size, head_dim]
@@ -10,6 +11,7 @@
 #include <cstdint>
 
 #include "engine/core/thread_pool.h"
+#include "engine/model/forward_pass.h"
 #include "engine/runner/batch_inputs.h"
 
 namespace sluice {
@@ -19,21 +21,27 @@ struct AttentionShape {
   int num_kv_heads = 0;
   int head_dim = 0;
   int block_size = 0;
-  float scale = 0.0f;          // multiplies q.k; 0 = 1 / sqrt(head_dim)
-  float logit_softcap = 0.0f;  // 0 = off
-  int sliding_window = 0;      // 0 = full causal
 };
+
+// One layer's attention options: AttentionOptions (engine/model/forward_pass.h).
+
+// Returns the options of a plain causal layer: scale 1 / sqrt(head_dim), no soft-cap, no window.
+AttentionOptions causal_attention_options(int head_dim);
 
 // Writes each token's K and V into its slot of the layer's pool.
 // k, v: [num_tokens, num_kv_heads * head_dim]; k_cache, v_cache: one layer, layout above.
 void write_kv_cache(const BatchInputs& inputs, const AttentionShape& shape, const float* k,
                     const float* v, float* k_cache, float* v_cache);
 
-// out[t] = softmax(q[t] · K^T / sqrt(head_dim)) · V over positions 0..positions[t] of token t's
-// request (grouped-query: query head h reads KV head h / (num_heads / num_kv_heads)).
+// out[t] = softmax(capped(scale * q[t] · K^T)) · V over the positions token t sees (above) of
+// its request (grouped-query: query head h reads KV head h / (num_heads / num_kv_heads)).
+// Blocks wholly outside a token's window are never read, so their table entries may be
+// kNoBlock (-1): a window costs O(window) per query however long the context.
 // q, out: [num_tokens, num_heads * head_dim]. Each (token, KV head) is computed independently
 // in a fixed order, so a request's result does not depend on the rest of the batch.
-void paged_attention(const BatchInputs& inputs, const AttentionShape& shape, const float* q,
-                     const float* k_cache, const float* v_cache, float* out, ThreadPool& pool);
+// Throws sluice::Error for options out of range or a block inside a window that is kNoBlock.
+void paged_attention(const BatchInputs& inputs, const AttentionShape& shape,
+                     const AttentionOptions& options, const float* q, const float* k_cache,
+                     const float* v_cache, float* out, ThreadPool& pool);
 
 }  // namespace sluice

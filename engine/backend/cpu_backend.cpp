@@ -243,17 +243,14 @@ class CpuBackend::Ops final : public ForwardOps {
   }
 
   void attention(int l, const AttentionOptions& options) override {
-    AttentionShape shape{c_.num_heads, c_.num_kv_heads, c_.head_dim, b_.block_size_};
-    shape.scale = options.scale;
-    shape.logit_softcap = options.logit_softcap;
-    shape.sliding_window = options.sliding_window;
+    const AttentionShape shape{c_.num_heads, c_.num_kv_heads, c_.head_dim, b_.block_size_};
     const size_t layer_floats = static_cast<size_t>(b_.num_blocks_) *
                                 static_cast<size_t>(b_.block_size_) *
                                 static_cast<size_t>(c_.kv_size());
     float* k_cache = b_.k_cache_.data() + static_cast<size_t>(l) * layer_floats;
     float* v_cache = b_.v_cache_.data() + static_cast<size_t>(l) * layer_floats;
     write_kv_cache(in_, shape, s_.k.data(), s_.v.data(), k_cache, v_cache);
-    paged_attention(in_, shape, s_.q.data(), k_cache, v_cache, s_.attn.data(), b_.pool_);
+    paged_attention(in_, shape, options, s_.q.data(), k_cache, v_cache, s_.attn.data(), b_.pool_);
   }
 
   void linear(StepBuffer x, WeightRef weight, StepBuffer out) override {

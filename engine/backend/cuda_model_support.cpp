@@ -10,15 +10,8 @@ std::string cuda_unsupported_features(const ModelConfig& c) {
   if (c.qk_norm) add("q/k norms");
   if (c.post_norms) add("post-attention and post-FFN norms");
   if (c.activation != Activation::Silu) add("GeGLU");
-  if (c.attn_logit_softcap > 0.0f) add("attention soft-capping");
   if (c.final_logit_softcap > 0.0f) add("logit soft-capping");
   if (c.rotary_dim > 0) add("partial rotary embeddings");
-  for (const LayerConfig& l : c.layers) {
-    if (l.sliding_window > 0 && l.sliding_window < c.max_position_embeddings) {
-      add("sliding-window attention");
-      break;
-    }
-  }
   for (const LayerConfig& l : c.layers) {
     if (l.rope_theta != c.rope_theta) {
       add("per-layer RoPE bases");

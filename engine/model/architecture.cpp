@@ -11,19 +11,37 @@ namespace {
 using enum Activation;
 using enum WindowPattern;
 
-//                 name       hf_type        gguf      act       qk     post   emb    1+w
-//                 fused qkv, gate_up, gguf interleaved, windows
+// Options not named are off (see Architecture); activation SiLU, windows on all layers.
 constexpr Architecture kArchitectures[] = {
-    {"llama", "llama", "llama", Silu, false, false, false, false, false, false, true, AllLayers},
-    {"mistral", "mistral", nullptr, Silu, false, false, false, false, false, false, true,
-     AllLayers},
-    {"qwen2", "qwen2", "qwen2", Silu, false, false, false, false, false, false, false, AllLayers},
-    {"qwen3", "qwen3", "qwen3", Silu, true, false, false, false, false, false, false, AllLayers},
-    {"gemma2", "gemma2", "gemma2", GeluTanh, false, true, true, true, false, false, false,
-     EvenLayers},
-    {"gemma3", "gemma3_text", "gemma3", GeluTanh, true, true, true, true, false, false, false,
-     PeriodGlobal},
-    {"phi3", "phi3", "phi3", Silu, false, false, false, false, true, true, false, Ignored},
+    {.name = "llama", .hf_type = "llama", .gguf_name = "llama", .gguf_rope_interleaved = true},
+    {.name = "mistral", .hf_type = "mistral", .gguf_rope_interleaved = true},
+    {.name = "qwen2", .hf_type = "qwen2", .gguf_name = "qwen2"},
+    {.name = "qwen3", .hf_type = "qwen3", .gguf_name = "qwen3", .qk_norm = true},
+    {.name = "gemma2",
+     .hf_type = "gemma2",
+     .gguf_name = "gemma2",
+     .activation = GeluTanh,
+     .post_norms = true,
+     .scaled_embedding = true,
+     .hf_norm_plus_one = true,
+     .window_pattern = EvenLayers,
+     .hf_tied_by_default = true},
+    {.name = "gemma3",
+     .hf_type = "gemma3_text",
+     .gguf_name = "gemma3",
+     .activation = GeluTanh,
+     .qk_norm = true,
+     .post_norms = true,
+     .scaled_embedding = true,
+     .hf_norm_plus_one = true,
+     .window_pattern = PeriodGlobal,
+     .hf_tied_by_default = true},
+    {.name = "phi3",
+     .hf_type = "phi3",
+     .gguf_name = "phi3",
+     .fused_qkv = true,
+     .fused_gate_up = true,
+     .window_pattern = Ignored},
 };
 
 std::string list_names(bool hf) {

@@ -19,18 +19,19 @@ enum class WindowPattern : uint8_t {
 };
 
 struct Architecture {
-  const char* name;         // ModelConfig::architecture, e.g. "gemma2"
-  const char* hf_type;      // config.json model_type, or nullptr when only GGUF names it
-  const char* gguf_name;    // general.architecture, or nullptr when only HF names it
-  Activation activation;
-  bool qk_norm;             // per-head RMSNorm of q and k before RoPE
-  bool post_norms;          // norms of the attention and FFN outputs
-  bool scaled_embedding;    // embeddings times sqrt(hidden_size)
-  bool hf_norm_plus_one;    // the HF files store w for a norm that multiplies by 1 + w
-  bool fused_qkv;           // one [q; k; v] projection in the files, split at load
-  bool fused_gate_up;       // one [gate; up] projection in the files, split at load
-  bool gguf_rope_interleaved;  // llama.cpp permutes this family's q/k for adjacent-pair RoPE
-  WindowPattern window_pattern;
+  const char* name = nullptr;       // ModelConfig::architecture, e.g. "gemma2"
+  const char* hf_type = nullptr;    // config.json model_type, or nullptr when only GGUF names it
+  const char* gguf_name = nullptr;  // general.architecture, or nullptr when only HF names it
+  Activation activation = Activation::Silu;
+  bool qk_norm = false;           // per-head RMSNorm of q and k before RoPE
+  bool post_norms = false;        // norms of the attention and FFN outputs
+  bool scaled_embedding = false;  // embeddings times sqrt(hidden_size)
+  bool hf_norm_plus_one = false;  // the HF files store w for a norm that multiplies by 1 + w
+  bool fused_qkv = false;         // one [q; k; v] projection in the files, split at load
+  bool fused_gate_up = false;     // one [gate; up] projection in the files, split at load
+  bool gguf_rope_interleaved = false;  // llama.cpp permutes this family's q/k for pair RoPE
+  WindowPattern window_pattern = WindowPattern::AllLayers;
+  bool hf_tied_by_default = false;  // tie_word_embeddings when config.json omits it
 };
 
 // Returns the row for a config.json model_type or a GGUF general.architecture; nullptr when

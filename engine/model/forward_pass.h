@@ -35,9 +35,11 @@ struct WeightRef {
 
 // What attention does in one layer.
 struct AttentionOptions {
-  float scale = 0.0f;         // multiplies q.k
-  float logit_softcap = 0.0f;  // scores become cap * tanh(score / cap); 0 = off
-  int sliding_window = 0;     // a query sees this many most recent positions; 0 = all
+  float scale = 0.0f;          // multiplies q . k; > 0 (usually 1 / sqrt(head_dim))
+  float logit_softcap = 0.0f;  // > 0: score = cap * tanh(score / cap) before the softmax
+  // > 0: a query at position p sees positions p - sliding_window + 1 .. p (the window most
+  // recent ones, itself included; llama.cpp and HF mask p - j >= window); 0: all of 0 .. p.
+  int sliding_window = 0;
 };
 
 class ForwardOps {

@@ -224,7 +224,7 @@ ModelConfig read_hf_config(const std::string& path) {
   c.rope_theta = get_float(j, path, "rope_theta", 10000.0f);
   c.rope_layout = RopeLayout::RotateHalf;
   c.rope_scaling = read_rope_scaling(j, path);
-  c.tie_word_embeddings = get_bool(j, path, "tie_word_embeddings", false);
+  c.tie_word_embeddings = get_bool(j, path, "tie_word_embeddings", arch->hf_tied_by_default);
   c.has_qkv_bias = model_type == "qwen2" || get_bool(j, path, "attention_bias", false);
   if (get_bool(j, path, "mlp_bias", false)) fail(path, ": mlp_bias is not supported");
   if (arch->hf_norm_plus_one) c.norm_weight_offset = 1.0f;

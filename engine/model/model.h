@@ -41,6 +41,8 @@ struct Model {
 
   // Bytes of all weights as stored.
   size_t weight_bytes() const;
+  // Elements of all weights (a tied head counted once).
+  int64_t parameter_count() const;
   // "gguf", "safetensors", "llama2c" or "dummy".
   std::string format_name() const;
   // The stored element types, e.g. "F32" or "Q8_0+F16+F32".

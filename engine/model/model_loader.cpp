@@ -276,6 +276,12 @@ size_t Model::weight_bytes() const {
   return total;
 }
 
+int64_t Model::parameter_count() const {
+  int64_t total = 0;
+  for (const auto* t : all_tensors(weights)) total += t->num_elements();
+  return total;
+}
+
 std::string Model::format_name() const {
   switch (format) {
     case ModelFormat::HuggingFace:

@@ -1,7 +1,10 @@
 // paged_attention against a float64 host reference: random q and per-request K/V written into
 // a device cache ([num_blocks, block_size, num_kv_heads, head_dim]) through shuffled block
 // tables, on the head layouts of real models, block sizes 16 and 32, contexts around block and
-// partition edges, decode-only, prefill-only, mixed and chunked-prefill batches.
+// partition edges, decode-only, prefill-only, mixed and chunked-prefill batches; and the
+// per-layer options (scale, logit soft-cap, sliding window) against both the reference and the
+// CPU attention (engine/backend/cpu_attention), with the blocks outside every window of a
+// request dropped from its table (-1) or pointing at a block of NaN.
 // Tolerance: |got - ref| <= abs + rel * |ref| with FP32 (1e-4, 1e-4) and BF16/FP16 (1e-5, 2e-2).
 // The reference reads the same rounded q/K/V, so the 16-bit error is the output's rounding.
 #include <cuda_bf16.h>
@@ -19,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/backend/cpu_attention.h"
 #include "kernels/paged_attention.cuh"
 #include "kernels/paged_attention_tuning.cuh"
 #include "tests/gpu/gpu_test_support.h"
@@ -80,6 +84,15 @@ struct Tolerance<float> {
   static constexpr double kRel = 1e-4;
 };
 
+// A layer's attention options as a test case gives them, and what happens to the blocks that
+// lie wholly outside every window of a request.
+struct CaseOptions {
+  float scale = 0.0f;  // 0: 1 / sqrt(head_dim)
+  float logit_softcap = 0.0f;
+  int sliding_window = 0;
+  bool is_outside_block_poisoned = false;  // true: a block of NaN; false: no block (-1)
+};
+
 // A batch on the host: inputs laid out as the kernel reads them, and the float64 reference.
 template <typename T>
 struct AttentionCase {
@@ -94,44 +107,54 @@ struct AttentionCase {
   std::vector<double> reference;         // [num_tokens, num_heads * head_dim]
 };
 
-// out[t, h] = softmax_j(q[t, h] . k[j] * scale) . v[j] over positions j <= positions[t] of t's
-// request, KV head h / (num_heads / num_kv_heads); k, v: the request's logical rows.
-void reference_attention(const HeadShape& shape, double scale, const std::vector<float>& q_token,
-                         int position, const std::vector<float>& k, const std::vector<float>& v,
-                         double* out) {
+// The first position a query at `position` sees.
+int first_visible(int position, int sliding_window) {
+  return sliding_window > 0 ? std::max(0, position - sliding_window + 1) : 0;
+}
+
+// out[t, h] = softmax_j(cap(q[t, h] . k[j] * scale)) . v[j] over the positions j that t sees
+// (j <= positions[t], and inside its window) of t's request, KV head h / (num_heads /
+// num_kv_heads); k, v: the request's logical rows.
+void reference_attention(const HeadShape& shape, const PagedAttentionParams& p,
+                         const std::vector<float>& q_token, int position,
+                         const std::vector<float>& k, const std::vector<float>& v, double* out) {
   const int group = shape.num_heads / shape.num_kv_heads;
   const int hd = shape.head_dim;
+  const int first = first_visible(position, p.sliding_window);
   std::vector<double> weight(static_cast<size_t>(position) + 1);
   for (int h = 0; h < shape.num_heads; ++h) {
     const int kv_head = h / group;
     const float* qh = q_token.data() + static_cast<size_t>(h) * hd;
     double max_score = -std::numeric_limits<double>::infinity();
-    for (int j = 0; j <= position; ++j) {
+    for (int j = first; j <= position; ++j) {
       const float* kj = k.data() + (static_cast<size_t>(j) * shape.num_kv_heads + kv_head) * hd;
       double dot = 0.0;
       for (int d = 0; d < hd; ++d) dot += static_cast<double>(qh[d]) * kj[d];
-      weight[j] = dot * scale;
+      weight[j] = dot * p.scale;
+      if (p.logit_softcap > 0.0f)
+        weight[j] = p.logit_softcap * std::tanh(weight[j] / p.logit_softcap);
       max_score = std::max(max_score, weight[j]);
     }
     double total = 0.0;
-    for (int j = 0; j <= position; ++j) total += (weight[j] = std::exp(weight[j] - max_score));
+    for (int j = first; j <= position; ++j) total += (weight[j] = std::exp(weight[j] - max_score));
     double* oh = out + static_cast<size_t>(h) * hd;
     for (int d = 0; d < hd; ++d) oh[d] = 0.0;
-    for (int j = 0; j <= position; ++j) {
+    for (int j = first; j <= position; ++j) {
       const float* vj = v.data() + (static_cast<size_t>(j) * shape.num_kv_heads + kv_head) * hd;
-      const double p = weight[j] / total;
-      for (int d = 0; d < hd; ++d) oh[d] += p * vj[d];
+      const double prob = weight[j] / total;
+      for (int d = 0; d < hd; ++d) oh[d] += prob * vj[d];
     }
   }
 }
 
 // Builds a batch with random q (scaled by q_scale) and K/V in [-1, 1], physical blocks assigned
-// in shuffled order; every cache slot outside the requests' contexts holds NaN, so reading one
-// poisons the output.
+// in shuffled order; every cache slot outside the requests' contexts, or that no query of its
+// request sees, holds NaN, so reading one poisons the output. Blocks wholly outside every
+// window of a request are -1 in its table, or a block of NaN (options).
 template <typename T>
 AttentionCase<T> make_case(const HeadShape& shape, int block_size,
                            const std::vector<RequestSpec>& requests, uint32_t seed,
-                           float q_scale = 1.0f) {
+                           float q_scale = 1.0f, const CaseOptions& options = {}) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   const int hd = shape.head_dim;
@@ -145,7 +168,9 @@ AttentionCase<T> make_case(const HeadShape& shape, int block_size,
   p.num_kv_heads = shape.num_kv_heads;
   p.head_dim = hd;
   p.block_size = block_size;
-  p.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  p.scale = options.scale > 0.0f ? options.scale : 1.0f / std::sqrt(static_cast<float>(hd));
+  p.logit_softcap = options.logit_softcap;
+  p.sliding_window = options.sliding_window;
   int total_blocks = 0;
   for (const RequestSpec& r : requests) {
     const int num_blocks = (r.context_len + block_size - 1) / block_size;
@@ -161,6 +186,7 @@ AttentionCase<T> make_case(const HeadShape& shape, int block_size,
   std::vector<int32_t> physical(static_cast<size_t>(total_blocks));
   std::iota(physical.begin(), physical.end(), 0);
   std::shuffle(physical.begin(), physical.end(), rng);
+  const int32_t poisoned_block = physical.back();  // a spare: NaN throughout
 
   const T nan = from_float<T>(std::numeric_limits<float>::quiet_NaN());
   c.k_cache.assign(static_cast<size_t>(total_blocks) * block_size * slot_size, nan);
@@ -180,7 +206,11 @@ AttentionCase<T> make_case(const HeadShape& shape, int block_size,
     for (float& x : v) x = to_float(from_float<T>(uniform(rng)));
     int32_t* table = c.block_tables.data() + static_cast<size_t>(r) * p.max_blocks_per_request;
     for (int b = 0; b * block_size < spec.context_len; ++b) table[b] = physical[next_block++];
-    for (int j = 0; j < spec.context_len; ++j) {
+    // What no query of the request sees: its blocks leave the table, its slots stay NaN.
+    const int first_seen = first_visible(spec.context_len - spec.query_len, options.sliding_window);
+    for (int b = 0; (b + 1) * block_size <= first_seen; ++b)
+      table[b] = options.is_outside_block_poisoned ? poisoned_block : -1;
+    for (int j = first_seen; j < spec.context_len; ++j) {
       const size_t slot = static_cast<size_t>(table[j / block_size]) * block_size + j % block_size;
       for (size_t e = 0; e < slot_size; ++e) {
         c.k_cache[slot * slot_size + e] = from_float<T>(k[j * slot_size + e]);
@@ -198,7 +228,7 @@ AttentionCase<T> make_case(const HeadShape& shape, int block_size,
         c.q[static_cast<size_t>(token) * q_size + e] = value;
         q_token[static_cast<size_t>(e)] = to_float(value);
       }
-      reference_attention(shape, p.scale, q_token, position, k, v,
+      reference_attention(shape, p, q_token, position, k, v,
                           c.reference.data() + static_cast<size_t>(token) * q_size);
     }
     c.query_start_loc.push_back(static_cast<int32_t>(c.positions.size()));
@@ -269,6 +299,84 @@ void check_against_reference(const HeadShape& shape, int block_size,
                "heads " + std::to_string(shape.num_heads) + "/" +
                    std::to_string(shape.num_kv_heads) + "x" + std::to_string(shape.head_dim) +
                    ", block size " + std::to_string(block_size));
+}
+
+// The CPU attention (engine/backend/cpu_attention) over the same batch: the cache converted to
+// its layout (K transposed within a block), the same block tables, q rounded as the kernel reads
+// it. [num_tokens, num_heads * head_dim]
+template <typename T>
+std::vector<float> run_cpu_attention(const AttentionCase<T>& c) {
+  const PagedAttentionParams& p = c.params;
+  const size_t hd = static_cast<size_t>(p.head_dim), bs = static_cast<size_t>(p.block_size);
+  const size_t num_kv_heads = static_cast<size_t>(p.num_kv_heads);
+  const size_t num_blocks = c.k_cache.size() / (bs * num_kv_heads * hd);
+  std::vector<float> k(c.k_cache.size()), v(c.v_cache.size());
+  for (size_t b = 0; b < num_blocks; ++b) {
+    for (size_t o = 0; o < bs; ++o) {
+      for (size_t g = 0; g < num_kv_heads; ++g) {
+        for (size_t d = 0; d < hd; ++d) {
+          const size_t src = ((b * bs + o) * num_kv_heads + g) * hd + d;
+          k[((b * num_kv_heads + g) * hd + d) * bs + o] = to_float(c.k_cache[src]);
+          v[((b * num_kv_heads + g) * bs + o) * hd + d] = to_float(c.v_cache[src]);
+        }
+      }
+    }
+  }
+  BatchInputs in;
+  in.positions = c.positions;
+  in.token_ids.assign(c.positions.size(), 0);
+  in.slot_mapping.assign(c.positions.size(), 0);
+  in.query_start_loc = c.query_start_loc;
+  in.seq_lens = c.seq_lens;
+  in.block_tables = c.block_tables;
+  in.max_blocks_per_request = p.max_blocks_per_request;
+  std::vector<float> q;
+  for (const T& x : c.q) q.push_back(to_float(x));
+  std::vector<float> out(q.size());
+  ThreadPool pool(2);
+  const AttentionShape shape{p.num_heads, p.num_kv_heads, p.head_dim, p.block_size};
+  const AttentionOptions options{p.scale, p.logit_softcap, p.sliding_window};
+  sluice::paged_attention(in, shape, options, q.data(), k.data(), v.data(), out.data(), pool);
+  return out;
+}
+
+std::string describe(const HeadShape& shape, int block_size, const CaseOptions& options,
+                     const PagedAttentionTuning& tuning) {
+  return "heads " + std::to_string(shape.num_heads) + "/" + std::to_string(shape.num_kv_heads) +
+         "x" + std::to_string(shape.head_dim) + ", block size " + std::to_string(block_size) +
+         ", scale " + std::to_string(options.scale) + ", softcap " +
+         std::to_string(options.logit_softcap) + ", window " +
+         std::to_string(options.sliding_window) +
+         (options.is_outside_block_poisoned ? " (NaN blocks)" : " (no blocks)") +
+         (tuning.is_decode_tiled ? ", tiled"
+                                 : ", partitions " + std::to_string(tuning.decode_partition_size));
+}
+
+// The kernels with a layer's options against the float64 reference and the CPU attention.
+template <typename T>
+void check_options(const HeadShape& shape, int block_size, const std::vector<RequestSpec>& requests,
+                   uint32_t seed, const CaseOptions& options, float q_scale = 1.0f,
+                   const PagedAttentionTuning& tuning = {}) {
+  const std::string what = describe(shape, block_size, options, tuning);
+  const AttentionCase<T> c = make_case<T>(shape, block_size, requests, seed, q_scale, options);
+  const RunResult result = run_attention(c, tuning);
+  ASSERT_EQ(result.status, kKernelOk) << what;
+  ASSERT_EQ(result.sync_status, cudaSuccess)
+      << what << ": " << cudaGetErrorString(result.sync_status);
+  expect_close(result.out, c.reference, shape, Tolerance<T>::kAbs, Tolerance<T>::kRel,
+               what + " vs reference");
+  expect_close(result.out, run_cpu_attention(c), shape, Tolerance<T>::kAbs, Tolerance<T>::kRel,
+               what + " vs CPU attention");
+}
+
+// The decode pass in one piece, split in the default partitions and in partitions of 48 (not a
+// multiple of the block size), and the tiled pass running decodes too.
+std::vector<PagedAttentionTuning> all_tunings() {
+  PagedAttentionTuning single_pass, small_split, tiled;
+  single_pass.decode_partition_size = -1;
+  small_split.decode_partition_size = 48;
+  tiled.is_decode_tiled = true;
+  return {PagedAttentionTuning{}, single_pass, small_split, tiled};
 }
 
 template <typename T>
@@ -452,6 +560,69 @@ TYPED_TEST(PagedAttentionTest, QueryRowsInsideFusedQkvRows) {
   }
 }
 
+// Windows of 1, below, at and one past a block, past a 48-position partition, past the default
+// 512-position partition and past every context; decodes deep in long contexts and chunked
+// prefill whose first query is far from position 0, so most blocks lie outside the windows.
+TYPED_TEST(PagedAttentionTest, SlidingWindow) {
+  SLUICE_REQUIRE_CUDA();
+  const std::vector<RequestSpec> batch = {{1100, 1}, {40, 40}, {700, 37}, {1, 1},
+                                          {17, 1},   {530, 1}, {64, 9}};
+  uint32_t seed = 40;
+  for (const int window : {1, 15, 16, 17, 100, 600, 5000}) {
+    for (const PagedAttentionTuning& tuning : all_tunings()) {
+      CaseOptions options;
+      options.sliding_window = window;
+      options.is_outside_block_poisoned = seed % 2 == 1;
+      check_options<TypeParam>({8, 2, 64}, 16, batch, ++seed, options, 1.0f, tuning);
+    }
+  }
+}
+
+// Windows on odd block sizes (a window edge anywhere in a block, tile or partition), the
+// run-time head-size bodies (48 up to 128, 136 up to 256) and the tuned 128 and 256.
+TYPED_TEST(PagedAttentionTest, SlidingWindowOddShapes) {
+  SLUICE_REQUIRE_CUDA();
+  const std::vector<RequestSpec> batch = {{600, 1}, {77, 13}, {90, 90}, {2, 1}};
+  CaseOptions options;
+  options.sliding_window = 23;
+  check_options<TypeParam>({9, 3, 64}, 5, batch, 60, options);
+  options.is_outside_block_poisoned = true;
+  check_options<TypeParam>({6, 6, 48}, 7, batch, 61, options);
+  options.sliding_window = 70;
+  check_options<TypeParam>({4, 2, 136}, 16, batch, 62, options);
+  check_options<TypeParam>(kLlama3_8B, 32, {{1100, 1}, {300, 41}}, 63, options);
+  options.is_outside_block_poisoned = false;
+  check_options<TypeParam>({8, 4, 256}, 16, {{700, 1}, {60, 33}}, 64, options);
+}
+
+// A scale other than 1 / sqrt(head_dim), and soft-caps that bend the scores a lot (2) and a
+// little (Gemma 2's 50, on scores of about 8), alone and with a window, in every pass.
+TYPED_TEST(PagedAttentionTest, ScaleAndSoftcap) {
+  SLUICE_REQUIRE_CUDA();
+  const std::vector<RequestSpec> batch = {{700, 1}, {50, 50}, {300, 21}, {1, 1}, {40, 1}};
+  uint32_t seed = 70;
+  for (const PagedAttentionTuning& tuning : all_tunings()) {
+    for (const CaseOptions& options :
+         {CaseOptions{.scale = 0.3f}, CaseOptions{.scale = 0.3f, .logit_softcap = 2.0f},
+          CaseOptions{.scale = 1.0f, .logit_softcap = 50.0f},
+          CaseOptions{.scale = 0.3f, .logit_softcap = 2.0f, .sliding_window = 16}})
+      check_options<TypeParam>({4, 2, 64}, 16, batch, ++seed, options, 3.0f, tuning);
+  }
+}
+
+// The layers of the tiny-arch fixtures: gemma2 (4/2 x 64, scale 1/8, soft-cap 50, window 16)
+// and gemma3 (4/1 x 32, window 16), on their 64-token sequences as one prompt and as decodes.
+TYPED_TEST(PagedAttentionTest, GemmaFixtureLayers) {
+  SLUICE_REQUIRE_CUDA();
+  const std::vector<RequestSpec> batch = {{64, 64}, {62, 1}, {33, 1}, {16, 1}, {17, 17}};
+  check_options<TypeParam>(
+      {4, 2, 64}, 16, batch, 80,
+      CaseOptions{.scale = 0.125f, .logit_softcap = 50.0f, .sliding_window = 16}, 6.0f);
+  check_options<TypeParam>({4, 1, 32}, 16, batch, 81,
+                           CaseOptions{.sliding_window = 16, .is_outside_block_poisoned = true},
+                           2.0f);
+}
+
 PagedAttentionParams valid_params() {
   PagedAttentionParams p;
   p.num_tokens = 1;
@@ -501,6 +672,14 @@ TEST(PagedAttentionParamsTest, RejectsUnsupportedParams) {
   p.q_row_stride = 8 * 64 + 4;  // rows not 16-byte aligned
   EXPECT_EQ(call(p), invalid);
   p = valid_params();
+  p.logit_softcap = -1.0f;
+  EXPECT_EQ(call(p), invalid) << "negative soft-cap";
+  p.logit_softcap = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(call(p), invalid) << "NaN soft-cap";
+  p = valid_params();
+  p.sliding_window = -1;
+  EXPECT_EQ(call(p), invalid) << "negative window";
+  p = valid_params();
   EXPECT_EQ(call(p, nullptr, paged_attention_workspace_bytes(p) - 1), invalid)
       << "workspace too small";
   EXPECT_EQ(call(p, q.get() + 1), invalid) << "q not 16-byte aligned";
@@ -521,6 +700,10 @@ TEST(PagedAttentionParamsTest, WorkspaceOnlyForSplitDecode) {
   EXPECT_EQ(paged_attention_workspace_bytes(p, tiled), 0u);
   p.max_seq_len = 1 << 20;  // long contexts grow the partitions (at most 32), not their number
   EXPECT_EQ(paged_attention_workspace_bytes(p), size_t{1} * 8 * 32 * (64 + 2) * sizeof(float));
+  p.sliding_window = 1000;  // partitions split the window: two of 512
+  EXPECT_EQ(paged_attention_workspace_bytes(p), size_t{1} * 8 * 2 * (64 + 2) * sizeof(float));
+  p.sliding_window = 512;  // one
+  EXPECT_EQ(paged_attention_workspace_bytes(p), 0u);
 }
 
 }  // namespace

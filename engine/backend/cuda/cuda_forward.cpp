@@ -137,6 +137,8 @@ class CudaForwardOps final : public ForwardOps {
         qkv_size(), c_.stream));
     kernels::PagedAttentionParams params = attention_params(cfg_, c_.kv.block_size, shape_);
     params.scale = options.scale;
+    params.logit_softcap = options.logit_softcap;
+    params.sliding_window = options.sliding_window;
     SLUICE_KERNEL_CHECK(kernels::paged_attention<T>(
         params, q, k_cache, v_cache, batch_.block_tables, batch_.query_start_loc, batch_.seq_lens,
         batch_.positions, static_cast<T*>(b.attn), b.attention_workspace,

@@ -7,12 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "engine/backend/cpu_backend.h"
 #include "engine/model/model.h"
 #include "tests/support/single_request_batch.h"
+#include "tests/support/tiny_arch_reference.h"
 #include "tests/support/test_paths.h"
 
 namespace sluice {
@@ -29,26 +28,6 @@ struct Case {
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
-
-struct Reference {
-  std::vector<int32_t> tokens;
-  int n_prompt = 0;
-  std::vector<float> logits;  // [tokens, vocab]
-  std::vector<double> greedy_margins;
-};
-
-Reference read_reference(const std::string& dir) {
-  Reference r;
-  const auto meta = nlohmann::json::parse(test::read_file(dir + "/logits.json"));
-  r.tokens = meta.at("tokens").get<std::vector<int32_t>>();
-  r.n_prompt = meta.at("n_prompt").get<int>();
-  const std::string bytes = test::read_file(dir + "/logits.bin");
-  r.logits.resize(bytes.size() / sizeof(float));
-  std::memcpy(r.logits.data(), bytes.data(), r.logits.size() * sizeof(float));
-  const auto check = nlohmann::json::parse(test::read_file(dir + "/check.json"));
-  r.greedy_margins = check.at("greedy_margins").get<std::vector<double>>();
-  return r;
-}
 
 // Tolerances: llama.cpp's F32 forward agrees with exact math to ~6e-5 on llama, qwen3 and phi3;
 // its GELU goes through an fp16 table, so gemma agrees only to ~0.03. F16 files: llama.cpp
@@ -91,16 +70,9 @@ const Case kCases[] = {
 
 class TinyArchForward : public ::testing::TestWithParam<Case> {};
 
-// Max |a - b| over one row of `vocab` logits.
-float row_diff(const float* a, const float* b, int vocab) {
-  float m = 0.0f;
-  for (int i = 0; i < vocab; ++i) m = std::max(m, std::fabs(a[i] - b[i]));
-  return m;
-}
-
 TEST_P(TinyArchForward, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
   const Case& c = GetParam();
-  const Reference ref = read_reference(test::shared_path(c.expected_dir));
+  const test::TinyArchReference ref = test::read_tiny_arch_reference(test::shared_path(c.expected_dir));
   const auto model = load_model(test::shared_path(c.model_path));
   const int vocab = model->config.vocab_size;
   const int n = static_cast<int>(ref.tokens.size());
@@ -114,7 +86,7 @@ TEST_P(TinyArchForward, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
   float worst = 0.0f;
   int worst_position = 0;
   for (int t = 0; t < n; ++t) {
-    const float d = row_diff(logits.data() + static_cast<size_t>(t) * vocab,
+    const float d = test::max_row_difference(logits.data() + static_cast<size_t>(t) * vocab,
                              ref.logits.data() + static_cast<size_t>(t) * vocab, vocab);
     if (d > worst) worst = d, worst_position = t;
   }
@@ -140,7 +112,7 @@ TEST_P(TinyArchForward, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
   step_backend.allocate_kv_cache(kNumBlocks, kBlockSize);
   const std::vector<int32_t> prompt(ref.tokens.begin(), ref.tokens.begin() + ref.n_prompt);
   step_backend.forward(test::single_request_batch(prompt, 0, kNumBlocks, false), logits);
-  float worst_step = row_diff(logits.data(),
+  float worst_step = test::max_row_difference(logits.data(),
                               ref.logits.data() + static_cast<size_t>(ref.n_prompt - 1) * vocab,
                               vocab);
   for (int t = ref.n_prompt; t < n; ++t) {
@@ -148,7 +120,7 @@ TEST_P(TinyArchForward, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
         test::single_request_batch({ref.tokens[static_cast<size_t>(t)]}, t, kNumBlocks, false),
         logits);
     worst_step = std::max(
-        worst_step, row_diff(logits.data(), ref.logits.data() + static_cast<size_t>(t) * vocab, vocab));
+        worst_step, test::max_row_difference(logits.data(), ref.logits.data() + static_cast<size_t>(t) * vocab, vocab));
   }
   EXPECT_LT(worst_step, c.tolerance) << c.name << " token by token";
 }
