@@ -34,6 +34,20 @@ const DTypeTraits& dtype_traits(DType dtype) { return kTraits[static_cast<size_t
 
 std::span<const DTypeTraits> all_dtype_traits() { return kTraits; }
 
+const DTypeTraits* find_dtype_by_ggml_type(uint32_t ggml_type) {
+  for (const DTypeTraits& traits : kTraits) {
+    if (traits.ggml_type == ggml_type) return &traits;
+  }
+  return nullptr;
+}
+
+std::string dtype_names() {
+  std::string out;
+  for (const DTypeTraits& traits : kTraits)
+    out += (out.empty() ? "" : ", ") + std::string(traits.name);
+  return out;
+}
+
 std::string_view dtype_name(DType dtype) { return dtype_traits(dtype).name; }
 
 size_t dtype_num_bytes(DType dtype, int64_t num_elements) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace sluice {
@@ -27,6 +28,13 @@ struct DTypeTraits {
 const DTypeTraits& dtype_traits(DType dtype);
 // All rows of the table, in enum order.
 std::span<const DTypeTraits> all_dtype_traits();
+
+// Returns the row whose ggml_type is ggml_type, or nullptr when Sluice has no such DType.
+const DTypeTraits* find_dtype_by_ggml_type(uint32_t ggml_type);
+
+// Returns every type's name in enum order, comma-separated ("F32, F16, BF16, Q8_0, ..."), for
+// messages that list what is supported.
+std::string dtype_names();
 
 // Q8_0 (GGUF): blocks of 32 weights, each block an fp16 scale followed by 32 int8 values.
 inline constexpr int kQ8_0BlockSize = 32;
