@@ -75,6 +75,14 @@ __host__ __device__ inline bool is_aligned(const void* pointer, size_t alignment
   return reinterpret_cast<uintptr_t>(pointer) % alignment == 0;
 }
 
+// The first item of this thread in a grid-stride loop, and the loop's stride.
+__device__ __forceinline__ int64_t global_thread_idx() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ int64_t grid_stride() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
 // Blocks for a grid-stride loop over num_items with threads per block; the cap keeps the grid
 // a few waves deep on any GPU, and the loop covers the rest.
 inline unsigned int grid_stride_blocks(int64_t num_items, int threads) {

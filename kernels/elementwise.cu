@@ -1,5 +1,5 @@
 // Small element-wise ops of a Llama block. Each is a grid-stride loop over groups of elements
-// that move as one vector access (16 bytes of T, or 8 elements for convert and Q8_0) when every
+// that move as one vector access (16 bytes of T, or 8 elements for convert) when every
 // pointer is aligned for it, then a scalar loop over the tail; unaligned inputs take the scalar
 // loop throughout. Arithmetic is in float.
 #include "kernels/elementwise.cuh"
@@ -13,19 +13,13 @@ namespace sluice::kernels {
 namespace {
 
 using detail::from_float;
+using detail::global_thread_idx;
+using detail::grid_stride;
 using detail::Pack;
 using detail::to_float;
 using detail::Vec;
 
 constexpr int kThreads = 256;
-
-__device__ __forceinline__ int64_t global_thread_idx() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-
-__device__ __forceinline__ int64_t grid_stride() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
 
 // silu(gate) * up, as the CPU backend computes it: gate / (1 + exp(-gate)) * up.
 __device__ __forceinline__ float silu_times(float gate, float up) {
@@ -114,40 +108,6 @@ __global__ void convert_kernel(const From* __restrict__ in, To* __restrict__ out
   }
 }
 
-// Q8_0 (GGUF): blocks of 34 bytes, a little-endian fp16 scale then 32 int8 values.
-constexpr int kQ8BlockValues = 32;
-constexpr int kQ8BlockBytes = 2 + kQ8BlockValues;
-constexpr int kQ8Group = 8;  // values per thread; a group never straddles two Q8 blocks
-
-// blocks: [n_elements / 32 * 34] bytes
-// out:    [n_elements]
-// Each value is scale * q in float (one rounding, as engine/core/dtype.cpp), then rounded to T.
-template <typename T>
-__global__ void dequantize_q8_0_kernel(const uint8_t* __restrict__ blocks, T* __restrict__ out,
-                                       int64_t n_elements, bool is_packed) {
-  using OutVec = Vec<T, kQ8Group>;
-  const int64_t num_groups = n_elements / kQ8Group;
-  for (int64_t g = global_thread_idx(); g < num_groups; g += grid_stride()) {
-    const int64_t first = g * kQ8Group;
-    const uint8_t* block = blocks + first / kQ8BlockValues * kQ8BlockBytes;
-    // Byte loads: a block starts at any even offset, so wider loads would be misaligned.
-    const auto scale_bits = static_cast<unsigned short>(block[0] | (block[1] << 8));
-    const float scale = __half2float(__ushort_as_half(scale_bits));
-    const auto* q = reinterpret_cast<const int8_t*>(block + 2) + first % kQ8BlockValues;
-    OutVec out_vec;
-#pragma unroll
-    for (int j = 0; j < kQ8Group; ++j) {
-      out_vec.values[j] = from_float<T>(scale * static_cast<float>(q[j]));
-    }
-    if (is_packed) {
-      reinterpret_cast<OutVec*>(out)[g] = out_vec;
-    } else {
-#pragma unroll
-      for (int j = 0; j < kQ8Group; ++j) out[first + j] = out_vec.values[j];
-    }
-  }
-}
-
 }  // namespace
 
 template <typename T>
@@ -205,27 +165,14 @@ KernelStatus convert(const From* in, To* out, int64_t n, cudaStream_t stream) {
   return detail::launch_status();
 }
 
-template <typename T>
-KernelStatus dequantize_q8_0(const uint8_t* blocks, T* out, int64_t n_elements,
-                             cudaStream_t stream) {
-  if (n_elements < 0 || n_elements % kQ8BlockValues != 0) return detail::invalid_argument();
-  if (n_elements == 0) return kKernelOk;
-  const bool is_packed = detail::is_aligned(out, alignof(Vec<T, kQ8Group>));
-  detail::launch_kernel(dequantize_q8_0_kernel<T>,
-                        detail::grid_stride_blocks(n_elements / kQ8Group, kThreads), kThreads, 0,
-                        stream, blocks, out, n_elements, is_packed);
-  return detail::launch_status();
-}
-
 // ---- instantiations --------------------------------------------------------------------------
 
-#define SLUICE_INSTANTIATE_ELEMENTWISE(T)                                                     \
-  template KernelStatus silu_mul<T>(const T*, const T*, T*, int64_t, cudaStream_t);           \
-  template KernelStatus silu_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t,   \
-                                         cudaStream_t);                                       \
-  template KernelStatus add_bias<T>(T*, const float*, int, int, cudaStream_t);                \
-  template KernelStatus gather_rows<T>(const T*, const int32_t*, T*, int, int, cudaStream_t); \
-  template KernelStatus dequantize_q8_0<T>(const uint8_t*, T*, int64_t, cudaStream_t);
+#define SLUICE_INSTANTIATE_ELEMENTWISE(T)                                                   \
+  template KernelStatus silu_mul<T>(const T*, const T*, T*, int64_t, cudaStream_t);         \
+  template KernelStatus silu_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, \
+                                         cudaStream_t);                                     \
+  template KernelStatus add_bias<T>(T*, const float*, int, int, cudaStream_t);              \
+  template KernelStatus gather_rows<T>(const T*, const int32_t*, T*, int, int, cudaStream_t);
 SLUICE_INSTANTIATE_ELEMENTWISE(float)
 SLUICE_INSTANTIATE_ELEMENTWISE(__nv_bfloat16)
 SLUICE_INSTANTIATE_ELEMENTWISE(__half)

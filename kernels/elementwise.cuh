@@ -33,8 +33,4 @@ KernelStatus gather_rows(const T* in, const int32_t* rows, T* out, int num_rows,
 template <typename From, typename To>
 KernelStatus convert(const From* in, To* out, int64_t n, cudaStream_t stream);
 
-// Widens Q8_0 blocks (32 int8 with an fp16 scale, 34 bytes) to T: n_elements a multiple of 32.
-template <typename T>
-KernelStatus dequantize_q8_0(const uint8_t* blocks, T* out, int64_t n_elements, cudaStream_t stream);
-
 }  // namespace sluice::kernels

@@ -1,23 +1,31 @@
 #include "engine/core/dtype.h"
 
-#include <cassert>
 #include <cmath>
 #include <iterator>
 
-#include "engine/core/error.h"
+#include "engine/core/dequantize.h"
+#include "engine/core/quant_blocks.h"
 
 namespace sluice {
 
 namespace {
 
+// name, ggml type id, elements and bytes per block (the layouts of quant_blocks.h), quantized,
+// widening to fp32.
 constexpr DTypeTraits kTraits[] = {
-    {DType::F32, "F32", 0, 1, 4, false},       {DType::F16, "F16", 1, 1, 2, false},
-    {DType::BF16, "BF16", 30, 1, 2, false},    {DType::Q8_0, "Q8_0", 8, 32, 34, true},
-    {DType::Q4_0, "Q4_0", 2, 32, 18, true},    {DType::Q4_1, "Q4_1", 3, 32, 20, true},
-    {DType::Q5_0, "Q5_0", 6, 32, 22, true},    {DType::Q5_1, "Q5_1", 7, 32, 24, true},
-    {DType::Q2_K, "Q2_K", 10, 256, 84, true},  {DType::Q3_K, "Q3_K", 11, 256, 110, true},
-    {DType::Q4_K, "Q4_K", 12, 256, 144, true}, {DType::Q5_K, "Q5_K", 13, 256, 176, true},
-    {DType::Q6_K, "Q6_K", 14, 256, 210, true},
+    {DType::F32, "F32", 0, 1, 4, false, dequantize_row_f32},
+    {DType::F16, "F16", 1, 1, 2, false, dequantize_row_f16},
+    {DType::BF16, "BF16", 30, 1, 2, false, dequantize_row_bf16},
+    {DType::Q8_0, "Q8_0", 8, quant::kBlock32, sizeof(quant::BlockQ8_0), true, dequantize_row_q8_0},
+    {DType::Q4_0, "Q4_0", 2, quant::kBlock32, sizeof(quant::BlockQ4_0), true, dequantize_row_q4_0},
+    {DType::Q4_1, "Q4_1", 3, quant::kBlock32, sizeof(quant::BlockQ4_1), true, dequantize_row_q4_1},
+    {DType::Q5_0, "Q5_0", 6, quant::kBlock32, sizeof(quant::BlockQ5_0), true, dequantize_row_q5_0},
+    {DType::Q5_1, "Q5_1", 7, quant::kBlock32, sizeof(quant::BlockQ5_1), true, dequantize_row_q5_1},
+    {DType::Q2_K, "Q2_K", 10, quant::kBlockK, sizeof(quant::BlockQ2_K), true, dequantize_row_q2_k},
+    {DType::Q3_K, "Q3_K", 11, quant::kBlockK, sizeof(quant::BlockQ3_K), true, dequantize_row_q3_k},
+    {DType::Q4_K, "Q4_K", 12, quant::kBlockK, sizeof(quant::BlockQ4_K), true, dequantize_row_q4_k},
+    {DType::Q5_K, "Q5_K", 13, quant::kBlockK, sizeof(quant::BlockQ5_K), true, dequantize_row_q5_k},
+    {DType::Q6_K, "Q6_K", 14, quant::kBlockK, sizeof(quant::BlockQ6_K), true, dequantize_row_q6_k},
 };
 
 constexpr bool table_is_in_enum_order() {
@@ -33,6 +41,20 @@ static_assert(table_is_in_enum_order());
 const DTypeTraits& dtype_traits(DType dtype) { return kTraits[static_cast<size_t>(dtype)]; }
 
 std::span<const DTypeTraits> all_dtype_traits() { return kTraits; }
+
+const DTypeTraits* find_dtype_by_ggml_type(uint32_t ggml_type) {
+  for (const DTypeTraits& traits : kTraits) {
+    if (traits.ggml_type == ggml_type) return &traits;
+  }
+  return nullptr;
+}
+
+std::string dtype_names() {
+  std::string out;
+  for (const DTypeTraits& traits : kTraits)
+    out += (out.empty() ? "" : ", ") + std::string(traits.name);
+  return out;
+}
 
 std::string_view dtype_name(DType dtype) { return dtype_traits(dtype).name; }
 
@@ -89,46 +111,6 @@ uint16_t f32_to_f16(float f) {
   const uint32_t remainder = abs_bits & 0x1fffu;
   if (remainder > 0x1000u || (remainder == 0x1000u && (half & 1u))) ++half;
   return sign | static_cast<uint16_t>(half);
-}
-
-void dequantize_row(DType dtype, const void* src, float* dst, int64_t num_elements) {
-  switch (dtype) {
-    case DType::F32:
-      std::memcpy(dst, src, static_cast<size_t>(num_elements) * 4);
-      return;
-    case DType::F16: {
-      const auto* in = static_cast<const uint8_t*>(src);
-      for (int64_t i = 0; i < num_elements; ++i) {
-        uint16_t h;
-        std::memcpy(&h, in + 2 * i, 2);
-        dst[i] = f16_to_f32(h);
-      }
-      return;
-    }
-    case DType::BF16: {
-      const auto* in = static_cast<const uint8_t*>(src);
-      for (int64_t i = 0; i < num_elements; ++i) {
-        uint16_t h;
-        std::memcpy(&h, in + 2 * i, 2);
-        dst[i] = bf16_to_f32(h);
-      }
-      return;
-    }
-    case DType::Q8_0: {
-      assert(num_elements % kQ8_0BlockSize == 0);  // callers validated the row length
-      const auto* block = static_cast<const uint8_t*>(src);
-      for (int64_t b = 0; b < num_elements / kQ8_0BlockSize; ++b, block += kQ8_0BlockBytes) {
-        uint16_t scale_bits;
-        std::memcpy(&scale_bits, block, 2);
-        const float scale = f16_to_f32(scale_bits);
-        const auto* q = reinterpret_cast<const int8_t*>(block + 2);
-        for (int i = 0; i < kQ8_0BlockSize; ++i) dst[b * kQ8_0BlockSize + i] = scale * q[i];
-      }
-      return;
-    }
-    default:
-      fail("dequantize_row: ", dtype_name(dtype), " is not supported yet");
-  }
 }
 
 }  // namespace sluice

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace sluice {
@@ -13,6 +14,11 @@ namespace sluice {
 // The stored element types Sluice computes with. The quantized ones are GGUF's block formats
 // (engine/core/quant_blocks.h).
 enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K };
+
+// Widens num_elements values stored in one type at src to fp32 at dst. Precondition:
+// num_elements is a multiple of the type's block_elements and src starts at a block (any byte
+// alignment).
+using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t num_elements);
 
 // What every part of Sluice needs to know of a type: one row per DType (dtype_traits()).
 struct DTypeTraits {
@@ -22,11 +28,19 @@ struct DTypeTraits {
   int64_t block_elements;  // 1 for the float types
   size_t block_bytes;
   bool quantized;
+  DequantizeRowFn dequantize_row;  // engine/core/dequantize.h
 };
 
 const DTypeTraits& dtype_traits(DType dtype);
 // All rows of the table, in enum order.
 std::span<const DTypeTraits> all_dtype_traits();
+
+// Returns the row whose ggml_type is ggml_type, or nullptr when Sluice has no such DType.
+const DTypeTraits* find_dtype_by_ggml_type(uint32_t ggml_type);
+
+// Returns every type's name in enum order, comma-separated ("F32, F16, BF16, Q8_0, ..."), for
+// messages that list what is supported.
+std::string dtype_names();
 
 // Q8_0 (GGUF): blocks of 32 weights, each block an fp16 scale followed by 32 int8 values.
 inline constexpr int kQ8_0BlockSize = 32;
@@ -65,8 +79,10 @@ float f16_to_f32(uint16_t h);
 // Single to half precision with round-to-nearest-even; overflow gives inf.
 uint16_t f32_to_f16(float f);
 
-// Widens num_elements values of dtype at src into dst. Precondition for Q8_0: num_elements is
-// a multiple of 32 and src starts at a block boundary.
-void dequantize_row(DType dtype, const void* src, float* dst, int64_t num_elements);
+// Widens num_elements values of dtype at src into dst, bit for bit as ggml's to_float does.
+// Precondition: num_elements is a multiple of the type's block and src starts at a block.
+inline void dequantize_row(DType dtype, const void* src, float* dst, int64_t num_elements) {
+  dtype_traits(dtype).dequantize_row(src, dst, num_elements);
+}
 
 }  // namespace sluice

@@ -2,7 +2,7 @@
 // plain structs that alias the bytes of a memory-mapped tensor. A row of n weights is n / kBlock
 // consecutive blocks. `d` and `dmin` are IEEE half-precision bit patterns (f16_to_f32).
 //
-// Element order inside a block follows ggml exactly; dequantization (dtype.cpp) and the
+// Element order inside a block follows ggml exactly; dequantization (dequantize.cpp) and the
 // quantized dot products (engine/backend/cpu_quant_*) are the only code that interprets them.
 #pragma once
 

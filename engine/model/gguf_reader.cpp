@@ -20,53 +20,37 @@ constexpr uint32_t kMaxDims = 4;
 constexpr uint64_t kMaxArrayElements = uint64_t{1} << 24;
 constexpr uint64_t kMaxTensors = uint64_t{1} << 20;
 
-// ggml's tensor types: block size (elements) and block bytes, so every tensor's size can be
-// validated even for types Sluice does not compute with.
+// The ggml tensor types Sluice has no DType for (the others are rows of the dtype traits
+// table): their block size and bytes, so that every tensor's size is still validated, and their
+// name, so that a tensor of such a type is refused by name when a model needs it.
 struct GgmlTypeTraits {
   uint32_t id;
   const char* name;
-  int64_t block_size;
+  int64_t block_elements;
   size_t block_bytes;
-  std::optional<DType> dtype;
+  std::optional<DType> dtype;  // none in the table below
 };
 
-constexpr GgmlTypeTraits kGgmlTypes[] = {
-    {0, "F32", 1, 4, DType::F32},
-    {1, "F16", 1, 2, DType::F16},
-    {2, "Q4_0", 32, 18, {}},
-    {3, "Q4_1", 32, 20, {}},
-    {6, "Q5_0", 32, 22, {}},
-    {7, "Q5_1", 32, 24, {}},
-    {8, "Q8_0", 32, 34, DType::Q8_0},
-    {9, "Q8_1", 32, 36, {}},
-    {10, "Q2_K", 256, 84, {}},
-    {11, "Q3_K", 256, 110, {}},
-    {12, "Q4_K", 256, 144, {}},
-    {13, "Q5_K", 256, 176, {}},
-    {14, "Q6_K", 256, 210, {}},
-    {15, "Q8_K", 256, 292, {}},
-    {16, "IQ2_XXS", 256, 66, {}},
-    {17, "IQ2_XS", 256, 74, {}},
-    {18, "IQ3_XXS", 256, 98, {}},
-    {19, "IQ1_S", 256, 50, {}},
-    {20, "IQ4_NL", 32, 18, {}},
-    {21, "IQ3_S", 256, 110, {}},
-    {22, "IQ2_S", 256, 82, {}},
-    {23, "IQ4_XS", 256, 136, {}},
-    {24, "I8", 1, 1, {}},
-    {25, "I16", 1, 2, {}},
-    {26, "I32", 1, 4, {}},
-    {27, "I64", 1, 8, {}},
-    {28, "F64", 1, 8, {}},
-    {29, "IQ1_M", 256, 56, {}},
-    {30, "BF16", 1, 2, DType::BF16},
+constexpr GgmlTypeTraits kUnsupportedGgmlTypes[] = {
+    {9, "Q8_1", 32, 36},      {15, "Q8_K", 256, 292},   {16, "IQ2_XXS", 256, 66},
+    {17, "IQ2_XS", 256, 74},  {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50},
+    {20, "IQ4_NL", 32, 18},   {21, "IQ3_S", 256, 110},  {22, "IQ2_S", 256, 82},
+    {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},         {25, "I16", 1, 2},
+    {26, "I32", 1, 4},        {27, "I64", 1, 8},        {28, "F64", 1, 8},
+    {29, "IQ1_M", 256, 56},   {34, "TQ1_0", 256, 54},   {35, "TQ2_0", 256, 66},
+    {39, "MXFP4", 32, 17},
 };
 
-const GgmlTypeTraits* find_ggml_type(uint32_t id) {
-  for (const auto& traits : kGgmlTypes) {
-    if (traits.id == id) return &traits;
+// The type of a tensor header's type id, from the dtype table or the table above; nullopt for
+// an id ggml does not define.
+std::optional<GgmlTypeTraits> find_ggml_type(uint32_t id) {
+  if (const DTypeTraits* dtype = find_dtype_by_ggml_type(id)) {
+    return GgmlTypeTraits{id, dtype->name, dtype->block_elements, dtype->block_bytes, dtype->dtype};
   }
-  return nullptr;
+  for (const auto& traits : kUnsupportedGgmlTypes) {
+    if (traits.id == id) return traits;
+  }
+  return std::nullopt;
 }
 
 const char* gguf_type_name(GgufType type) {
@@ -316,15 +300,16 @@ void GgufFile::parse() {
     }
     info.shape.assign(ne.rbegin(), ne.rend());
     info.ggml_type = in.read<uint32_t>(info.name);
-    const GgmlTypeTraits* traits = find_ggml_type(info.ggml_type);
+    const std::optional<GgmlTypeTraits> traits = find_ggml_type(info.ggml_type);
     if (!traits) fail(path(), ": tensor ", info.name, ": unknown ggml type ", info.ggml_type);
-    if (ne[0] % traits->block_size != 0) {
+    if (ne[0] % traits->block_elements != 0) {
       fail(path(), ": tensor ", info.name, ": row length ", ne[0], " is not a multiple of the ",
-           traits->name, " block size ", traits->block_size);
+           traits->name, " block size ", traits->block_elements);
     }
+    info.type_name = traits->name;
     info.dtype = traits->dtype;
     // The data must fit in the file, which also keeps the byte count from overflowing.
-    const uint64_t num_blocks = static_cast<uint64_t>(num_elements / traits->block_size);
+    const uint64_t num_blocks = static_cast<uint64_t>(num_elements / traits->block_elements);
     if (num_blocks > file_->size() / traits->block_bytes) {
       fail(path(), ": tensor ", info.name, ": ", num_elements, " ", traits->name,
            " elements take more bytes than the whole file (", file_->size(), ")");

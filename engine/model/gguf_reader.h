@@ -52,6 +52,7 @@ struct GgufValue {
 struct GgufTensorInfo {
   std::string name;
   uint32_t ggml_type = 0;      // the raw type id in the file
+  std::string type_name;       // ggml's name of that type: "Q4_K", "IQ2_XXS"
   std::optional<DType> dtype;  // set when Sluice can compute with this type
   std::vector<int64_t> shape;  // outermost first (ne reversed): [rows, cols] for matrices
   uint64_t offset = 0;         // from the start of the data section

@@ -201,8 +201,7 @@ void load_gguf(Model& model) {
     entry.tensor.data = info.data;
     entry.tensor.num_bytes = info.num_bytes;
     entry.dtype_supported = info.dtype.has_value();
-    entry.type_name =
-        info.dtype ? std::string(dtype_name(*info.dtype)) : str_cat("ggml type ", info.ggml_type);
+    entry.type_name = info.type_name;
     entry.file = model.path;
     tensors.add(std::move(entry));
   }

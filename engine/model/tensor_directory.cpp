@@ -30,8 +30,8 @@ std::optional<WeightTensor> TensorDirectory::optional(const std::string& name,
   const TensorEntry* entry = find(name);
   if (!entry) return std::nullopt;
   if (!entry->dtype_supported) {
-    fail(entry->file, ": tensor ", name, " has type ", entry->type_name,
-         ", which Sluice cannot compute with (supported: F32, F16, BF16, Q8_0)");
+    fail(entry->file, ": tensor ", name, ": type ", entry->type_name,
+         " is not supported (supported: ", dtype_names(), ")");
   }
   if (entry->tensor.shape != shape) {
     fail(entry->file, ": tensor ", name, " has shape ", shape_to_string(entry->tensor.shape),

@@ -14,7 +14,7 @@ namespace sluice {
 
 struct TensorEntry {
   WeightTensor tensor;          // dtype is meaningful only when dtype_supported
-  bool dtype_supported = true;  // false for types Sluice cannot compute with (I64, Q4_K, ...)
+  bool dtype_supported = true;  // false for types Sluice cannot compute with (I64, IQ2_XXS, ...)
   std::string type_name;        // the type as the file names it
   std::string file;             // the file holding it
 };

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "engine/backend/borrowed_backend.h"
 #include "engine/backend/cpu_backend.h"
@@ -96,6 +97,63 @@ TEST_P(CudaStories260K, Q8_0DequantizedAtLoadFollowsReference) {
 
 INSTANTIATE_TEST_SUITE_P(Graphs, CudaStories260K, ::testing::Bool(),
                          [](const auto& param_info) { return param_info.param ? "on" : "off"; });
+
+// ---- quantized GGUF ------------------------------------------------------------------------
+
+// llama-q-Q4_K_M (Q4_K and Q6_K tensors, as llama-quantize mixes them) through the CUDA backend:
+// both types are dequantized at load, exactly (into fp32 here), so teacher-forced logits over
+// the fixture's sequence follow the CPU backend's on the same weights within the fp32 tolerance
+// of CudaOneLayerVsCpu; and the matrices take their widened size on the device, which is what
+// the memory plan measures after the upload.
+TEST(CudaQuantizedGguf, MixedFileDequantizedAtLoadAgreesWithCpu) {
+  SLUICE_REQUIRE_CUDA();
+  const std::string dir = "models/tiny-arch/llama-q/";
+  const auto model = load_model(test::shared_path(dir + "gguf/llama-q-Q4_K_M.gguf"));
+  const int vocab = model->config.vocab_size;
+  const auto tokens =
+      nlohmann::json::parse(test::read_file(test::shared_path(dir + "expected/Q4_K_M/logits.json")))
+          .at("tokens")
+          .get<std::vector<int32_t>>();
+  const int num_blocks = static_cast<int>(tokens.size() + kBlockSize - 1) / kBlockSize;
+  const BatchInputs batch = single_request_batch(tokens, 0, num_blocks, /*all_logits=*/true);
+
+  std::vector<float> cpu_logits, gpu_logits;
+  {
+    CpuBackend cpu(*model, CpuBackendOptions{.num_threads = 2});
+    cpu.allocate_kv_cache(num_blocks, kBlockSize);
+    cpu.forward(batch, cpu_logits);
+  }
+  CudaBackend gpu(*model, fp32());
+  for (const char* note :
+       {"Q4_K weights dequantized to fp32 at load", "Q6_K weights dequantized to fp32 at load"}) {
+    EXPECT_NE(gpu.describe().find(note), std::string::npos) << gpu.describe();
+  }
+  size_t widened_bytes = 0;
+  const ModelWeights& w = model->weights;
+  for (const WeightTensor* t : {&w.token_embedding, &w.lm_head}) {
+    widened_bytes += static_cast<size_t>(t->num_elements()) * sizeof(float);
+  }
+  for (const LayerWeights& l : w.layers) {
+    for (const WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      widened_bytes += static_cast<size_t>(t->num_elements()) * sizeof(float);
+    }
+  }
+  EXPECT_GE(gpu.memory().weight_bytes, widened_bytes);
+  EXPECT_GT(gpu.memory().weight_bytes, 5 * model->weight_bytes()) << "fp32 is ~7x Q4_K";
+
+  gpu.allocate_kv_cache(num_blocks, kBlockSize);
+  gpu.forward(batch, gpu_logits);
+  ASSERT_EQ(gpu_logits.size(), cpu_logits.size());
+  int num_outside = 0;
+  float max_diff = 0.0f;
+  for (size_t i = 0; i < cpu_logits.size(); ++i) {
+    const float diff = std::fabs(gpu_logits[i] - cpu_logits[i]);
+    max_diff = std::max(max_diff, diff);
+    if (diff > 1e-3f + 1e-3f * std::fabs(cpu_logits[i])) ++num_outside;
+  }
+  EXPECT_EQ(num_outside, 0) << "max |diff| " << max_diff << " over " << tokens.size()
+                            << " positions x " << vocab;
+}
 
 // ---- one layer of a large shape against the CPU backend ----------------------------------
 

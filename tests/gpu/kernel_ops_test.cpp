@@ -1,8 +1,8 @@
 // The small CUDA ops (embedding, RMSNorm + residual, RoPE + cache write, SiLU-mul, bias, row
-// gather, conversions, Q8_0, copy-on-write of KV blocks) against the CPU backend's reference
-// code, for float, bf16 and fp16, on odd sizes. Tolerances (|gpu - ref| <= tol * (1 + |ref|)):
-// 1e-4 for float, 2e-2 for bf16 and fp16 (their own rounding is 4e-3 and 5e-4 relative). Copies
-// and conversions are compared bit for bit.
+// gather, conversions, dequantization of every GGUF quantized type, copy-on-write of KV blocks)
+// against the CPU backend's reference code, for float, bf16 and fp16, on odd sizes. Tolerances
+// (|gpu - ref| <= tol * (1 + |ref|)): 1e-4 for float, 2e-2 for bf16 and fp16 (their own rounding
+// is 4e-3 and 5e-4 relative). Copies, conversions and dequantization are compared bit for bit.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -21,8 +22,10 @@
 
 #include "engine/backend/cpu_ops.h"
 #include "engine/core/dtype.h"
+#include "engine/core/quant_blocks.h"
 #include "engine/core/thread_pool.h"
 #include "kernels/block_copy.cuh"
+#include "kernels/dequantize.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/embedding.cuh"
 #include "kernels/rms_norm.cuh"
@@ -503,42 +506,95 @@ TYPED_TEST(KernelOps, GatherRowsCopiesTheListedRows) {
   }
 }
 
-TYPED_TEST(KernelOps, DequantizeQ8_0IsBitExactWithCpu) {
+// The byte offsets of the fp16 fields (scales and mins) of a quantized type's block.
+std::vector<size_t> half_fields(DType dtype) {
+  using namespace quant;
+  switch (dtype) {
+    case DType::Q8_0:
+      return {offsetof(BlockQ8_0, d)};
+    case DType::Q4_0:
+      return {offsetof(BlockQ4_0, d)};
+    case DType::Q4_1:
+      return {offsetof(BlockQ4_1, d), offsetof(BlockQ4_1, m)};
+    case DType::Q5_0:
+      return {offsetof(BlockQ5_0, d)};
+    case DType::Q5_1:
+      return {offsetof(BlockQ5_1, d), offsetof(BlockQ5_1, m)};
+    case DType::Q2_K:
+      return {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)};
+    case DType::Q3_K:
+      return {offsetof(BlockQ3_K, d)};
+    case DType::Q4_K:
+      return {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)};
+    case DType::Q5_K:
+      return {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)};
+    case DType::Q6_K:
+      return {offsetof(BlockQ6_K, d)};
+    default:
+      return {};
+  }
+}
+
+// num_blocks random blocks of dtype: random bytes (every quant value, scale and bit pattern),
+// with the fp16 fields set to finite values of either sign over a wide range, since a NaN's
+// payload need not survive the device's arithmetic.
+std::vector<uint8_t> random_blocks(DType dtype, int64_t num_blocks, uint32_t seed) {
+  const DTypeTraits& traits = dtype_traits(dtype);
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> bytes(static_cast<size_t>(num_blocks) * traits.block_bytes);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  std::uniform_real_distribution<float> exponent(-24.0f, 4.0f);
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    for (const size_t field : half_fields(dtype)) {
+      const float value = (rng() % 2 == 0 ? 1.0f : -1.0f) * std::exp2(exponent(rng));
+      const uint16_t bits = f32_to_f16(value);
+      std::memcpy(bytes.data() + static_cast<size_t>(b) * traits.block_bytes + field, &bits, 2);
+    }
+  }
+  return bytes;
+}
+
+// Every quantized type widened on the device equals the CPU's dequantize_row (fp32, then rounded
+// to T as the CPU rounds) bit for bit: odd row counts, rows of three blocks, blocks from an even
+// and from an odd address.
+TYPED_TEST(KernelOps, DequantizeEveryTypeIsBitExactWithCpu) {
   SLUICE_REQUIRE_CUDA();
   using T = TypeParam;
-  for (const int num_blocks : {1, 7, 1000, 4097}) {
-    SCOPED_TRACE("blocks " + std::to_string(num_blocks));
-    const int64_t n = static_cast<int64_t>(num_blocks) * kQ8_0BlockSize;
-    std::mt19937 rng(static_cast<uint32_t>(num_blocks));
-    std::uniform_real_distribution<float> scale_dist(1e-4f, 0.1f);
-    // One spare byte in front, so the blocks can also start at an odd address.
-    std::vector<uint8_t> bytes(1 + static_cast<size_t>(num_blocks) * kQ8_0BlockBytes);
-    for (int b = 0; b < num_blocks; ++b) {
-      uint8_t* block = bytes.data() + 1 + static_cast<size_t>(b) * kQ8_0BlockBytes;
-      const float scale = (rng() % 2 == 0 ? 1.0f : -1.0f) * scale_dist(rng);
-      const uint16_t scale_bits = f32_to_f16(scale);
-      std::memcpy(block, &scale_bits, 2);
-      for (int i = 0; i < kQ8_0BlockSize; ++i) block[2 + i] = static_cast<uint8_t>(rng());
-      if (b == 0) {
-        block[2] = 0x80;  // -128
-        block[3] = 0x7f;  // 127
+  for (const DTypeTraits& traits : all_dtype_traits()) {
+    if (!traits.quantized) continue;
+    const auto format = static_cast<kernels::QuantFormat>(traits.ggml_type);
+    const int64_t cols = 3 * traits.block_elements;
+    for (const int rows : {1, 7, 33}) {
+      SCOPED_TRACE(std::string(traits.name) + ", rows " + std::to_string(rows));
+      const int64_t n = rows * cols;
+      const auto blocks = random_blocks(traits.dtype, n / traits.block_elements,
+                                        static_cast<uint32_t>(rows) * 31 + traits.ggml_type);
+      std::vector<float> reference(static_cast<size_t>(n));
+      for (int r = 0; r < rows; ++r) {
+        dequantize_row(traits.dtype, blocks.data() + r * dtype_num_bytes(traits.dtype, cols),
+                       reference.data() + r * cols, cols);
       }
-    }
-    std::vector<float> reference(static_cast<size_t>(n));
-    dequantize_row(DType::Q8_0, bytes.data() + 1, reference.data(), n);
-    const auto expected = to_storage<T>(reference);
+      const auto expected = to_storage<T>(reference);
 
-    DeviceBuffer<uint8_t> d_shifted(bytes);
-    std::vector<uint8_t> aligned_bytes(bytes.begin() + 1, bytes.end());
-    DeviceBuffer<uint8_t> d_aligned(aligned_bytes);
-    DeviceBuffer<Storage<T>> d_out(static_cast<size_t>(n));
-    expect_ok(kernels::dequantize_q8_0<T>(d_aligned.get(), device_ptr<T>(d_out), n, nullptr));
-    expect_same_bits(d_out.download(), expected, "dequantized");
-    expect_ok(kernels::dequantize_q8_0<T>(d_shifted.get() + 1, device_ptr<T>(d_out), n, nullptr));
-    expect_same_bits(d_out.download(), expected, "dequantized from an odd address");
+      DeviceBuffer<uint8_t> d_aligned(blocks);
+      std::vector<uint8_t> shifted_bytes(1);  // one spare byte in front: an odd address
+      shifted_bytes.insert(shifted_bytes.end(), blocks.begin(), blocks.end());
+      DeviceBuffer<uint8_t> d_shifted(shifted_bytes);
+      DeviceBuffer<Storage<T>> d_out(static_cast<size_t>(n));
+      expect_ok(kernels::dequantize<T>(format, d_aligned.get(), device_ptr<T>(d_out), n, nullptr));
+      expect_same_bits(d_out.download(), expected, "dequantized");
+      expect_ok(
+          kernels::dequantize<T>(format, d_shifted.get() + 1, device_ptr<T>(d_out), n, nullptr));
+      expect_same_bits(d_out.download(), expected, "dequantized from an odd address");
+    }
+    EXPECT_NE(kernels::dequantize<T>(format, nullptr, nullptr, traits.block_elements + 1, nullptr),
+              kernels::kKernelOk)
+        << traits.name << ": a length that is not whole blocks is rejected";
   }
-  EXPECT_NE(kernels::dequantize_q8_0<T>(nullptr, nullptr, 33, nullptr), kernels::kKernelOk)
-      << "a length that is not a multiple of 32 is rejected";
+  EXPECT_NE(
+      kernels::dequantize<T>(static_cast<kernels::QuantFormat>(16), nullptr, nullptr, 256, nullptr),
+      kernels::kKernelOk)
+      << "a format without a kernel (IQ2_XXS) is rejected";
 }
 
 // Random bit patterns of S (any value, NaN payloads included): copies must keep them all.

@@ -1,8 +1,8 @@
 // The CUDA backend: the CPU backend's forward pass on one GPU. Weights are uploaded once in the
 // activation type (BF16 by default; FP32 for exact comparisons in tests; FP16 possible) with
-// Q8_0 dequantized at load, norm weights and biases kept in fp32. Matrix products go through
-// cuBLAS (fp32 accumulation), everything else through the kernels in kernels/*.cuh, on one
-// compute stream.
+// quantized GGUF types dequantized at load, norm weights and biases kept in fp32. Matrix products
+// go through cuBLAS (fp32 accumulation), everything else through the kernels in kernels/*.cuh, on
+// one compute stream.
 //
 // A step: the BatchInputs are packed into one of two pinned host buffers and sent to the device
 // with a single asynchronous copy, the layers are enqueued (or, for a decode-only step, one CUDA
@@ -81,7 +81,7 @@ class CudaBackend final : public Backend {
   BackendMemory memory() const override;
 
   // One line for logs and the model panel: device, activation type, and what happened to the
-  // stored weights ("Q8_0 dequantized to BF16 at load", "F32 converted to BF16").
+  // stored weights ("Q4_K weights dequantized to bf16 at load", "F32 weights converted to bf16").
   std::string describe() const override;
 
   // Allocates the activations and workspaces of the largest step the engine may schedule, and

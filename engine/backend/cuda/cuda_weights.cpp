@@ -10,6 +10,7 @@
 #include "engine/backend/cuda/cuda_types.h"
 #include "engine/backend/rope.h"
 #include "engine/core/dtype.h"
+#include "kernels/dequantize.cuh"
 #include "kernels/elementwise.cuh"
 
 namespace sluice {
@@ -106,6 +107,12 @@ class CudaWeights::Uploader {
   template <typename T>
   void upload_as(const WeightTensor& t, void* dst) {
     const std::string target(activation_dtype_name(dtype_));
+    const DTypeTraits& traits = dtype_traits(t.dtype);
+    if (traits.quantized) {
+      dequantize_from<T>(t, dst);
+      notes_.insert(std::string(traits.name) + " weights dequantized to " + target + " at load");
+      return;
+    }
     switch (t.dtype) {
       case DType::F32:
         convert_from<float, T>(t, dst);
@@ -121,10 +128,6 @@ class CudaWeights::Uploader {
         convert_from<__nv_bfloat16, T>(t, dst);
         notes_.insert(std::is_same_v<T, __nv_bfloat16> ? "BF16 weights as stored"
                                                        : "BF16 weights converted to " + target);
-        return;
-      case DType::Q8_0:
-        dequantize_from<T>(t, dst);
-        notes_.insert("Q8_0 weights dequantized to " + target + " at load");
         return;
       default:
         fail("weight ", t.name, ": ", dtype_name(t.dtype), " is not supported by the CUDA backend");
@@ -158,19 +161,22 @@ class CudaWeights::Uploader {
     }
   }
 
+  // Uploads the stored blocks and widens them on the device. The kernels number their formats
+  // by the GGUF type id, which the dtype table holds.
   template <typename T>
   void dequantize_from(const WeightTensor& t, void* dst) {
+    const auto format = static_cast<kernels::QuantFormat>(dtype_traits(t.dtype).ggml_type);
     for_each_chunk(t, [&](const uint8_t* src, size_t bytes, int64_t first_element,
                           int64_t num_elements) {
       SLUICE_CUDA_CHECK(cudaMemcpyAsync(staging(), src, bytes, cudaMemcpyHostToDevice, stream_));
-      SLUICE_KERNEL_CHECK(kernels::dequantize_q8_0<T>(static_cast<const uint8_t*>(staging()),
-                                                      static_cast<T*>(dst) + first_element,
-                                                      num_elements, stream_));
+      SLUICE_KERNEL_CHECK(kernels::dequantize<T>(format, static_cast<const uint8_t*>(staging()),
+                                                 static_cast<T*>(dst) + first_element, num_elements,
+                                                 stream_));
     });
   }
 
   // Calls fn(source bytes, byte count, first element, element count) for runs of whole rows
-  // (whole Q8_0 blocks) of at most kStagingBytes. Stream order keeps the staging buffer safe:
+  // (whole quantized blocks) of at most kStagingBytes. Stream order keeps the staging buffer safe:
   // the next copy into it runs after the previous conversion read it.
   template <typename Fn>
   void for_each_chunk(const WeightTensor& t, Fn&& fn) {

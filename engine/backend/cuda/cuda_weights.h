@@ -1,6 +1,7 @@
 // The model's weights on the device, uploaded once: matrices (and the embedding table) in the
 // activation type, converted on the device from their stored type (F32/F16/BF16 by the convert
-// kernel, Q8_0 by the dequantize kernel: Q8_0 is not kept quantized), norm weights, biases and
+// kernel, the quantized types by the dequantize kernel: none is kept quantized, so the weights
+// take their widened size on the device), norm weights, biases and
 // RoPE frequencies in fp32. One allocation holds everything; a tied LM head shares the
 // embedding's copy. q/k/v and gate/up are stacked into one matrix each (fewer, larger products:
 // at batch 1 the separate k and v products ran at a third of the memory bandwidth on an H200).
@@ -46,7 +47,8 @@ class CudaWeights {
   const float* final_norm() const { return final_norm_; }           // [hidden]
   const float* rope_inv_freq() const { return rope_inv_freq_; }     // [head_dim / 2]
   size_t bytes() const { return storage_.bytes(); }
-  // What became of the stored types, e.g. "Q8_0 dequantized to BF16 at load; F32 norms".
+  // What became of the stored types, e.g. "Q4_K weights dequantized to bf16 at load; Q6_K
+  // weights dequantized to bf16 at load; norms and biases fp32".
   const std::string& conversion_summary() const { return conversion_summary_; }
 
  private:
