@@ -13,6 +13,7 @@
 #include "engine/data/field_discovery.h"
 #include "engine/data/prompt_builder.h"
 #include "engine/model/dummy_model.h"
+#include "engine/model/gguf_writer.h"
 
 namespace sluice::cli {
 
@@ -21,7 +22,7 @@ namespace {
 constexpr const char* kCommand = "bench";
 
 struct BenchArgs {
-  std::string model_path, tokenizer_path, input_path, dummy_preset;
+  std::string model_path, tokenizer_path, input_path, dummy_preset, save_gguf_path;
   DType dummy_dtype = DType::F32;  // BF16 when not given and the run may go to a GPU
   bool dummy_dtype_given = false;
   size_t limit = 500;
@@ -31,6 +32,16 @@ struct BenchArgs {
   std::vector<int> roofline_batches{1, 8, 32, 64, 128, 256};
   BenchSpec spec;
 };
+
+// f32, f16, bf16 or a GGUF block type by its name in any case (q8_0, Q4_K, ...).
+DType parse_dummy_dtype(const QString& name) {
+  std::string names;
+  for (const DTypeTraits& t : all_dtype_traits()) {
+    if (name.compare(QString::fromLatin1(t.name), Qt::CaseInsensitive) == 0) return t.dtype;
+    names += (names.empty() ? "" : ", ") + QString::fromLatin1(t.name).toLower().toStdString();
+  }
+  throw UsageError("--dummy-dtype must be one of " + names);
+}
 
 BenchArgs parse_args(const QStringList& args) {
   QCommandLineParser parser;
@@ -53,7 +64,16 @@ BenchArgs parse_args(const QStringList& args) {
        }()) +
            ").",
        "PRESET"},
-      {"dummy-dtype", "Weight type of --dummy-weights: f32, f16 or bf16 (default: bf16 on a GPU, else f32).", "TYPE"},
+      {"dummy-dtype",
+       "Weight type of --dummy-weights: f32, f16, bf16 or a GGUF block type such as q8_0 or "
+       "q4_k (random valid blocks; norms stay f32) (default: bf16 on a GPU, else f32).",
+       "TYPE"},
+      {"save-gguf",
+       "With --dummy-weights: write the model as a GGUF file that llama.cpp loads (its tensor "
+       "names and keys, a synthetic vocabulary; the same weights this command benchmarks) and "
+       "exit without benchmarking (--input is not needed). llama.cpp's llama-quantize makes "
+       "a Q4_K_M file of it.",
+       "FILE"},
       {"roofline",
        "GPU: measure memory bandwidth and the BF16 tensor rate, then decode fixed batches and "
        "the whole file (with --ignore-eos implied) and report each step against the roofline. "
@@ -72,17 +92,15 @@ BenchArgs parse_args(const QStringList& args) {
   } else if (parser.isSet("model")) {
     throw UsageError("give --model or --dummy-weights, not both");
   }
-  const QString dtype = parser.value("dummy-dtype").toLower();
-  a.dummy_dtype_given = !dtype.isEmpty();
-  if (dtype == "f16") {
-    a.dummy_dtype = DType::F16;
-  } else if (dtype == "bf16") {
-    a.dummy_dtype = DType::BF16;
-  } else if (!dtype.isEmpty() && dtype != "f32") {
-    throw UsageError("--dummy-dtype must be f32, f16 or bf16");
-  }
+  a.dummy_dtype_given = parser.isSet("dummy-dtype");
+  if (a.dummy_dtype_given) a.dummy_dtype = parse_dummy_dtype(parser.value("dummy-dtype"));
+  a.save_gguf_path = parser.value("save-gguf").toStdString();
+  if (parser.isSet("save-gguf") && a.save_gguf_path.empty())
+    throw UsageError("--save-gguf needs a file name");
+  if (!a.save_gguf_path.empty() && a.dummy_preset.empty())
+    throw UsageError("--save-gguf writes a --dummy-weights model; give --dummy-weights PRESET");
   a.tokenizer_path = parser.value("tokenizer").toStdString();
-  a.input_path = required_option(parser, "input").toStdString();
+  if (a.save_gguf_path.empty()) a.input_path = required_option(parser, "input").toStdString();
   a.limit = static_cast<size_t>(option_int(parser, "limit", 500, 1, 1LL << 40));
   const QString modes =
       parser.isSet("modes") ? parser.value("modes") : "sequential,static,continuous";
@@ -274,6 +292,17 @@ void print_roofline_json(const RooflineReport& report, const BenchArgs& a,
   std::printf("%s\n", out.dump(2).c_str());
 }
 
+// --save-gguf: builds the dummy model as a benchmark would (same seed and type) and writes it.
+void save_dummy_gguf(const BenchArgs& a) {
+  std::fprintf(stderr, "bench: building %s with %s weights...\n", a.dummy_preset.c_str(),
+               std::string(dtype_name(a.dummy_dtype)).c_str());
+  const auto model = make_dummy_model(a.dummy_preset, a.dummy_dtype);
+  write_gguf_model(*model, a.save_gguf_path);
+  std::fprintf(stderr, "bench: wrote %s (%s, %.1f MiB of weights)\n", a.save_gguf_path.c_str(),
+               model->config.describe().c_str(),
+               static_cast<double>(model->weight_bytes()) / (1 << 20));
+}
+
 int run_bench(const QStringList& args) {
   BenchArgs a;
   try {
@@ -283,6 +312,10 @@ int run_bench(const QStringList& args) {
     return 2;
   }
   try {
+    if (!a.save_gguf_path.empty()) {
+      save_dummy_gguf(a);
+      return 0;
+    }
     // The device first: a missing GPU is reported before minutes of loading or building weights.
     const bool on_gpu = resolve_device(a.spec.device) >= 0;
     if (on_gpu && !a.dummy_dtype_given) a.dummy_dtype = DType::BF16;

@@ -1,6 +1,9 @@
 // Models of published shapes with seeded random weights, for benchmarks that need a real
-// model's cost without downloading it (`sluice bench --dummy-weights llama-2-7b`). The outputs
-// are meaningless; the work per token is that of the real model.
+// model's cost without downloading it (`sluice bench --dummy-weights llama-3-8b`). The outputs
+// are meaningless; the work per token is that of the real model. A preset carries the model's
+// architecture and options (head_dim, q/k norms, post norms, soft-caps, windows, RoPE), so its
+// weights cover every role the architecture uses and it can be saved as a GGUF file
+// (gguf_writer.h) that llama.cpp runs on the same weights.
 #pragma once
 
 #include <cstdint>
@@ -13,16 +16,24 @@
 
 namespace sluice {
 
-// Returns the names of the shapes make_dummy_model knows.
+// Returns the names of the published shapes make_dummy_model knows. Small test shapes of each
+// architecture ("tiny-llama", "tiny-gemma3", ...) are accepted too but not listed.
 std::vector<std::string> dummy_model_presets();
 
-// Returns the configuration of a preset; throws Error listing the presets for an unknown name.
-ModelConfig dummy_model_config(const std::string& preset);
+// Returns the configuration of a preset (per-layer options filled); num_layers > 0 keeps only
+// that many layers. Throws Error listing the presets for an unknown name.
+ModelConfig dummy_model_config(const std::string& preset, int num_layers = 0);
 
-// Builds the preset with weights drawn uniformly from [-0.035, 0.035] (std 0.02) by a generator
-// keyed by seed, stored as dtype (F32, F16 or BF16), norms set to 1. num_layers > 0 keeps only
-// that many layers (tests compare backends on one layer of a large shape). Throws Error when
-// the memory cannot be had.
+// Returns the bytes the weights of a model of this configuration take with its matrices stored
+// as dtype (norms and biases are F32), the quantized block sizes included.
+size_t dummy_model_weight_bytes(const ModelConfig& config, DType dtype);
+
+// Builds the preset with random weights from a generator keyed by seed: float matrices drawn
+// uniformly from [-0.035, 0.035] (std 0.02) and stored as dtype; quantized matrices as random
+// but valid blocks of that GGUF type whose fp16 scales give the same spread; biases F32 from the
+// same range; norms F32 set to 1. num_layers > 0 keeps only that many layers (tests compare
+// backends on one layer of a large shape). Throws Error naming the tensor when dtype's blocks do
+// not fit its rows, and when the memory cannot be had.
 std::unique_ptr<Model> make_dummy_model(const std::string& preset, DType dtype = DType::F32,
                                         uint64_t seed = 0, int num_layers = 0);
 

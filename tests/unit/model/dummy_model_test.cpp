@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <numeric>
 
 #include "engine/backend/cpu_backend.h"
 #include "engine/core/error.h"
+#include "engine/core/quant_blocks.h"
+#include "tests/support/single_request_batch.h"
 
 namespace sluice {
 namespace {
@@ -63,6 +67,277 @@ TEST(DummyModel, Bf16WeightsAreStoredAsBf16) {
   EXPECT_EQ(m->weights.layers[0].wq.dtype, DType::BF16);
   EXPECT_EQ(m->weights.layers[0].wq.num_bytes, 288u * 288 * 2);
   EXPECT_EQ(m->weights.layers[0].attn_norm.dtype, DType::F32);
+}
+
+// The presets' numbers are those of each model's config.json (see dummy_model.cpp).
+TEST(DummyModel, NewPresetsHaveThePublishedShapesAndOptions) {
+  const ModelConfig qwen3 = dummy_model_config("qwen3-8b");
+  EXPECT_EQ(qwen3.architecture, "qwen3");
+  EXPECT_EQ(qwen3.head_dim, 128);
+  EXPECT_TRUE(qwen3.qk_norm);
+  EXPECT_FALSE(qwen3.tie_word_embeddings);
+  EXPECT_EQ(qwen3.vocab_size, 151936);
+  EXPECT_EQ(qwen3.max_position_embeddings, 40960);
+  EXPECT_EQ(qwen3.rms_norm_eps, 1e-6f);
+  EXPECT_EQ(qwen3.window_summary(), "");
+
+  const ModelConfig gemma2 = dummy_model_config("gemma-2-9b");
+  EXPECT_EQ(gemma2.activation, Activation::GeluTanh);
+  EXPECT_TRUE(gemma2.post_norms);
+  EXPECT_TRUE(gemma2.tie_word_embeddings);
+  EXPECT_EQ(gemma2.head_dim, 256);
+  EXPECT_EQ(gemma2.q_size(), 4096);  // 16 heads of 256 on a hidden size of 3584
+  EXPECT_EQ(gemma2.attn_logit_softcap, 50.0f);
+  EXPECT_EQ(gemma2.final_logit_softcap, 30.0f);
+  EXPECT_FLOAT_EQ(gemma2.embedding_scale, std::sqrt(3584.0f));
+  ASSERT_EQ(gemma2.layers.size(), 42u);
+  EXPECT_EQ(gemma2.layers[0].sliding_window, 4096);
+  EXPECT_EQ(gemma2.layers[1].sliding_window, 0);
+  EXPECT_EQ(gemma2.vocab_size, 256000);
+
+  const ModelConfig gemma3 = dummy_model_config("gemma-3-12b");
+  EXPECT_TRUE(gemma3.qk_norm);
+  EXPECT_TRUE(gemma3.post_norms);
+  EXPECT_EQ(gemma3.vocab_size, 262208);
+  ASSERT_EQ(gemma3.layers.size(), 48u);
+  for (const int l : {0, 4}) {  // local: window 1024, base 10000, no scaling
+    EXPECT_EQ(gemma3.layers[l].sliding_window, 1024) << l;
+    EXPECT_EQ(gemma3.layers[l].rope_theta, 10000.0f) << l;
+    EXPECT_EQ(gemma3.layers[l].rope_scaling.type, RopeScaling::Type::None) << l;
+  }
+  EXPECT_EQ(gemma3.layers[5].sliding_window, 0);  // every 6th layer is global
+  EXPECT_EQ(gemma3.layers[5].rope_theta, 1000000.0f);
+  EXPECT_EQ(gemma3.layers[5].rope_scaling.type, RopeScaling::Type::Linear);
+  EXPECT_EQ(gemma3.layers[5].rope_scaling.factor, 8.0f);
+
+  const ModelConfig phi3 = dummy_model_config("phi-3-mini");
+  EXPECT_EQ(phi3.architecture, "phi3");
+  EXPECT_EQ(phi3.vocab_size, 32064);
+  EXPECT_EQ(phi3.num_kv_heads, 32);
+  EXPECT_EQ(phi3.sliding_window,
+            0);  // config.json's 2047 is applied by neither llama.cpp nor Sluice
+
+  const ModelConfig nemo = dummy_model_config("mistral-nemo-12b");
+  EXPECT_EQ(nemo.architecture, "mistral");
+  EXPECT_EQ(nemo.hidden_size, 5120);
+  EXPECT_EQ(nemo.head_dim, 128);  // not 5120 / 32
+  EXPECT_EQ(nemo.q_size(), 4096);
+  EXPECT_EQ(nemo.vocab_size, 131072);
+  EXPECT_EQ(nemo.max_position_embeddings, 1024000);
+
+  const ModelConfig llama31 = dummy_model_config("llama-3.1-8b");
+  EXPECT_EQ(llama31.rope_scaling.type, RopeScaling::Type::Llama3);
+  EXPECT_EQ(llama31.rope_scaling.factor, 8.0f);
+  EXPECT_EQ(llama31.rope_scaling.low_freq_factor, 1.0f);
+  EXPECT_EQ(llama31.rope_scaling.high_freq_factor, 4.0f);
+  EXPECT_EQ(llama31.rope_scaling.original_max_position_embeddings, 8192);
+  EXPECT_EQ(llama31.rope_theta, 500000.0f);
+  EXPECT_EQ(llama31.max_position_embeddings, 131072);
+
+  const ModelConfig tinyllama = dummy_model_config("tinyllama-1.1b");
+  EXPECT_EQ(tinyllama.hidden_size, 2048);
+  EXPECT_EQ(tinyllama.intermediate_size, 5632);
+  EXPECT_EQ(tinyllama.num_layers, 22);
+  EXPECT_EQ(tinyllama.num_heads, 32);
+  EXPECT_EQ(tinyllama.num_kv_heads, 4);
+  EXPECT_EQ(tinyllama.vocab_size, 32000);
+  EXPECT_EQ(tinyllama.max_position_embeddings, 2048);
+  EXPECT_FALSE(tinyllama.tie_word_embeddings);
+
+  // Test shapes are accepted but not listed.
+  const auto listed = dummy_model_presets();
+  EXPECT_EQ(std::count(listed.begin(), listed.end(), "tiny-gemma3"), 0);
+  EXPECT_EQ(dummy_model_config("tiny-gemma3").num_layers, 6);
+}
+
+// Each tensor of the in-memory model has its role's shape (weight_roles.h).
+void expect_role_shapes(const Model& m) {
+  const ModelConfig& c = m.config;
+  for (int l = 0; l < c.num_layers; ++l) {
+    for (const WeightRole role : all_weight_roles()) {
+      const WeightTensor* t = is_layer_role(role) ? m.weights.layers[l].slot(role) : nullptr;
+      if (!t || t->empty()) continue;
+      EXPECT_EQ(t->shape, weight_shape(role, c)) << weight_role_name(role);
+      EXPECT_EQ(t->num_bytes, dtype_num_bytes(t->dtype, t->num_elements()));
+    }
+  }
+}
+
+TEST(DummyModel, WeightsCoverEveryRoleTheArchitectureUses) {
+  const auto qwen3 = make_dummy_model("tiny-qwen3");
+  const LayerWeights& q = qwen3->weights.layers[1];
+  EXPECT_EQ(q.q_norm.shape, (std::vector<int64_t>{128}));
+  EXPECT_EQ(q.k_norm.shape, (std::vector<int64_t>{128}));
+  EXPECT_TRUE(q.post_attn_norm.empty());
+  EXPECT_TRUE(q.bq.empty());
+  expect_role_shapes(*qwen3);
+
+  const auto gemma2 = make_dummy_model("tiny-gemma2");
+  const LayerWeights& g2 = gemma2->weights.layers[0];
+  EXPECT_FALSE(g2.post_attn_norm.empty());
+  EXPECT_FALSE(g2.post_ffn_norm.empty());
+  EXPECT_TRUE(g2.q_norm.empty());
+  EXPECT_EQ(gemma2->weights.lm_head.data, gemma2->weights.token_embedding.data);  // tied
+  expect_role_shapes(*gemma2);
+
+  const auto gemma3 = make_dummy_model("tiny-gemma3");
+  for (const LayerWeights& l : gemma3->weights.layers) {
+    for (const WeightTensor* t : {&l.q_norm, &l.k_norm, &l.post_attn_norm, &l.post_ffn_norm}) {
+      ASSERT_FALSE(t->empty());
+      EXPECT_EQ(t->dtype, DType::F32);
+    }
+  }
+  expect_role_shapes(*gemma3);
+
+  const auto qwen2 = make_dummy_model("tiny-qwen2", DType::BF16);
+  EXPECT_EQ(qwen2->weights.layers[0].bq.dtype, DType::F32);  // biases stay F32, as norms do
+  EXPECT_EQ(qwen2->weights.layers[0].bv.shape, (std::vector<int64_t>{128}));
+  expect_role_shapes(*qwen2);
+
+  // Phi-3's files fuse [q; k; v] and [gate; up]; the model holds the parts, as a load gives them.
+  const auto phi3 = make_dummy_model("tiny-phi3");
+  const LayerWeights& p = phi3->weights.layers[0];
+  EXPECT_EQ(p.wk.shape, (std::vector<int64_t>{128, 256}));
+  EXPECT_EQ(p.w_gate.shape, (std::vector<int64_t>{512, 256}));
+  EXPECT_EQ(phi3->config.rope_dims(), 32);  // partial rotary: half of head_dim 64
+  expect_role_shapes(*phi3);
+}
+
+// Every model builds and runs a step on the CPU with finite logits.
+TEST(DummyModel, TestShapesOfEveryArchitectureRunOnTheCpu) {
+  for (const char* preset : {"tiny-llama", "tiny-llama3", "tiny-mistral", "tiny-qwen2",
+                             "tiny-qwen3", "tiny-gemma2", "tiny-gemma3", "tiny-phi3"}) {
+    const auto m = make_dummy_model(preset, DType::F32, 5);
+    CpuBackend backend(*m, CpuBackendOptions{.num_threads = 2});
+    backend.allocate_kv_cache(1, 16);
+    std::vector<float> logits;
+    backend.forward(test::single_request_batch({3, 14, 25, 36, 47, 58, 69, 80, 91}, 0, 1, false),
+                    logits);
+    ASSERT_EQ(logits.size(), 512u) << preset;
+    for (const float x : logits) ASSERT_TRUE(std::isfinite(x)) << preset;
+  }
+}
+
+// Mean and standard deviation of n values.
+std::pair<double, double> moments(const std::vector<float>& v) {
+  double sum = 0, sum_sq = 0;
+  for (const float x : v) {
+    sum += x;
+    sum_sq += static_cast<double>(x) * x;
+  }
+  const double mean = sum / static_cast<double>(v.size());
+  return {mean, std::sqrt(sum_sq / static_cast<double>(v.size()) - mean * mean)};
+}
+
+constexpr double kFloatStd = 0.035 / 1.7320508075688772;  // uniform on [-0.035, 0.035]
+
+// ggml's Q4_K formula (dequantize_row_q4_K), written out here as the oracle.
+std::vector<float> dequantize_q4_k(const uint8_t* data, int64_t num_blocks) {
+  std::vector<float> out;
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    quant::BlockQ4_K block;
+    std::memcpy(&block, data + b * sizeof block, sizeof block);
+    const float d = f16_to_f32(block.d), dmin = f16_to_f32(block.dmin);
+    const uint8_t* s = block.scales;
+    for (int j = 0; j < 8; ++j) {
+      const int sc = j < 4 ? s[j] & 63 : (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+      const int m = j < 4 ? s[j + 4] & 63 : (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+      for (int l = 0; l < 32; ++l) {
+        const uint8_t byte = block.qs[(j / 2) * 32 + l];
+        const int q = j % 2 == 0 ? byte & 0xF : byte >> 4;
+        out.push_back(d * static_cast<float>(sc) * static_cast<float>(q) -
+                      dmin * static_cast<float>(m));
+      }
+    }
+  }
+  return out;
+}
+
+TEST(DummyModel, QuantizedWeightsAreRandomBlocksWithTheFloatSpread) {
+  const auto q8 = make_dummy_model("tiny-llama", DType::Q8_0, 4);
+  const WeightTensor& w8 = q8->weights.layers[0].w_up;
+  ASSERT_EQ(w8.dtype, DType::Q8_0);
+  ASSERT_EQ(w8.num_bytes, dtype_num_bytes(DType::Q8_0, 512 * 256));
+  EXPECT_EQ(q8->weights.layers[0].ffn_norm.dtype, DType::F32);
+  std::vector<float> values(static_cast<size_t>(w8.num_elements()));
+  dequantize_row(DType::Q8_0, w8.data, values.data(), w8.num_elements());
+  for (int64_t b = 0; b < w8.num_elements() / 32; ++b) {
+    const auto* q = reinterpret_cast<const int8_t*>(w8.data + b * 34 + 2);
+    for (int i = 0; i < 32; ++i) ASSERT_NE(q[i], -128);  // ggml's quantizer never writes it
+  }
+  auto [mean, spread] = moments(values);
+  EXPECT_NEAR(mean, 0.0, 0.002);
+  EXPECT_NEAR(spread, kFloatStd, 0.1 * kFloatStd);
+
+  const auto q4 = make_dummy_model("tiny-llama", DType::Q4_K, 4);
+  const WeightTensor& w4 = q4->weights.layers[1].wq;
+  ASSERT_EQ(w4.dtype, DType::Q4_K);
+  ASSERT_EQ(w4.num_bytes, 256u * 144);  // 256 rows of one 256-value block
+  values = dequantize_q4_k(w4.data, 256);
+  for (const float x : values) ASSERT_TRUE(std::isfinite(x));
+  std::tie(mean, spread) = moments(values);
+  EXPECT_NEAR(mean, 0.0, 0.004);
+  EXPECT_NEAR(spread, kFloatStd, 0.15 * kFloatStd);
+}
+
+TEST(DummyModel, EveryQuantizedTypeFillsDeterministicallyWithFiniteScales) {
+  for (const DTypeTraits& traits : all_dtype_traits()) {
+    if (!traits.quantized) continue;
+    const auto a = make_dummy_model("tiny-qwen3", traits.dtype, 9);
+    const auto b = make_dummy_model("tiny-qwen3", traits.dtype, 9);
+    const auto c = make_dummy_model("tiny-qwen3", traits.dtype, 10);
+    const WeightTensor& t = a->weights.layers[0].w_down;
+    ASSERT_EQ(t.dtype, traits.dtype) << traits.name;
+    ASSERT_EQ(t.num_bytes, dtype_num_bytes(traits.dtype, 256 * 512)) << traits.name;
+    EXPECT_EQ(std::memcmp(t.data, b->weights.layers[0].w_down.data, t.num_bytes), 0);
+    EXPECT_NE(std::memcmp(t.data, c->weights.layers[0].w_down.data, t.num_bytes), 0);
+    // Every 16-bit word that is a block's fp16 d is finite and non-zero: check d of the first
+    // block of each type at its layout offset.
+    size_t d_offset = 0;
+    switch (traits.dtype) {
+      case DType::Q2_K:
+        d_offset = offsetof(quant::BlockQ2_K, d);
+        break;
+      case DType::Q3_K:
+        d_offset = offsetof(quant::BlockQ3_K, d);
+        break;
+      case DType::Q6_K:
+        d_offset = offsetof(quant::BlockQ6_K, d);
+        break;
+      default:
+        break;  // d leads the block
+    }
+    for (size_t blk = 0; blk < t.num_bytes / traits.block_bytes; ++blk) {
+      uint16_t d_bits;
+      std::memcpy(&d_bits, t.data + blk * traits.block_bytes + d_offset, 2);
+      const float d = f16_to_f32(d_bits);
+      ASSERT_TRUE(std::isfinite(d) && d > 0.0f) << traits.name << " block " << blk;
+    }
+  }
+}
+
+// The memory check counts the stored bytes: whole blocks of the quantized type.
+TEST(DummyModel, WeightBytesCountQuantizedBlocks) {
+  const ModelConfig c = dummy_model_config("llama-3.1-8b");
+  const int64_t per_layer = 4096LL * 4096 * 2 + 2LL * 1024 * 4096 + 3LL * 14336 * 4096;
+  const int64_t matrices = 2LL * 128256 * 4096 + 32 * per_layer;
+  const int64_t norms = 32LL * 2 * 4096 + 4096;
+  EXPECT_EQ(dummy_model_weight_bytes(c, DType::Q4_K),
+            static_cast<size_t>(matrices / 256 * 144 + norms * 4));
+  EXPECT_EQ(dummy_model_weight_bytes(c, DType::BF16),
+            static_cast<size_t>(matrices * 2 + norms * 4));
+}
+
+TEST(DummyModel, ATypeWhoseBlocksDoNotTileTheRowsIsRefusedByTensor) {
+  try {
+    make_dummy_model("stories15M", DType::Q4_K);  // rows of 288 values
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("token_embd.weight"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("256"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("288"));
+  }
+  EXPECT_NO_THROW(make_dummy_model("stories15M", DType::Q8_0, 0, 1));  // 288 = 9 blocks of 32
 }
 
 }  // namespace
