@@ -1,0 +1,158 @@
+// The AVX-512 VNNI version of the quantized dot-product tiles (cpu_quant_dot.h gives the order
+// of operations; cpu_quant_dot.cpp's scalar version is its definition). vpdpbusd multiplies
+// unsigned by signed bytes, so the activations arrive as q + 128 and each weight chunk's
+// 128 * sum(w) is taken off again; weights and activations of a chunk are loaded once and used
+// for every (row, token) pair of the tile.
+#include "engine/backend/cpu_quant_dot_simd.h"
+
+#if SLUICE_QUANT_X86
+
+#define SLUICE_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define SLUICE_AVX512_VNNI_INLINE SLUICE_AVX512_VNNI SLUICE_QUANT_INLINE
+
+namespace sluice {
+
+namespace {
+
+SLUICE_AVX512_VNNI_INLINE float tree16(__m512 v) {
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, v);
+  return quant_lane_tree16(lanes);
+}
+
+// [p[0] x 8, p[1] x 8]: the scales of the two blocks of a chunk, one per lane.
+SLUICE_AVX512_VNNI_INLINE __m512 block_pair(const float* p) {
+  const __m512i index = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_permutexvar_ps(index, _mm512_maskz_loadu_ps(0x3, p));
+}
+
+// [p[0], 0 x 7, p[1], 0 x 7]: a per-block term that goes to the first lane of each half.
+SLUICE_AVX512_VNNI_INLINE __m512 block_pair_first_lanes(const float* p) {
+  const __m512i index = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_maskz_permutexvar_ps(0x0101, index, _mm512_maskz_loadu_ps(0x3, p));
+}
+
+template <bool kHasMin>
+struct Block32Kernel {
+  template <int kRows, int kTokens>
+  SLUICE_AVX512_VNNI static void run(const QuantTileArgs& args) {
+    const UnpackedWeights& weights = args.weights;
+    const QuantizedActivations& act = args.act;
+    const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
+    const __m512i zero = _mm512_setzero_si512();
+    __m512 acc[kRows][kTokens];
+    for (int r = 0; r < kRows; ++r) {
+      for (int t = 0; t < kTokens; ++t) acc[r][t] = _mm512_setzero_ps();
+    }
+    for (int64_t c = 0; c < weights.w_stride / kQuantChunk; ++c) {
+      __m512i w[kRows];
+      __m512i correction[kRows];  // 128 * (sum of each lane's four weights)
+      __m512 dw[kRows];
+      __m512 mw[kRows];
+      for (int r = 0; r < kRows; ++r) {
+        w[r] = _mm512_load_si512(weights.row_w(args.row0 + r) + c * kQuantChunk);
+        correction[r] = _mm512_dpbusd_epi32(zero, offset, w[r]);
+        dw[r] = block_pair(weights.row_d(args.row0 + r) + 2 * c);
+        if constexpr (kHasMin) mw[r] = block_pair_first_lanes(weights.row_m(args.row0 + r) + 2 * c);
+      }
+      for (int t = 0; t < kTokens; ++t) {
+        const __m512i a = _mm512_load_si512(act.token_qs(args.t0 + t) + c * kQuantChunk);
+        const __m512 dx = block_pair(act.token_scale(args.t0 + t) + 2 * c);
+        __m512 sx;
+        if constexpr (kHasMin) sx = block_pair_first_lanes(act.token_sum(args.t0 + t) + 2 * c);
+        for (int r = 0; r < kRows; ++r) {
+          const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(zero, a, w[r]), correction[r]);
+          const __m512 dd = _mm512_mul_ps(dw[r], dx);
+          acc[r][t] = _mm512_add_ps(acc[r][t], _mm512_mul_ps(_mm512_cvtepi32_ps(p), dd));
+          if constexpr (kHasMin) acc[r][t] = _mm512_add_ps(acc[r][t], _mm512_mul_ps(mw[r], sx));
+        }
+      }
+    }
+    for (int t = 0; t < kTokens; ++t) {
+      for (int r = 0; r < kRows; ++r) args.y[t * args.ldy + r] = tree16(acc[r][t]);
+    }
+  }
+};
+
+template <bool kHasMin>
+struct Super256Kernel {
+  template <int kRows, int kTokens>
+  SLUICE_AVX512_VNNI static void run(const QuantTileArgs& args) {
+    const UnpackedWeights& weights = args.weights;
+    const QuantizedActivations& act = args.act;
+    const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
+    const __m512i low_half = _mm512_set1_epi32(0xffff);
+    const __m512i zero = _mm512_setzero_si512();
+    __m512 acc[kRows][kTokens];
+    __m256 min_acc[kRows][kTokens];
+    for (int r = 0; r < kRows; ++r) {
+      for (int t = 0; t < kTokens; ++t) {
+        acc[r][t] = _mm512_setzero_ps();
+        min_acc[r][t] = _mm256_setzero_ps();
+      }
+    }
+    for (int64_t sb = 0; sb < weights.cols / quant::kBlockK; ++sb) {
+      __m512i isum[kRows][kTokens];
+      __m512i correction[kRows];
+      for (int r = 0; r < kRows; ++r) {
+        correction[r] = zero;
+        for (int t = 0; t < kTokens; ++t) isum[r][t] = zero;
+      }
+      for (int c = 0; c < 4; ++c) {
+        const int64_t e = sb * quant::kBlockK + c * kQuantChunk;
+        __m512i w[kRows];
+        __m512i scale[kRows];  // each lane's group scale in its low 16 bits
+        for (int r = 0; r < kRows; ++r) {
+          w[r] = _mm512_load_si512(weights.row_w(args.row0 + r) + e);
+          scale[r] = _mm512_and_si512(
+              _mm512_load_si512(weights.row_lane_scale(args.row0 + r) + e / 4), low_half);
+          // Every lane's byte sum fits in 16 bits for the K-quants (|w| <= 32, 4 * 255 * 32 <
+          // 2^15), so vpdpwssd against (scale, 0) multiplies it by the scale and accumulates.
+          correction[r] =
+              _mm512_dpwssd_epi32(correction[r], _mm512_dpbusd_epi32(zero, offset, w[r]), scale[r]);
+        }
+        for (int t = 0; t < kTokens; ++t) {
+          const __m512i a = _mm512_load_si512(act.token_qs(args.t0 + t) + e);
+          for (int r = 0; r < kRows; ++r) {
+            isum[r][t] =
+                _mm512_dpwssd_epi32(isum[r][t], _mm512_dpbusd_epi32(zero, a, w[r]), scale[r]);
+          }
+        }
+      }
+      for (int t = 0; t < kTokens; ++t) {
+        const float dx = act.token_scale(args.t0 + t)[sb];
+        for (int r = 0; r < kRows; ++r) {
+          const float dd = weights.row_d(args.row0 + r)[sb] * dx;
+          const __m512 isum_f = _mm512_cvtepi32_ps(_mm512_sub_epi32(isum[r][t], correction[r]));
+          acc[r][t] = _mm512_add_ps(acc[r][t], _mm512_mul_ps(isum_f, _mm512_set1_ps(dd)));
+          if constexpr (kHasMin) {
+            const float dm = weights.row_m(args.row0 + r)[sb] * dx;
+            min_acc[r][t] =
+                add_super256_min_term(min_acc[r][t], weights.row_mins(args.row0 + r) + sb * 16,
+                                      act.token_bsum(args.t0 + t) + sb * 16, dm);
+          }
+        }
+      }
+    }
+    for (int t = 0; t < kTokens; ++t) {
+      for (int r = 0; r < kRows; ++r) {
+        const float sum = tree16(acc[r][t]);
+        args.y[t * args.ldy + r] = kHasMin ? sum - quant_lane_tree8(min_acc[r][t]) : sum;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+SLUICE_AVX512_VNNI void quant_dot_tile_avx512_vnni(const UnpackedWeights& weights, int row0,
+                                                   int num_rows, const QuantizedActivations& act,
+                                                   int64_t t0, int num_tokens, float* y,
+                                                   int64_t ldy) {
+  dispatch_quant_family_tile<Block32Kernel, Super256Kernel>(num_rows, num_tokens,
+                                                            {weights, row0, act, t0, y, ldy});
+}
+
+}  // namespace sluice
+
+#endif  // SLUICE_QUANT_X86
