@@ -1,5 +1,6 @@
 // The quantized GEMM's contract: a token's outputs are bit-identical whatever num_tokens, the
-// tiling or the thread count, and equal the single-row dot product.
+// tiling or the thread count, and equal the single-row dot product; CpuMatrix runs it on the
+// weights' blocks without widening them.
 #include "engine/backend/cpu_quant_gemm.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/backend/cpu_linear.h"
 #include "engine/backend/cpu_quantize_activations.h"
 #include "engine/core/thread_pool.h"
 #include "tests/unit/backend/quant_test_data.h"
@@ -98,6 +100,28 @@ TEST(QuantGemm, EqualsTheDotProductOfEachRowAndToken) {
             << "row " << r << " token " << t;
       }
     }
+  }
+}
+
+// Quantized weights stay in their blocks even when the budget would widen them, and multiply is
+// the quantized GEMM.
+TEST(QuantGemm, CpuMatrixKeepsQuantizedWeightsQuantized) {
+  ThreadPool pool(2);
+  for (const DType dtype : test::kernel_dtypes()) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Problem p = make_problem(dtype);
+    WeightTensor tensor;
+    tensor.name = "blk.0.ffn_up.weight";
+    tensor.dtype = dtype;
+    tensor.shape = {kRows, p.view.cols};
+    tensor.data = p.weights.data();
+    tensor.num_bytes = p.weights.size();
+    const CpuMatrix matrix(tensor, /*widen_now=*/true, pool);
+    EXPECT_EQ(matrix.owned_bytes(), 0u);
+    std::vector<float> y(static_cast<size_t>(5 * kRows));
+    matrix.multiply(p.x.data(), 5, y.data(), pool);
+    const std::vector<float> expected = run(p, 5, 2, kRows);
+    EXPECT_EQ(std::memcmp(y.data(), expected.data(), y.size() * sizeof(float)), 0);
   }
 }
 
