@@ -1,6 +1,7 @@
 #include "engine/backend/cpu_quant_dot.h"
 
 #include <cassert>
+#include <cmath>
 
 #include "engine/backend/cpu_quant_dot_simd.h"
 #include "engine/core/error.h"
@@ -30,9 +31,9 @@ float block32_dot(const UnpackedWeights& weights, int r, const QuantizedActivati
     float* half = lanes + 8 * (b % 2);
     for (int l = 0; l < 8; ++l) {
       const int64_t i = b * quant::kBlock32 + 4 * l;
-      half[l] += static_cast<float>(lane_dot(w + i, a + i)) * dd;
+      half[l] = std::fma(static_cast<float>(lane_dot(w + i, a + i)), dd, half[l]);
     }
-    if (has_min) half[0] += weights.row_m(r)[b] * act.token_sum(t)[b];
+    if (has_min) half[0] = std::fma(weights.row_m(r)[b], act.token_sum(t)[b], half[0]);
   }
   return quant_lane_tree16(lanes);
 }
@@ -41,7 +42,7 @@ float super256_dot(const UnpackedWeights& weights, int r, const QuantizedActivat
                    int64_t t) {
   const int8_t* w = weights.row_w(r);
   const int8_t* a = act.token_qs(t);
-  const int32_t* lane_scale = weights.row_lane_scale(r);
+  const int32_t* group_scale = weights.row_group_scale(r);
   const bool has_min = weights.family == QuantFamily::Super256Min;
   float lanes[16] = {};
   float min_lanes[8] = {};
@@ -50,18 +51,18 @@ float super256_dot(const UnpackedWeights& weights, int r, const QuantizedActivat
     for (int c = 0; c < 4; ++c) {
       for (int l = 0; l < 16; ++l) {
         const int64_t i = sb * quant::kBlockK + c * kQuantChunk + 4 * l;
-        isum[l] += lane_scale[i / 4] * lane_dot(w + i, a + i);
+        isum[l] += group_scale[i / 16] * lane_dot(w + i, a + i);
       }
     }
     const float dd = weights.row_d(r)[sb] * act.token_scale(t)[sb];
-    for (int l = 0; l < 16; ++l) lanes[l] += static_cast<float>(isum[l]) * dd;
+    for (int l = 0; l < 16; ++l) lanes[l] = std::fma(static_cast<float>(isum[l]), dd, lanes[l]);
     if (has_min) {
       const int16_t* mins = weights.row_mins(r) + sb * 16;
       const int16_t* bsum = act.token_bsum(t) + sb * 16;
       const float dm = weights.row_m(r)[sb] * act.token_scale(t)[sb];
       for (int k = 0; k < 8; ++k) {
         const int32_t e = mins[2 * k] * bsum[2 * k] + mins[2 * k + 1] * bsum[2 * k + 1];
-        min_lanes[k] += static_cast<float>(e) * dm;
+        min_lanes[k] = std::fma(static_cast<float>(e), dm, min_lanes[k]);
       }
     }
   }
@@ -90,10 +91,11 @@ bool cpu_has(QuantKernelIsa isa) {
     case QuantKernelIsa::Scalar:
       return true;
     case QuantKernelIsa::Avx2:
-      return __builtin_cpu_supports("avx2");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case QuantKernelIsa::Avx512Vnni:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+             __builtin_cpu_supports("fma");
   }
   return false;
 #else

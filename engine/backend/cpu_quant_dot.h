@@ -7,16 +7,18 @@
 //  - Integer sums inside a block are exact, so how a kernel forms them does not matter; what is
 //    fixed is which elements each int32 "lane" holds: lane l of a 64-element chunk holds the
 //    four elements 4l..4l+3 (as one vpdpbusd or maddubs+madd forms them).
-//  - Blocks of 32 (Q4_0 ... Q8_0): sixteen float lanes; lane 8 * (b % 2) + l of block b adds
-//    float(lane sum) * (d_w * d_x); Q4_1/Q5_1 then add m_w * s_x to lane 8 * (b % 2).
+//  - Blocks of 32 (Q4_0 ... Q8_0): sixteen float lanes; lane 8 * (b % 2) + l of block b becomes
+//    fma(float(lane sum), d_w * d_x, lane); Q4_1/Q5_1 then take fma(m_w, s_x, lane) in lane
+//    8 * (b % 2).
 //  - Super-blocks of 256 (K-quants): per super-block, int lane l (of 16) sums
-//    group_scale * lane sum over the four chunks; float lane l adds float(int lane) * (d_w * d_x);
-//    the min term adds, into eight more float lanes, float(m_2k * bsum_2k + m_2k+1 * bsum_2k+1) *
-//    (dmin_w * d_x), and is subtracted at the end.
+//    group_scale * lane sum over the four chunks; float lane l becomes
+//    fma(float(int lane), d_w * d_x, lane); the min term goes into eight more float lanes as
+//    fma(float(m_2k * bsum_2k + m_2k+1 * bsum_2k+1), dmin_w * d_x, lane) and is subtracted at
+//    the end.
 //  - The lanes are summed by a fixed tree (halves added pairwise).
-// Every step is one IEEE operation with no fused multiply-add (the kernel files are built with
-// -ffp-contract=off), so the SIMD versions give the scalar version's bits: a token's outputs do
-// not depend on num_tokens, tiling, thread split or instruction set.
+// Every step is one IEEE operation (a fused multiply-add only where written: the kernel files
+// are built with -ffp-contract=off), so the SIMD versions give the scalar version's bits: a
+// token's outputs do not depend on num_tokens, tiling, thread split or instruction set.
 #pragma once
 
 #include <cstdint>

@@ -35,32 +35,35 @@ struct Block32Kernel {
     const __m256i ones = _mm256_set1_epi16(1);
     // acc[..][0]: lanes 0-7 (even blocks), acc[..][1]: lanes 8-15 (odd blocks).
     __m256 acc[kRows][kTokens][2];
-    for (int r = 0; r < kRows; ++r) {
-      for (int t = 0; t < kTokens; ++t) acc[r][t][0] = acc[r][t][1] = _mm256_setzero_ps();
+    SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) acc[r][t][0] = acc[r][t][1] =
+          _mm256_setzero_ps();
     }
     for (int64_t b = 0; b < weights.w_stride / quant::kBlock32; ++b) {
       const int half = static_cast<int>(b % 2);
       __m256i w[kRows];
-      for (int r = 0; r < kRows; ++r) {
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
         w[r] = load32(weights.row_w(args.row0 + r) + b * quant::kBlock32);
       }
-      for (int t = 0; t < kTokens; ++t) {
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
         const __m256i a = load32(act.token_qs(args.t0 + t) + b * quant::kBlock32);
         const float dx = act.token_scale(args.t0 + t)[b];
-        for (int r = 0; r < kRows; ++r) {
+        SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
           const __m256i p = _mm256_madd_epi16(pair_products(w[r], a), ones);
           const float dd = weights.row_d(args.row0 + r)[b] * dx;
           __m256& lanes = acc[r][t][half];
-          lanes = _mm256_add_ps(lanes, _mm256_mul_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dd)));
+          lanes = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dd), lanes);
           if constexpr (kHasMin) {
-            const float term = weights.row_m(args.row0 + r)[b] * act.token_sum(args.t0 + t)[b];
-            lanes = _mm256_add_ps(lanes, _mm256_setr_ps(term, 0, 0, 0, 0, 0, 0, 0));
+            // Lane 0 only: the other lanes add an exact 0 * 0.
+            lanes = _mm256_fmadd_ps(
+                _mm256_setr_ps(weights.row_m(args.row0 + r)[b], 0, 0, 0, 0, 0, 0, 0),
+                _mm256_setr_ps(act.token_sum(args.t0 + t)[b], 0, 0, 0, 0, 0, 0, 0), lanes);
           }
         }
       }
     }
-    for (int t = 0; t < kTokens; ++t) {
-      for (int r = 0; r < kRows; ++r) {
+    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
         args.y[t * args.ldy + r] = tree16(acc[r][t][0], acc[r][t][1]);
       }
     }
@@ -75,43 +78,47 @@ struct Super256Kernel {
     const QuantizedActivations& act = args.act;
     __m256 acc[kRows][kTokens][2];
     __m256 min_acc[kRows][kTokens];
-    for (int r = 0; r < kRows; ++r) {
-      for (int t = 0; t < kTokens; ++t) {
+    SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
         acc[r][t][0] = acc[r][t][1] = min_acc[r][t] = _mm256_setzero_ps();
       }
     }
     for (int64_t sb = 0; sb < weights.cols / quant::kBlockK; ++sb) {
       __m256i isum[kRows][kTokens][2];
-      for (int r = 0; r < kRows; ++r) {
-        for (int t = 0; t < kTokens; ++t) isum[r][t][0] = isum[r][t][1] = _mm256_setzero_si256();
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+        SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) isum[r][t][0] = isum[r][t][1] =
+            _mm256_setzero_si256();
       }
-      // 32 bytes at a time: part 2c + h is half h (lanes 8h..8h+7) of chunk c.
+      // 32 bytes at a time: part 2c + h is half h (lanes 8h..8h+7) of chunk c; its eight lanes
+      // take the scales of groups 2 * part and 2 * part + 1, four lanes each.
       for (int part = 0; part < 8; ++part) {
         const int64_t e = sb * quant::kBlockK + part * 32;
+        const __m256i lane_group = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
         __m256i w[kRows];
         __m256i scale[kRows];  // each lane's group scale in both 16-bit halves
-        for (int r = 0; r < kRows; ++r) {
+        SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
           w[r] = load32(weights.row_w(args.row0 + r) + e);
-          const __m256i s = _mm256_load_si256(
-              reinterpret_cast<const __m256i*>(weights.row_lane_scale(args.row0 + r) + e / 4));
+          const int32_t* groups = weights.row_group_scale(args.row0 + r) + sb * 16 + 2 * part;
+          const __m256i s = _mm256_permutevar8x32_epi32(
+              _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(groups))),
+              lane_group);
           scale[r] = _mm256_or_si256(_mm256_and_si256(s, _mm256_set1_epi32(0xffff)),
                                      _mm256_slli_epi32(s, 16));
         }
-        for (int t = 0; t < kTokens; ++t) {
+        SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
           const __m256i a = load32(act.token_qs(args.t0 + t) + e);
-          for (int r = 0; r < kRows; ++r) {
+          SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
             __m256i& sum = isum[r][t][part % 2];
             sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pair_products(w[r], a), scale[r]));
           }
         }
       }
-      for (int t = 0; t < kTokens; ++t) {
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
         const float dx = act.token_scale(args.t0 + t)[sb];
-        for (int r = 0; r < kRows; ++r) {
+        SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
           const __m256 dd = _mm256_set1_ps(weights.row_d(args.row0 + r)[sb] * dx);
-          for (int h = 0; h < 2; ++h) {
-            acc[r][t][h] =
-                _mm256_add_ps(acc[r][t][h], _mm256_mul_ps(_mm256_cvtepi32_ps(isum[r][t][h]), dd));
+          SLUICE_QUANT_UNROLL for (int h = 0; h < 2; ++h) {
+            acc[r][t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][t][h]), dd, acc[r][t][h]);
           }
           if constexpr (kHasMin) {
             const float dm = weights.row_m(args.row0 + r)[sb] * dx;
@@ -122,8 +129,8 @@ struct Super256Kernel {
         }
       }
     }
-    for (int t = 0; t < kTokens; ++t) {
-      for (int r = 0; r < kRows; ++r) {
+    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
         const float sum = tree16(acc[r][t][0], acc[r][t][1]);
         args.y[t * args.ldy + r] = kHasMin ? sum - quant_lane_tree8(min_acc[r][t]) : sum;
       }

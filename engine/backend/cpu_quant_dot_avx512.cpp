@@ -7,7 +7,8 @@
 
 #if SLUICE_QUANT_X86
 
-#define SLUICE_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define SLUICE_AVX512_VNNI \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma")))
 #define SLUICE_AVX512_VNNI_INLINE SLUICE_AVX512_VNNI SLUICE_QUANT_INLINE
 
 namespace sluice {
@@ -36,40 +37,41 @@ template <bool kHasMin>
 struct Block32Kernel {
   template <int kRows, int kTokens>
   SLUICE_AVX512_VNNI static void run(const QuantTileArgs& args) {
-    const UnpackedWeights& weights = args.weights;
-    const QuantizedActivations& act = args.act;
+    const QuantTilePointers<kRows, kTokens> p(args);
     const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
     const __m512i zero = _mm512_setzero_si512();
     __m512 acc[kRows][kTokens];
-    for (int r = 0; r < kRows; ++r) {
-      for (int t = 0; t < kTokens; ++t) acc[r][t] = _mm512_setzero_ps();
+    SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) acc[r][t] = _mm512_setzero_ps();
     }
-    for (int64_t c = 0; c < weights.w_stride / kQuantChunk; ++c) {
+    const int64_t num_chunks = args.weights.w_stride / kQuantChunk;
+    for (int64_t c = 0; c < num_chunks; ++c) {
       __m512i w[kRows];
-      __m512i correction[kRows];  // 128 * (sum of each lane's four weights)
+      __m512i minus_correction[kRows];  // -128 * (sum of each lane's four weights)
       __m512 dw[kRows];
       __m512 mw[kRows];
-      for (int r = 0; r < kRows; ++r) {
-        w[r] = _mm512_load_si512(weights.row_w(args.row0 + r) + c * kQuantChunk);
-        correction[r] = _mm512_dpbusd_epi32(zero, offset, w[r]);
-        dw[r] = block_pair(weights.row_d(args.row0 + r) + 2 * c);
-        if constexpr (kHasMin) mw[r] = block_pair_first_lanes(weights.row_m(args.row0 + r) + 2 * c);
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+        w[r] = _mm512_load_si512(p.w[r] + c * kQuantChunk);
+        minus_correction[r] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offset, w[r]));
+        dw[r] = block_pair(p.d[r] + 2 * c);
+        if constexpr (kHasMin) mw[r] = block_pair_first_lanes(p.m[r] + 2 * c);
       }
-      for (int t = 0; t < kTokens; ++t) {
-        const __m512i a = _mm512_load_si512(act.token_qs(args.t0 + t) + c * kQuantChunk);
-        const __m512 dx = block_pair(act.token_scale(args.t0 + t) + 2 * c);
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+        const __m512i a = _mm512_load_si512(p.a[t] + c * kQuantChunk);
+        const __m512 dx = block_pair(p.dx[t] + 2 * c);
         __m512 sx;
-        if constexpr (kHasMin) sx = block_pair_first_lanes(act.token_sum(args.t0 + t) + 2 * c);
-        for (int r = 0; r < kRows; ++r) {
-          const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(zero, a, w[r]), correction[r]);
+        if constexpr (kHasMin) sx = block_pair_first_lanes(p.sx[t] + 2 * c);
+        SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+          const __m512i sum = _mm512_dpbusd_epi32(minus_correction[r], a, w[r]);
           const __m512 dd = _mm512_mul_ps(dw[r], dx);
-          acc[r][t] = _mm512_add_ps(acc[r][t], _mm512_mul_ps(_mm512_cvtepi32_ps(p), dd));
-          if constexpr (kHasMin) acc[r][t] = _mm512_add_ps(acc[r][t], _mm512_mul_ps(mw[r], sx));
+          acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), dd, acc[r][t]);
+          if constexpr (kHasMin) acc[r][t] = _mm512_fmadd_ps(mw[r], sx, acc[r][t]);
         }
       }
     }
-    for (int t = 0; t < kTokens; ++t) {
-      for (int r = 0; r < kRows; ++r) args.y[t * args.ldy + r] = tree16(acc[r][t]);
+    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) args.y[t * args.ldy + r] =
+          tree16(acc[r][t]);
     }
   }
 };
@@ -78,64 +80,67 @@ template <bool kHasMin>
 struct Super256Kernel {
   template <int kRows, int kTokens>
   SLUICE_AVX512_VNNI static void run(const QuantTileArgs& args) {
-    const UnpackedWeights& weights = args.weights;
-    const QuantizedActivations& act = args.act;
+    const QuantTilePointers<kRows, kTokens> p(args);
     const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
     const __m512i low_half = _mm512_set1_epi32(0xffff);
     const __m512i zero = _mm512_setzero_si512();
     __m512 acc[kRows][kTokens];
     __m256 min_acc[kRows][kTokens];
-    for (int r = 0; r < kRows; ++r) {
-      for (int t = 0; t < kTokens; ++t) {
+    SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
         acc[r][t] = _mm512_setzero_ps();
         min_acc[r][t] = _mm256_setzero_ps();
       }
     }
-    for (int64_t sb = 0; sb < weights.cols / quant::kBlockK; ++sb) {
+    const int64_t num_super_blocks = args.weights.cols / quant::kBlockK;
+    for (int64_t sb = 0; sb < num_super_blocks; ++sb) {
       __m512i isum[kRows][kTokens];
       __m512i correction[kRows];
-      for (int r = 0; r < kRows; ++r) {
+      __m512i group_scale[kRows];  // the 16 scales of the super-block, in their low 16 bits
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
         correction[r] = zero;
-        for (int t = 0; t < kTokens; ++t) isum[r][t] = zero;
+        SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) isum[r][t] = zero;
+        group_scale[r] = _mm512_and_si512(_mm512_load_si512(p.group_scale[r] + sb * 16), low_half);
       }
       for (int c = 0; c < 4; ++c) {
         const int64_t e = sb * quant::kBlockK + c * kQuantChunk;
+        // Lane l of chunk c holds elements 64c + 4l..+3: group 4c + l / 4.
+        const __m512i lane_group =
+            _mm512_add_epi32(_mm512_set1_epi32(4 * c),
+                             _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0));
         __m512i w[kRows];
         __m512i scale[kRows];  // each lane's group scale in its low 16 bits
-        for (int r = 0; r < kRows; ++r) {
-          w[r] = _mm512_load_si512(weights.row_w(args.row0 + r) + e);
-          scale[r] = _mm512_and_si512(
-              _mm512_load_si512(weights.row_lane_scale(args.row0 + r) + e / 4), low_half);
+        SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+          w[r] = _mm512_load_si512(p.w[r] + e);
+          scale[r] = _mm512_permutexvar_epi32(lane_group, group_scale[r]);
           // Every lane's byte sum fits in 16 bits for the K-quants (|w| <= 32, 4 * 255 * 32 <
           // 2^15), so vpdpwssd against (scale, 0) multiplies it by the scale and accumulates.
           correction[r] =
               _mm512_dpwssd_epi32(correction[r], _mm512_dpbusd_epi32(zero, offset, w[r]), scale[r]);
         }
-        for (int t = 0; t < kTokens; ++t) {
-          const __m512i a = _mm512_load_si512(act.token_qs(args.t0 + t) + e);
-          for (int r = 0; r < kRows; ++r) {
+        SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+          const __m512i a = _mm512_load_si512(p.a[t] + e);
+          SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
             isum[r][t] =
                 _mm512_dpwssd_epi32(isum[r][t], _mm512_dpbusd_epi32(zero, a, w[r]), scale[r]);
           }
         }
       }
-      for (int t = 0; t < kTokens; ++t) {
-        const float dx = act.token_scale(args.t0 + t)[sb];
-        for (int r = 0; r < kRows; ++r) {
-          const float dd = weights.row_d(args.row0 + r)[sb] * dx;
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+        const float dx = p.dx[t][sb];
+        SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+          const float dd = p.d[r][sb] * dx;
           const __m512 isum_f = _mm512_cvtepi32_ps(_mm512_sub_epi32(isum[r][t], correction[r]));
-          acc[r][t] = _mm512_add_ps(acc[r][t], _mm512_mul_ps(isum_f, _mm512_set1_ps(dd)));
+          acc[r][t] = _mm512_fmadd_ps(isum_f, _mm512_set1_ps(dd), acc[r][t]);
           if constexpr (kHasMin) {
-            const float dm = weights.row_m(args.row0 + r)[sb] * dx;
-            min_acc[r][t] =
-                add_super256_min_term(min_acc[r][t], weights.row_mins(args.row0 + r) + sb * 16,
-                                      act.token_bsum(args.t0 + t) + sb * 16, dm);
+            min_acc[r][t] = add_super256_min_term(min_acc[r][t], p.mins[r] + sb * 16,
+                                                  p.bsum[t] + sb * 16, p.m[r][sb] * dx);
           }
         }
       }
     }
-    for (int t = 0; t < kTokens; ++t) {
-      for (int r = 0; r < kRows; ++r) {
+    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
         const float sum = tree16(acc[r][t]);
         args.y[t * args.ldy + r] = kHasMin ? sum - quant_lane_tree8(min_acc[r][t]) : sum;
       }

@@ -17,6 +17,9 @@
 #endif
 
 #define SLUICE_QUANT_INLINE inline __attribute__((always_inline))
+// Unrolls a loop over a tile's rows or tokens before GCC decides where the accumulators live:
+// unrolled late, arrays of accumulators stay in memory (a store and reload per chunk).
+#define SLUICE_QUANT_UNROLL _Pragma("GCC unroll 8")
 
 namespace sluice {
 
@@ -44,6 +47,43 @@ struct QuantTileArgs {
   int64_t t0;
   float* y;  // y[t * ldy + r]
   int64_t ldy;
+};
+
+// The rows' and tokens' arrays of a tile as plain pointers, taken once: the kernels then walk
+// them with constant offsets instead of re-reading strides from the operand structs.
+template <int kRows, int kTokens>
+struct QuantTilePointers {
+  const int8_t* w[kRows];
+  const float* d[kRows];
+  const float* m[kRows];              // min types only
+  const int32_t* group_scale[kRows];  // super-block types only
+  const int16_t* mins[kRows];         // Super256Min only
+  const int8_t* a[kTokens];
+  const float* dx[kTokens];
+  const float* sx[kTokens];      // Q8_1 only
+  const int16_t* bsum[kTokens];  // Q8_K only
+
+  explicit QuantTilePointers(const QuantTileArgs& args) {
+    const UnpackedWeights& weights = args.weights;
+    const QuantizedActivations& act = args.act;
+    const bool super256 =
+        weights.family == QuantFamily::Super256 || weights.family == QuantFamily::Super256Min;
+    for (int r = 0; r < kRows; ++r) {
+      const int row = args.row0 + r;
+      w[r] = weights.row_w(row);
+      d[r] = weights.row_d(row);
+      m[r] = weights.m.size() ? weights.row_m(row) : nullptr;
+      group_scale[r] = super256 ? weights.row_group_scale(row) : nullptr;
+      mins[r] = weights.mins.size() ? weights.row_mins(row) : nullptr;
+    }
+    for (int t = 0; t < kTokens; ++t) {
+      const int64_t token = args.t0 + t;
+      a[t] = act.token_qs(token);
+      dx[t] = act.token_scale(token);
+      sx[t] = act.sum.size() ? act.token_sum(token) : nullptr;
+      bsum[t] = act.bsum.size() ? act.token_bsum(token) : nullptr;
+    }
+  }
 };
 
 // Calls Kernel::template run<kRows, kTokens>(args) for the tile's shape.
@@ -93,7 +133,7 @@ inline void dispatch_quant_family_tile(int num_rows, int num_tokens, const Quant
 #endif
 #include <immintrin.h>
 
-#define SLUICE_AVX2 __attribute__((target("avx2")))
+#define SLUICE_AVX2 __attribute__((target("avx2,fma")))
 #define SLUICE_AVX2_INLINE SLUICE_AVX2 SLUICE_QUANT_INLINE
 
 SLUICE_AVX2_INLINE float quant_lane_tree8(__m256 v) {
@@ -103,13 +143,13 @@ SLUICE_AVX2_INLINE float quant_lane_tree8(__m256 v) {
 }
 
 // One super-block's min term for one (row, token), in the eight lanes of min_acc:
-// lane k += float(mins[2k] * bsum[2k] + mins[2k+1] * bsum[2k+1]) * dm.
+// lane k = fma(float(mins[2k] * bsum[2k] + mins[2k+1] * bsum[2k+1]), dm, lane k).
 SLUICE_AVX2_INLINE __m256 add_super256_min_term(__m256 min_acc, const int16_t* mins,
                                                 const int16_t* bsum, float dm) {
   const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mins));
   const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum));
   const __m256 e = _mm256_cvtepi32_ps(_mm256_madd_epi16(m, b));
-  return _mm256_add_ps(min_acc, _mm256_mul_ps(e, _mm256_set1_ps(dm)));
+  return _mm256_fmadd_ps(e, _mm256_set1_ps(dm), min_acc);
 }
 
 // The arguments and preconditions of quant_dot_tile (cpu_quant_dot.h).

@@ -1,6 +1,7 @@
 #include "engine/backend/cpu_quant_operands.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <vector>
 
@@ -30,7 +31,7 @@ const Block* blocks_of(const uint8_t* row) {
 // One decoded row: where the unpacker writes.
 struct RowOut {
   int8_t* w;            // [cols] centred values
-  int32_t* lane_scale;  // [cols / 4] (super-block types)
+  int32_t* group_scale;  // [cols / 16] (super-block types)
   float* d;             // [blocks]
   float* m;             // [blocks] (types with a min)
   int16_t* mins;        // [cols / 16] (super-block types with a min)
@@ -39,24 +40,41 @@ struct RowOut {
 // ---- blocks of 32: element j < 16 is the low nibble of qs[j], j >= 16 the high nibble of
 // qs[j - 16]; the fifth bit of element j is bit j of qh.
 
+// kBitBytes[b] has byte i = 1 when bit i of b is set: eight bits spread to eight bytes.
+constexpr auto kBitBytes = [] {
+  std::array<uint64_t, 256> table{};
+  for (int b = 0; b < 256; ++b) {
+    for (int i = 0; i < 8; ++i) {
+      if (b >> i & 1) table[b] |= uint64_t{1} << (8 * i);
+    }
+  }
+  return table;
+}();
+
 template <typename Block, int kOffset, bool kHasMin, bool kHasHighBit>
 SLUICE_ALWAYS_INLINE void unpack_nibble_blocks(const uint8_t* src, int64_t cols,
                                                const RowOut& out) {
+  // Setting the fifth bit of a nibble q turns q - kOffset into q + 16 - kOffset: for kOffset 16
+  // that clears the byte's high nibble (0xf0 | q -> q), for kOffset 0 it sets bit 4.
+  constexpr uint64_t kFifthBitFlip = kOffset == 16 ? 0xf0 : 0x10;
+  static_assert(!kHasHighBit || kOffset == 0 || kOffset == 16);
   const Block* blocks = blocks_of<Block>(src);
   for (int64_t b = 0; b < cols / kBlock32; ++b) {
     const Block& blk = blocks[b];
-    int8_t* w = out.w + b * kBlock32;
-    uint32_t qh = 0;
-    if constexpr (kHasHighBit) std::memcpy(&qh, blk.qh, sizeof qh);
+    // Bytes may alias anything: the loop vectorises only once told that these do not.
+    const uint8_t* __restrict qs = blk.qs;
+    int8_t* __restrict w = out.w + b * kBlock32;
     for (int j = 0; j < kBlock32 / 2; ++j) {
-      int lo = blk.qs[j] & 0x0f;
-      int hi = blk.qs[j] >> 4;
-      if constexpr (kHasHighBit) {
-        lo |= static_cast<int>((qh >> j) & 1u) << 4;
-        hi |= static_cast<int>((qh >> (j + 16)) & 1u) << 4;
+      w[j] = static_cast<int8_t>((qs[j] & 0x0f) - kOffset);
+      w[j + kBlock32 / 2] = static_cast<int8_t>((qs[j] >> 4) - kOffset);
+    }
+    if constexpr (kHasHighBit) {
+      for (int byte = 0; byte < 4; ++byte) {
+        uint64_t values;
+        std::memcpy(&values, w + 8 * byte, sizeof values);
+        values ^= kBitBytes[blk.qh[byte]] * kFifthBitFlip;
+        std::memcpy(w + 8 * byte, &values, sizeof values);
       }
-      w[j] = static_cast<int8_t>(lo - kOffset);
-      w[j + kBlock32 / 2] = static_cast<int8_t>(hi - kOffset);
     }
     out.d[b] = half_to_float(blk.d);
     if constexpr (kHasMin) out.m[b] = half_to_float(blk.m);
@@ -72,35 +90,35 @@ SLUICE_ALWAYS_INLINE void unpack_q8_0(const uint8_t* src, int64_t cols, const Ro
 }
 
 // ---- super-blocks of 256. Groups of 16 (Q2_K, Q3_K, Q6_K) or 32 (Q4_K, Q5_K) elements share
-// an integer scale; lane_scale repeats it for each group of 4 elements.
+// an integer scale.
 
-SLUICE_ALWAYS_INLINE void fill_lane_scales(const int32_t* group_scale, int group_elements,
-                                           int32_t* lane_scale) {
-  for (int lane = 0; lane < kBlockK / 4; ++lane) {
-    lane_scale[lane] = group_scale[lane * 4 / group_elements];
+// Q2_K and Q3_K: each 32 bytes of qs hold four 32-element runs (shifted by 0, 2, 4, 6); Q3_K's
+// third bit of element e is bit e / 32 of hmask[e % 32], stored inverted (clear means minus 4).
+template <bool kIsQ3>
+SLUICE_ALWAYS_INLINE void unpack_two_bit_values(const uint8_t* qs, const uint8_t* hmask,
+                                                int8_t* w) {
+  for (int half = 0; half < 2; ++half) {
+    for (int run = 0; run < 4; ++run) {
+      const int shift = 2 * run;
+      int8_t* out = w + 128 * half + 32 * run;
+      for (int l = 0; l < 32; ++l) {
+        int q = (qs[32 * half + l] >> shift) & 3;
+        if constexpr (kIsQ3) q += 4 * ((hmask[l] >> (4 * half + run)) & 1) - 4;
+        out[l] = static_cast<int8_t>(q);
+      }
+    }
   }
-}
-
-// The 2-bit field of element e of a Q2_K/Q3_K super-block: each 32 bytes of qs hold four
-// 32-element runs, shifted by 0, 2, 4, 6.
-SLUICE_ALWAYS_INLINE int two_bit_field(const uint8_t* qs, int e) {
-  const int half = e / 128;
-  const int r = e % 128;
-  return (qs[32 * half + r % 32] >> (2 * (r / 32))) & 3;
 }
 
 SLUICE_ALWAYS_INLINE void unpack_q2_k(const uint8_t* src, int64_t cols, const RowOut& out) {
   const BlockQ2_K* blocks = blocks_of<BlockQ2_K>(src);
   for (int64_t b = 0; b < cols / kBlockK; ++b) {
     const BlockQ2_K& blk = blocks[b];
-    int8_t* w = out.w + b * kBlockK;
-    for (int e = 0; e < kBlockK; ++e) w[e] = static_cast<int8_t>(two_bit_field(blk.qs, e));
-    int32_t scales[16];
+    unpack_two_bit_values<false>(blk.qs, nullptr, out.w + b * kBlockK);
     for (int g = 0; g < 16; ++g) {
-      scales[g] = blk.scales[g] & 0x0f;
+      out.group_scale[b * 16 + g] = blk.scales[g] & 0x0f;
       out.mins[b * 16 + g] = static_cast<int16_t>(blk.scales[g] >> 4);
     }
-    fill_lane_scales(scales, 16, out.lane_scale + b * (kBlockK / 4));
     out.d[b] = half_to_float(blk.d);
     out.m[b] = half_to_float(blk.dmin);
   }
@@ -110,35 +128,34 @@ SLUICE_ALWAYS_INLINE void unpack_q3_k(const uint8_t* src, int64_t cols, const Ro
   const BlockQ3_K* blocks = blocks_of<BlockQ3_K>(src);
   for (int64_t b = 0; b < cols / kBlockK; ++b) {
     const BlockQ3_K& blk = blocks[b];
-    int8_t* w = out.w + b * kBlockK;
-    // The third bit is stored inverted: clear means "minus 4".
-    for (int e = 0; e < kBlockK; ++e) {
-      const int high = (blk.hmask[e % 32] >> (e / 32)) & 1;
-      w[e] = static_cast<int8_t>(two_bit_field(blk.qs, e) - (high ? 0 : 4));
-    }
+    unpack_two_bit_values<true>(blk.qs, blk.hmask, out.w + b * kBlockK);
     // Sixteen 6-bit scales: low 4 bits in bytes 0-7 (low nibbles, then high nibbles), high 2
     // bits in bytes 8-11; stored with a bias of 32.
-    int32_t scales[16];
     for (int g = 0; g < 16; ++g) {
       const int low = g < 8 ? blk.scales[g] & 0x0f : blk.scales[g - 8] >> 4;
       const int high = (blk.scales[8 + g % 4] >> (2 * (g / 4))) & 3;
-      scales[g] = (low | high << 4) - 32;
+      out.group_scale[b * 16 + g] = (low | high << 4) - 32;
     }
-    fill_lane_scales(scales, 16, out.lane_scale + b * (kBlockK / 4));
     out.d[b] = half_to_float(blk.d);
   }
 }
 
-// The 6-bit scale and min of 32-element group g of a Q4_K/Q5_K super-block (ggml's
-// get_scale_min_k4 layout).
-SLUICE_ALWAYS_INLINE void scale_min_k4(const uint8_t* s, int g, int32_t& scale, int16_t& min) {
-  if (g < 4) {
-    scale = s[g] & 63;
-    min = static_cast<int16_t>(s[g + 4] & 63);
-  } else {
-    scale = (s[g + 4] & 0x0f) | (s[g - 4] >> 6) << 4;
-    min = static_cast<int16_t>((s[g + 4] >> 4) | (s[g] >> 6) << 4);
-  }
+// The eight 6-bit scales and mins of a Q4_K/Q5_K super-block (ggml's get_scale_min_k4 layout:
+// groups 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); groups 4-7 in the nibbles
+// of bytes 8-11 with their top two bits in the top bits of bytes 0-3 and 4-7), four at a time.
+SLUICE_ALWAYS_INLINE void scales_mins_k4(const uint8_t* s, uint8_t scales[8], uint8_t mins[8]) {
+  uint32_t a, b, c;
+  std::memcpy(&a, s, 4);
+  std::memcpy(&b, s + 4, 4);
+  std::memcpy(&c, s + 8, 4);
+  const uint32_t scales_low = a & 0x3f3f3f3fu;
+  const uint32_t mins_low = b & 0x3f3f3f3fu;
+  const uint32_t scales_high = (c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u);
+  const uint32_t mins_high = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u);
+  std::memcpy(scales, &scales_low, 4);
+  std::memcpy(scales + 4, &scales_high, 4);
+  std::memcpy(mins, &mins_low, 4);
+  std::memcpy(mins + 4, &mins_high, 4);
 }
 
 // Q4_K and Q5_K: 64-element chunk c takes the low nibbles of qs[32c..32c+31], then the high
@@ -148,22 +165,26 @@ SLUICE_ALWAYS_INLINE void unpack_q45_k(const uint8_t* src, int64_t cols, const R
   const Block* blocks = blocks_of<Block>(src);
   for (int64_t b = 0; b < cols / kBlockK; ++b) {
     const Block& blk = blocks[b];
-    int8_t* w = out.w + b * kBlockK;
-    for (int e = 0; e < kBlockK; ++e) {
-      const int chunk = e / 64;
-      const int r = e % 64;
-      int q = (blk.qs[32 * chunk + r % 32] >> (r < 32 ? 0 : 4)) & 0x0f;
-      if constexpr (kHasHighBit) q |= ((blk.qh[e % 32] >> (e / 32)) & 1) << 4;
-      w[e] = static_cast<int8_t>(q);
+    for (int c = 0; c < 4; ++c) {
+      int8_t* low = out.w + b * kBlockK + 64 * c;
+      int8_t* high = low + 32;
+      for (int l = 0; l < 32; ++l) {
+        int q_low = blk.qs[32 * c + l] & 0x0f;
+        int q_high = blk.qs[32 * c + l] >> 4;
+        if constexpr (kHasHighBit) {
+          q_low |= ((blk.qh[l] >> (2 * c)) & 1) << 4;
+          q_high |= ((blk.qh[l] >> (2 * c + 1)) & 1) << 4;
+        }
+        low[l] = static_cast<int8_t>(q_low);
+        high[l] = static_cast<int8_t>(q_high);
+      }
     }
-    int32_t scales[8];
-    for (int g = 0; g < 8; ++g) {
-      int16_t min;
-      scale_min_k4(blk.scales, g, scales[g], min);
-      out.mins[b * 16 + 2 * g] = min;
-      out.mins[b * 16 + 2 * g + 1] = min;
+    uint8_t scales[8], mins[8];
+    scales_mins_k4(blk.scales, scales, mins);
+    for (int g = 0; g < 16; ++g) {
+      out.group_scale[b * 16 + g] = scales[g / 2];
+      out.mins[b * 16 + g] = mins[g / 2];
     }
-    fill_lane_scales(scales, 32, out.lane_scale + b * (kBlockK / 4));
     out.d[b] = half_to_float(blk.d);
     out.m[b] = half_to_float(blk.dmin);
   }
@@ -175,18 +196,18 @@ SLUICE_ALWAYS_INLINE void unpack_q6_k(const uint8_t* src, int64_t cols, const Ro
   const BlockQ6_K* blocks = blocks_of<BlockQ6_K>(src);
   for (int64_t b = 0; b < cols / kBlockK; ++b) {
     const BlockQ6_K& blk = blocks[b];
-    int8_t* w = out.w + b * kBlockK;
-    for (int e = 0; e < kBlockK; ++e) {
-      const int half = e / 128;
-      const int quarter = (e % 128) / 32;
-      const int l = e % 32;
-      const int low = (blk.ql[64 * half + l + 32 * (quarter & 1)] >> (4 * (quarter >> 1))) & 0x0f;
-      const int high = (blk.qh[32 * half + l] >> (2 * quarter)) & 3;
-      w[e] = static_cast<int8_t>((low | high << 4) - 32);
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* ql = blk.ql + 64 * half;
+      const uint8_t* qh = blk.qh + 32 * half;
+      int8_t* w = out.w + b * kBlockK + 128 * half;
+      for (int l = 0; l < 32; ++l) {
+        w[l] = static_cast<int8_t>(((ql[l] & 0x0f) | (qh[l] & 3) << 4) - 32);
+        w[l + 32] = static_cast<int8_t>(((ql[l + 32] & 0x0f) | ((qh[l] >> 2) & 3) << 4) - 32);
+        w[l + 64] = static_cast<int8_t>(((ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4) - 32);
+        w[l + 96] = static_cast<int8_t>(((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32);
+      }
     }
-    int32_t scales[16];
-    for (int g = 0; g < 16; ++g) scales[g] = blk.scales[g];
-    fill_lane_scales(scales, 16, out.lane_scale + b * (kBlockK / 4));
+    for (int g = 0; g < 16; ++g) out.group_scale[b * 16 + g] = blk.scales[g];
     out.d[b] = half_to_float(blk.d);
   }
 }
@@ -361,7 +382,7 @@ void unpack_weight_rows(DType dtype, const uint8_t* rows, size_t row_bytes, int 
   out.w_stride = round_up(cols, kQuantChunk);
   out.scale_stride = scale_stride_for(num_blocks);
   out.w.resize(static_cast<size_t>(num_rows * out.w_stride));
-  out.lane_scale.resize(super256 ? static_cast<size_t>(num_rows * out.w_stride / 4) : 0);
+  out.group_scale.resize(super256 ? static_cast<size_t>(num_rows * cols / 16) : 0);
   out.d.resize(static_cast<size_t>(num_rows * out.scale_stride));
   out.m.resize(has_min(out.family) ? static_cast<size_t>(num_rows * out.scale_stride) : 0);
   out.mins.resize(out.family == QuantFamily::Super256Min ? static_cast<size_t>(num_rows * cols / 16)
@@ -369,7 +390,7 @@ void unpack_weight_rows(DType dtype, const uint8_t* rows, size_t row_bytes, int 
   for (int r = 0; r < num_rows; ++r) {
     const RowOut row{
         out.w.data() + r * out.w_stride,
-        super256 ? out.lane_scale.data() + r * (out.w_stride / 4) : nullptr,
+        super256 ? out.group_scale.data() + r * (cols / 16) : nullptr,
         out.d.data() + r * out.scale_stride,
         has_min(out.family) ? out.m.data() + r * out.scale_stride : nullptr,
         out.family == QuantFamily::Super256Min ? out.mins.data() + r * (cols / 16) : nullptr,

@@ -6,7 +6,7 @@
 //    block, the Q8_1 sums and the Q8_K sums of 16.
 //  - UnpackedWeights: a few weight rows decoded from their GGUF blocks into int8 values centred
 //    on zero ("q - 8" for Q4_0, "q - 32" for Q6_K, ...) in element order, the integer scale of
-//    each group of four elements (K-quants), and the float scales. A row is unpacked once and
+//    each 16 elements (K-quants), and the float scales. A row is unpacked once and
 //    then used for every token of a tile, so the bit-fiddling of a format is paid once per row
 //    and not once per (row, token).
 //
@@ -124,15 +124,16 @@ struct UnpackedWeights {
   int64_t w_stride = 0;      // bytes per row: cols rounded up to kQuantChunk
   int64_t scale_stride = 0;  // floats per row, as in QuantizedActivations
   AlignedArray<int8_t> w;    // [num_rows][w_stride] centred values in element order
-  // Super-block types: [num_rows][w_stride / 4] the integer scale of each group of 4 elements.
-  AlignedArray<int32_t> lane_scale;
+  // Super-block types: [num_rows][cols / 16] the integer scale of each 16 elements (Q4_K and
+  // Q5_K's scales of 32 repeated).
+  AlignedArray<int32_t> group_scale;
   AlignedArray<float> d;  // [num_rows][scale_stride] d of each block (32) or super-block (256)
   // Block32Min: m of each block; Super256Min: dmin of each super-block.
   AlignedArray<float> m;
   AlignedArray<int16_t> mins;  // Super256Min: [num_rows][cols / 16] the min of each 16 elements
 
   const int8_t* row_w(int r) const { return w.data() + r * w_stride; }
-  const int32_t* row_lane_scale(int r) const { return lane_scale.data() + r * (w_stride / 4); }
+  const int32_t* row_group_scale(int r) const { return group_scale.data() + r * (cols / 16); }
   const float* row_d(int r) const { return d.data() + r * scale_stride; }
   const float* row_m(int r) const { return m.data() + r * scale_stride; }
   const int16_t* row_mins(int r) const { return mins.data() + r * (cols / 16); }
