@@ -42,7 +42,7 @@ float super256_dot(const UnpackedWeights& weights, int r, const QuantizedActivat
                    int64_t t) {
   const int8_t* w = weights.row_w(r);
   const int8_t* a = act.token_qs(t);
-  const int32_t* group_scale = weights.row_group_scale(r);
+  const int8_t* group_scale = weights.row_group_scale(r);
   const bool has_min = weights.family == QuantFamily::Super256Min;
   float lanes[16] = {};
   float min_lanes[8] = {};
@@ -57,7 +57,7 @@ float super256_dot(const UnpackedWeights& weights, int r, const QuantizedActivat
     const float dd = weights.row_d(r)[sb] * act.token_scale(t)[sb];
     for (int l = 0; l < 16; ++l) lanes[l] = std::fma(static_cast<float>(isum[l]), dd, lanes[l]);
     if (has_min) {
-      const int16_t* mins = weights.row_mins(r) + sb * 16;
+      const int8_t* mins = weights.row_mins(r) + sb * 16;
       const int16_t* bsum = act.token_bsum(t) + sb * 16;
       const float dm = weights.row_m(r)[sb] * act.token_scale(t)[sb];
       for (int k = 0; k < 8; ++k) {
@@ -136,7 +136,7 @@ void quant_dot_tile(const UnpackedWeights& weights, int row0, int num_rows,
   assert(num_rows >= 1 && num_rows <= kQuantTileRows);        // a tile is at most 2 x 4
   assert(num_tokens >= 1 && num_tokens <= kQuantTileTokens);  // (see the precondition)
   assert(weights.cols == activations.cols);                   // the same product
-  assert(activations.is_offset_u8 == wants_offset_activations(isa));
+  assert(activations.is_offset_u8 == wants_offset_activations(isa, weights.dtype));
   switch (isa) {
 #if SLUICE_QUANT_X86
     case QuantKernelIsa::Avx2:
@@ -159,7 +159,7 @@ float quant_dot(DType dtype, const void* weight_row, const void* activation_bloc
   thread_local QuantizedActivations activations;
   unpack_weight_rows(dtype, static_cast<const uint8_t*>(weight_row), dtype_num_bytes(dtype, cols),
                      1, cols, weights);
-  shape_activations(dtype, 1, cols, wants_offset_activations(isa), activations);
+  shape_activations(dtype, 1, cols, wants_offset_activations(isa, dtype), activations);
   store_activation_blocks(activation_blocks, 0, activations);
   float y = 0.0f;
   quant_dot_tile(weights, 0, 1, activations, 0, 1, &y, 1, isa);

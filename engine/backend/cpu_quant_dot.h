@@ -35,9 +35,11 @@ QuantKernelIsa best_quant_kernel_isa();
 bool quant_kernel_isa_supported(QuantKernelIsa isa);
 const char* quant_kernel_isa_name(QuantKernelIsa isa);
 
-// Whether a kernel version wants its activations stored as q + 128 (QuantizedActivations).
-inline bool wants_offset_activations(QuantKernelIsa isa) {
-  return isa == QuantKernelIsa::Avx512Vnni;
+// Whether a kernel version wants the activations for weights of dtype stored as q + 128
+// (QuantizedActivations): vpdpbusd multiplies unsigned by signed bytes, so the VNNI kernels make
+// the activations the unsigned operand where the weights can be negative.
+inline bool wants_offset_activations(QuantKernelIsa isa, DType dtype) {
+  return isa == QuantKernelIsa::Avx512Vnni && find_quant_kernel_traits(dtype)->has_negative_values;
 }
 
 // Rows and tokens one kernel call computes at most.
@@ -47,7 +49,7 @@ inline constexpr int kQuantTileTokens = 4;
 // y[t * ldy + r] = dot(weight row row0 + r, activation row t0 + t) for r < num_rows,
 // t < num_tokens. Preconditions: 1 <= num_rows <= kQuantTileRows, 1 <= num_tokens <=
 // kQuantTileTokens, weights.cols == activations.cols, activations quantized for weights.dtype
-// and stored as wants_offset_activations(isa) says, isa supported.
+// and stored as wants_offset_activations says, isa supported.
 void quant_dot_tile(const UnpackedWeights& weights, int row0, int num_rows,
                     const QuantizedActivations& activations, int64_t t0, int num_tokens, float* y,
                     int64_t ldy, QuantKernelIsa isa);

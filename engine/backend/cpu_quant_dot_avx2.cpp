@@ -98,10 +98,9 @@ struct Super256Kernel {
         __m256i scale[kRows];  // each lane's group scale in both 16-bit halves
         SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
           w[r] = load32(weights.row_w(args.row0 + r) + e);
-          const int32_t* groups = weights.row_group_scale(args.row0 + r) + sb * 16 + 2 * part;
+          const int8_t* groups = weights.row_group_scale(args.row0 + r) + sb * 16 + 2 * part;
           const __m256i s = _mm256_permutevar8x32_epi32(
-              _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(groups))),
-              lane_group);
+              _mm256_setr_epi32(groups[0], groups[1], 0, 0, 0, 0, 0, 0), lane_group);
           scale[r] = _mm256_or_si256(_mm256_and_si256(s, _mm256_set1_epi32(0xffff)),
                                      _mm256_slli_epi32(s, 16));
         }

@@ -1,8 +1,9 @@
 // The AVX-512 VNNI version of the quantized dot-product tiles (cpu_quant_dot.h gives the order
 // of operations; cpu_quant_dot.cpp's scalar version is its definition). vpdpbusd multiplies
-// unsigned by signed bytes, so the activations arrive as q + 128 and each weight chunk's
-// 128 * sum(w) is taken off again; weights and activations of a chunk are loaded once and used
-// for every (row, token) pair of the tile.
+// unsigned by signed bytes: weights with a min (never negative) are the unsigned operand; for
+// the others the activations arrive as q + 128 and each weight chunk's 128 * sum(w) is taken off
+// again. Weights and activations of a chunk are loaded once and used for every (row, token)
+// pair of the tile.
 #include "engine/backend/cpu_quant_dot_simd.h"
 
 #if SLUICE_QUANT_X86
@@ -52,7 +53,9 @@ struct Block32Kernel {
       __m512 mw[kRows];
       SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
         w[r] = _mm512_load_si512(p.w[r] + c * kQuantChunk);
-        minus_correction[r] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offset, w[r]));
+        if constexpr (!kHasMin) {
+          minus_correction[r] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offset, w[r]));
+        }
         dw[r] = block_pair(p.d[r] + 2 * c);
         if constexpr (kHasMin) mw[r] = block_pair_first_lanes(p.m[r] + 2 * c);
       }
@@ -62,7 +65,11 @@ struct Block32Kernel {
         __m512 sx;
         if constexpr (kHasMin) sx = block_pair_first_lanes(p.sx[t] + 2 * c);
         SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-          const __m512i sum = _mm512_dpbusd_epi32(minus_correction[r], a, w[r]);
+          // Weights with a min are never negative: they are the unsigned operand, and the
+          // activations keep their sign. The others take q + 128 activations and the weights'
+          // 128 * sum(w) off again.
+          const __m512i sum = kHasMin ? _mm512_dpbusd_epi32(zero, w[r], a)
+                                      : _mm512_dpbusd_epi32(minus_correction[r], a, w[r]);
           const __m512 dd = _mm512_mul_ps(dw[r], dx);
           acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), dd, acc[r][t]);
           if constexpr (kHasMin) acc[r][t] = _mm512_fmadd_ps(mw[r], sx, acc[r][t]);
@@ -100,7 +107,9 @@ struct Super256Kernel {
       SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
         correction[r] = zero;
         SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) isum[r][t] = zero;
-        group_scale[r] = _mm512_and_si512(_mm512_load_si512(p.group_scale[r] + sb * 16), low_half);
+        const __m128i bytes =
+            _mm_load_si128(reinterpret_cast<const __m128i*>(p.group_scale[r] + sb * 16));
+        group_scale[r] = _mm512_and_si512(_mm512_cvtepi8_epi32(bytes), low_half);
       }
       for (int c = 0; c < 4; ++c) {
         const int64_t e = sb * quant::kBlockK + c * kQuantChunk;
@@ -115,14 +124,18 @@ struct Super256Kernel {
           scale[r] = _mm512_permutexvar_epi32(lane_group, group_scale[r]);
           // Every lane's byte sum fits in 16 bits for the K-quants (|w| <= 32, 4 * 255 * 32 <
           // 2^15), so vpdpwssd against (scale, 0) multiplies it by the scale and accumulates.
-          correction[r] =
-              _mm512_dpwssd_epi32(correction[r], _mm512_dpbusd_epi32(zero, offset, w[r]), scale[r]);
+          // Weights with a min are never negative and need no correction (as in Block32Kernel).
+          if constexpr (!kHasMin) {
+            correction[r] = _mm512_dpwssd_epi32(correction[r],
+                                                _mm512_dpbusd_epi32(zero, offset, w[r]), scale[r]);
+          }
         }
         SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
           const __m512i a = _mm512_load_si512(p.a[t] + e);
           SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-            isum[r][t] =
-                _mm512_dpwssd_epi32(isum[r][t], _mm512_dpbusd_epi32(zero, a, w[r]), scale[r]);
+            const __m512i sum =
+                kHasMin ? _mm512_dpbusd_epi32(zero, w[r], a) : _mm512_dpbusd_epi32(zero, a, w[r]);
+            isum[r][t] = _mm512_dpwssd_epi32(isum[r][t], sum, scale[r]);
           }
         }
       }
@@ -130,7 +143,8 @@ struct Super256Kernel {
         const float dx = p.dx[t][sb];
         SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
           const float dd = p.d[r][sb] * dx;
-          const __m512 isum_f = _mm512_cvtepi32_ps(_mm512_sub_epi32(isum[r][t], correction[r]));
+          const __m512 isum_f = _mm512_cvtepi32_ps(
+              kHasMin ? isum[r][t] : _mm512_sub_epi32(isum[r][t], correction[r]));
           acc[r][t] = _mm512_fmadd_ps(isum_f, _mm512_set1_ps(dd), acc[r][t]);
           if constexpr (kHasMin) {
             min_acc[r][t] = add_super256_min_term(min_acc[r][t], p.mins[r] + sb * 16,

@@ -64,7 +64,7 @@ void quant_gemm(const QuantMatrixView& w, const float* x, int64_t num_tokens, fl
   // own).
   thread_local QuantizedActivations calling_thread_activations;
   QuantizedActivations& act = calling_thread_activations;
-  shape_activations(w.dtype, num_tokens, w.cols, wants_offset_activations(isa), act);
+  shape_activations(w.dtype, num_tokens, w.cols, wants_offset_activations(isa, w.dtype), act);
   const int64_t min_tokens =
       std::max<int64_t>(1, kMinWorkPerThread / 16 / std::max<int64_t>(1, w.cols));
   pool.parallel_for(

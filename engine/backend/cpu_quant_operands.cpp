@@ -20,7 +20,7 @@ int64_t round_up(int64_t n, int64_t multiple) {
 }
 
 int64_t scale_stride_for(int64_t num_blocks) {
-  return round_up(num_blocks, 2) + kScalePadding;
+  return round_up(num_blocks, 2);
 }
 
 template <typename Block>
@@ -28,17 +28,19 @@ const Block* blocks_of(const uint8_t* row) {
   return reinterpret_cast<const Block*>(row);
 }
 
-// One decoded row: where the unpacker writes.
+// One decoded row: where the unpacker writes. Passed by value and restrict-qualified: the
+// unpackers store bytes, which may alias anything, and would otherwise reload every pointer
+// after every store.
 struct RowOut {
-  int8_t* w;            // [cols] centred values
-  int32_t* group_scale;  // [cols / 16] (super-block types)
-  float* d;             // [blocks]
-  float* m;             // [blocks] (types with a min)
-  int16_t* mins;        // [cols / 16] (super-block types with a min)
+  int8_t* __restrict w;            // [cols] centred values
+  int8_t* __restrict group_scale;  // [cols / 16] (super-block types)
+  float* __restrict d;             // [blocks]
+  float* __restrict m;             // [blocks] (types with a min)
+  int8_t* __restrict mins;         // [cols / 16] (super-block types with a min)
 };
 
 // ---- blocks of 32: element j < 16 is the low nibble of qs[j], j >= 16 the high nibble of
-// qs[j - 16]; the fifth bit of element j is bit j of qh.
+// qs[j - 16]; the fifth bit of element j is bit j of qh (bit j % 8 of qh[j / 8]).
 
 // kBitBytes[b] has byte i = 1 when bit i of b is set: eight bits spread to eight bytes.
 constexpr auto kBitBytes = [] {
@@ -51,37 +53,35 @@ constexpr auto kBitBytes = [] {
   return table;
 }();
 
+// Eight bytes at a time in 64-bit registers: compilers turn the per-byte loop into slow byte
+// inserts, this stays ~20 operations per block on any CPU.
 template <typename Block, int kOffset, bool kHasMin, bool kHasHighBit>
-SLUICE_ALWAYS_INLINE void unpack_nibble_blocks(const uint8_t* src, int64_t cols,
-                                               const RowOut& out) {
-  // Setting the fifth bit of a nibble q turns q - kOffset into q + 16 - kOffset: for kOffset 16
-  // that clears the byte's high nibble (0xf0 | q -> q), for kOffset 0 it sets bit 4.
-  constexpr uint64_t kFifthBitFlip = kOffset == 16 ? 0xf0 : 0x10;
-  static_assert(!kHasHighBit || kOffset == 0 || kOffset == 16);
+SLUICE_ALWAYS_INLINE void unpack_nibble_blocks(const uint8_t* src, int64_t cols, RowOut out) {
+  constexpr uint64_t kNibbles = 0x0f0f0f0f0f0f0f0full;
+  constexpr uint64_t kHighBits = 0x8080808080808080ull;
+  constexpr uint64_t kOffsets = 0x0101010101010101ull * kOffset;
   const Block* blocks = blocks_of<Block>(src);
   for (int64_t b = 0; b < cols / kBlock32; ++b) {
     const Block& blk = blocks[b];
-    // Bytes may alias anything: the loop vectorises only once told that these do not.
-    const uint8_t* __restrict qs = blk.qs;
-    int8_t* __restrict w = out.w + b * kBlock32;
-    for (int j = 0; j < kBlock32 / 2; ++j) {
-      w[j] = static_cast<int8_t>((qs[j] & 0x0f) - kOffset);
-      w[j + kBlock32 / 2] = static_cast<int8_t>((qs[j] >> 4) - kOffset);
-    }
-    if constexpr (kHasHighBit) {
-      for (int byte = 0; byte < 4; ++byte) {
-        uint64_t values;
-        std::memcpy(&values, w + 8 * byte, sizeof values);
-        values ^= kBitBytes[blk.qh[byte]] * kFifthBitFlip;
-        std::memcpy(w + 8 * byte, &values, sizeof values);
-      }
+    uint64_t q[2];
+    std::memcpy(q, blk.qs, sizeof q);
+    // Elements 0-7, 8-15 (low nibbles), 16-23, 24-31 (high nibbles).
+    uint64_t v[4] = {q[0] & kNibbles, q[1] & kNibbles, (q[0] >> 4) & kNibbles,
+                     (q[1] >> 4) & kNibbles};
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (kHasHighBit) v[k] |= kBitBytes[blk.qh[k]] << 4;
+      // v - kOffset in every byte without borrows: each byte is below 0x80, so (v | 0x80) - off
+      // stays in its byte, and flipping 0x80 back gives the two's complement result.
+      if constexpr (kOffset != 0) v[k] = ((v[k] | kHighBits) - kOffsets) ^ kHighBits;
+      // One store per word: one 32-byte copy of the four would wait on four 8-byte stores.
+      std::memcpy(out.w + b * kBlock32 + 8 * k, &v[k], sizeof v[k]);
     }
     out.d[b] = half_to_float(blk.d);
     if constexpr (kHasMin) out.m[b] = half_to_float(blk.m);
   }
 }
 
-SLUICE_ALWAYS_INLINE void unpack_q8_0(const uint8_t* src, int64_t cols, const RowOut& out) {
+SLUICE_ALWAYS_INLINE void unpack_q8_0(const uint8_t* src, int64_t cols, RowOut out) {
   const BlockQ8_0* blocks = blocks_of<BlockQ8_0>(src);
   for (int64_t b = 0; b < cols / kBlock32; ++b) {
     std::memcpy(out.w + b * kBlock32, blocks[b].qs, kBlock32);
@@ -110,21 +110,21 @@ SLUICE_ALWAYS_INLINE void unpack_two_bit_values(const uint8_t* qs, const uint8_t
   }
 }
 
-SLUICE_ALWAYS_INLINE void unpack_q2_k(const uint8_t* src, int64_t cols, const RowOut& out) {
+SLUICE_ALWAYS_INLINE void unpack_q2_k(const uint8_t* src, int64_t cols, RowOut out) {
   const BlockQ2_K* blocks = blocks_of<BlockQ2_K>(src);
   for (int64_t b = 0; b < cols / kBlockK; ++b) {
     const BlockQ2_K& blk = blocks[b];
     unpack_two_bit_values<false>(blk.qs, nullptr, out.w + b * kBlockK);
     for (int g = 0; g < 16; ++g) {
-      out.group_scale[b * 16 + g] = blk.scales[g] & 0x0f;
-      out.mins[b * 16 + g] = static_cast<int16_t>(blk.scales[g] >> 4);
+      out.group_scale[b * 16 + g] = static_cast<int8_t>(blk.scales[g] & 0x0f);
+      out.mins[b * 16 + g] = static_cast<int8_t>(blk.scales[g] >> 4);
     }
     out.d[b] = half_to_float(blk.d);
     out.m[b] = half_to_float(blk.dmin);
   }
 }
 
-SLUICE_ALWAYS_INLINE void unpack_q3_k(const uint8_t* src, int64_t cols, const RowOut& out) {
+SLUICE_ALWAYS_INLINE void unpack_q3_k(const uint8_t* src, int64_t cols, RowOut out) {
   const BlockQ3_K* blocks = blocks_of<BlockQ3_K>(src);
   for (int64_t b = 0; b < cols / kBlockK; ++b) {
     const BlockQ3_K& blk = blocks[b];
@@ -134,34 +134,46 @@ SLUICE_ALWAYS_INLINE void unpack_q3_k(const uint8_t* src, int64_t cols, const Ro
     for (int g = 0; g < 16; ++g) {
       const int low = g < 8 ? blk.scales[g] & 0x0f : blk.scales[g - 8] >> 4;
       const int high = (blk.scales[8 + g % 4] >> (2 * (g / 4))) & 3;
-      out.group_scale[b * 16 + g] = (low | high << 4) - 32;
+      out.group_scale[b * 16 + g] = static_cast<int8_t>((low | high << 4) - 32);
     }
     out.d[b] = half_to_float(blk.d);
   }
 }
 
+// Four bytes b0 b1 b2 b3 -> eight: b0 b0 b1 b1 b2 b2 b3 b3 (a 32-element group's scale for each
+// of its two 16-element halves).
+SLUICE_ALWAYS_INLINE uint64_t duplicate_bytes(uint32_t x) {
+  uint64_t y = x;
+  y = (y | y << 16) & 0x0000ffff0000ffffull;
+  y = (y | y << 8) & 0x00ff00ff00ff00ffull;
+  return y | y << 8;
+}
+
 // The eight 6-bit scales and mins of a Q4_K/Q5_K super-block (ggml's get_scale_min_k4 layout:
 // groups 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); groups 4-7 in the nibbles
-// of bytes 8-11 with their top two bits in the top bits of bytes 0-3 and 4-7), four at a time.
-SLUICE_ALWAYS_INLINE void scales_mins_k4(const uint8_t* s, uint8_t scales[8], uint8_t mins[8]) {
+// of bytes 8-11 with their top two bits in the top bits of bytes 0-3 and 4-7), four at a time,
+// written once per 16 elements.
+SLUICE_ALWAYS_INLINE void scales_mins_k4(const uint8_t* s, int8_t* scales16, int8_t* mins16) {
   uint32_t a, b, c;
   std::memcpy(&a, s, 4);
   std::memcpy(&b, s + 4, 4);
   std::memcpy(&c, s + 8, 4);
-  const uint32_t scales_low = a & 0x3f3f3f3fu;
-  const uint32_t mins_low = b & 0x3f3f3f3fu;
-  const uint32_t scales_high = (c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u);
-  const uint32_t mins_high = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u);
-  std::memcpy(scales, &scales_low, 4);
-  std::memcpy(scales + 4, &scales_high, 4);
-  std::memcpy(mins, &mins_low, 4);
-  std::memcpy(mins + 4, &mins_high, 4);
+  const uint64_t words[4] = {
+      duplicate_bytes(a & 0x3f3f3f3fu),
+      duplicate_bytes((c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u)),
+      duplicate_bytes(b & 0x3f3f3f3fu),
+      duplicate_bytes(((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u)),
+  };
+  std::memcpy(scales16, &words[0], 8);
+  std::memcpy(scales16 + 8, &words[1], 8);
+  std::memcpy(mins16, &words[2], 8);
+  std::memcpy(mins16 + 8, &words[3], 8);
 }
 
 // Q4_K and Q5_K: 64-element chunk c takes the low nibbles of qs[32c..32c+31], then the high
 // ones; Q5_K's fifth bit of element e is bit e / 32 of qh[e % 32].
 template <typename Block, bool kHasHighBit>
-SLUICE_ALWAYS_INLINE void unpack_q45_k(const uint8_t* src, int64_t cols, const RowOut& out) {
+SLUICE_ALWAYS_INLINE void unpack_q45_k(const uint8_t* src, int64_t cols, RowOut out) {
   const Block* blocks = blocks_of<Block>(src);
   for (int64_t b = 0; b < cols / kBlockK; ++b) {
     const Block& blk = blocks[b];
@@ -179,12 +191,7 @@ SLUICE_ALWAYS_INLINE void unpack_q45_k(const uint8_t* src, int64_t cols, const R
         high[l] = static_cast<int8_t>(q_high);
       }
     }
-    uint8_t scales[8], mins[8];
-    scales_mins_k4(blk.scales, scales, mins);
-    for (int g = 0; g < 16; ++g) {
-      out.group_scale[b * 16 + g] = scales[g / 2];
-      out.mins[b * 16 + g] = mins[g / 2];
-    }
+    scales_mins_k4(blk.scales, out.group_scale + b * 16, out.mins + b * 16);
     out.d[b] = half_to_float(blk.d);
     out.m[b] = half_to_float(blk.dmin);
   }
@@ -192,7 +199,7 @@ SLUICE_ALWAYS_INLINE void unpack_q45_k(const uint8_t* src, int64_t cols, const R
 
 // Q6_K: each 128-element half has 64 bytes of ql and 32 of qh; quarter k of the half takes
 // ql[l + 32 * (k & 1)] (low nibble for k < 2, high for k >= 2) and bits 2k, 2k+1 of qh[l].
-SLUICE_ALWAYS_INLINE void unpack_q6_k(const uint8_t* src, int64_t cols, const RowOut& out) {
+SLUICE_ALWAYS_INLINE void unpack_q6_k(const uint8_t* src, int64_t cols, RowOut out) {
   const BlockQ6_K* blocks = blocks_of<BlockQ6_K>(src);
   for (int64_t b = 0; b < cols / kBlockK; ++b) {
     const BlockQ6_K& blk = blocks[b];
@@ -207,13 +214,12 @@ SLUICE_ALWAYS_INLINE void unpack_q6_k(const uint8_t* src, int64_t cols, const Ro
         w[l + 96] = static_cast<int8_t>(((ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4) - 32);
       }
     }
-    for (int g = 0; g < 16; ++g) out.group_scale[b * 16 + g] = blk.scales[g];
+    std::memcpy(out.group_scale + b * 16, blk.scales, 16);
     out.d[b] = half_to_float(blk.d);
   }
 }
 
-SLUICE_CPU_CLONES void unpack_row(DType dtype, const uint8_t* src, int64_t cols,
-                                  const RowOut& out) {
+SLUICE_CPU_CLONES void unpack_row(DType dtype, const uint8_t* src, int64_t cols, RowOut out) {
   switch (dtype) {
     case DType::Q4_0:
       return unpack_nibble_blocks<BlockQ4_0, 8, false, false>(src, cols, out);
@@ -258,16 +264,16 @@ bool has_min(QuantFamily family) {
 
 const QuantKernelTraits* find_quant_kernel_traits(DType dtype) {
   static constexpr QuantKernelTraits kTraits[] = {
-      {DType::Q4_0, QuantFamily::Block32, ActivationBlockType::Q8_0},
-      {DType::Q4_1, QuantFamily::Block32Min, ActivationBlockType::Q8_1},
-      {DType::Q5_0, QuantFamily::Block32, ActivationBlockType::Q8_0},
-      {DType::Q5_1, QuantFamily::Block32Min, ActivationBlockType::Q8_1},
-      {DType::Q8_0, QuantFamily::Block32, ActivationBlockType::Q8_0},
-      {DType::Q2_K, QuantFamily::Super256Min, ActivationBlockType::Q8_K},
-      {DType::Q3_K, QuantFamily::Super256, ActivationBlockType::Q8_K},
-      {DType::Q4_K, QuantFamily::Super256Min, ActivationBlockType::Q8_K},
-      {DType::Q5_K, QuantFamily::Super256Min, ActivationBlockType::Q8_K},
-      {DType::Q6_K, QuantFamily::Super256, ActivationBlockType::Q8_K},
+      {DType::Q4_0, QuantFamily::Block32, ActivationBlockType::Q8_0, true},
+      {DType::Q4_1, QuantFamily::Block32Min, ActivationBlockType::Q8_1, false},
+      {DType::Q5_0, QuantFamily::Block32, ActivationBlockType::Q8_0, true},
+      {DType::Q5_1, QuantFamily::Block32Min, ActivationBlockType::Q8_1, false},
+      {DType::Q8_0, QuantFamily::Block32, ActivationBlockType::Q8_0, true},
+      {DType::Q2_K, QuantFamily::Super256Min, ActivationBlockType::Q8_K, false},
+      {DType::Q3_K, QuantFamily::Super256, ActivationBlockType::Q8_K, true},
+      {DType::Q4_K, QuantFamily::Super256Min, ActivationBlockType::Q8_K, false},
+      {DType::Q5_K, QuantFamily::Super256Min, ActivationBlockType::Q8_K, false},
+      {DType::Q6_K, QuantFamily::Super256, ActivationBlockType::Q8_K, true},
   };
   for (const QuantKernelTraits& traits : kTraits) {
     if (traits.dtype == dtype) return &traits;

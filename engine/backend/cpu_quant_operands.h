@@ -11,7 +11,7 @@
 //    and not once per (row, token).
 //
 // Both are padded with zeros to whole 64-element chunks (and their scale arrays to whole pairs
-// of blocks plus a vector's worth of floats), so the SIMD kernels never need a tail loop. The
+// of blocks), so the SIMD kernels never need a tail loop. The
 // weights in memory stay in their GGUF blocks; only the rows of the current tile are unpacked.
 #pragma once
 
@@ -37,6 +37,9 @@ struct QuantKernelTraits {
   DType dtype;
   QuantFamily family;
   ActivationBlockType activation;  // the blocks its activations are quantized to
+  // Whether its centred values can be negative ("q - 8"); the types with a min (q * d + m) have
+  // none, which lets the VNNI kernels take the weights as vpdpbusd's unsigned operand.
+  bool has_negative_values;
 };
 
 // Returns the row of dtype, or nullptr when dtype has no quantized kernels.
@@ -52,8 +55,6 @@ QuantFamily quant_family(DType dtype);
 ActivationBlockType activation_block_type(DType dtype);
 
 inline constexpr int kQuantChunk = 64;  // elements per SIMD chunk (one zmm of int8)
-// Floats read past the last block by a 16-wide load: the scale arrays are padded by this much.
-inline constexpr int64_t kScalePadding = 16;
 
 // A 64-byte aligned, zero-initialised array that keeps its storage when resized smaller.
 template <typename T>
@@ -90,7 +91,7 @@ struct QuantizedActivations {
   int64_t num_tokens = 0;
   int64_t cols = 0;
   int64_t qs_stride = 0;       // bytes per token: cols rounded up to kQuantChunk
-  int64_t scale_stride = 0;    // floats per token: blocks rounded up to pairs, + kScalePadding
+  int64_t scale_stride = 0;    // floats per token: blocks rounded up to pairs
   AlignedArray<int8_t> qs;     // [num_tokens][qs_stride]
   AlignedArray<float> scale;   // [num_tokens][scale_stride] d of each block (32 or 256)
   AlignedArray<float> sum;     // Q8_1: [num_tokens][scale_stride] s of each block, as float
@@ -126,17 +127,17 @@ struct UnpackedWeights {
   AlignedArray<int8_t> w;    // [num_rows][w_stride] centred values in element order
   // Super-block types: [num_rows][cols / 16] the integer scale of each 16 elements (Q4_K and
   // Q5_K's scales of 32 repeated).
-  AlignedArray<int32_t> group_scale;
+  AlignedArray<int8_t> group_scale;
   AlignedArray<float> d;  // [num_rows][scale_stride] d of each block (32) or super-block (256)
   // Block32Min: m of each block; Super256Min: dmin of each super-block.
   AlignedArray<float> m;
-  AlignedArray<int16_t> mins;  // Super256Min: [num_rows][cols / 16] the min of each 16 elements
+  AlignedArray<int8_t> mins;  // Super256Min: [num_rows][cols / 16] the min of each 16 elements
 
   const int8_t* row_w(int r) const { return w.data() + r * w_stride; }
-  const int32_t* row_group_scale(int r) const { return group_scale.data() + r * (cols / 16); }
+  const int8_t* row_group_scale(int r) const { return group_scale.data() + r * (cols / 16); }
   const float* row_d(int r) const { return d.data() + r * scale_stride; }
   const float* row_m(int r) const { return m.data() + r * scale_stride; }
-  const int16_t* row_mins(int r) const { return mins.data() + r * (cols / 16); }
+  const int8_t* row_mins(int r) const { return mins.data() + r * (cols / 16); }
 };
 
 // Decodes num_rows rows of `dtype` (row r at rows + r * row_bytes, cols elements each) into out.
