@@ -19,8 +19,8 @@ constexpr int64_t kRowBlockBytes = int64_t{256} << 10;
 constexpr int64_t kMinWorkPerThread = int64_t{1} << 16;
 
 int64_t unpacked_row_bytes(int64_t cols) {
-  // The values, plus the lane scales of the K-quants (one int32 per four values) and the rest.
-  return cols * 2 + cols / 8 + 64;
+  // The values, one float scale per 32 (or 256) and the group scales and mins per 16.
+  return cols + cols / 8 + cols / 8 + 64;
 }
 
 void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, int64_t row_begin,

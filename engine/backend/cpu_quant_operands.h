@@ -5,14 +5,14 @@
 //    cpu_quantize_activations.h) and split into flat arrays: int8 values, one float scale per
 //    block, the Q8_1 sums and the Q8_K sums of 16.
 //  - UnpackedWeights: a few weight rows decoded from their GGUF blocks into int8 values centred
-//    on zero ("q - 8" for Q4_0, "q - 32" for Q6_K, ...) in element order, the integer scale of
-//    each 16 elements (K-quants), and the float scales. A row is unpacked once and
-//    then used for every token of a tile, so the bit-fiddling of a format is paid once per row
-//    and not once per (row, token).
+//    on zero ("q - 8" for Q4_0, "q - 32" for Q6_K, ...) in element order, the integer scale (and
+//    min) of each 16 elements (K-quants), and the float scales. A row is unpacked once and then
+//    used for every token of a tile, so the bit-fiddling of a format is paid once per row and
+//    not once per (row, token).
 //
 // Both are padded with zeros to whole 64-element chunks (and their scale arrays to whole pairs
-// of blocks), so the SIMD kernels never need a tail loop. The
-// weights in memory stay in their GGUF blocks; only the rows of the current tile are unpacked.
+// of blocks), so the SIMD kernels never need a tail loop. The weights in memory stay in their
+// GGUF blocks; only the rows of the current tile are unpacked.
 #pragma once
 
 #include <cstdint>
@@ -85,8 +85,8 @@ class AlignedArray {
 
 struct QuantizedActivations {
   ActivationBlockType type = ActivationBlockType::Q8_0;
-  // The AVX-512 VNNI kernels multiply unsigned by signed bytes: their activations are stored
-  // as q + 128 (read as uint8); everyone else's as q.
+  // Stored as q + 128 (read as uint8) where the kernel wants them so
+  // (wants_offset_activations in cpu_quant_dot.h), else as q.
   bool is_offset_u8 = false;
   int64_t num_tokens = 0;
   int64_t cols = 0;
