@@ -8,7 +8,11 @@
 
 namespace sluice {
 
-namespace {
+// A named namespace, not an anonymous one: the kernels instantiate the shared dispatch
+// templates (cpu_quant_dot_simd.h), and GCC gives those instantiations the same mangled name in
+// both SIMD files when the kernels live in anonymous namespaces, so an unoptimised build linked
+// the AVX2 kernels into the AVX-512 entry point.
+namespace avx2_kernels {
 
 SLUICE_AVX2_INLINE float tree16(__m256 low, __m256 high) {
   alignas(32) float lanes[16];
@@ -137,13 +141,13 @@ struct Super256Kernel {
   }
 };
 
-}  // namespace
+}  // namespace avx2_kernels
 
 SLUICE_AVX2 void quant_dot_tile_avx2(const UnpackedWeights& weights, int row0, int num_rows,
                                      const QuantizedActivations& act, int64_t t0, int num_tokens,
                                      float* y, int64_t ldy) {
-  dispatch_quant_family_tile<Block32Kernel, Super256Kernel>(num_rows, num_tokens,
-                                                            {weights, row0, act, t0, y, ldy});
+  dispatch_quant_family_tile<avx2_kernels::Block32Kernel, avx2_kernels::Super256Kernel>(
+      num_rows, num_tokens, {weights, row0, act, t0, y, ldy});
 }
 
 }  // namespace sluice
