@@ -9,6 +9,7 @@
 
 #include "engine/backend/cpu_attention.h"
 #include "engine/backend/cpu_ops.h"
+#include "engine/backend/cpu_quant_dot.h"
 #include "engine/backend/rope.h"
 #include "engine/core/error.h"
 #include "engine/model/forward_pass.h"
@@ -44,8 +45,10 @@ size_t default_widen_budget() {
   return static_cast<size_t>(pages) * static_cast<size_t>(page_size) / 4;
 }
 
+// The fp32 copy widening would make: none for F32 and for quantized weights (never widened).
 size_t widened_bytes(const WeightTensor& w) {
-  return w.dtype == DType::F32 ? 0 : static_cast<size_t>(w.num_elements()) * sizeof(float);
+  if (w.dtype == DType::F32 || has_quant_kernels(w.dtype)) return 0;
+  return static_cast<size_t>(w.num_elements()) * sizeof(float);
 }
 
 template <typename T>

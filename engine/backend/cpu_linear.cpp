@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/backend/cpu_gemm.h"
+#include "engine/backend/cpu_quant_gemm.h"
 
 namespace sluice {
 
@@ -23,6 +24,7 @@ bool usable_in_place(const WeightTensor& w) {
 
 CpuMatrix::CpuMatrix(const WeightTensor& weight, bool widen_now, ThreadPool& pool)
     : weight_(weight), rows_(weight.rows()), cols_(weight.cols()) {
+  if (has_quant_kernels(weight.dtype)) return;  // stays in its blocks: multiply runs quant_gemm
   if (usable_in_place(weight)) {
     f32_ = reinterpret_cast<const float*>(weight.data);
     return;
@@ -50,6 +52,11 @@ void CpuMatrix::row(int64_t r, float* out) const {
 void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPool& pool) const {
   assert(rows_ > 0);  // multiply on an empty matrix is a caller bug
   if (num_tokens <= 0) return;
+  if (has_quant_kernels(weight_.dtype)) {
+    const QuantMatrixView w{weight_.dtype, weight_.data, rows_, cols_, weight_.row_bytes()};
+    quant_gemm(w, x, num_tokens, y, rows_, pool);
+    return;
+  }
   // Threads split the output features. gemm_nt_fixed_order sums every element in one order
   // whatever the rows or tokens beside it, so neither the split nor the batch changes a bit.
   // Chunks below ~64k multiply-adds are not worth a thread.

@@ -1,7 +1,8 @@
 // Matrix products of the CPU backend: y[T, out] = x[T, in] · W^T in a fixed summation order
-// (cpu_gemm.h), for weights of any stored type. F32 weights are used in place; F16/BF16/Q8_0
+// (cpu_gemm.h), for weights of any stored type. F32 weights are used in place; F16/BF16
 // weights are either widened to fp32 once (when the memory budget allows) or widened tile by tile
-// per call.
+// per call. Quantized weights with kernels (has_quant_kernels) are never widened: multiply runs
+// the quantized GEMM on their blocks in place (cpu_quant_gemm.h).
 #pragma once
 
 #include <cstdint>

@@ -43,8 +43,11 @@ TEST_P(CpuBackendReference, PrefillAndDecodeLogitsMatchReference) {
   const bool is_f32 = form.logits_file == "logits_first3_decode.json";
   // fp32 compute against a float64 reference on the same weights: 1e-4 (the tolerance the
   // reference files suggest). Reduced-precision forms are compared with their own reference
-  // (computed on their exactly dequantized weights), far tighter than their gap to F32.
-  const float tolerance = 1e-4f;
+  // (computed on their exactly dequantized weights), far tighter than their gap to F32. Q8_0
+  // weights stay quantized and multiply 8-bit activations, as llama.cpp does, while the
+  // reference keeps activations in float: llama.cpp itself is 0.205 from it at positions 4-6
+  // (llamacpp_crosscheck.json), Sluice 0.19.
+  const float tolerance = form.name == "gguf-q8_0" ? 0.25f : 1e-4f;
   if (is_f32) {
     for (const auto& ref : test::reference_logits("logits_prefill.json")) {
       EXPECT_LT(max_abs_diff(logits.data() + ref.position * vocab, ref.logits), tolerance)

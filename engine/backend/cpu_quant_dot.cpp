@@ -1,0 +1,169 @@
+#include "engine/backend/cpu_quant_dot.h"
+
+#include <cassert>
+#include <cmath>
+
+#include "engine/backend/cpu_quant_dot_simd.h"
+#include "engine/core/error.h"
+
+namespace sluice {
+
+namespace {
+
+// ---- The scalar version: the definition the SIMD versions reproduce bit for bit.
+
+SLUICE_QUANT_INLINE int32_t lane_dot(const int8_t* w, const int8_t* a) {
+  int32_t sum = 0;
+  for (int j = 0; j < 4; ++j) sum += static_cast<int32_t>(w[j]) * static_cast<int32_t>(a[j]);
+  return sum;
+}
+
+float block32_dot(const UnpackedWeights& weights, int r, const QuantizedActivations& act,
+                  int64_t t) {
+  const int8_t* w = weights.row_w(r);
+  const int8_t* a = act.token_qs(t);
+  const float* dw = weights.row_d(r);
+  const float* dx = act.token_scale(t);
+  const bool has_min = weights.family == QuantFamily::Block32Min;
+  float lanes[16] = {};
+  for (int64_t b = 0; b < weights.cols / quant::kBlock32; ++b) {
+    const float dd = dw[b] * dx[b];
+    float* half = lanes + 8 * (b % 2);
+    for (int l = 0; l < 8; ++l) {
+      const int64_t i = b * quant::kBlock32 + 4 * l;
+      half[l] = std::fma(static_cast<float>(lane_dot(w + i, a + i)), dd, half[l]);
+    }
+    if (has_min) half[0] = std::fma(weights.row_m(r)[b], act.token_sum(t)[b], half[0]);
+  }
+  return quant_lane_tree16(lanes);
+}
+
+float super256_dot(const UnpackedWeights& weights, int r, const QuantizedActivations& act,
+                   int64_t t) {
+  const int8_t* w = weights.row_w(r);
+  const int8_t* a = act.token_qs(t);
+  const int8_t* group_scale = weights.row_group_scale(r);
+  const bool has_min = weights.family == QuantFamily::Super256Min;
+  float lanes[16] = {};
+  float min_lanes[8] = {};
+  for (int64_t sb = 0; sb < weights.cols / quant::kBlockK; ++sb) {
+    int32_t isum[16] = {};
+    for (int c = 0; c < 4; ++c) {
+      for (int l = 0; l < 16; ++l) {
+        const int64_t i = sb * quant::kBlockK + c * kQuantChunk + 4 * l;
+        isum[l] += group_scale[i / 16] * lane_dot(w + i, a + i);
+      }
+    }
+    const float dd = weights.row_d(r)[sb] * act.token_scale(t)[sb];
+    for (int l = 0; l < 16; ++l) lanes[l] = std::fma(static_cast<float>(isum[l]), dd, lanes[l]);
+    if (has_min) {
+      const int8_t* mins = weights.row_mins(r) + sb * 16;
+      const int16_t* bsum = act.token_bsum(t) + sb * 16;
+      const float dm = weights.row_m(r)[sb] * act.token_scale(t)[sb];
+      for (int k = 0; k < 8; ++k) {
+        const int32_t e = mins[2 * k] * bsum[2 * k] + mins[2 * k + 1] * bsum[2 * k + 1];
+        min_lanes[k] = std::fma(static_cast<float>(e), dm, min_lanes[k]);
+      }
+    }
+  }
+  const float sum = quant_lane_tree16(lanes);
+  return has_min ? sum - quant_lane_tree8(min_lanes) : sum;
+}
+
+void quant_dot_tile_scalar(const UnpackedWeights& weights, int row0, int num_rows,
+                           const QuantizedActivations& act, int64_t t0, int num_tokens, float* y,
+                           int64_t ldy) {
+  assert(!act.is_offset_u8);  // the scalar kernels take signed activations
+  const bool super256 =
+      weights.family == QuantFamily::Super256 || weights.family == QuantFamily::Super256Min;
+  for (int t = 0; t < num_tokens; ++t) {
+    for (int r = 0; r < num_rows; ++r) {
+      y[t * ldy + r] = super256 ? super256_dot(weights, row0 + r, act, t0 + t)
+                                : block32_dot(weights, row0 + r, act, t0 + t);
+    }
+  }
+}
+
+bool cpu_has(QuantKernelIsa isa) {
+#if SLUICE_QUANT_X86
+  __builtin_cpu_init();
+  switch (isa) {
+    case QuantKernelIsa::Scalar:
+      return true;
+    case QuantKernelIsa::Avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case QuantKernelIsa::Avx512Vnni:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+             __builtin_cpu_supports("fma");
+  }
+  return false;
+#else
+  return isa == QuantKernelIsa::Scalar;
+#endif
+}
+
+}  // namespace
+
+QuantKernelIsa best_quant_kernel_isa() {
+  static const QuantKernelIsa best = [] {
+    if (cpu_has(QuantKernelIsa::Avx512Vnni)) return QuantKernelIsa::Avx512Vnni;
+    if (cpu_has(QuantKernelIsa::Avx2)) return QuantKernelIsa::Avx2;
+    return QuantKernelIsa::Scalar;
+  }();
+  return best;
+}
+
+bool quant_kernel_isa_supported(QuantKernelIsa isa) {
+  return cpu_has(isa);
+}
+
+const char* quant_kernel_isa_name(QuantKernelIsa isa) {
+  switch (isa) {
+    case QuantKernelIsa::Scalar:
+      return "scalar";
+    case QuantKernelIsa::Avx2:
+      return "AVX2";
+    case QuantKernelIsa::Avx512Vnni:
+      return "AVX-512 VNNI";
+  }
+  return "?";
+}
+
+void quant_dot_tile(const UnpackedWeights& weights, int row0, int num_rows,
+                    const QuantizedActivations& activations, int64_t t0, int num_tokens, float* y,
+                    int64_t ldy, QuantKernelIsa isa) {
+  assert(num_rows >= 1 && num_rows <= kQuantTileRows);        // a tile is at most 2 x 4
+  assert(num_tokens >= 1 && num_tokens <= kQuantTileTokens);  // (see the precondition)
+  assert(weights.cols == activations.cols);                   // the same product
+  assert(activations.is_offset_u8 == wants_offset_activations(isa, weights.dtype));
+  switch (isa) {
+#if SLUICE_QUANT_X86
+    case QuantKernelIsa::Avx2:
+      return quant_dot_tile_avx2(weights, row0, num_rows, activations, t0, num_tokens, y, ldy);
+    case QuantKernelIsa::Avx512Vnni:
+      return quant_dot_tile_avx512_vnni(weights, row0, num_rows, activations, t0, num_tokens, y,
+                                        ldy);
+#endif
+    default:
+      return quant_dot_tile_scalar(weights, row0, num_rows, activations, t0, num_tokens, y, ldy);
+  }
+}
+
+float quant_dot(DType dtype, const void* weight_row, const void* activation_blocks, int64_t cols,
+                QuantKernelIsa isa) {
+  if (!has_quant_kernels(dtype)) fail("quant_dot: no quantized kernels for ", dtype_name(dtype));
+  if (!dtype_row_is_valid(dtype, cols))
+    fail("quant_dot: a row of ", cols, " is not whole ", dtype_name(dtype), " blocks");
+  thread_local UnpackedWeights weights;
+  thread_local QuantizedActivations activations;
+  unpack_weight_rows(dtype, static_cast<const uint8_t*>(weight_row), dtype_num_bytes(dtype, cols),
+                     1, cols, weights);
+  shape_activations(dtype, 1, cols, wants_offset_activations(isa, dtype), activations);
+  store_activation_blocks(activation_blocks, 0, activations);
+  float y = 0.0f;
+  quant_dot_tile(weights, 0, 1, activations, 0, 1, &y, 1, isa);
+  return y;
+}
+
+}  // namespace sluice

@@ -1,0 +1,63 @@
+// Dot products of quantized weight rows with quantized activation rows (cpu_quant_operands.h),
+// for a tile of rows x tokens at a time, with a scalar, an AVX2 and an AVX-512 VNNI version
+// picked at run time.
+//
+// Every output is computed by one fixed sequence of operations, whatever the tile, the
+// instruction set or the tokens beside it:
+//  - Integer sums inside a block are exact, so how a kernel forms them does not matter; what is
+//    fixed is which elements each int32 "lane" holds: lane l of a 64-element chunk holds the
+//    four elements 4l..4l+3 (as one vpdpbusd or maddubs+madd forms them).
+//  - Blocks of 32 (Q4_0 ... Q8_0): sixteen float lanes; lane 8 * (b % 2) + l of block b becomes
+//    fma(float(lane sum), d_w * d_x, lane); Q4_1/Q5_1 then take fma(m_w, s_x, lane) in lane
+//    8 * (b % 2).
+//  - Super-blocks of 256 (K-quants): per super-block, int lane l (of 16) sums
+//    group_scale * lane sum over the four chunks; float lane l becomes
+//    fma(float(int lane), d_w * d_x, lane); the min term goes into eight more float lanes as
+//    fma(float(m_2k * bsum_2k + m_2k+1 * bsum_2k+1), dmin_w * d_x, lane) and is subtracted at
+//    the end.
+//  - The lanes are summed by a fixed tree (halves added pairwise).
+// Every step is one IEEE operation (a fused multiply-add only where written: the kernel files
+// are built with -ffp-contract=off), so the SIMD versions give the scalar version's bits: a
+// token's outputs do not depend on num_tokens, tiling, thread split or instruction set.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/backend/cpu_quant_operands.h"
+#include "engine/core/dtype.h"
+
+namespace sluice {
+
+enum class QuantKernelIsa : uint8_t { Scalar, Avx2, Avx512Vnni };
+
+// The best kernel version this CPU runs (AVX-512 VNNI, AVX2 or scalar).
+QuantKernelIsa best_quant_kernel_isa();
+bool quant_kernel_isa_supported(QuantKernelIsa isa);
+const char* quant_kernel_isa_name(QuantKernelIsa isa);
+
+// Whether a kernel version wants the activations for weights of dtype stored as q + 128
+// (QuantizedActivations): vpdpbusd multiplies unsigned by signed bytes, so the VNNI kernels make
+// the activations the unsigned operand where the weights can be negative.
+inline bool wants_offset_activations(QuantKernelIsa isa, DType dtype) {
+  return isa == QuantKernelIsa::Avx512Vnni && find_quant_kernel_traits(dtype)->has_negative_values;
+}
+
+// Rows and tokens one kernel call computes at most.
+inline constexpr int kQuantTileRows = 2;
+inline constexpr int kQuantTileTokens = 4;
+
+// y[t * ldy + r] = dot(weight row row0 + r, activation row t0 + t) for r < num_rows,
+// t < num_tokens. Preconditions: 1 <= num_rows <= kQuantTileRows, 1 <= num_tokens <=
+// kQuantTileTokens, weights.cols == activations.cols, activations quantized for weights.dtype
+// and stored as wants_offset_activations says, isa supported.
+void quant_dot_tile(const UnpackedWeights& weights, int row0, int num_rows,
+                    const QuantizedActivations& activations, int64_t t0, int num_tokens, float* y,
+                    int64_t ldy, QuantKernelIsa isa);
+
+// Returns the dot product of one weight row (cols elements of dtype, in its GGUF blocks) with
+// one activation row already quantized (cols / block blocks of activation_block_type(dtype)).
+// The same kernels and order as the GEMM, so it equals the GEMM's output bit for bit.
+float quant_dot(DType dtype, const void* weight_row, const void* activation_blocks, int64_t cols,
+                QuantKernelIsa isa);
+
+}  // namespace sluice

@@ -1,0 +1,155 @@
+// The AVX2 version of the quantized dot-product tiles (cpu_quant_dot.h gives the order of
+// operations; cpu_quant_dot.cpp's scalar version is its definition). Sixteen lanes are two ymm
+// registers; bytes are multiplied with vpmaddubsw after moving the weight's sign onto the
+// activation (|w| * sign(a, w)), which cannot saturate because |a| <= 127 and |w| <= 128.
+#include "engine/backend/cpu_quant_dot_simd.h"
+
+#if SLUICE_QUANT_X86
+
+namespace sluice {
+
+// A named namespace, not an anonymous one: the kernels instantiate the shared dispatch
+// templates (cpu_quant_dot_simd.h), and GCC gives those instantiations the same mangled name in
+// both SIMD files when the kernels live in anonymous namespaces, so an unoptimised build linked
+// the AVX2 kernels into the AVX-512 entry point.
+namespace avx2_kernels {
+
+SLUICE_AVX2_INLINE float tree16(__m256 low, __m256 high) {
+  alignas(32) float lanes[16];
+  _mm256_store_ps(lanes, low);
+  _mm256_store_ps(lanes + 8, high);
+  return quant_lane_tree16(lanes);
+}
+
+SLUICE_AVX2_INLINE __m256i load32(const int8_t* p) {
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// Eight int16 pair sums of w * a per 32 bytes: lane pairs (2l, 2l + 1) hold elements 4l..4l+3.
+SLUICE_AVX2_INLINE __m256i pair_products(__m256i w, __m256i a) {
+  return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
+}
+
+template <bool kHasMin>
+struct Block32Kernel {
+  template <int kRows, int kTokens>
+  SLUICE_AVX2 static void run(const QuantTileArgs& args) {
+    const UnpackedWeights& weights = args.weights;
+    const QuantizedActivations& act = args.act;
+    const __m256i ones = _mm256_set1_epi16(1);
+    // acc[..][0]: lanes 0-7 (even blocks), acc[..][1]: lanes 8-15 (odd blocks).
+    __m256 acc[kRows][kTokens][2];
+    SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) acc[r][t][0] = acc[r][t][1] =
+          _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < weights.w_stride / quant::kBlock32; ++b) {
+      const int half = static_cast<int>(b % 2);
+      __m256i w[kRows];
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+        w[r] = load32(weights.row_w(args.row0 + r) + b * quant::kBlock32);
+      }
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+        const __m256i a = load32(act.token_qs(args.t0 + t) + b * quant::kBlock32);
+        const float dx = act.token_scale(args.t0 + t)[b];
+        SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+          const __m256i p = _mm256_madd_epi16(pair_products(w[r], a), ones);
+          const float dd = weights.row_d(args.row0 + r)[b] * dx;
+          __m256& lanes = acc[r][t][half];
+          lanes = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dd), lanes);
+          if constexpr (kHasMin) {
+            // Lane 0 only: the other lanes add an exact 0 * 0.
+            lanes = _mm256_fmadd_ps(
+                _mm256_setr_ps(weights.row_m(args.row0 + r)[b], 0, 0, 0, 0, 0, 0, 0),
+                _mm256_setr_ps(act.token_sum(args.t0 + t)[b], 0, 0, 0, 0, 0, 0, 0), lanes);
+          }
+        }
+      }
+    }
+    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+        args.y[t * args.ldy + r] = tree16(acc[r][t][0], acc[r][t][1]);
+      }
+    }
+  }
+};
+
+template <bool kHasMin>
+struct Super256Kernel {
+  template <int kRows, int kTokens>
+  SLUICE_AVX2 static void run(const QuantTileArgs& args) {
+    const UnpackedWeights& weights = args.weights;
+    const QuantizedActivations& act = args.act;
+    __m256 acc[kRows][kTokens][2];
+    __m256 min_acc[kRows][kTokens];
+    SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+        acc[r][t][0] = acc[r][t][1] = min_acc[r][t] = _mm256_setzero_ps();
+      }
+    }
+    for (int64_t sb = 0; sb < weights.cols / quant::kBlockK; ++sb) {
+      __m256i isum[kRows][kTokens][2];
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+        SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) isum[r][t][0] = isum[r][t][1] =
+            _mm256_setzero_si256();
+      }
+      // 32 bytes at a time: part 2c + h is half h (lanes 8h..8h+7) of chunk c; its eight lanes
+      // take the scales of groups 2 * part and 2 * part + 1, four lanes each.
+      for (int part = 0; part < 8; ++part) {
+        const int64_t e = sb * quant::kBlockK + part * 32;
+        const __m256i lane_group = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+        __m256i w[kRows];
+        __m256i scale[kRows];  // each lane's group scale in both 16-bit halves
+        SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+          w[r] = load32(weights.row_w(args.row0 + r) + e);
+          const int8_t* groups = weights.row_group_scale(args.row0 + r) + sb * 16 + 2 * part;
+          const __m256i s = _mm256_permutevar8x32_epi32(
+              _mm256_setr_epi32(groups[0], groups[1], 0, 0, 0, 0, 0, 0), lane_group);
+          scale[r] = _mm256_or_si256(_mm256_and_si256(s, _mm256_set1_epi32(0xffff)),
+                                     _mm256_slli_epi32(s, 16));
+        }
+        SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+          const __m256i a = load32(act.token_qs(args.t0 + t) + e);
+          SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+            __m256i& sum = isum[r][t][part % 2];
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pair_products(w[r], a), scale[r]));
+          }
+        }
+      }
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+        const float dx = act.token_scale(args.t0 + t)[sb];
+        SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+          const __m256 dd = _mm256_set1_ps(weights.row_d(args.row0 + r)[sb] * dx);
+          SLUICE_QUANT_UNROLL for (int h = 0; h < 2; ++h) {
+            acc[r][t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][t][h]), dd, acc[r][t][h]);
+          }
+          if constexpr (kHasMin) {
+            const float dm = weights.row_m(args.row0 + r)[sb] * dx;
+            min_acc[r][t] =
+                add_super256_min_term(min_acc[r][t], weights.row_mins(args.row0 + r) + sb * 16,
+                                      act.token_bsum(args.t0 + t) + sb * 16, dm);
+          }
+        }
+      }
+    }
+    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+        const float sum = tree16(acc[r][t][0], acc[r][t][1]);
+        args.y[t * args.ldy + r] = kHasMin ? sum - quant_lane_tree8(min_acc[r][t]) : sum;
+      }
+    }
+  }
+};
+
+}  // namespace avx2_kernels
+
+SLUICE_AVX2 void quant_dot_tile_avx2(const UnpackedWeights& weights, int row0, int num_rows,
+                                     const QuantizedActivations& act, int64_t t0, int num_tokens,
+                                     float* y, int64_t ldy) {
+  dispatch_quant_family_tile<avx2_kernels::Block32Kernel, avx2_kernels::Super256Kernel>(
+      num_rows, num_tokens, {weights, row0, act, t0, y, ldy});
+}
+
+}  // namespace sluice
+
+#endif  // SLUICE_QUANT_X86

@@ -1,0 +1,164 @@
+// Shared by the quantized dot-product kernels (cpu_quant_dot*.cpp): the fixed lane trees, the
+// tile dispatch (a tile's row and token counts become template constants in one place) and the
+// SIMD versions' entry points. The SIMD files compile their functions with target attributes
+// (not target_clones), so they also build and run under the sanitizers and with clang; the
+// scalar version in cpu_quant_dot.cpp is the definition they reproduce.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/backend/cpu_quant_dot.h"
+#include "engine/backend/cpu_quant_operands.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SLUICE_QUANT_X86 1
+#else
+#define SLUICE_QUANT_X86 0
+#endif
+
+#define SLUICE_QUANT_INLINE inline __attribute__((always_inline))
+// Unrolls a loop over a tile's rows or tokens before GCC decides where the accumulators live:
+// unrolled late, arrays of accumulators stay in memory (a store and reload per chunk).
+#define SLUICE_QUANT_UNROLL _Pragma("GCC unroll 8")
+
+namespace sluice {
+
+// The fixed tree over sixteen lanes: lane l += lane l + 8, then + 4, + 2, + 1.
+SLUICE_QUANT_INLINE float quant_lane_tree16(const float* lanes) {
+  float v[8];
+  for (int l = 0; l < 8; ++l) v[l] = lanes[l] + lanes[l + 8];
+  for (int l = 0; l < 4; ++l) v[l] = v[l] + v[l + 4];
+  for (int l = 0; l < 2; ++l) v[l] = v[l] + v[l + 2];
+  return v[0] + v[1];
+}
+
+// The same tree over eight lanes.
+SLUICE_QUANT_INLINE float quant_lane_tree8(const float* lanes) {
+  float v[4];
+  for (int l = 0; l < 4; ++l) v[l] = lanes[l] + lanes[l + 4];
+  for (int l = 0; l < 2; ++l) v[l] = v[l] + v[l + 2];
+  return v[0] + v[1];
+}
+
+struct QuantTileArgs {
+  const UnpackedWeights& weights;
+  int row0;
+  const QuantizedActivations& act;
+  int64_t t0;
+  float* y;  // y[t * ldy + r]
+  int64_t ldy;
+};
+
+// The rows' and tokens' arrays of a tile as plain pointers, taken once: the kernels then walk
+// them with constant offsets instead of re-reading strides from the operand structs.
+template <int kRows, int kTokens>
+struct QuantTilePointers {
+  const int8_t* w[kRows];
+  const float* d[kRows];
+  const float* m[kRows];              // min types only
+  const int8_t* group_scale[kRows];   // super-block types only
+  const int8_t* mins[kRows];          // Super256Min only
+  const int8_t* a[kTokens];
+  const float* dx[kTokens];
+  const float* sx[kTokens];      // Q8_1 only
+  const int16_t* bsum[kTokens];  // Q8_K only
+
+  explicit QuantTilePointers(const QuantTileArgs& args) {
+    const UnpackedWeights& weights = args.weights;
+    const QuantizedActivations& act = args.act;
+    const bool super256 =
+        weights.family == QuantFamily::Super256 || weights.family == QuantFamily::Super256Min;
+    for (int r = 0; r < kRows; ++r) {
+      const int row = args.row0 + r;
+      w[r] = weights.row_w(row);
+      d[r] = weights.row_d(row);
+      m[r] = weights.m.size() ? weights.row_m(row) : nullptr;
+      group_scale[r] = super256 ? weights.row_group_scale(row) : nullptr;
+      mins[r] = weights.mins.size() ? weights.row_mins(row) : nullptr;
+    }
+    for (int t = 0; t < kTokens; ++t) {
+      const int64_t token = args.t0 + t;
+      a[t] = act.token_qs(token);
+      dx[t] = act.token_scale(token);
+      sx[t] = act.sum.size() ? act.token_sum(token) : nullptr;
+      bsum[t] = act.bsum.size() ? act.token_bsum(token) : nullptr;
+    }
+  }
+};
+
+// Calls Kernel::template run<kRows, kTokens>(args) for the tile's shape.
+template <typename Kernel>
+inline void dispatch_quant_tile(int num_rows, int num_tokens, const QuantTileArgs& args) {
+  static_assert(kQuantTileRows == 2 && kQuantTileTokens == 4, "update the cases below");
+  switch (num_rows * 8 + num_tokens) {
+    case 9:
+      return Kernel::template run<1, 1>(args);
+    case 10:
+      return Kernel::template run<1, 2>(args);
+    case 11:
+      return Kernel::template run<1, 3>(args);
+    case 12:
+      return Kernel::template run<1, 4>(args);
+    case 17:
+      return Kernel::template run<2, 1>(args);
+    case 18:
+      return Kernel::template run<2, 2>(args);
+    case 19:
+      return Kernel::template run<2, 3>(args);
+    default:
+      return Kernel::template run<2, 4>(args);
+  }
+}
+
+// Calls the family's kernel (Block32Kernel<has_min> or Super256Kernel<has_min>) for the tile.
+template <template <bool> class Block32Kernel, template <bool> class Super256Kernel>
+inline void dispatch_quant_family_tile(int num_rows, int num_tokens, const QuantTileArgs& args) {
+  switch (args.weights.family) {
+    case QuantFamily::Block32:
+      return dispatch_quant_tile<Block32Kernel<false>>(num_rows, num_tokens, args);
+    case QuantFamily::Block32Min:
+      return dispatch_quant_tile<Block32Kernel<true>>(num_rows, num_tokens, args);
+    case QuantFamily::Super256:
+      return dispatch_quant_tile<Super256Kernel<false>>(num_rows, num_tokens, args);
+    case QuantFamily::Super256Min:
+      return dispatch_quant_tile<Super256Kernel<true>>(num_rows, num_tokens, args);
+  }
+}
+
+#if SLUICE_QUANT_X86
+// GCC 12 warns that _mm512_undefined_ps() "may be used uninitialized" inside the AVX-512
+// intrinsics once they are inlined (GCC bug 105593); the warning sits in the header's lines.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#define SLUICE_AVX2 __attribute__((target("avx2,fma")))
+#define SLUICE_AVX2_INLINE SLUICE_AVX2 SLUICE_QUANT_INLINE
+
+SLUICE_AVX2_INLINE float quant_lane_tree8(__m256 v) {
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, v);
+  return quant_lane_tree8(lanes);
+}
+
+// One super-block's min term for one (row, token), in the eight lanes of min_acc:
+// lane k = fma(float(mins[2k] * bsum[2k] + mins[2k+1] * bsum[2k+1]), dm, lane k).
+SLUICE_AVX2_INLINE __m256 add_super256_min_term(__m256 min_acc, const int8_t* mins,
+                                                const int16_t* bsum, float dm) {
+  const __m256i m = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mins)));
+  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum));
+  const __m256 e = _mm256_cvtepi32_ps(_mm256_madd_epi16(m, b));
+  return _mm256_fmadd_ps(e, _mm256_set1_ps(dm), min_acc);
+}
+
+// The arguments and preconditions of quant_dot_tile (cpu_quant_dot.h).
+void quant_dot_tile_avx2(const UnpackedWeights& weights, int row0, int num_rows,
+                         const QuantizedActivations& act, int64_t t0, int num_tokens, float* y,
+                         int64_t ldy);
+void quant_dot_tile_avx512_vnni(const UnpackedWeights& weights, int row0, int num_rows,
+                                const QuantizedActivations& act, int64_t t0, int num_tokens,
+                                float* y, int64_t ldy);
+#endif
+
+}  // namespace sluice
