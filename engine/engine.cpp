@@ -325,6 +325,7 @@ KvBlockMap Engine::kv_block_map() const {
     const Request* request = scheduler_->find_request(request_id);
     if (!request) continue;
     for (const int32_t block_id : kv_cache_manager_->block_table(request_id)) {
+      if (block_id == kNoBlock) continue;  // given back outside a sliding window
       map.owner_rows[static_cast<size_t>(block_id)] = static_cast<int64_t>(request->sample_key);
     }
   }

@@ -103,10 +103,11 @@ __device__ __forceinline__ int token_first_key(int position, int sliding_window)
   return sliding_window > 0 ? max(0, position - sliding_window + 1) : 0;
 }
 
-// A score from q (pre-scaled by q_scale) . k into the log2 domain: soft-capped when on.
+// A score from q (pre-scaled by q_scale) . k into the log2 domain when the soft-cap is on
+// (without one the score is in it already).
 template <typename T>
-__device__ __forceinline__ float log2_score(float s, const PagedAttentionArgs<T>& args) {
-  return args.softcap_log2 > 0.0f ? args.softcap_log2 * tanhf(s * args.inv_softcap) : s;
+__device__ __forceinline__ float softcapped_log2_score(float s, const PagedAttentionArgs<T>& args) {
+  return args.softcap_log2 * tanhf(s * args.inv_softcap);
 }
 
 // Split-KV partitions of a decode token's num_keys visible keys (at least 1).

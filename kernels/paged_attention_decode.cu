@@ -41,7 +41,9 @@ __device__ __forceinline__ float key_group_sum(float x, int width) {
   return x;
 }
 
-template <typename T, int kHeadDim, int kHeadDimCap, int kGroupTile>
+// kHasSoftcap: a compile-time switch, since the tanh path costs registers (and occupancy) even
+// when a run-time flag skips it.
+template <typename T, int kHeadDim, int kHeadDimCap, int kGroupTile, bool kHasSoftcap>
 __global__ void __launch_bounds__(kDecodeThreads)
     paged_attention_decode_kernel(const PagedAttentionArgs<T> args) {
   // Keys per key group per step: loads in flight per lane, fewer when registers are scarce.
@@ -144,7 +146,8 @@ __global__ void __launch_bounds__(kDecodeThreads)
 #pragma unroll
         for (int e = 0; e < 8; ++e) s = fmaf(q[g][e], k[e], s);
         s = key_group_sum<kLanesPerKey>(s, key_lanes);
-        score[u][g] = group_key + u < key_end ? log2_score(s, args) : -INFINITY;
+        if constexpr (kHasSoftcap) s = softcapped_log2_score(s, args);
+        score[u][g] = group_key + u < key_end ? s : -INFINITY;
       }
     }
 
@@ -304,9 +307,13 @@ cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T>& args, cud
       constexpr int kGroupTile = decltype(group_tile)::value;
       const dim3 grid(args.num_requests, args.num_kv_heads * ceil_div(group_size, kGroupTile),
                       max(args.max_num_partitions, 1));
-      detail::launch_kernel(
-          paged_attention_decode_kernel<T, HeadDim::kHeadDim, HeadDim::kHeadDimCap, kGroupTile>,
-          grid, kDecodeThreads, 0, stream, args);
+      const auto kernel =
+          args.softcap_log2 > 0.0f
+              ? paged_attention_decode_kernel<T, HeadDim::kHeadDim, HeadDim::kHeadDimCap,
+                                              kGroupTile, true>
+              : paged_attention_decode_kernel<T, HeadDim::kHeadDim, HeadDim::kHeadDimCap,
+                                              kGroupTile, false>;
+      detail::launch_kernel(kernel, grid, kDecodeThreads, 0, stream, args);
       return cudaGetLastError();
     });
   });

@@ -258,8 +258,8 @@ __global__ void __launch_bounds__(kPrefillThreads)
 #pragma unroll
       for (int j = 0; j < kKeysPerThread; ++j) {
         const int key = key_begin + key_lane + kKeyLanes * j;
-        score[i][j] =
-            key >= first_key[i] && key < context[i] ? log2_score(score[i][j], args) : -INFINITY;
+        if (args.softcap_log2 > 0.0f) score[i][j] = softcapped_log2_score(score[i][j], args);
+        score[i][j] = key >= first_key[i] && key < context[i] ? score[i][j] : -INFINITY;
         tile_max = fmaxf(tile_max, score[i][j]);
       }
 #pragma unroll

@@ -14,6 +14,8 @@ KvCacheManager::KvCacheManager(const KvCacheConfig& config)
     : config_(config), pool_(config.num_blocks, config.enable_prefix_caching) {
   if (config.block_size < 1)
     fail("KV cache: block_size must be at least 1, got ", config.block_size);
+  if (config.sliding_window < 0)
+    fail("KV cache: sliding_window must be 0 (none) or positive, got ", config.sliding_window);
 }
 
 int KvCacheManager::num_blocks_for_budget(size_t kv_budget_bytes, size_t bytes_per_block) {
@@ -24,6 +26,20 @@ int KvCacheManager::num_blocks_for_budget(size_t kv_budget_bytes, size_t bytes_p
 
 int KvCacheManager::num_blocks_for_tokens(int num_tokens) const {
   return (num_tokens + config_.block_size - 1) / config_.block_size;
+}
+
+int KvCacheManager::num_blocks_to_compute(int num_tokens) const {
+  const int window = config_.sliding_window, block_size = config_.block_size;
+  if (window <= 0 || num_tokens <= window) return num_blocks_for_tokens(num_tokens);
+  // The query at position p needs positions p - window + 1 .. p; how many blocks they span
+  // depends only on where the first one falls in its block. First positions 0 ..
+  // num_tokens - window occur, so every offset up to that (at most a block's worth).
+  int num_blocks = 0;
+  const int last_first_position = std::min(num_tokens - window, block_size - 1);
+  for (int first = 0; first <= last_first_position; ++first) {
+    num_blocks = std::max(num_blocks, (first + window - 1) / block_size - first / block_size + 1);
+  }
+  return num_blocks;
 }
 
 CachedPrefix KvCacheManager::find_cached_prefix(std::span<const int32_t> token_ids) const {
@@ -91,6 +107,21 @@ bool KvCacheManager::allocate_slots(RequestId request_id, int num_new_tokens,
   return true;
 }
 
+int KvCacheManager::num_new_tokens_that_fit(RequestId request_id, int num_new_tokens,
+                                            const CachedPrefix& prefix) const {
+  // More tokens never need fewer blocks, so the ones that fit are a range from 0.
+  int lo = 0, hi = num_new_tokens;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (can_allocate_slots(request_id, mid, prefix)) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
 std::vector<BlockCopy> KvCacheManager::take_block_copies() {
   // The sources kept the copying request's reference until now; the backend reads them before
   // anything allocated later can write them.
@@ -110,7 +141,9 @@ void KvCacheManager::fork(RequestId parent_id, RequestId child_id) {
          " (the parent needs blocks, the child must have none)");
   }
   RequestBlocks child = *find_entry(parent_id);
-  for (const int32_t block_id : child.block_ids) pool_.add_ref(block_id);
+  for (const int32_t block_id : child.block_ids) {
+    if (block_id != kNoBlock) pool_.add_ref(block_id);
+  }
   requests_.emplace(child_id, std::move(child));
 }
 
@@ -121,9 +154,29 @@ void KvCacheManager::free(RequestId request_id) {
   // Last logical block first: the queue's head is evicted first, and a prefix is only useful
   // from its start, so the tail of a sequence should go before its head.
   for (auto block_it = block_ids.rbegin(); block_it != block_ids.rend(); ++block_it) {
-    pool_.release(*block_it);
+    if (*block_it != kNoBlock) pool_.release(*block_it);
   }
   requests_.erase(it);
+}
+
+void KvCacheManager::free_blocks_outside_window(RequestId request_id, int num_computed_tokens) {
+  if (config_.sliding_window <= 0) return;
+  const auto it = requests_.find(request_id);
+  if (it == requests_.end()) fail("KV cache: request ", request_id, " has no blocks to free");
+  RequestBlocks& entry = it->second;
+  if (num_computed_tokens > entry.num_tokens) {
+    fail("KV cache: request ", request_id, " cannot have computed ", num_computed_tokens,
+         " tokens with ", entry.num_tokens, " slots");
+  }
+  // Queries from position num_computed_tokens on see nothing before first_visible.
+  const int first_visible = num_computed_tokens - config_.sliding_window + 1;
+  const int num_invisible_blocks = std::max(first_visible, 0) / config_.block_size;
+  for (; entry.num_freed_blocks < num_invisible_blocks; ++entry.num_freed_blocks) {
+    int32_t& block_id = entry.block_ids[static_cast<size_t>(entry.num_freed_blocks)];
+    // A full block, hashed already if prefix caching is on: it keeps its hash in the free queue.
+    pool_.release(block_id);
+    block_id = kNoBlock;
+  }
 }
 
 void KvCacheManager::cache_full_blocks(RequestId request_id, std::span<const int32_t> token_ids,
@@ -144,7 +197,9 @@ void KvCacheManager::cache_full_blocks(RequestId request_id, std::span<const int
     const uint64_t parent_hash = i == 0 ? kRootBlockHash : entry.block_hashes[i - 1];
     const auto block_tokens = token_ids.subspan(i * block_size, block_size);
     const uint64_t hash = hash_block(parent_hash, block_tokens);
-    pool_.cache_block(entry.block_ids[i], hash, parent_hash, block_tokens);
+    // A block freed outside the window still extends the hash chain of the blocks after it.
+    if (entry.block_ids[i] != kNoBlock)
+      pool_.cache_block(entry.block_ids[i], hash, parent_hash, block_tokens);
     entry.block_hashes.push_back(hash);
   }
 }
@@ -164,11 +219,18 @@ int KvCacheManager::num_allocated_tokens(RequestId request_id) const {
   return entry == nullptr ? 0 : entry->num_tokens;
 }
 
+int KvCacheManager::num_held_tokens(RequestId request_id) const {
+  const RequestBlocks* entry = find_entry(request_id);
+  return entry == nullptr ? 0 : entry->num_tokens - entry->num_freed_blocks * config_.block_size;
+}
+
 int64_t KvCacheManager::slot(RequestId request_id, int position) const {
   const RequestBlocks* entry = find_entry(request_id);
   // A position without a slot has no K/V to write or read.
   assert(entry != nullptr && position >= 0 && position < entry->num_tokens);
   const int block_size = config_.block_size;
+  // Blocks outside the window were given back: nothing is written there any more.
+  assert(position / block_size >= entry->num_freed_blocks && "slot in a freed block");
   return static_cast<int64_t>(entry->block_ids[position / block_size]) * block_size +
          position % block_size;
 }
@@ -234,9 +296,24 @@ void KvCacheManager::check_tables() const {
     if (entry.block_hashes.size() > entry.block_ids.size()) {
       fail("KV cache: request ", request_id, " hashed more blocks than it holds");
     }
+    // Only blocks that no query can see any more are given back: those wholly before the
+    // window of a query at the last allocated position (or later).
+    if (entry.num_freed_blocks < 0 ||
+        (entry.num_freed_blocks > 0 &&
+         (config_.sliding_window <= 0 || entry.num_freed_blocks * config_.block_size >
+                                             entry.num_tokens - config_.sliding_window + 1))) {
+      fail("KV cache: request ", request_id, " gave back ", entry.num_freed_blocks,
+           " blocks of its ", entry.num_tokens, " tokens with sliding window ",
+           config_.sliding_window);
+    }
     std::unordered_set<int32_t> seen;
     for (size_t i = 0; i < entry.block_ids.size(); ++i) {
       const int32_t block_id = entry.block_ids[i];
+      if (static_cast<int>(i) < entry.num_freed_blocks) {
+        if (block_id != kNoBlock)
+          fail("KV cache: request ", request_id, " block ", i, " was given back but is held");
+        continue;
+      }
       if (block_id < 0 || block_id >= num_blocks()) {
         fail("KV cache: request ", request_id, " holds bad block id ", block_id);
       }

@@ -11,6 +11,13 @@
 // held by more than one table is never written: the next write into it first takes a fresh
 // block and orders a BlockCopy, which the backend applies before the forward pass. Full blocks
 // are never written again, so only a shared partial last block is ever copied.
+//
+// Sliding windows: when every layer of the model attends only to a window of recent positions,
+// a running request's blocks that lie wholly before the window of every query it can still make
+// are given back to the pool (free_blocks_outside_window). Its table keeps its length, with
+// kNoBlock in those entries; the attention never reads them. A freed block keeps its prefix
+// hash in the free queue like any other: its K/V stays intact until the block is reallocated,
+// which evicts the hash, so a later prefix hit on it is still exact.
 #pragma once
 
 #include "engine/cache/block_copy.h"
@@ -29,6 +36,10 @@ struct KvCacheConfig {
   int num_blocks = 0;   // physical blocks in the pool (see num_blocks_for_budget)
   int block_size = 16;  // tokens per block
   bool enable_prefix_caching = true;
+  // The widest sliding window over the model's layers when every layer has one (Mistral 7B
+  // v0.1: 4096), 0 when some layer attends to the whole context. A query at position p sees
+  // positions p - sliding_window + 1 .. p.
+  int sliding_window = 0;
 };
 
 // The cached full blocks at the start of a request's tokens, as found by find_cached_prefix.
@@ -69,6 +80,10 @@ class KvCacheManager {
   double usage() const { return static_cast<double>(num_used_blocks()) / num_blocks(); }
   // Returns the blocks that num_tokens tokens occupy: ceil(num_tokens / block_size).
   int num_blocks_for_tokens(int num_tokens) const;
+  // Returns the fewest blocks a request must hold at once to compute num_tokens tokens one at
+  // a time: all of them without a sliding window; with one, the most blocks that the positions
+  // one query sees (its window) span, or all when fewer.
+  int num_blocks_to_compute(int num_tokens) const;
   const PrefixCacheStats& prefix_cache_stats() const { return prefix_cache_stats_; }
   const BlockPool& block_pool() const { return pool_; }
 
@@ -85,6 +100,10 @@ class KvCacheManager {
   // changes nothing when the pool cannot supply the blocks. Precondition: a non-empty prefix
   // only for a request without a table, fresh from find_cached_prefix() (no allocation since).
   bool allocate_slots(RequestId request_id, int num_new_tokens, const CachedPrefix& prefix = {});
+  // Returns the largest k <= num_new_tokens for which allocate_slots(request_id, k, prefix)
+  // would succeed (0 when none does).
+  int num_new_tokens_that_fit(RequestId request_id, int num_new_tokens,
+                              const CachedPrefix& prefix = {}) const;
   // Returns the copy-on-write orders since the last call, for the backend to apply before the
   // forward pass, and lets their source blocks be reused (they are pinned until then).
   std::vector<BlockCopy> take_block_copies();
@@ -92,13 +111,21 @@ class KvCacheManager {
   // Returns true when fork(parent_id, child_id) is allowed: the parent has a table, the child
   // has none.
   bool can_fork(RequestId parent_id, RequestId child_id) const;
-  // Gives child_id all of parent_id's blocks (each ref count + 1), the partial last one too.
+  // Gives child_id all of parent_id's blocks (each ref count + 1), the partial last one too,
+  // and its kNoBlock entries.
   void fork(RequestId parent_id, RequestId child_id);
 
   // Drops request_id's table (finish, abort or preemption). Blocks left without holders go to
   // the free queue's tail last logical block first, so a sequence's tail is evicted before its
   // head, and keep their hashes for revival. No-op for a request without a table.
   void free(RequestId request_id);
+
+  // With a sliding window, gives back request_id's blocks that no query from position
+  // num_computed_tokens on can see (those wholly before num_computed_tokens - sliding_window +
+  // 1) and marks them kNoBlock in its table. Call after cache_full_blocks, so that they keep
+  // their hashes. No-op without a window. Precondition: num_computed_tokens <= the request's
+  // allocated tokens.
+  void free_blocks_outside_window(RequestId request_id, int num_computed_tokens);
 
   // Hashes and registers request_id's blocks that are full and within num_computed_tokens, so
   // that other requests may reuse them. token_ids are the request's tokens (at least
@@ -108,10 +135,13 @@ class KvCacheManager {
 
   // Returns true when request_id has a table.
   bool has_request(RequestId request_id) const;
-  // Returns request_id's block table (logical -> physical block id), empty without a table.
+  // Returns request_id's block table (logical -> physical block id, kNoBlock where freed
+  // outside the window), empty without a table.
   std::span<const int32_t> block_table(RequestId request_id) const;
   // Returns the tokens request_id has slots for, 0 without a table.
   int num_allocated_tokens(RequestId request_id) const;
+  // Returns the slots request_id still holds: its allocated tokens less the freed blocks'.
+  int num_held_tokens(RequestId request_id) const;
   // Returns the KV slot of position: block_table[position / block_size] * block_size +
   // position % block_size. Precondition: position < num_allocated_tokens(request_id).
   int64_t slot(RequestId request_id, int position) const;
@@ -126,6 +156,7 @@ class KvCacheManager {
   struct RequestBlocks {
     std::vector<int32_t> block_ids;      // the block table
     int num_tokens = 0;                  // tokens with slots
+    int num_freed_blocks = 0;            // leading entries given back (kNoBlock)
     std::vector<uint64_t> block_hashes;  // hash chain of the leading blocks hashed so far
   };
 

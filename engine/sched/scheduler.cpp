@@ -49,8 +49,13 @@ std::string Scheduler::rejection_error(const Request& request) const {
                    " tokens but max_model_len is ", config_.max_model_len,
                    ", which leaves no room for an output token");
   }
-  if (kv_cache_manager_.num_blocks_for_tokens(num_tokens) > kv_cache_manager_.num_blocks()) {
-    return never_fits_error(request, num_tokens);
+  // A prompt that may be chunked needs only what computing it piece by piece holds at once
+  // (less than all of it under a sliding window); otherwise it runs whole.
+  const int num_blocks_needed = config_.enable_chunked_prefill
+                                    ? kv_cache_manager_.num_blocks_to_compute(num_tokens)
+                                    : kv_cache_manager_.num_blocks_for_tokens(num_tokens);
+  if (num_blocks_needed > kv_cache_manager_.num_blocks()) {
+    return never_fits_error(request, num_tokens, num_blocks_needed);
   }
   if (!config_.enable_chunked_prefill && num_tokens > config_.max_num_batched_tokens) {
     return str_cat("request ", request_id, ": the prompt has ", num_tokens,
@@ -64,10 +69,13 @@ std::string Scheduler::rejection_error(const Request& request) const {
   return {};
 }
 
-std::string Scheduler::never_fits_error(const Request& request, int num_tokens) const {
-  return str_cat("request ", request.request_id, " needs ",
-                 kv_cache_manager_.num_blocks_for_tokens(num_tokens), " KV blocks for ", num_tokens,
-                 " tokens but the whole pool holds ", kv_cache_manager_.num_blocks(), " blocks of ",
+std::string Scheduler::never_fits_error(const Request& request, int num_tokens,
+                                        int num_blocks) const {
+  const int window = kv_cache_manager_.config().sliding_window;
+  return str_cat("request ", request.request_id, " needs ", num_blocks, " KV blocks for ",
+                 num_tokens, " tokens",
+                 window > 0 ? str_cat(" (with a sliding window of ", window, ")") : std::string(),
+                 " but the whole pool holds ", kv_cache_manager_.num_blocks(), " blocks of ",
                  kv_cache_manager_.block_size(),
                  " tokens; it can never fit (raise the KV cache budget or lower max_tokens)");
 }
@@ -111,7 +119,7 @@ void Scheduler::schedule_running(SchedulerOutput& output, int& token_budget) {
     }
     // Running requests always take a piece of what they lack: a chunk of a long prompt, or a
     // preempted request's history resumed in pieces.
-    const int num_new_tokens = std::min(num_pending_tokens, token_budget);
+    int num_new_tokens = std::min(num_pending_tokens, token_budget);
     if (allocate_or_preempt(request, num_new_tokens, output) != AllocateResult::Allocated) break;
     add_scheduled(request, num_new_tokens, output);
     token_budget -= num_new_tokens;
@@ -119,7 +127,7 @@ void Scheduler::schedule_running(SchedulerOutput& output, int& token_budget) {
   }
 }
 
-Scheduler::AllocateResult Scheduler::allocate_or_preempt(Request& request, int num_new_tokens,
+Scheduler::AllocateResult Scheduler::allocate_or_preempt(Request& request, int& num_new_tokens,
                                                          SchedulerOutput& output) {
   while (!kv_cache_manager_.allocate_slots(request.request_id, num_new_tokens)) {
     // Requests before this one are scheduled already; the victim always comes from behind it,
@@ -133,8 +141,13 @@ Scheduler::AllocateResult Scheduler::allocate_or_preempt(Request& request, int n
       preempt(request, output);
       return AllocateResult::SelfPreempted;
     }
-    // Alone, the request was offered the whole pool and still does not fit.
-    fail_request(request, never_fits_error(request, request.num_computed_tokens + num_new_tokens),
+    // Alone, the request was offered the whole pool: a shorter piece may still fit.
+    CachedPrefix no_prefix;
+    if (allocate_shorter_piece(request, num_new_tokens, no_prefix, num_new_tokens))
+      return AllocateResult::Allocated;
+    fail_request(request,
+                 never_fits_error(request, request.num_tokens(),
+                                  kv_cache_manager_.num_blocks_to_compute(request.num_tokens())),
                  output);
     return AllocateResult::Failed;
   }
@@ -146,18 +159,29 @@ void Scheduler::schedule_waiting(SchedulerOutput& output, int& token_budget) {
   while (!waiting_.empty() && token_budget > 0 && running_.size() < max_num_seqs &&
          output.requests.size() < max_num_seqs) {
     Request& request = *waiting_.front();
-    const CachedPrefix prefix = kv_cache_manager_.find_cached_prefix(request.token_ids);
+    CachedPrefix prefix = kv_cache_manager_.find_cached_prefix(request.token_ids);
     const int num_pending_tokens = request.num_tokens() - prefix.num_tokens;
     // The flag is about prompts; a preempted request's longer history may only fit in pieces.
     const bool may_chunk = config_.enable_chunked_prefill || request.num_preemptions > 0;
     if (!may_chunk && num_pending_tokens > token_budget) break;
-    const int num_new_tokens = std::min(num_pending_tokens, token_budget);
+    int num_new_tokens = std::min(num_pending_tokens, token_budget);
     if (!kv_cache_manager_.allocate_slots(request.request_id, num_new_tokens, prefix)) {
       // Waiting requests never preempt: blocks come back as running requests finish.
       if (!running_.empty()) break;
-      // Nothing holds a block, so the whole pool was on offer: this request can never fit.
-      fail_request(request, never_fits_error(request, prefix.num_tokens + num_new_tokens), output);
-      continue;
+      // Nothing holds a block, so the whole pool was on offer: a shorter piece may still fit
+      // when the request may run in pieces; otherwise it can never fit.
+      if (!may_chunk ||
+          !allocate_shorter_piece(request, std::min(request.num_tokens(), token_budget), prefix,
+                                  num_new_tokens)) {
+        const int num_tokens = request.num_tokens();
+        fail_request(
+            request,
+            never_fits_error(request, num_tokens,
+                             may_chunk ? kv_cache_manager_.num_blocks_to_compute(num_tokens)
+                                       : kv_cache_manager_.num_blocks_for_tokens(num_tokens)),
+            output);
+        continue;
+      }
     }
     waiting_.pop_front();
     running_.push_back(&request);
@@ -166,6 +190,28 @@ void Scheduler::schedule_waiting(SchedulerOutput& output, int& token_budget) {
     add_scheduled(request, num_new_tokens, output);
     token_budget -= num_new_tokens;
   }
+}
+
+bool Scheduler::allocate_shorter_piece(const Request& request, int num_tokens_without_prefix,
+                                       CachedPrefix& prefix, int& num_new_tokens) {
+  const RequestId request_id = request.request_id;
+  // Pieces help only a request that can hold what computing all its tokens needs at once: with
+  // a sliding window that can be less than the whole pool holds; without one it is all of them.
+  if (kv_cache_manager_.num_blocks_to_compute(request.num_tokens()) >
+      kv_cache_manager_.num_blocks())
+    return false;
+  int num_fitting = kv_cache_manager_.num_new_tokens_that_fit(request_id, num_new_tokens, prefix);
+  if (num_fitting == 0 && !prefix.block_ids.empty()) {
+    // The hit's own blocks are too many to hold at once (a long prefix under a sliding
+    // window): start from scratch instead.
+    prefix = CachedPrefix{.num_query_tokens = prefix.num_query_tokens};
+    num_new_tokens = num_tokens_without_prefix;
+    num_fitting = kv_cache_manager_.num_new_tokens_that_fit(request_id, num_new_tokens, prefix);
+  }
+  if (num_fitting == 0 || !kv_cache_manager_.allocate_slots(request_id, num_fitting, prefix))
+    return false;
+  num_new_tokens = num_fitting;
+  return true;
 }
 
 void Scheduler::preempt(Request& request, SchedulerOutput& output) {
@@ -232,6 +278,8 @@ void Scheduler::on_step_done(const SchedulerOutput& output) {
     request->num_computed_tokens += scheduled.num_scheduled_tokens;
     kv_cache_manager_.cache_full_blocks(request->request_id, request->token_ids,
                                         request->num_computed_tokens);
+    // Hashed first, so that the blocks no later query can see keep their hashes when freed.
+    kv_cache_manager_.free_blocks_outside_window(request->request_id, request->num_computed_tokens);
   }
   has_pending_step_ = false;
 #ifndef NDEBUG
@@ -380,7 +428,8 @@ void Scheduler::check_invariants() const {
 
 int64_t Scheduler::num_running_kv_tokens() const {
   int64_t total = 0;
-  for (const Request* request : running_) total += kv_cache_manager_.num_allocated_tokens(request->request_id);
+  for (const Request* request : running_)
+    total += kv_cache_manager_.num_held_tokens(request->request_id);
   return total;
 }
 

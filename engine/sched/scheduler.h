@@ -15,7 +15,12 @@
 //
 // Progress: while a request is unfinished, schedule() schedules at least one request or fails
 // one, so the engine never stalls. Blocks running out preempt the most recently admitted
-// running request; a request that cannot fit even with the whole pool fails instead.
+// running request; a request alone with the whole pool computes a shorter piece that fits, and
+// fails only when not even one more token does.
+//
+// Sliding windows (KvCacheConfig::sliding_window): after each step a running request gives back
+// the blocks that none of its later queries can see, so a long request holds about a window's
+// worth of blocks, and a request is rejected only when its window cannot fit.
 #pragma once
 
 #include "engine/cache/kv_cache_manager.h"
@@ -96,7 +101,8 @@ class Scheduler {
   int num_waiting() const { return static_cast<int>(waiting_.size()); }
   int64_t num_preemptions() const { return num_preemptions_; }  // since construction
   int64_t num_finished() const { return num_finished_; }        // since construction
-  // Returns the KV token slots the running requests hold (a shared block counts per holder).
+  // Returns the KV token slots the running requests hold (a shared block counts per holder;
+  // blocks given back outside a sliding window do not count).
   int64_t num_running_kv_tokens() const;
 
   // Verifies the request queues against the requests' states and block tables, then the KV
@@ -110,12 +116,21 @@ class Scheduler {
   std::string rejection_error(const Request& request) const;
   void schedule_running(SchedulerOutput& output, int& token_budget);
   void schedule_waiting(SchedulerOutput& output, int& token_budget);
-  AllocateResult allocate_or_preempt(Request& request, int num_new_tokens, SchedulerOutput& output);
+  // Allocates num_new_tokens for a running request, preempting from the back; alone, it
+  // shortens num_new_tokens to what fits.
+  AllocateResult allocate_or_preempt(Request& request, int& num_new_tokens,
+                                     SchedulerOutput& output);
+  // For a request alone in the engine whose piece does not fit: allocates the longest shorter
+  // piece that does, with prefix, or without it (then num_tokens_without_prefix tokens at most)
+  // when the hit's own blocks are too many. Returns false, allocating nothing, when no token
+  // fits; otherwise sets num_new_tokens (and prefix, when dropped).
+  bool allocate_shorter_piece(const Request& request, int num_tokens_without_prefix,
+                              CachedPrefix& prefix, int& num_new_tokens);
   void preempt(Request& request, SchedulerOutput& output);
   void fail_request(Request& request, const std::string& error, SchedulerOutput& output);
   void finish(Request& request, FinishReason reason);
   void add_scheduled(const Request& request, int num_new_tokens, SchedulerOutput& output);
-  std::string never_fits_error(const Request& request, int num_tokens) const;
+  std::string never_fits_error(const Request& request, int num_tokens, int num_blocks) const;
   Request& unfinished_request(RequestId request_id, const char* action);
 
   SchedulerConfig config_;

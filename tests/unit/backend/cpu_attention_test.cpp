@@ -283,6 +283,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PagedAttention,
                                            Case{6, 6, 48, 16},   // stories15M
                                            Case{4, 2, 64, 16},   // gemma2 fixture
                                            Case{14, 2, 64, 16},  // group of 7
+                                           Case{8, 4, 8, 8},     // compiled block size 8
                                            Case{6, 2, 80, 8},    // compiled 80, block size 8
                                            Case{4, 1, 128, 16},  // group of 4, large heads
                                            Case{4, 2, 128, 32},  // block size 32

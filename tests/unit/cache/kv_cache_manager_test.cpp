@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 namespace sluice {
@@ -274,6 +276,117 @@ TEST(KvCacheManager, RejectsMisuse) {
   EXPECT_THROW(kv.cache_full_blocks(9, tokens, 2), Error);
   EXPECT_THROW(kv.fork(9, 10), Error);
   kv.check_invariants();
+}
+
+// Window 6, blocks of 4: after n computed tokens the next query (position n) sees n - 5 .. n, so
+// block b goes back once 4 * (b + 1) <= n - 5, i.e. its last position is n - 6 or earlier.
+TEST(KvCacheManager, GivesBackExactlyTheBlocksNoLaterQueryCanSee) {
+  KvCacheManager kv({.num_blocks = 8, .block_size = 4, .sliding_window = 6});
+  ASSERT_TRUE(kv.allocate_slots(1, 20));  // blocks 0..4
+  const Ids all = table_of(kv, 1);
+  const std::vector<std::pair<int, int>> freed_after = {{0, 0},  {5, 0},  {8, 0},  {9, 1}, {12, 1},
+                                                        {13, 2}, {16, 2}, {17, 3}, {20, 3}};
+  for (const auto& [num_computed, num_freed] : freed_after) {
+    kv.free_blocks_outside_window(1, num_computed);
+    kv.check_invariants();
+    Ids expected = all;
+    std::fill_n(expected.begin(), num_freed, kNoBlock);
+    EXPECT_EQ(table_of(kv, 1), expected) << num_computed << " computed";
+    EXPECT_EQ(kv.num_used_blocks(), 5 - num_freed);
+    EXPECT_EQ(kv.num_held_tokens(1), 20 - 4 * num_freed);
+    EXPECT_EQ(kv.num_allocated_tokens(1), 20);  // the table keeps its length
+  }
+  // Growing the table past the freed blocks takes fresh ones for the new positions only.
+  ASSERT_TRUE(kv.allocate_slots(1, 5));
+  EXPECT_EQ(table_of(kv, 1).size(), 7u);
+  EXPECT_EQ(kv.num_used_blocks(), 4);
+  EXPECT_EQ(kv.slot(1, 24), int64_t{table_of(kv, 1)[6]} * 4);
+  kv.check_invariants();
+  kv.free(1);  // releases the held blocks only
+  kv.check_invariants();
+  EXPECT_EQ(kv.num_used_blocks(), 0);
+}
+
+TEST(KvCacheManager, WithoutAWindowNothingIsGivenBack) {
+  KvCacheManager kv({.num_blocks = 8, .block_size = 4});
+  ASSERT_TRUE(kv.allocate_slots(1, 20));
+  kv.free_blocks_outside_window(1, 20);
+  EXPECT_EQ(kv.num_used_blocks(), 5);
+  EXPECT_EQ(kv.num_held_tokens(1), 20);
+  EXPECT_THROW(KvCacheManager({.num_blocks = 8, .block_size = 4, .sliding_window = -1}), Error);
+}
+
+// A block given back keeps its hash while it waits in the free queue: its K/V is intact, so a
+// later request with the same prefix revives it. Once it is reallocated the hash is gone and
+// the prefix hit stops before it.
+TEST(KvCacheManager, BlocksGivenBackStayPrefixHitsUntilReused) {
+  KvCacheManager kv({.num_blocks = 8, .block_size = 4, .sliding_window = 5});
+  Ids tokens = iota_tokens(16);
+  ASSERT_TRUE(kv.allocate_slots(1, 16));
+  const Ids table = table_of(kv, 1);
+  kv.cache_full_blocks(1, tokens, 16);
+  kv.free_blocks_outside_window(1, 16);  // the next query sees 12..16: blocks 0..2 go back
+  kv.check_invariants();
+  EXPECT_EQ(table_of(kv, 1), (Ids{kNoBlock, kNoBlock, kNoBlock, table[3]}));
+  EXPECT_EQ(kv.num_cached_free_blocks(), 3);
+
+  tokens.push_back(7);
+  CachedPrefix prefix = kv.find_cached_prefix(tokens);
+  EXPECT_EQ(prefix.block_ids, table);  // three revivable blocks and one still held
+  EXPECT_EQ(prefix.num_tokens, 16);
+  ASSERT_TRUE(kv.allocate_slots(2, 1, prefix));
+  kv.check_invariants();
+  EXPECT_EQ(kv.block_pool().block(table[3]).ref_count, 2);
+  kv.free(2);
+
+  // Request 3 takes every free block: the first freed ones (least recently) are reused first.
+  ASSERT_TRUE(kv.allocate_slots(3, 4 * kv.num_free_blocks()));
+  kv.free(3);
+  kv.check_invariants();
+  EXPECT_TRUE(kv.find_cached_prefix(tokens).block_ids.empty());
+}
+
+TEST(KvCacheManager, ForkAfterGivingBackSharesOnlyTheHeldBlocks) {
+  KvCacheManager kv({.num_blocks = 8, .block_size = 4, .sliding_window = 3});
+  ASSERT_TRUE(kv.allocate_slots(1, 14));
+  kv.free_blocks_outside_window(1, 14);  // the next query sees 12..14: blocks 0..2 go back
+  kv.fork(1, 2);
+  kv.check_invariants();
+  EXPECT_EQ(table_of(kv, 2), table_of(kv, 1));
+  EXPECT_EQ(kv.num_used_blocks(), 1);
+  EXPECT_EQ(kv.block_pool().block(table_of(kv, 1)[3]).ref_count, 2);
+  // The shared partial block is copied on the child's next write, as without a window.
+  ASSERT_TRUE(kv.allocate_slots(2, 1));
+  EXPECT_EQ(kv.take_block_copies().size(), 1u);
+  kv.free(1);
+  kv.free(2);
+  kv.check_invariants();
+  EXPECT_EQ(kv.num_used_blocks(), 0);
+}
+
+// What a request must hold at once to compute n tokens one at a time: its window of 6
+// positions spans 2 blocks of 4 when it starts at offset 0..2 and 3 when at offset 3.
+TEST(KvCacheManager, BlocksToComputeAreBoundedByTheWindow) {
+  const KvCacheManager windowed({.num_blocks = 8, .block_size = 4, .sliding_window = 6});
+  const std::vector<std::pair<int, int>> expected = {{1, 1}, {4, 1}, {5, 2},  {6, 2},
+                                                     {8, 2}, {9, 3}, {20, 3}, {100000, 3}};
+  for (const auto& [num_tokens, num_blocks] : expected)
+    EXPECT_EQ(windowed.num_blocks_to_compute(num_tokens), num_blocks) << num_tokens << " tokens";
+  const KvCacheManager global({.num_blocks = 8, .block_size = 4});
+  EXPECT_EQ(global.num_blocks_to_compute(100), 25);
+  const KvCacheManager aligned({.num_blocks = 8, .block_size = 4, .sliding_window = 1});
+  EXPECT_EQ(aligned.num_blocks_to_compute(100), 1);
+}
+
+TEST(KvCacheManager, FindsTheLongestPieceThatFits) {
+  KvCacheManager kv({.num_blocks = 4, .block_size = 4});
+  ASSERT_TRUE(kv.allocate_slots(1, 6));  // 2 blocks, 2 free slots in the second
+  EXPECT_EQ(kv.num_new_tokens_that_fit(1, 100), 10);
+  EXPECT_EQ(kv.num_new_tokens_that_fit(1, 7), 7);
+  EXPECT_EQ(kv.num_new_tokens_that_fit(2, 100), 8);
+  ASSERT_TRUE(kv.allocate_slots(2, 8));
+  EXPECT_EQ(kv.num_new_tokens_that_fit(3, 5), 0);
+  EXPECT_EQ(kv.num_new_tokens_that_fit(1, 5), 2);
 }
 
 TEST(KvCacheManager, SizesThePoolFromTheBudget) {

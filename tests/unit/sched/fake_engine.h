@@ -6,6 +6,10 @@
 // table names, and sampling reads the history back through the block table. Outputs therefore
 // match the reference (the model run alone, without scheduler or cache) only if block tables,
 // copy-on-write, prefix hits and recomputation after preemption are all right.
+//
+// With a sliding window w the fake model sees, like attention, only the last w tokens (and how
+// many there are), and sampling reads only those back; every block it reads must still be held
+// by the request, so a block given back too early fails even before another request reuses it.
 #pragma once
 
 #include "engine/cache/kv_cache_manager.h"
@@ -25,10 +29,16 @@ namespace sluice::test {
 inline constexpr int32_t kFakeEosTokenId = 0;
 inline constexpr RequestId kChildIdStride = 1'000'000;
 
-// The fake model: the next token after history for sample sample_idx.
+// The fake model: the next token after history for sample sample_idx; with a window, from the
+// last `window` tokens of history and its length.
 inline int32_t fake_next_token(std::span<const int32_t> history, uint32_t sample_idx,
-                               int vocab_size) {
+                               int vocab_size, int window = 0) {
   uint64_t h = 0xcbf29ce484222325ULL ^ (0x9e3779b97f4a7c15ULL * (sample_idx + 1));
+  if (window > 0 && history.size() > static_cast<size_t>(window)) {
+    h ^= history.size();
+    h *= 0x100000001b3ULL;
+    history = history.last(static_cast<size_t>(window));
+  }
   for (const int32_t token_id : history) {
     h ^= static_cast<uint32_t>(token_id);
     h *= 0x100000001b3ULL;
@@ -46,11 +56,12 @@ struct ReferenceRun {
 
 // Runs the fake model over prompt alone: the outputs an undisturbed request must produce.
 inline ReferenceRun reference_run(std::span<const int32_t> prompt, uint32_t sample_idx,
-                                  const SamplingParams& params, int max_model_len, int vocab_size) {
+                                  const SamplingParams& params, int max_model_len, int vocab_size,
+                                  int window = 0) {
   ReferenceRun run;
   std::vector<int32_t> tokens(prompt.begin(), prompt.end());
   while (true) {
-    const int32_t token_id = fake_next_token(tokens, sample_idx, vocab_size);
+    const int32_t token_id = fake_next_token(tokens, sample_idx, vocab_size, window);
     if (token_id == kFakeEosTokenId && !params.ignore_eos) {
       run.finish_reason = FinishReason::Stop;
       return run;
@@ -67,12 +78,15 @@ inline ReferenceRun reference_run(std::span<const int32_t> prompt, uint32_t samp
 
 class FakeEngine {
  public:
+  // model_window: the fake model's sliding window (0: none); by default the one the cache frees
+  // blocks for. A cache window of 0 with a model window runs the model without freeing.
   FakeEngine(const SchedulerConfig& scheduler_config, const KvCacheConfig& kv_cache_config,
-             int vocab_size = 1000)
+             int vocab_size = 1000, int model_window = -1)
       : kv_(kv_cache_config),
         scheduler_(scheduler_config, kv_),
         memory_(static_cast<size_t>(kv_cache_config.num_blocks) * kv_cache_config.block_size, -1),
-        vocab_size_(vocab_size) {}
+        vocab_size_(vocab_size),
+        model_window_(model_window >= 0 ? model_window : kv_cache_config.sliding_window) {}
 
   Scheduler& scheduler() { return scheduler_; }
   const KvCacheManager& kv() const { return kv_; }
@@ -91,6 +105,7 @@ class FakeEngine {
   SchedulerOutput step() {
     const bool had_unfinished = scheduler_.has_unfinished();
     SchedulerOutput output = scheduler_.schedule();
+    max_used_blocks_ = std::max(max_used_blocks_, kv_.num_used_blocks());
     check_plan(output, had_unfinished);
     run_forward(output);
     scheduler_.on_step_done(output);
@@ -138,7 +153,7 @@ class FakeEngine {
   // Returns the reference run of request (its prompt, sample index and parameters).
   ReferenceRun reference_of(const Request& request) const {
     return reference_run(request.prompt_token_ids(), request.sample_idx, request.sampling_params,
-                         scheduler_.config().max_model_len, vocab_size_);
+                         scheduler_.config().max_model_len, vocab_size_, model_window_);
   }
 
   // Returns the ids added and the children forked so far.
@@ -152,6 +167,9 @@ class FakeEngine {
   int max_requests_in_step() const { return max_requests_in_step_; }
   int max_tokens_in_step() const { return max_tokens_in_step_; }
   int num_block_copies() const { return num_block_copies_; }
+  // The most blocks held at once, measured after each schedule() (before the step's blocks
+  // outside the window are given back).
+  int max_used_blocks() const { return max_used_blocks_; }
 
  private:
   void check_plan(const SchedulerOutput& output, bool had_unfinished) {
@@ -215,6 +233,7 @@ class FakeEngine {
         memory_[slot] = scheduled.token_ids[i];
       }
     }
+    for (const ScheduledRequest& scheduled : output.requests) read_windows(scheduled);
   }
 
   size_t slot_of(const std::vector<int32_t>& block_table, int position) const {
@@ -223,15 +242,41 @@ class FakeEngine {
            position % block_size;
   }
 
-  void sample(const ScheduledRequest& scheduled) {
+  // The first position a query at `position` sees under the model's window.
+  int first_visible(int position) const {
+    return model_window_ > 0 ? std::max(0, position - model_window_ + 1) : 0;
+  }
+
+  // What the forward pass reads: every block the step's queries see must be in the table and
+  // held; for a request that samples, the history its last query sees is read back (positions
+  // before its window are the request's own tokens: the model ignores them).
+  void read_windows(const ScheduledRequest& scheduled) {
     const Request& request = scheduler_.request(scheduled.request_id);
     const int num_tokens = scheduled.num_computed_tokens + scheduled.num_scheduled_tokens;
-    std::vector<int32_t> history;
-    for (int position = 0; position < num_tokens; ++position) {
+    const int block_size = kv_.block_size();
+    for (int b = first_visible(scheduled.num_computed_tokens) / block_size;
+         b * block_size < num_tokens; ++b) {
+      const int32_t block_id = scheduled.block_table[static_cast<size_t>(b)];
+      ASSERT_NE(block_id, kNoBlock)
+          << "request " << request.request_id << " gave back block " << b << " it still sees";
+      ASSERT_GT(kv_.block_pool().block(block_id).ref_count, 0)
+          << "request " << request.request_id << " reads free block " << block_id;
+    }
+    if (!scheduled.needs_sample) return;
+    const int first = first_visible(num_tokens - 1);
+    std::vector<int32_t> history(request.token_ids.begin(), request.token_ids.begin() + first);
+    for (int position = first; position < num_tokens; ++position) {
       history.push_back(memory_[slot_of(scheduled.block_table, position)]);
     }
     ASSERT_EQ(history, request.token_ids)
         << "the cache of request " << request.request_id << " holds other tokens";
+    histories_[request.request_id] = std::move(history);
+  }
+
+  void sample(const ScheduledRequest& scheduled) {
+    const Request& request = scheduler_.request(scheduled.request_id);
+    const std::vector<int32_t> history = std::move(histories_.at(request.request_id));
+    histories_.erase(request.request_id);
     // n > 1: the parent's first sample gives each child its own first token.
     if (request.sampling_params.n > 1 && request.sample_idx == 0 &&
         request.num_output_tokens() == 0 && forked_.insert(request.request_id).second) {
@@ -248,7 +293,7 @@ class FakeEngine {
 
   void emit(RequestId request_id, const std::vector<int32_t>& history, uint32_t sample_idx) {
     const Request& request = scheduler_.request(request_id);
-    const int32_t token_id = fake_next_token(history, sample_idx, vocab_size_);
+    const int32_t token_id = fake_next_token(history, sample_idx, vocab_size_, model_window_);
     if (token_id == kFakeEosTokenId && !request.sampling_params.ignore_eos) {
       scheduler_.finish_request(request_id, FinishReason::Stop);
       return;
@@ -262,7 +307,9 @@ class FakeEngine {
   KvCacheManager kv_;
   Scheduler scheduler_;
   std::vector<int32_t> memory_;  // [num_blocks * block_size] the token whose K/V a slot holds
+  std::map<RequestId, std::vector<int32_t>> histories_;  // read by this step's forward pass
   int vocab_size_;
+  int model_window_;
   std::vector<RequestId> request_ids_;
   std::vector<RequestId> child_ids_;
   std::set<RequestId> forked_;
@@ -270,6 +317,7 @@ class FakeEngine {
   int max_requests_in_step_ = 0;
   int max_tokens_in_step_ = 0;
   int num_block_copies_ = 0;
+  int max_used_blocks_ = 0;
 };
 
 }  // namespace sluice::test

@@ -2,7 +2,9 @@
 // requests arrive over time, share system prompts, fork n samples, get aborted, and compete
 // for pools from tiny to roomy. Every step is checked (budget, max_num_seqs, progress, cache
 // contents, invariants); at the end every request must match its solo reference run, and a
-// request may fail exactly when it can never fit.
+// request may fail exactly when it can never fit. The windowed seeds give the model a sliding
+// window of 1 to 40 tokens and the cache frees the blocks outside it, with pools that may hold
+// less than one request's tokens but more than its window.
 #include "engine/sched/scheduler.h"
 
 #include "engine/core/error.h"
@@ -20,7 +22,7 @@ using test::FakeEngine;
 
 class Workload {
  public:
-  explicit Workload(uint32_t seed) : rng_(seed) {
+  Workload(uint32_t seed, bool has_window) : rng_(seed) {
     scheduler_config_.max_num_seqs = uniform(1, 8);
     scheduler_config_.max_num_batched_tokens = uniform(1, 64);
     scheduler_config_.max_model_len = uniform(16, 160);
@@ -29,6 +31,7 @@ class Workload {
     // From a pool that holds less than one request to one that holds many.
     kv_cache_config_.num_blocks = uniform(16, 320) / kv_cache_config_.block_size + 1;
     kv_cache_config_.enable_prefix_caching = uniform(0, 3) != 0;
+    if (has_window) kv_cache_config_.sliding_window = uniform(1, 40);
     for (int i = 0; i < 2; ++i) system_prompts_.push_back(random_tokens(uniform(0, 40)));
   }
 
@@ -85,15 +88,35 @@ class Workload {
     engine.scheduler().abort_request(request_id);
   }
 
+  // The blocks the K/V of positions first..last span.
+  int num_blocks_spanned(int first, int last) const {
+    return last / kv_cache_config_.block_size - first / kv_cache_config_.block_size + 1;
+  }
+
+  // The most blocks computing num_tokens tokens one at a time holds at once: all of them, or
+  // with a window the most that one query's window spans.
+  int num_blocks_held(int num_tokens) const {
+    const int window = kv_cache_config_.sliding_window;
+    int most = 0;
+    for (int position = 0; position < num_tokens; ++position)
+      most = std::max(
+          most, num_blocks_spanned(window > 0 ? std::max(0, position - window + 1) : 0, position));
+    return most;
+  }
+
   // The test's own account of when a request cannot run: rejected at once, or its solo run
-  // needs more K/V than the whole pool (all tokens for a stop, all but the last for length).
+  // holds more K/V than the whole pool (all tokens for a stop, all but the last for length).
   bool can_never_fit(FakeEngine& engine, const Request& request) const {
     const int num_prompt_tokens = request.num_prompt_tokens;
     const auto num_blocks_for = [&](int num_tokens) {
       return (num_tokens + kv_cache_config_.block_size - 1) / kv_cache_config_.block_size;
     };
+    // A prompt that may not be chunked holds all its blocks in its one step.
+    const int num_prompt_blocks = scheduler_config_.enable_chunked_prefill
+                                      ? num_blocks_held(num_prompt_tokens)
+                                      : num_blocks_for(num_prompt_tokens);
     if (num_prompt_tokens == 0 || num_prompt_tokens >= scheduler_config_.max_model_len ||
-        num_blocks_for(num_prompt_tokens) > kv_cache_config_.num_blocks ||
+        num_prompt_blocks > kv_cache_config_.num_blocks ||
         (!scheduler_config_.enable_chunked_prefill &&
          num_prompt_tokens > scheduler_config_.max_num_batched_tokens) ||
         request.sampling_params.max_tokens < 1) {
@@ -103,7 +126,7 @@ class Workload {
     const int num_tokens = num_prompt_tokens + static_cast<int>(reference.output_token_ids.size());
     const int num_needed =
         reference.finish_reason == FinishReason::Stop ? num_tokens : num_tokens - 1;
-    return num_blocks_for(num_needed) > kv_cache_config_.num_blocks;
+    return num_blocks_held(num_needed) > kv_cache_config_.num_blocks;
   }
 
   std::string describe() const {
@@ -112,7 +135,8 @@ class Workload {
                    scheduler_config_.max_model_len, ", chunked ",
                    scheduler_config_.enable_chunked_prefill, ", ", kv_cache_config_.num_blocks,
                    " blocks of ", kv_cache_config_.block_size, ", prefix caching ",
-                   kv_cache_config_.enable_prefix_caching);
+                   kv_cache_config_.enable_prefix_caching, ", sliding window ",
+                   kv_cache_config_.sliding_window);
   }
 
   std::mt19937 rng_;
@@ -124,7 +148,11 @@ class Workload {
 class SchedulerStress : public testing::TestWithParam<uint32_t> {};
 
 TEST_P(SchedulerStress, RandomWorkloadMatchesReferenceAndNeverStalls) {
-  Workload(GetParam()).run();
+  Workload(GetParam(), false).run();
+}
+
+TEST_P(SchedulerStress, RandomWorkloadWithASlidingWindowMatchesReference) {
+  Workload(GetParam(), true).run();
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, SchedulerStress, testing::Range(uint32_t{1}, uint32_t{201}));

@@ -419,5 +419,107 @@ TEST(Scheduler, ForkRequiresTheParentsComputedTokens) {
   EXPECT_EQ(table_of(kv, 3), table_of(kv, 1));
 }
 
+// Sliding windows. The fake model sees only the last `window` tokens, and every block a step's
+// queries see must still be held (fake_engine.h), so a block given back too early fails there.
+
+// The outputs of every request of engine, in request id order.
+std::vector<Ids> all_outputs(FakeEngine& engine) {
+  std::vector<Ids> outputs;
+  for (const RequestId id : engine.all_request_ids()) {
+    const Request& request = engine.scheduler().request(id);
+    outputs.emplace_back(request.output_token_ids().begin(), request.output_token_ids().end());
+  }
+  return outputs;
+}
+
+// 100 tokens through a pool of 20 slots: with window 8 the request holds at most what its
+// window and the current piece span, and alone it takes pieces shorter than the budget (16)
+// when the window and a whole piece would not fit (2 + 4 blocks); without freeing it could never
+// fit.
+TEST(Scheduler, RequestLongerThanThePoolRunsWithinItsWindow) {
+  const SchedulerConfig config{.max_num_batched_tokens = 16, .max_model_len = 512};
+  FakeEngine engine(config, {.num_blocks = 5, .block_size = 4, .sliding_window = 8});
+  ASSERT_TRUE(engine.add(1, iota_tokens(60), greedy(40)));
+  engine.run();
+  EXPECT_EQ(engine.scheduler().request(1).finish_reason, FinishReason::Length);
+  EXPECT_EQ(engine.scheduler().request(1).num_tokens(), 100);
+  engine.expect_outputs_match_reference();
+  EXPECT_EQ(engine.kv().num_used_blocks(), 0);
+
+  // The same model with the whole context kept: 60 prompt tokens need 15 blocks.
+  FakeEngine unfreed(config, {.num_blocks = 5, .block_size = 4}, 1000, 8);
+  EXPECT_FALSE(unfreed.add(1, iota_tokens(60), greedy(40)));
+  EXPECT_NE(unfreed.scheduler().request(1).error.find("can never fit"), std::string::npos);
+}
+
+// A pool with room for the whole request, to compare the blocks held with and without freeing.
+TEST(Scheduler, LongRequestHoldsABoundedNumberOfBlocks) {
+  const SchedulerConfig config{.max_num_batched_tokens = 16, .max_model_len = 1024};
+  FakeEngine freed(config, {.num_blocks = 200, .block_size = 4, .sliding_window = 8});
+  FakeEngine unfreed(config, {.num_blocks = 200, .block_size = 4}, 1000, 8);
+  for (FakeEngine* engine : {&freed, &unfreed}) {
+    ASSERT_TRUE(engine->add(1, iota_tokens(300), greedy(100)));
+    engine->run();
+    engine->expect_outputs_match_reference();
+  }
+  EXPECT_EQ(all_outputs(freed), all_outputs(unfreed));
+  // A step holds the window before its piece (7 positions) and the piece (16): 23 positions,
+  // which span at most 7 blocks of 4.
+  EXPECT_LE(freed.max_used_blocks(), 7);
+  EXPECT_EQ(unfreed.max_used_blocks(), 100);
+}
+
+// Many requests sharing a system prompt (prefix hits), with n = 2 samples (forks) and a pool
+// small enough to preempt: the same outputs as a run that keeps every block.
+TEST(Scheduler, WindowedRunMatchesTheUnfreedRunThroughPreemptionAndPrefixHits) {
+  const SchedulerConfig config{
+      .max_num_seqs = 6, .max_num_batched_tokens = 24, .max_model_len = 256};
+  FakeEngine freed(config, {.num_blocks = 14, .block_size = 4, .sliding_window = 10});
+  FakeEngine unfreed(config, {.num_blocks = 60, .block_size = 4}, 1000, 10);
+  std::mt19937 rng(12);
+  const Ids system_prompt = iota_tokens(30, 500);
+  for (RequestId id = 1; id <= 16; ++id) {
+    Ids prompt = system_prompt;
+    const Ids tail =
+        iota_tokens(std::uniform_int_distribution<int>(1, 20)(rng), static_cast<int32_t>(id * 40));
+    prompt.insert(prompt.end(), tail.begin(), tail.end());
+    const SamplingParams params =
+        greedy(std::uniform_int_distribution<int>(5, 40)(rng), false, id % 3 == 0 ? 2 : 1);
+    for (FakeEngine* engine : {&freed, &unfreed}) ASSERT_TRUE(engine->add(id, prompt, params));
+  }
+  for (FakeEngine* engine : {&freed, &unfreed}) {
+    engine->run();
+    engine->expect_outputs_match_reference();
+    EXPECT_EQ(engine->kv().num_used_blocks(), 0);
+    engine->kv().check_invariants();
+  }
+  EXPECT_EQ(all_outputs(freed), all_outputs(unfreed));
+  EXPECT_GT(freed.scheduler().num_preemptions(), 0);
+  EXPECT_GT(freed.kv().prefix_cache_stats().num_hit_tokens, 0);
+  for (const RequestId id : freed.all_request_ids())
+    EXPECT_NE(freed.scheduler().request(id).finish_reason, FinishReason::Error) << id;
+}
+
+// Blocks a request gave back during its run keep their hashes: a later request with the same
+// prompt starts from them, and its outputs show their K/V was intact.
+TEST(Scheduler, PrefixHitsOnBlocksGivenBackOutsideTheWindow) {
+  FakeEngine engine({.max_num_batched_tokens = 64, .max_model_len = 512},
+                    {.num_blocks = 64, .block_size = 4, .sliding_window = 6});
+  ASSERT_TRUE(engine.add(1, iota_tokens(41), greedy(3)));
+  // The whole prompt in one step; the next query (position 41) sees 36..41, so of blocks 0..10
+  // only 9 and 10 stay.
+  engine.step();
+  EXPECT_EQ(engine.kv().num_used_blocks(), 2);
+  EXPECT_EQ(engine.kv().num_cached_free_blocks(), 9);
+  engine.run();
+  ASSERT_TRUE(engine.add(2, iota_tokens(41), greedy(3)));
+  const SchedulerOutput output = engine.step();
+  ASSERT_EQ(output.requests.size(), 1u);
+  EXPECT_EQ(output.requests[0].num_computed_tokens, 40);  // 10 blocks hit, the last token computed
+  engine.run();
+  engine.expect_outputs_match_reference();
+  EXPECT_EQ(all_outputs(engine)[0], all_outputs(engine)[1]);
+}
+
 }  // namespace
 }  // namespace sluice
