@@ -72,7 +72,8 @@ Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
   kv_cache_manager_ = std::make_unique<KvCacheManager>(
       KvCacheConfig{.num_blocks = num_blocks,
                     .block_size = config_.block_size,
-                    .enable_prefix_caching = config_.enable_prefix_caching});
+                    .enable_prefix_caching = config_.enable_prefix_caching,
+                    .sliding_window = model_config.kv_window()});
   scheduler_ = std::make_unique<Scheduler>(
       SchedulerConfig{.max_num_seqs = config_.max_num_seqs,
                       .max_num_batched_tokens = config_.max_num_batched_tokens,

@@ -170,6 +170,15 @@ void read_partial_rotary(const json& j, const std::string& path, ModelConfig& c)
   }
 }
 
+// Qwen2/Qwen3 with use_sliding_window: only the layers from max_window_layers on are windowed.
+void read_qwen_window_layers(const json& j, const std::string& path, const std::string& model_type,
+                             ModelConfig& c) {
+  if ((model_type != "qwen2" && model_type != "qwen3") || c.sliding_window <= 0) return;
+  const int first = get_int(j, path, "max_window_layers", c.num_layers);
+  for (size_t l = 0; l < c.layers.size() && static_cast<int>(l) < first; ++l)
+    c.layers[l].sliding_window = 0;
+}
+
 // layer_types (newer Gemma configs): "sliding_attention" or "full_attention" per layer,
 // overriding the pattern.
 void read_layer_types(const json& j, const std::string& path, ModelConfig& c) {
@@ -236,9 +245,7 @@ ModelConfig read_hf_config(const std::string& path) {
     const bool uses_window =
         model_type == "mistral" || get_bool(j, path, "use_sliding_window", false);
     if (uses_window) c.sliding_window = get_int(j, path, "sliding_window", 0);
-    if (c.sliding_window > 0 && c.sliding_window < c.max_position_embeddings) {
-      c.max_position_embeddings = c.sliding_window;  // attention never needs the window then
-    }
+    if (c.sliding_window < 0) fail(path, ": sliding_window must not be negative");
   } else if (arch->window_pattern != WindowPattern::Ignored) {  // Gemma: windows per layer
     c.sliding_window = get_int(j, path, "sliding_window", 0);
     period = get_int(j, path, "sliding_window_pattern", 6);
@@ -253,6 +260,7 @@ ModelConfig read_hf_config(const std::string& path) {
   }
   read_special_ids(j, path, c);
   apply_architecture(*arch, c, period, local_rope_theta);
+  read_qwen_window_layers(j, path, model_type, c);
   read_layer_types(j, path, c);
   c.validate(path);
   return c;

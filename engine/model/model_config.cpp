@@ -1,5 +1,6 @@
 #include "engine/model/model_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -101,6 +102,15 @@ std::string ModelConfig::describe() const {
                  attn_logit_softcap > 0 ? str_cat(", attention soft-cap ", attn_logit_softcap) : "",
                  final_logit_softcap > 0 ? str_cat(", logit soft-cap ", final_logit_softcap) : "",
                  window_summary());
+}
+
+int ModelConfig::kv_window() const {
+  int widest = 0;
+  for (const LayerConfig& l : layers) {
+    if (l.sliding_window <= 0) return 0;
+    widest = std::max(widest, l.sliding_window);
+  }
+  return widest;
 }
 
 std::string ModelConfig::window_summary() const {

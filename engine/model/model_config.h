@@ -81,7 +81,7 @@ struct ModelConfig {
   int bos_token_id = -1;
   int eos_token_id = -1;
   std::vector<int> extra_eos_token_ids;  // further ids that end generation (config lists several)
-  int sliding_window = 0;  // Mistral/Qwen2 window; 0 = none. The usable context is capped to it.
+  int sliding_window = 0;  // the window of the windowed layers (layers[l]); 0 = none
 
   // The options of the model definition (architecture.h fills them per architecture).
   Activation activation = Activation::Silu;
@@ -108,6 +108,9 @@ struct ModelConfig {
 
   // One line for logs and the model panel: "llama: 5 layers, hidden 64, 8 heads (4 KV) ...".
   std::string describe() const;
+  // The positions the KV cache must keep behind each request's newest query: the widest window
+  // when every layer has one (blocks before it can be freed), 0 when some layer sees everything.
+  int kv_window() const;
   // ", sliding window 16 on 3 of 4 layers" or "" when no layer has one.
   std::string window_summary() const;
 };

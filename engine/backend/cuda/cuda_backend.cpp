@@ -169,8 +169,13 @@ void CudaBackend::Impl::check_inputs(const BatchInputs& in) const {
     if (query_len < 0 || seq_len < query_len || num_used > in.max_blocks_per_request)
       fail("request ", r, " of the batch: context ", seq_len, " for ", query_len, " new tokens");
     const int32_t* table = in.block_table(r);
+    // Blocks wholly before the window of the request's first query may have been given back
+    // (-1): the kernels never read them.
+    const int window = config.kv_window();
+    const int first_seen = window > 0 ? seq_len - query_len - window + 1 : 0;
     for (int b = 0; b < num_used; ++b) {
-      if (table[b] < 0 || table[b] >= num_blocks)
+      const bool given_back = table[b] == -1 && (b + 1) * kv.block_size <= first_seen;
+      if (!given_back && (table[b] < 0 || table[b] >= num_blocks))
         fail("block id ", table[b], " is outside the pool (", num_blocks, " blocks)");
     }
   }

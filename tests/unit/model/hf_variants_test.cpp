@@ -133,7 +133,7 @@ TEST(HfVariants, Qwen2WithoutBiasesIsAnErrorNamingTheTensor) {
   }
 }
 
-TEST(HfVariants, MistralSlidingWindowCapsTheContext) {
+TEST(HfVariants, MistralSlidingWindowIsAWindowOnEveryLayerNotACapOnTheContext) {
   const std::string dir = copy_hf_metadata("mistral");
   auto config = nlohmann::json::parse(test::read_file(dir + "/config.json"));
   config["model_type"] = "mistral";
@@ -141,8 +141,13 @@ TEST(HfVariants, MistralSlidingWindowCapsTheContext) {
   test::write_file(dir + "/config.json", config.dump());
   fs::copy_file(test::shared_path("models/stories260K/hf/model.safetensors"), dir + "/model.safetensors");
   const auto model = load_model(dir);
-  EXPECT_EQ(model->config.max_position_embeddings, 256);
+  const int context = nlohmann::json::parse(test::read_file(dir + "/config.json"))
+                          .at("max_position_embeddings")
+                          .get<int>();
+  EXPECT_EQ(model->config.max_position_embeddings, context);
   EXPECT_EQ(model->config.sliding_window, 256);
+  for (const LayerConfig& l : model->config.layers) EXPECT_EQ(l.sliding_window, 256);
+  EXPECT_EQ(model->config.kv_window(), 256);
 }
 
 }  // namespace
