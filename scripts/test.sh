@@ -25,11 +25,12 @@ if [ "$flavour" = all ] || [ "$flavour" = asan ]; then
   scripts/build.sh asan
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-  # Two long runs stay in the release pass only: DeterminismAtScale (300 rows under five
-  # schedules; a quarter of an hour under the sanitizers) and the twenty-kill resume test (three
-  # minutes there); the sanitizers see the same code paths in the shorter engine and resume tests.
+  # Three long runs stay in the release pass only: DeterminismAtScale (300 rows under five
+  # schedules; a quarter of an hour under the sanitizers), ArchitectureSchedules (six models
+  # under five schedules) and the twenty-kill resume test (three minutes there); the sanitizers
+  # see the same code paths in the shorter engine, forward-pass and resume tests.
   (cd build-asan &&
-    ctest --output-on-failure -j "$jobs" -L "unit|integration" -E "DeterminismAtScale|TwentyKills") ||
+    ctest --output-on-failure -j "$jobs" -L "unit|integration" -E "DeterminismAtScale|ArchitectureSchedules|TwentyKills") ||
     status=1
 fi
 if [ "$flavour" = all ] || [ "$flavour" = fuzz ]; then
