@@ -105,6 +105,36 @@ INSTANTIATE_TEST_SUITE_P(Graphs, CudaStories260K, ::testing::Bool(),
 // the fixture's sequence follow the CPU backend's on the same weights within the fp32 tolerance
 // of CudaOneLayerVsCpu; and the matrices take their widened size on the device, which is what
 // the memory plan measures after the upload.
+// The model with every weight dequantized to F32 (what the CUDA backend computes with): the CPU
+// backend multiplies quantized weights with 8-bit activations, so the fair CPU reference for a
+// dequantized-at-load GPU is the same weights widened.
+std::unique_ptr<Model> widened_to_f32(const Model& model) {
+  auto out = std::make_unique<Model>();
+  out->path = model.path;
+  out->format = model.format;
+  out->config = model.config;
+  out->weights = model.weights;
+  auto widen = [&out](WeightTensor& t) {
+    if (t.empty() || t.dtype == DType::F32) return;
+    auto& storage = out->owned_storage.emplace_back(static_cast<size_t>(t.num_elements()) * 4);
+    dequantize_row(t.dtype, t.data, reinterpret_cast<float*>(storage.data()), t.num_elements());
+    t.dtype = DType::F32;
+    t.data = storage.data();
+    t.num_bytes = storage.size();
+  };
+  const bool tied = out->weights.lm_head.data == out->weights.token_embedding.data;
+  widen(out->weights.token_embedding);
+  if (tied) {
+    out->weights.lm_head = out->weights.token_embedding;
+  } else {
+    widen(out->weights.lm_head);
+  }
+  for (LayerWeights& l : out->weights.layers) {
+    for (WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) widen(*t);
+  }
+  return out;
+}
+
 TEST(CudaQuantizedGguf, MixedFileDequantizedAtLoadAgreesWithCpu) {
   SLUICE_REQUIRE_CUDA();
   const std::string dir = "models/tiny-arch/llama-q/";
@@ -119,7 +149,8 @@ TEST(CudaQuantizedGguf, MixedFileDequantizedAtLoadAgreesWithCpu) {
 
   std::vector<float> cpu_logits, gpu_logits;
   {
-    CpuBackend cpu(*model, CpuBackendOptions{.num_threads = 2});
+    const auto widened = widened_to_f32(*model);
+    CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
     cpu.allocate_kv_cache(num_blocks, kBlockSize);
     cpu.forward(batch, cpu_logits);
   }
