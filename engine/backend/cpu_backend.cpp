@@ -7,6 +7,7 @@
 #include <new>
 
 #include "engine/backend/cpu_attention.h"
+#include "engine/backend/cpu_gemm.h"
 #include "engine/backend/cpu_ops.h"
 #include "engine/backend/rope.h"
 #include "engine/core/error.h"
@@ -40,7 +41,8 @@ size_t default_widen_budget() {
 }
 
 size_t widened_bytes(const WeightTensor& w) {
-  return w.dtype == DType::F32 ? 0 : static_cast<size_t>(w.num_elements()) * sizeof(float);
+  return gemm_multiplies_in_place(w.dtype) ? 0
+                                           : static_cast<size_t>(w.num_elements()) * sizeof(float);
 }
 
 template <typename T>

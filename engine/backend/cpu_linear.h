@@ -1,7 +1,7 @@
 // Matrix products of the CPU backend: y[T, out] = x[T, in] · W^T in a fixed summation order
-// (cpu_gemm.h), for weights of any stored type. F32 weights are used in place; F16/BF16/Q8_0
-// weights are either widened to fp32 once (when the memory budget allows) or widened tile by tile
-// per call.
+// (cpu_gemm.h), for weights of any stored type. F32, F16 and BF16 weights are multiplied where
+// they lie (the 16-bit ones widened in registers); quantized weights (Q8_0) are either widened to
+// fp32 once (when the memory budget allows) or widened tile by tile per call.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,8 @@ namespace sluice {
 class CpuMatrix {
  public:
   CpuMatrix() = default;
-  // Prepares W for products. widen_now: convert non-F32 weights to fp32 up front.
+  // Prepares W for products. widen_now: convert quantized weights to fp32 up front (F32, F16
+  // and BF16 weights are always used in place).
   CpuMatrix(const WeightTensor& weight, bool widen_now, ThreadPool& pool);
 
   int64_t rows() const { return rows_; }  // out_features
@@ -33,7 +34,8 @@ class CpuMatrix {
 
  private:
   WeightTensor weight_;
-  const float* f32_ = nullptr;  // fp32 rows usable in place (the map or widened_)
+  const void* in_place_ = nullptr;  // rows the kernels multiply as they are (the map or widened_)
+  DType in_place_type_ = DType::F32;
   std::vector<float> widened_;
   int64_t rows_ = 0;
   int64_t cols_ = 0;
