@@ -68,10 +68,11 @@ std::string isa_label(CpuKernelIsa isa) {
   return cpu_kernel_isa_name(isa);
 }
 
-// Shapes with every tail: tokens around the 4-token tiles, rows around the 4- and 16-row tiles,
-// cols around the 16 lanes, and the real layers' widths (64, 172, 288).
-constexpr int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 9};
-constexpr int64_t kRowCounts[] = {1, 3, 4, 5, 16, 17, 33};
+// Shapes with every tail: tokens past the 4-token tiles (pairs and single tokens left), rows
+// around the 4-, 8- and 16-row tiles, cols around the 16 lanes, and the real layers' widths (64,
+// 172, 288).
+constexpr int64_t kTokenCounts[] = {1, 2, 3, 5, 6, 7};
+constexpr int64_t kRowCounts[] = {1, 3, 4, 5, 8, 9, 16, 17, 33};
 constexpr int64_t kColCounts[] = {1, 7, 15, 16, 17, 64, 172, 288};
 
 TEST(CpuGemm, EveryInstructionSetWithFmaSumsInTheDocumentedOrder) {
