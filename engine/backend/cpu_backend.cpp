@@ -8,6 +8,7 @@
 #include <new>
 
 #include "engine/backend/cpu_attention.h"
+#include "engine/backend/cpu_gemm.h"
 #include "engine/backend/cpu_ops.h"
 #include "engine/backend/cpu_quant_dot.h"
 #include "engine/backend/rope.h"
@@ -47,7 +48,7 @@ size_t default_widen_budget() {
 
 // The fp32 copy widening would make: none for F32 and for quantized weights (never widened).
 size_t widened_bytes(const WeightTensor& w) {
-  if (w.dtype == DType::F32 || has_quant_kernels(w.dtype)) return 0;
+  if (gemm_multiplies_in_place(w.dtype) || has_quant_kernels(w.dtype)) return 0;
   return static_cast<size_t>(w.num_elements()) * sizeof(float);
 }
 

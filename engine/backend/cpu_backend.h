@@ -16,8 +16,9 @@ namespace sluice {
 
 struct CpuBackendOptions {
   int num_threads = 0;  // 0 = one per hardware thread
-  // Non-F32 weights are widened to fp32 once when the widened copies fit in this many bytes
-  // (default: a quarter of physical memory); otherwise they are widened tile by tile per step.
+  // Quantized weights (Q8_0) are widened to fp32 once when the widened copies fit in this many
+  // bytes (default: a quarter of physical memory); otherwise they are widened tile by tile per
+  // step. F32, F16 and BF16 weights are multiplied where they lie.
   size_t widen_budget_bytes = 0;
   bool widen_budget_set = false;
 };

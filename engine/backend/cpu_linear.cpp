@@ -17,8 +17,12 @@ int64_t tile_rows_for(int64_t cols) {
 }
 
 bool usable_in_place(const WeightTensor& w) {
-  return w.dtype == DType::F32 && reinterpret_cast<uintptr_t>(w.data) % alignof(float) == 0;
+  const size_t alignment = w.dtype == DType::F32 ? alignof(float) : alignof(uint16_t);
+  return gemm_multiplies_in_place(w.dtype) && reinterpret_cast<uintptr_t>(w.data) % alignment == 0;
 }
+
+// Threads take rows in multiples of this, so that only the last tile of the matrix is partial.
+constexpr int64_t kRowUnit = 16;
 
 }  // namespace
 
@@ -26,7 +30,8 @@ CpuMatrix::CpuMatrix(const WeightTensor& weight, bool widen_now, ThreadPool& poo
     : weight_(weight), rows_(weight.rows()), cols_(weight.cols()) {
   if (has_quant_kernels(weight.dtype)) return;  // stays in its blocks: multiply runs quant_gemm
   if (usable_in_place(weight)) {
-    f32_ = reinterpret_cast<const float*>(weight.data);
+    in_place_ = weight.data;
+    in_place_type_ = weight.dtype;
     return;
   }
   if (widen_now) {
@@ -34,16 +39,17 @@ CpuMatrix::CpuMatrix(const WeightTensor& weight, bool widen_now, ThreadPool& poo
     pool.parallel_for(
         rows_,
         [&](int64_t begin, int64_t end) {
-          for (int64_t r = begin; r < end; ++r) row(r, widened_.data() + r * cols_);
+          for (int64_t r = begin; r < end; ++r)
+            dequantize_row(weight.dtype, weight.row(r), widened_.data() + r * cols_, cols_);
         },
         64);
-    f32_ = widened_.data();
+    in_place_ = widened_.data();
   }
 }
 
 void CpuMatrix::row(int64_t r, float* out) const {
-  if (f32_) {
-    std::memcpy(out, f32_ + r * cols_, static_cast<size_t>(cols_) * sizeof(float));
+  if (!widened_.empty()) {
+    std::memcpy(out, widened_.data() + r * cols_, static_cast<size_t>(cols_) * sizeof(float));
   } else {
     dequantize_row(weight_.dtype, weight_.row(r), out, cols_);
   }
@@ -62,14 +68,17 @@ void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPoo
   // Chunks below ~64k multiply-adds are not worth a thread.
   const int64_t min_rows =
       std::max<int64_t>(16, (int64_t{1} << 16) / std::max<int64_t>(1, num_tokens * cols_));
-  if (f32_) {
-    pool.parallel_for(
-        rows_,
-        [&](int64_t begin, int64_t end) {
-          gemm_nt_fixed_order(x, num_tokens, f32_ + begin * cols_, end - begin, cols_, y + begin,
-                              rows_);
-        },
-        min_rows);
+  if (in_place_) {
+    const auto* base = static_cast<const uint8_t*>(in_place_);
+    const size_t row_bytes = dtype_num_bytes(in_place_type_, cols_);
+    pool.parallel_for((rows_ + kRowUnit - 1) / kRowUnit,
+                      [&](int64_t begin, int64_t end) {
+                        const int64_t r0 = begin * kRowUnit, r1 = std::min(rows_, end * kRowUnit);
+                        gemm_nt_fixed_order(x, num_tokens, in_place_type_,
+                                            base + static_cast<size_t>(r0) * row_bytes, r1 - r0,
+                                            cols_, y + r0, rows_);
+                      },
+                      (min_rows + kRowUnit - 1) / kRowUnit);
     return;
   }
   const int64_t tile_rows = tile_rows_for(cols_);

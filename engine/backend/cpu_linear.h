@@ -1,8 +1,9 @@
 // Matrix products of the CPU backend: y[T, out] = x[T, in] · W^T in a fixed summation order
-// (cpu_gemm.h), for weights of any stored type. F32 weights are used in place; F16/BF16
-// weights are either widened to fp32 once (when the memory budget allows) or widened tile by tile
-// per call. Quantized weights with kernels (has_quant_kernels) are never widened: multiply runs
-// the quantized GEMM on their blocks in place (cpu_quant_gemm.h).
+// (cpu_gemm.h), for weights of any stored type. F32, F16 and BF16 weights are multiplied where
+// they lie (the 16-bit ones widened in registers); quantized weights with kernels
+// (has_quant_kernels) are never widened either: multiply runs the quantized GEMM on their blocks
+// in place (cpu_quant_gemm.h). Other types are widened to fp32 once (when the memory budget
+// allows) or tile by tile per call.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,8 @@ namespace sluice {
 class CpuMatrix {
  public:
   CpuMatrix() = default;
-  // Prepares W for products. widen_now: convert non-F32 weights to fp32 up front.
+  // Prepares W for products. widen_now: convert quantized weights to fp32 up front (F32, F16
+  // and BF16 weights are always used in place).
   CpuMatrix(const WeightTensor& weight, bool widen_now, ThreadPool& pool);
 
   int64_t rows() const { return rows_; }  // out_features
@@ -34,7 +36,8 @@ class CpuMatrix {
 
  private:
   WeightTensor weight_;
-  const float* f32_ = nullptr;  // fp32 rows usable in place (the map or widened_)
+  const void* in_place_ = nullptr;  // rows the kernels multiply as they are (the map or widened_)
+  DType in_place_type_ = DType::F32;
   std::vector<float> widened_;
   int64_t rows_ = 0;
   int64_t cols_ = 0;

@@ -1,17 +1,20 @@
 // A fixed pool of worker threads for data-parallel loops. parallel_for splits [0, n) into
-// contiguous chunks; the calling thread runs one chunk itself. Each element's result must not
-// depend on the chunking, which keeps every output bit-identical for any thread count.
+// contiguous chunks, at most one per thread, which the calling thread and the workers claim one
+// at a time: the caller never waits for a chunk that no thread has started, so a worker that is
+// asleep or has no core to run on costs a loop nothing but its share of the work. Each
+// element's result must not depend on the chunking or on which thread runs a chunk, which keeps
+// every output bit-identical for any thread count.
 //
-// A forward pass issues dozens of short parallel loops per step, so workers spin for a short
-// while on an atomic generation counter before sleeping on a condition variable: waking a
-// sleeping thread costs tens of microseconds, as much as a small loop itself.
+// A forward pass issues dozens of short parallel loops per step with serial work (norms, KV
+// writes) between them, so a waiting thread spins for a short while and then blocks on the
+// atomic itself (a futex on Linux): waking a blocked thread costs tens of microseconds, while
+// spinning longer burns a core that the serial work or another process could use. A
+// notification is only sent when someone is blocked.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -27,27 +30,33 @@ class ThreadPool {
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Runs fn(begin, end) over disjoint chunks covering [0, n), at most one chunk per thread and
-  // none smaller than min_chunk; returns when all chunks are done. Not reentrant: fn must not
-  // call parallel_for on the same pool, and only one thread may call it at a time.
+  // Runs fn(begin, end) over disjoint chunks covering [0, n), at most num_threads() chunks and
+  // none smaller than min_chunk, each on some thread of the pool; returns when all are done. Not
+  // reentrant: fn must not call parallel_for on the same pool, and only one thread may call it
+  // at a time.
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
                     int64_t min_chunk = 1);
 
  private:
-  void worker_loop(int worker_idx);
-  bool wait_for_work(uint64_t seen_generation);
+  void worker_loop();
+  bool wait_for_round(uint32_t seen_round);
+  void run_chunks(uint32_t round);
+  void wait_for_chunks();
 
   std::vector<std::thread> workers_;
-  // The current task, published by the release increment of generation_.
+  // The current loop, written before its round is published and read only by threads that have
+  // claimed one of its chunks (the caller waits for those before it writes the next loop).
   const std::function<void(int64_t, int64_t)>* task_ = nullptr;
   int64_t task_n_ = 0;
-  int num_chunks_ = 0;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> chunks_pending_{0};
+  // The round (high 32 bits), its number of chunks (bits 16-31) and the next chunk to claim
+  // (bits 0-15), claimed by compare-and-swap so that a thread late for a round never takes a
+  // chunk of the next one.
+  std::atomic<uint64_t> claims_{0};
+  std::atomic<uint32_t> round_{0};   // workers block on it
+  std::atomic<int> chunks_left_{0};  // the caller blocks on it
+  std::atomic<int> num_blocked_workers_{0};
+  std::atomic<bool> is_caller_blocked_{false};
   std::atomic<bool> stopping_{false};
-  std::mutex mutex_;  // guards num_sleeping_ and the condition variable
-  std::condition_variable work_ready_;
-  int num_sleeping_ = 0;
 };
 
 }  // namespace sluice

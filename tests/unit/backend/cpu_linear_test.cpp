@@ -24,19 +24,30 @@ struct Matrix {
   WeightTensor tensor;
 };
 
-// Random weights of a shape, stored as dtype (F32, F16 or BF16).
+// Random weights of a shape, stored as dtype (F32, F16, BF16, or Q8_0 with cols a multiple of
+// 32).
 Matrix random_matrix(int64_t rows, int64_t cols, DType dtype, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   Matrix m;
   m.bytes.resize(dtype_num_bytes(dtype, rows * cols));
-  for (int64_t i = 0; i < rows * cols; ++i) {
-    const float v = uniform(rng);
-    if (dtype == DType::F32) {
-      std::memcpy(m.bytes.data() + 4 * i, &v, 4);
-    } else {
-      const uint16_t h = dtype == DType::F16 ? f32_to_f16(v) : f32_to_bf16(v);
-      std::memcpy(m.bytes.data() + 2 * i, &h, 2);
+  if (dtype == DType::Q8_0) {
+    std::uniform_int_distribution<int> quant(-127, 127);
+    for (size_t b = 0; b < m.bytes.size(); b += kQ8_0BlockBytes) {
+      const uint16_t scale = f32_to_f16(0.01f * (1.0f + uniform(rng)));
+      std::memcpy(m.bytes.data() + b, &scale, 2);
+      for (int i = 0; i < kQ8_0BlockSize; ++i)
+        m.bytes[b + 2 + static_cast<size_t>(i)] = static_cast<uint8_t>(quant(rng));
+    }
+  } else {
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      const float v = uniform(rng);
+      if (dtype == DType::F32) {
+        std::memcpy(m.bytes.data() + 4 * i, &v, 4);
+      } else {
+        const uint16_t h = dtype == DType::F16 ? f32_to_f16(v) : f32_to_bf16(v);
+        std::memcpy(m.bytes.data() + 2 * i, &h, 2);
+      }
     }
   }
   m.tensor.dtype = dtype;
@@ -94,12 +105,15 @@ TEST(CpuLinear, MatchesDoublePrecisionReference) {
 }
 
 // The same 300 tokens multiplied all at once, in batches of every size the scheduler may form,
-// and with one or two threads: every output element has the same bits.
+// and with one or two threads: every output element has the same bits. F32, F16 and BF16 weights
+// are multiplied in place; Q8_0 weights widened once or tile by tile per call.
 TEST(CpuLinear, ATokensOutputDoesNotDependOnTheBatchOrTheThreads) {
   ThreadPool one(1), two(2);
   for (const Shape& s : kShapes) {
-    for (const DType dtype : {DType::F32, DType::BF16}) {
+    for (const DType dtype : {DType::F32, DType::F16, DType::BF16, DType::Q8_0}) {
+      if (dtype == DType::Q8_0 && s.cols % kQ8_0BlockSize != 0) continue;
       for (const bool widen_now : {false, true}) {
+        if (widen_now && dtype != DType::Q8_0) continue;  // only quantized weights are widened
         SCOPED_TRACE(
             str_cat(s.rows, "x", s.cols, " ", dtype_name(dtype), widen_now ? " widened" : ""));
         const Matrix w = random_matrix(s.rows, s.cols, dtype, 3);
@@ -125,6 +139,46 @@ TEST(CpuLinear, ATokensOutputDoesNotDependOnTheBatchOrTheThreads) {
                 << ", feature " << first % static_cast<size_t>(s.rows);
           }
         }
+      }
+    }
+  }
+}
+
+// F16 and BF16 weights stay 16-bit: nothing is widened at load, even when widening is allowed.
+TEST(CpuLinear, SixteenBitWeightsAreNotWidenedAtLoad) {
+  ThreadPool pool(2);
+  for (const DType dtype : {DType::F16, DType::BF16}) {
+    const Matrix w = random_matrix(172, 64, dtype, 9);
+    const CpuMatrix m(w.tensor, /*widen_now=*/true, pool);
+    EXPECT_EQ(m.owned_bytes(), 0u) << dtype_name(dtype);
+  }
+}
+
+// A 16-bit weight's product is the fp32 product of its widened value, bit for bit: widening is
+// exact (every F16 and BF16 value is an fp32 value) and both run the same summation order, so the
+// bound is zero, not a tolerance.
+TEST(CpuLinear, SixteenBitProductsEqualTheFp32ProductsOfTheWidenedWeights) {
+  ThreadPool pool(2);
+  for (const Shape& s : kShapes) {
+    for (const DType dtype : {DType::F16, DType::BF16}) {
+      SCOPED_TRACE(str_cat(s.rows, "x", s.cols, " ", dtype_name(dtype)));
+      const Matrix w16 = random_matrix(s.rows, s.cols, dtype, 13);
+      Matrix w32;
+      w32.bytes.resize(static_cast<size_t>(s.rows * s.cols) * sizeof(float));
+      dequantize_row(dtype, w16.bytes.data(), reinterpret_cast<float*>(w32.bytes.data()),
+                     s.rows * s.cols);
+      w32.tensor = w16.tensor;
+      w32.tensor.dtype = DType::F32;
+      w32.tensor.data = w32.bytes.data();
+      w32.tensor.num_bytes = w32.bytes.size();
+      const CpuMatrix m16(w16.tensor, false, pool), m32(w32.tensor, false, pool);
+      for (const int64_t num_tokens : {int64_t{1}, int64_t{7}, kTokens}) {
+        const std::vector<float> x = random_inputs(num_tokens * s.cols, 17);
+        std::vector<float> y16(static_cast<size_t>(num_tokens * s.rows)), y32(y16.size());
+        m16.multiply(x.data(), num_tokens, y16.data(), pool);
+        m32.multiply(x.data(), num_tokens, y32.data(), pool);
+        EXPECT_EQ(std::memcmp(y16.data(), y32.data(), y16.size() * sizeof(float)), 0)
+            << num_tokens << " tokens";
       }
     }
   }

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace sluice {
@@ -52,6 +56,59 @@ TEST(ThreadPool, SleepingWorkersWakeUpForLaterWork) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // long past the spin: workers sleep
   pool.parallel_for(2, [&](int64_t, int64_t) { calls++; });
   EXPECT_EQ(calls.load(), 4);
+}
+
+double cpu_seconds(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Rounds that need different numbers of threads follow each other closely, so a worker that
+// sits one round out meets the next round while the caller prepares it: every index still runs
+// exactly once per round.
+TEST(ThreadPool, RoundsOfDifferentWidthsRunEveryIndexOnce) {
+  ThreadPool pool(4);
+  std::vector<std::atomic<int>> hits(4);
+  for (int round = 0; round < 3000; ++round) {
+    const int64_t n = 2 + round % 3;
+    for (auto& h : hits) h.store(0, std::memory_order_relaxed);
+    pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)]++;
+    });
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "round " << round << " index " << i;
+  }
+}
+
+// Waiting is cheap: the caller blocks while a worker's chunk runs long (it used to spin and then
+// call sched_yield in a loop), and idle workers block between loops.
+TEST(ThreadPool, ACallerWaitingForALongChunkBlocks) {
+  ThreadPool pool(2);
+  const auto caller = std::this_thread::get_id();
+  std::atomic<bool> is_other_chunk_running{false};
+  double wait_start = 0.0;
+  pool.parallel_for(2, [&](int64_t, int64_t) {
+    if (std::this_thread::get_id() != caller) {
+      is_other_chunk_running = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      return;
+    }
+    // Hold the caller's chunk until a worker runs the other one, which the caller then waits for.
+    while (!is_other_chunk_running) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    wait_start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+  });
+  const double caller_cpu = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - wait_start;
+  EXPECT_LT(caller_cpu, 0.03) << "the caller used " << caller_cpu << " s of CPU in 0.3 s";
+}
+
+TEST(ThreadPool, IdleWorkersBlock) {
+  ThreadPool pool(3);
+  pool.parallel_for(3, [](int64_t, int64_t) {});
+  const double before = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double workers_cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - before;
+  EXPECT_LT(workers_cpu, 0.03) << "idle workers used " << workers_cpu << " s of CPU in 0.3 s";
 }
 
 TEST(ThreadPool, PoolOfOneRunsInline) {
