@@ -229,6 +229,7 @@ void ModelPanel::setLoaded(const sluice::ModelSummary& summary) {
                                                 : "<pre>" + tip.toHtmlEscaped() + "</pre>");
   m_viewTemplateButton->setVisible(summary.hasChatTemplate);
   m_weightDtypes = summary.dtypes;
+  m_cudaMissing = summary.cudaMissing;
   setDevice(m_device);
   showFacts(true);
 }
@@ -238,8 +239,19 @@ void ModelPanel::setDevice(const QString& device) {
   QString text = device == "cpu"    ? QString("CPU")
                  : device == "auto" ? QString("the GPU when there is one, else the CPU")
                                     : device;
-  if (device != "cpu" && m_weightDtypes.contains("Q8_0")) {
-    text += " (on a GPU, Q8_0 weights are dequantized to BF16 at load)";
+  QStringList quantized;
+  for (const QString& type : m_weightDtypes.split('+')) {
+    if (type.startsWith('Q')) quantized << type;
+  }
+  if (!quantized.isEmpty()) {
+    text += QString(" (%1 weights stay quantized on the CPU, with 8-bit activations%2)")
+                .arg(quantized.join('+'),
+                     device == "cpu" ? QString() : QString("; on a GPU they are dequantized to BF16 at load"));
+  }
+  if (device != "cpu" && !m_cudaMissing.isEmpty()) {
+    text += QString(device == "auto" ? "; this model runs on the CPU: the CUDA backend lacks %1"
+                                     : "; the CUDA backend cannot run this model yet (it lacks %1)")
+                .arg(m_cudaMissing);
   }
   m_runsOn->setText(text);
   m_runsOn->setToolTip(QString());

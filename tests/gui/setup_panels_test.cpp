@@ -434,12 +434,23 @@ void SetupPanelsTest::modelPanelSaysWhereTheRunGoes() {
   sluice::ModelSummary q8 = m_summary;
   q8.dtypes = "Q8_0+F32";
   panel.setLoaded(q8);
-  QCOMPARE(panel.runsOnText(), QString("CPU"));
+  QVERIFY2(panel.runsOnText().startsWith("CPU") &&
+               panel.runsOnText().contains("Q8_0 weights stay quantized on the CPU"),
+           qPrintable(panel.runsOnText()));
   panel.setDevice("cuda:0");
   QVERIFY2(panel.runsOnText().startsWith("cuda:0") && panel.runsOnText().contains("dequantized to BF16"),
            qPrintable(panel.runsOnText()));
   panel.setLoaded(m_summary);  // F32: nothing to convert
   QVERIFY2(!panel.runsOnText().contains("Q8_0"), qPrintable(panel.runsOnText()));
+  sluice::ModelSummary gemma = m_summary;
+  gemma.cudaMissing = "GeGLU";
+  panel.setLoaded(gemma);
+  panel.setDevice("auto");
+  QVERIFY2(panel.runsOnText().contains("runs on the CPU: the CUDA backend lacks GeGLU"),
+           qPrintable(panel.runsOnText()));
+  panel.setDevice("cuda:0");
+  QVERIFY2(panel.runsOnText().contains("cannot run this model yet (it lacks GeGLU)"),
+           qPrintable(panel.runsOnText()));
   panel.setBackendDescription("cuda:0 Test GPU: bf16 activations and KV cache");
   QCOMPARE(panel.runsOnText(), QString("cuda:0 Test GPU: bf16 activations and KV cache"));
 }
