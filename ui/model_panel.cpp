@@ -246,7 +246,8 @@ void ModelPanel::setDevice(const QString& device) {
   if (!quantized.isEmpty()) {
     text += QString(" (%1 weights stay quantized on the CPU, with 8-bit activations%2)")
                 .arg(quantized.join('+'),
-                     device == "cpu" ? QString() : QString("; on a GPU they are dequantized to BF16 at load"));
+                     device == "cpu" ? QString()
+                                     : QString("; on a GPU they are dequantized to BF16 at load"));
   }
   if (device != "cpu" && !m_cudaMissing.isEmpty()) {
     text += QString(device == "auto" ? "; this model runs on the CPU: the CUDA backend lacks %1"

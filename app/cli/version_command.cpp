@@ -24,7 +24,8 @@ int run_version() {
   std::printf("models: %s (Hugging Face model_type); %s (GGUF); llama2.c\n",
               supported_hf_architectures().c_str(), supported_gguf_architectures().c_str());
   std::string types;
-  for (const DTypeTraits& t : all_dtype_traits()) types += (types.empty() ? "" : ", ") + std::string(t.name);
+  for (const DTypeTraits& t : all_dtype_traits())
+    types += (types.empty() ? "" : ", ") + std::string(t.name);
   std::printf("weight types: %s\n", types.c_str());
   std::printf("tokenizer: %s\n", bi::kSentencePiece);
   std::printf("gui: %s\n", bi::kHasGui ? "yes (Qt Widgets, QCustomPlot)" : "no");

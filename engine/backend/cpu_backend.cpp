@@ -185,7 +185,11 @@ void CpuBackend::check_inputs(const BatchInputs& in) const {
 class CpuBackend::Ops final : public ForwardOps {
  public:
   Ops(CpuBackend& backend, const BatchInputs& inputs, std::vector<float>& logits)
-      : b_(backend), c_(backend.config_), s_(*backend.scratch_), in_(inputs), logits_(logits),
+      : b_(backend),
+        c_(backend.config_),
+        s_(*backend.scratch_),
+        in_(inputs),
+        logits_(logits),
         T_(inputs.num_tokens()) {
     resize_scratch(s_.x, T_ * c_.hidden_size);
     resize_scratch(s_.xn, T_ * c_.hidden_size);
@@ -284,7 +288,8 @@ class CpuBackend::Ops final : public ForwardOps {
     for (int64_t r = 0; r < num_rows; ++r) {
       const int64_t t = in_.logits_indices[static_cast<size_t>(r)];
       float* row = s_.final_rows.data() + r * hidden;
-      for (int64_t i = 0; i < hidden; ++i) row[i] = s_.x[static_cast<size_t>(t * hidden + i)] + p[t * hidden + i];
+      for (int64_t i = 0; i < hidden; ++i)
+        row[i] = s_.x[static_cast<size_t>(t * hidden + i)] + p[t * hidden + i];
     }
     rms_norm(s_.final_rows.data(), b_.final_norm_.data(), c_.rms_norm_eps, num_rows, hidden,
              s_.final_rows.data());

@@ -55,9 +55,9 @@ template <int kRows, int kTokens>
 struct QuantTilePointers {
   const int8_t* w[kRows];
   const float* d[kRows];
-  const float* m[kRows];              // min types only
-  const int8_t* group_scale[kRows];   // super-block types only
-  const int8_t* mins[kRows];          // Super256Min only
+  const float* m[kRows];             // min types only
+  const int8_t* group_scale[kRows];  // super-block types only
+  const int8_t* mins[kRows];         // Super256Min only
   const int8_t* a[kTokens];
   const float* dx[kTokens];
   const float* sx[kTokens];      // Q8_1 only

@@ -38,9 +38,13 @@ static_assert(table_is_in_enum_order());
 
 }  // namespace
 
-const DTypeTraits& dtype_traits(DType dtype) { return kTraits[static_cast<size_t>(dtype)]; }
+const DTypeTraits& dtype_traits(DType dtype) {
+  return kTraits[static_cast<size_t>(dtype)];
+}
 
-std::span<const DTypeTraits> all_dtype_traits() { return kTraits; }
+std::span<const DTypeTraits> all_dtype_traits() {
+  return kTraits;
+}
 
 const DTypeTraits* find_dtype_by_ggml_type(uint32_t ggml_type) {
   for (const DTypeTraits& traits : kTraits) {
@@ -56,7 +60,9 @@ std::string dtype_names() {
   return out;
 }
 
-std::string_view dtype_name(DType dtype) { return dtype_traits(dtype).name; }
+std::string_view dtype_name(DType dtype) {
+  return dtype_traits(dtype).name;
+}
 
 size_t dtype_num_bytes(DType dtype, int64_t num_elements) {
   const DTypeTraits& t = dtype_traits(dtype);

@@ -13,7 +13,21 @@ namespace sluice {
 
 // The stored element types Sluice computes with. The quantized ones are GGUF's block formats
 // (engine/core/quant_blocks.h).
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K };
+enum class DType : uint8_t {
+  F32,
+  F16,
+  BF16,
+  Q8_0,
+  Q4_0,
+  Q4_1,
+  Q5_0,
+  Q5_1,
+  Q2_K,
+  Q3_K,
+  Q4_K,
+  Q5_K,
+  Q6_K
+};
 
 // Widens num_elements values stored in one type at src to fp32 at dst. Precondition:
 // num_elements is a multiple of the type's block_elements and src starts at a block (any byte

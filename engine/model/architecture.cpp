@@ -76,8 +76,12 @@ const Architecture& architecture_of(const ModelConfig& config) {
   fail("architecture '", config.architecture, "' is not in Sluice's table");
 }
 
-std::string supported_hf_architectures() { return list_names(true); }
-std::string supported_gguf_architectures() { return list_names(false); }
+std::string supported_hf_architectures() {
+  return list_names(true);
+}
+std::string supported_gguf_architectures() {
+  return list_names(false);
+}
 
 void apply_architecture(const Architecture& arch, ModelConfig& c, int period,
                         float local_rope_theta) {

@@ -12,10 +12,10 @@ namespace sluice {
 
 // Which layers attend through a sliding window (when the model has one).
 enum class WindowPattern : uint8_t {
-  AllLayers,   // Mistral: every layer
-  EvenLayers,  // Gemma 2: layers 0, 2, 4, ...
+  AllLayers,     // Mistral: every layer
+  EvenLayers,    // Gemma 2: layers 0, 2, 4, ...
   PeriodGlobal,  // Gemma 3: every n-th layer (n = sliding_window_pattern) is global, others local
-  Ignored,     // Phi-3: the configs name a window that llama.cpp and Sluice do not apply
+  Ignored,       // Phi-3: the configs name a window that llama.cpp and Sluice do not apply
 };
 
 struct Architecture {
@@ -23,12 +23,12 @@ struct Architecture {
   const char* hf_type = nullptr;    // config.json model_type, or nullptr when only GGUF names it
   const char* gguf_name = nullptr;  // general.architecture, or nullptr when only HF names it
   Activation activation = Activation::Silu;
-  bool qk_norm = false;           // per-head RMSNorm of q and k before RoPE
-  bool post_norms = false;        // norms of the attention and FFN outputs
-  bool scaled_embedding = false;  // embeddings times sqrt(hidden_size)
-  bool hf_norm_plus_one = false;  // the HF files store w for a norm that multiplies by 1 + w
-  bool fused_qkv = false;         // one [q; k; v] projection in the files, split at load
-  bool fused_gate_up = false;     // one [gate; up] projection in the files, split at load
+  bool qk_norm = false;                // per-head RMSNorm of q and k before RoPE
+  bool post_norms = false;             // norms of the attention and FFN outputs
+  bool scaled_embedding = false;       // embeddings times sqrt(hidden_size)
+  bool hf_norm_plus_one = false;       // the HF files store w for a norm that multiplies by 1 + w
+  bool fused_qkv = false;              // one [q; k; v] projection in the files, split at load
+  bool fused_gate_up = false;          // one [gate; up] projection in the files, split at load
   bool gguf_rope_interleaved = false;  // llama.cpp permutes this family's q/k for pair RoPE
   WindowPattern window_pattern = WindowPattern::AllLayers;
   bool hf_tied_by_default = false;  // tie_word_embeddings when config.json omits it

@@ -39,8 +39,8 @@ int vocab_size_of(const GgufFile& gguf, const ConfigKeys& keys) {
 
 float get_positive_float_or(const GgufFile& gguf, const std::string& key, double fallback) {
   const double value = gguf.get_float_or(key, fallback);
-  if (!(value >= 0.0) || value > 1e30) fail(gguf.path(), ": metadata ", key, " = ", value,
-                                            " must be a non-negative number");
+  if (!(value >= 0.0) || value > 1e30)
+    fail(gguf.path(), ": metadata ", key, " = ", value, " must be a non-negative number");
   return static_cast<float>(value);
 }
 
@@ -52,8 +52,7 @@ void read_gemma_attention(const GgufFile& gguf, const std::string& arch, ModelCo
   c.final_logit_softcap = get_positive_float_or(gguf, arch + ".final_logit_softcapping", 0.0);
   const bool is_27b = (arch == "gemma2" && c.num_layers == 46 && c.hidden_size == 4608) ||
                       (arch == "gemma3" && c.num_layers == 62 && c.hidden_size == 5376);
-  if (is_27b)
-    c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.hidden_size / c.num_heads));
+  if (is_27b) c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.hidden_size / c.num_heads));
 }
 
 std::vector<float> read_factor_tensor(const GgufFile& gguf, const std::string& name, int pairs) {
@@ -81,8 +80,9 @@ void read_long_rope(const GgufFile& gguf, const std::string& arch, ModelConfig& 
   const double ratio =
       static_cast<double>(c.max_position_embeddings) / s.original_max_position_embeddings;
   const double fallback =
-      ratio <= 1.0 ? 1.0
-                   : std::sqrt(1.0 + std::log(ratio) / std::log(s.original_max_position_embeddings));
+      ratio <= 1.0
+          ? 1.0
+          : std::sqrt(1.0 + std::log(ratio) / std::log(s.original_max_position_embeddings));
   s.attention_factor = get_positive_float_or(gguf, arch + ".rope.scaling.attn_factor", fallback);
 }
 

@@ -75,9 +75,9 @@ void read_long_rope(const json& j, const json& rs, const std::string& path, Rope
   scaling.long_factor = read_factor_list(rs, path, "long_factor");
   if (scaling.short_factor.size() != scaling.long_factor.size())
     fail(path, ": rope_scaling short_factor and long_factor differ in length");
-  scaling.original_max_position_embeddings = get_int(
-      j, path, "original_max_position_embeddings",
-      get_int(rs, path, "original_max_position_embeddings", 4096));
+  scaling.original_max_position_embeddings =
+      get_int(j, path, "original_max_position_embeddings",
+              get_int(rs, path, "original_max_position_embeddings", 4096));
   if (scaling.original_max_position_embeddings <= 1)
     fail(path, ": original_max_position_embeddings must be above 1");
   const int context = get_int(j, path, "max_position_embeddings", 4096);
@@ -150,7 +150,8 @@ void read_activation(const json& j, const std::string& path, const Architecture&
                           : "hidden_act";
     const std::string act = get_string(j, path, key, std::string("gelu_pytorch_tanh"));
     if (act != "gelu_pytorch_tanh" && act != "gelu_tanh")
-      fail(path, ": ", key, " '", act, "' is not supported for ", arch.name, " (gelu_pytorch_tanh)");
+      fail(path, ": ", key, " '", act, "' is not supported for ", arch.name,
+           " (gelu_pytorch_tanh)");
     return;
   }
   const std::string act = get_string(j, path, "hidden_act", std::string("silu"));
@@ -209,8 +210,9 @@ ModelConfig read_hf_config(const std::string& path) {
   const std::string model_type = get_string(j, path, "model_type", std::string());
   const Architecture* arch = find_hf_architecture(model_type);
   if (!arch && model_type == "gemma3") {
-    fail(path, ": model_type 'gemma3' is the multimodal Gemma 3 checkpoint; Sluice runs the text "
-               "model (model_type gemma3_text, Gemma3ForCausalLM) or a GGUF file of it");
+    fail(path,
+         ": model_type 'gemma3' is the multimodal Gemma 3 checkpoint; Sluice runs the text "
+         "model (model_type gemma3_text, Gemma3ForCausalLM) or a GGUF file of it");
   }
   if (!arch) {
     fail(path, ": model_type '", model_type, "' is not supported (Sluice runs ",

@@ -49,14 +49,15 @@ void ModelConfig::validate(const std::string& source, const ConfigKeys& keys) co
   if (rope_scaling.type == RopeScaling::Type::LongRope &&
       (rope_scaling.long_factor.size() != static_cast<size_t>(rope_dims() / 2) ||
        rope_scaling.short_factor.size() != static_cast<size_t>(rope_dims() / 2))) {
-    fail(source, ": LongRoPE needs ", rope_dims() / 2, " short and long factors (one per rotated "
-         "pair), not ", rope_scaling.short_factor.size(), " and ", rope_scaling.long_factor.size());
+    fail(source, ": LongRoPE needs ", rope_dims() / 2,
+         " short and long factors (one per rotated "
+         "pair), not ",
+         rope_scaling.short_factor.size(), " and ", rope_scaling.long_factor.size());
   }
-  for (const auto& [value, what] :
-       {std::pair{attention_scale, "the attention scale"},
-        std::pair{attn_logit_softcap, "the attention logit soft-cap"},
-        std::pair{final_logit_softcap, "the final logit soft-cap"},
-        std::pair{embedding_scale, "the embedding scale"}}) {
+  for (const auto& [value, what] : {std::pair{attention_scale, "the attention scale"},
+                                    std::pair{attn_logit_softcap, "the attention logit soft-cap"},
+                                    std::pair{final_logit_softcap, "the final logit soft-cap"},
+                                    std::pair{embedding_scale, "the embedding scale"}}) {
     if (!(value >= 0.0f) || !std::isfinite(value))
       fail(source, ": ", what, " must be a finite number >= 0 (got ", value, ")");
   }
@@ -80,8 +81,8 @@ void ModelConfig::validate(const std::string& source, const ConfigKeys& keys) co
 }
 
 float ModelConfig::effective_attention_scale() const {
-  float scale = attention_scale > 0.0f ? attention_scale
-                                       : 1.0f / std::sqrt(static_cast<float>(head_dim));
+  float scale =
+      attention_scale > 0.0f ? attention_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
   // LongRoPE scales cos and sin by attention_factor, so q.k grows by its square.
   if (rope_scaling.type == RopeScaling::Type::LongRope)
     scale *= rope_scaling.attention_factor * rope_scaling.attention_factor;

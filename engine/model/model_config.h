@@ -35,7 +35,8 @@ enum class Activation : uint8_t { Silu, GeluTanh };
 // What differs from layer to layer: Gemma 2 alternates sliding-window and global layers, Gemma 3
 // gives its local layers their own RoPE base.
 struct LayerConfig {
-  int sliding_window = 0;  // a query sees this many most recent positions (itself included); 0 = all
+  int sliding_window =
+      0;  // a query sees this many most recent positions (itself included); 0 = all
   float rope_theta = 10000.0f;
   RopeScaling rope_scaling;
 };
@@ -81,15 +82,15 @@ struct ModelConfig {
   int bos_token_id = -1;
   int eos_token_id = -1;
   std::vector<int> extra_eos_token_ids;  // further ids that end generation (config lists several)
-  int sliding_window = 0;  // the window of the windowed layers (layers[l]); 0 = none
+  int sliding_window = 0;                // the window of the windowed layers (layers[l]); 0 = none
 
   // The options of the model definition (architecture.h fills them per architecture).
   Activation activation = Activation::Silu;
-  float norm_weight_offset = 0.0f;  // norms multiply by (offset + w): 1 for Gemma's HF weights
-  bool qk_norm = false;          // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3)
-  bool post_norms = false;       // norms of the attention and FFN outputs (Gemma 2/3)
-  float embedding_scale = 1.0f;  // token embeddings are multiplied by it (Gemma: sqrt(hidden))
-  float attention_scale = 0.0f;  // q.k scale; 0 = 1 / sqrt(head_dim)
+  float norm_weight_offset = 0.0f;   // norms multiply by (offset + w): 1 for Gemma's HF weights
+  bool qk_norm = false;              // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3)
+  bool post_norms = false;           // norms of the attention and FFN outputs (Gemma 2/3)
+  float embedding_scale = 1.0f;      // token embeddings are multiplied by it (Gemma: sqrt(hidden))
+  float attention_scale = 0.0f;      // q.k scale; 0 = 1 / sqrt(head_dim)
   float attn_logit_softcap = 0.0f;   // scores become cap * tanh(score / cap); 0 = off
   float final_logit_softcap = 0.0f;  // the same on the logits
   int rotary_dim = 0;                // dimensions of a head that RoPE rotates; 0 = head_dim

@@ -64,8 +64,8 @@ void check_layer_count(const TensorDirectory& tensors, const ModelConfig& c, Nam
   }
   if (num_layers_in_files < c.num_layers) {
     fail(layer_count, " is ", c.num_layers, " but the model files hold tensors of only ",
-         num_layers_in_files, " layers (no tensor named ", layer_prefix(scheme), num_layers_in_files,
-         ".*)");
+         num_layers_in_files, " layers (no tensor named ", layer_prefix(scheme),
+         num_layers_in_files, ".*)");
   }
 }
 
@@ -81,8 +81,8 @@ WeightTensor row_range(const WeightTensor& t, int64_t first, int64_t count, cons
 
 // Takes every tensor the model definition needs by the weight-role table, checking type and
 // shape, splits fused tensors, and refuses tensors the definition would leave unused.
-ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c,
-                            NameScheme scheme, const std::string& source) {
+ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c, NameScheme scheme,
+                            const std::string& source) {
   const Architecture& arch = architecture_of(c);
   std::set<std::string> used;
   auto take = [&](WeightRole role, int layer) {

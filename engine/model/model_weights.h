@@ -24,8 +24,8 @@ struct LayerWeights {
   WeightTensor w_gate;     // [intermediate_size, hidden_size]
   WeightTensor w_up;       // [intermediate_size, hidden_size]
   WeightTensor w_down;     // [hidden_size, intermediate_size]
-  WeightTensor q_norm;          // [head_dim] (Qwen3, Gemma 3) or empty
-  WeightTensor k_norm;          // [head_dim] or empty
+  WeightTensor q_norm;     // [head_dim] (Qwen3, Gemma 3) or empty
+  WeightTensor k_norm;     // [head_dim] or empty
   WeightTensor post_attn_norm;  // [hidden_size] (Gemma 2/3) or empty
   WeightTensor post_ffn_norm;   // [hidden_size] or empty
 

@@ -43,12 +43,14 @@ constexpr RoleNames kRoles[] = {
     {LmHead, "output", "lm_head.weight", "output.weight"},
 };
 
-constexpr WeightRole kAllRoles[] = {AttnNorm, Wq,      Wk,          Wv,   Bq,          Bk,
-                                    Bv,       QNorm,   KNorm,       Wo,   PostAttnNorm, FfnNorm,
-                                    Gate,     Up,      Down,        PostFfnNorm, Wqkv, GateUp,
-                                    TokenEmbedding, FinalNorm, LmHead};
+constexpr WeightRole kAllRoles[] = {
+    AttnNorm,     Wq,      Wk,   Wv, Bq,   Bk,          Bv,   QNorm,  KNorm,          Wo,
+    PostAttnNorm, FfnNorm, Gate, Up, Down, PostFfnNorm, Wqkv, GateUp, TokenEmbedding, FinalNorm,
+    LmHead};
 
-const RoleNames& names_of(WeightRole role) { return kRoles[static_cast<size_t>(role)]; }
+const RoleNames& names_of(WeightRole role) {
+  return kRoles[static_cast<size_t>(role)];
+}
 
 constexpr bool table_is_in_enum_order() {
   for (size_t i = 0; i < std::size(kRoles); ++i) {
@@ -60,16 +62,22 @@ static_assert(table_is_in_enum_order());
 
 }  // namespace
 
-std::span<const WeightRole> all_weight_roles() { return kAllRoles; }
+std::span<const WeightRole> all_weight_roles() {
+  return kAllRoles;
+}
 
-bool is_layer_role(WeightRole role) { return role < TokenEmbedding; }
+bool is_layer_role(WeightRole role) {
+  return role < TokenEmbedding;
+}
 
 bool is_norm_role(WeightRole role) {
   return role == AttnNorm || role == QNorm || role == KNorm || role == PostAttnNorm ||
          role == FfnNorm || role == PostFfnNorm || role == FinalNorm;
 }
 
-const char* weight_role_name(WeightRole role) { return names_of(role).name; }
+const char* weight_role_name(WeightRole role) {
+  return names_of(role).name;
+}
 
 std::string tensor_name(WeightRole role, const Architecture& arch, NameScheme scheme, int layer) {
   const RoleNames& n = names_of(role);
@@ -81,8 +89,8 @@ std::string tensor_name(WeightRole role, const Architecture& arch, NameScheme sc
 }
 
 std::vector<int64_t> weight_shape(WeightRole role, const ModelConfig& c) {
-  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, q = c.q_size(),
-                kv = c.kv_size(), head = c.head_dim;
+  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, q = c.q_size(), kv = c.kv_size(),
+                head = c.head_dim;
   switch (role) {
     case AttnNorm:
     case PostAttnNorm:

@@ -32,7 +32,9 @@ const Case kRunnable[] = {
      "models/tiny-arch/llama-q/expected/F32"},
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class CudaTinyArch : public ::testing::TestWithParam<Case> {};
 

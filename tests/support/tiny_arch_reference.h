@@ -11,7 +11,7 @@ namespace sluice::test {
 struct TinyArchReference {
   std::vector<int32_t> tokens;  // prompt + greedy ids
   int n_prompt = 0;
-  std::vector<float> logits;  // [tokens, vocab], row i after token i
+  std::vector<float> logits;           // [tokens, vocab], row i after token i
   std::vector<double> greedy_margins;  // top-1 minus top-2 at each greedy step
 };
 

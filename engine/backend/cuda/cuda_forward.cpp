@@ -93,20 +93,18 @@ class CudaForwardOps final : public ForwardOps {
     assert(x == StepBuffer::Residual && out == StepBuffer::Normed);  // no post norms on CUDA yet
     (void)x;
     (void)out;
-    SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(residual_, nullptr, residual_,
-                                                      norm_weight(weight), cfg_.rms_norm_eps,
-                                                      normed_, shape_.num_tokens,
-                                                      cfg_.hidden_size, c_.stream));
+    SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(
+        residual_, nullptr, residual_, norm_weight(weight), cfg_.rms_norm_eps, normed_,
+        shape_.num_tokens, cfg_.hidden_size, c_.stream));
   }
 
   // residual + pending is written over the pending buffer, which becomes the residual stream.
   void add_and_norm(StepBuffer pending, WeightRef weight) override {
     assert(pending == StepBuffer::Proj);
     (void)pending;
-    SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(spare_, residual_, spare_, norm_weight(weight),
-                                                      cfg_.rms_norm_eps, normed_,
-                                                      shape_.num_tokens, cfg_.hidden_size,
-                                                      c_.stream));
+    SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(
+        spare_, residual_, spare_, norm_weight(weight), cfg_.rms_norm_eps, normed_,
+        shape_.num_tokens, cfg_.hidden_size, c_.stream));
     std::swap(residual_, spare_);
   }
 
@@ -115,7 +113,8 @@ class CudaForwardOps final : public ForwardOps {
     auto* qkv = static_cast<T*>(c_.buffers.qkv);
     linear_raw(normed_, w.wqkv, qkv, cfg_.hidden_size, qkv_size());
     if (w.bqkv)
-      SLUICE_KERNEL_CHECK(kernels::add_bias<T>(qkv, w.bqkv, shape_.num_tokens, qkv_size(), c_.stream));
+      SLUICE_KERNEL_CHECK(
+          kernels::add_bias<T>(qkv, w.bqkv, shape_.num_tokens, qkv_size(), c_.stream));
   }
 
   void head_norms(int) override { assert(false && "refused by cuda_unsupported_features"); }

@@ -11,8 +11,8 @@
 #include "engine/backend/cpu_backend.h"
 #include "engine/model/model.h"
 #include "tests/support/single_request_batch.h"
-#include "tests/support/tiny_arch_reference.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/tiny_arch_reference.h"
 
 namespace sluice {
 namespace {
@@ -24,10 +24,12 @@ struct Case {
   const char* name;
   const char* model_path;    // relative to ../shared
   const char* expected_dir;  // relative to ../shared
-  float tolerance;           // max |logit difference| allowed (README: "Checks and measured numbers")
+  float tolerance;  // max |logit difference| allowed (README: "Checks and measured numbers")
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 // Tolerances: llama.cpp's F32 forward agrees with exact math to ~6e-5 on llama, qwen3 and phi3;
 // its GELU goes through an fp16 table, so gemma agrees only to ~0.03. F16 files: llama.cpp
@@ -72,7 +74,8 @@ class TinyArchForward : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TinyArchForward, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
   const Case& c = GetParam();
-  const test::TinyArchReference ref = test::read_tiny_arch_reference(test::shared_path(c.expected_dir));
+  const test::TinyArchReference ref =
+      test::read_tiny_arch_reference(test::shared_path(c.expected_dir));
   const auto model = load_model(test::shared_path(c.model_path));
   const int vocab = model->config.vocab_size;
   const int n = static_cast<int>(ref.tokens.size());
@@ -86,8 +89,9 @@ TEST_P(TinyArchForward, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
   float worst = 0.0f;
   int worst_position = 0;
   for (int t = 0; t < n; ++t) {
-    const float d = test::max_row_difference(logits.data() + static_cast<size_t>(t) * vocab,
-                             ref.logits.data() + static_cast<size_t>(t) * vocab, vocab);
+    const float d =
+        test::max_row_difference(logits.data() + static_cast<size_t>(t) * vocab,
+                                 ref.logits.data() + static_cast<size_t>(t) * vocab, vocab);
     if (d > worst) worst = d, worst_position = t;
   }
   EXPECT_LT(worst, c.tolerance) << c.name << ": worst at position " << worst_position;
@@ -112,15 +116,15 @@ TEST_P(TinyArchForward, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
   step_backend.allocate_kv_cache(kNumBlocks, kBlockSize);
   const std::vector<int32_t> prompt(ref.tokens.begin(), ref.tokens.begin() + ref.n_prompt);
   step_backend.forward(test::single_request_batch(prompt, 0, kNumBlocks, false), logits);
-  float worst_step = test::max_row_difference(logits.data(),
-                              ref.logits.data() + static_cast<size_t>(ref.n_prompt - 1) * vocab,
-                              vocab);
+  float worst_step = test::max_row_difference(
+      logits.data(), ref.logits.data() + static_cast<size_t>(ref.n_prompt - 1) * vocab, vocab);
   for (int t = ref.n_prompt; t < n; ++t) {
     step_backend.forward(
         test::single_request_batch({ref.tokens[static_cast<size_t>(t)]}, t, kNumBlocks, false),
         logits);
     worst_step = std::max(
-        worst_step, test::max_row_difference(logits.data(), ref.logits.data() + static_cast<size_t>(t) * vocab, vocab));
+        worst_step, test::max_row_difference(
+                        logits.data(), ref.logits.data() + static_cast<size_t>(t) * vocab, vocab));
   }
   EXPECT_LT(worst_step, c.tolerance) << c.name << " token by token";
 }

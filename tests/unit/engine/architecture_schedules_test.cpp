@@ -22,7 +22,9 @@ struct ArchCase {
   const char* path;
 };
 
-void PrintTo(const ArchCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const ArchCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 const ArchCase kCases[] = {
     {"gemma2", "models/tiny-arch/gemma2/gguf/gemma2-F32.gguf"},
