@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "app/cli/batched_bench.h"
 #include "app/cli/bench_runner.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
@@ -30,6 +31,8 @@ struct BenchArgs {
   bool as_json = false;
   bool roofline = false;
   std::vector<int> roofline_batches{1, 8, 32, 64, 128, 256};
+  std::vector<int> batched;  // --batched: batch sizes of the llama-batched-bench-style sweep
+  int prompt_tokens = 128;
   BenchSpec spec;
 };
 
@@ -41,6 +44,20 @@ DType parse_dummy_dtype(const QString& name) {
     names += (names.empty() ? "" : ", ") + QString::fromLatin1(t.name).toLower().toStdString();
   }
   throw UsageError("--dummy-dtype must be one of " + names);
+}
+
+// A comma-separated list of batch sizes such as 1,8,32.
+std::vector<int> parse_batch_sizes(const QString& list, const char* option) {
+  std::vector<int> sizes;
+  for (const QString& b : list.split(',', Qt::SkipEmptyParts)) {
+    bool ok = false;
+    const int batch = b.trimmed().toInt(&ok);
+    if (!ok || batch < 1 || batch > (1 << 16))
+      throw UsageError(std::string(option) + " expects batch sizes such as 1,8,32");
+    sizes.push_back(batch);
+  }
+  if (sizes.empty()) throw UsageError(std::string(option) + " names no batch size");
+  return sizes;
 }
 
 BenchArgs parse_args(const QStringList& args) {
@@ -79,6 +96,13 @@ BenchArgs parse_args(const QStringList& args) {
        "the whole file (with --ignore-eos implied) and report each step against the roofline. "
        "Runs instead of --modes; --device defaults to cuda."},
       {"roofline-batches", "Batch sizes of --roofline (default 1,8,32,64,128,256).", "LIST"},
+      {"batched",
+       "Measure as llama.cpp's llama-batched-bench does: for each batch size B in LIST, B "
+       "prompts of --prompt-tokens random token ids prefilled together, then --max-tokens "
+       "decode steps (ignore_eos); prefill and decode tokens/s apart. Runs instead of --modes; "
+       "--input is not needed.",
+       "LIST"},
+      {"prompt-tokens", "Prompt length of --batched (default 128).", "N"},
       {"activations", "CUDA: activation and KV cache type, bf16 (default), fp16 or fp32.", "TYPE"},
       {"no-cuda-graphs", "CUDA: launch decode steps one kernel at a time instead of as graphs."},
   });
@@ -100,7 +124,14 @@ BenchArgs parse_args(const QStringList& args) {
   if (!a.save_gguf_path.empty() && a.dummy_preset.empty())
     throw UsageError("--save-gguf writes a --dummy-weights model; give --dummy-weights PRESET");
   a.tokenizer_path = parser.value("tokenizer").toStdString();
-  if (a.save_gguf_path.empty()) a.input_path = required_option(parser, "input").toStdString();
+  if (parser.isSet("batched")) {
+    if (parser.isSet("modes") || parser.isSet("roofline"))
+      throw UsageError("give --batched, --roofline or --modes, not two of them");
+    a.batched = parse_batch_sizes(parser.value("batched"), "--batched");
+    a.prompt_tokens = static_cast<int>(option_int(parser, "prompt-tokens", 128, 1, 1 << 20));
+  }
+  if (a.save_gguf_path.empty() && a.batched.empty())
+    a.input_path = required_option(parser, "input").toStdString();
   a.limit = static_cast<size_t>(option_int(parser, "limit", 500, 1, 1LL << 40));
   const QString modes =
       parser.isSet("modes") ? parser.value("modes") : "sequential,static,continuous";
@@ -125,16 +156,9 @@ BenchArgs parse_args(const QStringList& args) {
     if (a.spec.device == "cpu")
       throw UsageError("--roofline measures a GPU; use --device cuda[:N]");
     if (parser.isSet("modes")) throw UsageError("give --roofline or --modes, not both");
-    if (parser.isSet("roofline-batches")) {
-      a.roofline_batches.clear();
-      for (const QString& b : parser.value("roofline-batches").split(',', Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const int batch = b.trimmed().toInt(&ok);
-        if (!ok || batch < 1 || batch > (1 << 16))
-          throw UsageError("--roofline-batches expects batch sizes such as 1,8,32");
-        a.roofline_batches.push_back(batch);
-      }
-    }
+    if (parser.isSet("roofline-batches"))
+      a.roofline_batches =
+          parse_batch_sizes(parser.value("roofline-batches"), "--roofline-batches");
   }
   a.spec.activations = parser.isSet("activations")
                            ? parser.value("activations").toLower().toStdString()
@@ -292,6 +316,51 @@ void print_roofline_json(const RooflineReport& report, const BenchArgs& a,
   std::printf("%s\n", out.dump(2).c_str());
 }
 
+void print_batched(const BatchedReport& report, const BenchArgs& a, const ModelSession& session) {
+  const std::vector<BatchedPoint>& points = report.points;
+  const std::string& backend = report.backend;
+  if (a.as_json) {
+    nlohmann::ordered_json out;
+    out["model"] = session.model->config.describe();
+    out["weights"] = session.model->weight_dtypes();
+    out["backend"] = backend;
+    out["max_tokens"] = a.spec.sampling.max_tokens;
+    out["runs"] = nlohmann::ordered_json::array();
+    for (const auto& p : points) {
+      out["runs"].push_back({{"batch", p.batch},
+                             {"prompt_length", p.prompt_tokens},
+                             {"prefill_tokens", p.prefill_tokens},
+                             {"prefill_s", p.prefill_s},
+                             {"prefill_tokens_per_s", p.prefill_tokens_per_s()},
+                             {"decode_steps", p.decode_steps},
+                             {"decode_step_ms", p.decode_step_ms()},
+                             {"decode_tokens_per_s", p.decode_tokens_per_s()},
+                             {"total_s", p.total_s},
+                             {"total_tokens_per_s", p.total_tokens_per_s()}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf(
+      "model: %s%s (%s)\nbackend: %s\nprompts of %d random ids, max_tokens %d, ignore_eos\n\n",
+      a.dummy_preset.empty() ? "" : "random weights, ", session.model->config.describe().c_str(),
+      session.model->weight_dtypes().c_str(), backend.c_str(), a.prompt_tokens,
+      a.spec.sampling.max_tokens);
+  std::printf(
+      "| batch | prompt tokens | prefill s | prefill tok/s | decode steps | decode step ms | "
+      "decode tok/s | total s | total tok/s |\n");
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& p : points) {
+    std::printf("| %d | %lld | %.3f | %.1f | %lld | %.2f | %.1f | %.2f | %.1f |\n", p.batch,
+                static_cast<long long>(p.prefill_tokens), p.prefill_s, p.prefill_tokens_per_s(),
+                static_cast<long long>(p.decode_steps), p.decode_step_ms(), p.decode_tokens_per_s(),
+                p.total_s, p.total_tokens_per_s());
+  }
+  std::printf(
+      "\nprefill: the steps that computed prompt tokens (llama-batched-bench's S_PP); decode: "
+      "the\nsteps without (S_TG); total: prompt and generated tokens over the wall time (S).\n");
+}
+
 // --save-gguf: builds the dummy model as a benchmark would (same seed and type) and writes it.
 void save_dummy_gguf(const BenchArgs& a) {
   std::fprintf(stderr, "bench: building %s with %s weights...\n", a.dummy_preset.c_str(),
@@ -323,6 +392,12 @@ int run_bench(const QStringList& args) {
         a.dummy_preset.empty()
             ? open_model_session(a.model_path, a.tokenizer_path)
             : open_dummy_session(a.dummy_preset, a.tokenizer_path, a.dummy_dtype);
+    if (!a.batched.empty()) {
+      std::fprintf(stderr, "bench: %zu batch sizes of %d-token prompts...\n", a.batched.size(),
+                   a.prompt_tokens);
+      print_batched(run_batched_bench(session, a.spec, a.batched, a.prompt_tokens), a, session);
+      return 0;
+    }
     const auto prompts = read_prompts(a.input_path, a.limit, session);
     if (a.roofline) {
       std::fprintf(stderr, "bench: measuring the GPU and decoding %zu batch sizes...\n",

@@ -30,6 +30,31 @@ TEST(BenchCli, JsonCountsEveryRequestAndTokenPerMode) {
   EXPECT_LT(report["modes"][2]["steps"].get<int>(), 6 * 8);  // continuous batches the rows
 }
 
+// --batched reads as llama-batched-bench: B prompts of P tokens prefilled, then every request
+// decodes max_tokens - 1 more tokens in steps of the whole batch.
+TEST(BenchCli, BatchedCountsPromptAndDecodeTokensPerBatch) {
+  const auto r =
+      run_sluice({"bench", "--model", shared_path(kGgufF32), "--batched", "1,3", "--prompt-tokens",
+                  "20", "--max-tokens", "7", "--threads", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(r.out);
+  ASSERT_EQ(report["runs"].size(), 2u);
+  for (const auto& run : report["runs"]) {
+    const int batch = run["batch"];
+    EXPECT_EQ(run["prompt_length"], 20);
+    EXPECT_EQ(run["prefill_tokens"], 20 * batch);
+    EXPECT_EQ(run["decode_steps"], 6) << batch;  // the first token comes with the prefill
+    EXPECT_GT(run["prefill_tokens_per_s"].get<double>(), 0.0);
+    EXPECT_GT(run["decode_tokens_per_s"].get<double>(), 0.0);
+    // decode tok/s = batch x steps / decode time, so step ms x tok/s = 1000 x batch.
+    EXPECT_NEAR(run["decode_step_ms"].get<double>() * run["decode_tokens_per_s"].get<double>(),
+                1000.0 * batch, 1e-6 * batch);
+  }
+  EXPECT_EQ(report["runs"][1]["batch"], 3);
+  const auto usage = run_sluice({"bench", "--model", shared_path(kGgufF32), "--batched", "0"});
+  EXPECT_EQ(usage.exit_code, 2);
+}
+
 // No machine has a hundred GPUs; the refusal comes before any weights are built.
 TEST(BenchCli, RooflineOnAMissingGpuIsRefusedWithTheDeviceNamed) {
   const auto r = run_sluice({"bench", "--roofline", "--device", "cuda:99", "--dummy-weights", "llama-3-8b",
