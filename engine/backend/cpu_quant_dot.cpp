@@ -93,9 +93,10 @@ bool cpu_has(QuantKernelIsa isa) {
     case QuantKernelIsa::Avx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case QuantKernelIsa::Avx512Vnni:
+      // (F16C, which the direct kernels use too, comes with every AVX-512 CPU.)
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
-             __builtin_cpu_supports("fma");
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma");
   }
   return false;
 #else
@@ -148,6 +149,34 @@ void quant_dot_tile(const UnpackedWeights& weights, int row0, int num_rows,
     default:
       return quant_dot_tile_scalar(weights, row0, num_rows, activations, t0, num_tokens, y, ldy);
   }
+}
+
+bool has_direct_quant_kernel(DType dtype, QuantKernelIsa isa) {
+#if SLUICE_QUANT_X86
+  return isa == QuantKernelIsa::Avx512Vnni && has_direct_quant_kernel_avx512_vnni(dtype);
+#else
+  (void)dtype;
+  (void)isa;
+  return false;
+#endif
+}
+
+void quant_direct_tile(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
+                       int64_t cols, const QuantizedActivations& activations, int64_t t0,
+                       int num_tokens, float* y, int64_t ldy, QuantKernelIsa isa) {
+  assert(num_rows >= 1 && num_rows <= kQuantTileRows);
+  assert(num_tokens >= 1 && num_tokens <= kQuantTileTokens);
+  assert(cols == activations.cols);
+  assert(activations.is_offset_u8 == wants_offset_activations(isa, dtype));
+  assert(has_direct_quant_kernel(dtype, isa));
+  (void)isa;  // the AVX-512 VNNI version is the only one
+#if SLUICE_QUANT_X86
+  quant_direct_tile_avx512_vnni(dtype, rows, row_bytes, num_rows, cols, activations, t0, num_tokens,
+                                y, ldy);
+#else
+  (void)dtype, (void)rows, (void)row_bytes, (void)num_rows, (void)cols, (void)activations;
+  (void)t0, (void)num_tokens, (void)y, (void)ldy;
+#endif
 }
 
 float quant_dot(DType dtype, const void* weight_row, const void* activation_blocks, int64_t cols,

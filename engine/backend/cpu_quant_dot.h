@@ -54,6 +54,18 @@ void quant_dot_tile(const UnpackedWeights& weights, int row0, int num_rows,
                     const QuantizedActivations& activations, int64_t t0, int num_tokens, float* y,
                     int64_t ldy, QuantKernelIsa isa);
 
+// Whether quant_direct_tile has a kernel for weights of dtype in kernel version isa (today the
+// AVX-512 VNNI version, for Q8_0, Q4_K, Q5_K and Q6_K).
+bool has_direct_quant_kernel(DType dtype, QuantKernelIsa isa);
+
+// quant_dot_tile with the tile's weight rows read straight from their GGUF blocks (row r at
+// rows + r * row_bytes, cols elements) and decoded in registers instead of unpacked first: the
+// same outputs bit for bit, and faster when few tokens share each row (decoding). The
+// preconditions of quant_dot_tile, and has_direct_quant_kernel(dtype, isa).
+void quant_direct_tile(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
+                       int64_t cols, const QuantizedActivations& activations, int64_t t0,
+                       int num_tokens, float* y, int64_t ldy, QuantKernelIsa isa);
+
 // Returns the dot product of one weight row (cols elements of dtype, in its GGUF blocks) with
 // one activation row already quantized (cols / block blocks of activation_block_type(dtype)).
 // The same kernels and order as the GEMM, so it equals the GEMM's output bit for bit.

@@ -51,33 +51,38 @@ struct QuantTileArgs {
 
 // The rows' and tokens' arrays of a tile as plain pointers, taken once: the kernels then walk
 // them with constant offsets instead of re-reading strides from the operand structs.
-template <int kRows, int kTokens>
-struct QuantTilePointers {
+template <int kRows>
+struct QuantRowPointers {
   const int8_t* w[kRows];
   const float* d[kRows];
   const float* m[kRows];             // min types only
   const int8_t* group_scale[kRows];  // super-block types only
   const int8_t* mins[kRows];         // Super256Min only
-  const int8_t* a[kTokens];
-  const float* dx[kTokens];
-  const float* sx[kTokens];      // Q8_1 only
-  const int16_t* bsum[kTokens];  // Q8_K only
 
-  explicit QuantTilePointers(const QuantTileArgs& args) {
-    const UnpackedWeights& weights = args.weights;
-    const QuantizedActivations& act = args.act;
+  QuantRowPointers(const UnpackedWeights& weights, int row0) {
     const bool super256 =
         weights.family == QuantFamily::Super256 || weights.family == QuantFamily::Super256Min;
     for (int r = 0; r < kRows; ++r) {
-      const int row = args.row0 + r;
+      const int row = row0 + r;
       w[r] = weights.row_w(row);
       d[r] = weights.row_d(row);
       m[r] = weights.m.size() ? weights.row_m(row) : nullptr;
       group_scale[r] = super256 ? weights.row_group_scale(row) : nullptr;
       mins[r] = weights.mins.size() ? weights.row_mins(row) : nullptr;
     }
+  }
+};
+
+template <int kTokens>
+struct QuantTokenPointers {
+  const int8_t* a[kTokens];
+  const float* dx[kTokens];
+  const float* sx[kTokens];      // Q8_1 only
+  const int16_t* bsum[kTokens];  // Q8_K only
+
+  QuantTokenPointers(const QuantizedActivations& act, int64_t t0) {
     for (int t = 0; t < kTokens; ++t) {
-      const int64_t token = args.t0 + t;
+      const int64_t token = t0 + t;
       a[t] = act.token_qs(token);
       dx[t] = act.token_scale(token);
       sx[t] = act.sum.size() ? act.token_sum(token) : nullptr;
@@ -86,28 +91,51 @@ struct QuantTilePointers {
   }
 };
 
-// Calls Kernel::template run<kRows, kTokens>(args) for the tile's shape.
-template <typename Kernel>
-inline void dispatch_quant_tile(int num_rows, int num_tokens, const QuantTileArgs& args) {
+template <int kRows, int kTokens>
+struct QuantTilePointers : QuantRowPointers<kRows>, QuantTokenPointers<kTokens> {
+  explicit QuantTilePointers(const QuantTileArgs& args)
+      : QuantRowPointers<kRows>(args.weights, args.row0),
+        QuantTokenPointers<kTokens>(args.act, args.t0) {}
+};
+
+// Calls tile.template run<kRows, kTokens>() for the tile's shape.
+template <typename Tile>
+inline void dispatch_tile_shape(int num_rows, int num_tokens, const Tile& tile) {
   static_assert(kQuantTileRows == 2 && kQuantTileTokens == 4, "update the cases below");
   switch (num_rows * 8 + num_tokens) {
     case 9:
-      return Kernel::template run<1, 1>(args);
+      return tile.template run<1, 1>();
     case 10:
-      return Kernel::template run<1, 2>(args);
+      return tile.template run<1, 2>();
     case 11:
-      return Kernel::template run<1, 3>(args);
+      return tile.template run<1, 3>();
     case 12:
-      return Kernel::template run<1, 4>(args);
+      return tile.template run<1, 4>();
     case 17:
-      return Kernel::template run<2, 1>(args);
+      return tile.template run<2, 1>();
     case 18:
-      return Kernel::template run<2, 2>(args);
+      return tile.template run<2, 2>();
     case 19:
-      return Kernel::template run<2, 3>(args);
+      return tile.template run<2, 3>();
     default:
-      return Kernel::template run<2, 4>(args);
+      return tile.template run<2, 4>();
   }
+}
+
+// A tile shape's call of Kernel::template run<kRows, kTokens>(args).
+template <typename Kernel>
+struct KernelTile {
+  const QuantTileArgs& args;
+  template <int kRows, int kTokens>
+  void run() const {
+    Kernel::template run<kRows, kTokens>(args);
+  }
+};
+
+// Calls Kernel::template run<kRows, kTokens>(args) for the tile's shape.
+template <typename Kernel>
+inline void dispatch_quant_tile(int num_rows, int num_tokens, const QuantTileArgs& args) {
+  dispatch_tile_shape(num_rows, num_tokens, KernelTile<Kernel>{args});
 }
 
 // Calls the family's kernel (Block32Kernel<has_min> or Super256Kernel<has_min>) for the tile.
@@ -159,6 +187,12 @@ void quant_dot_tile_avx2(const UnpackedWeights& weights, int row0, int num_rows,
 void quant_dot_tile_avx512_vnni(const UnpackedWeights& weights, int row0, int num_rows,
                                 const QuantizedActivations& act, int64_t t0, int num_tokens,
                                 float* y, int64_t ldy);
+// The arguments and preconditions of quant_direct_tile (cpu_quant_dot.h), for the types
+// has_direct_quant_kernel_avx512_vnni accepts.
+bool has_direct_quant_kernel_avx512_vnni(DType dtype);
+void quant_direct_tile_avx512_vnni(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
+                                   int64_t cols, const QuantizedActivations& act, int64_t t0,
+                                   int num_tokens, float* y, int64_t ldy);
 #endif
 
 }  // namespace sluice

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdlib>
 
+#include "engine/backend/cpu_quant_dot.h"
 #include "engine/backend/cpu_quant_operands.h"
 
 namespace sluice {
@@ -25,8 +27,19 @@ int64_t unpacked_row_bytes(int64_t cols) {
 
 void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, int64_t row_begin,
                    int64_t row_end, float* y, int64_t ldy, QuantKernelIsa isa) {
-  thread_local UnpackedWeights unpacked;
   const int64_t num_tokens = act.num_tokens;
+  // Few tokens: unpacking a row would cost more than the products that use it, so the rows are
+  // decoded in registers by the kernel (the same bits).
+  if (getenv("NODIRECT") == nullptr && num_tokens <= kQuantTileTokens &&
+      has_direct_quant_kernel(w.dtype, isa)) {
+    for (int64_t r = row_begin; r < row_end; r += kQuantTileRows) {
+      const auto tile_rows = static_cast<int>(std::min<int64_t>(kQuantTileRows, row_end - r));
+      quant_direct_tile(w.dtype, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes,
+                        tile_rows, w.cols, act, 0, static_cast<int>(num_tokens), y + r, ldy, isa);
+    }
+    return;
+  }
+  thread_local UnpackedWeights unpacked;
   int64_t block_rows = kQuantTileRows;
   if (num_tokens > kTokenBlock) {
     block_rows = std::max<int64_t>(kQuantTileRows, kRowBlockBytes / unpacked_row_bytes(w.cols) /

@@ -140,36 +140,6 @@ SLUICE_ALWAYS_INLINE void unpack_q3_k(const uint8_t* src, int64_t cols, RowOut o
   }
 }
 
-// Four bytes b0 b1 b2 b3 -> eight: b0 b0 b1 b1 b2 b2 b3 b3 (a 32-element group's scale for each
-// of its two 16-element halves).
-SLUICE_ALWAYS_INLINE uint64_t duplicate_bytes(uint32_t x) {
-  uint64_t y = x;
-  y = (y | y << 16) & 0x0000ffff0000ffffull;
-  y = (y | y << 8) & 0x00ff00ff00ff00ffull;
-  return y | y << 8;
-}
-
-// The eight 6-bit scales and mins of a Q4_K/Q5_K super-block (ggml's get_scale_min_k4 layout:
-// groups 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); groups 4-7 in the nibbles
-// of bytes 8-11 with their top two bits in the top bits of bytes 0-3 and 4-7), four at a time,
-// written once per 16 elements.
-SLUICE_ALWAYS_INLINE void scales_mins_k4(const uint8_t* s, int8_t* scales16, int8_t* mins16) {
-  uint32_t a, b, c;
-  std::memcpy(&a, s, 4);
-  std::memcpy(&b, s + 4, 4);
-  std::memcpy(&c, s + 8, 4);
-  const uint64_t words[4] = {
-      duplicate_bytes(a & 0x3f3f3f3fu),
-      duplicate_bytes((c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u)),
-      duplicate_bytes(b & 0x3f3f3f3fu),
-      duplicate_bytes(((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u)),
-  };
-  std::memcpy(scales16, &words[0], 8);
-  std::memcpy(scales16 + 8, &words[1], 8);
-  std::memcpy(mins16, &words[2], 8);
-  std::memcpy(mins16 + 8, &words[3], 8);
-}
-
 // Q4_K and Q5_K: 64-element chunk c takes the low nibbles of qs[32c..32c+31], then the high
 // ones; Q5_K's fifth bit of element e is bit e / 32 of qh[e % 32].
 template <typename Block, bool kHasHighBit>
@@ -191,7 +161,7 @@ SLUICE_ALWAYS_INLINE void unpack_q45_k(const uint8_t* src, int64_t cols, RowOut 
         high[l] = static_cast<int8_t>(q_high);
       }
     }
-    scales_mins_k4(blk.scales, out.group_scale + b * 16, out.mins + b * 16);
+    unpack_scales_mins_k4(blk.scales, out.group_scale + b * 16, out.mins + b * 16);
     out.d[b] = half_to_float(blk.d);
     out.m[b] = half_to_float(blk.dmin);
   }

@@ -145,6 +145,39 @@ struct UnpackedWeights {
 void unpack_weight_rows(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
                         int64_t cols, UnpackedWeights& out);
 
+// Four bytes b0 b1 b2 b3 -> eight: b0 b0 b1 b1 b2 b2 b3 b3 (a 32-element group's scale for each
+// of its two 16-element halves).
+inline uint64_t duplicate_bytes(uint32_t x) {
+  uint64_t y = x;
+  y = (y | y << 16) & 0x0000ffff0000ffffull;
+  y = (y | y << 8) & 0x00ff00ff00ff00ffull;
+  return y | y << 8;
+}
+
+// The eight 6-bit scales and mins of a Q4_K/Q5_K super-block (ggml's get_scale_min_k4 layout:
+// groups 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); groups 4-7 in the nibbles
+// of bytes 8-11 with their top two bits in the top bits of bytes 0-3 and 4-7), four at a time,
+// written once per 16 elements (16 scales in words 0-1, 16 mins in words 2-3).
+inline void scales_mins_k4_words(const uint8_t* s, uint64_t (&words)[4]) {
+  uint32_t a, b, c;
+  std::memcpy(&a, s, 4);
+  std::memcpy(&b, s + 4, 4);
+  std::memcpy(&c, s + 8, 4);
+  words[0] = duplicate_bytes(a & 0x3f3f3f3fu);
+  words[1] = duplicate_bytes((c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u));
+  words[2] = duplicate_bytes(b & 0x3f3f3f3fu);
+  words[3] = duplicate_bytes(((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u));
+}
+
+inline void unpack_scales_mins_k4(const uint8_t* s, int8_t* scales16, int8_t* mins16) {
+  uint64_t words[4];
+  scales_mins_k4_words(s, words);
+  std::memcpy(scales16, &words[0], 8);
+  std::memcpy(scales16 + 8, &words[1], 8);
+  std::memcpy(mins16, &words[2], 8);
+  std::memcpy(mins16 + 8, &words[3], 8);
+}
+
 // IEEE half to single precision for every input (normals, subnormals, inf, NaN), branch-free so
 // that the unpacking loops vectorise.
 inline float half_to_float(uint16_t h) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "engine/backend/cpu_quant_gemm.h"
@@ -183,7 +184,9 @@ std::vector<QuantKernelIsa> supported_isas() {
 }
 
 // Every supported SIMD version gives the scalar version's bits, on llama.cpp's tensors and on
-// random rows of a width with a tail (7 blocks of 32: one chunk of 64 is half padding).
+// random rows of a width with a tail (7 blocks of 32: one chunk of 64 is half padding), an odd
+// row count, and 1 or 3 tokens (the direct path: rows decoded in registers, no unpacking) as
+// well as 7 (rows unpacked first).
 TEST(QuantDot, SimdVersionsGiveTheScalarBits) {
   const std::vector<QuantKernelIsa> isas = supported_isas();
   std::printf("quantized kernel versions on this CPU:");
@@ -199,8 +202,9 @@ TEST(QuantDot, SimdVersionsGiveTheScalarBits) {
         {dtype, fixture.data, fixture.rows, fixture.cols, fixture.row_bytes},
         {dtype, random.data(), 9, random_cols, dtype_num_bytes(dtype, random_cols)},
     };
-    for (const QuantMatrixView& w : matrices) {
-      const int64_t num_tokens = 7;
+    for (const auto& [w, num_tokens] :
+         {std::pair{matrices[0], 1}, std::pair{matrices[0], 7}, std::pair{matrices[1], 1},
+          std::pair{matrices[1], 3}, std::pair{matrices[1], 7}}) {
       const std::vector<float> x = test::random_activations(num_tokens, w.cols, 23);
       std::vector<float> scalar(static_cast<size_t>(num_tokens * w.rows));
       quant_gemm(w, x.data(), num_tokens, scalar.data(), w.rows, pool, QuantKernelIsa::Scalar);
@@ -208,7 +212,8 @@ TEST(QuantDot, SimdVersionsGiveTheScalarBits) {
         std::vector<float> y(scalar.size(), -1.0f);
         quant_gemm(w, x.data(), num_tokens, y.data(), w.rows, pool, isa);
         ASSERT_EQ(std::memcmp(y.data(), scalar.data(), y.size() * sizeof(float)), 0)
-            << quant_kernel_isa_name(isa) << " on " << w.rows << "x" << w.cols;
+            << quant_kernel_isa_name(isa) << " on " << w.rows << "x" << w.cols << ", " << num_tokens
+            << " tokens" << (has_direct_quant_kernel(dtype, isa) ? " (direct)" : "");
       }
     }
   }
