@@ -185,8 +185,8 @@ std::vector<QuantKernelIsa> supported_isas() {
 
 // Every supported SIMD version gives the scalar version's bits, on llama.cpp's tensors and on
 // random rows of a width with a tail (7 blocks of 32: one chunk of 64 is half padding), an odd
-// row count, and 1 or 3 tokens (the direct path: rows decoded in registers, no unpacking) as
-// well as 7 (rows unpacked first).
+// row count, and 1, 3 or 7 tokens (the direct path: rows decoded in registers, no unpacking)
+// as well as 11 (rows unpacked first).
 TEST(QuantDot, SimdVersionsGiveTheScalarBits) {
   const std::vector<QuantKernelIsa> isas = supported_isas();
   std::printf("quantized kernel versions on this CPU:");
