@@ -66,7 +66,7 @@ TYPED_TEST(KernelOps, EmbeddingGatherCopiesRowsAndZeroesOutOfRangeIds) {
       DeviceBuffer<Storage<T>> d_out(static_cast<size_t>(num_tokens) * hidden_size);
       expect_ok(kernels::embedding_gather<T>(device_ptr<T>(d_table), d_ids.get(),
                                              device_ptr<T>(d_out), num_tokens, hidden_size,
-                                             vocab_size, nullptr));
+                                             vocab_size, /*scale=*/1.0f, nullptr));
       std::vector<Storage<T>> expected(d_out.size(), ElementTraits<T>::from_float(0.0f));
       for (int t = 0; t < num_tokens; ++t) {
         const int32_t id = ids[static_cast<size_t>(t)];

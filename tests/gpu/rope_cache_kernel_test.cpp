@@ -11,6 +11,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/backend/cpu_ops.h"
@@ -33,13 +34,15 @@ constexpr int kTokenCounts[] = {1, 7, 256};
 
 // Everything one rope_and_cache case needs, with the CPU reference worked out.
 // fused: q, k and v are the parts of one [num_tokens, q_dim + 2 * kv_dim] array, as the CUDA
-// backend's single q|k|v product leaves them.
+// backend's single q|k|v product leaves them. rotary_dim: the dimensions of a head that rotate
+// (0: all of them).
 template <typename T>
 void check_rope_and_cache(int head_dim, bool interleaved, int num_tokens, ThreadPool& pool,
-                          bool fused = false) {
-  SCOPED_TRACE("head_dim " + std::to_string(head_dim) +
-               (interleaved ? ", interleaved" : ", rotate-half") + ", tokens " +
-               std::to_string(num_tokens) + (fused ? ", fused q|k|v rows" : ""));
+                          bool fused = false, int rotary_dim = 0) {
+  if (rotary_dim == 0) rotary_dim = head_dim;
+  SCOPED_TRACE("head_dim " + std::to_string(head_dim) + ", rotary_dim " +
+               std::to_string(rotary_dim) + (interleaved ? ", interleaved" : ", rotate-half") +
+               ", tokens " + std::to_string(num_tokens) + (fused ? ", fused q|k|v rows" : ""));
   const int num_heads = 4;
   const int num_kv_heads = 2;
   const int block_size = 16;
@@ -62,13 +65,14 @@ void check_rope_and_cache(int head_dim, bool interleaved, int num_tokens, Thread
   std::vector<int64_t> slot_mapping(slots.begin(), slots.begin() + num_tokens);
   for (size_t t = 2; t < slot_mapping.size(); t += 5) slot_mapping[t] = -1;
 
-  // inv_freq in float for the kernel; the reference gets the very same values in double.
+  // inv_freq in float for the kernel; the reference gets the very same values in double (one
+  // per rotated pair: fewer than head_dim / 2 make apply_rope's rotary partial).
   const double theta = head_dim == 128 ? 500000.0 : 10000.0;
-  std::vector<float> inv_freq(static_cast<size_t>(head_dim / 2));
+  std::vector<float> inv_freq(static_cast<size_t>(rotary_dim / 2));
   std::vector<double> inv_freq_reference(inv_freq.size());
   for (size_t i = 0; i < inv_freq.size(); ++i) {
     inv_freq[i] =
-        static_cast<float>(1.0 / std::pow(theta, 2.0 * static_cast<double>(i) / head_dim));
+        static_cast<float>(1.0 / std::pow(theta, 2.0 * static_cast<double>(i) / rotary_dim));
     inv_freq_reference[i] = inv_freq[i];
   }
 
@@ -106,8 +110,8 @@ void check_rope_and_cache(int head_dim, bool interleaved, int num_tokens, Thread
     expect_ok(kernels::rope_and_cache<T>(
         base, base + q_dim, base + q_dim + kv_dim, d_positions.get(), d_slot_mapping.get(),
         d_inv_freq.get(), interleaved, device_ptr<T>(d_k_cache), device_ptr<T>(d_v_cache),
-        num_tokens, num_heads, num_kv_heads, head_dim, block_size, static_cast<int64_t>(fused_dim),
-        nullptr));
+        num_tokens, num_heads, num_kv_heads, head_dim, rotary_dim, block_size,
+        static_cast<int64_t>(fused_dim), nullptr));
     const auto out = d_qkv.download();
     for (size_t t = 0; t < static_cast<size_t>(num_tokens); ++t) {
       const auto row = out.begin() + static_cast<ptrdiff_t>(t * fused_dim);
@@ -119,17 +123,26 @@ void check_rope_and_cache(int head_dim, bool interleaved, int num_tokens, Thread
     }
   } else {
     DeviceBuffer<Storage<T>> d_q(q), d_k(k), d_v(v);
-    expect_ok(kernels::rope_and_cache<T>(device_ptr<T>(d_q), device_ptr<T>(d_k), device_ptr<T>(d_v),
-                                         d_positions.get(), d_slot_mapping.get(), d_inv_freq.get(),
-                                         interleaved, device_ptr<T>(d_k_cache),
-                                         device_ptr<T>(d_v_cache), num_tokens, num_heads,
-                                         num_kv_heads, head_dim, block_size, 0, nullptr));
+    expect_ok(kernels::rope_and_cache<T>(
+        device_ptr<T>(d_q), device_ptr<T>(d_k), device_ptr<T>(d_v), d_positions.get(),
+        d_slot_mapping.get(), d_inv_freq.get(), interleaved, device_ptr<T>(d_k_cache),
+        device_ptr<T>(d_v_cache), num_tokens, num_heads, num_kv_heads, head_dim, rotary_dim,
+        block_size, 0, nullptr));
     gpu_q = d_q.download();
     gpu_k = d_k.download();
     gpu_v = d_v.download();
   }
   expect_close(to_floats<T>(gpu_q), expected_q, ElementTraits<T>::kTolerance, "q");
   expect_close(to_floats<T>(gpu_k), expected_k, ElementTraits<T>::kTolerance, "k");
+  // The dimensions past rotary_dim pass through bit for bit.
+  for (size_t i = 0; i < gpu_q.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(head_dim)) < rotary_dim) continue;
+    ASSERT_EQ(gpu_q[i], q[i]) << "q[" << i << "] is past the rotary dimensions";
+  }
+  for (size_t i = 0; i < gpu_k.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(head_dim)) < rotary_dim) continue;
+    ASSERT_EQ(gpu_k[i], k[i]) << "k[" << i << "] is past the rotary dimensions";
+  }
 
   // Slot by slot: a written slot holds its token's rotated k and its v, every other slot is
   // untouched.
@@ -176,6 +189,41 @@ TYPED_TEST(RopeCacheKernel, RopeAndCacheOverFusedQkvRows) {
         check_rope_and_cache<TypeParam>(head_dim, interleaved, num_tokens, pool, /*fused=*/true);
       }
     }
+  }
+}
+
+// Phi-3's partial_rotary_factor: only the first rotary_dim dimensions of each head rotate (in
+// rotate-half layout the pairs are i and i + rotary_dim / 2), the rest pass through to q, k and
+// the K cache unchanged.
+TYPED_TEST(RopeCacheKernel, PartialRotaryRotatesTheFirstDimensionsOnly) {
+  SLUICE_REQUIRE_CUDA();
+  ThreadPool pool(1);
+  for (const auto& [head_dim, rotary_dim] :
+       {std::pair{96, 32}, std::pair{80, 40}, std::pair{8, 2}}) {
+    for (const bool interleaved : {true, false}) {
+      for (const bool fused : {false, true}) {
+        check_rope_and_cache<TypeParam>(head_dim, interleaved, 7, pool, fused, rotary_dim);
+      }
+    }
+  }
+}
+
+TYPED_TEST(RopeCacheKernel, RefusesRotaryDimensionsOutsideTheHead) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  // One token, 2 query heads and 1 KV head of 8 dimensions; a cache of one block of 16 slots.
+  const int head_dim = 8;
+  DeviceBuffer<Storage<T>> d_q(16), d_k(8), d_v(8), d_k_cache(128), d_v_cache(128);
+  DeviceBuffer<int32_t> d_positions(std::vector<int32_t>{0});
+  DeviceBuffer<int64_t> d_slots(std::vector<int64_t>{0});
+  DeviceBuffer<float> d_inv_freq(std::vector<float>(head_dim / 2, 1.0f));
+  for (const int rotary_dim : {0, 3, 10}) {
+    EXPECT_NE(kernels::rope_and_cache<T>(device_ptr<T>(d_q), device_ptr<T>(d_k), device_ptr<T>(d_v),
+                                         d_positions.get(), d_slots.get(), d_inv_freq.get(), false,
+                                         device_ptr<T>(d_k_cache), device_ptr<T>(d_v_cache), 1, 2,
+                                         1, head_dim, rotary_dim, 16, 0, nullptr),
+              kernels::kKernelOk)
+        << "rotary_dim " << rotary_dim << " of a head of " << head_dim;
   }
 }
 

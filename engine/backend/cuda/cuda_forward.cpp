@@ -83,10 +83,9 @@ class CudaForwardOps final : public ForwardOps {
 
   void embed(float scale) override {
     assert(scale == 1.0f);  // cuda_unsupported_features refuses scaled embeddings
-    (void)scale;
     SLUICE_KERNEL_CHECK(kernels::embedding_gather<T>(
         static_cast<const T*>(c_.weights.token_embedding()), batch_.token_ids, residual_,
-        shape_.num_tokens, cfg_.hidden_size, cfg_.vocab_size, c_.stream));
+        shape_.num_tokens, cfg_.hidden_size, cfg_.vocab_size, scale, c_.stream));
   }
 
   void norm(StepBuffer x, StepBuffer out, WeightRef weight) override {
@@ -132,8 +131,8 @@ class CudaForwardOps final : public ForwardOps {
     SLUICE_KERNEL_CHECK(kernels::rope_and_cache<T>(
         q, q + q_size, q + q_size + kv_size, batch_.positions, batch_.slot_mapping,
         c_.weights.rope_inv_freq(), cfg_.rope_layout == RopeLayout::Interleaved, k_cache, v_cache,
-        shape_.num_tokens, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim, c_.kv.block_size,
-        qkv_size(), c_.stream));
+        shape_.num_tokens, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim, cfg_.rope_dims(),
+        c_.kv.block_size, qkv_size(), c_.stream));
     kernels::PagedAttentionParams params = attention_params(cfg_, c_.kv.block_size, shape_);
     params.scale = options.scale;
     params.logit_softcap = options.logit_softcap;
