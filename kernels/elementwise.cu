@@ -1,4 +1,4 @@
-// Small element-wise ops of a Llama block. Each is a grid-stride loop over groups of elements
+// Small element-wise ops of a decoder block. Each is a grid-stride loop over groups of elements
 // that move as one vector access (16 bytes of T, or 8 elements for convert) when every
 // pointer is aligned for it, then a scalar loop over the tail; unaligned inputs take the scalar
 // loop throughout. Arithmetic is in float.
@@ -21,16 +21,27 @@ using detail::Vec;
 
 constexpr int kThreads = 256;
 
-// silu(gate) * up, as the CPU backend computes it: gate / (1 + exp(-gate)) * up.
-__device__ __forceinline__ float silu_times(float gate, float up) {
-  return gate / (1.0f + expf(-gate)) * up;
+// The activations of a gated feed-forward, each as the CPU backend computes it
+// (engine/backend/cpu_ops.cpp), in float.
+enum class Gate { Silu, GeluTanh };
+
+template <Gate kGate>
+__device__ __forceinline__ float gated(float gate, float up) {
+  if constexpr (kGate == Gate::Silu) {
+    return gate / (1.0f + expf(-gate)) * up;
+  } else {
+    // GELU's tanh approximation (Gemma's gelu_pytorch_tanh), with the CPU's float constants.
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    return 0.5f * gate * (1.0f + tanhf(kSqrt2OverPi * (gate + 0.044715f * gate * gate * gate))) *
+           up;
+  }
 }
 
 // gate, up, out: [rows, cols], rows row_stride apart (out may alias gate: each element is read
 // before it is written). Packed: cols and row_stride are whole packs and the bases aligned.
-template <typename T>
-__global__ void silu_mul_kernel(const T* gate, const T* __restrict__ up, T* out, int64_t rows,
-                                int64_t cols, int64_t row_stride, bool is_packed) {
+template <Gate kGate, typename T>
+__global__ void gated_mul_kernel(const T* gate, const T* __restrict__ up, T* out, int64_t rows,
+                                 int64_t cols, int64_t row_stride, bool is_packed) {
   using P = Pack<T>;
   const int unit = is_packed ? P::kSize : 1;
   const int64_t units_per_row = cols / unit;
@@ -45,12 +56,20 @@ __global__ void silu_mul_kernel(const T* gate, const T* __restrict__ up, T* out,
 #pragma unroll
       for (int j = 0; j < P::kSize; ++j) {
         out_pack.values[j] =
-            from_float<T>(silu_times(to_float(gate_pack.values[j]), to_float(up_pack.values[j])));
+            from_float<T>(gated<kGate>(to_float(gate_pack.values[j]), to_float(up_pack.values[j])));
       }
       *reinterpret_cast<P*>(out + i) = out_pack;
     } else {
-      out[i] = from_float<T>(silu_times(to_float(gate[i]), to_float(up[i])));
+      out[i] = from_float<T>(gated<kGate>(to_float(gate[i]), to_float(up[i])));
     }
+  }
+}
+
+// x: [n]; x[i] = cap * tanh(x[i] / cap), as the CPU's soft_cap.
+template <typename T>
+__global__ void soft_cap_kernel(T* __restrict__ x, int64_t n, float cap) {
+  for (int64_t i = global_thread_idx(); i < n; i += grid_stride()) {
+    x[i] = from_float<T>(cap * tanhf(to_float(x[i]) / cap));
   }
 }
 
@@ -108,19 +127,40 @@ __global__ void convert_kernel(const From* __restrict__ in, To* __restrict__ out
   }
 }
 
-}  // namespace
-
-template <typename T>
-KernelStatus silu_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
-                           int64_t row_stride, cudaStream_t stream) {
+template <Gate kGate, typename T>
+KernelStatus gated_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
+                            int64_t row_stride, cudaStream_t stream) {
   if (rows < 0 || cols < 0 || (rows > 1 && row_stride < cols)) return detail::invalid_argument();
   if (rows == 0 || cols == 0) return kKernelOk;
   constexpr int kPack = Pack<T>::kSize;
   const bool is_packed = detail::is_aligned_16(gate) && detail::is_aligned_16(up) &&
                          detail::is_aligned_16(out) && cols % kPack == 0 && row_stride % kPack == 0;
   const int64_t units = rows * (is_packed ? cols / kPack : cols);
-  detail::launch_kernel(silu_mul_kernel<T>, detail::grid_stride_blocks(units, kThreads), kThreads,
-                        0, stream, gate, up, out, rows, cols, row_stride, is_packed);
+  detail::launch_kernel(gated_mul_kernel<kGate, T>, detail::grid_stride_blocks(units, kThreads),
+                        kThreads, 0, stream, gate, up, out, rows, cols, row_stride, is_packed);
+  return detail::launch_status();
+}
+
+}  // namespace
+
+template <typename T>
+KernelStatus silu_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
+                           int64_t row_stride, cudaStream_t stream) {
+  return gated_mul_rows<Gate::Silu>(gate, up, out, rows, cols, row_stride, stream);
+}
+
+template <typename T>
+KernelStatus gelu_tanh_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
+                                int64_t row_stride, cudaStream_t stream) {
+  return gated_mul_rows<Gate::GeluTanh>(gate, up, out, rows, cols, row_stride, stream);
+}
+
+template <typename T>
+KernelStatus soft_cap(T* x, int64_t n, float cap, cudaStream_t stream) {
+  if (n < 0 || !(cap > 0.0f)) return detail::invalid_argument();
+  if (n == 0) return kKernelOk;
+  detail::launch_kernel(soft_cap_kernel<T>, detail::grid_stride_blocks(n, kThreads), kThreads, 0,
+                        stream, x, n, cap);
   return detail::launch_status();
 }
 
@@ -150,7 +190,8 @@ KernelStatus add_bias(T* x, const float* bias, int num_tokens, int dim, cudaStre
 template <typename T>
 KernelStatus gather_rows(const T* in, const int32_t* rows, T* out, int num_rows, int dim,
                          cudaStream_t stream) {
-  return detail::launch_row_gather(in, rows, out, num_rows, dim, /*num_in_rows=*/-1, stream);
+  return detail::launch_row_gather(in, rows, out, num_rows, dim, /*num_in_rows=*/-1,
+                                   /*scale=*/1.0f, stream);
 }
 
 template <typename From, typename To>
@@ -167,11 +208,14 @@ KernelStatus convert(const From* in, To* out, int64_t n, cudaStream_t stream) {
 
 // ---- instantiations --------------------------------------------------------------------------
 
-#define SLUICE_INSTANTIATE_ELEMENTWISE(T)                                                   \
-  template KernelStatus silu_mul<T>(const T*, const T*, T*, int64_t, cudaStream_t);         \
-  template KernelStatus silu_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, \
-                                         cudaStream_t);                                     \
-  template KernelStatus add_bias<T>(T*, const float*, int, int, cudaStream_t);              \
+#define SLUICE_INSTANTIATE_ELEMENTWISE(T)                                                        \
+  template KernelStatus silu_mul<T>(const T*, const T*, T*, int64_t, cudaStream_t);              \
+  template KernelStatus silu_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t,      \
+                                         cudaStream_t);                                          \
+  template KernelStatus gelu_tanh_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, \
+                                              cudaStream_t);                                     \
+  template KernelStatus soft_cap<T>(T*, int64_t, float, cudaStream_t);                           \
+  template KernelStatus add_bias<T>(T*, const float*, int, int, cudaStream_t);                   \
   template KernelStatus gather_rows<T>(const T*, const int32_t*, T*, int, int, cudaStream_t);
 SLUICE_INSTANTIATE_ELEMENTWISE(float)
 SLUICE_INSTANTIATE_ELEMENTWISE(__nv_bfloat16)

@@ -1,4 +1,4 @@
-// Small element-wise ops of a Llama block.
+// Small element-wise ops of a decoder block.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,6 +19,16 @@ KernelStatus silu_mul(const T* gate, const T* up, T* out, int64_t n, cudaStream_
 template <typename T>
 KernelStatus silu_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
                            int64_t row_stride, cudaStream_t stream);
+
+// out[r, c] = gelu_tanh(gate[r, c]) * up[r, c] (GeGLU: GELU's tanh approximation in float, as
+// the CPU backend's gelu_tanh_mul), with the rows and aliasing of silu_mul_rows.
+template <typename T>
+KernelStatus gelu_tanh_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
+                                int64_t row_stride, cudaStream_t stream);
+
+// x[i] = cap * tanh(x[i] / cap) over n elements (Gemma 2's final logit soft-cap). cap > 0.
+template <typename T>
+KernelStatus soft_cap(T* x, int64_t n, float cap, cudaStream_t stream);
 
 // x[t, i] += bias[i] for num_tokens rows of dim elements; bias is float.
 template <typename T>

@@ -7,7 +7,8 @@
 // Rows move in 16-byte packs when every matrix is 16-byte aligned and hidden_size is a multiple
 // of the pack (4 floats, 8 halves), element by element otherwise. x, residual_in, residual_out
 // and out may alias one another element for element: a thread reads an element before it writes
-// it, and the same thread handles an index in both sweeps.
+// it, and the same thread handles an index in both sweeps. A plain norm (no residual_out) stores
+// no sum and its second sweep re-reads x.
 #include "kernels/rms_norm.cuh"
 
 #include "kernels/dtype_traits.cuh"
@@ -45,7 +46,8 @@ __device__ float block_sum(float value) {
   return total;
 }
 
-// Adds the residual to n consecutive values and returns their sum of squares.
+// Adds the residual to n consecutive values and returns their sum of squares. residual_out is
+// null for a plain norm of x (residual_in is then null too, and the sum is x itself).
 template <typename T, int N>
 __device__ __forceinline__ float add_residual(const T* x, const T* residual_in, T* residual_out) {
   float sum_squares = 0.0f;
@@ -54,7 +56,7 @@ __device__ __forceinline__ float add_residual(const T* x, const T* residual_in, 
     float value = to_float(x[j]);
     if (residual_in != nullptr) value += to_float(residual_in[j]);
     const T stored = from_float<T>(value);
-    residual_out[j] = stored;
+    if (residual_out != nullptr) residual_out[j] = stored;
     const float rounded = to_float(stored);
     sum_squares += rounded * rounded;
   }
@@ -69,9 +71,11 @@ __global__ void rms_norm_residual_kernel(const T* x, const T* residual_in, T* re
                                          int hidden_size, bool is_packed) {
   const int64_t row_offset = static_cast<int64_t>(blockIdx.x) * hidden_size;
   x += row_offset;
-  residual_out += row_offset;
   out += row_offset;
   if (residual_in != nullptr) residual_in += row_offset;
+  if (residual_out != nullptr) residual_out += row_offset;
+  // What the second sweep normalises: the stored sum, or x itself for a plain norm.
+  const T* normed_in = residual_out != nullptr ? residual_out : x;
 
   using P = Pack<T>;
   constexpr int kPack = P::kSize;
@@ -85,12 +89,12 @@ __global__ void rms_norm_residual_kernel(const T* x, const T* residual_in, T* re
       P sum_pack;
       sum_squares += add_residual<T, kPack>(
           x_pack.values, residual_in != nullptr ? residual_pack.values : nullptr, sum_pack.values);
-      reinterpret_cast<P*>(residual_out)[p] = sum_pack;
+      if (residual_out != nullptr) reinterpret_cast<P*>(residual_out)[p] = sum_pack;
     }
   } else {
     for (int i = threadIdx.x; i < hidden_size; i += blockDim.x) {
       sum_squares += add_residual<T, 1>(x + i, residual_in != nullptr ? residual_in + i : nullptr,
-                                        residual_out + i);
+                                        residual_out != nullptr ? residual_out + i : nullptr);
     }
   }
   const float total = block_sum(sum_squares);
@@ -99,7 +103,7 @@ __global__ void rms_norm_residual_kernel(const T* x, const T* residual_in, T* re
   if (is_packed) {
     const int num_packs = hidden_size / kPack;
     for (int p = threadIdx.x; p < num_packs; p += blockDim.x) {
-      const P residual_pack = reinterpret_cast<const P*>(residual_out)[p];
+      const P residual_pack = reinterpret_cast<const P*>(normed_in)[p];
       P out_pack;
 #pragma unroll
       for (int j = 0; j < kPack; ++j) {
@@ -110,7 +114,7 @@ __global__ void rms_norm_residual_kernel(const T* x, const T* residual_in, T* re
     }
   } else {
     for (int i = threadIdx.x; i < hidden_size; i += blockDim.x) {
-      out[i] = from_float<T>(to_float(residual_out[i]) * scale * weight[i]);
+      out[i] = from_float<T>(to_float(normed_in[i]) * scale * weight[i]);
     }
   }
 }
@@ -121,7 +125,8 @@ template <typename T>
 KernelStatus rms_norm_residual(const T* x, const T* residual_in, T* residual_out,
                                const float* weight, float eps, T* out, int num_tokens,
                                int hidden_size, cudaStream_t stream) {
-  if (num_tokens < 0 || hidden_size <= 0) return detail::invalid_argument();
+  if (num_tokens < 0 || hidden_size <= 0 || (residual_out == nullptr && residual_in != nullptr))
+    return detail::invalid_argument();
   if (num_tokens == 0) return kKernelOk;
   const bool is_packed = detail::is_aligned_16(x) && detail::is_aligned_16(residual_out) &&
                          detail::is_aligned_16(out) &&

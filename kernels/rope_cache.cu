@@ -1,7 +1,8 @@
 // RoPE on q and k fused with the KV-cache write. One block per token: its threads first compute
-// the token's cos/sin for each of the head_dim / 2 pairs into shared memory (once per token,
+// the token's cos/sin for each of the rotary_dim / 2 pairs into shared memory (once per token,
 // shared by every head), then rotate q's pairs, rotate k's pairs and write them to k and to
-// k_cache, and copy v to v_cache (in 16-byte packs when aligned).
+// k_cache, copy k's unrotated dimensions (partial rotary only) to k_cache, and copy v to v_cache
+// (in 16-byte packs when aligned).
 //
 // The angle. position * inv_freq reaches ~1.3e5 rad at position 131071; a float angle there is
 // only good to ~1e-2 rad. The product is formed in double (exact for positions below 2^29, since
@@ -56,7 +57,7 @@ __device__ __forceinline__ void rotate_pair(T* head, int pair_idx, int half, boo
 // k, v:         [num_tokens, num_kv_heads * head_dim], rows kv_stride apart
 // positions:    [num_tokens]
 // slot_mapping: [num_tokens]
-// inv_freq:     [head_dim / 2]
+// inv_freq:     [rotary_dim / 2]
 // k_cache, v_cache: [num_slots, num_kv_heads, head_dim], num_slots = num_blocks * block_size
 template <typename T>
 __global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k, const T* __restrict__ v,
@@ -64,11 +65,11 @@ __global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k, cons
                                       const int64_t* __restrict__ slot_mapping,
                                       const float* __restrict__ inv_freq, bool interleaved,
                                       T* __restrict__ k_cache, T* __restrict__ v_cache,
-                                      int num_heads, int num_kv_heads, int head_dim,
+                                      int num_heads, int num_kv_heads, int head_dim, int rotary_dim,
                                       int64_t q_stride, int64_t kv_stride, bool is_v_packed) {
-  SLUICE_DYNAMIC_SHARED(float, trig);  // [head_dim]: cos of each pair, then sin of each pair
+  SLUICE_DYNAMIC_SHARED(float, trig);  // [rotary_dim]: cos of each pair, then sin of each pair
   const int64_t token = blockIdx.x;
-  const int half = head_dim / 2;
+  const int half = rotary_dim / 2;
   const int32_t position = positions[token];
   for (int i = threadIdx.x; i < half; i += blockDim.x) {
     float sin_value, cos_value;
@@ -106,6 +107,13 @@ __global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k, cons
   }
 
   if (slot < 0) return;
+  // Partial rotary: k's unrotated dimensions go to the cache as they are.
+  const int num_passed = head_dim - rotary_dim;
+  for (int work = threadIdx.x; work < num_kv_heads * num_passed; work += blockDim.x) {
+    const int dim = (work / num_passed) * head_dim + rotary_dim + work % num_passed;
+    k_cache_row[dim] = k_row[dim];
+  }
+
   const T* v_row = v + token * kv_stride;
   T* v_cache_row = v_cache + slot * kv_dim;
   if (is_v_packed) {
@@ -124,11 +132,12 @@ template <typename T>
 KernelStatus rope_and_cache(T* q, T* k, const T* v, const int32_t* positions,
                             const int64_t* slot_mapping, const float* inv_freq, bool interleaved,
                             T* k_cache, T* v_cache, int num_tokens, int num_heads, int num_kv_heads,
-                            int head_dim, int block_size, int64_t row_stride, cudaStream_t stream) {
+                            int head_dim, int rotary_dim, int block_size, int64_t row_stride,
+                            cudaStream_t stream) {
   // The cache offset of a slot does not need block_size (slot = block_id * block_size + offset
   // is already the row index of [num_blocks * block_size, ...]); it is validated only.
-  if (num_tokens < 0 || num_heads <= 0 || num_kv_heads <= 0 || head_dim <= 0 ||
-      head_dim % 2 != 0 || block_size <= 0) {
+  if (num_tokens < 0 || num_heads <= 0 || num_kv_heads <= 0 || head_dim <= 0 || rotary_dim <= 0 ||
+      rotary_dim > head_dim || rotary_dim % 2 != 0 || block_size <= 0) {
     return detail::invalid_argument();
   }
   const int kv_dim = num_kv_heads * head_dim;
@@ -140,19 +149,20 @@ KernelStatus rope_and_cache(T* q, T* k, const T* v, const int32_t* positions,
   const int64_t kv_stride = row_stride != 0 ? row_stride : kv_dim;
   const bool is_v_packed = detail::is_aligned_16(v) && detail::is_aligned_16(v_cache) &&
                            kv_dim % Pack<T>::kSize == 0 && kv_stride % Pack<T>::kSize == 0;
-  const int max_work = num_heads * (head_dim / 2);
+  const int max_work = num_heads * (rotary_dim / 2);
   const int threads = max_work >= 256 ? 256 : 32 * ((max_work + 31) / 32);
-  const size_t shared_bytes = sizeof(float) * static_cast<size_t>(head_dim);
+  const size_t shared_bytes = sizeof(float) * static_cast<size_t>(rotary_dim);
   detail::launch_kernel(rope_and_cache_kernel<T>, num_tokens, threads, shared_bytes, stream, q, k,
                         v, positions, slot_mapping, inv_freq, interleaved, k_cache, v_cache,
-                        num_heads, num_kv_heads, head_dim, q_stride, kv_stride, is_v_packed);
+                        num_heads, num_kv_heads, head_dim, rotary_dim, q_stride, kv_stride,
+                        is_v_packed);
   return detail::launch_status();
 }
 
 #define SLUICE_INSTANTIATE_ROPE(T)                                                             \
   template KernelStatus rope_and_cache<T>(T*, T*, const T*, const int32_t*, const int64_t*,    \
                                           const float*, bool, T*, T*, int, int, int, int, int, \
-                                          int64_t, cudaStream_t);
+                                          int, int64_t, cudaStream_t);
 SLUICE_INSTANTIATE_ROPE(float)
 SLUICE_INSTANTIATE_ROPE(__nv_bfloat16)
 SLUICE_INSTANTIATE_ROPE(__half)

@@ -16,15 +16,19 @@ namespace sluice::kernels {
 //               arrays, q_size + 2 * kv_size when they are the parts of one fused q|k|v row
 // positions:    [num_tokens]
 // slot_mapping: [num_tokens] block_id * block_size + offset
-// inv_freq:     [head_dim / 2] per-pair inverse frequencies (scaling already applied), float
+// inv_freq:     [rotary_dim / 2] per-pair inverse frequencies (scaling already applied), float:
+//               the layer's own table where layers differ (Gemma 3's local and global bases)
 // k_cache, v_cache: one layer, [num_blocks, block_size, num_kv_heads, head_dim]
-// interleaved: pairs (2i, 2i+1) (llama2.c, GGUF) when true, (i, i + head_dim/2) otherwise.
+// rotary_dim:   the dimensions of each head that rotate (even, at most head_dim): the first
+//               rotary_dim; the rest pass through (Phi-3's partial rotary), into the cache too
+// interleaved: pairs (2i, 2i+1) (llama2.c, GGUF) when true, (i, i + rotary_dim/2) otherwise.
 // Angles are computed as position * inv_freq in float after reducing position * inv_freq
 // modulo 2*pi in double precision, so long contexts keep their accuracy.
 template <typename T>
 KernelStatus rope_and_cache(T* q, T* k, const T* v, const int32_t* positions,
                             const int64_t* slot_mapping, const float* inv_freq, bool interleaved,
                             T* k_cache, T* v_cache, int num_tokens, int num_heads, int num_kv_heads,
-                            int head_dim, int block_size, int64_t row_stride, cudaStream_t stream);
+                            int head_dim, int rotary_dim, int block_size, int64_t row_stride,
+                            cudaStream_t stream);
 
 }  // namespace sluice::kernels

@@ -1,6 +1,6 @@
-// The small CUDA ops (embedding, RMSNorm + residual, RoPE + cache write, SiLU-mul, bias, row
-// gather, conversions, dequantization of every GGUF quantized type, copy-on-write of KV blocks)
-// against the CPU backend's reference code, for float, bf16 and fp16, on odd sizes. Tolerances
+// The small CUDA ops (embedding, RMSNorm + residual, SiLU-mul, bias, row gather, conversions,
+// copy-on-write of KV blocks) against the CPU backend's reference code, for float, bf16 and
+// fp16, on odd sizes (RoPE + cache write: rope_cache_kernel_test.cpp). Tolerances
 // (|gpu - ref| <= tol * (1 + |ref|)): 1e-4 for float, 2e-2 for bf16 and fp16 (their own rounding
 // is 4e-3 and 5e-4 relative). Copies, conversions and dequantization are compared bit for bit.
 #include <cuda_bf16.h>
@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <numeric>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -23,13 +22,11 @@
 #include "engine/backend/cpu_ops.h"
 #include "engine/core/dtype.h"
 #include "engine/core/quant_blocks.h"
-#include "engine/core/thread_pool.h"
 #include "kernels/block_copy.cuh"
 #include "kernels/dequantize.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/embedding.cuh"
 #include "kernels/rms_norm.cuh"
-#include "kernels/rope_cache.cuh"
 #include "tests/gpu/gpu_test_support.h"
 #include "tests/gpu/kernel_test_support.h"
 
@@ -69,7 +66,7 @@ TYPED_TEST(KernelOps, EmbeddingGatherCopiesRowsAndZeroesOutOfRangeIds) {
       DeviceBuffer<Storage<T>> d_out(static_cast<size_t>(num_tokens) * hidden_size);
       expect_ok(kernels::embedding_gather<T>(device_ptr<T>(d_table), d_ids.get(),
                                              device_ptr<T>(d_out), num_tokens, hidden_size,
-                                             vocab_size, nullptr));
+                                             vocab_size, /*scale=*/1.0f, nullptr));
       std::vector<Storage<T>> expected(d_out.size(), ElementTraits<T>::from_float(0.0f));
       for (int t = 0; t < num_tokens; ++t) {
         const int32_t id = ids[static_cast<size_t>(t)];
@@ -127,153 +124,6 @@ TYPED_TEST(KernelOps, RmsNormResidualMatchesCpuRmsNorm) {
         expect_same_bits(d_x.download(), expected_residual, "residual_out aliasing x");
         expect_close(to_floats<T>(d_out.download()), expected_out, ElementTraits<T>::kTolerance,
                      "out with aliasing");
-      }
-    }
-  }
-}
-
-// Everything one rope_and_cache case needs, with the CPU reference worked out.
-// fused: q, k and v are the parts of one [num_tokens, q_dim + 2 * kv_dim] array, as the CUDA
-// backend's single q|k|v product leaves them.
-template <typename T>
-void check_rope_and_cache(int head_dim, bool interleaved, int num_tokens, ThreadPool& pool,
-                          bool fused = false) {
-  SCOPED_TRACE("head_dim " + std::to_string(head_dim) +
-               (interleaved ? ", interleaved" : ", rotate-half") + ", tokens " +
-               std::to_string(num_tokens) + (fused ? ", fused q|k|v rows" : ""));
-  const int num_heads = 4;
-  const int num_kv_heads = 2;
-  const int block_size = 16;
-  const int num_blocks = (num_tokens + block_size - 1) / block_size + 3;
-  const int num_slots = num_blocks * block_size;
-  const size_t q_size = static_cast<size_t>(num_tokens) * num_heads * head_dim;
-  const size_t kv_dim = static_cast<size_t>(num_kv_heads) * head_dim;
-  const size_t kv_size = static_cast<size_t>(num_tokens) * kv_dim;
-  const auto seed = static_cast<uint32_t>(head_dim * 31 + num_tokens);
-
-  std::mt19937 rng(seed);
-  std::vector<int32_t> positions(static_cast<size_t>(num_tokens));
-  for (int32_t& p : positions) p = static_cast<int32_t>(rng() % 131072);
-  positions.front() = 131071;
-  if (num_tokens > 1) positions.back() = 0;
-  // Distinct slots in a shuffled order; every fifth token is padding (slot -1).
-  std::vector<int64_t> slots(static_cast<size_t>(num_slots));
-  std::iota(slots.begin(), slots.end(), 0);
-  std::shuffle(slots.begin(), slots.end(), rng);
-  std::vector<int64_t> slot_mapping(slots.begin(), slots.begin() + num_tokens);
-  for (size_t t = 2; t < slot_mapping.size(); t += 5) slot_mapping[t] = -1;
-
-  // inv_freq in float for the kernel; the reference gets the very same values in double.
-  const double theta = head_dim == 128 ? 500000.0 : 10000.0;
-  std::vector<float> inv_freq(static_cast<size_t>(head_dim / 2));
-  std::vector<double> inv_freq_reference(inv_freq.size());
-  for (size_t i = 0; i < inv_freq.size(); ++i) {
-    inv_freq[i] = static_cast<float>(1.0 / std::pow(theta, 2.0 * static_cast<double>(i) / head_dim));
-    inv_freq_reference[i] = inv_freq[i];
-  }
-
-  const auto q = random_storage<T>(q_size, seed + 1);
-  const auto k = random_storage<T>(kv_size, seed + 2);
-  const auto v = random_storage<T>(kv_size, seed + 3);
-  std::vector<float> expected_q = to_floats<T>(q);
-  std::vector<float> expected_k = to_floats<T>(k);
-  apply_rope(expected_q.data(), expected_k.data(), positions.data(), num_tokens, num_heads,
-             num_kv_heads, head_dim, interleaved ? RopeLayout::Interleaved : RopeLayout::RotateHalf,
-             inv_freq_reference, pool);
-
-  const Storage<T> sentinel = ElementTraits<T>::from_float(-12345.0f);
-  const std::vector<Storage<T>> empty_cache(static_cast<size_t>(num_slots) * kv_dim, sentinel);
-  DeviceBuffer<Storage<T>> d_k_cache(empty_cache), d_v_cache(empty_cache);
-  DeviceBuffer<int32_t> d_positions(positions);
-  DeviceBuffer<int64_t> d_slot_mapping(slot_mapping);
-  DeviceBuffer<float> d_inv_freq(inv_freq);
-  const size_t q_dim = q_size / static_cast<size_t>(num_tokens);
-  const size_t fused_dim = q_dim + 2 * kv_dim;
-  // The three arrays, each in its own buffer or stacked row by row into one.
-  std::vector<Storage<T>> gpu_q, gpu_k, gpu_v;
-  if (fused) {
-    std::vector<Storage<T>> qkv(static_cast<size_t>(num_tokens) * fused_dim);
-    for (size_t t = 0; t < static_cast<size_t>(num_tokens); ++t) {
-      std::copy_n(q.begin() + static_cast<ptrdiff_t>(t * q_dim), q_dim,
-                  qkv.begin() + static_cast<ptrdiff_t>(t * fused_dim));
-      std::copy_n(k.begin() + static_cast<ptrdiff_t>(t * kv_dim), kv_dim,
-                  qkv.begin() + static_cast<ptrdiff_t>(t * fused_dim + q_dim));
-      std::copy_n(v.begin() + static_cast<ptrdiff_t>(t * kv_dim), kv_dim,
-                  qkv.begin() + static_cast<ptrdiff_t>(t * fused_dim + q_dim + kv_dim));
-    }
-    DeviceBuffer<Storage<T>> d_qkv(qkv);
-    T* base = device_ptr<T>(d_qkv);
-    expect_ok(kernels::rope_and_cache<T>(
-        base, base + q_dim, base + q_dim + kv_dim, d_positions.get(), d_slot_mapping.get(),
-        d_inv_freq.get(), interleaved, device_ptr<T>(d_k_cache), device_ptr<T>(d_v_cache),
-        num_tokens, num_heads, num_kv_heads, head_dim, block_size, static_cast<int64_t>(fused_dim),
-        nullptr));
-    const auto out = d_qkv.download();
-    for (size_t t = 0; t < static_cast<size_t>(num_tokens); ++t) {
-      const auto row = out.begin() + static_cast<ptrdiff_t>(t * fused_dim);
-      gpu_q.insert(gpu_q.end(), row, row + static_cast<ptrdiff_t>(q_dim));
-      gpu_k.insert(gpu_k.end(), row + static_cast<ptrdiff_t>(q_dim),
-                   row + static_cast<ptrdiff_t>(q_dim + kv_dim));
-      gpu_v.insert(gpu_v.end(), row + static_cast<ptrdiff_t>(q_dim + kv_dim),
-                   row + static_cast<ptrdiff_t>(fused_dim));
-    }
-  } else {
-    DeviceBuffer<Storage<T>> d_q(q), d_k(k), d_v(v);
-    expect_ok(kernels::rope_and_cache<T>(device_ptr<T>(d_q), device_ptr<T>(d_k), device_ptr<T>(d_v),
-                                         d_positions.get(), d_slot_mapping.get(), d_inv_freq.get(),
-                                         interleaved, device_ptr<T>(d_k_cache),
-                                         device_ptr<T>(d_v_cache), num_tokens, num_heads,
-                                         num_kv_heads, head_dim, block_size, 0, nullptr));
-    gpu_q = d_q.download();
-    gpu_k = d_k.download();
-    gpu_v = d_v.download();
-  }
-  expect_close(to_floats<T>(gpu_q), expected_q, ElementTraits<T>::kTolerance, "q");
-  expect_close(to_floats<T>(gpu_k), expected_k, ElementTraits<T>::kTolerance, "k");
-
-  // Slot by slot: a written slot holds its token's rotated k and its v, every other slot is
-  // untouched.
-  std::vector<int> token_of_slot(static_cast<size_t>(num_slots), -1);
-  for (int t = 0; t < num_tokens; ++t) {
-    const int64_t slot = slot_mapping[static_cast<size_t>(t)];
-    if (slot >= 0) token_of_slot[static_cast<size_t>(slot)] = t;
-  }
-  std::vector<Storage<T>> expected_k_cache = empty_cache;
-  std::vector<Storage<T>> expected_v_cache = empty_cache;
-  for (int slot = 0; slot < num_slots; ++slot) {
-    const int t = token_of_slot[static_cast<size_t>(slot)];
-    if (t < 0) continue;
-    std::copy_n(gpu_k.begin() + static_cast<ptrdiff_t>(t * kv_dim), kv_dim,
-                expected_k_cache.begin() + static_cast<ptrdiff_t>(slot * kv_dim));
-    std::copy_n(v.begin() + static_cast<ptrdiff_t>(t * kv_dim), kv_dim,
-                expected_v_cache.begin() + static_cast<ptrdiff_t>(slot * kv_dim));
-  }
-  expect_same_bits(d_k_cache.download(), expected_k_cache, "k_cache");
-  expect_same_bits(d_v_cache.download(), expected_v_cache, "v_cache");
-  expect_same_bits(gpu_v, v, "v (unchanged)");
-}
-
-TYPED_TEST(KernelOps, RopeAndCacheMatchesCpuRopeAndWritesSlots) {
-  SLUICE_REQUIRE_CUDA();
-  ThreadPool pool(1);
-  for (const int head_dim : {8, 64, 80, 128}) {
-    for (const bool interleaved : {true, false}) {
-      for (const int num_tokens : kTokenCounts) {
-        check_rope_and_cache<TypeParam>(head_dim, interleaved, num_tokens, pool);
-      }
-    }
-  }
-}
-
-TYPED_TEST(KernelOps, RopeAndCacheOverFusedQkvRows) {
-  SLUICE_REQUIRE_CUDA();
-  ThreadPool pool(1);
-  // Rows of q | k | v: each token's q, k and v start mid-row, so a kernel that assumed dense
-  // rows would read another token's k as its q.
-  for (const int head_dim : {8, 80, 128}) {
-    for (const bool interleaved : {true, false}) {
-      for (const int num_tokens : kTokenCounts) {
-        check_rope_and_cache<TypeParam>(head_dim, interleaved, num_tokens, pool, /*fused=*/true);
       }
     }
   }

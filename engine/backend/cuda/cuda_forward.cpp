@@ -5,9 +5,11 @@
 #include <utility>
 
 #include "engine/backend/cuda/cuda_types.h"
+#include "engine/core/error.h"
 #include "engine/model/forward_pass.h"
 #include "kernels/elementwise.cuh"
 #include "kernels/embedding.cuh"
+#include "kernels/head_norm.cuh"
 #include "kernels/rms_norm.cuh"
 #include "kernels/rope_cache.cuh"
 
@@ -67,7 +69,10 @@ namespace {
 // act(gate) * up is written over the gate half of one gate|up product; RoPE is applied by the
 // kernel that writes K and V into the cache, so rope() only marks the layer and attention()
 // launches it. The residual stream and the pending projection swap buffers at each add (the sum
-// is written over the projection).
+// is written over the projection). An option a model does not use costs no launch: q/k head
+// norms, post norms and the logit soft-cap are launched only by the models that have them, and
+// the embedding scale, GeGLU, partial rotary and per-layer RoPE tables are parameters of
+// launches every model makes.
 template <typename T>
 class CudaForwardOps final : public ForwardOps {
  public:
@@ -82,20 +87,20 @@ class CudaForwardOps final : public ForwardOps {
         ab_type_(cuda_data_type(c.dtype)) {}
 
   void embed(float scale) override {
-    assert(scale == 1.0f);  // cuda_unsupported_features refuses scaled embeddings
-    (void)scale;
     SLUICE_KERNEL_CHECK(kernels::embedding_gather<T>(
         static_cast<const T*>(c_.weights.token_embedding()), batch_.token_ids, residual_,
-        shape_.num_tokens, cfg_.hidden_size, cfg_.vocab_size, c_.stream));
+        shape_.num_tokens, cfg_.hidden_size, cfg_.vocab_size, scale, c_.stream));
   }
 
+  // The first layer's input norm (Residual -> Normed) and Gemma's post norms (Proj in place).
   void norm(StepBuffer x, StepBuffer out, WeightRef weight) override {
-    assert(x == StepBuffer::Residual && out == StepBuffer::Normed);  // no post norms on CUDA yet
-    (void)x;
-    (void)out;
-    SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(
-        residual_, nullptr, residual_, norm_weight(weight), cfg_.rms_norm_eps, normed_,
-        shape_.num_tokens, cfg_.hidden_size, c_.stream));
+    assert((x == StepBuffer::Residual && out == StepBuffer::Normed) ||
+           (x == StepBuffer::Proj && out == StepBuffer::Proj));  // what run_forward asks for
+    const float* w = norm_weight(weight);
+    assert(w != nullptr);  // the loader checked that the model has the roles it uses
+    SLUICE_KERNEL_CHECK(
+        kernels::rms_norm_residual<T>(buffer(x), nullptr, nullptr, w, cfg_.rms_norm_eps,
+                                      buffer(out), shape_.num_tokens, cfg_.hidden_size, c_.stream));
   }
 
   // residual + pending is written over the pending buffer, which becomes the residual stream.
@@ -117,7 +122,15 @@ class CudaForwardOps final : public ForwardOps {
           kernels::add_bias<T>(qkv, w.bqkv, shape_.num_tokens, qkv_size(), c_.stream));
   }
 
-  void head_norms(int) override { assert(false && "refused by cuda_unsupported_features"); }
+  // Q and K heads in one launch, in place in the q|k|v rows, before rope_and_cache rotates them.
+  void head_norms(int l) override {
+    const CudaLayerWeights& w = c_.weights.layer(l);
+    assert(w.q_norm != nullptr && w.k_norm != nullptr);  // validated weights of a qk_norm model
+    auto* q = static_cast<T*>(c_.buffers.qkv);
+    SLUICE_KERNEL_CHECK(kernels::head_rms_norm<T>(
+        q, q + cfg_.q_size(), w.q_norm, w.k_norm, cfg_.rms_norm_eps, shape_.num_tokens,
+        cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim, qkv_size(), c_.stream));
+  }
 
   void rope(int l) override { rope_layer_ = l; }
 
@@ -131,9 +144,9 @@ class CudaForwardOps final : public ForwardOps {
     auto* v_cache = static_cast<T*>(c_.kv.v[static_cast<size_t>(l)]);
     SLUICE_KERNEL_CHECK(kernels::rope_and_cache<T>(
         q, q + q_size, q + q_size + kv_size, batch_.positions, batch_.slot_mapping,
-        c_.weights.rope_inv_freq(), cfg_.rope_layout == RopeLayout::Interleaved, k_cache, v_cache,
-        shape_.num_tokens, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim, c_.kv.block_size,
-        qkv_size(), c_.stream));
+        c_.weights.layer(l).rope_inv_freq, cfg_.rope_layout == RopeLayout::Interleaved, k_cache,
+        v_cache, shape_.num_tokens, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim,
+        cfg_.rope_dims(), c_.kv.block_size, qkv_size(), c_.stream));
     kernels::PagedAttentionParams params = attention_params(cfg_, c_.kv.block_size, shape_);
     params.scale = options.scale;
     params.logit_softcap = options.logit_softcap;
@@ -160,22 +173,21 @@ class CudaForwardOps final : public ForwardOps {
   }
 
   void gated_ffn(int l, Activation activation) override {
-    assert(activation == Activation::Silu);
-    (void)activation;
     const int ffn = cfg_.intermediate_size;
     auto* gate_up = static_cast<T*>(c_.buffers.gate_up);
     linear_raw(normed_, c_.weights.layer(l).w_gate_up, gate_up, cfg_.hidden_size, 2 * ffn);
-    // silu(gate) * up over the gate half of each row, read from there by the down product.
-    SLUICE_KERNEL_CHECK(kernels::silu_mul_rows<T>(gate_up, gate_up + ffn, gate_up,
-                                                  shape_.num_tokens, ffn, 2 * ffn, c_.stream));
+    // act(gate) * up over the gate half of each row, read from there by the down product.
+    const auto gated_mul = activation == Activation::GeluTanh ? &kernels::gelu_tanh_mul_rows<T>
+                                                              : &kernels::silu_mul_rows<T>;
+    SLUICE_KERNEL_CHECK(
+        gated_mul(gate_up, gate_up + ffn, gate_up, shape_.num_tokens, ffn, 2 * ffn, c_.stream));
   }
 
   // Only the rows that sample go through the final norm and the LM head: the last layer's
   // down projection and the residual stream are gathered for them, added and normed.
   void logits(StepBuffer pending, float softcap) override {
-    assert(pending == StepBuffer::Proj && softcap == 0.0f);
+    assert(pending == StepBuffer::Proj);
     (void)pending;
-    (void)softcap;
     const int rows = shape_.num_logits_rows;
     if (rows == 0) return;
     const ForwardBuffers& b = c_.buffers;
@@ -194,6 +206,10 @@ class CudaForwardOps final : public ForwardOps {
     // type before sampling.
     c_.gemm.linear(final_normed, c_.weights.lm_head(), b.logits, rows, hidden, cfg_.vocab_size,
                    ab_type_, CUDA_R_32F);
+    if (softcap > 0.0f) {
+      SLUICE_KERNEL_CHECK(kernels::soft_cap<float>(
+          b.logits, static_cast<int64_t>(rows) * cfg_.vocab_size, softcap, c_.stream));
+    }
   }
 
  private:
@@ -205,10 +221,34 @@ class CudaForwardOps final : public ForwardOps {
                    x_row_stride);
   }
 
+  // The buffers norm() works on; the pending projection is the spare residual buffer.
+  T* buffer(StepBuffer b) const {
+    switch (b) {
+      case StepBuffer::Residual:
+        return residual_;
+      case StepBuffer::Normed:
+        return normed_;
+      case StepBuffer::Proj:
+        return spare_;
+      default:
+        fail("the CUDA forward pass has no norm over step buffer ", static_cast<int>(b));
+    }
+  }
+
   const float* norm_weight(WeightRef weight) const {
     const CudaLayerWeights& w = c_.weights.layer(weight.layer);
-    assert(weight.role == WeightRole::AttnNorm || weight.role == WeightRole::FfnNorm);
-    return weight.role == WeightRole::AttnNorm ? w.attn_norm : w.ffn_norm;
+    switch (weight.role) {
+      case WeightRole::AttnNorm:
+        return w.attn_norm;
+      case WeightRole::FfnNorm:
+        return w.ffn_norm;
+      case WeightRole::PostAttnNorm:
+        return w.post_attn_norm;
+      case WeightRole::PostFfnNorm:
+        return w.post_ffn_norm;
+      default:
+        fail("the CUDA backend has no norm ", weight_role_name(weight.role));
+    }
   }
 
   const ForwardContext& c_;

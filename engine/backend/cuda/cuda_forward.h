@@ -4,6 +4,10 @@
 //   (+ bias) -> rope_and_cache -> paged_attention -> o product -> rms_norm_residual -> one
 //   gate|up product -> silu_mul (over the gate half) -> down product -> the rows needing logits
 //   gathered -> final norm -> LM head product in fp32.
+// The other architectures add launches only for the options they have: head_rms_norm before
+// rope_and_cache (q/k norms: Qwen3, Gemma 3), an in-place rms_norm of the o and down products
+// (post norms: Gemma 2/3) and soft_cap over the logits (Gemma 2). Scaled embeddings, GeGLU,
+// partial rotary and per-layer RoPE frequencies change the arguments of existing launches.
 // enqueue_forward neither allocates nor synchronises, so it can be captured into a CUDA graph.
 #pragma once
 

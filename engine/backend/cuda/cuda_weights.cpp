@@ -35,6 +35,30 @@ void for_each_matrix(const ModelWeights& w, Fn&& fn) {
 template <typename From, typename To>
 constexpr bool kSameType = std::is_same_v<From, To>;
 
+// The model's distinct RoPE frequency tables in fp32 (as the kernel reads them), and which one
+// each layer uses: one table unless layers differ in base or scaling (Gemma 3's local layers).
+struct RopeTables {
+  std::vector<std::vector<float>> tables;
+  std::vector<size_t> table_of_layer;  // [num_layers]
+};
+
+RopeTables rope_tables(const ModelConfig& config, const WeightTensor& freq_factors) {
+  RopeTables out;
+  for (int l = 0; l < config.num_layers; ++l) {
+    const std::vector<double> wide = rope_inverse_frequencies(config, l, freq_factors);
+    const std::vector<float> table(wide.begin(), wide.end());
+    const auto it = std::find(out.tables.begin(), out.tables.end(), table);
+    out.table_of_layer.push_back(static_cast<size_t>(it - out.tables.begin()));
+    if (it == out.tables.end()) out.tables.push_back(table);
+  }
+  return out;
+}
+
+// The norm vectors of a layer, in the order they are placed.
+std::vector<const WeightTensor*> layer_norms(const LayerWeights& l) {
+  return {&l.attn_norm, &l.ffn_norm, &l.q_norm, &l.k_norm, &l.post_attn_norm, &l.post_ffn_norm};
+}
+
 }  // namespace
 
 // Places tensors one after the other in the weights' allocation and uploads them.
@@ -75,10 +99,13 @@ class CudaWeights::Uploader {
     return floats(host);
   }
 
-  // Uploads a vector as fp32 (widened on the host: norms and biases are small).
-  const float* floats(const WeightTensor& t) {
+  // Uploads a vector as fp32 plus offset (widened on the host: norms and biases are small);
+  // null for an empty tensor (a role the architecture does not have).
+  const float* floats(const WeightTensor& t, float offset = 0.0f) {
+    if (t.empty()) return nullptr;
     std::vector<float> host(static_cast<size_t>(t.num_elements()));
     dequantize_row(t.dtype, t.data, host.data(), t.num_elements());
+    for (float& x : host) x += offset;
     return floats(host);
   }
   const float* floats(const std::vector<float>& host) {
@@ -220,10 +247,14 @@ CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, Activ
   });
   const auto floats_bytes = [](int64_t n) { return align_256(static_cast<size_t>(n) * 4); };
   for (const LayerWeights& l : w.layers) {
-    total += 2 * floats_bytes(config.hidden_size);
+    for (const WeightTensor* norm : layer_norms(l)) {
+      if (!norm->empty()) total += floats_bytes(norm->num_elements());
+    }
     if (!l.bq.empty()) total += floats_bytes(config.q_size()) + 2 * floats_bytes(config.kv_size());
   }
-  total += floats_bytes(config.hidden_size) + floats_bytes(config.head_dim / 2);
+  const RopeTables rope = rope_tables(config, w.rope_freq_factors);
+  total +=
+      floats_bytes(config.hidden_size) + rope.tables.size() * floats_bytes(config.rope_dims() / 2);
   storage_ = DeviceBuffer(total, "the model's weights");
 
   Uploader up(dtype, stream, storage_.as<unsigned char>(), total);
@@ -236,14 +267,22 @@ CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, Activ
     dst.wo = up.matrix(src.wo);
     dst.w_gate_up = up.stacked({&src.w_gate, &src.w_up});
     dst.w_down = up.matrix(src.w_down);
-    dst.attn_norm = up.floats(src.attn_norm);
-    dst.ffn_norm = up.floats(src.ffn_norm);
+    const float offset = config.norm_weight_offset;  // folded in once, as the CPU backend does
+    dst.attn_norm = up.floats(src.attn_norm, offset);
+    dst.ffn_norm = up.floats(src.ffn_norm, offset);
+    dst.q_norm = up.floats(src.q_norm, offset);
+    dst.k_norm = up.floats(src.k_norm, offset);
+    dst.post_attn_norm = up.floats(src.post_attn_norm, offset);
+    dst.post_ffn_norm = up.floats(src.post_ffn_norm, offset);
     if (!src.bq.empty()) dst.bqkv = up.stacked_floats({&src.bq, &src.bk, &src.bv});
   }
   lm_head_ = w.lm_head.data == w.token_embedding.data ? token_embedding_ : up.matrix(w.lm_head);
-  final_norm_ = up.floats(w.final_norm);
-  const std::vector<double> inv_freq = rope_inverse_frequencies(config, w.rope_freq_factors);
-  rope_inv_freq_ = up.floats(std::vector<float>(inv_freq.begin(), inv_freq.end()));
+  final_norm_ = up.floats(w.final_norm, config.norm_weight_offset);
+  std::vector<const float*> rope_on_device;
+  for (const std::vector<float>& table : rope.tables) rope_on_device.push_back(up.floats(table));
+  for (size_t i = 0; i < layers_.size(); ++i)
+    layers_[i].rope_inv_freq = rope_on_device[rope.table_of_layer[i]];
+  num_rope_tables_ = static_cast<int>(rope.tables.size());
   SLUICE_CUDA_CHECK(cudaStreamSynchronize(stream));
   conversion_summary_ = up.summary() + "; norms and biases fp32";
 }

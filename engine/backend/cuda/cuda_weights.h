@@ -1,10 +1,12 @@
 // The model's weights on the device, uploaded once: matrices (and the embedding table) in the
 // activation type, converted on the device from their stored type (F32/F16/BF16 by the convert
 // kernel, the quantized types by the dequantize kernel: none is kept quantized, so the weights
-// take their widened size on the device), norm weights, biases and
-// RoPE frequencies in fp32. One allocation holds everything; a tied LM head shares the
-// embedding's copy. q/k/v and gate/up are stacked into one matrix each (fewer, larger products:
-// at batch 1 the separate k and v products ran at a third of the memory bandwidth on an H200).
+// take their widened size on the device), norm weights (with the model's offset applied, as the
+// CPU backend does: Gemma's 1 + w), biases and RoPE frequencies in fp32. One allocation holds
+// everything; a tied LM head shares the embedding's copy, and layers whose RoPE frequencies are
+// equal share one table. q/k/v and gate/up are stacked into one matrix each (fewer, larger
+// products: at batch 1 the separate k and v products ran at a third of the memory bandwidth on an
+// H200).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -29,6 +31,13 @@ struct CudaLayerWeights {
   const float* attn_norm = nullptr;  // [hidden_size]
   const float* ffn_norm = nullptr;   // [hidden_size]
   const float* bqkv = nullptr;       // [q_size + 2 * kv_size] or null (no bias)
+  const float* q_norm = nullptr;     // [head_dim] or null (no q/k norms)
+  const float* k_norm = nullptr;     // [head_dim] or null
+  const float* post_attn_norm = nullptr;  // [hidden_size] or null (no post norms)
+  const float* post_ffn_norm = nullptr;   // [hidden_size] or null
+  // [rope_dims / 2] this layer's RoPE inverse frequencies (rope.h), shared with every layer
+  // whose frequencies are the same.
+  const float* rope_inv_freq = nullptr;
 };
 
 class CudaWeights {
@@ -45,7 +54,8 @@ class CudaWeights {
   const void* token_embedding() const { return token_embedding_; }  // [vocab, hidden]
   const void* lm_head() const { return lm_head_; }                  // [vocab, hidden]
   const float* final_norm() const { return final_norm_; }           // [hidden]
-  const float* rope_inv_freq() const { return rope_inv_freq_; }     // [head_dim / 2]
+  // The number of distinct RoPE frequency tables uploaded (1 unless layers differ).
+  int num_rope_tables() const { return num_rope_tables_; }
   size_t bytes() const { return storage_.bytes(); }
   // What became of the stored types, e.g. "Q4_K weights dequantized to bf16 at load; Q6_K
   // weights dequantized to bf16 at load; norms and biases fp32".
@@ -59,7 +69,7 @@ class CudaWeights {
   const void* token_embedding_ = nullptr;
   const void* lm_head_ = nullptr;
   const float* final_norm_ = nullptr;
-  const float* rope_inv_freq_ = nullptr;
+  int num_rope_tables_ = 0;
   std::string conversion_summary_;
 };
 
