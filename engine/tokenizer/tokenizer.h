@@ -33,7 +33,9 @@ class Tokenizer {
   virtual ~Tokenizer() = default;
 
   // Returns the token ids of text. Never throws on any byte string (invalid UTF-8 is encoded
-  // through byte fallback or replacement, per the vocabulary's rules).
+  // through byte fallback or replacement, per the vocabulary's rules), except for a broken
+  // vocabulary that loaded but cannot encode some text (libsentencepiece's own consistency
+  // checks): then Error naming the tokenizer file.
   virtual std::vector<int32_t> encode(std::string_view text, const EncodeOptions& options) const = 0;
 
   // Returns the bytes token id contributes to decoded text. at_sequence_start is true for the

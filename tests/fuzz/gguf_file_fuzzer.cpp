@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     const auto tokenizer = load_gguf_tokenizer(*gguf);
-    fuzz::exercise_tokenizer(*tokenizer);
+    fuzz::exercise_tokenizer(*tokenizer, path);
   } catch (const Error& error) {
     fuzz::require_names_file(error, path);
   }

@@ -20,6 +20,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::require_names_file(error, path);
     return 0;
   }
-  fuzz::exercise_tokenizer(*tokenizer);
+  fuzz::exercise_tokenizer(*tokenizer, path);
   return 0;
 }
