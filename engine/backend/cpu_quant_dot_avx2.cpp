@@ -125,9 +125,10 @@ struct Super256Kernel {
           }
           if constexpr (kHasMin) {
             const float dm = weights.row_m(args.row0 + r)[sb] * dx;
-            min_acc[r][t] =
-                add_super256_min_term(min_acc[r][t], weights.row_mins(args.row0 + r) + sb * 16,
-                                      act.token_bsum(args.t0 + t) + sb * 16, dm);
+            min_acc[r][t] = add_super256_min_term(min_acc[r][t],
+                                                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(
+                                                      weights.row_mins(args.row0 + r) + sb * 16)),
+                                                  act.token_bsum(args.t0 + t) + sb * 16, dm);
           }
         }
       }

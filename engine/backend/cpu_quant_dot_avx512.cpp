@@ -43,15 +43,6 @@ SLUICE_AVX512_VNNI_INLINE __m512 block_pair_first_lanes(const float* p) {
   return _mm512_maskz_permutexvar_ps(0x0101, index, _mm512_maskz_loadu_ps(0x3, p));
 }
 
-// add_super256_min_term (cpu_quant_dot_simd.h) with the mins in a register.
-SLUICE_AVX512_VNNI_INLINE __m256 add_min_term(__m256 min_acc, __m128i mins, const int16_t* bsum,
-                                              float dm) {
-  const __m256i m = _mm256_cvtepi8_epi16(mins);
-  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum));
-  const __m256 e = _mm256_cvtepi32_ps(_mm256_madd_epi16(m, b));
-  return _mm256_fmadd_ps(e, _mm256_set1_ps(dm), min_acc);
-}
-
 // ---- Weight sources: where a tile's weight rows come from. Each gives a kernel the same
 // 64-byte chunks of centred values and the same scales, so a kernel's bits do not depend on the
 // source: rows unpacked into UnpackedWeights (any type, any tile), or rows decoded in registers
@@ -318,8 +309,8 @@ SLUICE_AVX512_VNNI_INLINE void super256_tile(Rows& rows, const QuantTokenPointer
             _mm512_cvtepi32_ps(kHasMin ? isum[r][t] : _mm512_sub_epi32(isum[r][t], correction[r]));
         acc[r][t] = _mm512_fmadd_ps(isum_f, _mm512_set1_ps(dd), acc[r][t]);
         if constexpr (kHasMin) {
-          min_acc[r][t] = add_min_term(min_acc[r][t], rows.mins(r, sb), p.bsum[t] + sb * 16,
-                                       rows.m(r, sb) * dx);
+          min_acc[r][t] = add_super256_min_term(min_acc[r][t], rows.mins(r, sb),
+                                                p.bsum[t] + sb * 16, rows.m(r, sb) * dx);
         }
       }
     }

@@ -171,10 +171,11 @@ SLUICE_AVX2_INLINE float quant_lane_tree8(__m256 v) {
 }
 
 // One super-block's min term for one (row, token), in the eight lanes of min_acc:
-// lane k = fma(float(mins[2k] * bsum[2k] + mins[2k+1] * bsum[2k+1]), dm, lane k).
-SLUICE_AVX2_INLINE __m256 add_super256_min_term(__m256 min_acc, const int8_t* mins,
-                                                const int16_t* bsum, float dm) {
-  const __m256i m = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mins)));
+// lane k = fma(float(mins[2k] * bsum[2k] + mins[2k+1] * bsum[2k+1]), dm, lane k), with the 16
+// mins (int8) in a register.
+SLUICE_AVX2_INLINE __m256 add_super256_min_term(__m256 min_acc, __m128i mins, const int16_t* bsum,
+                                                float dm) {
+  const __m256i m = _mm256_cvtepi8_epi16(mins);
   const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum));
   const __m256 e = _mm256_cvtepi32_ps(_mm256_madd_epi16(m, b));
   return _mm256_fmadd_ps(e, _mm256_set1_ps(dm), min_acc);

@@ -178,22 +178,4 @@ inline void unpack_scales_mins_k4(const uint8_t* s, int8_t* scales16, int8_t* mi
   std::memcpy(mins16 + 8, &words[3], 8);
 }
 
-// IEEE half to single precision for every input (normals, subnormals, inf, NaN), branch-free so
-// that the unpacking loops vectorise.
-inline float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t magnitude = h & 0x7fffu;
-  // The half's exponent and mantissa read as a float with a 2^-112 bias: scaling by 2^112 is
-  // exact and turns half subnormals into float normals.
-  uint32_t bits = magnitude << 13;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  f *= 0x1p112f;
-  std::memcpy(&bits, &f, sizeof bits);
-  if (magnitude >= 0x7c00u) bits = 0x7f800000u | (magnitude & 0x3ffu) << 13;  // inf, NaN
-  bits |= sign;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 }  // namespace sluice

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/core/dtype.h"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define SLUICE_HAS_X86_SIMD16 1
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps() (a self-initialised variable),
@@ -45,21 +47,6 @@ struct BFloat16 {
 };
 
 namespace simd16_portable {
-
-// IEEE half to single precision, exact for every value (subnormals by one multiplication by
-// 2^112, which rebiases the exponent; infinities and NaNs by their exponent field).
-SLUICE_SIMD_INLINE float half_to_float(uint16_t h) {
-  const uint32_t magnitude = h & 0x7fffu;
-  uint32_t bits = magnitude << 13;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  f *= 0x1p112f;
-  std::memcpy(&bits, &f, sizeof bits);
-  if (magnitude >= 0x7c00u) bits = (magnitude << 13) | 0x7f800000u;
-  bits |= static_cast<uint32_t>(h & 0x8000u) << 16;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
 
 struct Simd16 {
   static constexpr int kGroup = 4;

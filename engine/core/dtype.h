@@ -90,6 +90,25 @@ inline uint16_t f32_to_bf16(float f) {
 // IEEE 754 half precision to single precision, exact for every input (subnormals, inf, NaN).
 float f16_to_f32(uint16_t h);
 
+// IEEE half to single precision for every input (normals, subnormals, inf, NaN), branch-free so
+// that loops over many halves vectorise (the CPU kernels' unpacking and portable widening);
+// the same values as f16_to_f32.
+inline float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t magnitude = h & 0x7fffu;
+  // The half's exponent and mantissa read as a float with a 2^-112 bias: scaling by 2^112 is
+  // exact and turns half subnormals into float normals.
+  uint32_t bits = magnitude << 13;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  f *= 0x1p112f;
+  std::memcpy(&bits, &f, sizeof bits);
+  if (magnitude >= 0x7c00u) bits = 0x7f800000u | (magnitude & 0x3ffu) << 13;  // inf, NaN
+  bits |= sign;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 // Single to half precision with round-to-nearest-even; overflow gives inf.
 uint16_t f32_to_f16(float f);
 
