@@ -12,9 +12,9 @@ namespace {
 
 // ---- The scalar version: the definition the SIMD versions reproduce bit for bit.
 
-SLUICE_QUANT_INLINE int32_t lane_dot(const int8_t* w, const int8_t* a) {
+int32_t int_dot(const int8_t* w, const int8_t* a, int64_t n) {
   int32_t sum = 0;
-  for (int j = 0; j < 4; ++j) sum += static_cast<int32_t>(w[j]) * static_cast<int32_t>(a[j]);
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<int32_t>(w[i]) * static_cast<int32_t>(a[i]);
   return sum;
 }
 
@@ -25,17 +25,13 @@ float block32_dot(const UnpackedWeights& weights, int r, const QuantizedActivati
   const float* dw = weights.row_d(r);
   const float* dx = act.token_scale(t);
   const bool has_min = weights.family == QuantFamily::Block32Min;
-  float lanes[16] = {};
+  float acc = 0.0f;
   for (int64_t b = 0; b < weights.cols / quant::kBlock32; ++b) {
-    const float dd = dw[b] * dx[b];
-    float* half = lanes + 8 * (b % 2);
-    for (int l = 0; l < 8; ++l) {
-      const int64_t i = b * quant::kBlock32 + 4 * l;
-      half[l] = std::fma(static_cast<float>(lane_dot(w + i, a + i)), dd, half[l]);
-    }
-    if (has_min) half[0] = std::fma(weights.row_m(r)[b], act.token_sum(t)[b], half[0]);
+    const int64_t i = b * quant::kBlock32;
+    acc = std::fma(static_cast<float>(int_dot(w + i, a + i, quant::kBlock32)), dw[b] * dx[b], acc);
+    if (has_min) acc = std::fma(weights.row_m(r)[b], act.token_sum(t)[b], acc);
   }
-  return quant_lane_tree16(lanes);
+  return acc;
 }
 
 float super256_dot(const UnpackedWeights& weights, int r, const QuantizedActivations& act,
@@ -44,30 +40,23 @@ float super256_dot(const UnpackedWeights& weights, int r, const QuantizedActivat
   const int8_t* a = act.token_qs(t);
   const int8_t* group_scale = weights.row_group_scale(r);
   const bool has_min = weights.family == QuantFamily::Super256Min;
-  float lanes[16] = {};
-  float min_lanes[8] = {};
+  float acc = 0.0f;
+  float min_acc = 0.0f;
   for (int64_t sb = 0; sb < weights.cols / quant::kBlockK; ++sb) {
-    int32_t isum[16] = {};
-    for (int c = 0; c < 4; ++c) {
-      for (int l = 0; l < 16; ++l) {
-        const int64_t i = sb * quant::kBlockK + c * kQuantChunk + 4 * l;
-        isum[l] += group_scale[i / 16] * lane_dot(w + i, a + i);
-      }
-    }
-    const float dd = weights.row_d(r)[sb] * act.token_scale(t)[sb];
-    for (int l = 0; l < 16; ++l) lanes[l] = std::fma(static_cast<float>(isum[l]), dd, lanes[l]);
+    int32_t sum = 0;
+    for (int64_t g = sb * 16; g < (sb + 1) * 16; ++g)
+      sum += group_scale[g] * int_dot(w + 16 * g, a + 16 * g, 16);
+    const float dx = act.token_scale(t)[sb];
+    acc = std::fma(static_cast<float>(sum), weights.row_d(r)[sb] * dx, acc);
     if (has_min) {
       const int8_t* mins = weights.row_mins(r) + sb * 16;
       const int16_t* bsum = act.token_bsum(t) + sb * 16;
-      const float dm = weights.row_m(r)[sb] * act.token_scale(t)[sb];
-      for (int k = 0; k < 8; ++k) {
-        const int32_t e = mins[2 * k] * bsum[2 * k] + mins[2 * k + 1] * bsum[2 * k + 1];
-        min_lanes[k] = std::fma(static_cast<float>(e), dm, min_lanes[k]);
-      }
+      int32_t min_sum = 0;
+      for (int g = 0; g < 16; ++g) min_sum += mins[g] * bsum[g];
+      min_acc = std::fma(static_cast<float>(min_sum), weights.row_m(r)[sb] * dx, min_acc);
     }
   }
-  const float sum = quant_lane_tree16(lanes);
-  return has_min ? sum - quant_lane_tree8(min_lanes) : sum;
+  return has_min ? acc - min_acc : acc;
 }
 
 void quant_dot_tile_scalar(const UnpackedWeights& weights, int row0, int num_rows,

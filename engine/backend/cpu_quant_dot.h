@@ -2,23 +2,22 @@
 // for a tile of rows x tokens at a time, with a scalar, an AVX2 and an AVX-512 VNNI version
 // picked at run time.
 //
-// Every output is computed by one fixed sequence of operations, whatever the tile, the
-// instruction set or the tokens beside it:
-//  - Integer sums inside a block are exact, so how a kernel forms them does not matter; what is
-//    fixed is which elements each int32 "lane" holds: lane l of a 64-element chunk holds the
-//    four elements 4l..4l+3 (as one vpdpbusd or maddubs+madd forms them).
-//  - Blocks of 32 (Q4_0 ... Q8_0): sixteen float lanes; lane 8 * (b % 2) + l of block b becomes
-//    fma(float(lane sum), d_w * d_x, lane); Q4_1/Q5_1 then take fma(m_w, s_x, lane) in lane
-//    8 * (b % 2).
-//  - Super-blocks of 256 (K-quants): per super-block, int lane l (of 16) sums
-//    group_scale * lane sum over the four chunks; float lane l becomes
-//    fma(float(int lane), d_w * d_x, lane); the min term goes into eight more float lanes as
-//    fma(float(m_2k * bsum_2k + m_2k+1 * bsum_2k+1), dmin_w * d_x, lane) and is subtracted at
-//    the end.
-//  - The lanes are summed by a fixed tree (halves added pairwise).
+// Every output is computed by one fixed sequence of operations, whatever the tile, the path
+// (rows unpacked, decoded in registers or interleaved into panels), the instruction set or the
+// tokens beside it:
+//  - Integer sums are exact, so how a kernel forms them does not matter (lanes, pairs, offset
+//    activations with the weights' sum taken off again): only the value of each sum is fixed.
+//  - Blocks of 32 (Q4_0 ... Q8_0), in order: acc = fma(float(S_b), d_w * d_x, acc), where S_b
+//    is the block's integer dot product; Q4_1/Q5_1 then take acc = fma(m_w, s_x, acc).
+//  - Super-blocks of 256 (K-quants), in order: S = sum over the 16 groups of 16 of
+//    group_scale * (integer dot product of the group), acc = fma(float(S), d_w * d_x, acc); the
+//    types with a min also form M = sum over the groups of min * bsum and
+//    min_acc = fma(float(M), dmin_w * d_x, min_acc), and the output is acc - min_acc.
 // Every step is one IEEE operation (a fused multiply-add only where written: the kernel files
 // are built with -ffp-contract=off), so the SIMD versions give the scalar version's bits: a
-// token's outputs do not depend on num_tokens, tiling, thread split or instruction set.
+// token's outputs do not depend on num_tokens, tiling, thread split or instruction set. (One
+// accumulator per output lets the batched kernel keep sixteen rows' outputs in the lanes of one
+// register.)
 #pragma once
 
 #include <cstdint>

@@ -14,13 +14,6 @@ namespace sluice {
 // the AVX2 kernels into the AVX-512 entry point.
 namespace avx2_kernels {
 
-SLUICE_AVX2_INLINE float tree16(__m256 low, __m256 high) {
-  alignas(32) float lanes[16];
-  _mm256_store_ps(lanes, low);
-  _mm256_store_ps(lanes + 8, high);
-  return quant_lane_tree16(lanes);
-}
-
 SLUICE_AVX2_INLINE __m256i load32(const int8_t* p) {
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
 }
@@ -37,40 +30,38 @@ struct Block32Kernel {
     const UnpackedWeights& weights = args.weights;
     const QuantizedActivations& act = args.act;
     const __m256i ones = _mm256_set1_epi16(1);
-    // acc[..][0]: lanes 0-7 (even blocks), acc[..][1]: lanes 8-15 (odd blocks).
-    __m256 acc[kRows][kTokens][2];
-    SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) acc[r][t][0] = acc[r][t][1] =
-          _mm256_setzero_ps();
-    }
+    const int64_t row0 = args.row0;
+    const int64_t t0 = args.t0;
+    __m256 acc = _mm256_setzero_ps();  // lane t * kRows + r
     for (int64_t b = 0; b < weights.w_stride / quant::kBlock32; ++b) {
-      const int half = static_cast<int>(b % 2);
       __m256i w[kRows];
       SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
         w[r] = load32(weights.row_w(args.row0 + r) + b * quant::kBlock32);
       }
+      __m256i products[kQuantTilePairs] = {};
       SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
         const __m256i a = load32(act.token_qs(args.t0 + t) + b * quant::kBlock32);
-        const float dx = act.token_scale(args.t0 + t)[b];
         SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-          const __m256i p = _mm256_madd_epi16(pair_products(w[r], a), ones);
-          const float dd = weights.row_d(args.row0 + r)[b] * dx;
-          __m256& lanes = acc[r][t][half];
-          lanes = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dd), lanes);
-          if constexpr (kHasMin) {
-            // Lane 0 only: the other lanes add an exact 0 * 0.
-            lanes = _mm256_fmadd_ps(
-                _mm256_setr_ps(weights.row_m(args.row0 + r)[b], 0, 0, 0, 0, 0, 0, 0),
-                _mm256_setr_ps(act.token_sum(args.t0 + t)[b], 0, 0, 0, 0, 0, 0, 0), lanes);
-          }
+          products[t * kRows + r] = _mm256_madd_epi16(pair_products(w[r], a), ones);
         }
       }
-    }
-    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+      float dw[kRows], mw[kRows], dx[kTokens], sx[kTokens];
       SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-        args.y[t * args.ldy + r] = tree16(acc[r][t][0], acc[r][t][1]);
+        dw[r] = weights.row_d(row0 + r)[b];
+        if constexpr (kHasMin) mw[r] = weights.row_m(row0 + r)[b];
+      }
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+        dx[t] = act.token_scale(t0 + t)[b];
+        if constexpr (kHasMin) sx[t] = act.token_sum(t0 + t)[b];
+      }
+      const __m256 dd =
+          _mm256_mul_ps(row_lanes<kRows, kTokens>(dw), token_lanes<kRows, kTokens>(dx));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(products)), dd, acc);
+      if constexpr (kHasMin) {
+        acc = _mm256_fmadd_ps(row_lanes<kRows, kTokens>(mw), token_lanes<kRows, kTokens>(sx), acc);
       }
     }
+    store_pairs<kRows, kTokens>(acc, args.y, args.ldy);
   }
 };
 
@@ -80,13 +71,10 @@ struct Super256Kernel {
   SLUICE_AVX2 static void run(const QuantTileArgs& args) {
     const UnpackedWeights& weights = args.weights;
     const QuantizedActivations& act = args.act;
-    __m256 acc[kRows][kTokens][2];
-    __m256 min_acc[kRows][kTokens];
-    SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
-        acc[r][t][0] = acc[r][t][1] = min_acc[r][t] = _mm256_setzero_ps();
-      }
-    }
+    const int64_t row0 = args.row0;
+    const int64_t t0 = args.t0;
+    __m256 acc = _mm256_setzero_ps();  // lane t * kRows + r
+    __m256 min_acc = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < weights.cols / quant::kBlockK; ++sb) {
       __m256i isum[kRows][kTokens][2];
       SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
@@ -116,29 +104,37 @@ struct Super256Kernel {
           }
         }
       }
+      __m256i sums[kQuantTilePairs] = {};
       SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
-        const float dx = act.token_scale(args.t0 + t)[sb];
         SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-          const __m256 dd = _mm256_set1_ps(weights.row_d(args.row0 + r)[sb] * dx);
-          SLUICE_QUANT_UNROLL for (int h = 0; h < 2; ++h) {
-            acc[r][t][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][t][h]), dd, acc[r][t][h]);
-          }
-          if constexpr (kHasMin) {
-            const float dm = weights.row_m(args.row0 + r)[sb] * dx;
-            min_acc[r][t] = add_super256_min_term(min_acc[r][t],
-                                                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(
-                                                      weights.row_mins(args.row0 + r) + sb * 16)),
-                                                  act.token_bsum(args.t0 + t) + sb * 16, dm);
-          }
+          sums[t * kRows + r] = _mm256_add_epi32(isum[r][t][0], isum[r][t][1]);
         }
       }
-    }
-    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+      float dw[kRows], dm[kRows], dx_values[kTokens];
       SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-        const float sum = tree16(acc[r][t][0], acc[r][t][1]);
-        args.y[t * args.ldy + r] = kHasMin ? sum - quant_lane_tree8(min_acc[r][t]) : sum;
+        dw[r] = weights.row_d(row0 + r)[sb];
+        if constexpr (kHasMin) dm[r] = weights.row_m(row0 + r)[sb];
+      }
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) dx_values[t] =
+          act.token_scale(t0 + t)[sb];
+      const __m256 dx = token_lanes<kRows, kTokens>(dx_values);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(sums)),
+                            _mm256_mul_ps(row_lanes<kRows, kTokens>(dw), dx), acc);
+      if constexpr (kHasMin) {
+        __m256i products[kQuantTilePairs] = {};
+        SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+          SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+            products[t * kRows + r] = super256_min_products(
+                _mm_loadu_si128(
+                    reinterpret_cast<const __m128i*>(weights.row_mins(row0 + r) + sb * 16)),
+                act.token_bsum(t0 + t) + sb * 16);
+          }
+        }
+        min_acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(products)),
+                                  _mm256_mul_ps(row_lanes<kRows, kTokens>(dm), dx), min_acc);
       }
     }
+    store_pairs<kRows, kTokens>(kHasMin ? _mm256_sub_ps(acc, min_acc) : acc, args.y, args.ldy);
   }
 };
 

@@ -13,10 +13,6 @@
 
 #if SLUICE_QUANT_X86
 
-#define SLUICE_AVX512_VNNI \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")))
-#define SLUICE_AVX512_VNNI_INLINE SLUICE_AVX512_VNNI SLUICE_QUANT_INLINE
-
 namespace sluice {
 
 // A named namespace, not an anonymous one: the kernels instantiate the shared dispatch
@@ -25,22 +21,30 @@ namespace sluice {
 // the AVX2 kernels into the AVX-512 entry point.
 namespace avx512_vnni_kernels {
 
-SLUICE_AVX512_VNNI_INLINE float tree16(__m512 v) {
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, v);
-  return quant_lane_tree16(lanes);
+// Lane 8h + p = the sum of the eight lanes of half h of v[p] (exact integer sums, so any
+// order): each 64-element chunk's two blocks of 32, for the eight pairs of a tile at once.
+SLUICE_AVX512_VNNI_INLINE __m512i sum_half_lanes8(const __m512i* v) {
+  __m512i x[4];
+  SLUICE_QUANT_UNROLL for (int k = 0; k < 4; ++k) {
+    x[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * k], v[2 * k + 1]),
+                            _mm512_unpackhi_epi32(v[2 * k], v[2 * k + 1]));
+  }
+  // Per 128 bits j: y[0] holds the sums of v[0..3]'s four lanes j, y[1] those of v[4..7].
+  __m512i y[2];
+  SLUICE_QUANT_UNROLL for (int k = 0; k < 2; ++k) {
+    y[k] = _mm512_add_epi32(_mm512_unpacklo_epi64(x[2 * k], x[2 * k + 1]),
+                            _mm512_unpackhi_epi64(x[2 * k], x[2 * k + 1]));
+  }
+  const __m512i even = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+  const __m512i odd = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+  return _mm512_add_epi32(_mm512_permutex2var_epi32(y[0], even, y[1]),
+                          _mm512_permutex2var_epi32(y[0], odd, y[1]));
 }
 
-// [p[0] x 8, p[1] x 8]: the scales of the two blocks of a chunk, one per lane.
-SLUICE_AVX512_VNNI_INLINE __m512 block_pair(const float* p) {
-  const __m512i index = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-  return _mm512_permutexvar_ps(index, _mm512_maskz_loadu_ps(0x3, p));
-}
-
-// [p[0], 0 x 7, p[1], 0 x 7]: a per-block term that goes to the first lane of each half.
-SLUICE_AVX512_VNNI_INLINE __m512 block_pair_first_lanes(const float* p) {
-  const __m512i index = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-  return _mm512_maskz_permutexvar_ps(0x0101, index, _mm512_maskz_loadu_ps(0x3, p));
+// Lane p = the sum of the sixteen lanes of v[p].
+SLUICE_AVX512_VNNI_INLINE __m256i sum_lanes16(const __m512i* v) {
+  const __m512i halves = sum_half_lanes8(v);
+  return _mm256_add_epi32(_mm512_castsi512_si256(halves), _mm512_extracti64x4_epi64(halves, 1));
 }
 
 // ---- Weight sources: where a tile's weight rows come from. Each gives a kernel the same
@@ -59,12 +63,8 @@ struct UnpackedRows {
   SLUICE_AVX512_VNNI_INLINE __m512i chunk(int r, int64_t c) const {
     return _mm512_load_si512(p.w[r] + c * kQuantChunk);
   }
-  SLUICE_AVX512_VNNI_INLINE __m512 d_pair(int r, int64_t c) const {
-    return block_pair(p.d[r] + 2 * c);
-  }
-  SLUICE_AVX512_VNNI_INLINE __m512 m_pair(int r, int64_t c) const {
-    return block_pair_first_lanes(p.m[r] + 2 * c);
-  }
+  SLUICE_AVX512_VNNI_INLINE float d_block(int r, int64_t b) const { return p.d[r][b]; }
+  SLUICE_AVX512_VNNI_INLINE float m_block(int r, int64_t b) const { return p.m[r][b]; }
   // Super-blocks of 256.
   SLUICE_AVX512_VNNI_INLINE void begin(int, int64_t) {}
   SLUICE_AVX512_VNNI_INLINE __m128i group_scales(int r, int64_t sb) const {
@@ -121,14 +121,11 @@ struct RawQ8_0Rows : NextTilePrefetch {
     const quant::BlockQ8_0* b = blocks[r] + 2 * c;
     return join(load32(b[0].qs), 2 * c + 1 < num_blocks ? load32(b[1].qs) : _mm256_setzero_si256());
   }
-  // [d(2c) x 8, d(2c + 1) x 8] as block_pair builds it, without a trip through memory (a
-  // vector load of values just stored as scalars waits for the stores to retire).
-  SLUICE_AVX512_VNNI_INLINE __m512 d_pair(int r, int64_t c) const {
-    const quant::BlockQ8_0* b = blocks[r] + 2 * c;
-    const float d1 = 2 * c + 1 < num_blocks ? _cvtsh_ss(b[1].d) : 0.0f;
-    return _mm512_insertf32x8(_mm512_set1_ps(_cvtsh_ss(b[0].d)), _mm256_set1_ps(d1), 1);
+  // The padding block past an odd number of blocks has a zero scale.
+  SLUICE_AVX512_VNNI_INLINE float d_block(int r, int64_t b) const {
+    return b < num_blocks ? _cvtsh_ss(blocks[r][b].d) : 0.0f;
   }
-  SLUICE_AVX512_VNNI_INLINE __m512 m_pair(int, int64_t) const { return _mm512_setzero_ps(); }
+  SLUICE_AVX512_VNNI_INLINE float m_block(int, int64_t) const { return 0.0f; }
 };
 
 // Q4_K and Q5_K rows: chunk c is the low nibbles of qs[32c..32c+31], then the high ones (Q5_K:
@@ -208,44 +205,53 @@ SLUICE_AVX512_VNNI_INLINE void block32_tile(const Rows& rows, const QuantTokenPo
                                             int64_t num_chunks, float* y, int64_t ldy) {
   const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512i zero = _mm512_setzero_si512();
-  __m512 acc[kRows][kTokens];
-  SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) acc[r][t] = _mm512_setzero_ps();
-  }
+  __m256 acc = _mm256_setzero_ps();  // lane t * kRows + r
   for (int64_t c = 0; c < num_chunks; ++c) {
     rows.prefetch(c, num_chunks);
     __m512i w[kRows];
     __m512i minus_correction[kRows];  // -128 * (sum of each lane's four weights)
-    __m512 dw[kRows];
-    __m512 mw[kRows];
     SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
       w[r] = rows.chunk(r, c);
       if constexpr (!kHasMin) {
         minus_correction[r] = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offset, w[r]));
       }
-      dw[r] = rows.d_pair(r, c);
-      if constexpr (kHasMin) mw[r] = rows.m_pair(r, c);
     }
+    __m512i sums[kQuantTilePairs];
+    SLUICE_QUANT_UNROLL for (int i = kRows * kTokens; i < kQuantTilePairs; ++i) sums[i] = zero;
     SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
       const __m512i a = _mm512_load_si512(p.a[t] + c * kQuantChunk);
-      const __m512 dx = block_pair(p.dx[t] + 2 * c);
-      __m512 sx;
-      if constexpr (kHasMin) sx = block_pair_first_lanes(p.sx[t] + 2 * c);
       SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
         // Weights with a min are never negative: they are the unsigned operand, and the
         // activations keep their sign. The others take q + 128 activations and the weights'
         // 128 * sum(w) off again.
-        const __m512i sum = kHasMin ? _mm512_dpbusd_epi32(zero, w[r], a)
-                                    : _mm512_dpbusd_epi32(minus_correction[r], a, w[r]);
-        const __m512 dd = _mm512_mul_ps(dw[r], dx);
-        acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), dd, acc[r][t]);
-        if constexpr (kHasMin) acc[r][t] = _mm512_fmadd_ps(mw[r], sx, acc[r][t]);
+        sums[t * kRows + r] = kHasMin ? _mm512_dpbusd_epi32(zero, w[r], a)
+                                      : _mm512_dpbusd_epi32(minus_correction[r], a, w[r]);
+      }
+    }
+    // Lanes 0-7: block 2c of each pair, lanes 8-15: block 2c + 1.
+    const __m512 block_sums = _mm512_cvtepi32_ps(sum_half_lanes8(sums));
+    SLUICE_QUANT_UNROLL for (int h = 0; h < 2; ++h) {
+      const int64_t b = 2 * c + h;
+      float dw[kRows], dx[kTokens], mw[kRows], sx[kTokens];
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+        dw[r] = rows.d_block(r, b);
+        if constexpr (kHasMin) mw[r] = rows.m_block(r, b);
+      }
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+        dx[t] = p.dx[t][b];
+        if constexpr (kHasMin) sx[t] = p.sx[t][b];
+      }
+      const __m256 s =
+          h == 0 ? _mm512_castps512_ps256(block_sums)
+                 : _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(block_sums), 1));
+      acc = _mm256_fmadd_ps(
+          s, _mm256_mul_ps(row_lanes<kRows, kTokens>(dw), token_lanes<kRows, kTokens>(dx)), acc);
+      if constexpr (kHasMin) {
+        acc = _mm256_fmadd_ps(row_lanes<kRows, kTokens>(mw), token_lanes<kRows, kTokens>(sx), acc);
       }
     }
   }
-  SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
-    SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) y[t * ldy + r] = tree16(acc[r][t]);
-  }
+  store_pairs<kRows, kTokens>(acc, y, ldy);
 }
 
 template <bool kHasMin, int kRows, int kTokens, typename Rows>
@@ -254,14 +260,8 @@ SLUICE_AVX512_VNNI_INLINE void super256_tile(Rows& rows, const QuantTokenPointer
   const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512i low_half = _mm512_set1_epi32(0xffff);
   const __m512i zero = _mm512_setzero_si512();
-  __m512 acc[kRows][kTokens];
-  __m256 min_acc[kRows][kTokens];
-  SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
-      acc[r][t] = _mm512_setzero_ps();
-      min_acc[r][t] = _mm256_setzero_ps();
-    }
-  }
+  __m256 acc = _mm256_setzero_ps();  // lane t * kRows + r
+  __m256 min_acc = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < num_super_blocks; ++sb) {
     __m512i isum[kRows][kTokens];
     __m512i correction[kRows];
@@ -301,26 +301,34 @@ SLUICE_AVX512_VNNI_INLINE void super256_tile(Rows& rows, const QuantTokenPointer
         }
       }
     }
+    __m512i sums[kQuantTilePairs];
+    SLUICE_QUANT_UNROLL for (int i = kRows * kTokens; i < kQuantTilePairs; ++i) sums[i] = zero;
     SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
-      const float dx = p.dx[t][sb];
       SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-        const float dd = rows.d(r, sb) * dx;
-        const __m512 isum_f =
-            _mm512_cvtepi32_ps(kHasMin ? isum[r][t] : _mm512_sub_epi32(isum[r][t], correction[r]));
-        acc[r][t] = _mm512_fmadd_ps(isum_f, _mm512_set1_ps(dd), acc[r][t]);
-        if constexpr (kHasMin) {
-          min_acc[r][t] = add_super256_min_term(min_acc[r][t], rows.mins(r, sb),
-                                                p.bsum[t] + sb * 16, rows.m(r, sb) * dx);
-        }
+        sums[t * kRows + r] = kHasMin ? isum[r][t] : _mm512_sub_epi32(isum[r][t], correction[r]);
       }
     }
-  }
-  SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+    float dw[kRows], dm[kRows], dx_values[kTokens];
     SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-      const float sum = tree16(acc[r][t]);
-      y[t * ldy + r] = kHasMin ? sum - quant_lane_tree8(min_acc[r][t]) : sum;
+      dw[r] = rows.d(r, sb);
+      dm[r] = rows.m(r, sb);
+    }
+    SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) dx_values[t] = p.dx[t][sb];
+    const __m256 dx = token_lanes<kRows, kTokens>(dx_values);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes16(sums)),
+                          _mm256_mul_ps(row_lanes<kRows, kTokens>(dw), dx), acc);
+    if constexpr (kHasMin) {
+      __m256i products[kQuantTilePairs] = {};
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+        SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
+          products[t * kRows + r] = super256_min_products(rows.mins(r, sb), p.bsum[t] + sb * 16);
+        }
+      }
+      min_acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(products)),
+                                _mm256_mul_ps(row_lanes<kRows, kTokens>(dm), dx), min_acc);
     }
   }
+  store_pairs<kRows, kTokens>(kHasMin ? _mm256_sub_ps(acc, min_acc) : acc, y, ldy);
 }
 
 template <bool kHasMin>

@@ -23,23 +23,6 @@
 
 namespace sluice {
 
-// The fixed tree over sixteen lanes: lane l += lane l + 8, then + 4, + 2, + 1.
-SLUICE_QUANT_INLINE float quant_lane_tree16(const float* lanes) {
-  float v[8];
-  for (int l = 0; l < 8; ++l) v[l] = lanes[l] + lanes[l + 8];
-  for (int l = 0; l < 4; ++l) v[l] = v[l] + v[l + 4];
-  for (int l = 0; l < 2; ++l) v[l] = v[l] + v[l + 2];
-  return v[0] + v[1];
-}
-
-// The same tree over eight lanes.
-SLUICE_QUANT_INLINE float quant_lane_tree8(const float* lanes) {
-  float v[4];
-  for (int l = 0; l < 4; ++l) v[l] = lanes[l] + lanes[l + 4];
-  for (int l = 0; l < 2; ++l) v[l] = v[l] + v[l + 2];
-  return v[0] + v[1];
-}
-
 struct QuantTileArgs {
   const UnpackedWeights& weights;
   int row0;
@@ -163,22 +146,53 @@ inline void dispatch_quant_family_tile(int num_rows, int num_tokens, const Quant
 
 #define SLUICE_AVX2 __attribute__((target("avx2,fma")))
 #define SLUICE_AVX2_INLINE SLUICE_AVX2 SLUICE_QUANT_INLINE
+#define SLUICE_AVX512_VNNI \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")))
+#define SLUICE_AVX512_VNNI_INLINE SLUICE_AVX512_VNNI SLUICE_QUANT_INLINE
 
-SLUICE_AVX2_INLINE float quant_lane_tree8(__m256 v) {
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, v);
-  return quant_lane_tree8(lanes);
+// A tile's (row, token) pairs in the lanes of one register: lane p = t * kRows + r; the lanes
+// past kRows * kTokens are 0.
+inline constexpr int kQuantTilePairs = kQuantTileRows * kQuantTileTokens;
+static_assert(kQuantTilePairs == 8, "one ymm of pairs");
+
+// Lane t * kRows + r = row_values[r] (row_lanes) or token_values[t] (token_lanes).
+template <int kRows, int kTokens>
+SLUICE_AVX2_INLINE __m256 row_lanes(const float* row_values) {
+  float v[8] = {};
+  SLUICE_QUANT_UNROLL for (int p = 0; p < kRows * kTokens; ++p) v[p] = row_values[p % kRows];
+  return _mm256_setr_ps(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+}
+template <int kRows, int kTokens>
+SLUICE_AVX2_INLINE __m256 token_lanes(const float* token_values) {
+  float v[8] = {};
+  SLUICE_QUANT_UNROLL for (int p = 0; p < kRows * kTokens; ++p) v[p] = token_values[p / kRows];
+  return _mm256_setr_ps(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
 }
 
-// One super-block's min term for one (row, token), in the eight lanes of min_acc:
-// lane k = fma(float(mins[2k] * bsum[2k] + mins[2k+1] * bsum[2k+1]), dm, lane k), with the 16
-// mins (int8) in a register.
-SLUICE_AVX2_INLINE __m256 add_super256_min_term(__m256 min_acc, __m128i mins, const int16_t* bsum,
-                                                float dm) {
-  const __m256i m = _mm256_cvtepi8_epi16(mins);
-  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum));
-  const __m256 e = _mm256_cvtepi32_ps(_mm256_madd_epi16(m, b));
-  return _mm256_fmadd_ps(e, _mm256_set1_ps(dm), min_acc);
+// y[t * ldy + r] = lane t * kRows + r of acc.
+template <int kRows, int kTokens>
+SLUICE_AVX2_INLINE void store_pairs(__m256 acc, float* y, int64_t ldy) {
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, acc);
+  SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
+    SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) y[t * ldy + r] = lanes[t * kRows + r];
+  }
+}
+
+// Lane p = the sum of the eight lanes of v[p] (exact integer sums, so any order).
+SLUICE_AVX2_INLINE __m256i sum_lanes8(const __m256i* v) {
+  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  // a: [v0..v3 of the low 128 bits, v0..v3 of the high 128 bits], b the same for v4..v7.
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
+                          _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+// One super-block's min products for one (row, token), exact: the eight int32 lanes sum to
+// M = sum of mins[g] * bsum[g] over the 16 groups (the mins (int8) in a register).
+SLUICE_AVX2_INLINE __m256i super256_min_products(__m128i mins, const int16_t* bsum) {
+  return _mm256_madd_epi16(_mm256_cvtepi8_epi16(mins),
+                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum)));
 }
 
 // The arguments and preconditions of quant_dot_tile (cpu_quant_dot.h).

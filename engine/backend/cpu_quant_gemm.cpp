@@ -5,6 +5,7 @@
 
 #include "engine/backend/cpu_quant_dot.h"
 #include "engine/backend/cpu_quant_operands.h"
+#include "engine/backend/cpu_quant_panel.h"
 
 namespace sluice {
 
@@ -45,6 +46,24 @@ void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, in
     return;
   }
   thread_local UnpackedWeights unpacked;
+  // Many tokens: sixteen rows at a time are unpacked and interleaved into a panel that every
+  // token then multiplies, one row per lane.
+  if (has_quant_panel_kernel(isa)) {
+    thread_local QuantPanel panel;
+    for (int64_t rb = row_begin; rb < row_end; rb += kQuantPanelRows) {
+      const auto num_block_rows =
+          static_cast<int>(std::min<int64_t>(kQuantPanelRows, row_end - rb));
+      unpack_weight_rows(w.dtype, w.data + static_cast<size_t>(rb) * w.row_bytes, w.row_bytes,
+                         num_block_rows, w.cols, unpacked);
+      pack_quant_panel(unpacked, panel);
+      for (int64_t t = 0; t < num_tokens; t += kQuantPanelTokens) {
+        const auto tile_tokens =
+            static_cast<int>(std::min<int64_t>(kQuantPanelTokens, num_tokens - t));
+        quant_panel_tile(panel, act, t, tile_tokens, y + t * ldy + rb, ldy);
+      }
+    }
+    return;
+  }
   int64_t block_rows = kQuantTileRows;
   if (num_tokens > kTokenBlock) {
     block_rows = std::max<int64_t>(kQuantTileRows, kRowBlockBytes / unpacked_row_bytes(w.cols) /
