@@ -56,7 +56,7 @@ struct Block32Kernel {
       }
       const __m256 dd =
           _mm256_mul_ps(row_lanes<kRows, kTokens>(dw), token_lanes<kRows, kTokens>(dx));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(products)), dd, acc);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8<kRows * kTokens>(products)), dd, acc);
       if constexpr (kHasMin) {
         acc = _mm256_fmadd_ps(row_lanes<kRows, kTokens>(mw), token_lanes<kRows, kTokens>(sx), acc);
       }
@@ -118,7 +118,7 @@ struct Super256Kernel {
       SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) dx_values[t] =
           act.token_scale(t0 + t)[sb];
       const __m256 dx = token_lanes<kRows, kTokens>(dx_values);
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(sums)),
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8<kRows * kTokens>(sums)),
                             _mm256_mul_ps(row_lanes<kRows, kTokens>(dw), dx), acc);
       if constexpr (kHasMin) {
         __m256i products[kQuantTilePairs] = {};
@@ -130,7 +130,7 @@ struct Super256Kernel {
                 act.token_bsum(t0 + t) + sb * 16);
           }
         }
-        min_acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(products)),
+        min_acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8<kRows * kTokens>(products)),
                                   _mm256_mul_ps(row_lanes<kRows, kTokens>(dm), dx), min_acc);
       }
     }

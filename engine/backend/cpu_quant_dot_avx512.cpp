@@ -4,7 +4,7 @@
 // the others the activations arrive as q + 128 and each weight chunk's 128 * sum(w) is taken off
 // again. Weights and activations of a chunk are loaded once and used for every (row, token)
 // pair of the tile.
-#include "engine/backend/cpu_quant_dot_simd.h"
+#include "engine/backend/cpu_quant_raw_rows_avx512.h"
 
 #include <cstring>
 #include <type_traits>
@@ -21,184 +21,45 @@ namespace sluice {
 // the AVX2 kernels into the AVX-512 entry point.
 namespace avx512_vnni_kernels {
 
-// Lane 8h + p = the sum of the eight lanes of half h of v[p] (exact integer sums, so any
-// order): each 64-element chunk's two blocks of 32, for the eight pairs of a tile at once.
+// Lane 8h + p = the sum of the eight lanes of half h of v[p] for p < kPairs (exact integer
+// sums, so any order): each 64-element chunk's two blocks of 32, for all pairs of a tile at
+// once. The other lanes hold integers that the callers multiply by 0.
+template <int kPairs>
 SLUICE_AVX512_VNNI_INLINE __m512i sum_half_lanes8(const __m512i* v) {
-  __m512i x[4];
-  SLUICE_QUANT_UNROLL for (int k = 0; k < 4; ++k) {
-    x[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * k], v[2 * k + 1]),
-                            _mm512_unpackhi_epi32(v[2 * k], v[2 * k + 1]));
+  if constexpr (kPairs <= 2) {  // (decoding one token: two rows)
+    // Per 128 bits: [v0, v1, v0, v1] partial sums, then v0's and v1's sums in lanes 0 and 1.
+    const __m512i t =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(v[0], v[1]), _mm512_unpackhi_epi32(v[0], v[1]));
+    const __m512i x = _mm512_add_epi32(t, _mm512_unpackhi_epi64(t, t));
+    // 128 bits 2h and 2h + 1 are half h: their sum lands in lanes 8h, 8h + 1.
+    return _mm512_add_epi32(x, _mm512_shuffle_i32x4(x, x, _MM_SHUFFLE(2, 3, 0, 1)));
+  } else {
+    __m512i x[4];
+    SLUICE_QUANT_UNROLL for (int k = 0; k < 4; ++k) {
+      x[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * k], v[2 * k + 1]),
+                              _mm512_unpackhi_epi32(v[2 * k], v[2 * k + 1]));
+    }
+    // Per 128 bits j: y[0] holds the sums of v[0..3]'s four lanes j, y[1] those of v[4..7].
+    __m512i y[2];
+    SLUICE_QUANT_UNROLL for (int k = 0; k < 2; ++k) {
+      y[k] = _mm512_add_epi32(_mm512_unpacklo_epi64(x[2 * k], x[2 * k + 1]),
+                              _mm512_unpackhi_epi64(x[2 * k], x[2 * k + 1]));
+    }
+    const __m512i even =
+        _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+    const __m512i odd =
+        _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+    return _mm512_add_epi32(_mm512_permutex2var_epi32(y[0], even, y[1]),
+                            _mm512_permutex2var_epi32(y[0], odd, y[1]));
   }
-  // Per 128 bits j: y[0] holds the sums of v[0..3]'s four lanes j, y[1] those of v[4..7].
-  __m512i y[2];
-  SLUICE_QUANT_UNROLL for (int k = 0; k < 2; ++k) {
-    y[k] = _mm512_add_epi32(_mm512_unpacklo_epi64(x[2 * k], x[2 * k + 1]),
-                            _mm512_unpackhi_epi64(x[2 * k], x[2 * k + 1]));
-  }
-  const __m512i even = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-  const __m512i odd = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
-  return _mm512_add_epi32(_mm512_permutex2var_epi32(y[0], even, y[1]),
-                          _mm512_permutex2var_epi32(y[0], odd, y[1]));
 }
 
-// Lane p = the sum of the sixteen lanes of v[p].
+// Lane p = the sum of the sixteen lanes of v[p] for p < kPairs.
+template <int kPairs>
 SLUICE_AVX512_VNNI_INLINE __m256i sum_lanes16(const __m512i* v) {
-  const __m512i halves = sum_half_lanes8(v);
+  const __m512i halves = sum_half_lanes8<kPairs>(v);
   return _mm256_add_epi32(_mm512_castsi512_si256(halves), _mm512_extracti64x4_epi64(halves, 1));
 }
-
-// ---- Weight sources: where a tile's weight rows come from. Each gives a kernel the same
-// 64-byte chunks of centred values and the same scales, so a kernel's bits do not depend on the
-// source: rows unpacked into UnpackedWeights (any type, any tile), or rows decoded in registers
-// straight from their GGUF blocks (the direct path of quant_direct_tile, for few tokens, where
-// unpacking a row costs more than the products that use it).
-
-template <int kRows>
-struct UnpackedRows {
-  QuantRowPointers<kRows> p;
-
-  SLUICE_AVX512_VNNI_INLINE void prefetch(int64_t, int64_t) const {}  // the rows are in L1/L2
-
-  // Blocks of 32: chunk c is blocks 2c and 2c + 1.
-  SLUICE_AVX512_VNNI_INLINE __m512i chunk(int r, int64_t c) const {
-    return _mm512_load_si512(p.w[r] + c * kQuantChunk);
-  }
-  SLUICE_AVX512_VNNI_INLINE float d_block(int r, int64_t b) const { return p.d[r][b]; }
-  SLUICE_AVX512_VNNI_INLINE float m_block(int r, int64_t b) const { return p.m[r][b]; }
-  // Super-blocks of 256.
-  SLUICE_AVX512_VNNI_INLINE void begin(int, int64_t) {}
-  SLUICE_AVX512_VNNI_INLINE __m128i group_scales(int r, int64_t sb) const {
-    return _mm_load_si128(reinterpret_cast<const __m128i*>(p.group_scale[r] + sb * 16));
-  }
-  SLUICE_AVX512_VNNI_INLINE __m128i mins(int r, int64_t sb) const {
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.mins[r] + sb * 16));
-  }
-  SLUICE_AVX512_VNNI_INLINE float d(int r, int64_t sb) const { return p.d[r][sb]; }
-  SLUICE_AVX512_VNNI_INLINE float m(int r, int64_t sb) const { return p.m[r][sb]; }
-  SLUICE_AVX512_VNNI_INLINE __m512i chunk(int r, int64_t sb, int c) const {
-    return _mm512_load_si512(p.w[r] + sb * quant::kBlockK + c * kQuantChunk);
-  }
-};
-
-SLUICE_AVX512_VNNI_INLINE __m512i join(__m256i low, __m256i high) {
-  return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
-}
-
-SLUICE_AVX512_VNNI_INLINE __m256i load32(const void* p) {
-  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-}
-
-// (x >> shift) & mask in every byte (the 16-bit shift's spill from the next byte is masked off).
-SLUICE_AVX512_VNNI_INLINE __m256i shift_mask(__m256i x, int shift, int mask) {
-  return _mm256_and_si256(_mm256_srl_epi16(x, _mm_cvtsi32_si128(shift)),
-                          _mm256_set1_epi8(static_cast<char>(mask)));
-}
-
-// Reading blocks straight from memory, the kernel's loads wait on each new block unless it is
-// fetched ahead: step i of n of the current tile prefetches the same share of the next tile
-// (the rows after the tile's, contiguous with them), so the next tile arrives while this one
-// is multiplied.
-struct NextTilePrefetch {
-  const uint8_t* next = nullptr;  // the first byte after the tile's rows
-  int64_t tile_bytes = 0;
-
-  SLUICE_AVX512_VNNI_INLINE void prefetch(int64_t i, int64_t n) const {
-    const int64_t begin = i * tile_bytes / n / 64 * 64;
-    const int64_t end = (i + 1) * tile_bytes / n;
-    for (int64_t at = begin; at < end; at += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(next + at), _MM_HINT_T0);
-  }
-};
-
-// Q8_0 rows: the values as stored; a row of an odd number of blocks ends in a half chunk whose
-// second block is zero values with a zero scale, as unpack_weight_rows pads it.
-template <int kRows>
-struct RawQ8_0Rows : NextTilePrefetch {
-  const quant::BlockQ8_0* blocks[kRows];
-  int64_t num_blocks;
-
-  SLUICE_AVX512_VNNI_INLINE __m512i chunk(int r, int64_t c) const {
-    const quant::BlockQ8_0* b = blocks[r] + 2 * c;
-    return join(load32(b[0].qs), 2 * c + 1 < num_blocks ? load32(b[1].qs) : _mm256_setzero_si256());
-  }
-  // The padding block past an odd number of blocks has a zero scale.
-  SLUICE_AVX512_VNNI_INLINE float d_block(int r, int64_t b) const {
-    return b < num_blocks ? _cvtsh_ss(blocks[r][b].d) : 0.0f;
-  }
-  SLUICE_AVX512_VNNI_INLINE float m_block(int, int64_t) const { return 0.0f; }
-};
-
-// Q4_K and Q5_K rows: chunk c is the low nibbles of qs[32c..32c+31], then the high ones (Q5_K:
-// plus bit 2c, 2c + 1 of qh[l] as the fifth bit); the scales and mins of a super-block are
-// decoded once by begin().
-template <typename Block, bool kHasHighBit, int kRows>
-struct RawQ45KRows : NextTilePrefetch {
-  const Block* blocks[kRows];
-  __m128i scales[kRows];
-  __m128i min_values[kRows];
-  float d_value[kRows];
-  float m_value[kRows];
-
-  SLUICE_AVX512_VNNI_INLINE void begin(int r, int64_t sb) {
-    const Block& b = blocks[r][sb];
-    uint64_t words[4];
-    scales_mins_k4_words(b.scales, words);
-    scales[r] = _mm_set_epi64x(static_cast<int64_t>(words[1]), static_cast<int64_t>(words[0]));
-    min_values[r] = _mm_set_epi64x(static_cast<int64_t>(words[3]), static_cast<int64_t>(words[2]));
-    d_value[r] = _cvtsh_ss(b.d);  // exact, as half_to_float
-    m_value[r] = _cvtsh_ss(b.dmin);
-  }
-  SLUICE_AVX512_VNNI_INLINE __m128i group_scales(int r, int64_t) const { return scales[r]; }
-  SLUICE_AVX512_VNNI_INLINE __m128i mins(int r, int64_t) const { return min_values[r]; }
-  SLUICE_AVX512_VNNI_INLINE float d(int r, int64_t) const { return d_value[r]; }
-  SLUICE_AVX512_VNNI_INLINE float m(int r, int64_t) const { return m_value[r]; }
-  SLUICE_AVX512_VNNI_INLINE __m512i chunk(int r, int64_t sb, int c) const {
-    const Block& b = blocks[r][sb];
-    const __m256i q = load32(b.qs + 32 * c);
-    __m256i low = shift_mask(q, 0, 0x0f);
-    __m256i high = shift_mask(q, 4, 0x0f);
-    if constexpr (kHasHighBit) {
-      const __m256i qh = load32(b.qh);
-      low = _mm256_or_si256(low, _mm256_slli_epi16(shift_mask(qh, 2 * c, 1), 4));
-      high = _mm256_or_si256(high, _mm256_slli_epi16(shift_mask(qh, 2 * c + 1, 1), 4));
-    }
-    return join(low, high);
-  }
-};
-
-// Q6_K rows: half h of a super-block is chunks 2h (ql low nibbles with qh bits 0-1, 2-3) and
-// 2h + 1 (high nibbles with bits 4-5, 6-7), less 32.
-template <int kRows>
-struct RawQ6KRows : NextTilePrefetch {
-  const quant::BlockQ6_K* blocks[kRows];
-  float d_value[kRows];
-
-  SLUICE_AVX512_VNNI_INLINE void begin(int r, int64_t sb) {
-    d_value[r] = _cvtsh_ss(blocks[r][sb].d);
-  }
-  SLUICE_AVX512_VNNI_INLINE __m128i group_scales(int r, int64_t sb) const {
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[r][sb].scales));
-  }
-  SLUICE_AVX512_VNNI_INLINE __m128i mins(int, int64_t) const { return _mm_setzero_si128(); }
-  SLUICE_AVX512_VNNI_INLINE float d(int r, int64_t) const { return d_value[r]; }
-  SLUICE_AVX512_VNNI_INLINE float m(int, int64_t) const { return 0.0f; }
-  SLUICE_AVX512_VNNI_INLINE __m512i chunk(int r, int64_t sb, int c) const {
-    const quant::BlockQ6_K& b = blocks[r][sb];
-    const int half = c / 2;
-    const int shift = 4 * (c % 2);
-    const __m256i qh = load32(b.qh + 32 * half);
-    const __m256i ql0 = load32(b.ql + 64 * half);
-    const __m256i ql1 = load32(b.ql + 64 * half + 32);
-    const __m256i bias = _mm256_set1_epi8(32);
-    const __m256i low = _mm256_or_si256(shift_mask(ql0, shift, 0x0f),
-                                        _mm256_slli_epi16(shift_mask(qh, shift, 3), 4));
-    const __m256i high = _mm256_or_si256(shift_mask(ql1, shift, 0x0f),
-                                         _mm256_slli_epi16(shift_mask(qh, shift + 2, 3), 4));
-    return join(_mm256_sub_epi8(low, bias), _mm256_sub_epi8(high, bias));
-  }
-};
-
-// ---- The kernels, over any weight source.
 
 template <bool kHasMin, int kRows, int kTokens, typename Rows>
 SLUICE_AVX512_VNNI_INLINE void block32_tile(const Rows& rows, const QuantTokenPointers<kTokens>& p,
@@ -229,7 +90,7 @@ SLUICE_AVX512_VNNI_INLINE void block32_tile(const Rows& rows, const QuantTokenPo
       }
     }
     // Lanes 0-7: block 2c of each pair, lanes 8-15: block 2c + 1.
-    const __m512 block_sums = _mm512_cvtepi32_ps(sum_half_lanes8(sums));
+    const __m512 block_sums = _mm512_cvtepi32_ps(sum_half_lanes8<kRows * kTokens>(sums));
     SLUICE_QUANT_UNROLL for (int h = 0; h < 2; ++h) {
       const int64_t b = 2 * c + h;
       float dw[kRows], dx[kTokens], mw[kRows], sx[kTokens];
@@ -315,7 +176,7 @@ SLUICE_AVX512_VNNI_INLINE void super256_tile(Rows& rows, const QuantTokenPointer
     }
     SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) dx_values[t] = p.dx[t][sb];
     const __m256 dx = token_lanes<kRows, kTokens>(dx_values);
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes16(sums)),
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes16<kRows * kTokens>(sums)),
                           _mm256_mul_ps(row_lanes<kRows, kTokens>(dw), dx), acc);
     if constexpr (kHasMin) {
       __m256i products[kQuantTilePairs] = {};
@@ -324,7 +185,7 @@ SLUICE_AVX512_VNNI_INLINE void super256_tile(Rows& rows, const QuantTokenPointer
           products[t * kRows + r] = super256_min_products(rows.mins(r, sb), p.bsum[t] + sb * 16);
         }
       }
-      min_acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(products)),
+      min_acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8<kRows * kTokens>(products)),
                                 _mm256_mul_ps(row_lanes<kRows, kTokens>(dm), dx), min_acc);
     }
   }

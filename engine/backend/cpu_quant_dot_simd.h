@@ -179,13 +179,26 @@ SLUICE_AVX2_INLINE void store_pairs(__m256 acc, float* y, int64_t ldy) {
   }
 }
 
-// Lane p = the sum of the eight lanes of v[p] (exact integer sums, so any order).
+// Lane p = the sum of the eight lanes of v[p] for p < kPairs (exact integer sums, so any
+// order); the other lanes are 0.
+template <int kPairs>
 SLUICE_AVX2_INLINE __m256i sum_lanes8(const __m256i* v) {
-  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-  // a: [v0..v3 of the low 128 bits, v0..v3 of the high 128 bits], b the same for v4..v7.
-  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
-                          _mm256_permute2x128_si256(a, b, 0x31));
+  if constexpr (kPairs <= 2) {  // (decoding one token: two rows)
+    const __m256i t =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(v[0], v[1]), _mm256_unpackhi_epi32(v[0], v[1]));
+    const __m256i x = _mm256_add_epi32(t, _mm256_unpackhi_epi64(t, t));
+    const __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+    return _mm256_inserti128_si256(_mm256_setzero_si256(),
+                                   _mm_unpacklo_epi64(sum, _mm_setzero_si128()), 0);
+  } else {
+    const __m256i a =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+    const __m256i b =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+    // a: [v0..v3 of the low 128 bits, v0..v3 of the high 128 bits], b the same for v4..v7.
+    return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20),
+                            _mm256_permute2x128_si256(a, b, 0x31));
+  }
 }
 
 // One super-block's min products for one (row, token), exact: the eight int32 lanes sum to

@@ -47,15 +47,19 @@ void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, in
   }
   thread_local UnpackedWeights unpacked;
   // Many tokens: sixteen rows at a time are unpacked and interleaved into a panel that every
-  // token then multiplies, one row per lane.
-  if (has_quant_panel_kernel(isa)) {
+  // token then multiplies, one row per lane. (Interleaving costs more than it saves for few
+  // tokens: 8 tokens take 1.6x as long from panels of Q4_K rows.)
+  if (num_tokens > kDirectMaxTokens && has_quant_panel_kernel(isa)) {
     thread_local QuantPanel panel;
     for (int64_t rb = row_begin; rb < row_end; rb += kQuantPanelRows) {
       const auto num_block_rows =
           static_cast<int>(std::min<int64_t>(kQuantPanelRows, row_end - rb));
-      unpack_weight_rows(w.dtype, w.data + static_cast<size_t>(rb) * w.row_bytes, w.row_bytes,
-                         num_block_rows, w.cols, unpacked);
-      pack_quant_panel(unpacked, panel);
+      const uint8_t* rows = w.data + static_cast<size_t>(rb) * w.row_bytes;
+      if (!pack_quant_panel_from_blocks(w.dtype, rows, w.row_bytes, num_block_rows, w.cols,
+                                        panel)) {
+        unpack_weight_rows(w.dtype, rows, w.row_bytes, num_block_rows, w.cols, unpacked);
+        pack_quant_panel(unpacked, panel);
+      }
       for (int64_t t = 0; t < num_tokens; t += kQuantPanelTokens) {
         const auto tile_tokens =
             static_cast<int>(std::min<int64_t>(kQuantPanelTokens, num_tokens - t));

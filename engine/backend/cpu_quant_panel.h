@@ -44,6 +44,12 @@ bool has_quant_panel_kernel(QuantKernelIsa isa);
 // Precondition: has_quant_panel_kernel(Avx512Vnni).
 void pack_quant_panel(const UnpackedWeights& rows, QuantPanel& out);
 
+// The same panel built straight from num_rows rows of GGUF blocks (row r at rows + r *
+// row_bytes), without unpacking them first; returns false (and leaves out alone) for the types
+// that must be unpacked (today all but Q8_0, Q4_K, Q5_K and Q6_K).
+bool pack_quant_panel_from_blocks(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
+                                  int64_t cols, QuantPanel& out);
+
 // y[t * ldy + r] = dot(panel row r, activation row t0 + t) for r < panel.num_rows,
 // t < num_tokens, with the bits of quant_dot_tile. Preconditions: 1 <= num_tokens <=
 // kQuantPanelTokens, activations quantized for panel.dtype with offset values as

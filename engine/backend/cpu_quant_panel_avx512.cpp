@@ -7,15 +7,17 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <type_traits>
 
-#include "engine/backend/cpu_quant_dot_simd.h"
-#include "engine/core/quant_blocks.h"
+#include "engine/backend/cpu_quant_raw_rows_avx512.h"
 
 namespace sluice {
 
 #if SLUICE_QUANT_X86
 
 namespace avx512_panel_kernels {
+
+using namespace avx512_vnni_kernels;  // the weight sources
 
 // Transposes sixteen rows of sixteen 32-bit words: out[k] = word k of rows 0..15.
 SLUICE_AVX512_VNNI_INLINE void transpose16(const __m512i* rows, __m512i* out) {
@@ -44,20 +46,11 @@ SLUICE_AVX512_VNNI_INLINE void transpose16(const __m512i* rows, __m512i* out) {
   }
 }
 
-// The values: 64 elements of all rows at a time, transposed as 32-bit words.
-SLUICE_AVX512_VNNI void pack_values(const UnpackedWeights& rows, QuantPanel& out) {
-  const int64_t num_steps = rows.w_stride / 4;
-  out.w.resize(static_cast<size_t>(num_steps) * 64);
-  for (int64_t c = 0; c < rows.w_stride / kQuantChunk; ++c) {
-    __m512i in[16];
-    for (int r = 0; r < kQuantPanelRows; ++r) {
-      in[r] = r < rows.num_rows ? _mm512_load_si512(rows.row_w(r) + c * kQuantChunk)
-                                : _mm512_setzero_si512();
-    }
-    __m512i steps[16];
-    transpose16(in, steps);
-    for (int k = 0; k < 16; ++k) _mm512_store_si512(out.w.data() + (c * 16 + k) * 64, steps[k]);
-  }
+// Two groups' mins as the int16 pair vpdpwssd multiplies with two bsums.
+inline int32_t min_pair(const int8_t* mins) {
+  const auto low = static_cast<uint16_t>(int16_t{mins[0]});
+  const auto high = static_cast<uint16_t>(int16_t{mins[1]});
+  return static_cast<int32_t>(uint32_t{low} | uint32_t{high} << 16);
 }
 
 // The sum of each row's values over `num_steps` steps from `step`.
@@ -70,67 +63,190 @@ SLUICE_AVX512_VNNI_INLINE __m512i row_sums(const QuantPanel& panel, int64_t step
   return sum;
 }
 
-SLUICE_AVX512_VNNI void pack(const UnpackedWeights& rows, QuantPanel& out) {
-  const QuantKernelTraits& traits = *find_quant_kernel_traits(rows.dtype);
-  out.dtype = rows.dtype;
-  out.family = rows.family;
-  out.num_rows = rows.num_rows;
-  out.cols = rows.cols;
-  pack_values(rows, out);
-  const bool super256 =
-      rows.family == QuantFamily::Super256 || rows.family == QuantFamily::Super256Min;
-  const bool has_min =
-      rows.family == QuantFamily::Block32Min || rows.family == QuantFamily::Super256Min;
-  const int64_t block_elements = super256 ? quant::kBlockK : quant::kBlock32;
-  const int64_t num_blocks = rows.cols / block_elements;
-  out.group_elements = rows.dtype == DType::Q4_K || rows.dtype == DType::Q5_K ? 32 : 16;
-  const int64_t groups_per_block = super256 ? block_elements / out.group_elements : 0;
-  const auto row_count = static_cast<size_t>(kQuantPanelRows);
-  out.d.resize(static_cast<size_t>(num_blocks) * row_count);
-  out.m.resize(has_min ? out.d.size() : 0);
-  out.scale.resize(static_cast<size_t>(num_blocks * groups_per_block) * row_count);
-  out.mins.resize(rows.family == QuantFamily::Super256Min
-                      ? static_cast<size_t>(rows.cols / 32) * row_count
-                      : 0);
-  for (int64_t b = 0; b < num_blocks; ++b) {
-    for (int r = 0; r < kQuantPanelRows; ++r) {
-      const bool real = r < rows.num_rows;
-      out.d[b * 16 + r] = real ? rows.row_d(r)[b] : 0.0f;
-      if (has_min) out.m[b * 16 + r] = real ? rows.row_m(r)[b] : 0.0f;
-      for (int64_t g = 0; g < groups_per_block; ++g) {
-        const int64_t group16 = (b * block_elements + g * out.group_elements) / 16;
-        out.scale[(b * groups_per_block + g) * 16 + r] =
-            real ? rows.row_group_scale(r)[group16] : 0;
-      }
-    }
-  }
-  for (int64_t k = 0; k < static_cast<int64_t>(out.mins.size()) / 16; ++k) {
-    for (int r = 0; r < kQuantPanelRows; ++r) {
-      const int8_t* mins = r < rows.num_rows ? rows.row_mins(r) + 2 * k : nullptr;
-      const auto low = static_cast<uint16_t>(static_cast<int16_t>(mins ? mins[0] : 0));
-      const auto high = static_cast<uint16_t>(static_cast<int16_t>(mins ? mins[1] : 0));
-      out.mins[k * 16 + r] =
-          static_cast<int32_t>(static_cast<uint32_t>(low) | uint32_t{high} << 16);
-    }
-  }
-  out.correction.resize(traits.has_negative_values ? out.d.size() : 0);
-  if (!traits.has_negative_values) return;
-  const int group_steps = out.group_elements / 4;
+// The types with negative values take q + 128 activations: each block's 128 * sum(w) (of
+// super-blocks: 128 * sum over groups of scale * sum(w)), for the kernel to take off again.
+SLUICE_AVX512_VNNI void add_corrections(QuantPanel& out) {
+  const bool has_negative_values = find_quant_kernel_traits(out.dtype)->has_negative_values;
+  out.correction.resize(has_negative_values ? out.d.size() : 0);
+  if (!has_negative_values) return;
+  const bool super256 = out.family == QuantFamily::Super256;  // (no min: Q3_K, Q6_K)
+  const int64_t num_blocks = static_cast<int64_t>(out.d.size()) / kQuantPanelRows;
+  const int64_t groups = quant::kBlockK / out.group_elements;
   for (int64_t b = 0; b < num_blocks; ++b) {
     __m512i sum;
     if (!super256) {
       sum = row_sums(out, b * quant::kBlock32 / 4, quant::kBlock32 / 4);
     } else {
       sum = _mm512_setzero_si512();
-      for (int64_t g = 0; g < groups_per_block; ++g) {
-        const __m512i scale = _mm512_load_si512(out.scale.data() + (b * groups_per_block + g) * 16);
-        const __m512i group =
-            row_sums(out, (b * block_elements + g * out.group_elements) / 4, group_steps);
+      for (int64_t g = 0; g < groups; ++g) {
+        const __m512i scale = _mm512_load_si512(out.scale.data() + (b * groups + g) * 16);
+        const __m512i group = row_sums(out, (b * quant::kBlockK + g * out.group_elements) / 4,
+                                       out.group_elements / 4);
         sum = _mm512_add_epi32(sum, _mm512_mullo_epi32(group, scale));
       }
     }
     _mm512_store_si512(out.correction.data() + b * 16, _mm512_slli_epi32(sum, 7));
   }
+}
+
+// The shapes and per-row fields every packing shares: sizes out's arrays for rows of dtype.
+void shape_panel(DType dtype, int num_rows, int64_t cols, QuantPanel& out) {
+  out.dtype = dtype;
+  out.family = quant_family(dtype);
+  out.num_rows = num_rows;
+  out.cols = cols;
+  const bool super256 =
+      out.family == QuantFamily::Super256 || out.family == QuantFamily::Super256Min;
+  const bool has_min =
+      out.family == QuantFamily::Block32Min || out.family == QuantFamily::Super256Min;
+  const int64_t num_blocks = cols / (super256 ? quant::kBlockK : quant::kBlock32);
+  out.group_elements = dtype == DType::Q4_K || dtype == DType::Q5_K ? 32 : 16;
+  const auto row_count = static_cast<size_t>(kQuantPanelRows);
+  out.w.resize(static_cast<size_t>((cols + kQuantChunk - 1) / kQuantChunk) * kQuantChunk / 4 * 64);
+  out.d.resize(static_cast<size_t>(num_blocks) * row_count);
+  out.m.resize(has_min ? out.d.size() : 0);
+  out.scale.resize(super256 ? static_cast<size_t>(cols / out.group_elements) * row_count : 0);
+  out.mins.resize(
+      out.family == QuantFamily::Super256Min ? static_cast<size_t>(cols / 32) * row_count : 0);
+}
+
+// Stores chunk c (64 elements) of every row, given as 16 registers, as steps 16c..16c+15.
+SLUICE_AVX512_VNNI_INLINE void store_chunk(const __m512i* rows, int64_t c, QuantPanel& out) {
+  __m512i steps[16];
+  transpose16(rows, steps);
+  for (int k = 0; k < 16; ++k) _mm512_store_si512(out.w.data() + (c * 16 + k) * 64, steps[k]);
+}
+
+// How far ahead the packing asks for each row's blocks.
+constexpr int64_t kPrefetchBlocks = 2;
+
+template <typename Block>
+SLUICE_AVX512_VNNI_INLINE void prefetch_block(const Block* block) {
+  const auto* bytes = reinterpret_cast<const char*>(block);
+  for (size_t at = 0; at < sizeof(Block); at += 64) _mm_prefetch(bytes + at, _MM_HINT_T0);
+}
+
+// Q8_0 rows straight from their blocks.
+SLUICE_AVX512_VNNI void pack_raw_q8_0(const uint8_t* rows, size_t row_bytes, QuantPanel& out) {
+  RawQ8_0Rows<kQuantPanelRows> src{};
+  for (int r = 0; r < out.num_rows; ++r) {
+    src.blocks[r] =
+        reinterpret_cast<const quant::BlockQ8_0*>(rows + static_cast<size_t>(r) * row_bytes);
+  }
+  src.num_blocks = out.cols / quant::kBlock32;
+  for (int64_t c = 0; c < (out.cols + kQuantChunk - 1) / kQuantChunk; ++c) {
+    // (Blocks of 34 bytes: a chunk's two are about one cache line; ask for the fourth chunk on.)
+    for (int r = 0; r < out.num_rows; ++r) {
+      if (2 * c + 9 < src.num_blocks) prefetch_block(src.blocks[r] + 2 * c + 8);
+    }
+    __m512i in[kQuantPanelRows];
+    for (int r = 0; r < kQuantPanelRows; ++r)
+      in[r] = r < out.num_rows ? src.chunk(r, c) : _mm512_setzero_si512();
+    store_chunk(in, c, out);
+  }
+  for (int r = 0; r < out.num_rows; ++r) {
+    for (int64_t b = 0; b < src.num_blocks; ++b) out.d[b * 16 + r] = src.d_block(r, b);
+  }
+}
+
+// K-quant rows straight from their blocks (RawQ45KRows or RawQ6KRows of 16 rows).
+template <typename Source>
+SLUICE_AVX512_VNNI void pack_raw_super256(Source& src, const uint8_t* rows, size_t row_bytes,
+                                          QuantPanel& out) {
+  using Block = std::remove_cv_t<std::remove_pointer_t<std::remove_extent_t<decltype(src.blocks)>>>;
+  for (int r = 0; r < out.num_rows; ++r) {
+    src.blocks[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
+  }
+  const int64_t groups = quant::kBlockK / out.group_elements;
+  const int64_t group_stride = out.group_elements / 16;
+  const int64_t num_super_blocks = out.cols / quant::kBlockK;
+  for (int64_t sb = 0; sb < num_super_blocks; ++sb) {
+    for (int r = 0; r < out.num_rows; ++r) {
+      // Sixteen rows are sixteen streams from memory: ask for a later super-block of each.
+      if (sb + kPrefetchBlocks < num_super_blocks)
+        prefetch_block(src.blocks[r] + sb + kPrefetchBlocks);
+      src.begin(r, sb);
+      alignas(16) int8_t scales[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(scales), src.group_scales(r, sb));
+      for (int64_t g = 0; g < groups; ++g)
+        out.scale[(sb * groups + g) * 16 + r] = scales[g * group_stride];
+      out.d[sb * 16 + r] = src.d(r, sb);
+      if (!out.m.size()) continue;
+      out.m[sb * 16 + r] = src.m(r, sb);
+      alignas(16) int8_t mins[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(mins), src.mins(r, sb));
+      for (int k = 0; k < 8; ++k) out.mins[(sb * 8 + k) * 16 + r] = min_pair(mins + 2 * k);
+    }
+    for (int c = 0; c < 4; ++c) {
+      __m512i in[kQuantPanelRows];
+      for (int r = 0; r < kQuantPanelRows; ++r) {
+        in[r] = r < out.num_rows ? src.chunk(r, sb, c) : _mm512_setzero_si512();
+      }
+      store_chunk(in, sb * 4 + c, out);
+    }
+  }
+}
+
+// Rows already unpacked (any type).
+SLUICE_AVX512_VNNI void pack_unpacked(const UnpackedWeights& rows, QuantPanel& out) {
+  shape_panel(rows.dtype, rows.num_rows, rows.cols, out);
+  for (int64_t c = 0; c < rows.w_stride / kQuantChunk; ++c) {
+    __m512i in[kQuantPanelRows];
+    for (int r = 0; r < kQuantPanelRows; ++r) {
+      in[r] = r < rows.num_rows ? _mm512_load_si512(rows.row_w(r) + c * kQuantChunk)
+                                : _mm512_setzero_si512();
+    }
+    store_chunk(in, c, out);
+  }
+  // Lanes past num_rows keep whatever they held: they are computed and never stored.
+  const int64_t num_blocks = static_cast<int64_t>(out.d.size()) / kQuantPanelRows;
+  const int64_t num_groups = static_cast<int64_t>(out.scale.size()) / kQuantPanelRows;
+  const int64_t group_stride = out.group_elements / 16;  // scales of 16 per group
+  for (int r = 0; r < rows.num_rows; ++r) {
+    for (int64_t b = 0; b < num_blocks; ++b) out.d[b * 16 + r] = rows.row_d(r)[b];
+    for (int64_t b = 0; b < static_cast<int64_t>(out.m.size()) / 16; ++b) {
+      out.m[b * 16 + r] = rows.row_m(r)[b];
+    }
+    for (int64_t g = 0; g < num_groups; ++g) {
+      out.scale[g * 16 + r] = rows.row_group_scale(r)[g * group_stride];
+    }
+    for (int64_t k = 0; k < static_cast<int64_t>(out.mins.size()) / 16; ++k) {
+      out.mins[k * 16 + r] = min_pair(rows.row_mins(r) + 2 * k);
+    }
+  }
+  add_corrections(out);
+}
+
+SLUICE_AVX512_VNNI bool pack_raw(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
+                                 int64_t cols, QuantPanel& out) {
+  switch (dtype) {
+    case DType::Q8_0:
+      shape_panel(dtype, num_rows, cols, out);
+      pack_raw_q8_0(rows, row_bytes, out);
+      break;
+    case DType::Q4_K: {
+      shape_panel(dtype, num_rows, cols, out);
+      RawQ45KRows<quant::BlockQ4_K, false, kQuantPanelRows> src{};
+      pack_raw_super256(src, rows, row_bytes, out);
+      break;
+    }
+    case DType::Q5_K: {
+      shape_panel(dtype, num_rows, cols, out);
+      RawQ45KRows<quant::BlockQ5_K, true, kQuantPanelRows> src{};
+      pack_raw_super256(src, rows, row_bytes, out);
+      break;
+    }
+    case DType::Q6_K: {
+      shape_panel(dtype, num_rows, cols, out);
+      RawQ6KRows<kQuantPanelRows> src{};
+      pack_raw_super256(src, rows, row_bytes, out);
+      break;
+    }
+    default:
+      return false;
+  }
+  add_corrections(out);
+  return true;
 }
 
 SLUICE_AVX512_VNNI_INLINE __m512i broadcast4(const int8_t* p) {
@@ -272,7 +388,13 @@ bool has_quant_panel_kernel(QuantKernelIsa isa) {
 
 void pack_quant_panel(const UnpackedWeights& rows, QuantPanel& out) {
   assert(rows.num_rows >= 1 && rows.num_rows <= kQuantPanelRows);
-  avx512_panel_kernels::pack(rows, out);
+  avx512_panel_kernels::pack_unpacked(rows, out);
+}
+
+bool pack_quant_panel_from_blocks(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
+                                  int64_t cols, QuantPanel& out) {
+  assert(num_rows >= 1 && num_rows <= kQuantPanelRows);
+  return avx512_panel_kernels::pack_raw(dtype, rows, row_bytes, num_rows, cols, out);
 }
 
 void quant_panel_tile(const QuantPanel& panel, const QuantizedActivations& act, int64_t t0,
@@ -303,6 +425,9 @@ bool has_quant_panel_kernel(QuantKernelIsa) {
   return false;
 }
 void pack_quant_panel(const UnpackedWeights&, QuantPanel&) {}
+bool pack_quant_panel_from_blocks(DType, const uint8_t*, size_t, int, int64_t, QuantPanel&) {
+  return false;
+}
 void quant_panel_tile(const QuantPanel&, const QuantizedActivations&, int64_t, int, float*,
                       int64_t) {}
 
