@@ -60,6 +60,7 @@ Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
   if (config_.block_size < 1) fail("block size must be at least 1 (got ", config_.block_size, ")");
   max_model_len_ = model_config.max_position_embeddings;
   if (config_.max_model_len > 0) max_model_len_ = std::min(max_model_len_, config_.max_model_len);
+  config_.max_num_batched_tokens = resolve_max_num_batched_tokens(config_, *backend_);
   const size_t block_bytes = backend_->kv_block_bytes(config_.block_size);
   const int num_blocks =
       plan_num_kv_blocks(config_, block_bytes, max_model_len_, kDefaultKvBudgetBytes);
@@ -84,6 +85,11 @@ Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
 }
 
 Engine::~Engine() = default;
+
+int resolve_max_num_batched_tokens(const EngineConfig& config, const Backend& backend) {
+  return config.max_num_batched_tokens > 0 ? config.max_num_batched_tokens
+                                           : backend.default_max_num_batched_tokens();
+}
 
 void Engine::check_kv_pool_fits_host_memory(int num_blocks, size_t block_bytes) const {
   // Every backend keeps the block pool's bookkeeping in host memory; the CPU backend (no device

@@ -29,7 +29,7 @@ struct EngineConfig {
   int num_kv_blocks = 0;      // > 0: exactly this many blocks
   size_t kv_cache_bytes = 0;  // > 0 (and no num_kv_blocks): the pool's memory budget
   int max_num_seqs = 256;
-  int max_num_batched_tokens = 2048;
+  int max_num_batched_tokens = 0;  // 0: the backend's default (512 on the CPU, 2048 on a GPU)
   int max_model_len = 0;  // 0: the model's context
   bool enable_prefix_caching = true;
   bool enable_chunked_prefill = true;
@@ -156,6 +156,9 @@ class Engine {
   int64_t window_prompt_tokens_ = 0;
   int64_t window_generation_tokens_ = 0;
 };
+
+// Returns config.max_num_batched_tokens, or when it is 0 the backend's default.
+int resolve_max_num_batched_tokens(const EngineConfig& config, const Backend& backend);
 
 // Returns the KV pool size in blocks for a config: num_kv_blocks if set, else the budget
 // divided by the block size in bytes, else enough for max_num_seqs requests of max_model_len

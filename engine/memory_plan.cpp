@@ -73,8 +73,10 @@ MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu, 
   plan.weight_bytes = static_cast<size_t>(gpu.num_weights) * kElementBytes;
   plan.kv_bytes_per_token =
       2 * static_cast<size_t>(config.num_layers) * static_cast<size_t>(config.kv_size()) * kElementBytes;
-  plan.activation_bytes = cuda_activation_bytes(config, kElementBytes, engine.max_num_batched_tokens,
-                                                std::min(engine.max_num_seqs, engine.max_num_batched_tokens));
+  const int step_tokens = engine.max_num_batched_tokens > 0 ? engine.max_num_batched_tokens
+                                                            : kDefaultMaxNumBatchedTokens;
+  plan.activation_bytes = cuda_activation_bytes(config, kElementBytes, step_tokens,
+                                                std::min(engine.max_num_seqs, step_tokens));
   plan.block_size = engine.block_size;
   plan.max_model_len = max_model_len_of(config, engine);
   const size_t block_bytes = plan.kv_bytes_per_token * static_cast<size_t>(engine.block_size);

@@ -116,7 +116,8 @@ QString required_option(const QCommandLineParser& parser, const QString& name) {
 void add_engine_options(QCommandLineParser& parser) {
   parser.addOptions({
       {"max-num-seqs", "Requests in one step at most (default 256).", "N"},
-      {"max-num-batched-tokens", "Tokens in one step at most (default 2048).", "N"},
+      {"max-num-batched-tokens",
+       "Tokens in one step at most (default 512 on the CPU, 2048 on a GPU).", "N"},
       {"kv-cache-bytes", "Memory for the paged KV cache, e.g. 512M or 2G.", "BYTES"},
       {"kv-blocks", "Size the KV cache in blocks instead of bytes.", "N"},
       {"block-size", "Tokens per KV block (default 16).", "N"},

@@ -29,6 +29,9 @@ struct BackendMemory {
   size_t device_free_bytes = 0;
 };
 
+// A step's token budget on a GPU (and the default of every backend that does not choose less).
+inline constexpr int kDefaultMaxNumBatchedTokens = 2048;
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -59,6 +62,11 @@ class Backend {
   virtual void forward(const BatchInputs& inputs, std::vector<float>& logits) = 0;
 
   virtual BackendMemory memory() const = 0;
+
+  // The most tokens one step schedules when the engine config leaves it open
+  // (EngineConfig::max_num_batched_tokens == 0): kDefaultMaxNumBatchedTokens, or less where a
+  // step's activations would cost more memory than the larger batch saves time.
+  virtual int default_max_num_batched_tokens() const { return kDefaultMaxNumBatchedTokens; }
 
   // True when the backend can sample on its device (forward_and_sample), so only token ids, not
   // [rows, vocab] logits, cross back to the host.

@@ -7,6 +7,7 @@
 namespace sluice {
 
 EngineConfig fit_engine_to_backend(Backend& backend, EngineConfig config) {
+  config.max_num_batched_tokens = resolve_max_num_batched_tokens(config, backend);
 #ifdef SLUICE_HAS_CUDA
   if (auto* cuda = dynamic_cast<CudaBackend*>(&backend)) {
     cuda->reserve_activations(

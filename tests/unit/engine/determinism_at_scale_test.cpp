@@ -56,7 +56,7 @@ void expect_every_schedule_equal(const SamplingParams& params) {
     if (schedule.config.num_kv_blocks > 0) {
       EXPECT_GT(stats.num_preemptions, 0) << schedule.name;
     }
-    EXPECT_LE(stats.max_scheduled_tokens, schedule.config.max_num_batched_tokens) << schedule.name;
+    EXPECT_LE(stats.max_scheduled_tokens, engine->config().max_num_batched_tokens) << schedule.name;
   }
 }
 

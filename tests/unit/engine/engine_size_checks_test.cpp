@@ -29,6 +29,18 @@ TEST(EngineSizeChecks, KvCacheThatFitsIsAllocated) {
   EXPECT_EQ(stories.make_engine(EngineConfig{.num_kv_blocks = 64})->num_kv_blocks(), 64);
 }
 
+// A step's token budget left open is the backend's: 512 on the CPU (its fp32 activations for
+// 2048 tokens would cost more memory than the larger step saves time); a budget given is kept.
+TEST(EngineSizeChecks, StepTokenBudgetLeftOpenIsTheBackends) {
+  const test::StoriesModel stories;
+  const auto open = stories.make_engine(EngineConfig{.num_kv_blocks = 64});
+  EXPECT_EQ(open->config().max_num_batched_tokens, 512);
+  EXPECT_EQ(open->backend().default_max_num_batched_tokens(), 512);
+  const auto given =
+      stories.make_engine(EngineConfig{.num_kv_blocks = 64, .max_num_batched_tokens = 2048});
+  EXPECT_EQ(given->config().max_num_batched_tokens, 2048);
+}
+
 // A row whose one field is `text`.
 DatasetRow prompt_row(std::string text) {
   DatasetRow row;
