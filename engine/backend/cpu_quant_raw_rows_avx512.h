@@ -2,6 +2,7 @@
 // cpu_quant_panel_avx512.cpp's panels). Internal to those two files.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/backend/cpu_quant_dot_simd.h"
@@ -68,10 +69,12 @@ SLUICE_AVX512_VNNI_INLINE __m256i shift_mask(__m256i x, int shift, int mask) {
 struct NextTilePrefetch {
   const uint8_t* next = nullptr;  // the first byte after the tile's rows
   int64_t tile_bytes = 0;
+  mutable int64_t step_bytes = 0;  // whole cache lines per step, set by step 0
 
   SLUICE_AVX512_VNNI_INLINE void prefetch(int64_t i, int64_t n) const {
-    const int64_t begin = i * tile_bytes / n / 64 * 64;
-    const int64_t end = (i + 1) * tile_bytes / n;
+    if (i == 0) step_bytes = (tile_bytes + 64 * n - 1) / (64 * n) * 64;
+    const int64_t begin = i * step_bytes;
+    const int64_t end = std::min(begin + step_bytes, tile_bytes);
     for (int64_t at = begin; at < end; at += 64)
       _mm_prefetch(reinterpret_cast<const char*>(next + at), _MM_HINT_T0);
   }
