@@ -169,10 +169,10 @@ SLUICE_AVX512_VNNI_INLINE void super256_tile(Rows& rows, const QuantTokenPointer
         sums[t * kRows + r] = kHasMin ? isum[r][t] : _mm512_sub_epi32(isum[r][t], correction[r]);
       }
     }
-    float dw[kRows], dm[kRows], dx_values[kTokens];
+    float dw[kRows], dm[kRows] = {}, dx_values[kTokens];
     SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
       dw[r] = rows.d(r, sb);
-      dm[r] = rows.m(r, sb);
+      if constexpr (kHasMin) dm[r] = rows.m(r, sb);
     }
     SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) dx_values[t] = p.dx[t][sb];
     const __m256 dx = token_lanes<kRows, kTokens>(dx_values);
