@@ -73,6 +73,8 @@ std::string prometheus_text(const ServiceMetrics& m, const std::string& model_na
            m.num_generation_tokens);
   e.scalar("request_success_total", "counter", "Requests whose every sample finished.",
            m.num_requests_finished);
+  e.scalar("request_aborted_total", "counter",
+           "Requests aborted (the client went away or cancelled).", m.num_requests_aborted);
   e.scalar("num_preemptions_total", "counter",
            "Requests preempted (blocks freed, recomputed later).", m.num_preemptions);
   e.scalar("prompt_tokens_per_second", "gauge",

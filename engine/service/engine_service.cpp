@@ -183,6 +183,7 @@ void EngineService::dispatch(StepResult& result) {
   int64_t num_prompt_tokens = 0;
   int64_t num_generation_tokens = 0;
   int64_t num_requests_finished = 0;
+  int64_t num_requests_aborted = 0;
   for (const auto& delta : result.new_tokens) {
     const auto it = active_.find(delta.group_id);
     if (it == active_.end() || delta.token_id < 0) continue;
@@ -205,6 +206,7 @@ void EngineService::dispatch(StepResult& result) {
         it->second->stream->num_samples()) {
       num_prompt_tokens += finished.num_prompt_tokens;
       ++num_requests_finished;
+      if (finished.finish_reason == FinishReason::Abort) ++num_requests_aborted;
     }
   }
   {
@@ -214,6 +216,7 @@ void EngineService::dispatch(StepResult& result) {
     metrics_.num_prompt_tokens += num_prompt_tokens;
     metrics_.num_generation_tokens += num_generation_tokens;
     metrics_.num_requests_finished += num_requests_finished;
+    metrics_.num_requests_aborted += num_requests_aborted;
   }
   for (auto& delta : result.new_tokens) {
     const auto it = active_.find(delta.group_id);

@@ -234,6 +234,7 @@ TEST(PrometheusText, HasGaugesCountersAndCumulativeHistograms) {
   m.num_prompt_tokens = 40;
   m.num_generation_tokens = 70;
   m.num_preemptions = 1;
+  m.num_requests_aborted = 4;
   m.time_to_first_token = LatencyHistogram({0.1, 1.0});
   m.time_to_first_token.observe(0.05);
   m.time_to_first_token.observe(0.5);
@@ -251,6 +252,7 @@ TEST(PrometheusText, HasGaugesCountersAndCumulativeHistograms) {
                         labels + " 40\n"));
   EXPECT_THAT(text, HasSubstr("sluice:generation_tokens_total" + labels + " 70\n"));
   EXPECT_THAT(text, HasSubstr("sluice:num_preemptions_total" + labels + " 1\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:request_aborted_total" + labels + " 4\n"));
   EXPECT_THAT(
       text,
       HasSubstr(

@@ -126,6 +126,7 @@ TEST(EngineService, AbortFreesTheRequestsBlocks) {
     std::this_thread::sleep_for(5ms);
   const ServiceMetrics metrics = service->metrics();
   EXPECT_EQ(metrics.num_kv_blocks_used, 0);
+  EXPECT_EQ(metrics.num_requests_aborted, 2);
   EXPECT_EQ(metrics.num_running, 0);
   EXPECT_EQ(metrics.num_waiting, 0);
 }
@@ -207,6 +208,7 @@ TEST(EngineService, MetricsAddUp) {
   }
   const ServiceMetrics m = service->metrics();
   EXPECT_EQ(m.num_requests_finished, 5);
+  EXPECT_EQ(m.num_requests_aborted, 0);
   EXPECT_EQ(m.num_prompt_tokens, num_prompt_tokens);
   EXPECT_EQ(m.num_generation_tokens, num_generation_tokens);
   EXPECT_EQ(m.time_to_first_token.count, 5);  // one first token per request
