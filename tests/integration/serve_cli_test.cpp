@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -363,6 +364,41 @@ TEST(ServeCliKey, AnApiKeyIsRequiredAndAWrongOneRefused) {
   EXPECT_EQ(server.post("/v1/completions", body, {{"Authorization", "Bearer s3cret"}}).first, 200);
   EXPECT_EQ(server.client().Get("/v1/models")->status, 401);
   EXPECT_EQ(server.client().Get("/health")->status, 200);  // probes need no key
+}
+
+// Past --max-num-waiting the server answers 503 and serves again once the queue drains.
+TEST(ServeCliQueue, AFullQueueIs503) {
+  ServeProcess server({"--max-num-seqs", "1", "--max-num-waiting", "1"});
+  // One slot: of this request's 128 samples one runs and the rest wait, for seconds.
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.set_header("Content-Type", "application/json");
+  req.body =
+      R"({"model": "stories", "prompt": "Once", "n": 128, "max_tokens": 100000, "ignore_eos": true,
+                 "stream": true})";
+  std::atomic<bool> is_released{false};
+  std::thread holder([&] {
+    req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
+      return !is_released.load();
+    };
+    server.client().send(req);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (server.metrics()["num_requests_waiting"] < 1 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  const std::string body = R"({"model": "stories", "prompt": "Hi", "max_tokens": 3})";
+  const auto [status, error] = server.post("/v1/completions", body);
+  EXPECT_EQ(status, 503) << error.dump();
+  EXPECT_EQ(error["error"]["code"], "overloaded");
+  EXPECT_THAT(error["error"]["message"].get<std::string>(), HasSubstr("queue is full"));
+  is_released = true;  // the holder hangs up: its samples are aborted
+  holder.join();
+  const auto drained = std::chrono::steady_clock::now() + 30s;
+  while (server.metrics()["num_requests_waiting"] > 0 && std::chrono::steady_clock::now() < drained)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(server.post("/v1/completions", body).first, 200);
 }
 
 TEST(ServeCliUsage, BadOptionsAreUsageErrors) {
