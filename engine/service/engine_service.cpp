@@ -98,8 +98,7 @@ void EngineService::loop() {
     {
       std::unique_lock lock(mutex_);
       // Sleeps while there is nothing to do: no new request and nothing in the engine.
-      wake_.wait(lock,
-                 [&] { return is_stopping_ || !incoming_.empty() || engine_->has_unfinished(); });
+      wake_.wait(lock, [&] { return is_stopping_ || !incoming_.empty() || has_engine_work(); });
       if (is_stopping_) break;
       incoming.assign(std::make_move_iterator(incoming_.begin()),
                       std::make_move_iterator(incoming_.end()));
@@ -108,7 +107,7 @@ void EngineService::loop() {
     }
     admit(incoming);
     forward_aborts();
-    if (!engine_->has_unfinished()) {
+    if (!has_engine_work()) {
       publish(nullptr);
       continue;
     }
@@ -234,6 +233,7 @@ void EngineService::dispatch(StepResult& result) {
 }
 
 void EngineService::fail_all(const std::string& error) {
+  is_engine_failed_ = true;
   {
     const std::lock_guard lock(mutex_);
     failure_ = error;
@@ -242,11 +242,19 @@ void EngineService::fail_all(const std::string& error) {
   active_.clear();
 }
 
-// Ends every sample of a stream that the engine will not report on.
+// Ends every sample of a stream that the engine will not report on, counting the request as
+// finished first (as dispatch does).
 void EngineService::end_stream(RequestStream& stream, FinishReason reason, const std::string& error,
                                int num_prompt_tokens) {
-  while (!stream.is_finished()) {
+  {
+    const std::lock_guard lock(mutex_);
+    metrics_.num_prompt_tokens += num_prompt_tokens;
+    ++metrics_.num_requests_finished;
+    if (reason == FinishReason::Abort) ++metrics_.num_requests_aborted;
+  }
+  for (const uint32_t sample_idx : stream.unfinished_samples()) {
     StreamEvent event{.is_finished = true};
+    event.finished.sample_idx = sample_idx;
     event.finished.finish_reason = reason;
     event.finished.error = error;
     event.finished.num_prompt_tokens = num_prompt_tokens;

@@ -104,6 +104,8 @@ class EngineService {
   struct Active;
 
   void loop();
+  // After a failed step the engine is never stepped again: its state is unknown.
+  bool has_engine_work() const { return !is_engine_failed_ && engine_->has_unfinished(); }
   void admit(std::vector<Incoming>& incoming);
   void forward_aborts();
   void dispatch(StepResult& result);
@@ -118,6 +120,7 @@ class EngineService {
   int max_model_len_ = 0;
   std::string backend_description_;
   std::unordered_map<RequestId, std::unique_ptr<Active>> active_;  // service thread only
+  bool is_engine_failed_ = false;                                  // service thread only
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;

@@ -5,14 +5,22 @@
 namespace sluice {
 
 RequestStream::RequestStream(uint32_t num_samples, std::function<void()> on_event)
-    : num_samples_(num_samples), on_event_(std::move(on_event)) {}
+    : num_samples_(num_samples),
+      on_event_(std::move(on_event)),
+      is_sample_finished_(num_samples, false) {}
 
 void RequestStream::push(StreamEvent event) {
   {
     const std::lock_guard lock(mutex_);
     // A stream ends with its last sample's result; nothing may follow it.
     assert(num_finished_ < num_samples_);
-    if (event.is_finished) ++num_finished_;
+    if (event.is_finished) {
+      // Each sample finishes once.
+      assert(event.finished.sample_idx < num_samples_ &&
+             !is_sample_finished_[event.finished.sample_idx]);
+      is_sample_finished_[event.finished.sample_idx] = true;
+      ++num_finished_;
+    }
     events_.push_back(std::move(event));
   }
   ready_.notify_all();
@@ -50,6 +58,15 @@ std::vector<StreamEvent> RequestStream::take_all() {
 bool RequestStream::is_finished() const {
   const std::lock_guard lock(mutex_);
   return num_finished_ == num_samples_;
+}
+
+std::vector<uint32_t> RequestStream::unfinished_samples() const {
+  const std::lock_guard lock(mutex_);
+  std::vector<uint32_t> out;
+  for (uint32_t i = 0; i < num_samples_; ++i) {
+    if (!is_sample_finished_[i]) out.push_back(i);
+  }
+  return out;
 }
 
 bool RequestStream::is_drained() const {

@@ -43,6 +43,8 @@ class RequestStream {
 
   // True once every sample's FinishedRequest was pushed.
   bool is_finished() const;
+  // Returns the sample indices whose FinishedRequest has not been pushed yet.
+  std::vector<uint32_t> unfinished_samples() const;
   // True once every sample finished and the client took every event.
   bool is_drained() const;
 
@@ -64,6 +66,7 @@ class RequestStream {
   std::condition_variable ready_;
   std::deque<StreamEvent> events_;
   uint32_t num_finished_ = 0;
+  std::vector<bool> is_sample_finished_;  // [num_samples]
   std::atomic<bool> is_abort_requested_{false};
 };
 

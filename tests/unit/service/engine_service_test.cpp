@@ -3,6 +3,7 @@
 // flight wakes every client; the metrics add up.
 #include "engine/service/engine_service.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -122,7 +123,10 @@ TEST(EngineService, AbortFreesTheRequestsBlocks) {
   EXPECT_EQ(samples[0].finish_reason, FinishReason::Abort);
   EXPECT_LT(samples[0].output_token_ids.size(), 400u);
   const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (service->metrics().num_kv_blocks_used != 0 && std::chrono::steady_clock::now() < deadline)
+  // Blocks are freed when the abort reaches the engine; it reports the request a step later.
+  while (
+      (service->metrics().num_kv_blocks_used != 0 || service->metrics().num_requests_aborted < 2) &&
+      std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(5ms);
   const ServiceMetrics metrics = service->metrics();
   EXPECT_EQ(metrics.num_kv_blocks_used, 0);
@@ -163,6 +167,52 @@ TEST(EngineService, BadRequestsAreRefusedAndTheServiceGoesOn) {
   EXPECT_EQ(wait_finished(*fine)[0].finish_reason, FinishReason::Length);
 }
 
+// A backend whose forward pass fails from the num_good-th call on, like a lost device.
+class FailingBackend final : public Backend {
+ public:
+  FailingBackend(std::unique_ptr<Backend> backend, int num_good)
+      : backend_(std::move(backend)), num_good_(num_good) {}
+  std::string name() const override { return backend_->name(); }
+  size_t kv_block_bytes(int block_size) const override {
+    return backend_->kv_block_bytes(block_size);
+  }
+  void allocate_kv_cache(int num_blocks, int block_size) override {
+    backend_->allocate_kv_cache(num_blocks, block_size);
+  }
+  void copy_blocks(std::span<const int32_t> src, std::span<const int32_t> dst) override {
+    backend_->copy_blocks(src, dst);
+  }
+  void forward(const BatchInputs& inputs, std::vector<float>& logits) override {
+    if (num_good_-- <= 0) throw Error("the device was lost");
+    backend_->forward(inputs, logits);
+  }
+  BackendMemory memory() const override { return backend_->memory(); }
+
+ private:
+  std::unique_ptr<Backend> backend_;
+  int num_good_;
+};
+
+TEST(EngineService, AFailedStepEndsItsRequestsWithTheErrorAndTheServiceStaysUp) {
+  const auto session = stories_session();
+  EngineService service(
+      session,
+      std::make_unique<FailingBackend>(
+          std::make_unique<CpuBackend>(*session->model, CpuBackendOptions{.num_threads = 2}), 3),
+      ServiceConfig{});
+  auto handle =
+      service.submit({encode("Once upon a time"), SamplingParams{.n = 2, .max_tokens = 50}, 0});
+  for (const auto& f : wait_finished(*handle)) {
+    EXPECT_EQ(f.finish_reason, FinishReason::Error);
+    EXPECT_THAT(f.error, ::testing::HasSubstr("the device was lost"));
+  }
+  // Later requests are told the same, rather than hanging.
+  auto later = service.submit({encode("The cat"), SamplingParams{.max_tokens = 5}, 1});
+  const auto failed = wait_finished(*later);
+  EXPECT_EQ(failed[0].finish_reason, FinishReason::Error);
+  EXPECT_THAT(failed[0].error, ::testing::HasSubstr("the device was lost"));
+}
+
 TEST(EngineService, DestructionWithRequestsInFlightWakesEveryClient) {
   auto service = make_service(ServiceConfig{.engine = EngineConfig{.max_num_seqs = 2}});
   const SamplingParams params{.max_tokens = 500, .ignore_eos = true};
@@ -181,8 +231,9 @@ TEST(EngineService, DestructionWithRequestsInFlightWakesEveryClient) {
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(1ms);
   const ServiceMetrics metrics = service->metrics();
-  EXPECT_EQ(metrics.num_running, 2);  // mid-generation, with more waiting
-  EXPECT_EQ(metrics.num_waiting, 4);
+  EXPECT_GE(metrics.num_running, 1);  // mid-generation, with more waiting
+  EXPECT_LE(metrics.num_running, 2);
+  EXPECT_EQ(metrics.num_running + metrics.num_waiting, 6);
   service.reset();
   for (auto& client : clients) client.join();
   EXPECT_EQ(num_ended.load(), 6);
