@@ -53,6 +53,8 @@ ServeArgs parse_args(const QStringList& args) {
       {"max-num-waiting", "Requests waiting for a batch slot at most; more get 503 (default 4096).",
        "N"},
       {"max-body-bytes", "Largest request body; larger ones get 413 (default 8M).", "BYTES"},
+      {"write-timeout",
+       "Seconds a client may leave its stream unread before it is cut off (default 10).", "S"},
   });
   add_engine_options(parser);
   add_sampling_options(parser);
@@ -74,6 +76,7 @@ ServeArgs parse_args(const QStringList& args) {
   if (a.server.served_model_name.empty()) throw UsageError("--served-model-name must not be empty");
   if (parser.isSet("max-body-bytes"))
     a.server.max_body_bytes = parse_bytes(parser.value("max-body-bytes"), "--max-body-bytes");
+  a.server.write_timeout_s = static_cast<int>(option_int(parser, "write-timeout", 10, 1, 3600));
   a.server.defaults = read_sampling_options(parser);
   a.server.has_default_seed = parser.isSet("seed");
   return a;

@@ -96,6 +96,7 @@ class ServeProcess {
   }
 
   bool is_running() { return process_->is_running(); }
+  int port() const { return port_; }
 
  private:
   int port_;
@@ -399,6 +400,47 @@ TEST(ServeCliQueue, AFullQueueIs503) {
   while (server.metrics()["num_requests_waiting"] > 0 && std::chrono::steady_clock::now() < drained)
     std::this_thread::sleep_for(5ms);
   EXPECT_EQ(server.post("/v1/completions", body).first, 200);
+}
+
+// A client that sends a streaming request and never reads is cut off after --write-timeout; its
+// request is aborted, and the server answers others meanwhile and after.
+TEST(ServeCliSlowClient, AClientThatNeverReadsIsCutOff) {
+  ServeProcess server({"--write-timeout", "2"});
+  const std::string body = R"({"model": "stories", "prompt": "Once", "n": 128, "max_tokens": 100000,
+                               "ignore_eos": true, "stream": true})";
+  const std::string request =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int small = 4096;  // a small receive buffer: the server's writes block sooner
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  // Served meanwhile.
+  EXPECT_EQ(
+      server.post("/v1/completions", R"({"model": "stories", "prompt": "Hi", "max_tokens": 3})")
+          .first,
+      200);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  std::map<std::string, double> m;
+  do {
+    std::this_thread::sleep_for(50ms);
+    m = server.metrics();
+  } while ((m["request_aborted_total"] < 1 || m["num_requests_running"] != 0) &&
+           std::chrono::steady_clock::now() < deadline);
+  ::close(fd);
+  EXPECT_EQ(m["request_aborted_total"], 1);
+  EXPECT_EQ(m["num_requests_running"], 0);
+  EXPECT_EQ(m["kv_cache_blocks_used"], 0);
+  EXPECT_EQ(
+      server.post("/v1/completions", R"({"model": "stories", "prompt": "Hi", "max_tokens": 3})")
+          .first,
+      200);
 }
 
 TEST(ServeCliUsage, BadOptionsAreUsageErrors) {
