@@ -301,6 +301,7 @@ TEST_F(ServeCli, AClientThatDisconnectsMidStreamAbortsItsRequest) {
             aborted_before + 4);  // every prompt's request, not finished
 }
 
+// 64 clients streaming 4 requests each at once: no errors, every text the one run alone gives.
 TEST_F(ServeCli, ConcurrentStreamsGetTheTextTheyGetAlone) {
   const std::vector<std::string> prompts = {"Once",    "The dog", "A cat",   "Lily",
                                             "Tom had", "The sun", "One day", "A big"};
@@ -311,13 +312,14 @@ TEST_F(ServeCli, ConcurrentStreamsGetTheTextTheyGetAlone) {
     ASSERT_EQ(status, 200);
     alone.push_back(body["choices"][0]["text"]);
   }
-  constexpr int kClients = 16;
-  std::vector<std::string> streamed(kClients * 2);
+  constexpr int kClients = 64;
+  constexpr int kRequestsPerClient = 4;
+  std::vector<std::string> streamed(kClients * kRequestsPerClient);
   std::vector<std::thread> clients;
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {
-      for (int k = 0; k < 2; ++k) {
-        const size_t idx = static_cast<size_t>(c * 2 + k);
+      for (int k = 0; k < kRequestsPerClient; ++k) {
+        const size_t idx = static_cast<size_t>(c * kRequestsPerClient + k);
         const std::string body = Json{
             {"model", kModel},
             {"prompt", prompts[idx % prompts.size()]},
