@@ -308,7 +308,8 @@ void GenerationJob::collect(uint64_t row_key, FinishedRequest finished, JobProgr
   }
   r.queue_ms = p.samples.front().queue_ms;
   r.ttft_ms = p.samples.front().ttft_ms;
-  const double arrival_s = p.samples.front().arrival_s;
+  // A shared service's clock started with its first client: this job's timeline starts at run().
+  const double arrival_s = std::max(0.0, p.samples.front().arrival_s - arrival_origin_s_);
   in_flight_.erase(it);    // no lock held: the handle's callback may be running
   if (is_aborted) return;  // cancelled: stays pending, a resume runs it again
   store_result(r, progress, arrival_s);
@@ -334,6 +335,7 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
   on_row_ = on_row;  // bad rows found while reading are reported too
   auto last_flush = Clock::now();
   int64_t last_step_seen = service_->num_steps();
+  arrival_origin_s_ = service_->seconds_since_start();
   while (fill_window(progress, summary)) {
     while (pause && pause->load() && !(cancel && cancel->load())) {
       flush_and_announce(progress);

@@ -62,7 +62,7 @@ class GenerationJob {
 
   // Generates every row not yet in the job. on_row sees each result once it is committed to the
   // job file (rows finish into the store's queue and are announced a commit at a time), with when
-  // its request arrived (seconds since the service's engine was made; 0 for skipped rows);
+  // its request arrived (seconds since run() started; 0 for skipped rows);
   // on_step runs when the job wakes and the service has stepped since (at least every 100 ms
   // while it runs). While *pause is true the job submits no new row and takes no result: its
   // rows in the engine may finish there, but nothing is committed or announced until the pause
@@ -126,6 +126,7 @@ class GenerationJob {
   std::unordered_map<uint64_t, std::unique_ptr<PendingRow>> in_flight_;  // by row key
   std::unique_ptr<PendingRow> deferred_;  // read while the service's queue was full
   uint64_t next_row_key_ = 1;
+  double arrival_origin_s_ = 0.0;  // the service's clock when run() started
   std::function<void(const RowResult&, double)> on_row_;
   bool is_reader_done_ = false;
   bool is_stopping_ = false;

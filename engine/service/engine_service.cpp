@@ -38,6 +38,7 @@ EngineService::EngineService(std::shared_ptr<const ModelSession> session,
   if (!session_) fail("engine service: no model session");
   if (config_.max_num_waiting < 1) fail("engine service: max_num_waiting must be at least 1");
   backend_description_ = backend->describe();
+  start_time_ = Clock::now();
   engine_ = std::make_unique<Engine>(session_->model->config, *session_->tokenizer,
                                      std::move(backend), config_.engine);
   max_model_len_ = engine_->max_model_len();
@@ -85,6 +86,10 @@ KvBlockMap EngineService::kv_block_map() const {
   const std::lock_guard lock(mutex_);
   is_kv_block_map_wanted_ = true;
   return kv_block_map_;
+}
+
+double EngineService::seconds_since_start() const {
+  return seconds_between(start_time_, Clock::now());
 }
 
 int64_t EngineService::num_steps() const {

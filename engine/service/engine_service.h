@@ -94,6 +94,8 @@ class EngineService {
   const ServiceConfig& config() const { return config_; }
   int max_model_len() const { return max_model_len_; }
   const std::string& backend_description() const { return backend_description_; }
+  // Seconds since the engine was made: the clock of FinishedRequest::arrival_s.
+  double seconds_since_start() const;
 
  private:
   struct Incoming {
@@ -119,6 +121,7 @@ class EngineService {
   std::unique_ptr<Engine> engine_;  // touched by the service's thread only, after construction
   int max_model_len_ = 0;
   std::string backend_description_;
+  std::chrono::steady_clock::time_point start_time_;  // just before the engine was made
   std::unordered_map<RequestId, std::unique_ptr<Active>> active_;  // service thread only
   bool is_engine_failed_ = false;                                  // service thread only
 

@@ -114,7 +114,14 @@ TEST(GenerationJob, JobsShareAServiceGivenToThem) {
   auto second = GenerationJob::create(spec, dir + "/second.sluicejob");
   second->load({}, first->shared_session(), service);
   EXPECT_EQ(second->shared_service(), service);
-  second->run(nullptr, nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  double first_arrival_s = 1e9;  // the second job's timeline starts with its run, not the service
+  second->run([&](const RowResult&,
+                  double arrival_s) { first_arrival_s = std::min(first_arrival_s, arrival_s); },
+              nullptr);
+  EXPECT_GT(service->seconds_since_start(), 1.0);
+  EXPECT_LT(first_arrival_s, 0.5);
+  EXPECT_GE(first_arrival_s, 0.0);
   EXPECT_EQ(service->metrics().num_requests_finished, 40);
   for (int64_t row = 0; row < 20; ++row)
     EXPECT_EQ(second->store().result(row)->samples, first->store().result(row)->samples);
