@@ -1,6 +1,7 @@
 #include "app/server/openai_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <ctime>
@@ -91,21 +92,29 @@ OpenAiServer::OpenAiServer(std::shared_ptr<EngineService> service, ServerOptions
   };
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_write_timeout(options_.write_timeout_s, 0);
+  // httplib listens with a backlog of 5, which drops connections when hundreds of clients
+  // connect at once; bind() raises it on the socket noted here.
+  http_->set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_socket_ = static_cast<int>(sock);
+  });
   route();
 }
 
 OpenAiServer::~OpenAiServer() = default;
 
 int OpenAiServer::bind() {
-  if (options_.port == 0) {
-    const int port = http_->bind_to_any_port(options_.host);
+  int port = options_.port;
+  if (port == 0) {
+    port = http_->bind_to_any_port(options_.host);
     if (port < 0) fail("sluice serve: cannot listen on ", options_.host);
-    return port;
-  }
-  if (!http_->bind_to_port(options_.host, options_.port))
-    fail("sluice serve: cannot listen on ", options_.host, ":", options_.port,
+  } else if (!http_->bind_to_port(options_.host, port)) {
+    fail("sluice serve: cannot listen on ", options_.host, ":", port,
          " (in use, or not an address of this machine)");
-  return options_.port;
+  }
+  // Listening again only changes the backlog (Linux); at worst the small one stays.
+  if (listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
+  return port;
 }
 
 void OpenAiServer::listen() {

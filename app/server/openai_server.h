@@ -58,6 +58,7 @@ class OpenAiServer {
   PromptBuilder chat_prompts_;   // the model's chat template
   PromptBuilder plain_prompts_;  // text completions: the prompt as given
   std::unique_ptr<httplib::Server> http_;
+  int listen_socket_ = -1;  // the listening socket, noted when httplib makes it
 };
 
 }  // namespace sluice

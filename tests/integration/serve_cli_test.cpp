@@ -326,7 +326,11 @@ TEST_F(ServeCli, ConcurrentStreamsGetTheTextTheyGetAlone) {
             {"max_tokens", 30},
             {"stream", true}}.dump();
         auto res = server_->client().Post("/v1/completions", body, "application/json");
-        if (!res || res->status != 200) continue;
+        if (!res || res->status != 200) {
+          streamed[idx] = res ? "HTTP " + std::to_string(res->status) + ": " + res->body
+                              : "no response: " + httplib::to_string(res.error());
+          continue;
+        }
         for (const auto& event : sse_data(res->body)) {
           if (event != "[DONE]")
             streamed[idx] += Json::parse(event)["choices"][0]["text"].get<std::string>();
