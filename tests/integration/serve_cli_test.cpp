@@ -391,17 +391,23 @@ TEST(ServeCliQueue, AFullQueueIs503) {
     };
     server.client().send(req);
   });
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (server.metrics()["num_requests_waiting"] < 1 &&
+  // The hang-up (and join) happens however the checks below end.
+  std::shared_ptr<void> release(nullptr, [&](void*) {
+    is_released = true;  // the holder hangs up: its samples are aborted
+    holder.join();
+  });
+  // Once the prompt is computed its samples fork: one runs, 127 wait. (Right after the submit
+  // the request itself counts as waiting, before it runs: too early to test.)
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (server.metrics()["num_requests_waiting"] < 100 &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(5ms);
   const std::string body = R"({"model": "stories", "prompt": "Hi", "max_tokens": 3})";
   const auto [status, error] = server.post("/v1/completions", body);
-  EXPECT_EQ(status, 503) << error.dump();
+  ASSERT_EQ(status, 503) << error.dump();
   EXPECT_EQ(error["error"]["code"], "overloaded");
   EXPECT_THAT(error["error"]["message"].get<std::string>(), HasSubstr("queue is full"));
-  is_released = true;  // the holder hangs up: its samples are aborted
-  holder.join();
+  release.reset();
   const auto drained = std::chrono::steady_clock::now() + 30s;
   while (server.metrics()["num_requests_waiting"] > 0 && std::chrono::steady_clock::now() < drained)
     std::this_thread::sleep_for(5ms);
