@@ -13,6 +13,15 @@ namespace {
 constexpr qint64 kRowsIntervalMs = 100;
 constexpr qint64 kMapIntervalMs = 500;
 
+// What an engine service is built for: a job with another key needs another service.
+QString serviceKey(const GenerationSpec& spec) {
+  const EngineConfig& e = spec.engine;
+  const auto key = spec_to_json(spec)["engine"].dump() +
+                   str_cat("|", spec.device, "|", spec.num_threads, "|", e.enable_chunked_prefill,
+                           "|", e.check_invariants, "|", e.sample_on_device);
+  return QString::fromStdString(key);
+}
+
 RowSnapshot snapshot(const RowResult& r, double arrivalS) {
   RowSnapshot row;
   row.rowIndex = r.row_index;
@@ -116,6 +125,8 @@ void EngineWorker::loadModel(quint64 generation, const QString& path,
       emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
       return !m_cancel.load();
     };
+    m_service.reset();
+    m_serviceKey.clear();
     m_session.reset();
     m_sessionPath.clear();
     m_session = std::make_shared<const ModelSession>(
@@ -144,13 +155,21 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
       emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
       return !m_cancel.load();
     };
-    m_job->load(options, reuse ? m_session : nullptr);
+    const QString key = serviceKey(m_job->spec());
+    const bool reuseService = reuse && m_service && m_serviceKey == key;
+    if (!reuseService) {
+      m_service.reset();  // the old engine's memory goes before the new one is built
+      m_serviceKey.clear();
+    }
+    m_job->load(options, reuse ? m_session : nullptr, reuseService ? m_service : nullptr);
     if (!reuse) {
       m_session = m_job->shared_session();
       m_sessionPath = QString::fromStdString(m_job->spec().model_path);
       emit modelLoaded(generation, summarize_model(m_session));
     }
-    emit jobStarted(generation, jobPath, QString::fromStdString(m_job->engine().backend().describe()));
+    m_service = m_job->shared_service();
+    m_serviceKey = key;
+    emit jobStarted(generation, jobPath, QString::fromStdString(m_service->backend_description()));
     runLoop(generation, *m_job);
   } catch (const Cancelled&) {
     emit jobFinished(generation, JobProgress{}, true);
@@ -173,7 +192,7 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job) {
     sinceRows.restart();
   };
   auto flushMap = [&] {
-    emit kvMapUpdated(generation, job.engine().kv_block_map());
+    emit kvMapUpdated(generation, job.service().kv_block_map());
     emit memoryUpdated(generation, memory_sample(lastStats));
     sinceMap.restart();
   };

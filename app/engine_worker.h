@@ -72,6 +72,10 @@ class EngineWorker : public QObject {
   std::atomic<bool> m_pause{false};
   std::shared_ptr<const ModelSession> m_session;  // the loaded model
   QString m_sessionPath;
+  // The loaded model's engine service, kept across jobs run with the same device and engine
+  // options (m_serviceKey), so the weights stay on the backend.
+  std::shared_ptr<EngineService> m_service;
+  QString m_serviceKey;
   std::unique_ptr<GenerationJob> m_job;  // the last job, kept for runRowAlone
 };
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "engine/backend/device.h"
@@ -55,8 +57,32 @@ RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt,
 struct GenerationJob::PendingRow {
   DatasetRow row;
   BuiltPrompt prompt;
+  std::unique_ptr<RequestHandle> handle;
   std::vector<FinishedRequest> samples;
   int num_finished = 0;
+};
+
+// Where the streams' callbacks (on the service's thread) leave the keys of rows with news.
+struct GenerationJob::Inbox {
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::vector<uint64_t> row_keys;
+
+  void post(uint64_t row_key) {
+    {
+      const std::lock_guard lock(mutex);
+      row_keys.push_back(row_key);
+    }
+    ready.notify_one();
+  }
+  // Returns the keys posted so far, waiting up to timeout for the first.
+  std::vector<uint64_t> take(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex);
+    ready.wait_for(lock, timeout, [&] { return !row_keys.empty(); });
+    std::vector<uint64_t> out;
+    out.swap(row_keys);
+    return out;
+  }
 };
 
 GenerationJob::GenerationJob(GenerationSpec spec, std::unique_ptr<JobStore> store)
@@ -99,8 +125,12 @@ std::string GenerationJob::model_identity() const {
                             "|", session_->tokenizer->describe()));
 }
 
-void GenerationJob::load(const LoadOptions& load_options, std::shared_ptr<const ModelSession> preloaded) {
-  resolve_device(spec_.device);  // a missing GPU is reported before the model loads
+void GenerationJob::load(const LoadOptions& load_options,
+                         std::shared_ptr<const ModelSession> preloaded,
+                         std::shared_ptr<EngineService> service) {
+  if (service && service->shared_session() != preloaded)
+    fail("generation job: the engine service serves another model session than the one given");
+  if (!service) resolve_device(spec_.device);  // a missing GPU is reported before the model loads
   if (preloaded) {
     session_ = std::move(preloaded);
   } else {
@@ -113,10 +143,18 @@ void GenerationJob::load(const LoadOptions& load_options, std::shared_ptr<const 
   prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_->model->chat_template,
                                                     *session_->tokenizer, reader_->format(), fields,
                                                     session_->model->chat_template_origin);
-  engine_ = std::make_unique<Engine>(session_->model->config, *session_->tokenizer,
-                                     make_backend(*session_->model, spec_.device, spec_.num_threads), spec_.engine);
+  if (service) {
+    service_ = std::move(service);
+  } else {
+    // The job's own service: its queue holds the job's whole window of rows.
+    const int max_num_waiting = static_cast<int>(window_size(spec_.engine));
+    service_ = std::make_shared<EngineService>(
+        session_, make_backend(*session_->model, spec_.device, spec_.num_threads),
+        ServiceConfig{.engine = spec_.engine, .max_num_waiting = max_num_waiting});
+  }
+  inbox_ = std::make_shared<Inbox>();
   // A prompt that cannot fit is refused before it is tokenized (a hostile row costs no tokens).
-  prompt_builder_->set_max_model_len(engine_->max_model_len());
+  prompt_builder_->set_max_model_len(service_->max_model_len());
   if (is_resume_) {
     if (store_->info().model_identity != model_identity()) {
       fail(store_->path(), ": the model at ", spec_.model_path, " is not the one the job started with");
@@ -155,10 +193,28 @@ void GenerationJob::handle_bad_row(const DatasetRowError& e, JobProgress& progre
   store_result(skipped, progress, 0.0);
 }
 
-// Reads rows into the engine until the window is full; returns false when nothing more can come.
+// Submits a row to the service; returns false (keeping the row) when the service's queue is full.
+bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending) {
+  const uint64_t row_key = next_row_key_;
+  ServiceRequest request{pending->prompt.token_ids, spec_.sampling,
+                         static_cast<uint64_t>(pending->row.row_index), false};
+  try {
+    pending->handle =
+        service_->submit(std::move(request), [inbox = inbox_, row_key] { inbox->post(row_key); });
+  } catch (const QueueFull&) {
+    return false;
+  }
+  ++next_row_key_;
+  in_flight_[row_key] = std::move(pending);
+  return true;
+}
+
+// Reads rows into the service until the window is full; returns false when nothing more can
+// come.
 bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
   const size_t window = window_size(spec_.engine);
-  while (!is_reader_done_ && !is_stopping_ && in_flight_.size() < window) {
+  if (deferred_ && !is_stopping_ && submit(deferred_)) deferred_.reset();
+  while (!deferred_ && !is_reader_done_ && !is_stopping_ && in_flight_.size() < window) {
     std::optional<DatasetRow> row;
     try {
       row = reader_->next();
@@ -189,13 +245,12 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
     }
     pending->row = std::move(*row);
     pending->samples.resize(static_cast<size_t>(spec_.sampling.n));
-    const RequestId id =
-        engine_->add_request(pending->prompt.token_ids, spec_.sampling, static_cast<uint64_t>(pending->row.row_index));
-    in_flight_[id] = std::move(pending);
+    if (!submit(pending)) deferred_ = std::move(pending);  // other clients filled the queue
   }
+  if (is_stopping_) deferred_.reset();
   progress.file_fraction = reader_->progress();
   progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
-  return !in_flight_.empty() || engine_->has_unfinished();
+  return !in_flight_.empty() || deferred_ != nullptr;
 }
 
 void GenerationJob::store_result(const RowResult& result, JobProgress& progress, double arrival_s) {
@@ -225,50 +280,62 @@ void GenerationJob::announce_committed(JobProgress& progress) {
   }
 }
 
-void GenerationJob::collect(std::vector<FinishedRequest>& finished, JobProgress& progress) {
-  for (auto& f : finished) {
-    const auto it = in_flight_.find(f.group_id);
-    if (it == in_flight_.end()) continue;
-    PendingRow& p = *it->second;
-    const size_t sample_idx = f.sample_idx;
-    p.samples[sample_idx] = std::move(f);
-    if (++p.num_finished < spec_.sampling.n) continue;
-    RowResult r;
-    r.row_index = p.row.row_index;
-    r.line = p.row.line;
-    r.input = p.row.fields;
-    r.messages = p.prompt.messages;
-    r.prompt = p.prompt.text;
-    r.prompt_tokens = p.samples.front().num_prompt_tokens;
-    r.seed = spec_.sampling.seed;
-    r.status = RowStatus::Done;
-    bool is_aborted = false;
-    for (const auto& s : p.samples) {
-      r.samples.push_back(sample_from(s, spec_.with_token_ids));
-      r.total_ms = std::max(r.total_ms, s.total_ms);
-      is_aborted |= s.finish_reason == FinishReason::Abort;
-      if (s.finish_reason == FinishReason::Error && r.status != RowStatus::Failed) {
-        r.status = RowStatus::Failed;
-        r.error = s.error;
-      }
+void GenerationJob::collect(uint64_t row_key, FinishedRequest finished, JobProgress& progress) {
+  const auto it = in_flight_.find(row_key);
+  if (it == in_flight_.end()) return;
+  PendingRow& p = *it->second;
+  const size_t sample_idx = finished.sample_idx;
+  p.samples[sample_idx] = std::move(finished);
+  if (++p.num_finished < spec_.sampling.n) return;
+  RowResult r;
+  r.row_index = p.row.row_index;
+  r.line = p.row.line;
+  r.input = p.row.fields;
+  r.messages = p.prompt.messages;
+  r.prompt = p.prompt.text;
+  r.prompt_tokens = p.samples.front().num_prompt_tokens;
+  r.seed = spec_.sampling.seed;
+  r.status = RowStatus::Done;
+  bool is_aborted = false;
+  for (const auto& s : p.samples) {
+    r.samples.push_back(sample_from(s, spec_.with_token_ids));
+    r.total_ms = std::max(r.total_ms, s.total_ms);
+    is_aborted |= s.finish_reason == FinishReason::Abort;
+    if (s.finish_reason == FinishReason::Error && r.status != RowStatus::Failed) {
+      r.status = RowStatus::Failed;
+      r.error = s.error;
     }
-    r.queue_ms = p.samples.front().queue_ms;
-    r.ttft_ms = p.samples.front().ttft_ms;
-    const double arrival_s = p.samples.front().arrival_s;
-    in_flight_.erase(it);
-    if (is_aborted) continue;  // cancelled: stays pending, a resume runs it again
-    store_result(r, progress, arrival_s);
+  }
+  r.queue_ms = p.samples.front().queue_ms;
+  r.ttft_ms = p.samples.front().ttft_ms;
+  // A shared service's clock started with its first client: this job's timeline starts at run().
+  const double arrival_s = std::max(0.0, p.samples.front().arrival_s - arrival_origin_s_);
+  in_flight_.erase(it);    // no lock held: the handle's callback may be running
+  if (is_aborted) return;  // cancelled: stays pending, a resume runs it again
+  store_result(r, progress, arrival_s);
+}
+
+// Takes the results of every row whose stream has news, waiting briefly for the first.
+void GenerationJob::collect_ready(JobProgress& progress) {
+  for (const uint64_t row_key : inbox_->take(std::chrono::milliseconds(100))) {
+    const auto it = in_flight_.find(row_key);
+    if (it == in_flight_.end()) continue;
+    for (auto& event : it->second->handle->stream().take_all()) {
+      if (event.is_finished) collect(row_key, std::move(event.finished), progress);
+    }
   }
 }
 
 RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)>& on_row,
                               const std::function<void(const StepStats&, const JobProgress&)>& on_step,
                               const std::atomic<bool>* cancel, const std::atomic<bool>* pause) {
-  if (!engine_) fail("generation job: run() before load()");
+  if (!service_) fail("generation job: run() before load()");
   RunSummary summary;
   JobProgress& progress = summary.progress;
   on_row_ = on_row;  // bad rows found while reading are reported too
   auto last_flush = Clock::now();
+  int64_t last_step_seen = service_->num_steps();
+  arrival_origin_s_ = service_->seconds_since_start();
   while (fill_window(progress, summary)) {
     while (pause && pause->load() && !(cancel && cancel->load())) {
       flush_and_announce(progress);
@@ -277,16 +344,17 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
     if (cancel && cancel->load() && !summary.is_cancelled) {
       summary.is_cancelled = true;
       is_stopping_ = true;
-      for (const auto& [id, pending] : in_flight_) engine_->abort(id);
+      for (const auto& [row_key, pending] : in_flight_) pending->handle->abort();
     }
-    StepResult step = engine_->step();
-    collect(step.finished, progress);
+    collect_ready(progress);
     if (Clock::now() - last_flush >= std::chrono::seconds(1)) {
       flush_and_announce(progress);  // no finished row waits in memory for more than a second
       last_flush = Clock::now();
     }
     progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
-    if (on_step) on_step(step.stats, progress);
+    const int64_t num_steps = service_->num_steps();
+    if (on_step && num_steps != last_step_seen) on_step(service_->metrics().latest_step, progress);
+    last_step_seen = num_steps;
   }
   if (is_reader_done_ && !is_stopping_) {
     progress.rows_total = spec_.limit > 0 ? std::min<int64_t>(static_cast<int64_t>(spec_.limit), last_row_index_ + 1)
@@ -298,17 +366,18 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
 }
 
 std::vector<SampleResult> GenerationJob::run_row_alone(int64_t row_index) {
+  if (!service_) fail("generation job: run_row_alone() before load()");
   const std::optional<RowResult> stored = store_->result(row_index);
   if (!stored) fail(store_->path(), ": row ", row_index, " has no result yet");
   if (stored->status == RowStatus::Skipped) fail(store_->path(), ": row ", row_index, " was skipped: ", stored->error);
   // The same prompt tokens: the stored text encoded by the same rules.
-  const std::vector<int32_t> tokens = prompt_builder_->encode(stored->prompt);
-  Engine alone(session_->model->config, *session_->tokenizer,
-               make_backend(*session_->model, spec_.device, spec_.num_threads), spec_.engine);
-  alone.add_request(tokens, spec_.sampling, static_cast<uint64_t>(row_index));
+  std::vector<int32_t> tokens = prompt_builder_->encode(stored->prompt);
+  const auto handle = service_->submit(
+      ServiceRequest{std::move(tokens), spec_.sampling, static_cast<uint64_t>(row_index), false});
   std::vector<SampleResult> samples(static_cast<size_t>(spec_.sampling.n));
-  while (alone.has_unfinished()) {
-    for (const auto& f : alone.step().finished) samples[f.sample_idx] = sample_from(f, spec_.with_token_ids);
+  while (auto event = handle->stream().pop(Clock::time_point::max())) {
+    if (event->is_finished)
+      samples[event->finished.sample_idx] = sample_from(event->finished, spec_.with_token_ids);
   }
   return samples;
 }

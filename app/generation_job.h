@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "engine/jobs/job_store.h"
 #include "engine/model_session.h"
+#include "engine/service/engine_service.h"
 
 namespace sluice {
 
@@ -51,22 +52,30 @@ class GenerationJob {
 
   // Loads the model and tokenizer (or takes `preloaded`, a session of the same model path
   // loaded earlier), opens the input, and creates the job store (a new job) or checks the
-  // model against it (a resumed one). Throws Error, or Cancelled when load_options' progress
-  // callback says so.
-  void load(const LoadOptions& load_options = {}, std::shared_ptr<const ModelSession> preloaded = nullptr);
+  // model against it (a resumed one). The job's rows go to `service` when given (an engine
+  // service over the preloaded session, shared with other clients), else to a service of its
+  // own built for the spec's device and engine options. Throws Error, or Cancelled when
+  // load_options' progress callback says so.
+  void load(const LoadOptions& load_options = {},
+            std::shared_ptr<const ModelSession> preloaded = nullptr,
+            std::shared_ptr<EngineService> service = nullptr);
 
   // Generates every row not yet in the job. on_row sees each result once it is committed to the
   // job file (rows finish into the store's queue and are announced a commit at a time), with when
-  // its request arrived (seconds since the engine was made; 0 for skipped rows); on_step runs
-  // after every engine step. While *pause is true no step runs.
+  // its request arrived (seconds since run() started; 0 for skipped rows);
+  // on_step runs when the job wakes and the service has stepped since (at least every 100 ms
+  // while it runs). While *pause is true the job submits no new row and takes no result: its
+  // rows in the engine may finish there, but nothing is committed or announced until the pause
+  // ends (the service goes on serving its other clients).
   // Returns when the file is done, the job is cancelled (*cancel; unfinished rows stay pending
   // for a resume) or a bad row stops it.
   RunSummary run(const std::function<void(const RowResult&, double arrival_s)>& on_row,
                  const std::function<void(const StepStats&, const JobProgress&)>& on_step,
                  const std::atomic<bool>* cancel = nullptr, const std::atomic<bool>* pause = nullptr);
 
-  // Generates one stored row again on a fresh engine of its own (the same parameters and
-  // sample key) and returns its samples, to check that a row does not depend on its batch.
+  // Generates one stored row again through the job's service (the same parameters and sample
+  // key; beside whatever else runs there) and returns its samples, to check that a row does not
+  // depend on its batch.
   std::vector<SampleResult> run_row_alone(int64_t row_index);
 
   // True when create() found an uninitialised job file at the path, which load() replaces.
@@ -78,10 +87,12 @@ class GenerationJob {
   JobStore& store() { return *store_; }  // after load()
   const ModelSession& session() const { return *session_; }
   std::shared_ptr<const ModelSession> shared_session() const { return session_; }
-  const Engine& engine() const { return *engine_; }  // after load()
+  EngineService& service() { return *service_; }  // after load()
+  std::shared_ptr<EngineService> shared_service() const { return service_; }
 
  private:
   struct PendingRow;
+  struct Inbox;
   // A row added to the store and not yet committed, so not yet announced.
   struct UnannouncedRow {
     RowResult result;
@@ -91,7 +102,9 @@ class GenerationJob {
   GenerationJob(GenerationSpec spec, std::unique_ptr<JobStore> store);
   bool fill_window(JobProgress& progress, RunSummary& summary);
   void handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary);
-  void collect(std::vector<FinishedRequest>& finished, JobProgress& progress);
+  bool submit(std::unique_ptr<PendingRow>& pending);
+  void collect(uint64_t row_key, FinishedRequest finished, JobProgress& progress);
+  void collect_ready(JobProgress& progress);
   void store_result(const RowResult& result, JobProgress& progress, double arrival_s);
   void flush_and_announce(JobProgress& progress);
   void announce_committed(JobProgress& progress);
@@ -105,11 +118,15 @@ class GenerationJob {
   std::vector<UnreadableRow> unreadable_rows_;
   std::deque<UnannouncedRow> unannounced_;
   std::shared_ptr<const ModelSession> session_;
-  std::unique_ptr<Engine> engine_;
+  std::shared_ptr<EngineService> service_;
+  std::shared_ptr<Inbox> inbox_;  // shared with the streams' callbacks
   std::unique_ptr<DatasetReader> reader_;
   std::unique_ptr<PromptBuilder> prompt_builder_;
   std::unordered_map<int64_t, bool> finished_rows_;
-  std::unordered_map<RequestId, std::unique_ptr<PendingRow>> in_flight_;
+  std::unordered_map<uint64_t, std::unique_ptr<PendingRow>> in_flight_;  // by row key
+  std::unique_ptr<PendingRow> deferred_;  // read while the service's queue was full
+  uint64_t next_row_key_ = 1;
+  double arrival_origin_s_ = 0.0;  // the service's clock when run() started
   std::function<void(const RowResult&, double)> on_row_;
   bool is_reader_done_ = false;
   bool is_stopping_ = false;

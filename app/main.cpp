@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(command, "bench") == 0) return sluice::cli::run_bench(args);
   if (std::strcmp(command, "render-template") == 0) return sluice::cli::run_render_template(args);
   if (std::strcmp(command, "jobs") == 0) return sluice::cli::run_jobs(args);
+  if (std::strcmp(command, "serve") == 0) return sluice::cli::run_serve(args);
   std::fprintf(stderr, "sluice: unknown command '%s'; see `sluice --help`\n", command);
   return 2;
 }

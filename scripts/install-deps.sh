@@ -6,7 +6,9 @@ set -euo pipefail
 packages=(
   build-essential make cmake ninja-build ccache pkg-config
   qt6-base-dev qt6-base-dev-tools qt6-httpserver-dev qt6-websockets-dev libqcustomplot-dev
-  libsentencepiece-dev nlohmann-json3-dev libsqlite3-dev
+  libsentencepiece-dev nlohmann-json3-dev libsqlite3-dev libcpp-httplib-dev
+  # node and npm: the test of `sluice serve` with the official openai npm package
+  nodejs npm
   libgtest-dev libgmock-dev
   # clang, libFuzzer and llvm-symbolizer for the fuzz harnesses (scripts/fuzz.sh)
   clang libclang-rt-14-dev llvm

@@ -12,6 +12,7 @@ int run_tokenize(const QStringList& args);
 int run_bench(const QStringList& args);
 int run_render_template(const QStringList& args);
 int run_jobs(const QStringList& args);
+int run_serve(const QStringList& args);
 
 // Prints the top-level usage to stdout.
 void print_usage();

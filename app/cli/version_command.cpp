@@ -46,6 +46,7 @@ void print_usage() {
       "  bench      compare sequential, static and continuous batching on a file\n"
       "  render-template  print a chat template rendered over a conversation\n"
       "  jobs       list, show and export job files (list [DIR] | show FILE | export FILE ...)\n"
+      "  serve      serve a model over an OpenAI-compatible HTTP API\n"
       "  gui        open the desktop application (the default when a display is present)\n"
       "\n"
       "Options:\n"

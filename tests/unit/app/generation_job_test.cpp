@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 #include "app/engine_worker.h"
 #include "engine/jobs/job_table.h"
@@ -82,6 +83,70 @@ TEST(GenerationJob, ResumeRunsAnUnreadableRowAgain) {
   EXPECT_EQ(summary.progress.rows_resumed, 5);
   // Greedy: the rerun gives back what the damaged row held.
   EXPECT_EQ(job->store().result(2)->samples, row2_samples);
+}
+
+// "Run this row alone" goes to the job's own engine service, beside the rows still running,
+// and gives back the row's stored samples.
+TEST(GenerationJob, RunRowAloneRunsOnTheJobsServiceBesideItsRows) {
+  const std::string dir = make_temp_dir("gen-job-alone");
+  auto job = GenerationJob::create(stories_spec(dir, 60), dir + "/job.sluicejob");
+  job->load();
+  int num_checked = 0;
+  job->run(
+      [&](const RowResult& row, double) {
+        if (num_checked++ > 0) return;  // the first announced row, while others still run
+        EXPECT_EQ(job->run_row_alone(row.row_index), row.samples);
+      },
+      nullptr);
+  EXPECT_EQ(num_checked, 60);
+  // One engine served the job's 60 rows and the row run alone.
+  EXPECT_EQ(job->service().metrics().num_requests_finished, 61);
+}
+
+// A model stays loaded across jobs: two jobs given the same service both run on it.
+TEST(GenerationJob, JobsShareAServiceGivenToThem) {
+  const std::string dir = make_temp_dir("gen-job-shared");
+  const GenerationSpec spec = stories_spec(dir, 20);
+  auto first = GenerationJob::create(spec, dir + "/first.sluicejob");
+  first->load();
+  const std::shared_ptr<EngineService> service = first->shared_service();
+  first->run(nullptr, nullptr);
+  auto second = GenerationJob::create(spec, dir + "/second.sluicejob");
+  second->load({}, first->shared_session(), service);
+  EXPECT_EQ(second->shared_service(), service);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  double first_arrival_s = 1e9;  // the second job's timeline starts with its run, not the service
+  second->run([&](const RowResult&,
+                  double arrival_s) { first_arrival_s = std::min(first_arrival_s, arrival_s); },
+              nullptr);
+  EXPECT_GT(service->seconds_since_start(), 1.0);
+  EXPECT_LT(first_arrival_s, 0.5);
+  EXPECT_GE(first_arrival_s, 0.0);
+  EXPECT_EQ(service->metrics().num_requests_finished, 40);
+  for (int64_t row = 0; row < 20; ++row)
+    EXPECT_EQ(second->store().result(row)->samples, first->store().result(row)->samples);
+  // A service over another session is refused rather than mixing models.
+  auto third = GenerationJob::create(spec, dir + "/third.sluicejob");
+  EXPECT_THROW(third->load({}, nullptr, service), Error);
+}
+
+// While paused the job submits nothing and commits nothing; it finishes once resumed.
+TEST(GenerationJob, PauseCommitsNothingUntilResumed) {
+  const std::string dir = make_temp_dir("gen-job-pause");
+  const std::string path = dir + "/job.sluicejob";
+  auto job = GenerationJob::create(stories_spec(dir, 40), path);
+  job->load();
+  const auto file = JobTable::open(path);
+  std::atomic<bool> pause{true};
+  std::atomic<bool> cancel{false};
+  RunSummary summary;
+  std::thread runner([&] { summary = job->run(nullptr, nullptr, &cancel, &pause); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(file->count({}), 0) << "rows were committed while paused";
+  pause = false;
+  runner.join();
+  EXPECT_EQ(summary.progress.rows_done, 40);
+  EXPECT_EQ(file->count({}), 40);
 }
 
 // The app's path: what the worker sends the window (rows for the table and timeline, progress

@@ -1,0 +1,135 @@
+// sluice serve: an OpenAI-compatible HTTP server over one loaded model (app/server). The model
+// loads once into an EngineService; every request is a client of it. Runs until SIGINT or
+// SIGTERM, then finishes the responses in flight as aborted and exits 0.
+#include <QCommandLineParser>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "app/cli/cli_command.h"
+#include "app/cli/cli_options.h"
+#include "app/server/openai_server.h"
+#include "engine/backend/device.h"
+#include "engine/core/error.h"
+#include "engine/model_session.h"
+
+namespace sluice::cli {
+
+namespace {
+
+constexpr const char* kCommand = "serve";
+
+volatile std::sig_atomic_t g_stop = 0;
+
+void on_stop_signal(int) {
+  g_stop = 1;
+}
+
+struct ServeArgs {
+  std::string model_path;
+  std::string tokenizer_path;
+  std::string device;
+  int num_threads = 0;
+  ServiceConfig service;
+  ServerOptions server;
+};
+
+ServeArgs parse_args(const QStringList& args) {
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      "Serve a model over an OpenAI-compatible HTTP API: /v1/models, /v1/completions,\n"
+      "/v1/chat/completions (streaming as server-sent events), /tokenize, /detokenize,\n"
+      "/health and /metrics (Prometheus). Sampling options set the defaults of requests.");
+  parser.addHelpOption();
+  parser.addOptions({
+      {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
+      {"tokenizer", "Tokenizer file, when not beside or inside the model.", "PATH"},
+      {"host", "Address to listen on (default 127.0.0.1).", "HOST"},
+      {"port", "Port to listen on (default 8000; 0 = any free port, printed).", "PORT"},
+      {"api-key", "Require 'Authorization: Bearer KEY' on /v1 and tokenizer routes.", "KEY"},
+      {"served-model-name", "The model name clients ask for (default: the --model path).", "NAME"},
+      {"max-num-waiting", "Requests waiting for a batch slot at most; more get 503 (default 4096).",
+       "N"},
+      {"max-body-bytes", "Largest request body; larger ones get 413 (default 8M).", "BYTES"},
+      {"write-timeout",
+       "Seconds a client may leave its stream unread before it is cut off (default 10).", "S"},
+  });
+  add_engine_options(parser);
+  add_sampling_options(parser);
+  parse_command_line(parser, args, kCommand);
+  ServeArgs a;
+  a.model_path = required_option(parser, "model").toStdString();
+  a.tokenizer_path = parser.value("tokenizer").toStdString();
+  a.device = read_device(parser);
+  a.num_threads = read_thread_count(parser);
+  a.service.engine = read_engine_options(parser);
+  a.service.max_num_waiting =
+      static_cast<int>(option_int(parser, "max-num-waiting", 4096, 1, 1 << 20));
+  a.server.host = parser.isSet("host") ? parser.value("host").toStdString() : "127.0.0.1";
+  a.server.port = static_cast<int>(option_int(parser, "port", 8000, 0, 65535));
+  a.server.api_key = parser.value("api-key").toStdString();
+  a.server.served_model_name = parser.isSet("served-model-name")
+                                   ? parser.value("served-model-name").toStdString()
+                                   : a.model_path;
+  if (a.server.served_model_name.empty()) throw UsageError("--served-model-name must not be empty");
+  if (parser.isSet("max-body-bytes"))
+    a.server.max_body_bytes = parse_bytes(parser.value("max-body-bytes"), "--max-body-bytes");
+  a.server.write_timeout_s = static_cast<int>(option_int(parser, "write-timeout", 10, 1, 3600));
+  a.server.defaults = read_sampling_options(parser);
+  a.server.has_default_seed = parser.isSet("seed");
+  return a;
+}
+
+int serve(const ServeArgs& a) {
+  resolve_device(a.device);  // a missing GPU is reported before the model loads
+  auto session =
+      std::make_shared<const ModelSession>(open_model_session(a.model_path, a.tokenizer_path));
+  auto service = std::make_shared<EngineService>(
+      session, make_backend(*session->model, a.device, a.num_threads), a.service);
+  OpenAiServer server(service, a.server);
+  const int port = server.bind();
+  std::printf("sluice serve: %s on %s as '%s'\nlistening on http://%s:%d\n",
+              session->model->config.describe().c_str(), service->backend_description().c_str(),
+              a.server.served_model_name.c_str(), a.server.host.c_str(), port);
+  std::fflush(stdout);
+  g_stop = 0;
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  std::atomic<bool> is_done{false};
+  std::thread watcher([&] {
+    while (!g_stop && !is_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server.stop();
+  });
+  server.listen();
+  is_done = true;
+  watcher.join();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  std::fprintf(stderr, "sluice serve: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+int run_serve(const QStringList& args) {
+  ServeArgs parsed;
+  try {
+    parsed = parse_args(args);
+  } catch (const UsageError& e) {
+    print_error(kCommand, std::string(e.what()) + " (see sluice serve --help)");
+    return 2;
+  } catch (const std::exception& e) {
+    print_error(kCommand, e.what());
+    return 1;
+  }
+  try {
+    return serve(parsed);
+  } catch (const std::exception& e) {
+    print_error(kCommand, e.what());
+    return 1;
+  }
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,58 @@
+// The OpenAI completion and chat-completion request bodies, parsed and checked into what the
+// engine runs. Pure functions: every bad value is an ApiError (400) naming its parameter, so
+// the HTTP layer only forwards it.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/data/chat_message.h"
+#include "engine/sched/sampling_params.h"
+
+namespace sluice {
+
+// Limits on what one request may ask for.
+inline constexpr int kMaxChoices = 128;      // n
+inline constexpr size_t kMaxPrompts = 1024;  // prompts in one /v1/completions request
+inline constexpr size_t kMaxStopStrings = 16;
+inline constexpr int kMaxRequestJsonDepth = 32;  // real requests nest 4 deep
+
+enum class CompletionKind { Text, Chat };
+
+// One prompt of a text completion: text, or token ids given by the client.
+struct CompletionPrompt {
+  std::string text;
+  std::vector<int32_t> token_ids;
+  bool is_tokens = false;
+};
+
+struct CompletionRequest {
+  CompletionKind kind = CompletionKind::Text;
+  std::string model;
+  std::vector<CompletionPrompt> prompts;  // Text: one or more
+  Conversation messages;                  // Chat
+  SamplingParams sampling;
+  bool has_seed = false;  // false: the server picks a seed per request
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+};
+
+// Parses a request body: well-formed UTF-8, JSON nested at most kMaxRequestJsonDepth deep,
+// an object. Throws ApiError (400) saying where it is not.
+nlohmann::json parse_request_body(std::string_view body);
+
+// Checks and converts a completion (kind Text) or chat completion (kind Chat) body. defaults:
+// the server's sampling options (max_tokens, temperature, ... when the body omits them).
+// Throws ApiError (400) naming the parameter: unknown, of the wrong type, out of range, or
+// unsupported (logprobs, top_logprobs, echo, best_of, suffix, logit_bias, tools).
+CompletionRequest parse_completion_request(const nlohmann::json& body, CompletionKind kind,
+                                           const SamplingParams& defaults);
+
+// Returns the conversation of a "messages" array (string content, or an array of text parts).
+// Throws ApiError (400) naming the message at fault (messages[2].content).
+Conversation parse_messages(const nlohmann::json& messages);
+
+}  // namespace sluice

@@ -1,0 +1,65 @@
+// The OpenAI response bodies: a whole completion, one server-sent-event chunk of a stream, the
+// usage chunk, the model list. Pure functions of their inputs (id and creation time given), so
+// tests can check every field.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/server/completion_request.h"
+#include "engine/sched/request.h"
+
+namespace sluice {
+
+// Identifies one response: "cmpl-..." or "chatcmpl-...", its creation time and model name.
+struct ResponseHeader {
+  CompletionKind kind = CompletionKind::Text;
+  std::string id;
+  int64_t created = 0;  // seconds since the epoch
+  std::string model;
+};
+
+struct Choice {
+  int index = 0;
+  std::string text;
+  FinishReason finish_reason = FinishReason::None;
+};
+
+struct Usage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+};
+
+// Returns OpenAI's finish_reason for the engine's: "stop", "length", "abort" or "error"; null
+// while not finished.
+nlohmann::json finish_reason_json(FinishReason reason);
+
+// Returns the whole (non-streamed) response: object "text_completion" with choices[].text, or
+// "chat.completion" with choices[].message {role: assistant, content}; and usage.
+nlohmann::json completion_json(const ResponseHeader& header, const std::vector<Choice>& choices,
+                               const Usage& usage);
+
+// Returns one streamed chunk for a choice: new text (a chat chunk's delta carries the role
+// with the choice's first chunk) and, for the last chunk, its finish reason. usage is null
+// when stream_options.include_usage is set (as OpenAI sends), absent otherwise.
+nlohmann::json chunk_json(const ResponseHeader& header, int index, const std::string& text,
+                          bool is_first, FinishReason finish_reason, bool include_usage);
+
+// Returns the last chunk of a stream with include_usage: no choices, the usage.
+nlohmann::json usage_chunk_json(const ResponseHeader& header, const Usage& usage);
+
+// Returns {"object": "list", "data": [{id, object: "model", created, owned_by, max_model_len}]}.
+nlohmann::json models_json(const std::string& model, int64_t created, int max_model_len);
+
+// Returns one server-sent event: "data: <json>\n\n" (invalid UTF-8 replaced, never thrown on).
+std::string sse_event(const nlohmann::json& value);
+// The event that ends every stream.
+inline constexpr const char* kSseDone = "data: [DONE]\n\n";
+
+// Dumps a response body (invalid UTF-8 replaced, never thrown on).
+std::string dump_body(const nlohmann::json& value);
+
+}  // namespace sluice

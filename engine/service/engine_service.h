@@ -1,0 +1,142 @@
+// The engine service: owns a loaded model and one Engine, and steps it on its own thread while
+// there is work (the thread sleeps when idle). Clients on any thread — a dataset job, "run this
+// row alone", HTTP requests — submit requests and get a RequestHandle: a stream of token deltas
+// and one final result per sample, and abort(). Every client shares the one engine and its KV
+// pool, so requests from different clients batch together. A bounded queue of requests that are
+// not yet running gives backpressure: submit past the cap throws QueueFull.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/engine.h"
+#include "engine/model_session.h"
+#include "engine/service/request_stream.h"
+#include "engine/service/service_metrics.h"
+
+namespace sluice {
+
+struct ServiceConfig {
+  EngineConfig engine;
+  // Requests submitted and not yet running (the service's queue and the scheduler's waiting
+  // list) at most; submit past it throws QueueFull.
+  int max_num_waiting = 4096;
+};
+
+// Thrown by submit when the waiting queue is full (the server answers 503).
+class QueueFull : public Error {
+ public:
+  explicit QueueFull(int max_num_waiting)
+      : Error(str_cat("the engine's queue is full (", max_num_waiting,
+                      " requests waiting); try again later")) {}
+};
+
+struct ServiceRequest {
+  std::vector<int32_t> prompt_token_ids;
+  SamplingParams sampling;
+  uint64_t sample_key = 0;    // keys the RNG, as in Engine::add_request
+  bool stream_tokens = true;  // false: only the FinishedRequest events are delivered
+};
+
+// A client's view of a submitted request. Aborts the request when destroyed before it finished,
+// and stops its on_event callback first (destroy it without holding a lock that callback takes).
+class RequestHandle {
+ public:
+  explicit RequestHandle(std::shared_ptr<RequestStream> stream) : stream_(std::move(stream)) {}
+  RequestHandle(const RequestHandle&) = delete;
+  RequestHandle& operator=(const RequestHandle&) = delete;
+  ~RequestHandle();
+
+  RequestStream& stream() { return *stream_; }
+  // Asks the service to abort every sample between steps; they finish with FinishReason::Abort
+  // and their KV blocks are freed.
+  void abort() { stream_->request_abort(); }
+
+ private:
+  std::shared_ptr<RequestStream> stream_;
+};
+
+class EngineService {
+ public:
+  // Builds the engine over the session's model with the given backend and starts the thread.
+  // Throws Error as Engine's constructor does.
+  EngineService(std::shared_ptr<const ModelSession> session, std::unique_ptr<Backend> backend,
+                const ServiceConfig& config);
+  // Aborts everything in flight, wakes every waiting client (their streams end with
+  // FinishReason::Abort) and joins the thread.
+  ~EngineService();
+  EngineService(const EngineService&) = delete;
+  EngineService& operator=(const EngineService&) = delete;
+
+  // Queues a request and returns its handle. on_event (may be empty) runs on the service's
+  // thread after each event for this request; it must be cheap and must not call submit.
+  // Throws Error for invalid sampling parameters or token ids, QueueFull past the cap.
+  std::unique_ptr<RequestHandle> submit(ServiceRequest request,
+                                        std::function<void()> on_event = {});
+
+  // Returns a snapshot of the counters, gauges and the latest StepStats.
+  ServiceMetrics metrics() const;
+  // Returns the KV block map published after a recent step (for the GUI); asks the thread to
+  // publish a fresh one after its next step.
+  KvBlockMap kv_block_map() const;
+  // Steps run since the service started (clients use it to notice new StepStats).
+  int64_t num_steps() const;
+
+  const ModelSession& session() const { return *session_; }
+  std::shared_ptr<const ModelSession> shared_session() const { return session_; }
+  const ServiceConfig& config() const { return config_; }
+  int max_model_len() const { return max_model_len_; }
+  const std::string& backend_description() const { return backend_description_; }
+  // Seconds since the engine was made: the clock of FinishedRequest::arrival_s.
+  double seconds_since_start() const;
+
+ private:
+  struct Incoming {
+    ServiceRequest request;
+    std::shared_ptr<RequestStream> stream;
+    std::chrono::steady_clock::time_point submit_time;
+  };
+  struct Active;
+
+  void loop();
+  // After a failed step the engine is never stepped again: its state is unknown.
+  bool has_engine_work() const { return !is_engine_failed_ && engine_->has_unfinished(); }
+  void admit(std::vector<Incoming>& incoming);
+  void forward_aborts();
+  void dispatch(StepResult& result);
+  void fail_all(const std::string& error);
+  void end_stream(RequestStream& stream, FinishReason reason, const std::string& error,
+                  int num_prompt_tokens);
+  void publish(const StepStats* stats);
+
+  const std::shared_ptr<const ModelSession> session_;
+  const ServiceConfig config_;
+  std::unique_ptr<Engine> engine_;  // touched by the service's thread only, after construction
+  int max_model_len_ = 0;
+  std::string backend_description_;
+  std::chrono::steady_clock::time_point start_time_;  // just before the engine was made
+  std::unordered_map<RequestId, std::unique_ptr<Active>> active_;  // service thread only
+  bool is_engine_failed_ = false;                                  // service thread only
+
+  mutable std::mutex mutex_;  // guards everything below
+  std::condition_variable wake_;
+  std::deque<Incoming> incoming_;
+  int num_engine_waiting_ = 0;  // the scheduler's waiting list as of the last look
+  bool is_stopping_ = false;
+  std::string failure_;  // set when a step threw: every later request finishes with it
+  ServiceMetrics metrics_;
+  KvBlockMap kv_block_map_;
+  mutable bool is_kv_block_map_wanted_ = true;
+  int64_t num_steps_ = 0;
+
+  std::thread thread_;  // last: starts once everything above is built
+};
+
+}  // namespace sluice

@@ -1,0 +1,469 @@
+// `sluice serve` end to end: the real executable on stories260K on a free port, spoken to over
+// HTTP with cpp-httplib's client. Every endpoint, streaming, the error statuses (and serving
+// on after each), an API key, a client that disconnects mid-stream (its request is aborted and
+// its blocks freed), concurrent streams, and the same text as `sluice generate`.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <regex>
+#include <thread>
+
+#include "tests/integration/cli_test_util.h"
+
+namespace sluice::test {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+const char* const kModel = "stories";
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+    throw std::runtime_error("bind");
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A `sluice serve` process on a free port, ready once /health answers.
+class ServeProcess {
+ public:
+  explicit ServeProcess(std::vector<std::string> extra_args = {}) : port_(free_port()) {
+    std::vector<std::string> argv = {SLUICE_EXECUTABLE,
+                                     "serve",
+                                     "--model",
+                                     shared_path("models/stories260K/gguf/stories260K-f32.gguf"),
+                                     "--port",
+                                     std::to_string(port_),
+                                     "--served-model-name",
+                                     kModel,
+                                     "--threads",
+                                     "2"};
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    process_ = std::make_unique<BackgroundProcess>(argv);
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (!process_->is_running())
+        throw std::runtime_error("sluice serve exited: " + process_->wait().err);
+      if (auto res = client().Get("/health"); res && res->status == 200) return;
+      std::this_thread::sleep_for(50ms);
+    }
+    throw std::runtime_error("sluice serve did not answer /health within a minute");
+  }
+
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+
+  // POSTs a JSON body; returns the status and the parsed body (null when not JSON).
+  std::pair<int, Json> post(const std::string& path, const std::string& body,
+                            const httplib::Headers& headers = {}) const {
+    auto res = client().Post(path, headers, body, "application/json");
+    if (!res) return {-1, nullptr};
+    return {res->status, Json::parse(res->body, nullptr, false)};
+  }
+
+  std::map<std::string, double> metrics() const {
+    auto res = client().Get("/metrics");
+    std::map<std::string, double> out;
+    if (!res) return out;
+    static const std::regex line(R"(^sluice:(\w+)\{model_name="stories"\} (\S+)$)");
+    std::istringstream in(res->body);
+    std::string text;
+    while (std::getline(in, text)) {
+      std::smatch m;
+      if (std::regex_match(text, m, line)) out[m[1]] = std::stod(m[2]);
+    }
+    return out;
+  }
+
+  bool is_running() { return process_->is_running(); }
+  int port() const { return port_; }
+
+ private:
+  int port_;
+  std::unique_ptr<BackgroundProcess> process_;
+};
+
+class ServeCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new ServeProcess(); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static ServeProcess* server_;
+};
+
+ServeProcess* ServeCli::server_ = nullptr;
+
+// The server-sent events of a streamed response, up to and including [DONE].
+std::vector<std::string> sse_data(const std::string& body) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while ((start = body.find("data: ", start)) != std::string::npos) {
+    const size_t end = body.find("\n\n", start);
+    out.push_back(body.substr(start + 6, end - start - 6));
+    start = end;
+  }
+  return out;
+}
+
+TEST_F(ServeCli, ListsTheModelAndAnswersHealth) {
+  auto res = server_->client().Get("/v1/models");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  const Json models = Json::parse(res->body);
+  EXPECT_EQ(models["object"], "list");
+  ASSERT_EQ(models["data"].size(), 1u);
+  EXPECT_EQ(models["data"][0]["id"], kModel);
+  EXPECT_EQ(models["data"][0]["max_model_len"], 512);
+  EXPECT_EQ(server_->client().Get("/health")->status, 200);
+}
+
+TEST_F(ServeCli, CompletionStreamedEqualsCompletionWhole) {
+  const auto [status, whole] = server_->post(
+      "/v1/completions", R"({"model": "stories", "prompt": "Once upon a time", "max_tokens": 40})");
+  ASSERT_EQ(status, 200) << whole.dump();
+  EXPECT_EQ(whole["object"], "text_completion");
+  EXPECT_EQ(whole["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(whole["usage"]["completion_tokens"], 40);
+  EXPECT_EQ(whole["usage"]["prompt_tokens"], 5);  // BOS + 4 tokens
+  auto res =
+      server_->client().Post("/v1/completions",
+                             R"({"model": "stories", "prompt": "Once upon a time", "max_tokens": 40,
+                                        "stream": true, "stream_options": {"include_usage": true}})",
+                             "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("text/event-stream"));
+  const auto events = sse_data(res->body);
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  std::string text;
+  std::string finish_reason;
+  for (size_t i = 0; i + 2 < events.size(); ++i) {
+    const Json chunk = Json::parse(events[i]);
+    EXPECT_TRUE(chunk["usage"].is_null());
+    text += chunk["choices"][0]["text"].get<std::string>();
+    if (!chunk["choices"][0]["finish_reason"].is_null())
+      finish_reason = chunk["choices"][0]["finish_reason"];
+  }
+  EXPECT_EQ(text, whole["choices"][0]["text"]);
+  EXPECT_EQ(finish_reason, "length");
+  const Json usage = Json::parse(events[events.size() - 2]);
+  EXPECT_EQ(usage["choices"], Json::array());
+  EXPECT_EQ(usage["usage"], whole["usage"]);
+}
+
+TEST_F(ServeCli, ChatWithSeedRepeatsAndEqualsGenerateOnTheSameRow) {
+  const std::string dir = make_temp_dir("serve-vs-generate");
+  const std::string input =
+      write_input_jsonl(dir, R"({"messages": [{"role": "user", "content": "Tell me a story"}]})"
+                             "\n");
+  const auto generated = run_sluice(
+      {"generate", "--model", shared_path("models/stories260K/gguf/stories260K-f32.gguf"),
+       "--input", input, "--output", dir + "/out.jsonl", "--temperature", "0.8", "--seed", "7",
+       "--max-tokens", "30", "--quiet"});
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
+  const Json row = read_jsonl(dir + "/out.jsonl").at(0);
+  const std::string body =
+      R"({"model": "stories", "messages": [{"role": "user", "content": "Tell me a story"}],
+                               "temperature": 0.8, "seed": 7, "max_completion_tokens": 30, "n": 2})";
+  const auto [status, first] = server_->post("/v1/chat/completions", body);
+  ASSERT_EQ(status, 200) << first.dump();
+  const auto [status_again, again] = server_->post("/v1/chat/completions", body);
+  ASSERT_EQ(status_again, 200);
+  EXPECT_EQ(first["object"], "chat.completion");
+  ASSERT_EQ(first["choices"].size(), 2u);
+  EXPECT_EQ(first["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(first["choices"], again["choices"]);  // same seed, same text
+  EXPECT_NE(first["choices"][0]["message"]["content"], first["choices"][1]["message"]["content"]);
+  EXPECT_EQ(first["choices"][0]["message"]["content"], row["output"]);  // sample 0 is the row
+  EXPECT_EQ(first["usage"]["prompt_tokens"], row["prompt_tokens"]);
+  EXPECT_EQ(first["usage"]["completion_tokens"], 2 * row["output_tokens"].get<int>());
+}
+
+TEST_F(ServeCli, TokenizeAndDetokenizeRoundTrip) {
+  const auto [status, tokens] = server_->post("/tokenize", R"({"prompt": "Once upon a time"})");
+  ASSERT_EQ(status, 200) << tokens.dump();
+  EXPECT_EQ(tokens["count"], 5);
+  EXPECT_EQ(tokens["tokens"][0], 1);  // BOS
+  EXPECT_EQ(tokens["max_model_len"], 512);
+  const auto [status_back, text] =
+      server_->post("/detokenize", Json{{"tokens", tokens["tokens"]}}.dump());
+  ASSERT_EQ(status_back, 200);
+  EXPECT_EQ(text["prompt"], "Once upon a time");
+  const auto [status_chat, chat] =
+      server_->post("/tokenize", R"({"messages": [{"role": "user", "content": "Hi"}]})");
+  EXPECT_EQ(status_chat, 200);
+  EXPECT_GT(chat["count"].get<int>(), 1);
+  EXPECT_EQ(server_->post("/detokenize", R"({"tokens": [1, 99999]})").first, 400);
+}
+
+struct BadRequest {
+  const char* path;
+  std::string body;
+  int status;
+  const char* param;  // "" when the error names none
+};
+
+TEST_F(ServeCli, BadRequestsGetTheirStatusAndTheServerGoesOn) {
+  const BadRequest cases[] = {
+      {"/v1/completions", R"({"model": "stories", "prompt": )", 400, ""},
+      {"/v1/completions", R"({"model": "gpt-4", "prompt": "x"})", 404, "model"},
+      {"/v1/completions", R"({"model": "stories", "prompt": "x", "n": 0})", 400, "n"},
+      {"/v1/completions", R"({"model": "stories", "prompt": "x", "max_tokens": -1})", 400,
+       "max_tokens"},
+      {"/v1/completions", R"({"model": "stories", "prompt": "x", "colour": "red"})", 400, "colour"},
+      {"/v1/completions", R"({"model": "stories", "prompt": "x", "logprobs": 1})", 400, "logprobs"},
+      {"/v1/chat/completions",
+       R"({"model": "stories", "messages": [{"role": "user", "content": "x"}], "top_logprobs": 3})",
+       400, "top_logprobs"},
+      {"/v1/chat/completions", R"({"model": "stories", "messages": "hi"})", 400, "messages"},
+      {"/v1/completions", "{\"model\": \"stories\", \"prompt\": \"\xFF\"}", 400, ""},
+      {"/v1/completions",
+       R"({"model": "stories", "prompt": "x", "user": )" + std::string(5000, '['), 400, ""},
+      {"/v1/completions", R"({"model": "stories", "prompt": [1, 100000]})", 400, "prompt"},
+      {"/v1/completions", R"({"model": "stories", "prompt": ")" + std::string(4000, 'x') + "\"}",
+       400, "prompt"},
+      {"/v1/completions",
+       R"({"model": "stories", "prompt": ")" + std::string(10 << 20, 'x') + "\"}", 413, ""},
+      {"/v1/nothing", "{}", 404, ""},
+  };
+  for (const auto& c : cases) {
+    const auto [status, body] = server_->post(c.path, c.body);
+    const std::string what = std::string(c.path) + " " + c.body.substr(0, 80);
+    EXPECT_EQ(status, c.status) << what << " -> " << body.dump();
+    ASSERT_TRUE(body.contains("error")) << what;
+    EXPECT_TRUE(body["error"]["message"].is_string()) << what;
+    EXPECT_TRUE(body["error"]["type"].is_string()) << what;
+    if (*c.param) {
+      EXPECT_EQ(body["error"]["param"], c.param) << what;
+    }
+    // The next request is served normally.
+    const auto [ok, next] = server_->post(
+        "/v1/completions", R"({"model": "stories", "prompt": "Hi", "max_tokens": 3})");
+    EXPECT_EQ(ok, 200) << "after " << what;
+  }
+  auto res = server_->client().Get("/v1/nothing");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+  EXPECT_TRUE(server_->is_running());
+}
+
+TEST_F(ServeCli, AClientThatDisconnectsMidStreamAbortsItsRequest) {
+  const double aborted_before = server_->metrics()["request_aborted_total"];
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.set_header("Content-Type", "application/json");
+  // Four requests of 128 samples, each to the end of the context: seconds of work, so they
+  // are all still running when the client goes away.
+  req.body = R"({"model": "stories", "prompt": ["Once", "The dog", "A cat", "Lily"], "n": 128,
+                 "max_tokens": 100000, "ignore_eos": true, "stream": true})";
+  int num_chunks = 0;
+  req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return ++num_chunks < 3; };
+  auto client = server_->client();
+  const auto res = client.send(req);
+  EXPECT_FALSE(res);  // cancelled by the receiver
+  EXPECT_EQ(num_chunks, 3);
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  std::map<std::string, double> m;
+  do {
+    std::this_thread::sleep_for(20ms);
+    m = server_->metrics();
+  } while ((m["num_requests_running"] != 0 || m["kv_cache_blocks_used"] != 0 ||
+            m["request_aborted_total"] < aborted_before + 4) &&
+           std::chrono::steady_clock::now() < deadline);
+  EXPECT_EQ(m["num_requests_running"], 0);
+  EXPECT_EQ(m["num_requests_waiting"], 0);
+  EXPECT_EQ(m["kv_cache_blocks_used"], 0);
+  EXPECT_EQ(m["request_aborted_total"],
+            aborted_before + 4);  // every prompt's request, not finished
+}
+
+// 64 clients streaming 4 requests each at once: no errors, every text the one run alone gives.
+TEST_F(ServeCli, ConcurrentStreamsGetTheTextTheyGetAlone) {
+  const std::vector<std::string> prompts = {"Once",    "The dog", "A cat",   "Lily",
+                                            "Tom had", "The sun", "One day", "A big"};
+  std::vector<std::string> alone;
+  for (const auto& p : prompts) {
+    const auto [status, body] = server_->post(
+        "/v1/completions", Json{{"model", kModel}, {"prompt", p}, {"max_tokens", 30}}.dump());
+    ASSERT_EQ(status, 200);
+    alone.push_back(body["choices"][0]["text"]);
+  }
+  constexpr int kClients = 64;
+  constexpr int kRequestsPerClient = 4;
+  std::vector<std::string> streamed(kClients * kRequestsPerClient);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      for (int k = 0; k < kRequestsPerClient; ++k) {
+        const size_t idx = static_cast<size_t>(c * kRequestsPerClient + k);
+        const std::string body = Json{
+            {"model", kModel},
+            {"prompt", prompts[idx % prompts.size()]},
+            {"max_tokens", 30},
+            {"stream", true}}.dump();
+        auto res = server_->client().Post("/v1/completions", body, "application/json");
+        if (!res || res->status != 200) {
+          streamed[idx] = res ? "HTTP " + std::to_string(res->status) + ": " + res->body
+                              : "no response: " + httplib::to_string(res.error());
+          continue;
+        }
+        for (const auto& event : sse_data(res->body)) {
+          if (event != "[DONE]")
+            streamed[idx] += Json::parse(event)["choices"][0]["text"].get<std::string>();
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  for (size_t i = 0; i < streamed.size(); ++i)
+    EXPECT_EQ(streamed[i], alone[i % prompts.size()]) << "stream " << i;
+}
+
+TEST_F(ServeCli, MetricsCountTheTokensOfFinishedRequests) {
+  const auto before = server_->metrics();
+  const auto [status, body] = server_->post(
+      "/v1/completions", R"({"model": "stories", "prompt": ["Once", "A dog"], "max_tokens": 7})");
+  ASSERT_EQ(status, 200);
+  const auto after = server_->metrics();
+  EXPECT_EQ(after.at("prompt_tokens_total") - before.at("prompt_tokens_total"),
+            body["usage"]["prompt_tokens"].get<double>());
+  EXPECT_EQ(after.at("generation_tokens_total") - before.at("generation_tokens_total"), 14);
+  EXPECT_EQ(after.at("kv_cache_blocks_total"), before.at("kv_cache_blocks_total"));
+  auto res = server_->client().Get("/metrics");
+  EXPECT_THAT(res->body, HasSubstr("# TYPE sluice:time_to_first_token_seconds histogram"));
+  EXPECT_THAT(
+      res->body,
+      HasSubstr("sluice:inter_token_latency_seconds_bucket{model_name=\"stories\",le=\"+Inf\"}"));
+}
+
+TEST(ServeCliKey, AnApiKeyIsRequiredAndAWrongOneRefused) {
+  ServeProcess server({"--api-key", "s3cret"});
+  const std::string body = R"({"model": "stories", "prompt": "Hi", "max_tokens": 2})";
+  EXPECT_EQ(server.post("/v1/completions", body).first, 401);
+  EXPECT_EQ(server.post("/v1/completions", body, {{"Authorization", "Bearer wrong"}}).first, 401);
+  const auto [status, error] =
+      server.post("/v1/completions", body, {{"Authorization", "Bearer wrong"}});
+  EXPECT_EQ(error["error"]["code"], "invalid_api_key");
+  EXPECT_EQ(server.post("/v1/completions", body, {{"Authorization", "Bearer s3cret"}}).first, 200);
+  EXPECT_EQ(server.client().Get("/v1/models")->status, 401);
+  EXPECT_EQ(server.client().Get("/health")->status, 200);  // probes need no key
+}
+
+// Past --max-num-waiting the server answers 503 and serves again once the queue drains.
+TEST(ServeCliQueue, AFullQueueIs503) {
+  ServeProcess server({"--max-num-seqs", "1", "--max-num-waiting", "1"});
+  // One slot: of this request's 128 samples one runs and the rest wait, for seconds.
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.set_header("Content-Type", "application/json");
+  req.body =
+      R"({"model": "stories", "prompt": "Once", "n": 128, "max_tokens": 100000, "ignore_eos": true,
+                 "stream": true})";
+  std::atomic<bool> is_released{false};
+  std::thread holder([&] {
+    req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
+      return !is_released.load();
+    };
+    server.client().send(req);
+  });
+  // The hang-up (and join) happens however the checks below end.
+  std::shared_ptr<void> release(nullptr, [&](void*) {
+    is_released = true;  // the holder hangs up: its samples are aborted
+    holder.join();
+  });
+  // Once the prompt is computed its samples fork: one runs, 127 wait. (Right after the submit
+  // the request itself counts as waiting, before it runs: too early to test.)
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (server.metrics()["num_requests_waiting"] < 100 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  const std::string body = R"({"model": "stories", "prompt": "Hi", "max_tokens": 3})";
+  const auto [status, error] = server.post("/v1/completions", body);
+  ASSERT_EQ(status, 503) << error.dump();
+  EXPECT_EQ(error["error"]["code"], "overloaded");
+  EXPECT_THAT(error["error"]["message"].get<std::string>(), HasSubstr("queue is full"));
+  release.reset();
+  const auto drained = std::chrono::steady_clock::now() + 30s;
+  while (server.metrics()["num_requests_waiting"] > 0 && std::chrono::steady_clock::now() < drained)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(server.post("/v1/completions", body).first, 200);
+}
+
+// A client that sends a streaming request and never reads is cut off after --write-timeout; its
+// request is aborted, and the server answers others meanwhile and after.
+TEST(ServeCliSlowClient, AClientThatNeverReadsIsCutOff) {
+  ServeProcess server({"--write-timeout", "2"});
+  const std::string body = R"({"model": "stories", "prompt": "Once", "n": 128, "max_tokens": 100000,
+                               "ignore_eos": true, "stream": true})";
+  const std::string request =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int small = 4096;  // a small receive buffer: the server's writes block sooner
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  // Served meanwhile.
+  EXPECT_EQ(
+      server.post("/v1/completions", R"({"model": "stories", "prompt": "Hi", "max_tokens": 3})")
+          .first,
+      200);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  std::map<std::string, double> m;
+  do {
+    std::this_thread::sleep_for(50ms);
+    m = server.metrics();
+  } while ((m["request_aborted_total"] < 1 || m["num_requests_running"] != 0) &&
+           std::chrono::steady_clock::now() < deadline);
+  ::close(fd);
+  EXPECT_EQ(m["request_aborted_total"], 1);
+  EXPECT_EQ(m["num_requests_running"], 0);
+  EXPECT_EQ(m["kv_cache_blocks_used"], 0);
+  EXPECT_EQ(
+      server.post("/v1/completions", R"({"model": "stories", "prompt": "Hi", "max_tokens": 3})")
+          .first,
+      200);
+}
+
+TEST(ServeCliUsage, BadOptionsAreUsageErrors) {
+  const auto r = run_sluice({"serve", "--port", "70000", "--model", "x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--port"));
+  const auto missing = run_sluice(
+      {"serve", "--model", "/nonexistent/model.gguf", "--port", std::to_string(free_port())});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("/nonexistent/model.gguf"));
+}
+
+}  // namespace
+}  // namespace sluice::test

@@ -1,0 +1,272 @@
+// The OpenAI protocol as pure functions: request bodies checked into engine requests (every
+// bad value a 400 naming its parameter), and the response, chunk, usage, error and metrics
+// texts built from values.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "app/server/api_error.h"
+#include "app/server/completion_request.h"
+#include "app/server/completion_response.h"
+#include "app/server/prometheus_metrics.h"
+
+namespace sluice::test {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::HasSubstr;
+
+CompletionRequest parse_text(const std::string& body, const SamplingParams& defaults = {}) {
+  return parse_completion_request(parse_request_body(body), CompletionKind::Text, defaults);
+}
+
+CompletionRequest parse_chat(const std::string& body) {
+  return parse_completion_request(parse_request_body(body), CompletionKind::Chat, {});
+}
+
+// Returns the ApiError that f throws (failing the test when it throws none).
+template <typename F>
+ApiError error_of(F&& f) {
+  try {
+    f();
+  } catch (const ApiError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no ApiError";
+  return internal_error("none");
+}
+
+TEST(CompletionRequest, ReadsEverySamplingParameter) {
+  const CompletionRequest r = parse_text(R"({"model": "m", "prompt": "Once", "n": 3, "seed": 42,
+      "temperature": 0.7, "top_p": 0.9, "top_k": 40, "min_p": 0.05, "max_tokens": 17,
+      "stop": ["\n", "END"], "presence_penalty": 0.5, "frequency_penalty": -0.5,
+      "repetition_penalty": 1.1, "ignore_eos": true, "stream": true,
+      "stream_options": {"include_usage": true}, "user": "u", "logprobs": null})");
+  EXPECT_EQ(r.model, "m");
+  ASSERT_EQ(r.prompts.size(), 1u);
+  EXPECT_EQ(r.prompts[0].text, "Once");
+  EXPECT_EQ(r.sampling.n, 3);
+  EXPECT_TRUE(r.has_seed);
+  EXPECT_EQ(r.sampling.seed, 42u);
+  EXPECT_FLOAT_EQ(r.sampling.temperature, 0.7f);
+  EXPECT_FLOAT_EQ(r.sampling.top_p, 0.9f);
+  EXPECT_EQ(r.sampling.top_k, 40);
+  EXPECT_FLOAT_EQ(r.sampling.min_p, 0.05f);
+  EXPECT_EQ(r.sampling.max_tokens, 17);
+  EXPECT_EQ(r.sampling.stop, (std::vector<std::string>{"\n", "END"}));
+  EXPECT_FLOAT_EQ(r.sampling.presence_penalty, 0.5f);
+  EXPECT_FLOAT_EQ(r.sampling.frequency_penalty, -0.5f);
+  EXPECT_FLOAT_EQ(r.sampling.repetition_penalty, 1.1f);
+  EXPECT_TRUE(r.sampling.ignore_eos);
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+}
+
+TEST(CompletionRequest, LeftOutParametersTakeTheServersDefaults) {
+  const CompletionRequest r = parse_text(R"({"model": "m", "prompt": "x"})",
+                                         SamplingParams{.temperature = 0.3f, .max_tokens = 99});
+  EXPECT_FLOAT_EQ(r.sampling.temperature, 0.3f);
+  EXPECT_EQ(r.sampling.max_tokens, 99);
+  EXPECT_FALSE(r.has_seed);
+  EXPECT_FALSE(r.stream);
+}
+
+TEST(CompletionRequest, PromptsMayBeTextsOrTokenIds) {
+  EXPECT_EQ(parse_text(R"({"model": "m", "prompt": ["a", "b"]})").prompts.size(), 2u);
+  const auto tokens = parse_text(R"({"model": "m", "prompt": [1, 5, 9]})").prompts;
+  ASSERT_EQ(tokens.size(), 1u);
+  EXPECT_TRUE(tokens[0].is_tokens);
+  EXPECT_EQ(tokens[0].token_ids, (std::vector<int32_t>{1, 5, 9}));
+  EXPECT_EQ(parse_text(R"({"model": "m", "prompt": [[1, 2], [3]]})").prompts.size(), 2u);
+}
+
+TEST(CompletionRequest, ChatTakesMessagesAndMaxCompletionTokens) {
+  const CompletionRequest r = parse_chat(R"({"model": "m", "max_completion_tokens": 5, "messages": [
+      {"role": "developer", "content": "Be brief."},
+      {"role": "user", "content": [{"type": "text", "text": "Hi "}, {"type": "text", "text": "there"}]}]})");
+  EXPECT_EQ(r.sampling.max_tokens, 5);
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[0], (ChatMessage{"system", "Be brief."}));
+  EXPECT_EQ(r.messages[1], (ChatMessage{"user", "Hi there"}));
+}
+
+struct BadCase {
+  const char* body;
+  const char* param;    // the parameter the error names ("" for the body)
+  const char* message;  // a part of the message
+};
+
+class BadTextRequest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadTextRequest, IsA400NamingTheParameter) {
+  const ApiError e = error_of([&] { parse_text(GetParam().body); });
+  EXPECT_EQ(e.status(), 400);
+  EXPECT_EQ(e.param(), GetParam().param) << e.what();
+  EXPECT_THAT(e.what(), HasSubstr(GetParam().message));
+  const Json body = error_json(e);
+  EXPECT_EQ(body["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(body["error"]["message"], e.what());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Corpus, BadTextRequest,
+    ::testing::Values(
+        BadCase{R"({"model": "m", "prompt": "x",)", "", "not valid JSON at line 1"},
+        BadCase{"[1, 2]", "", "must be a JSON object"},
+        BadCase{"{\"model\": \"m\", \"prompt\": \"\xC3\x28\"}", "", "not UTF-8"},
+        BadCase{R"({"prompt": "x"})", "model", "'model' must be a string"},
+        BadCase{R"({"model": "m"})", "prompt", "'prompt' is required"},
+        BadCase{R"({"model": "m", "prompt": []})", "prompt", "an empty array"},
+        BadCase{R"({"model": "m", "prompt": {"a": 1}})", "prompt", "not an object"},
+        BadCase{R"({"model": "m", "prompt": [-1]})", "prompt", "non-negative"},
+        BadCase{R"({"model": "m", "prompt": "x", "n": 0})", "n", "between 1 and 128"},
+        BadCase{R"({"model": "m", "prompt": "x", "n": 1.5})", "n", "must be an integer"},
+        BadCase{R"({"model": "m", "prompt": "x", "max_tokens": -3})", "max_tokens", "between 1"},
+        BadCase{R"({"model": "m", "prompt": "x", "max_tokens": "5"})", "max_tokens",
+                "not a string"},
+        BadCase{R"({"model": "m", "prompt": "x", "temperature": 3})", "temperature",
+                "between 0 and 2"},
+        BadCase{R"({"model": "m", "prompt": "x", "top_p": 0})", "top_p", "greater than 0"},
+        BadCase{R"({"model": "m", "prompt": "x", "top_k": -2})", "top_k", "between -1"},
+        BadCase{R"({"model": "m", "prompt": "x", "min_p": 1.5})", "min_p", "between 0 and 1"},
+        BadCase{R"({"model": "m", "prompt": "x", "presence_penalty": 9})", "presence_penalty",
+                "between -2 and 2"},
+        BadCase{R"({"model": "m", "prompt": "x", "repetition_penalty": 0})", "repetition_penalty",
+                "greater than 0"},
+        BadCase{R"({"model": "m", "prompt": "x", "stop": 5})", "stop", "string or an array"},
+        BadCase{R"({"model": "m", "prompt": "x", "stop": [""]})", "stop", "must not be empty"},
+        BadCase{R"({"model": "m", "prompt": "x", "seed": "s"})", "seed", "must be an integer"},
+        BadCase{R"({"model": "m", "prompt": "x", "stream": 1})", "stream", "must be a boolean"},
+        BadCase{R"({"model": "m", "prompt": "x", "stream_options": {"x": 1}})", "stream_options",
+                "unknown"},
+        BadCase{R"({"model": "m", "prompt": "x", "temprature": 1})", "temprature",
+                "unknown parameter"},
+        BadCase{R"({"model": "m", "prompt": "x", "messages": []})", "messages",
+                "unknown parameter"},
+        BadCase{R"({"model": "m", "prompt": "x", "logprobs": 2})", "logprobs", "not supported"},
+        BadCase{R"({"model": "m", "prompt": "x", "top_logprobs": 2})", "top_logprobs",
+                "not supported"},
+        BadCase{R"({"model": "m", "prompt": "x", "echo": true})", "echo", "not supported"},
+        BadCase{R"({"model": "m", "prompt": ["a", "b"], "n": 1000})", "n", "between 1 and 128"}));
+
+TEST(CompletionRequest, DeepNestingIsRefusedBeforeParsing) {
+  const std::string deep = R"({"model": "m", "prompt": "x", "user": )" + std::string(100000, '[');
+  const ApiError e = error_of([&] { parse_request_body(deep); });
+  EXPECT_EQ(e.status(), 400);
+  EXPECT_THAT(e.what(), HasSubstr("nests deeper than 32 levels at line 1, column"));
+}
+
+TEST(CompletionRequest, BadMessagesNameTheMessage) {
+  const ApiError role = error_of([] {
+    parse_chat(
+        R"({"model": "m", "messages": [{"role": "user", "content": "a"}, {"role": "robot", "content": "b"}]})");
+  });
+  EXPECT_EQ(role.param(), "messages[1].role");
+  const ApiError content =
+      error_of([] { parse_chat(R"({"model": "m", "messages": [{"role": "user"}]})"); });
+  EXPECT_EQ(content.param(), "messages[0].content");
+  const ApiError empty = error_of([] { parse_chat(R"({"model": "m", "messages": []})"); });
+  EXPECT_EQ(empty.param(), "messages");
+  const ApiError text_only = error_of([] {
+    parse_chat(R"({"model": "m", "messages": [{"role": "user", "content": "a"}], "prompt": "x"})");
+  });
+  EXPECT_EQ(text_only.param(), "prompt");
+}
+
+TEST(ApiErrors, HaveTheirStatusesAndOpenAiShape) {
+  EXPECT_EQ(unauthorized().status(), 401);
+  EXPECT_EQ(model_not_found("x").status(), 404);
+  EXPECT_EQ(route_not_found("GET", "/x").status(), 404);
+  EXPECT_EQ(body_too_large(10).status(), 413);
+  EXPECT_EQ(overloaded("full").status(), 503);
+  const Json body = error_json(model_not_found("gpt-9"));
+  EXPECT_EQ(body,
+            Json::parse(R"({"error": {"message": "the model 'gpt-9' does not exist on this server",
+      "type": "invalid_request_error", "param": "model", "code": "model_not_found"}})"));
+  EXPECT_TRUE(error_json(unauthorized())["error"]["param"].is_null());
+}
+
+const ResponseHeader kText{CompletionKind::Text, "cmpl-1", 1700000000, "stories"};
+const ResponseHeader kChat{CompletionKind::Chat, "chatcmpl-1", 1700000000, "stories"};
+
+TEST(CompletionResponse, WholeResponsesCarryChoicesAndUsage) {
+  const Json text = completion_json(
+      kText, {{0, "Once", FinishReason::Length}, {1, "Hi", FinishReason::Stop}}, {5, 7});
+  EXPECT_EQ(text,
+            Json::parse(R"({"id": "cmpl-1", "object": "text_completion", "created": 1700000000,
+      "model": "stories", "choices": [
+        {"index": 0, "text": "Once", "logprobs": null, "finish_reason": "length"},
+        {"index": 1, "text": "Hi", "logprobs": null, "finish_reason": "stop"}],
+      "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}})"));
+  const Json chat = completion_json(kChat, {{0, "Hello", FinishReason::Stop}}, {3, 1});
+  EXPECT_EQ(chat["object"], "chat.completion");
+  EXPECT_EQ(chat["choices"][0]["message"],
+            Json::parse(R"({"role": "assistant", "content": "Hello"})"));
+}
+
+TEST(CompletionResponse, ChunksStreamDeltasThenTheFinishAndTheUsage) {
+  const Json first = chunk_json(kChat, 1, "Hel", true, FinishReason::None, true);
+  EXPECT_EQ(
+      first,
+      Json::parse(R"({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000,
+      "model": "stories", "choices": [{"index": 1, "delta": {"role": "assistant", "content": "Hel"},
+      "logprobs": null, "finish_reason": null}], "usage": null})"));
+  const Json last = chunk_json(kChat, 1, "", false, FinishReason::Length, false);
+  EXPECT_EQ(last["choices"][0]["delta"], Json::object());
+  EXPECT_EQ(last["choices"][0]["finish_reason"], "length");
+  EXPECT_FALSE(last.contains("usage"));
+  EXPECT_EQ(chunk_json(kText, 0, "lo", false, FinishReason::None, false)["choices"][0]["text"],
+            "lo");
+  const Json usage = usage_chunk_json(kText, {4, 6});
+  EXPECT_EQ(usage["choices"], Json::array());
+  EXPECT_EQ(usage["usage"]["total_tokens"], 10);
+  EXPECT_EQ(sse_event(Json{{"a", 1}}), "data: {\"a\":1}\n\n");
+  EXPECT_EQ(std::string(kSseDone), "data: [DONE]\n\n");
+  // Text cut inside a UTF-8 sequence is replaced, never thrown on.
+  EXPECT_THAT(sse_event(Json{{"t", std::string("\xE2\x82")}}), HasSubstr("\xEF\xBF\xBD"));
+}
+
+TEST(PrometheusText, HasGaugesCountersAndCumulativeHistograms) {
+  ServiceMetrics m;
+  m.num_running = 3;
+  m.num_waiting = 2;
+  m.num_kv_blocks = 100;
+  m.num_kv_blocks_used = 25;
+  m.num_prompt_tokens = 40;
+  m.num_generation_tokens = 70;
+  m.num_preemptions = 1;
+  m.num_requests_aborted = 4;
+  m.time_to_first_token = LatencyHistogram({0.1, 1.0});
+  m.time_to_first_token.observe(0.05);
+  m.time_to_first_token.observe(0.5);
+  m.time_to_first_token.observe(5.0);
+  const std::string text = prometheus_text(m, "st\"ories");
+  const std::string labels = R"({model_name="st\"ories"})";
+  EXPECT_THAT(text,
+              HasSubstr("# TYPE sluice:num_requests_running gauge\nsluice:num_requests_running" +
+                        labels + " 3\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:num_requests_waiting" + labels + " 2\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:kv_cache_blocks_used" + labels + " 25\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:kv_cache_usage_perc" + labels + " 0.25\n"));
+  EXPECT_THAT(text,
+              HasSubstr("# TYPE sluice:prompt_tokens_total counter\nsluice:prompt_tokens_total" +
+                        labels + " 40\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:generation_tokens_total" + labels + " 70\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:num_preemptions_total" + labels + " 1\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:request_aborted_total" + labels + " 4\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "# TYPE sluice:time_to_first_token_seconds histogram\n"
+          "sluice:time_to_first_token_seconds_bucket{model_name=\"st\\\"ories\",le=\"0.1\"} 1\n"
+          "sluice:time_to_first_token_seconds_bucket{model_name=\"st\\\"ories\",le=\"1\"} 2\n"
+          "sluice:time_to_first_token_seconds_bucket{model_name=\"st\\\"ories\",le=\"+Inf\"} 3\n"
+          "sluice:time_to_first_token_seconds_sum" +
+          labels +
+          " 5.55\n"
+          "sluice:time_to_first_token_seconds_count" +
+          labels + " 3\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE sluice:inter_token_latency_seconds histogram\n"));
+}
+
+}  // namespace
+}  // namespace sluice::test
