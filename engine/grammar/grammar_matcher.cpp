@@ -131,4 +131,12 @@ void GrammarMatcher::fill_next_token_mask(std::span<uint32_t> mask) {
   set_stop_bits(mask);
 }
 
+bool grammar_accepts_text(const Grammar& grammar, std::string_view text) {
+  std::vector<std::string> bytes;
+  for (int b = 0; b < 256; ++b) bytes.emplace_back(1, static_cast<char>(b));
+  auto vocabulary = std::make_shared<TokenVocabulary>(std::move(bytes), std::vector<int32_t>{});
+  GrammarMatcher matcher(std::make_shared<CompiledGrammar>(grammar, std::move(vocabulary)));
+  return matcher.accept_bytes(text) && matcher.is_complete();
+}
+
 }  // namespace sluice

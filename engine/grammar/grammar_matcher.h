@@ -57,4 +57,8 @@ class GrammarMatcher {
   std::vector<int32_t> scratch_a_, scratch_b_, candidates_;
 };
 
+// Returns whether text as a whole is a sentence of grammar (its bytes matched directly, no
+// tokenizer involved): how a finished output is checked.
+bool grammar_accepts_text(const Grammar& grammar, std::string_view text);
+
 }  // namespace sluice

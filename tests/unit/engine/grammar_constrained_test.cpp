@@ -13,15 +13,6 @@
 namespace sluice::test {
 namespace {
 
-// Whether the grammar accepts text as a whole (a byte vocabulary: no tokenizer involved).
-bool grammar_accepts_text(const Grammar& grammar, const std::string& text) {
-  std::vector<std::string> bytes;
-  for (int b = 0; b < 256; ++b) bytes.emplace_back(1, static_cast<char>(b));
-  auto vocabulary = std::make_shared<TokenVocabulary>(std::move(bytes), std::vector<int32_t>{});
-  GrammarMatcher matcher(std::make_shared<CompiledGrammar>(grammar, vocabulary));
-  return matcher.accept_bytes(text) && matcher.is_complete();
-}
-
 constexpr const char* kSchema = R"({
   "type":"object",
   "properties":{
