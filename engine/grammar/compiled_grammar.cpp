@@ -1,5 +1,7 @@
 #include "engine/grammar/compiled_grammar.h"
 
+#include <cassert>
+
 #include "engine/grammar/vocabulary_walk.h"
 
 namespace sluice {
@@ -15,24 +17,30 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVoc
   for (size_t i = 0; i < sorted.size(); ++i) byte_order_rank_[sorted[i]] = static_cast<int32_t>(i);
 }
 
-const PositionMask& CompiledGrammar::position_mask(uint32_t position) const {
+const PositionMask& CompiledGrammar::context_mask(std::span<const uint32_t> positions,
+                                                  bool reaches_bottom) const {
+  assert(!positions.empty() && positions.size() <= kMaskContextFrames);  // precondition
+  std::vector<uint32_t> key(positions.begin(), positions.end());
+  key.push_back(reaches_bottom ? 1 : 0);
   std::lock_guard lock(mutex_);
-  auto it = masks_.find(position);
+  auto it = masks_.find(key);
   if (it != masks_.end()) return *it->second;
-  auto mask = std::make_unique<PositionMask>(compute_position_mask(position));
-  return *masks_.emplace(position, std::move(mask)).first->second;
+  auto mask = std::make_unique<PositionMask>(compute_context_mask(positions, reaches_bottom));
+  return *masks_.emplace(std::move(key), std::move(mask)).first->second;
 }
 
-PositionMask CompiledGrammar::compute_position_mask(uint32_t position) const {
+PositionMask CompiledGrammar::compute_context_mask(std::span<const uint32_t> positions,
+                                                   bool reaches_bottom) const {
   PositionMask mask;
   mask.accepted.assign(vocabulary_->num_mask_words(), 0);
   walk_arena_.rollback(0);
   walk_arena_.depth_exceeded = false;
   walk_arena_.too_many_stacks = false;
-  std::vector<int32_t> sentinel;
-  walk_arena_.expand(Grammar::kSentinelPosition, -1, sentinel);
-  std::vector<int32_t> stacks;
-  walk_arena_.expand(position, sentinel.at(0), stacks);
+  int32_t node = -1;
+  if (!reaches_bottom) node = walk_arena_.push_frame(Grammar::kSentinelPosition, -1);
+  for (size_t i = positions.size(); i-- > 0;) node = walk_arena_.push_frame(positions[i], node);
+  mask.top_depth = walk_arena_.depth(node);
+  const int32_t stacks[] = {node};
   walk_tokens(walk_arena_, stacks, Utf8Decoder(), *vocabulary_, vocabulary_->sorted_ids(),
               [&](int32_t id, TokenVerdict verdict) {
                 if (verdict == TokenVerdict::Accepted) set_token_bit(mask.accepted, id);

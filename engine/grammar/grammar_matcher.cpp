@@ -104,11 +104,21 @@ void GrammarMatcher::fill_next_token_mask(std::span<uint32_t> mask) {
   candidates_.clear();
   for (int32_t stack : stacks_) {
     if (stack < 0) continue;
-    const PositionMask& cached = compiled_->position_mask(arena_.position(stack));
-    // The cached walk pushed max_walk_depth - 2 frames above this one; past the limit the real
-    // matcher would drop them, so the cache would promise too much.
+    context_.clear();
+    bool reaches_bottom = false;
+    for (int32_t node = stack; context_.size() < kMaskContextFrames;) {
+      context_.push_back(arena_.position(node));
+      node = arena_.parent(node);
+      if (node < 0) {
+        reaches_bottom = true;
+        break;
+      }
+    }
+    const PositionMask& cached = compiled_->context_mask(context_, reaches_bottom);
+    // The cached walk pushed max_walk_depth - top_depth frames above this one; past the limit
+    // the real matcher would drop them, so the cache would promise too much.
     if (cached.hit_depth_limit ||
-        arena_.depth(stack) + cached.max_walk_depth - 2 > compiled_->max_depth()) {
+        arena_.depth(stack) + cached.max_walk_depth - cached.top_depth > compiled_->max_depth()) {
       fill_next_token_mask_by_walk(mask);
       return;
     }

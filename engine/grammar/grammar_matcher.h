@@ -55,6 +55,7 @@ class GrammarMatcher {
   bool is_terminated_ = false;
   std::string rejection_reason_;
   std::vector<int32_t> scratch_a_, scratch_b_, candidates_;
+  std::vector<uint32_t> context_;  // positions of a stack's top frames
 };
 
 // Returns whether text as a whole is a sentence of grammar (its bytes matched directly, no

@@ -38,6 +38,9 @@ class GrammarStackArena {
   bool step_byte(std::span<const int32_t> stacks, Utf8Decoder& utf8, uint8_t byte,
                  std::vector<int32_t>& out, bool* hit_sentinel);
 
+  // Returns the stack (position, parent) as is (no expansion); -2 past max_depth.
+  int32_t push_frame(uint32_t position, int32_t parent) { return intern(position, parent); }
+
   // The initial stacks of the root rule, sorted and unique.
   std::vector<int32_t> root_stacks();
 
