@@ -109,6 +109,7 @@ class Engine {
   KvBlockMap kv_block_map() const;
   const Scheduler& scheduler() const { return *scheduler_; }
   Backend& backend() { return *backend_; }
+  const GrammarConstraints& grammar_constraints() const { return grammar_constraints_; }
   const Backend& backend() const { return *backend_; }
 
  private:

@@ -1,5 +1,6 @@
 #include "engine/grammar/grammar_constraints.h"
 
+#include <chrono>
 #include <limits>
 
 namespace sluice {
@@ -20,6 +21,7 @@ std::shared_ptr<GrammarMatcher> GrammarConstraints::make_matcher(
 }
 
 size_t GrammarConstraints::mask_logits(GrammarMatcher& matcher, std::span<float> logits) {
+  const auto begin = std::chrono::steady_clock::now();
   const TokenVocabulary& vocabulary = matcher.compiled().vocabulary();
   mask_.assign(vocabulary.num_mask_words(), 0);
   matcher.fill_next_token_mask(mask_);
@@ -35,6 +37,8 @@ size_t GrammarConstraints::mask_logits(GrammarMatcher& matcher, std::span<float>
   for (size_t id = num_ids; id < logits.size(); ++id) {
     logits[id] = -std::numeric_limits<float>::infinity();
   }
+  mask_times_us_.push_back(
+      std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - begin).count());
   return num_allowed;
 }
 

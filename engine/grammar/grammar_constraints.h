@@ -34,6 +34,9 @@ class GrammarConstraints {
   // Returns the vocabulary the matchers use (built on first use).
   const std::shared_ptr<const TokenVocabulary>& vocabulary();
 
+  // The time of every mask_logits call so far, in microseconds (for benchmarks).
+  const std::vector<float>& mask_times_us() const { return mask_times_us_; }
+
  private:
   const Tokenizer* tokenizer_;
   std::shared_ptr<const TokenVocabulary> vocabulary_;
@@ -42,6 +45,7 @@ class GrammarConstraints {
            std::pair<std::shared_ptr<const Grammar>, std::shared_ptr<const CompiledGrammar>>>
       compiled_;
   std::vector<uint32_t> mask_;  // [num_mask_words] scratch
+  std::vector<float> mask_times_us_;
 };
 
 }  // namespace sluice
