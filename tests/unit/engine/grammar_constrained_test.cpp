@@ -143,5 +143,36 @@ TEST_F(GrammarConstrained, ConstrainedRowEqualsTheSameRowAlone) {
   }
 }
 
+// The same on a tiny-arch model (another architecture, its GGUF vocabulary): every finished row
+// parses and satisfies the schema's enum and bounds.
+TEST(GrammarConstrainedTinyArch, FinishedRowsAreValidOnQwen3) {
+  StoriesModel model("models/tiny-arch/qwen3/gguf/qwen3-F32.gguf");
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& text : alpaca_prompts(8)) prompts.push_back(model.encode(text));
+  auto grammar = std::make_shared<const Grammar>(json_schema_grammar(
+      R"({"type":"object","properties":{"mood":{"enum":["happy","sad"]},
+          "score":{"type":"integer","minimum":-5,"maximum":5}},"required":["mood","score"]})",
+      "schema.json"));
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.seed = 11;
+  p.max_tokens = 120;
+  p.grammar = grammar;
+  auto engine = model.make_engine(EngineConfig{.check_invariants = true});
+  int num_finished = 0;
+  for (const auto& [key, f] : run_all(*engine, prompts, p)) {
+    ASSERT_TRUE(f.is_valid.has_value());
+    EXPECT_EQ(*f.is_valid, f.finish_reason == FinishReason::Stop) << f.output_text;
+    if (f.finish_reason != FinishReason::Stop) continue;
+    ++num_finished;
+    auto json = nlohmann::json::parse(f.output_text);
+    EXPECT_TRUE(json["mood"] == "happy" || json["mood"] == "sad") << f.output_text;
+    EXPECT_TRUE(json["score"].is_number_integer() && json["score"].get<int>() >= -5 &&
+                json["score"].get<int>() <= 5)
+        << f.output_text;
+  }
+  EXPECT_GE(num_finished, 4);
+}
+
 }  // namespace
 }  // namespace sluice::test

@@ -21,9 +21,7 @@ inline std::shared_ptr<const TokenVocabulary> byte_vocabulary() {
 
 // Whether grammar accepts exactly text (all of it, and the grammar is complete after it).
 inline bool grammar_accepts(const Grammar& grammar, std::string_view text) {
-  auto compiled = std::make_shared<CompiledGrammar>(grammar, byte_vocabulary());
-  GrammarMatcher matcher(compiled);
-  return matcher.accept_bytes(text) && matcher.is_complete();
+  return grammar_accepts_text(grammar, text);
 }
 
 // Returns the message of the sluice::Error that fn throws, or "" when it throws none.
