@@ -52,6 +52,25 @@ SamplingParams sampling_from_json(const Json& j) {
   return p;
 }
 
+Json grammar_to_json(const GrammarSource& g) {
+  Json j{{"kind", to_string(g.kind)}, {"name", g.name}, {"text", g.text}};
+  if (g.kind == GrammarSourceKind::Choice) j["choices"] = g.choices;
+  return j;
+}
+
+GrammarSource grammar_from_json(const Json& j) {
+  GrammarSource g;
+  try {
+    g.kind = parse_grammar_source_kind(get<std::string>(j, "kind"));
+  } catch (const Error& e) {
+    fail("job parameters: grammar: ", e.what());
+  }
+  g.name = get<std::string>(j, "name");
+  g.text = get<std::string>(j, "text");
+  if (g.kind == GrammarSourceKind::Choice) g.choices = get<std::vector<std::string>>(j, "choices");
+  return g;
+}
+
 }  // namespace
 
 const char* to_string(BadRowPolicy policy) { return policy == BadRowPolicy::Skip ? "skip" : "stop"; }
@@ -63,28 +82,30 @@ BadRowPolicy parse_bad_row_policy(const std::string& name) {
 }
 
 Json spec_to_json(const GenerationSpec& s) {
-  return Json{{"model_path", s.model_path},
-              {"tokenizer_path", s.tokenizer_path},
-              {"input_path", s.input_path},
-              {"format", to_string(s.format)},
-              {"prompt_template", s.prompt.column_template},
-              {"system_prompt", s.prompt.system_prompt},
-              {"use_chat_template", s.prompt.use_chat_template},
-              {"chat_template", s.prompt.chat_template},
-              {"limit", s.limit},
-              {"on_bad_row", to_string(s.on_bad_row)},
-              {"token_ids", s.with_token_ids},
-              {"sampling", sampling_to_json(s.sampling)},
-              {"device", s.device},
-              {"engine",
-               {{"block_size", s.engine.block_size},
-                {"num_kv_blocks", s.engine.num_kv_blocks},
-                {"kv_cache_bytes", s.engine.kv_cache_bytes},
-                {"max_num_seqs", s.engine.max_num_seqs},
-                {"max_num_batched_tokens", s.engine.max_num_batched_tokens},
-                {"max_model_len", s.engine.max_model_len},
-                {"enable_prefix_caching", s.engine.enable_prefix_caching},
-                {"gpu_memory_utilization", s.engine.gpu_memory_utilization}}}};
+  Json j{{"model_path", s.model_path},
+         {"tokenizer_path", s.tokenizer_path},
+         {"input_path", s.input_path},
+         {"format", to_string(s.format)},
+         {"prompt_template", s.prompt.column_template},
+         {"system_prompt", s.prompt.system_prompt},
+         {"use_chat_template", s.prompt.use_chat_template},
+         {"chat_template", s.prompt.chat_template},
+         {"limit", s.limit},
+         {"on_bad_row", to_string(s.on_bad_row)},
+         {"token_ids", s.with_token_ids},
+         {"sampling", sampling_to_json(s.sampling)},
+         {"device", s.device},
+         {"engine",
+          {{"block_size", s.engine.block_size},
+           {"num_kv_blocks", s.engine.num_kv_blocks},
+           {"kv_cache_bytes", s.engine.kv_cache_bytes},
+           {"max_num_seqs", s.engine.max_num_seqs},
+           {"max_num_batched_tokens", s.engine.max_num_batched_tokens},
+           {"max_model_len", s.engine.max_model_len},
+           {"enable_prefix_caching", s.engine.enable_prefix_caching},
+           {"gpu_memory_utilization", s.engine.gpu_memory_utilization}}}};
+  if (s.grammar) j["grammar"] = grammar_to_json(*s.grammar);
+  return j;
 }
 
 GenerationSpec spec_from_json(const Json& j) {
@@ -112,6 +133,11 @@ GenerationSpec spec_from_json(const Json& j) {
   // Added with the CUDA backend: job files written before it have neither.
   if (j.contains("device")) s.device = get<std::string>(j, "device");
   if (e.contains("gpu_memory_utilization")) s.engine.gpu_memory_utilization = get<double>(e, "gpu_memory_utilization");
+  // Added with structured output: absent in older jobs and in unconstrained ones.
+  if (j.contains("grammar")) {
+    s.grammar = grammar_from_json(get<Json>(j, "grammar"));
+    s.sampling.grammar = std::make_shared<const Grammar>(build_grammar(*s.grammar));
+  }
   return s;
 }
 

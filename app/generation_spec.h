@@ -3,11 +3,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "engine/data/dataset_format.h"
 #include "engine/data/prompt_builder.h"
 #include "engine/engine.h"
+#include "engine/grammar/grammar_source.h"
 #include "engine/sched/sampling_params.h"
 
 namespace sluice {
@@ -24,7 +26,8 @@ struct GenerationSpec {
   BadRowPolicy on_bad_row = BadRowPolicy::Stop;
   bool with_token_ids = false;
   EngineConfig engine;
-  SamplingParams sampling;
+  SamplingParams sampling;               // sampling.grammar is built from grammar
+  std::optional<GrammarSource> grammar;  // constrains every output (none: free text)
   // Where the run happens; not part of what determines outputs on the CPU.
   std::string device = "cpu";
   int num_threads = 0;

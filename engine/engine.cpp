@@ -56,7 +56,8 @@ Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
       // A GPU backend reserves its activations now and sizes the KV pool from what is left
       // (--gpu-memory-utilization); the CPU backend leaves the config as it is.
       config_(fit_engine_to_backend(*backend_, config)),
-      output_processor_(tokenizer, eos_ids(model_config, tokenizer)) {
+      output_processor_(tokenizer, eos_ids(model_config, tokenizer)),
+      grammar_constraints_(tokenizer) {
   if (config_.block_size < 1) fail("block size must be at least 1 (got ", config_.block_size, ")");
   max_model_len_ = model_config.max_position_embeddings;
   if (config_.max_model_len > 0) max_model_len_ = std::min(max_model_len_, config_.max_model_len);
@@ -121,6 +122,7 @@ RequestId Engine::add_request(std::vector<int32_t> prompt_token_ids, const Sampl
   const bool at_start = prompt_token_ids.empty() || (prompt_token_ids.size() == 1 &&
                                                      prompt_token_ids[0] == tokenizer_.bos_id());
   auto request = make_request(id, std::move(prompt_token_ids), params, sample_key, 0);
+  if (params.grammar) request->grammar_matcher = grammar_constraints_.make_matcher(params.grammar);
   request->arrival_time = Clock::now();
   group_of_[id] = id;
   group_members_[id] = {id};
@@ -172,7 +174,8 @@ void Engine::prepare_device_sampling(const SchedulerOutput& step) {
   for (const auto& scheduled : step.requests) {
     if (!scheduled.needs_sample) continue;
     const Request* request = scheduler_->find_request(scheduled.request_id);
-    if (!request || is_fork_point(*request)) {  // forks need the logits on the host
+    // Forks need the logits on the host, and grammar masks are applied there (for now).
+    if (!request || is_fork_point(*request) || request->grammar_matcher) {
       sample_rows_.clear();
       return;
     }
@@ -191,6 +194,12 @@ void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, St
       continue;
     }
     std::span<float> logits = runner_output.logits_row(i);
+    // Before forking: the samples of a prompt share its grammar state at the fork.
+    if (request->grammar_matcher &&
+        grammar_constraints_.mask_logits(*request->grammar_matcher, logits) == 0) {
+      fail_request(*request, "the grammar allows no token of the vocabulary here", result);
+      continue;
+    }
     if (is_fork_point(*request)) fork_samples(*request, logits, result);
     const SamplingContext context{request->prompt_token_ids(), request->output_token_ids(),
                                   request->sample_key, request->sample_idx};
@@ -228,11 +237,25 @@ void Engine::accept_token(Request& request, int32_t token_id, StepResult& result
   const TokenOutcome outcome = output_processor_.on_token(request.request_id, token_id);
   result.new_tokens.push_back(TokenDelta{request.request_id, group_of_[request.request_id],
                                          request.sample_idx, token_id, outcome.new_text});
-  if (outcome.is_stopped) {
+  GrammarMatcher* matcher = request.grammar_matcher.get();
+  if (matcher && !matcher->accept_token(token_id)) {
+    fail_request(request, str_cat("grammar: token ", token_id, ": ", matcher->rejection_reason()),
+                 result);
+    return;
+  }
+  // A complete grammar that allows nothing more ends the row as EOS would.
+  const bool is_grammar_done =
+      matcher && (matcher->is_terminated() || (matcher->is_complete() && !matcher->can_continue()));
+  if (outcome.is_stopped || is_grammar_done) {
     finish(request.request_id, FinishReason::Stop, result);
   } else if (scheduler_->has_reached_length(request.request_id)) {
     finish(request.request_id, FinishReason::Length, result);
   }
+}
+
+void Engine::fail_request(Request& request, std::string message, StepResult& result) {
+  request.error = std::move(message);
+  finish(request.request_id, FinishReason::Error, result);
 }
 
 void Engine::finish(RequestId request_id, FinishReason reason, StepResult& result) {
@@ -256,6 +279,10 @@ void Engine::collect_finished(RequestId request_id, StepResult& result) {
   if (!rest.empty())
     result.new_tokens.push_back(TokenDelta{request_id, done.group_id, done.sample_idx, -1, rest});
   done.num_preemptions = request->num_preemptions;
+  if (request->grammar_matcher) {
+    done.is_valid =
+        request->grammar_matcher->is_terminated() || request->grammar_matcher->is_complete();
+  }
   done.arrival_s = std::chrono::duration<double>(request->arrival_time - created_time_).count();
   done.queue_ms = ms_between(request->arrival_time, request->first_scheduled_time);
   done.ttft_ms = ms_between(request->arrival_time, request->first_token_time);

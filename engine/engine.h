@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "engine/backend/backend.h"
 #include "engine/cache/kv_cache_manager.h"
 #include "engine/engine_stats.h"
+#include "engine/grammar/grammar_constraints.h"
 #include "engine/kv_block_map.h"
 #include "engine/model/model_config.h"
 #include "engine/runner/model_runner.h"
@@ -61,6 +63,9 @@ struct FinishedRequest {
   std::vector<int32_t> output_token_ids;
   std::string output_text;
   int num_preemptions = 0;
+  // Constrained requests: whether the output is a complete sentence of the grammar (false when
+  // cut off by max_tokens inside a structure). Unset for unconstrained requests.
+  std::optional<bool> is_valid;
   double arrival_s = 0.0;  // when it was added, in seconds since the engine was made
   double queue_ms = 0.0;  // arrival to first scheduled
   double ttft_ms = 0.0;   // arrival to first token
@@ -104,6 +109,7 @@ class Engine {
   KvBlockMap kv_block_map() const;
   const Scheduler& scheduler() const { return *scheduler_; }
   Backend& backend() { return *backend_; }
+  const GrammarConstraints& grammar_constraints() const { return grammar_constraints_; }
   const Backend& backend() const { return *backend_; }
 
  private:
@@ -117,6 +123,8 @@ class Engine {
   bool is_fork_point(const Request& request);
   void fork_samples(Request& parent, std::span<const float> logits, StepResult& result);
   void accept_token(Request& request, int32_t token_id, StepResult& result);
+  // Finishes the request with Error and the message.
+  void fail_request(Request& request, std::string message, StepResult& result);
   void finish(RequestId request_id, FinishReason reason, StepResult& result);
   void collect_finished(RequestId request_id, StepResult& result);
   void fill_stats(const SchedulerOutput& step, double step_ms, StepResult& result);
@@ -131,6 +139,7 @@ class Engine {
   std::unique_ptr<ModelRunner> runner_;
   OutputProcessor output_processor_;
   Sampler sampler_;
+  GrammarConstraints grammar_constraints_;
   std::vector<float> logits_copy_;
   std::vector<SampleRow> sample_rows_;  // reused every step
   RunnerOutput runner_output_;  // reused every step

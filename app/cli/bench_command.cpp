@@ -1,6 +1,7 @@
 // sluice bench: the seed article's experiment on one instruction file. Runs sequential, static
 // batching and continuous batching over the same rows and prints one table (or --json).
 #include <QCommandLineParser>
+#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -10,9 +11,11 @@
 #include "app/cli/cli_options.h"
 #include "engine/backend/device.h"
 #include "engine/core/error.h"
+#include "engine/core/mapped_file.h"
 #include "engine/data/dataset_reader.h"
 #include "engine/data/field_discovery.h"
 #include "engine/data/prompt_builder.h"
+#include "engine/grammar/grammar_source.h"
 #include "engine/model/dummy_model.h"
 #include "engine/model/gguf_writer.h"
 
@@ -34,6 +37,7 @@ struct BenchArgs {
   std::vector<int> batched;  // --batched: batch sizes of the llama-batched-bench-style sweep
   int prompt_tokens = 128;
   BenchSpec spec;
+  std::string schema_path;  // --json-schema: each mode runs unconstrained, then constrained
 };
 
 // f32, f16, bf16 or a GGUF block type by its name in any case (q8_0, Q4_K, ...).
@@ -105,6 +109,10 @@ BenchArgs parse_args(const QStringList& args) {
       {"prompt-tokens", "Prompt length of --batched (default 128).", "N"},
       {"activations", "CUDA: activation and KV cache type, bf16 (default), fp16 or fp32.", "TYPE"},
       {"no-cuda-graphs", "CUDA: launch decode steps one kernel at a time instead of as graphs."},
+      {"json-schema",
+       "Run each mode twice, free and constrained to the JSON Schema in FILE; report the "
+       "schema's compile time and the grammar mask time per token per row (p50, p99).",
+       "FILE"},
   });
   add_sampling_options(parser);
   add_engine_options(parser);
@@ -144,6 +152,7 @@ BenchArgs parse_args(const QStringList& args) {
   }
   if (a.modes.empty()) throw UsageError("--modes names no mode");
   a.as_json = parser.isSet("json");
+  a.schema_path = parser.value("json-schema").toStdString();
   a.spec.sampling = read_sampling_options(parser);
   if (!parser.isSet("max-tokens")) a.spec.sampling.max_tokens = 128;
   a.spec.engine = read_engine_options(parser);
@@ -210,7 +219,8 @@ void print_table(const std::vector<BenchResult>& results, const BenchArgs& a,
     std::printf(
         "| %s | %d | %.2f | %.1f | %.0f | %.1fx | %.1f | %.0f%% | %d | %.2f | %.3f | %.3f | %.1f | "
         "%lld |\n",
-        to_string(r.mode), r.batch_cap, r.wall_s, r.requests_per_s(), r.output_tokens_per_s(),
+        (std::string(to_string(r.mode)) + (r.is_constrained ? " + schema" : "")).c_str(),
+        r.batch_cap, r.wall_s, r.requests_per_s(), r.output_tokens_per_s(),
         base > 0 ? r.output_tokens_per_s() / base : 0.0, r.mean_batch, 100.0 * r.mean_occupancy,
         r.peak_kv_blocks, static_cast<double>(r.peak_kv_reserved_bytes) / (1 << 20),
         r.kv_reserved_over_used_at_peak, r.kv_reserved_over_used,
@@ -227,6 +237,27 @@ void print_table(const std::vector<BenchResult>& results, const BenchArgs& a,
       "reserves the maximum length per request would hold.\n",
       a.spec.engine.max_model_len > 0 ? a.spec.engine.max_model_len
                                       : session.model->config.max_position_embeddings);
+}
+
+// --json-schema: the compile time, and per mode the mask times and constrained / free speed.
+void print_grammar_lines(const std::vector<BenchResult>& results, const std::string& schema_path,
+                         double compile_ms) {
+  std::printf(
+      "\nschema %s: compiled in %.2f ms (masks are computed per stack context on first "
+      "use and show in the p99)\n",
+      schema_path.c_str(), compile_ms);
+  for (size_t i = 1; i < results.size(); ++i) {
+    const BenchResult& free_run = results[i - 1];
+    const BenchResult& r = results[i];
+    if (!r.is_constrained || free_run.is_constrained) continue;
+    std::printf(
+        "%s: mask per token per row p50 %.1f us, p99 %.1f us over %lld masks; "
+        "constrained / free output tokens/s %.3f\n",
+        to_string(r.mode), r.mask_p50_us, r.mask_p99_us, static_cast<long long>(r.num_masks),
+        free_run.output_tokens_per_s() > 0
+            ? r.output_tokens_per_s() / free_run.output_tokens_per_s()
+            : 0.0);
+  }
 }
 
 void print_json(const std::vector<BenchResult>& results, const BenchArgs& a,
@@ -254,7 +285,11 @@ void print_json(const std::vector<BenchResult>& results, const BenchArgs& a,
                             {"kv_reserved_over_used_at_peak", r.kv_reserved_over_used_at_peak},
                             {"kv_reserved_over_used", r.kv_reserved_over_used},
                             {"max_len_reservation_bytes", r.naive_reserved_bytes},
-                            {"preemptions", r.num_preemptions}});
+                            {"preemptions", r.num_preemptions},
+                            {"constrained", r.is_constrained},
+                            {"grammar_masks", r.num_masks},
+                            {"mask_p50_us", r.mask_p50_us},
+                            {"mask_p99_us", r.mask_p99_us}});
   }
   std::printf("%s\n", out.dump(2).c_str());
 }
@@ -411,15 +446,30 @@ int run_bench(const QStringList& args) {
       }
       return 0;
     }
+    BenchSpec constrained = a.spec;
+    double compile_ms = 0.0;
+    if (!a.schema_path.empty()) {
+      const auto begin = std::chrono::steady_clock::now();
+      constrained.sampling.grammar = std::make_shared<const Grammar>(build_grammar(
+          {GrammarSourceKind::JsonSchema, a.schema_path, read_text_file(a.schema_path), {}}));
+      compile_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin)
+              .count();
+    }
     std::vector<BenchResult> results;
     for (const BenchMode mode : a.modes) {
       std::fprintf(stderr, "bench: %s...\n", to_string(mode));
       results.push_back(run_bench_mode(mode, session, prompts, a.spec));
+      if (constrained.sampling.grammar) {
+        std::fprintf(stderr, "bench: %s with the schema...\n", to_string(mode));
+        results.push_back(run_bench_mode(mode, session, prompts, constrained));
+      }
     }
     if (a.as_json) {
       print_json(results, a, session);
     } else {
       print_table(results, a, session);
+      if (constrained.sampling.grammar) print_grammar_lines(results, a.schema_path, compile_ms);
     }
     return 0;
   } catch (const std::exception& e) {

@@ -177,6 +177,14 @@ BenchResult run_bench_mode(BenchMode mode, const ModelSession& session,
   r.naive_reserved_bytes = static_cast<size_t>(acc.peak_running) *
                            static_cast<size_t>(engine.max_model_len()) * token_bytes;
   r.num_preemptions = acc.preemptions;
+  r.is_constrained = spec.sampling.grammar != nullptr;
+  std::vector<float> mask_us = engine.grammar_constraints().mask_times_us();
+  r.num_masks = static_cast<int64_t>(mask_us.size());
+  if (!mask_us.empty()) {
+    std::sort(mask_us.begin(), mask_us.end());
+    r.mask_p50_us = mask_us[mask_us.size() / 2];
+    r.mask_p99_us = mask_us[std::min(mask_us.size() - 1, mask_us.size() * 99 / 100)];
+  }
   return r;
 }
 

@@ -16,6 +16,7 @@
 #include "engine/core/mapped_file.h"
 #include "engine/data/export_output.h"
 #include "engine/data/exporters.h"
+#include "engine/grammar/grammar_matcher.h"
 #include "engine/jobs/job_schema.h"
 
 namespace sluice::cli {
@@ -57,24 +58,78 @@ void add_generate_options(QCommandLineParser& parser) {
   parser.addOptions({
       {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
       {"tokenizer", "Tokenizer file, when not beside or inside the model.", "PATH"},
-      {"input", "Instruction file: JSONL, JSON, CSV, TSV, text, ShareGPT or OpenAI messages.", "FILE"},
-      {"output", "Where to write the results in input order (JSONL rows, or --export's format).", "FILE"},
-      {"format", "Input format: auto (default), jsonl, json, csv, tsv, text, sharegpt, openai.", "FORMAT"},
-      {"prompt-template", "Column template such as '{instruction}[\\n\\n{input}]' ([...] is dropped when a field in it is empty).", "TEXT"},
+      {"input", "Instruction file: JSONL, JSON, CSV, TSV, text, ShareGPT or OpenAI messages.",
+       "FILE"},
+      {"output", "Where to write the results in input order (JSONL rows, or --export's format).",
+       "FILE"},
+      {"format", "Input format: auto (default), jsonl, json, csv, tsv, text, sharegpt, openai.",
+       "FORMAT"},
+      {"prompt-template",
+       "Column template such as '{instruction}[\\n\\n{input}]' ([...] is dropped when a field in "
+       "it is empty).",
+       "TEXT"},
       {"system", "System prompt added to every conversation.", "TEXT"},
       {"chat-template", "Jinja chat template file to use instead of the model's.", "FILE"},
       {"no-chat-template", "Send the filled-in text as a plain completion."},
       {"job", "Keep the run in this job file (resumable, exportable with `sluice jobs`).", "FILE"},
-      {"resume", "Resume the job in FILE with its own parameters (only unfinished rows run).", "FILE"},
+      {"resume", "Resume the job in FILE with its own parameters (only unfinished rows run).",
+       "FILE"},
       {"export", "Write --output as jsonl, csv, alpaca, openai, sharegpt or dpo.", "FORMAT"},
-      {"dpo-rule", "Chosen sample for --export dpo: longest (default), shortest, first, last, score.", "RULE"},
-      {"on-bad-row", "A malformed input row: stop (default) or skip (it is recorded as skipped).", "POLICY"},
+      {"dpo-rule",
+       "Chosen sample for --export dpo: longest (default), shortest, first, last, score.", "RULE"},
+      {"on-bad-row", "A malformed input row: stop (default) or skip (it is recorded as skipped).",
+       "POLICY"},
       {"limit", "Only the first N rows.", "N"},
       {"token-ids", "Also keep output_token_ids."},
+      {"json-schema", "Constrain every output to JSON valid for the JSON Schema in FILE.", "FILE"},
+      {"json-object", "Constrain every output to a JSON object."},
+      {"regex", "Constrain every output to match the regular expression RE as a whole.", "RE"},
+      {"choice", "Constrain every output to one of the texts given (repeat the option for each).",
+       "TEXT"},
+      {"grammar", "Constrain every output to the GBNF grammar in FILE (root rule `root`).", "FILE"},
       {"quiet", "No progress on stderr."},
   });
   add_sampling_options(parser);
   add_engine_options(parser);
+}
+
+// The grammar options: at most one; a source that does not compile is a usage error.
+std::optional<GrammarSource> read_grammar_source(const QCommandLineParser& parser) {
+  std::vector<const char*> given;
+  for (const char* name : {"json-schema", "json-object", "regex", "choice", "grammar"}) {
+    if (parser.isSet(name)) given.push_back(name);
+  }
+  if (given.empty()) return std::nullopt;
+  if (given.size() > 1)
+    throw UsageError(str_cat("give one of --", given[0], " and --", given[1], ", not both"));
+  GrammarSource source;
+  try {
+    if (parser.isSet("json-schema")) {
+      source.kind = GrammarSourceKind::JsonSchema;
+      source.name = parser.value("json-schema").toStdString();
+      source.text = read_text_file(source.name);
+    } else if (parser.isSet("json-object")) {
+      source.kind = GrammarSourceKind::JsonObject;
+      source.name = "--json-object";
+    } else if (parser.isSet("regex")) {
+      source.kind = GrammarSourceKind::Regex;
+      source.name = "--regex";
+      source.text = parser.value("regex").toStdString();
+    } else if (parser.isSet("choice")) {
+      source.kind = GrammarSourceKind::Choice;
+      source.name = "--choice";
+      for (const QString& choice : parser.values("choice"))
+        source.choices.push_back(choice.toStdString());
+    } else {
+      source.kind = GrammarSourceKind::Gbnf;
+      source.name = parser.value("grammar").toStdString();
+      source.text = read_text_file(source.name);
+    }
+    build_grammar(source);  // refuse it now, before the model loads
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  return source;
 }
 
 GenerationSpec read_spec(const QCommandLineParser& parser) {
@@ -98,6 +153,8 @@ GenerationSpec read_spec(const QCommandLineParser& parser) {
   s.limit = static_cast<size_t>(option_int(parser, "limit", 0, 1, 1LL << 40));
   s.with_token_ids = parser.isSet("token-ids");
   s.sampling = read_sampling_options(parser);
+  s.grammar = read_grammar_source(parser);
+  if (s.grammar) s.sampling.grammar = std::make_shared<const Grammar>(build_grammar(*s.grammar));
   s.engine = read_engine_options(parser);
   s.num_threads = read_thread_count(parser);
   s.device = read_device(parser);
@@ -129,8 +186,26 @@ GenerateArgs parse_args(const QStringList& args) {
     if (a.output_path.empty()) throw UsageError("--export needs --output");
   }
   if (!a.resume_path.empty()) {
-    for (const char* name : {"model", "input", "job", "format", "prompt-template", "system", "chat-template",
-                             "no-chat-template", "max-tokens", "temperature", "top-p", "top-k", "seed", "n", "limit"}) {
+    for (const char* name : {"model",
+                             "input",
+                             "job",
+                             "format",
+                             "prompt-template",
+                             "system",
+                             "chat-template",
+                             "no-chat-template",
+                             "max-tokens",
+                             "temperature",
+                             "top-p",
+                             "top-k",
+                             "seed",
+                             "n",
+                             "limit",
+                             "json-schema",
+                             "json-object",
+                             "regex",
+                             "choice",
+                             "grammar"}) {
       if (parser.isSet(name)) throw UsageError(std::string("--resume takes the job's own parameters; drop --") + name);
     }
     a.spec.device = read_device(parser);
@@ -144,16 +219,30 @@ GenerateArgs parse_args(const QStringList& args) {
   return a;
 }
 
+// With a grammar, each sample says whether its output is a complete sentence of it ("valid":
+// false for an output cut off by max_tokens inside a structure).
+void add_validity(nlohmann::ordered_json& row, const RowResult& r, const Grammar& grammar) {
+  if (r.samples.size() == 1) {
+    row["valid"] = grammar_accepts_text(grammar, r.samples.front().output);
+  } else if (row.contains("samples")) {
+    for (size_t i = 0; i < r.samples.size(); ++i) {
+      row["samples"][i]["valid"] = grammar_accepts_text(grammar, r.samples[i].output);
+    }
+  }
+}
+
 // Writes the job's results in row order to a.output_path (via a temporary file) and returns
 // what was written and left out: export formats leave out rows they cannot use, and any format
-// leaves out stored rows that do not read back.
-ExportStats write_output(JobStore& store, const GenerateArgs& a) {
+// leaves out stored rows that do not read back. grammar: the job's (null when none).
+ExportStats write_output(JobStore& store, const GenerateArgs& a, const Grammar* grammar) {
   if (a.export_format) return export_job(store, *a.export_format, a.output_path, a.export_options);
   ExportOutput out(a.output_path);
   ExportStats stats;
   store.for_each_result(
       [&](const RowResult& r) {
-        out.write(dump_jsonl_row(output_row_json(r)));
+        nlohmann::ordered_json row = output_row_json(r);
+        if (grammar) add_validity(row, r, *grammar);
+        out.write(dump_jsonl_row(row));
         out.write("\n");
         stats.rows_written++;
         stats.records_written++;
@@ -238,7 +327,7 @@ int run_job(const GenerateArgs& a) {
   ExportStats written;
   if (!a.output_path.empty()) {
     try {
-      written = write_output(job->store(), a);
+      written = write_output(job->store(), a, job->spec().sampling.grammar.get());
     } catch (const Error& e) {
       fail(e.what(), "\n(the results are in the job ", job_path,
            "; write them with sluice jobs export ", job_path, ")");

@@ -1,5 +1,7 @@
 #include "engine/sched/request.h"
 
+#include "engine/grammar/grammar_matcher.h"
+
 namespace sluice {
 
 const char* to_string(RequestState state) {
@@ -55,6 +57,9 @@ std::unique_ptr<Request> make_child_request(const Request& parent, RequestId chi
   child->sample_key = parent.sample_key;
   child->sample_idx = sample_idx;
   child->arrival_time = parent.arrival_time;
+  if (parent.grammar_matcher) {
+    child->grammar_matcher = std::make_shared<GrammarMatcher>(*parent.grammar_matcher);
+  }
   return child;
 }
 

@@ -17,6 +17,8 @@
 
 namespace sluice {
 
+class GrammarMatcher;
+
 enum class RequestState {
   Waiting,    // queued, never scheduled
   Running,    // holds blocks; scheduled each step until caught up and sampled
@@ -52,6 +54,8 @@ struct Request {
   FinishReason finish_reason = FinishReason::None;
   std::string error;  // why, when finish_reason is Error
   int num_preemptions = 0;
+  // Where the output stands in sampling_params.grammar (null when unconstrained).
+  std::shared_ptr<GrammarMatcher> grammar_matcher;
 
   // Filled by the engine; a default (epoch) time point means "not yet".
   Clock::time_point arrival_time{};

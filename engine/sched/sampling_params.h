@@ -2,10 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace sluice {
+
+class Grammar;
 
 struct SamplingParams {
   int n = 1;                        // samples of this prompt
@@ -21,6 +24,8 @@ struct SamplingParams {
   std::vector<std::string> stop;    // stop strings (not included in the output)
   std::vector<int32_t> stop_token_ids;  // extra ids that end generation (not included)
   bool ignore_eos = false;          // keep going past EOS (benchmarks)
+  // Constrains the output to the grammar's sentences (null: free text); shared, never changed.
+  std::shared_ptr<const Grammar> grammar;
 };
 
 }  // namespace sluice

@@ -1,0 +1,45 @@
+#include "engine/grammar/grammar_constraints.h"
+
+#include <chrono>
+#include <limits>
+
+namespace sluice {
+
+const std::shared_ptr<const TokenVocabulary>& GrammarConstraints::vocabulary() {
+  if (!vocabulary_) vocabulary_ = TokenVocabulary::from_tokenizer(*tokenizer_);
+  return vocabulary_;
+}
+
+std::shared_ptr<GrammarMatcher> GrammarConstraints::make_matcher(
+    const std::shared_ptr<const Grammar>& grammar) {
+  auto it = compiled_.find(grammar.get());
+  if (it == compiled_.end()) {
+    auto compiled = std::make_shared<const CompiledGrammar>(*grammar, vocabulary());
+    it = compiled_.emplace(grammar.get(), std::make_pair(grammar, std::move(compiled))).first;
+  }
+  return std::make_shared<GrammarMatcher>(it->second.second);
+}
+
+size_t GrammarConstraints::mask_logits(GrammarMatcher& matcher, std::span<float> logits) {
+  const auto begin = std::chrono::steady_clock::now();
+  const TokenVocabulary& vocabulary = matcher.compiled().vocabulary();
+  mask_.assign(vocabulary.num_mask_words(), 0);
+  matcher.fill_next_token_mask(mask_);
+  const size_t num_ids = std::min(logits.size(), static_cast<size_t>(vocabulary.vocab_size()));
+  size_t num_allowed = 0;
+  for (size_t id = 0; id < num_ids; ++id) {
+    if (test_token_bit(mask_, static_cast<int32_t>(id))) {
+      ++num_allowed;
+    } else {
+      logits[id] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  for (size_t id = num_ids; id < logits.size(); ++id) {
+    logits[id] = -std::numeric_limits<float>::infinity();
+  }
+  mask_times_us_.push_back(
+      std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - begin).count());
+  return num_allowed;
+}
+
+}  // namespace sluice

@@ -1,0 +1,51 @@
+// What the engine needs to constrain requests with grammars: the tokenizer's vocabulary as the
+// matcher sees it (built on first use), one CompiledGrammar per grammar (so every request with
+// the same grammar shares its cached masks), and the step that turns a matcher's bitmask into
+// -inf logits before sampling. Host-side only; the engine samples constrained rows on the host.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/grammar/compiled_grammar.h"
+#include "engine/grammar/grammar_matcher.h"
+
+namespace sluice {
+
+class Tokenizer;
+
+class GrammarConstraints {
+ public:
+  // tokenizer must outlive this object.
+  explicit GrammarConstraints(const Tokenizer& tokenizer) : tokenizer_(&tokenizer) {}
+
+  // Returns a fresh matcher at the start of grammar, compiling grammar against the tokenizer
+  // the first time it is seen.
+  std::shared_ptr<GrammarMatcher> make_matcher(const std::shared_ptr<const Grammar>& grammar);
+
+  // Sets logits[id] to -inf for every id the matcher does not allow next (ids past the
+  // tokenizer's vocabulary included). Returns the number of ids still allowed. logits:
+  // [vocab_size of the model].
+  size_t mask_logits(GrammarMatcher& matcher, std::span<float> logits);
+
+  // Returns the vocabulary the matchers use (built on first use).
+  const std::shared_ptr<const TokenVocabulary>& vocabulary();
+
+  // The time of every mask_logits call so far, in microseconds (for benchmarks).
+  const std::vector<float>& mask_times_us() const { return mask_times_us_; }
+
+ private:
+  const Tokenizer* tokenizer_;
+  std::shared_ptr<const TokenVocabulary> vocabulary_;
+  // Keyed by the grammar's address; the entry keeps the grammar alive so the key stays unique.
+  std::map<const Grammar*,
+           std::pair<std::shared_ptr<const Grammar>, std::shared_ptr<const CompiledGrammar>>>
+      compiled_;
+  std::vector<uint32_t> mask_;  // [num_mask_words] scratch
+  std::vector<float> mask_times_us_;
+};
+
+}  // namespace sluice

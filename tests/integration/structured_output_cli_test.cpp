@@ -1,0 +1,168 @@
+// `sluice generate` with structured output on stories260K at temperature 1: every finished row
+// of the schema corpus (tests/data/schemas) validates against its schema by an independent
+// validator (Python's jsonschema, tests/integration/validate_schema_outputs.py); regex, choice
+// and GBNF rows match; a bad grammar is a usage error naming the keyword; resume keeps it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "engine/core/error.h"
+#include "engine/grammar/gbnf_parser.h"
+#include "engine/grammar/grammar_matcher.h"
+#include "engine/grammar/regex_grammar.h"
+#include "tests/integration/cli_test_util.h"
+
+namespace sluice::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char* kModel = "models/stories260K/gguf/stories260K-f32.gguf";
+
+std::string input_rows(const std::string& dir, int num_rows) {
+  std::string jsonl;
+  const char* prompts[] = {"Tell me about a cat.", "Write a story.",    "Who is Lily?",
+                           "Describe the park.",   "What did Tom eat?", "Name a color."};
+  for (int i = 0; i < num_rows; ++i) {
+    jsonl += nlohmann::json{{"instruction", prompts[i % 6]}}.dump() + "\n";
+  }
+  return write_input_jsonl(dir, jsonl);
+}
+
+std::vector<std::string> generate_args(const std::string& input, const std::string& output) {
+  return {"generate", "--model", shared_path(kModel), "--input", input,
+          "--output", output,    "--temperature",     "1",       "--quiet"};
+}
+
+ProcessResult generate(std::vector<std::string> args, const std::vector<std::string>& extra) {
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_sluice(args);
+}
+
+TEST(StructuredOutputCli, SchemaCorpusOutputsValidateIndependently) {
+  const std::string dir = make_temp_dir("schema_corpus");
+  const std::string input = input_rows(dir, 6);
+  std::vector<std::string> schemas;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(source_dir() + "/tests/data/schemas")) {
+    schemas.push_back(entry.path().string());
+  }
+  std::sort(schemas.begin(), schemas.end());
+  ASSERT_GE(schemas.size(), 40u);
+  std::vector<std::string> validate = {
+      "/usr/bin/env", "python3", source_dir() + "/tests/integration/validate_schema_outputs.py"};
+  for (const std::string& schema : schemas) {
+    for (const char* seed : {"1", "2"}) {
+      const std::string output =
+          str_cat(dir, "/", std::filesystem::path(schema).stem().string(), "-", seed, ".jsonl");
+      ProcessResult r = generate(generate_args(input, output),
+                                 {"--json-schema", schema, "--seed", seed, "--max-tokens", "400"});
+      ASSERT_EQ(r.exit_code, 0) << schema << "\n" << r.err;
+      validate.push_back(schema);
+      validate.push_back(output);
+    }
+  }
+  ProcessResult check = run_process(validate);
+  ASSERT_EQ(check.exit_code, 0) << check.out << check.err;
+  auto summary = nlohmann::json::parse(check.out);
+  const int rows = summary["rows"], finished = summary["finished"];
+  EXPECT_EQ(rows, static_cast<int>(schemas.size()) * 2 * 6);
+  EXPECT_GE(finished * 10, rows * 8) << check.out;  // most rows finish within 400 tokens
+}
+
+TEST(StructuredOutputCli, RegexChoiceAndGbnfRowsMatch) {
+  const std::string dir = make_temp_dir("structured_kinds");
+  const std::string input = input_rows(dir, 6);
+  const std::string regex = " [A-Z][a-z]{1,8} (is|was) [0-9]{1,3}\\.";
+  ProcessResult r = generate(generate_args(input, dir + "/regex.jsonl"), {"--regex", regex});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Grammar regex_g = regex_grammar(regex, "re");
+  for (const auto& row : read_jsonl(dir + "/regex.jsonl")) {
+    EXPECT_EQ(row["finish_reason"], "stop");
+    EXPECT_EQ(row["valid"], true);
+    EXPECT_TRUE(grammar_accepts_text(regex_g, row["output"].get<std::string>())) << row["output"];
+  }
+  r = generate(generate_args(input, dir + "/choice.jsonl"),
+               {"--choice", " Once upon a time", "--choice", " The end", "--choice", " Lily, yes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& row : read_jsonl(dir + "/choice.jsonl")) {
+    const std::string out = row["output"];
+    EXPECT_TRUE(out == " Once upon a time" || out == " The end" || out == " Lily, yes") << out;
+  }
+  const std::string gbnf =
+      "root ::= \" \" name \" loves \" thing \".\"\n"
+      "name ::= \"Lily\" | \"Tom\" | \"Ж\" [а-я]{1,4}\n"
+      "thing ::= [a-z]+ ( \" and \" [a-z]+ )?\n";
+  write_file(dir + "/g.gbnf", gbnf);
+  r = generate(generate_args(input, dir + "/gbnf.jsonl"),
+               {"--grammar", dir + "/g.gbnf", "--max-tokens", "300"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Grammar gbnf_g = parse_gbnf(gbnf, "g.gbnf");
+  for (const auto& row : read_jsonl(dir + "/gbnf.jsonl")) {
+    const bool valid = grammar_accepts_text(gbnf_g, row["output"].get<std::string>());
+    EXPECT_EQ(row["valid"], valid);
+    EXPECT_EQ(valid, row["finish_reason"] == "stop") << row["output"];
+  }
+}
+
+TEST(StructuredOutputCli, CutOffRowIsMarkedInvalid) {
+  const std::string dir = make_temp_dir("structured_cut");
+  const std::string input = input_rows(dir, 2);
+  write_file(dir + "/s.json",
+             R"({"type":"object","properties":{"a":{"type":"string"}},"required":["a"]})");
+  ProcessResult r = generate(generate_args(input, dir + "/out.jsonl"),
+                             {"--json-schema", dir + "/s.json", "--max-tokens", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& row : read_jsonl(dir + "/out.jsonl")) {
+    EXPECT_EQ(row["finish_reason"], "length");
+    EXPECT_EQ(row["valid"], false);
+  }
+}
+
+TEST(StructuredOutputCli, BadGrammarsAreUsageErrorsNamingTheProblem) {
+  const std::string dir = make_temp_dir("structured_bad");
+  const std::string input = input_rows(dir, 1);
+  const std::string out = dir + "/out.jsonl";
+  write_file(dir + "/s.json",
+             R"({"type":"object","properties":{"n":{"type":"integer","multipleOf":3}}})");
+  ProcessResult r = generate(generate_args(input, out), {"--json-schema", dir + "/s.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("/properties/n/multipleOf: unsupported keyword 'multipleOf'"));
+  write_file(dir + "/g.gbnf", "root ::= \"a\"\nthing ::= [z-a]\n");
+  r = generate(generate_args(input, out), {"--grammar", dir + "/g.gbnf"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("g.gbnf:2:12: character range is reversed"));
+  r = generate(generate_args(input, out), {"--regex", "a(?=b)"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("lookahead"));
+  r = generate(generate_args(input, out), {"--regex", "a", "--choice", "b"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("not both"));
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(StructuredOutputCli, ResumeKeepsTheGrammar) {
+  const std::string dir = make_temp_dir("structured_resume");
+  const std::string input = input_rows(dir, 4);
+  write_file(dir + "/s.json", R"({"enum":[" red"," green"]})");
+  ProcessResult r = generate(generate_args(input, dir + "/first.jsonl"),
+                             {"--json-schema", dir + "/s.json", "--job", dir + "/j.sluicejob"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::filesystem::remove(dir + "/s.json");  // the job keeps the schema's text
+  r = run_sluice(
+      {"generate", "--resume", dir + "/j.sluicejob", "--output", dir + "/again.jsonl", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = read_jsonl(dir + "/again.jsonl");
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["valid"], true);
+    EXPECT_TRUE(row["output"] == "\" red\"" || row["output"] == " \" red\"" ||
+                row["output"] == "\" green\"" || row["output"] == " \" green\"")
+        << row["output"];
+  }
+}
+
+}  // namespace
+}  // namespace sluice::test
