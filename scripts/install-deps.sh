@@ -7,8 +7,8 @@ packages=(
   build-essential make cmake ninja-build ccache pkg-config
   qt6-base-dev qt6-base-dev-tools qt6-httpserver-dev qt6-websockets-dev libqcustomplot-dev
   libsentencepiece-dev nlohmann-json3-dev libsqlite3-dev libcpp-httplib-dev
-  # node and npm: the test of `sluice serve` with the official openai npm package
-  nodejs npm
+  # the structured-output tests' independent validator (tests/integration/validate_schema_outputs.py)
+  python3-jsonschema
   libgtest-dev libgmock-dev
   # clang, libFuzzer and llvm-symbolizer for the fuzz harnesses (scripts/fuzz.sh)
   clang libclang-rt-14-dev llvm
@@ -21,6 +21,12 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+
+# node and npm: the test of `sluice serve` with the official openai npm package. A node from
+# another source (NodeSource's nodejs ships its own npm and conflicts with Debian's npm) counts.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
