@@ -37,8 +37,10 @@ size_t GrammarConstraints::mask_logits(GrammarMatcher& matcher, std::span<float>
   for (size_t id = num_ids; id < logits.size(); ++id) {
     logits[id] = -std::numeric_limits<float>::infinity();
   }
-  mask_times_us_.push_back(
-      std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - begin).count());
+  if (mask_times_us_.size() < kMaxRecordedMaskTimes) {
+    mask_times_us_.push_back(
+        std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - begin).count());
+  }
   return num_allowed;
 }
 

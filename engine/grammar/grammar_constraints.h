@@ -34,8 +34,11 @@ class GrammarConstraints {
   // Returns the vocabulary the matchers use (built on first use).
   const std::shared_ptr<const TokenVocabulary>& vocabulary();
 
-  // The time of every mask_logits call so far, in microseconds (for benchmarks).
+  // The time of the first kMaxRecordedMaskTimes mask_logits calls, in microseconds (for
+  // benchmarks). Bounded: a long constrained job or a server would otherwise keep four bytes
+  // for every token it ever sampled.
   const std::vector<float>& mask_times_us() const { return mask_times_us_; }
+  static constexpr size_t kMaxRecordedMaskTimes = size_t{1} << 16;
 
  private:
   const Tokenizer* tokenizer_;

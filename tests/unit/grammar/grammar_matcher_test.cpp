@@ -7,6 +7,7 @@
 
 #include "engine/grammar/choice_grammar.h"
 #include "engine/grammar/gbnf_parser.h"
+#include "engine/grammar/grammar_constraints.h"
 #include "engine/grammar/json_schema_grammar.h"
 #include "engine/grammar/regex_grammar.h"
 #include "engine/tokenizer/tokenizer_loader.h"
@@ -164,6 +165,20 @@ TEST(GrammarMatcher, Utf8SplitAcrossTokens) {
   EXPECT_FALSE(any.accept_bytes("\xC0\x80"));
   EXPECT_FALSE(any.accept_bytes("\xED\xA0\x80"));
   EXPECT_TRUE(any.accept_bytes("\xF0\x9F\x98\x80"));
+}
+
+// The engine's mask timings stay bounded however many tokens a job or server samples.
+TEST(GrammarConstraints, KeepsTheFirstMaskTimesOnly) {
+  const auto tokenizer =
+      load_tokenizer_file(test::shared_path("models/stories260K/llama2c/tok512.model"));
+  GrammarConstraints constraints(*tokenizer);
+  const auto grammar = std::make_shared<const Grammar>(json_object_grammar());
+  auto matcher = constraints.make_matcher(grammar);
+  std::vector<float> logits(static_cast<size_t>(tokenizer->vocab_size()), 0.0f);
+  for (size_t i = 0; i < GrammarConstraints::kMaxRecordedMaskTimes + 10; ++i) {
+    ASSERT_GT(constraints.mask_logits(*matcher, logits), 0u);
+  }
+  EXPECT_EQ(constraints.mask_times_us().size(), GrammarConstraints::kMaxRecordedMaskTimes);
 }
 
 }  // namespace
