@@ -140,7 +140,8 @@ void check_known_fields(const Json& body, CompletionKind kind) {
                                                "top_logprobs",
                                                "user",
                                                "logit_bias",
-                                               "best_of"};
+                                               "best_of",
+                                               "structured_outputs"};
   static const std::set<std::string> text_only = {"prompt", "echo", "suffix"};
   static const std::set<std::string> chat_only = {"messages",        "max_completion_tokens",
                                                   "tools",           "tool_choice",
@@ -169,9 +170,83 @@ void refuse_unsupported(const Json& body) {
   if (const Json* v = find_param(body, "tools"); v && !v->empty())
     throw unsupported_parameter("tools");
   if (find_param(body, "tool_choice")) throw unsupported_parameter("tool_choice");
-  if (const Json* v = find_param(body, "response_format");
-      v && !(v->is_object() && v->value("type", "") == "text"))
-    throw unsupported_parameter("response_format");
+}
+
+// response_format: {"type": "text" | "json_object" | "json_schema", "json_schema": {"name",
+// "schema", "strict"}}.
+std::optional<GrammarSource> response_format_grammar(const Json& v) {
+  if (!v.is_object() || !v.contains("type") || !v["type"].is_string())
+    throw bad_request("response_format", "'response_format' must be an object with a 'type'");
+  const std::string type = v["type"].get<std::string>();
+  if (type == "text") return std::nullopt;
+  if (type == "json_object")
+    return GrammarSource{GrammarSourceKind::JsonObject, "response_format", "", {}};
+  if (type != "json_schema") {
+    throw bad_request(
+        "response_format.type",
+        "'response_format.type' must be text, json_object or json_schema, not '" + type + "'");
+  }
+  const auto it = v.find("json_schema");
+  if (it == v.end() || !it->is_object() || !it->contains("schema") ||
+      !((*it)["schema"].is_object() || (*it)["schema"].is_boolean())) {
+    throw bad_request("response_format.json_schema",
+                      "'response_format.json_schema' must be an object with a 'schema' object");
+  }
+  if (it->contains("strict") && !(*it)["strict"].is_boolean())
+    throw bad_request("response_format.json_schema.strict", "'strict' must be a boolean");
+  return GrammarSource{
+      GrammarSourceKind::JsonSchema, "response_format.json_schema", (*it)["schema"].dump(), {}};
+}
+
+// vLLM's structured_outputs: exactly one of json (a schema, as an object or its text),
+// json_object (true), regex, choice (strings) or grammar (GBNF).
+GrammarSource structured_outputs_grammar(const Json& v) {
+  if (!v.is_object() || v.size() != 1) {
+    throw bad_request("structured_outputs",
+                      "'structured_outputs' must be an object with exactly one of json, "
+                      "json_object, regex, choice or grammar");
+  }
+  const auto& [key, value] = *v.items().begin();
+  const std::string where = "structured_outputs." + key;
+  if (key == "json" && value.is_object())
+    return {GrammarSourceKind::JsonSchema, where, value.dump(), {}};
+  if (key == "json" && value.is_string())
+    return {GrammarSourceKind::JsonSchema, where, value.get<std::string>(), {}};
+  if (key == "json_object" && value == Json(true))
+    return {GrammarSourceKind::JsonObject, where, "", {}};
+  if (key == "regex" && value.is_string())
+    return {GrammarSourceKind::Regex, where, value.get<std::string>(), {}};
+  if (key == "grammar" && value.is_string())
+    return {GrammarSourceKind::Gbnf, where, value.get<std::string>(), {}};
+  if (key == "choice" && value.is_array() && !value.empty()) {
+    GrammarSource source{GrammarSourceKind::Choice, where, "", {}};
+    for (const Json& choice : value) {
+      if (!choice.is_string())
+        throw bad_request(where, "'" + where + "' must be an array of strings");
+      source.choices.push_back(choice.get<std::string>());
+    }
+    return source;
+  }
+  if (key == "json" || key == "json_object" || key == "regex" || key == "grammar" ||
+      key == "choice")
+    throw bad_request(where, "'" + where + "' has the wrong type (" + type_name(value) + ")");
+  throw bad_request(where, "unknown structured output '" + key + "'");
+}
+
+void read_grammar(const Json& body, CompletionRequest& r) {
+  const Json* format = find_param(body, "response_format");
+  const Json* outputs = find_param(body, "structured_outputs");
+  if (format && outputs) {
+    throw bad_request("structured_outputs",
+                      "give 'response_format' or 'structured_outputs', not both");
+  }
+  if (format) {
+    r.grammar = response_format_grammar(*format);
+    r.grammar_param = "response_format";
+  } else if (outputs) {
+    r.grammar = structured_outputs_grammar(*outputs);
+    r.grammar_param = "structured_outputs";
+  }
 }
 
 void read_sampling(const Json& body, CompletionKind kind, CompletionRequest& r) {
@@ -307,6 +382,7 @@ CompletionRequest parse_completion_request(const Json& body, CompletionKind kind
     r.messages = parse_messages(*messages);
   }
   read_sampling(body, kind, r);
+  read_grammar(body, r);
   if (r.prompts.size() * static_cast<size_t>(r.sampling.n) > kMaxPrompts)
     throw bad_request("n", str_cat("prompts times 'n' must be at most ", kMaxPrompts));
   return r;

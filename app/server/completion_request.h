@@ -9,7 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
 #include "engine/data/chat_message.h"
+#include "engine/grammar/grammar_source.h"
 #include "engine/sched/sampling_params.h"
 
 namespace sluice {
@@ -38,6 +41,10 @@ struct CompletionRequest {
   bool has_seed = false;  // false: the server picks a seed per request
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  // The structure every output must have: response_format (json_object, json_schema) or vLLM's
+  // structured_outputs (json, regex, choice, grammar); grammar_param names the one given.
+  std::optional<GrammarSource> grammar;
+  std::string grammar_param;
 };
 
 // Parses a request body: well-formed UTF-8, JSON nested at most kMaxRequestJsonDepth deep,
@@ -47,7 +54,8 @@ nlohmann::json parse_request_body(std::string_view body);
 // Checks and converts a completion (kind Text) or chat completion (kind Chat) body. defaults:
 // the server's sampling options (max_tokens, temperature, ... when the body omits them).
 // Throws ApiError (400) naming the parameter: unknown, of the wrong type, out of range, or
-// unsupported (logprobs, top_logprobs, echo, best_of, suffix, logit_bias, tools).
+// unsupported (logprobs, top_logprobs, echo, best_of, suffix, logit_bias, tools), or both
+// response_format and structured_outputs. A grammar is read, not compiled (GrammarCache does).
 CompletionRequest parse_completion_request(const nlohmann::json& body, CompletionKind kind,
                                            const SamplingParams& defaults);
 

@@ -93,9 +93,12 @@ OpenAiServer::OpenAiServer(std::shared_ptr<EngineService> service, ServerOptions
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_write_timeout(options_.write_timeout_s, 0);
   // httplib listens with a backlog of 5, which drops connections when hundreds of clients
-  // connect at once; bind() raises it on the socket noted here.
+  // connect at once; bind() raises it on the socket noted here. Its default options also set
+  // SO_REUSEPORT, with which a second server on the same port binds too and the kernel splits
+  // the connections between them: only SO_REUSEADDR here, so a port in use is an error.
   http_->set_socket_options([this](socket_t sock) {
-    httplib::default_socket_options(sock);
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     listen_socket_ = static_cast<int>(sock);
   });
   route();
@@ -228,6 +231,13 @@ void OpenAiServer::completions(const httplib::Request& req, httplib::Response& r
   }
   SamplingParams sampling = r.sampling;
   if (!r.has_seed && !options_.has_default_seed) sampling.seed = random_seed();
+  if (r.grammar) {
+    try {
+      sampling.grammar = grammars_.get(*r.grammar);
+    } catch (const Error& e) {
+      throw bad_request(r.grammar_param, e.what());
+    }
+  }
   std::vector<ServiceRequest> requests;
   for (auto& ids : prompts) {
     check_fits(ids, *service_, is_chat ? "messages" : "prompt");

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "app/server/grammar_cache.h"
 #include "engine/data/prompt_builder.h"
 #include "engine/service/engine_service.h"
 
@@ -57,6 +58,7 @@ class OpenAiServer {
   int64_t created_ = 0;
   PromptBuilder chat_prompts_;   // the model's chat template
   PromptBuilder plain_prompts_;  // text completions: the prompt as given
+  GrammarCache grammars_;        // response_format / structured_outputs, by source
   std::unique_ptr<httplib::Server> http_;
   int listen_socket_ = -1;  // the listening socket, noted when httplib makes it
 };

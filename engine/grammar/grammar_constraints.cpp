@@ -1,6 +1,7 @@
 #include "engine/grammar/grammar_constraints.h"
 
 #include <chrono>
+#include <iterator>
 #include <limits>
 
 namespace sluice {
@@ -12,6 +13,13 @@ const std::shared_ptr<const TokenVocabulary>& GrammarConstraints::vocabulary() {
 
 std::shared_ptr<GrammarMatcher> GrammarConstraints::make_matcher(
     const std::shared_ptr<const Grammar>& grammar) {
+  // Forget the grammars nothing else holds any more (no request, no matcher, no caller): a
+  // server sees new grammars for as long as it runs.
+  for (auto entry = compiled_.begin(); entry != compiled_.end();) {
+    const auto& [held_grammar, held_compiled] = entry->second;
+    entry = held_grammar.use_count() == 1 && held_compiled.use_count() == 1 ? compiled_.erase(entry)
+                                                                            : std::next(entry);
+  }
   auto it = compiled_.find(grammar.get());
   if (it == compiled_.end()) {
     auto compiled = std::make_shared<const CompiledGrammar>(*grammar, vocabulary());

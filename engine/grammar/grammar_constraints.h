@@ -23,7 +23,8 @@ class GrammarConstraints {
   explicit GrammarConstraints(const Tokenizer& tokenizer) : tokenizer_(&tokenizer) {}
 
   // Returns a fresh matcher at the start of grammar, compiling grammar against the tokenizer
-  // the first time it is seen.
+  // the first time it is seen. Grammars that only this object still holds (no request, no
+  // matcher) are forgotten first.
   std::shared_ptr<GrammarMatcher> make_matcher(const std::shared_ptr<const Grammar>& grammar);
 
   // Sets logits[id] to -inf for every id the matcher does not allow next (ids past the
@@ -39,6 +40,9 @@ class GrammarConstraints {
   // for every token it ever sampled.
   const std::vector<float>& mask_times_us() const { return mask_times_us_; }
   static constexpr size_t kMaxRecordedMaskTimes = size_t{1} << 16;
+
+  // Grammars compiled and still held.
+  size_t num_compiled() const { return compiled_.size(); }
 
  private:
   const Tokenizer* tokenizer_;

@@ -181,5 +181,23 @@ TEST(GrammarConstraints, KeepsTheFirstMaskTimesOnly) {
   EXPECT_EQ(constraints.mask_times_us().size(), GrammarConstraints::kMaxRecordedMaskTimes);
 }
 
+// A grammar no request uses any more is forgotten, with its masks, when the next one comes (a
+// server sees new grammars for as long as it runs).
+TEST(GrammarConstraints, ForgetsGrammarsNothingHolds) {
+  const auto tokenizer =
+      load_tokenizer_file(test::shared_path("models/stories260K/llama2c/tok512.model"));
+  GrammarConstraints constraints(*tokenizer);
+  auto kept = std::make_shared<const Grammar>(json_object_grammar());
+  auto kept_matcher = constraints.make_matcher(kept);
+  {
+    auto dropped = std::make_shared<const Grammar>(regex_grammar("[a-z]+", "re"));
+    constraints.make_matcher(dropped);
+  }
+  EXPECT_EQ(constraints.num_compiled(), 2u);
+  auto other = std::make_shared<const Grammar>(regex_grammar("[0-9]+", "re"));
+  constraints.make_matcher(other);
+  EXPECT_EQ(constraints.num_compiled(), 2u);  // kept (its matcher lives) and other
+}
+
 }  // namespace
 }  // namespace sluice

@@ -148,6 +148,68 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"model": "m", "prompt": "x", "echo": true})", "echo", "not supported"},
         BadCase{R"({"model": "m", "prompt": ["a", "b"], "n": 1000})", "n", "between 1 and 128"}));
 
+// response_format (OpenAI) and structured_outputs (vLLM) become a grammar source; the server
+// compiles it (GrammarCache), so a bad schema is its 400, naming the same parameter.
+TEST(CompletionRequest, ResponseFormatAndStructuredOutputsBecomeAGrammarSource) {
+  const CompletionRequest text = parse_chat(
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+          "response_format": {"type": "text"}})");
+  EXPECT_FALSE(text.grammar);
+  const CompletionRequest object = parse_chat(
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+          "response_format": {"type": "json_object"}})");
+  ASSERT_TRUE(object.grammar);
+  EXPECT_EQ(object.grammar->kind, GrammarSourceKind::JsonObject);
+  EXPECT_EQ(object.grammar_param, "response_format");
+  const CompletionRequest schema = parse_chat(
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}],
+          "response_format": {"type": "json_schema", "json_schema": {"name": "qa", "strict": true,
+          "schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}}})");
+  ASSERT_TRUE(schema.grammar);
+  EXPECT_EQ(schema.grammar->kind, GrammarSourceKind::JsonSchema);
+  EXPECT_EQ(Json::parse(schema.grammar->text),
+            Json::parse(R"({"type": "object", "properties": {"a": {"type": "integer"}}})"));
+  const CompletionRequest choice = parse_text(
+      R"({"model": "m", "prompt": "x", "structured_outputs": {"choice": ["yes", "no"]}})");
+  ASSERT_TRUE(choice.grammar);
+  EXPECT_EQ(choice.grammar->kind, GrammarSourceKind::Choice);
+  EXPECT_EQ(choice.grammar->choices, (std::vector<std::string>{"yes", "no"}));
+  EXPECT_EQ(choice.grammar_param, "structured_outputs");
+  const CompletionRequest regex =
+      parse_text(R"({"model": "m", "prompt": "x", "structured_outputs": {"regex": "[0-9]+"}})");
+  ASSERT_TRUE(regex.grammar);
+  EXPECT_EQ(regex.grammar->kind, GrammarSourceKind::Regex);
+  EXPECT_EQ(regex.grammar->text, "[0-9]+");
+  const CompletionRequest gbnf = parse_text(
+      R"({"model": "m", "prompt": "x", "structured_outputs": {"grammar": "root ::= \"a\""}})");
+  ASSERT_TRUE(gbnf.grammar);
+  EXPECT_EQ(gbnf.grammar->kind, GrammarSourceKind::Gbnf);
+}
+
+TEST(CompletionRequest, BadStructuresAreA400NamingTheParameter) {
+  const std::string chat = R"({"model": "m", "messages": [{"role": "user", "content": "x"}], )";
+  const std::pair<std::string, std::string> cases[] = {
+      {chat + R"("response_format": "json"})", "response_format"},
+      {chat + R"("response_format": {"type": "yaml"}})", "response_format.type"},
+      {chat + R"("response_format": {"type": "json_schema"}})", "response_format.json_schema"},
+      {chat + R"("response_format": {"type": "json_schema", "json_schema": {"schema": 3}}})",
+       "response_format.json_schema"},
+      {chat + R"("structured_outputs": {"regex": 5}})", "structured_outputs.regex"},
+      {chat + R"("structured_outputs": {"choice": []}})", "structured_outputs.choice"},
+      {chat + R"("structured_outputs": {"choice": ["a", 1]}})", "structured_outputs.choice"},
+      {chat + R"("structured_outputs": {"xml": "a"}})", "structured_outputs.xml"},
+      {chat + R"("structured_outputs": {"regex": "a", "choice": ["a"]}})", "structured_outputs"},
+      {chat + R"("response_format": {"type": "json_object"},
+                 "structured_outputs": {"regex": "a"}})",
+       "structured_outputs"},
+  };
+  for (const auto& [body, param] : cases) {
+    const ApiError e = error_of([&] { parse_chat(body); });
+    EXPECT_EQ(e.status(), 400) << body;
+    EXPECT_EQ(e.param(), param) << e.what();
+  }
+}
+
 TEST(CompletionRequest, DeepNestingIsRefusedBeforeParsing) {
   const std::string deep = R"({"model": "m", "prompt": "x", "user": )" + std::string(100000, '[');
   const ApiError e = error_of([&] { parse_request_body(deep); });
