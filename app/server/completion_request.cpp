@@ -206,7 +206,8 @@ GrammarSource structured_outputs_grammar(const Json& v) {
                       "'structured_outputs' must be an object with exactly one of json, "
                       "json_object, regex, choice or grammar");
   }
-  const auto& [key, value] = *v.items().begin();
+  const std::string key = v.begin().key();  // (not through items(): its proxy is a temporary)
+  const Json& value = v.begin().value();
   const std::string where = "structured_outputs." + key;
   if (key == "json" && value.is_object())
     return {GrammarSourceKind::JsonSchema, where, value.dump(), {}};
