@@ -7,8 +7,9 @@
 // bit for bit (a row's lane computes exactly its own integer sums and float steps), so a token
 // gets the same outputs from a panel as from the tile kernels.
 //
-// Built from unpacked rows for each sixteen rows of a product with many tokens (the unpacking
-// and interleaving are paid once and used by every token); AVX-512 VNNI only.
+// Built for each sixteen rows of a product with many tokens, straight from the GGUF blocks
+// (Q8_0, Q4_K, Q5_K, Q6_K) or from unpacked rows (the other types); the decoding and
+// interleaving are paid once and used by every token. AVX-512 VNNI only.
 #pragma once
 
 #include <cstdint>
