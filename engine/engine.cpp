@@ -287,12 +287,24 @@ void Engine::collect_finished(RequestId request_id, StepResult& result) {
   done.queue_ms = ms_between(request->arrival_time, request->first_scheduled_time);
   done.ttft_ms = ms_between(request->arrival_time, request->first_token_time);
   done.total_ms = ms_between(request->arrival_time, request->finished_time);
+  // A prompt that ends before its fork (aborted or failed while waiting, or at its first
+  // token) ends its n - 1 samples that never ran too: every group reports n results.
+  const bool is_unforked = request->sample_idx == 0 && request->sampling_params.n > 1 &&
+                           done.output_token_ids.empty() &&
+                           group_members_[done.group_id].size() == 1;
   group_of_.erase(request_id);
   auto& members = group_members_[done.group_id];
   members.erase(std::remove(members.begin(), members.end(), request_id), members.end());
   // Keep the group entry while the parent has not forked yet; drop it once everyone is done.
   if (members.empty()) group_members_.erase(done.group_id);
+  const uint32_t num_samples = is_unforked ? static_cast<uint32_t>(request->sampling_params.n) : 1;
   result.finished.push_back(std::move(done));
+  for (uint32_t sample_idx = 1; sample_idx < num_samples; ++sample_idx) {
+    FinishedRequest never_ran = result.finished.back();
+    never_ran.request_id = next_request_id_++;
+    never_ran.sample_idx = sample_idx;
+    result.finished.push_back(std::move(never_ran));
+  }
 }
 
 void Engine::fill_stats(const SchedulerOutput& step, double step_ms, StepResult& result) {

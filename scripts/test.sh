@@ -16,10 +16,13 @@ if [ ! -d "$shared/models" ]; then
 fi
 
 export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
+# No test may hang the run: one that passes 20 minutes fails (the longest, DeterminismAtScale
+# under the release build, takes a few minutes on two cores).
+timeout_s=${TEST_TIMEOUT_S:-1200}
 status=0
 if [ "$flavour" = all ] || [ "$flavour" = release ]; then
   scripts/build.sh release
-  (cd build && ctest --output-on-failure -j "$jobs") || status=1
+  (cd build && ctest --output-on-failure --timeout "$timeout_s" -j "$jobs") || status=1
 fi
 if [ "$flavour" = all ] || [ "$flavour" = asan ]; then
   scripts/build.sh asan
@@ -31,7 +34,7 @@ if [ "$flavour" = all ] || [ "$flavour" = asan ]; then
   # corpus (46 schemas x 12 rows; six minutes there); the sanitizers see the same code paths in
   # the shorter engine, forward-pass, resume and constrained-output tests.
   (cd build-asan &&
-    ctest --output-on-failure -j "$jobs" -L "unit|integration" \
+    ctest --output-on-failure --timeout "$timeout_s" -j "$jobs" -L "unit|integration" \
       -E "DeterminismAtScale|ArchitectureSchedules|TwentyKills|SchemaCorpusOutputsValidateIndependently") ||
     status=1
 fi

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "engine/core/error.h"
 #include "tests/unit/engine/engine_test_util.h"
 
@@ -25,6 +27,43 @@ TEST(EngineBehaviour, AbortFinishesEverySampleOfTheGroupWithAbort) {
   EXPECT_EQ(reasons[aborted], std::vector<FinishReason>(3, FinishReason::Abort));
   ASSERT_EQ(reasons[kept].size(), 3u);
   for (const auto r : reasons[kept]) EXPECT_NE(r, FinishReason::Abort);
+  EXPECT_EQ(engine->kv_cache_manager().num_used_blocks(), 0);
+}
+
+// A prompt that ends before its samples fork reports all n of them, or a client waiting for n
+// results (a server's stream, a job's row) would wait forever.
+TEST(EngineBehaviour, AGroupEndedBeforeItsForkReportsEverySample) {
+  StoriesModel model;
+  auto engine = model.make_engine(EngineConfig{.max_model_len = 16, .check_invariants = true});
+  SamplingParams params{.n = 3, .temperature = 1.0f, .max_tokens = 4};
+  const RequestId aborted = engine->add_request(model.encode("The dog"), params, 0);
+  const RequestId too_long = engine->add_request(std::vector<int32_t>(20, 300), params, 1);
+  const RequestId ran = engine->add_request(model.encode("Once"), params, 2);
+  engine->abort(aborted);  // still waiting: never scheduled
+  std::map<RequestId, std::vector<FinishedRequest>> done;
+  while (engine->has_unfinished()) {
+    for (auto& f : engine->step().finished) done[f.group_id].push_back(std::move(f));
+  }
+  for (const RequestId group : {aborted, too_long, ran}) {
+    ASSERT_EQ(done[group].size(), 3u) << group;
+    std::set<uint32_t> samples;
+    for (const auto& f : done[group]) samples.insert(f.sample_idx);
+    EXPECT_EQ(samples, (std::set<uint32_t>{0, 1, 2})) << group;
+  }
+  std::set<RequestId> request_ids;
+  for (const auto& [group, finished] : done) {
+    for (const auto& f : finished) request_ids.insert(f.request_id);
+  }
+  EXPECT_EQ(request_ids.size(), 9u);
+  for (const auto& f : done[aborted]) {
+    EXPECT_EQ(f.finish_reason, FinishReason::Abort);
+    EXPECT_TRUE(f.output_token_ids.empty());
+  }
+  for (const auto& f : done[too_long]) {
+    EXPECT_EQ(f.finish_reason, FinishReason::Error);
+    EXPECT_THAT(f.error, HasSubstr("16"));
+  }
+  for (const auto& f : done[ran]) EXPECT_EQ(f.finish_reason, FinishReason::Length);
   EXPECT_EQ(engine->kv_cache_manager().num_used_blocks(), 0);
 }
 
