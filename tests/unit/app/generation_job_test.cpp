@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <set>
 #include <thread>
 
@@ -41,6 +42,7 @@ TEST(GenerationJob, RowsAreAnnouncedOnlyOnceCommittedAndInBatches) {
   const auto file = JobTable::open(path);
   int64_t num_announced = 0;
   std::set<int64_t> commits_seen;  // data_version at each announcement
+  const auto start = std::chrono::steady_clock::now();
   const RunSummary summary = job->run(
       [&](const RowResult& row, double) {
         ++num_announced;
@@ -54,8 +56,12 @@ TEST(GenerationJob, RowsAreAnnouncedOnlyOnceCommittedAndInBatches) {
   EXPECT_EQ(num_announced, kNumRows);
   EXPECT_EQ(summary.progress.rows_done, kNumRows);
   EXPECT_EQ(file->count({}), kNumRows);
-  // Throughput: rows still go to the file in batches, not a commit each.
-  EXPECT_LT(static_cast<int64_t>(commits_seen.size()), kNumRows / 8);
+  // Throughput: rows go to the file in batches, not a commit each: one per 64 rows or per
+  // second (JobStore's rule), however slow the machine that runs the test.
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LE(static_cast<double>(commits_seen.size()), kNumRows / 64 + seconds + 2)
+      << "in " << seconds << " s";
 }
 
 TEST(GenerationJob, ResumeRunsAnUnreadableRowAgain) {
