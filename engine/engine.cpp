@@ -174,8 +174,9 @@ void Engine::prepare_device_sampling(const SchedulerOutput& step) {
   for (const auto& scheduled : step.requests) {
     if (!scheduled.needs_sample) continue;
     const Request* request = scheduler_->find_request(scheduled.request_id);
-    // Forks need the logits on the host, and grammar masks are applied there (for now).
-    if (!request || is_fork_point(*request) || request->grammar_matcher) {
+    // Forks need the logits on the host, and so do grammar masks and log-probabilities (for now).
+    if (!request || is_fork_point(*request) || request->grammar_matcher ||
+        request->sampling_params.logprobs >= 0) {
       sample_rows_.clear();
       return;
     }
@@ -190,26 +191,35 @@ void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, St
     Request* request = scheduler_->find_request(runner_output.sampled_request_ids[i]);
     if (!request || request->is_finished()) continue;  // aborted during the step
     if (runner_output.sampled_on_device) {
-      accept_token(*request, runner_output.sampled_token_ids[i], result);
+      accept_token(*request, runner_output.sampled_token_ids[i], {}, result);
       continue;
     }
     std::span<float> logits = runner_output.logits_row(i);
+    // Log-probabilities describe the raw logits: kept before the grammar mask and the sampler
+    // change them.
+    std::span<const float> raw_logits;
+    if (request->sampling_params.logprobs >= 0) {
+      raw_logits_.assign(logits.begin(), logits.end());
+      raw_logits = raw_logits_;
+    }
     // Before forking: the samples of a prompt share its grammar state at the fork.
     if (request->grammar_matcher &&
         grammar_constraints_.mask_logits(*request->grammar_matcher, logits) == 0) {
       fail_request(*request, "the grammar allows no token of the vocabulary here", result);
       continue;
     }
-    if (is_fork_point(*request)) fork_samples(*request, logits, result);
+    if (is_fork_point(*request)) fork_samples(*request, logits, raw_logits, result);
     const SamplingContext context{request->prompt_token_ids(), request->output_token_ids(),
                                   request->sample_key, request->sample_idx};
-    accept_token(*request, sampler_.sample(logits, request->sampling_params, context), result);
+    accept_token(*request, sampler_.sample(logits, request->sampling_params, context), raw_logits,
+                 result);
   }
 }
 
 // The n samples of a prompt share its prefill: each child takes the parent's blocks (copied on
 // write later) and draws its first token from the same logits with its own sample index.
-void Engine::fork_samples(Request& parent, std::span<const float> logits, StepResult& result) {
+void Engine::fork_samples(Request& parent, std::span<const float> logits,
+                          std::span<const float> raw_logits, StepResult& result) {
   for (uint32_t sample_idx = 1; sample_idx < static_cast<uint32_t>(parent.sampling_params.n);
        ++sample_idx) {
     const RequestId child_id = next_request_id_++;
@@ -227,16 +237,23 @@ void Engine::fork_samples(Request& parent, std::span<const float> logits, StepRe
     logits_copy_.assign(logits.begin(), logits.end());
     const SamplingContext context{forked->prompt_token_ids(), forked->output_token_ids(),
                                   forked->sample_key, forked->sample_idx};
-    accept_token(*forked, sampler_.sample(logits_copy_, forked->sampling_params, context), result);
+    accept_token(*forked, sampler_.sample(logits_copy_, forked->sampling_params, context),
+                 raw_logits, result);
   }
 }
 
-void Engine::accept_token(Request& request, int32_t token_id, StepResult& result) {
+void Engine::accept_token(Request& request, int32_t token_id, std::span<const float> raw_logits,
+                          StepResult& result) {
   scheduler_->append_token(request.request_id, token_id);
   if (request.first_token_time == Clock::time_point{}) request.first_token_time = Clock::now();
   const TokenOutcome outcome = output_processor_.on_token(request.request_id, token_id);
-  result.new_tokens.push_back(TokenDelta{request.request_id, group_of_[request.request_id],
-                                         request.sample_idx, token_id, outcome.new_text});
+  TokenDelta delta{request.request_id, group_of_[request.request_id], request.sample_idx, token_id,
+                   outcome.new_text};
+  if (!raw_logits.empty()) {
+    delta.logprobs = token_logprobs(raw_logits, token_id, request.sampling_params.logprobs);
+    request.output_logprobs.push_back(*delta.logprobs);
+  }
+  result.new_tokens.push_back(std::move(delta));
   GrammarMatcher* matcher = request.grammar_matcher.get();
   if (matcher && !matcher->accept_token(token_id)) {
     fail_request(request, str_cat("grammar: token ", token_id, ": ", matcher->rejection_reason()),
@@ -279,6 +296,7 @@ void Engine::collect_finished(RequestId request_id, StepResult& result) {
   if (!rest.empty())
     result.new_tokens.push_back(TokenDelta{request_id, done.group_id, done.sample_idx, -1, rest});
   done.num_preemptions = request->num_preemptions;
+  done.output_logprobs = std::move(request->output_logprobs);
   if (request->grammar_matcher) {
     done.is_valid =
         request->grammar_matcher->is_terminated() || request->grammar_matcher->is_complete();

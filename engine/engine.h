@@ -51,6 +51,8 @@ struct TokenDelta {
   uint32_t sample_idx = 0;
   int32_t token_id = 0;
   std::string text;
+  // The token's log-probabilities when the request asked for them (sampling_params.logprobs).
+  std::optional<TokenLogprobs> logprobs;
 };
 
 struct FinishedRequest {
@@ -66,6 +68,8 @@ struct FinishedRequest {
   // Constrained requests: whether the output is a complete sentence of the grammar (false when
   // cut off by max_tokens inside a structure). Unset for unconstrained requests.
   std::optional<bool> is_valid;
+  // One per output token when the request asked for log-probabilities (else empty).
+  std::vector<TokenLogprobs> output_logprobs;
   double arrival_s = 0.0;  // when it was added, in seconds since the engine was made
   double queue_ms = 0.0;  // arrival to first scheduled
   double ttft_ms = 0.0;   // arrival to first token
@@ -121,8 +125,12 @@ class Engine {
   // the host samples this step.
   void prepare_device_sampling(const SchedulerOutput& step);
   bool is_fork_point(const Request& request);
-  void fork_samples(Request& parent, std::span<const float> logits, StepResult& result);
-  void accept_token(Request& request, int32_t token_id, StepResult& result);
+  // raw_logits: the step's logits before any change, when the request wants log-probabilities
+  // (else empty).
+  void fork_samples(Request& parent, std::span<const float> logits,
+                    std::span<const float> raw_logits, StepResult& result);
+  void accept_token(Request& request, int32_t token_id, std::span<const float> raw_logits,
+                    StepResult& result);
   // Finishes the request with Error and the message.
   void fail_request(Request& request, std::string message, StepResult& result);
   void finish(RequestId request_id, FinishReason reason, StepResult& result);
@@ -141,6 +149,7 @@ class Engine {
   Sampler sampler_;
   GrammarConstraints grammar_constraints_;
   std::vector<float> logits_copy_;
+  std::vector<float> raw_logits_;       // a row's logits kept for its log-probabilities
   std::vector<SampleRow> sample_rows_;  // reused every step
   RunnerOutput runner_output_;  // reused every step
 

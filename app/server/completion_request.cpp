@@ -9,6 +9,7 @@
 #include "engine/core/json_depth.h"
 #include "engine/core/json_parse.h"
 #include "engine/data/utf8_validation.h"
+#include "engine/runner/token_logprobs.h"
 
 namespace sluice {
 
@@ -155,9 +156,6 @@ void check_known_fields(const Json& body, CompletionKind kind) {
 
 // Parameters the engine cannot honour: a 400 when they ask for something, never a silent drop.
 void refuse_unsupported(const Json& body) {
-  if (const Json* v = find_param(body, "logprobs"); v && !(v->is_boolean() && !v->get<bool>()))
-    throw unsupported_parameter("logprobs");
-  if (find_param(body, "top_logprobs")) throw unsupported_parameter("top_logprobs");
   if (const Json* v = find_param(body, "echo"); v && !(v->is_boolean() && !v->get<bool>()))
     throw unsupported_parameter("echo");
   if (const Json* v = find_param(body, "best_of"); v && *v != Json(1))
@@ -250,6 +248,25 @@ void read_grammar(const Json& body, CompletionRequest& r) {
   }
 }
 
+// Text completions: logprobs N (0..20, the top N with each token). Chat: logprobs true, with
+// top_logprobs N (0..20) beside it.
+void read_logprobs(const Json& body, CompletionKind kind, SamplingParams& s) {
+  const Json* logprobs = find_param(body, "logprobs");
+  const Json* top = find_param(body, "top_logprobs");
+  if (kind == CompletionKind::Text) {
+    if (top)
+      throw bad_request("top_logprobs", "'top_logprobs' is a chat parameter; use 'logprobs'");
+    if (logprobs)
+      s.logprobs = static_cast<int>(int_param(*logprobs, "logprobs", 0, kMaxTopLogprobs));
+    return;
+  }
+  const bool wanted = logprobs && bool_param(*logprobs, "logprobs");
+  if (top && !wanted)
+    throw bad_request("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
+  if (wanted)
+    s.logprobs = top ? static_cast<int>(int_param(*top, "top_logprobs", 0, kMaxTopLogprobs)) : 0;
+}
+
 void read_sampling(const Json& body, CompletionKind kind, CompletionRequest& r) {
   SamplingParams& s = r.sampling;
   if (const Json* v = find_param(body, "n"))
@@ -289,6 +306,7 @@ void read_sampling(const Json& body, CompletionKind kind, CompletionRequest& r) 
   if (max_tokens) s.max_tokens = static_cast<int>(int_param(*max_tokens, max_name, 1, 1 << 24));
   if (const Json* v = find_param(body, "stop")) s.stop = stop_param(*v);
   if (const Json* v = find_param(body, "ignore_eos")) s.ignore_eos = bool_param(*v, "ignore_eos");
+  read_logprobs(body, kind, s);
   if (const Json* v = find_param(body, "stream")) r.stream = bool_param(*v, "stream");
   if (const Json* v = find_param(body, "stream_options")) {
     if (!v->is_object()) throw bad_request("stream_options", "'stream_options' must be an object");

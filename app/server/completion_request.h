@@ -54,7 +54,7 @@ nlohmann::json parse_request_body(std::string_view body);
 // Checks and converts a completion (kind Text) or chat completion (kind Chat) body. defaults:
 // the server's sampling options (max_tokens, temperature, ... when the body omits them).
 // Throws ApiError (400) naming the parameter: unknown, of the wrong type, out of range, or
-// unsupported (logprobs, top_logprobs, echo, best_of, suffix, logit_bias, tools), or both
+// unsupported (echo, best_of, suffix, logit_bias, tools), or both
 // response_format and structured_outputs. A grammar is read, not compiled (GrammarCache does).
 CompletionRequest parse_completion_request(const nlohmann::json& body, CompletionKind kind,
                                            const SamplingParams& defaults);

@@ -1,10 +1,15 @@
 #include "app/server/completion_response.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace sluice {
 
 namespace {
 
 using Json = nlohmann::json;
+
+constexpr double kImpossibleLogprob = -9999.0;  // OpenAI's stand-in for -inf
 
 Json usage_json(const Usage& usage) {
   return {{"prompt_tokens", usage.prompt_tokens},
@@ -21,6 +26,52 @@ Json header_json(const ResponseHeader& header, const char* text_object, const ch
 
 }  // namespace
 
+Json logprobs_json(CompletionKind kind, std::span<const int32_t> ids,
+                   std::span<const TokenLogprobs> logprobs, const TokenBytesFn& bytes_of,
+                   size_t first_offset) {
+  const auto number = [](float logprob) {
+    return std::isfinite(logprob) ? static_cast<double>(logprob) : kImpossibleLogprob;
+  };
+  const size_t n = std::min(ids.size(), logprobs.size());
+  if (kind == CompletionKind::Text) {
+    Json tokens = Json::array(), token_logprobs = Json::array(), top = Json::array();
+    Json offsets = Json::array();
+    size_t offset = first_offset;
+    for (size_t i = 0; i < n; ++i) {
+      const std::string bytes = bytes_of(ids[i]);
+      tokens.push_back(bytes);
+      token_logprobs.push_back(number(logprobs[i].logprob));
+      Json entry = Json::object();
+      for (const auto& [id, logprob] : logprobs[i].top) {
+        const std::string key = bytes_of(id);
+        if (!entry.contains(key)) entry[key] = number(logprob);  // the likelier of equal texts
+      }
+      top.push_back(std::move(entry));
+      offsets.push_back(offset);
+      offset += bytes.size();
+    }
+    return {{"tokens", std::move(tokens)},
+            {"token_logprobs", std::move(token_logprobs)},
+            {"top_logprobs", std::move(top)},
+            {"text_offset", std::move(offsets)}};
+  }
+  const auto token_entry = [&](int32_t id, float logprob) {
+    const std::string bytes = bytes_of(id);
+    Json byte_values = Json::array();
+    for (const char b : bytes) byte_values.push_back(static_cast<int>(static_cast<uint8_t>(b)));
+    return Json{{"token", bytes}, {"logprob", number(logprob)}, {"bytes", std::move(byte_values)}};
+  };
+  Json content = Json::array();
+  for (size_t i = 0; i < n; ++i) {
+    Json entry = token_entry(ids[i], logprobs[i].logprob);
+    Json top = Json::array();
+    for (const auto& [id, logprob] : logprobs[i].top) top.push_back(token_entry(id, logprob));
+    entry["top_logprobs"] = std::move(top);
+    content.push_back(std::move(entry));
+  }
+  return {{"content", std::move(content)}};
+}
+
 Json finish_reason_json(FinishReason reason) {
   if (reason == FinishReason::None) return nullptr;
   return to_string(reason);
@@ -34,11 +85,10 @@ Json completion_json(const ResponseHeader& header, const std::vector<Choice>& ch
     Json choice = {{"index", c.index}};
     if (header.kind == CompletionKind::Text) {
       choice["text"] = c.text;
-      choice["logprobs"] = nullptr;
     } else {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
-      choice["logprobs"] = nullptr;
     }
+    choice["logprobs"] = c.logprobs;
     choice["finish_reason"] = finish_reason_json(c.finish_reason);
     list.push_back(std::move(choice));
   }
@@ -48,19 +98,18 @@ Json completion_json(const ResponseHeader& header, const std::vector<Choice>& ch
 }
 
 Json chunk_json(const ResponseHeader& header, int index, const std::string& text, bool is_first,
-                FinishReason finish_reason, bool include_usage) {
+                FinishReason finish_reason, bool include_usage, const Json& logprobs) {
   Json out = header_json(header, "text_completion", "chat.completion.chunk");
   Json choice = {{"index", index}};
   if (header.kind == CompletionKind::Text) {
     choice["text"] = text;
-    choice["logprobs"] = nullptr;
   } else {
     Json delta = Json::object();
     if (is_first) delta["role"] = "assistant";
     if (!text.empty() || finish_reason == FinishReason::None) delta["content"] = text;
     choice["delta"] = std::move(delta);
-    choice["logprobs"] = nullptr;
   }
+  choice["logprobs"] = logprobs;
   choice["finish_reason"] = finish_reason_json(finish_reason);
   out["choices"] = Json::array({std::move(choice)});
   if (include_usage) out["usage"] = nullptr;

@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "app/server/completion_request.h"
+#include "engine/runner/token_logprobs.h"
 #include "engine/sched/request.h"
 
 namespace sluice {
@@ -26,7 +29,19 @@ struct Choice {
   int index = 0;
   std::string text;
   FinishReason finish_reason = FinishReason::None;
+  nlohmann::json logprobs;  // null unless asked for (logprobs_json)
 };
+
+// Returns the bytes a token id adds to the text.
+using TokenBytesFn = std::function<std::string(int32_t)>;
+
+// Returns the log-probabilities of tokens (ids[i] drawn with logprobs[i]) in OpenAI's shape:
+// text completions {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset}
+// (offsets count the tokens' bytes from first_offset); chat {content: [{token, logprob, bytes,
+// top_logprobs: [{token, logprob, bytes}]}]}. -inf becomes -9999.0, as OpenAI reports it.
+nlohmann::json logprobs_json(CompletionKind kind, std::span<const int32_t> ids,
+                             std::span<const TokenLogprobs> logprobs, const TokenBytesFn& bytes_of,
+                             size_t first_offset = 0);
 
 struct Usage {
   int64_t prompt_tokens = 0;
@@ -43,10 +58,12 @@ nlohmann::json completion_json(const ResponseHeader& header, const std::vector<C
                                const Usage& usage);
 
 // Returns one streamed chunk for a choice: new text (a chat chunk's delta carries the role
-// with the choice's first chunk) and, for the last chunk, its finish reason. usage is null
-// when stream_options.include_usage is set (as OpenAI sends), absent otherwise.
+// with the choice's first chunk) and, for the last chunk, its finish reason; logprobs those of
+// the chunk's tokens (logprobs_json) or null. usage is null when stream_options.include_usage
+// is set (as OpenAI sends), absent otherwise.
 nlohmann::json chunk_json(const ResponseHeader& header, int index, const std::string& text,
-                          bool is_first, FinishReason finish_reason, bool include_usage);
+                          bool is_first, FinishReason finish_reason, bool include_usage,
+                          const nlohmann::json& logprobs = nullptr);
 
 // Returns the last chunk of a stream with include_usage: no choices, the usage.
 nlohmann::json usage_chunk_json(const ResponseHeader& header, const Usage& usage);

@@ -75,6 +75,25 @@ struct StreamState {
   std::vector<bool> has_sent;  // [choices]: the first chunk (with a chat's role) went out
   Usage usage;
   std::vector<bool> is_prompt_counted;  // [prompts]
+  // Log-probabilities asked for: each choice's tokens not yet sent (a token that ends inside a
+  // UTF-8 character has no text of its own and goes with the next chunk), and its bytes so far.
+  bool wants_logprobs = false;
+  TokenBytesFn bytes_of;
+  std::vector<std::vector<int32_t>> pending_ids;             // [choices]
+  std::vector<std::vector<TokenLogprobs>> pending_logprobs;  // [choices]
+  std::vector<size_t> num_bytes_sent;                        // [choices]
+
+  // Returns the logprobs of choice's pending tokens for its next chunk (null when not asked or
+  // none are pending).
+  nlohmann::json take_logprobs(size_t choice) {
+    if (!wants_logprobs || pending_ids[choice].empty()) return nullptr;
+    nlohmann::json out = logprobs_json(header.kind, pending_ids[choice], pending_logprobs[choice],
+                                       bytes_of, num_bytes_sent[choice]);
+    for (const int32_t id : pending_ids[choice]) num_bytes_sent[choice] += bytes_of(id).size();
+    pending_ids[choice].clear();
+    pending_logprobs[choice].clear();
+    return out;
+  }
 };
 
 }  // namespace
@@ -255,6 +274,10 @@ void OpenAiServer::completions(const httplib::Request& req, httplib::Response& r
                         static_cast<int64_t>(std::time(nullptr)), options_.served_model_name};
   const size_t num_choices = prompts.size() * static_cast<size_t>(r.sampling.n);
 
+  const bool wants_logprobs = r.sampling.logprobs >= 0;
+  TokenBytesFn bytes_of = [service = service_](int32_t id) {
+    return service->session().tokenizer->token_to_bytes(id, /*at_sequence_start=*/false);
+  };
   if (!r.stream) {
     std::vector<Choice> choices(num_choices);
     Usage usage;
@@ -265,8 +288,11 @@ void OpenAiServer::completions(const httplib::Request& req, httplib::Response& r
       for (auto& e : group->wait(1000ms)) {
         if (!e.event.is_finished) continue;
         const FinishedRequest& f = e.event.finished;
-        choices[static_cast<size_t>(e.choice_index)] = {e.choice_index, f.output_text,
-                                                        f.finish_reason};
+        Choice& choice = choices[static_cast<size_t>(e.choice_index)];
+        choice = {e.choice_index, f.output_text, f.finish_reason, nullptr};
+        if (wants_logprobs) {
+          choice.logprobs = logprobs_json(kind, f.output_token_ids, f.output_logprobs, bytes_of);
+        }
         usage.completion_tokens += static_cast<int64_t>(f.output_token_ids.size());
         if (!is_prompt_counted[e.prompt_idx]) {
           is_prompt_counted[e.prompt_idx] = true;
@@ -288,6 +314,11 @@ void OpenAiServer::completions(const httplib::Request& req, httplib::Response& r
   state->include_usage = r.include_usage;
   state->has_sent.assign(num_choices, false);
   state->is_prompt_counted.assign(prompts.size(), false);
+  state->wants_logprobs = wants_logprobs;
+  state->bytes_of = std::move(bytes_of);
+  state->pending_ids.resize(num_choices);
+  state->pending_logprobs.resize(num_choices);
+  state->num_bytes_sent.assign(num_choices, 0);
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider("text/event-stream", [state](size_t, httplib::DataSink& sink) {
     // A write that fails means the client went away: returning false ends the response, and
@@ -297,10 +328,16 @@ void OpenAiServer::completions(const httplib::Request& req, httplib::Response& r
       const size_t choice = static_cast<size_t>(e.choice_index);
       const bool is_first = !state->has_sent[choice];
       if (!e.event.is_finished) {
-        if (e.event.token.text.empty()) continue;
+        const TokenDelta& token = e.event.token;
+        if (state->wants_logprobs && token.logprobs && token.token_id >= 0) {
+          state->pending_ids[choice].push_back(token.token_id);
+          state->pending_logprobs[choice].push_back(*token.logprobs);
+        }
+        if (token.text.empty()) continue;
         state->has_sent[choice] = true;
-        out += sse_event(chunk_json(state->header, e.choice_index, e.event.token.text, is_first,
-                                    FinishReason::None, state->include_usage));
+        out += sse_event(chunk_json(state->header, e.choice_index, token.text, is_first,
+                                    FinishReason::None, state->include_usage,
+                                    state->take_logprobs(choice)));
         continue;
       }
       const FinishedRequest& f = e.event.finished;
@@ -313,7 +350,7 @@ void OpenAiServer::completions(const httplib::Request& req, httplib::Response& r
         out += sse_event(error_json(bad_request("", f.error)));
       state->has_sent[choice] = true;
       out += sse_event(chunk_json(state->header, e.choice_index, "", is_first, f.finish_reason,
-                                  state->include_usage));
+                                  state->include_usage, state->take_logprobs(choice)));
     }
     if (!out.empty() && !sink.write(out.data(), out.size())) return false;
     if (!state->group->is_done()) return true;

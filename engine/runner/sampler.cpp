@@ -10,6 +10,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/philox.h"
+#include "engine/runner/token_logprobs.h"
 
 namespace sluice {
 namespace {
@@ -269,6 +270,10 @@ void validate_sampling_params(const SamplingParams& params) {
   }
   for (const int32_t id : params.stop_token_ids) {
     if (id < 0) fail("sampling params: stop_token_ids holds a negative id ", id);
+  }
+  if (params.logprobs < -1 || params.logprobs > kMaxTopLogprobs) {
+    fail("sampling params: logprobs must be -1 (none) or 0 to ", kMaxTopLogprobs, ", got ",
+         params.logprobs);
   }
 }
 

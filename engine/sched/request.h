@@ -5,6 +5,7 @@
 // both alike, and a prefix hit may cover outputs as well as the prompt.
 #pragma once
 
+#include "engine/runner/token_logprobs.h"
 #include "engine/sched/request_id.h"
 #include "engine/sched/sampling_params.h"
 
@@ -56,6 +57,8 @@ struct Request {
   int num_preemptions = 0;
   // Where the output stands in sampling_params.grammar (null when unconstrained).
   std::shared_ptr<GrammarMatcher> grammar_matcher;
+  // One per output token when sampling_params.logprobs >= 0 (else empty).
+  std::vector<TokenLogprobs> output_logprobs;
 
   // Filled by the engine; a default (epoch) time point means "not yet".
   Clock::time_point arrival_time{};

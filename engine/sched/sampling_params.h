@@ -24,6 +24,9 @@ struct SamplingParams {
   std::vector<std::string> stop;    // stop strings (not included in the output)
   std::vector<int32_t> stop_token_ids;  // extra ids that end generation (not included)
   bool ignore_eos = false;          // keep going past EOS (benchmarks)
+  // -1: none; k >= 0: each output token's log-probability and the k likeliest tokens' (at most
+  // kMaxTopLogprobs), from the model's raw distribution (engine/runner/token_logprobs.h).
+  int logprobs = -1;
   // Constrains the output to the grammar's sentences (null: free text); shared, never changed.
   std::shared_ptr<const Grammar> grammar;
 };

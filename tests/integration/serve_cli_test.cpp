@@ -190,6 +190,58 @@ TEST_F(ServeCli, CompletionStreamedEqualsCompletionWhole) {
   EXPECT_EQ(usage["usage"], whole["usage"]);
 }
 
+// Log-probabilities of a greedy completion: one per token, the chosen token the likeliest, the
+// tokens' bytes making up the text; the stream carries the same numbers chunk by chunk.
+TEST_F(ServeCli, LogprobsComeWithEveryTokenStreamedOrWhole) {
+  const auto [status, whole] = server_->post(
+      "/v1/completions",
+      R"({"model": "stories", "prompt": "Once upon a time", "max_tokens": 20, "logprobs": 2})");
+  ASSERT_EQ(status, 200) << whole.dump();
+  const Json& lp = whole["choices"][0]["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), 20u) << lp.dump();
+  ASSERT_EQ(lp["token_logprobs"].size(), 20u);
+  std::string joined;
+  for (size_t i = 0; i < 20; ++i) {
+    const std::string token = lp["tokens"][i];
+    EXPECT_EQ(lp["text_offset"][i], joined.size());
+    joined += token;
+    const double logprob = lp["token_logprobs"][i];
+    EXPECT_LE(logprob, 0.0);
+    ASSERT_TRUE(lp["top_logprobs"][i].contains(token)) << lp["top_logprobs"][i].dump();
+    double best = -1e9;
+    for (const auto& [text, value] : lp["top_logprobs"][i].items())
+      best = std::max(best, value.get<double>());
+    EXPECT_EQ(lp["top_logprobs"][i][token].get<double>(), best);  // greedy: the likeliest
+    EXPECT_EQ(lp["top_logprobs"][i][token].get<double>(), logprob);
+  }
+  EXPECT_EQ(joined, whole["choices"][0]["text"]);
+
+  auto res = server_->client().Post(
+      "/v1/chat/completions",
+      R"({"model": "stories", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 12,
+          "logprobs": true, "top_logprobs": 3, "stream": true})",
+      "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  Json streamed = Json::array();
+  for (const auto& event : sse_data(res->body)) {
+    if (event == "[DONE]") continue;
+    const Json chunk = Json::parse(event);
+    const Json& logprobs = chunk["choices"][0]["logprobs"];
+    if (logprobs.is_null()) continue;
+    for (const auto& entry : logprobs["content"]) streamed.push_back(entry);
+  }
+  const auto [chat_status, chat] = server_->post(
+      "/v1/chat/completions",
+      R"({"model": "stories", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 12,
+          "logprobs": true, "top_logprobs": 3})");
+  ASSERT_EQ(chat_status, 200);
+  const Json& content = chat["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), chat["usage"]["completion_tokens"].get<size_t>());
+  EXPECT_EQ(streamed, content);
+  for (const auto& entry : content) EXPECT_EQ(entry["top_logprobs"].size(), 3u);
+}
+
 TEST_F(ServeCli, ChatWithSeedRepeatsAndEqualsGenerateOnTheSameRow) {
   const std::string dir = make_temp_dir("serve-vs-generate");
   const std::string input =
@@ -302,7 +354,8 @@ TEST_F(ServeCli, BadRequestsGetTheirStatusAndTheServerGoesOn) {
       {"/v1/completions", R"({"model": "stories", "prompt": "x", "max_tokens": -1})", 400,
        "max_tokens"},
       {"/v1/completions", R"({"model": "stories", "prompt": "x", "colour": "red"})", 400, "colour"},
-      {"/v1/completions", R"({"model": "stories", "prompt": "x", "logprobs": 1})", 400, "logprobs"},
+      {"/v1/completions", R"({"model": "stories", "prompt": "x", "logprobs": 21})", 400,
+       "logprobs"},
       {"/v1/chat/completions",
        R"({"model": "stories", "messages": [{"role": "user", "content": "x"}], "top_logprobs": 3})",
        400, "top_logprobs"},

@@ -109,6 +109,22 @@ test("chat streamed equals chat whole", async () => {
   assert.equal(finish, whole.choices[0].finish_reason);
 });
 
+test("chat logprobs: one entry per token with its top alternatives, greedy picks the likeliest", async () => {
+  const messages = [{ role: "user", content: "Hi" }];
+  const r = await client.chat.completions.create({ model: "stories", messages, max_tokens: 10,
+                                                   logprobs: true, top_logprobs: 2 });
+  const content = r.choices[0].logprobs.content;
+  assert.equal(content.length, r.usage.completion_tokens);
+  for (const entry of content) {
+    assert.ok(entry.logprob <= 0);
+    assert.equal(entry.top_logprobs.length, 2);
+    assert.equal(entry.top_logprobs[0].token, entry.token);
+    assert.equal(entry.top_logprobs[0].logprob, entry.logprob);
+    assert.ok(entry.top_logprobs[1].logprob <= entry.logprob);
+  }
+  assert.equal(Buffer.from(content.flatMap((e) => e.bytes)).toString("utf8"), r.choices[0].message.content);
+});
+
 test("closing a stream aborts the request and frees its blocks", async () => {
   const before = (await metrics(port)).request_aborted_total;
   const stream = await client.completions.create({ model: "stories", prompt: "Once", n: 64, max_tokens: 100000,
@@ -135,8 +151,8 @@ test("errors reach the client with their status and parameter", async () => {
   await assert.rejects(client.completions.create({ model: "gpt-4", prompt: "x" }),
                        (e) => e.status === 404 && e.code === "model_not_found");
   await assert.rejects(client.chat.completions.create({ model: "stories", messages: [{ role: "user", content: "x" }],
-                                                        logprobs: true }),
-                       (e) => e.status === 400 && e.param === "logprobs");
+                                                        top_logprobs: 2 }),
+                       (e) => e.status === 400 && e.param === "top_logprobs");
 });
 
 test("an API key is required and a wrong one refused", async () => {

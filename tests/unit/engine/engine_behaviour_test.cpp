@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "engine/core/error.h"
@@ -67,11 +68,63 @@ TEST(EngineBehaviour, AGroupEndedBeforeItsForkReportsEverySample) {
   EXPECT_EQ(engine->kv_cache_manager().num_used_blocks(), 0);
 }
 
+// Log-probabilities come with every token of a request that asks, from the raw distribution:
+// a top-1 sampler at temperature 2 draws greedy's tokens and reports greedy's numbers.
+TEST(EngineBehaviour, LogprobsAreTheRawDistributionsWhateverTheSampler) {
+  StoriesModel model;
+  auto engine = model.make_engine(EngineConfig{.check_invariants = true});
+  const auto prompt = model.encode("Once upon a time");
+  const RequestId greedy =
+      engine->add_request(prompt, SamplingParams{.max_tokens = 12, .logprobs = 3}, 0);
+  const RequestId top1 = engine->add_request(
+      prompt, SamplingParams{.temperature = 2.0f, .top_k = 1, .max_tokens = 12, .logprobs = 3}, 0);
+  const RequestId plain = engine->add_request(prompt, SamplingParams{.max_tokens = 12}, 0);
+  const RequestId forked = engine->add_request(
+      prompt, SamplingParams{.n = 2, .temperature = 1.0f, .max_tokens = 6, .logprobs = 0}, 5);
+  std::map<RequestId, std::vector<TokenLogprobs>> streamed;
+  std::map<RequestId, FinishedRequest> done;
+  while (engine->has_unfinished()) {
+    auto step = engine->step();
+    for (auto& d : step.new_tokens) {
+      if (d.token_id < 0) continue;
+      EXPECT_EQ(d.logprobs.has_value(), d.group_id != plain);
+      if (d.logprobs) streamed[d.request_id].push_back(*d.logprobs);
+    }
+    for (auto& f : step.finished) done[f.request_id] = std::move(f);
+  }
+  const FinishedRequest& g = done.at(greedy);
+  ASSERT_EQ(g.output_logprobs.size(), g.output_token_ids.size());
+  EXPECT_EQ(streamed[greedy], g.output_logprobs);
+  for (size_t i = 0; i < g.output_token_ids.size(); ++i) {
+    const TokenLogprobs& lp = g.output_logprobs[i];
+    ASSERT_EQ(lp.top.size(), 3u);
+    EXPECT_EQ(lp.top[0].first, g.output_token_ids[i]);  // greedy takes the likeliest
+    EXPECT_EQ(lp.top[0].second, lp.logprob);
+    EXPECT_LE(lp.logprob, 0.0f);
+    EXPECT_GE(lp.top[0].second, lp.top[1].second);
+    EXPECT_LE(std::exp(lp.top[0].second) + std::exp(lp.top[1].second) + std::exp(lp.top[2].second),
+              1.0f + 1e-5f);
+  }
+  EXPECT_EQ(done.at(top1).output_token_ids, g.output_token_ids);
+  EXPECT_EQ(done.at(top1).output_logprobs, g.output_logprobs);
+  EXPECT_TRUE(done.at(plain).output_logprobs.empty());
+  int num_forked = 0;
+  for (const auto& [id, f] : done) {
+    if (f.group_id != forked) continue;
+    ++num_forked;
+    ASSERT_EQ(f.output_logprobs.size(), f.output_token_ids.size());
+    for (const auto& lp : f.output_logprobs) EXPECT_TRUE(lp.top.empty());
+  }
+  EXPECT_EQ(num_forked, 2);
+}
+
 TEST(EngineBehaviour, InvalidSamplingParametersThrowAtAdd) {
   StoriesModel model;
   auto engine = model.make_engine(EngineConfig{.num_kv_blocks = 8});
   EXPECT_THROW(engine->add_request({1, 2}, SamplingParams{.temperature = -1.0f}, 0), Error);
   EXPECT_THROW(engine->add_request({1, 99999}, SamplingParams{}, 0), Error);
+  EXPECT_THROW(engine->add_request({1, 2}, SamplingParams{.logprobs = 21}, 0), Error);
+  EXPECT_THROW(engine->add_request({1, 2}, SamplingParams{.logprobs = -2}, 0), Error);
   EXPECT_FALSE(engine->has_unfinished());
 }
 

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "app/server/api_error.h"
 #include "app/server/completion_request.h"
 #include "app/server/completion_response.h"
@@ -142,9 +144,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "unknown parameter"},
         BadCase{R"({"model": "m", "prompt": "x", "messages": []})", "messages",
                 "unknown parameter"},
-        BadCase{R"({"model": "m", "prompt": "x", "logprobs": 2})", "logprobs", "not supported"},
+        BadCase{R"({"model": "m", "prompt": "x", "logprobs": 21})", "logprobs", "between 0 and 20"},
+        BadCase{R"({"model": "m", "prompt": "x", "logprobs": true})", "logprobs",
+                "must be an integer"},
         BadCase{R"({"model": "m", "prompt": "x", "top_logprobs": 2})", "top_logprobs",
-                "not supported"},
+                "chat parameter"},
         BadCase{R"({"model": "m", "prompt": "x", "echo": true})", "echo", "not supported"},
         BadCase{R"({"model": "m", "prompt": ["a", "b"], "n": 1000})", "n", "between 1 and 128"}));
 
@@ -249,6 +253,80 @@ TEST(ApiErrors, HaveTheirStatusesAndOpenAiShape) {
 
 const ResponseHeader kText{CompletionKind::Text, "cmpl-1", 1700000000, "stories"};
 const ResponseHeader kChat{CompletionKind::Chat, "chatcmpl-1", 1700000000, "stories"};
+
+TEST(CompletionRequest, LogprobsAskForTheTopTokens) {
+  EXPECT_EQ(parse_text(R"({"model": "m", "prompt": "x"})").sampling.logprobs, -1);
+  EXPECT_EQ(parse_text(R"({"model": "m", "prompt": "x", "logprobs": 0})").sampling.logprobs, 0);
+  EXPECT_EQ(parse_text(R"({"model": "m", "prompt": "x", "logprobs": 5})").sampling.logprobs, 5);
+  const char* chat = R"({"model": "m", "messages": [{"role": "user", "content": "x"}], )";
+  EXPECT_EQ(parse_chat(std::string(chat) + R"("logprobs": false})").sampling.logprobs, -1);
+  EXPECT_EQ(parse_chat(std::string(chat) + R"("logprobs": true})").sampling.logprobs, 0);
+  EXPECT_EQ(
+      parse_chat(std::string(chat) + R"("logprobs": true, "top_logprobs": 20})").sampling.logprobs,
+      20);
+  for (const char* bad : {R"("top_logprobs": 2})", R"("logprobs": false, "top_logprobs": 2})",
+                          R"("logprobs": true, "top_logprobs": 21})", R"("logprobs": 3})"}) {
+    try {
+      parse_chat(std::string(chat) + bad);
+      ADD_FAILURE() << bad;
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status(), 400) << bad;
+      EXPECT_THAT(e.param(), HasSubstr("logprobs")) << bad;
+    }
+  }
+}
+
+// Token 1 is "a", 2 is byte C3 (the first half of "é"), 3 is byte A9 (its second half) then "b".
+std::string test_token_bytes(int32_t id) {
+  static const char* const bytes[] = {"", "a", "\xC3",
+                                      "\xA9"
+                                      "b"};
+  return bytes[id];
+}
+
+TEST(CompletionResponse, LogprobsInTheTextAndChatShapes) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<int32_t> ids = {1, 2, 3};
+  const std::vector<TokenLogprobs> lps = {{-0.5f, {{1, -0.5f}, {3, -1.5f}}},
+                                          {-2.0f, {{1, -0.25f}, {2, -2.0f}}},
+                                          {-inf, {{1, -0.125f}, {3, -inf}}}};
+  const Json text = logprobs_json(CompletionKind::Text, ids, lps, test_token_bytes, 4);
+  EXPECT_EQ(text["tokens"], Json::array({"a", "\xC3",
+                                         "\xA9"
+                                         "b"}));
+  EXPECT_EQ(text["token_logprobs"], Json::parse("[-0.5, -2.0, -9999.0]"));
+  EXPECT_EQ(text["text_offset"], Json::parse("[4, 5, 6]"));
+  EXPECT_EQ(text["top_logprobs"][0], (Json{{"a", -0.5},
+                                           {"\xA9"
+                                            "b",
+                                            -1.5}}));
+  EXPECT_EQ(text["top_logprobs"][1], (Json{{"a", -0.25}, {"\xC3", -2.0}}));
+  EXPECT_EQ(text["top_logprobs"][2], (Json{{"a", -0.125},
+                                           {"\xA9"
+                                            "b",
+                                            -9999.0}}));
+  const Json chat = logprobs_json(CompletionKind::Chat, ids, lps, test_token_bytes);
+  ASSERT_EQ(chat["content"].size(), 3u);
+  const Json a = {{"token", "a"}, {"logprob", -0.5}, {"bytes", {97}}};
+  const Json a9b = {{"token",
+                     "\xA9"
+                     "b"},
+                    {"logprob", -1.5},
+                    {"bytes", {169, 98}}};
+  Json first = a;
+  first["top_logprobs"] = Json::array({a, a9b});
+  EXPECT_EQ(chat["content"][0], first);
+  EXPECT_EQ(chat["content"][1]["token"], "\xC3");
+  EXPECT_EQ(chat["content"][1]["bytes"], Json::parse("[195]"));
+  EXPECT_EQ(chat["content"][2]["logprob"], -9999.0);
+  EXPECT_EQ(chat["content"][2]["top_logprobs"][1]["bytes"], Json::parse("[169, 98]"));
+  EXPECT_EQ(completion_json(kChat, {{0, "ab", FinishReason::Stop, chat}},
+                            {1, 3})["choices"][0]["logprobs"],
+            chat);
+  EXPECT_EQ(
+      chunk_json(kText, 0, "a", true, FinishReason::None, false, text)["choices"][0]["logprobs"],
+      text);
+}
 
 TEST(CompletionResponse, WholeResponsesCarryChoicesAndUsage) {
   const Json text = completion_json(
