@@ -35,10 +35,10 @@ SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
   return s;
 }
 
-// A row whose prompt was refused before encoding (it cannot fit the context) fails as a prompt
-// the engine rejects does: every sample ends with "error".
-RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt,
-                      const GenerationSpec& spec) {
+// A row refused before it reaches the engine (its prompt cannot fit the context, its schema does
+// not compile) fails as a prompt the engine rejects does: every sample ends with "error".
+RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt, const GenerationSpec& spec,
+                      const std::string& error) {
   RowResult r;
   r.row_index = row.row_index;
   r.line = row.line;
@@ -47,7 +47,7 @@ RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt,
   r.prompt = prompt.text;
   r.seed = spec.sampling.seed;
   r.status = RowStatus::Failed;
-  r.error = prompt.refusal;
+  r.error = error;
   r.samples.assign(static_cast<size_t>(spec.sampling.n), SampleResult{.finish_reason = "error"});
   return r;
 }
@@ -57,6 +57,7 @@ RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt,
 struct GenerationJob::PendingRow {
   DatasetRow row;
   BuiltPrompt prompt;
+  std::shared_ptr<const Grammar> grammar;  // the row's own schema's (RowSchemas), or null
   std::unique_ptr<RequestHandle> handle;
   std::vector<FinishedRequest> samples;
   int num_finished = 0;
@@ -143,6 +144,18 @@ void GenerationJob::load(const LoadOptions& load_options,
   prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_->model->chat_template,
                                                     *session_->tokenizer, reader_->format(), fields,
                                                     session_->model->chat_template_origin);
+  if (!spec_.schema_column.empty()) {
+    const bool has_column = std::any_of(fields.begin(), fields.end(), [&](const FieldInfo& f) {
+      return f.name == spec_.schema_column;
+    });
+    if (!has_column) {
+      std::string names;
+      for (const FieldInfo& f : fields) names += (names.empty() ? "" : ", ") + f.name;
+      fail(spec_.input_path, ": no column '", spec_.schema_column,
+           "' for --schema-column (the rows have: ", names, ")");
+    }
+    row_schemas_ = std::make_unique<RowSchemas>(spec_.schema_column, spec_.input_path);
+  }
   if (service) {
     service_ = std::move(service);
   } else {
@@ -198,6 +211,7 @@ bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending) {
   const uint64_t row_key = next_row_key_;
   ServiceRequest request{pending->prompt.token_ids, spec_.sampling,
                          static_cast<uint64_t>(pending->row.row_index), false};
+  if (pending->grammar) request.sampling.grammar = pending->grammar;
   try {
     pending->handle =
         service_->submit(std::move(request), [inbox = inbox_, row_key] { inbox->post(row_key); });
@@ -240,8 +254,17 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
       continue;
     }
     if (!pending->prompt.refusal.empty()) {
-      store_result(refused_row(*row, pending->prompt, spec_), progress, 0.0);
+      store_result(refused_row(*row, pending->prompt, spec_, pending->prompt.refusal), progress,
+                   0.0);
       continue;
+    }
+    if (row_schemas_) {
+      try {
+        pending->grammar = row_schemas_->grammar_for(*row);
+      } catch (const Error& e) {
+        store_result(refused_row(*row, pending->prompt, spec_, e.what()), progress, 0.0);
+        continue;
+      }
     }
     pending->row = std::move(*row);
     pending->samples.resize(static_cast<size_t>(spec_.sampling.n));
@@ -372,8 +395,10 @@ std::vector<SampleResult> GenerationJob::run_row_alone(int64_t row_index) {
   if (stored->status == RowStatus::Skipped) fail(store_->path(), ": row ", row_index, " was skipped: ", stored->error);
   // The same prompt tokens: the stored text encoded by the same rules.
   std::vector<int32_t> tokens = prompt_builder_->encode(stored->prompt);
-  const auto handle = service_->submit(
-      ServiceRequest{std::move(tokens), spec_.sampling, static_cast<uint64_t>(row_index), false});
+  ServiceRequest request{std::move(tokens), spec_.sampling, static_cast<uint64_t>(row_index),
+                         false};
+  if (row_schemas_) request.sampling.grammar = row_schemas_->grammar_for(*stored);
+  const auto handle = service_->submit(std::move(request));
   std::vector<SampleResult> samples(static_cast<size_t>(spec_.sampling.n));
   while (auto event = handle->stream().pop(Clock::time_point::max())) {
     if (event->is_finished)

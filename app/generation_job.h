@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/generation_spec.h"
+#include "app/row_schemas.h"
 #include "engine/data/dataset_reader.h"
 #include "engine/data/prompt_builder.h"
 #include "engine/engine.h"
@@ -122,6 +123,7 @@ class GenerationJob {
   std::shared_ptr<Inbox> inbox_;  // shared with the streams' callbacks
   std::unique_ptr<DatasetReader> reader_;
   std::unique_ptr<PromptBuilder> prompt_builder_;
+  std::unique_ptr<RowSchemas> row_schemas_;  // when the spec names a schema column
   std::unordered_map<int64_t, bool> finished_rows_;
   std::unordered_map<uint64_t, std::unique_ptr<PendingRow>> in_flight_;  // by row key
   std::unique_ptr<PendingRow> deferred_;  // read while the service's queue was full

@@ -105,6 +105,7 @@ Json spec_to_json(const GenerationSpec& s) {
            {"enable_prefix_caching", s.engine.enable_prefix_caching},
            {"gpu_memory_utilization", s.engine.gpu_memory_utilization}}}};
   if (s.grammar) j["grammar"] = grammar_to_json(*s.grammar);
+  if (!s.schema_column.empty()) j["schema_column"] = s.schema_column;
   return j;
 }
 
@@ -138,6 +139,7 @@ GenerationSpec spec_from_json(const Json& j) {
     s.grammar = grammar_from_json(get<Json>(j, "grammar"));
     s.sampling.grammar = std::make_shared<const Grammar>(build_grammar(*s.grammar));
   }
+  if (j.contains("schema_column")) s.schema_column = get<std::string>(j, "schema_column");
   return s;
 }
 

@@ -28,6 +28,9 @@ struct GenerationSpec {
   EngineConfig engine;
   SamplingParams sampling;               // sampling.grammar is built from grammar
   std::optional<GrammarSource> grammar;  // constrains every output (none: free text)
+  // Each row's output follows the JSON Schema in this field of the row (app/row_schemas.h);
+  // "" for none. Exclusive with grammar.
+  std::string schema_column;
   // Where the run happens; not part of what determines outputs on the CPU.
   std::string device = "cpu";
   int num_threads = 0;

@@ -87,6 +87,10 @@ void add_generate_options(QCommandLineParser& parser) {
       {"choice", "Constrain every output to one of the texts given (repeat the option for each).",
        "TEXT"},
       {"grammar", "Constrain every output to the GBNF grammar in FILE (root rule `root`).", "FILE"},
+      {"schema-column",
+       "Constrain each row's output to the JSON Schema in the row's field COLUMN (an object, or "
+       "a string holding one); a row whose schema does not compile fails, naming it.",
+       "COLUMN"},
       {"quiet", "No progress on stderr."},
   });
   add_sampling_options(parser);
@@ -155,6 +159,11 @@ GenerationSpec read_spec(const QCommandLineParser& parser) {
   s.sampling = read_sampling_options(parser);
   s.grammar = read_grammar_source(parser);
   if (s.grammar) s.sampling.grammar = std::make_shared<const Grammar>(build_grammar(*s.grammar));
+  if (parser.isSet("schema-column")) {
+    if (s.grammar) throw UsageError("give --schema-column or a grammar for every row, not both");
+    s.schema_column = parser.value("schema-column").toStdString();
+    if (s.schema_column.empty()) throw UsageError("--schema-column needs a column name");
+  }
   s.engine = read_engine_options(parser);
   s.num_threads = read_thread_count(parser);
   s.device = read_device(parser);
@@ -205,7 +214,8 @@ GenerateArgs parse_args(const QStringList& args) {
                              "json-object",
                              "regex",
                              "choice",
-                             "grammar"}) {
+                             "grammar",
+                             "schema-column"}) {
       if (parser.isSet(name)) throw UsageError(std::string("--resume takes the job's own parameters; drop --") + name);
     }
     a.spec.device = read_device(parser);
@@ -220,28 +230,43 @@ GenerateArgs parse_args(const QStringList& args) {
 }
 
 // With a grammar, each sample says whether its output is a complete sentence of it ("valid":
-// false for an output cut off by max_tokens inside a structure).
-void add_validity(nlohmann::ordered_json& row, const RowResult& r, const Grammar& grammar) {
+// false for an output cut off by max_tokens inside a structure; null grammar: a row whose own
+// schema did not compile, so nothing it holds is valid).
+void add_validity(nlohmann::ordered_json& row, const RowResult& r, const Grammar* grammar) {
+  const auto valid = [&](const SampleResult& s) {
+    return grammar && grammar_accepts_text(*grammar, s.output);
+  };
   if (r.samples.size() == 1) {
-    row["valid"] = grammar_accepts_text(grammar, r.samples.front().output);
+    row["valid"] = valid(r.samples.front());
   } else if (row.contains("samples")) {
-    for (size_t i = 0; i < r.samples.size(); ++i) {
-      row["samples"][i]["valid"] = grammar_accepts_text(grammar, r.samples[i].output);
-    }
+    for (size_t i = 0; i < r.samples.size(); ++i) row["samples"][i]["valid"] = valid(r.samples[i]);
   }
 }
 
 // Writes the job's results in row order to a.output_path (via a temporary file) and returns
 // what was written and left out: export formats leave out rows they cannot use, and any format
-// leaves out stored rows that do not read back. grammar: the job's (null when none).
-ExportStats write_output(JobStore& store, const GenerateArgs& a, const Grammar* grammar) {
+// leaves out stored rows that do not read back. With a grammar (the job's, or each row's own
+// schema), rows say whether they are valid.
+ExportStats write_output(JobStore& store, const GenerateArgs& a, const GenerationSpec& spec) {
   if (a.export_format) return export_job(store, *a.export_format, a.output_path, a.export_options);
   ExportOutput out(a.output_path);
   ExportStats stats;
+  std::unique_ptr<RowSchemas> row_schemas;
+  if (!spec.schema_column.empty())
+    row_schemas = std::make_unique<RowSchemas>(spec.schema_column, spec.input_path);
   store.for_each_result(
       [&](const RowResult& r) {
         nlohmann::ordered_json row = output_row_json(r);
-        if (grammar) add_validity(row, r, *grammar);
+        if (spec.sampling.grammar) add_validity(row, r, spec.sampling.grammar.get());
+        if (row_schemas) {
+          std::shared_ptr<const Grammar> own;
+          try {
+            own = row_schemas->grammar_for(r);
+          } catch (const Error&) {
+            // the row failed for it: its error says why
+          }
+          add_validity(row, r, own.get());
+        }
         out.write(dump_jsonl_row(row));
         out.write("\n");
         stats.rows_written++;
@@ -327,7 +352,7 @@ int run_job(const GenerateArgs& a) {
   ExportStats written;
   if (!a.output_path.empty()) {
     try {
-      written = write_output(job->store(), a, job->spec().sampling.grammar.get());
+      written = write_output(job->store(), a, job->spec());
     } catch (const Error& e) {
       fail(e.what(), "\n(the results are in the job ", job_path,
            "; write them with sluice jobs export ", job_path, ")");
