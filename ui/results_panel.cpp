@@ -111,6 +111,7 @@ void ResultsPanel::setJobPath(const QString& jobPath) {
   m_detail->clear();
   m_model->setJobPath(jobPath);
   updateSummary();
+  emit jobPathChanged(jobPath);
 }
 
 QString ResultsPanel::jobPath() const {

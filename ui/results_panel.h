@@ -58,6 +58,8 @@ class ResultsPanel final : public QWidget {
 
  signals:
   void rowAloneRequested(qint64 rowIndex);
+  // The table now shows another job (or none): other views of the job follow it.
+  void jobPathChanged(const QString& jobPath);
 
  private:
   QHBoxLayout* buildFilters();
