@@ -15,10 +15,13 @@
 //            then seed, queue_ms, ttft_ms, total_ms, error ("" unless failed or skipped).
 //   csv      RFC 4180 (CRLF line ends, fields quoted when they hold ",", '"', CR or LF) with a
 //            header: row_index, status, the input's fields (union over the exported rows in
-//            first-seen order; strings as is, other values as JSON, missing ones empty; a field
-//            whose name equals a fixed column gets the prefix "input."), prompt, output (sample
+//            first-seen order; strings as is, other values as JSON, missing ones empty), prompt,
+//            output (sample
 //            0), output_1 .. output_{n-1} when a row has more samples, output_tokens and
-//            finish_reason (of sample 0), total_ms, and error when include_failed.
+//            finish_reason (of sample 0), total_ms, and error when include_failed. Result columns
+//            win a name clash: an input field named like one (a dataset's own "output", or
+//            "prompt", "output_1", ...) is kept as "input_<name>" ("input_output"), prefixed
+//            again while that name is taken too.
 //   alpaca   A JSON array of {instruction, input, output}. instruction and input come from the
 //            source fields "instruction" and "input" when the row has an "instruction" field;
 //            otherwise instruction is the last user message (or the prompt) and input is "".

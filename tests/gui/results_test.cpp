@@ -4,6 +4,7 @@
 // model runs under QAbstractItemModelTester throughout.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QHeaderView>
@@ -177,6 +178,8 @@ class ResultsTest : public QObject {
   void detailPaneGivesTheOutputRoom();
   void detailPaneClearsWhenTheFilterHidesItsRow();
   void summarySaysRowOrRows();
+  void exportDefaultsToTheInstructionFileFolder();
+  void exportSaysWhetherFailedRowsAreIncluded();
 
  private:
   std::unique_ptr<ResultsModel> testedModel();
@@ -610,6 +613,49 @@ void ResultsTest::summarySaysRowOrRows() {
   const int numMatches = countRows([](int64_t i) { return rowMatches(i, "needleword"); });
   QTRY_COMPARE_WITH_TIMEOUT(panel.summaryText(),
                             QString("%1 matching rows").arg(QLocale().toString(numMatches)), 5000);
+}
+
+void ResultsTest::exportDefaultsToTheInstructionFileFolder() {
+  // A job kept in a hidden jobs folder whose instruction file is in a data folder.
+  const QString dataDir = m_dir.filePath("data");
+  const QString jobsDir = m_dir.filePath(".jobs");
+  QVERIFY(QDir().mkpath(dataDir) && QDir().mkpath(jobsDir));
+  JobInfo info = makeInfo();
+  info.source_path = QDir(dataDir).filePath("questions.jsonl").toStdString();
+  const QString jobPath = QDir(jobsDir).filePath("questions-model.sluicejob");
+  JobStore::create(jobPath.toStdString(), info)->add_result(makeRow(0));
+  {
+    ExportDialog dialog(jobPath);
+    QCOMPARE(dialog.outputPath(), QDir(dataDir).filePath("questions-model.jsonl"));
+  }
+  // The instruction file's folder is gone (the job came from another machine): the job's folder.
+  info.source_path = "/no/such/folder/questions.jsonl";
+  const QString movedJob = QDir(jobsDir).filePath("moved.sluicejob");
+  JobStore::create(movedJob.toStdString(), info)->add_result(makeRow(0));
+  ExportDialog dialog(movedJob);
+  QCOMPARE(dialog.outputPath(), QDir(jobsDir).filePath("moved.jsonl"));
+}
+
+void ResultsTest::exportSaysWhetherFailedRowsAreIncluded() {
+  ExportDialog dialog(m_jobPath);
+  const QLocale locale;
+  const QString counts =
+      QString("%1 failed and %2 skipped rows")
+          .arg(locale.toString(
+                   countRows([](int64_t i) { return statusOf(i) == RowStatus::Failed; })),
+               locale.toString(
+                   countRows([](int64_t i) { return statusOf(i) == RowStatus::Skipped; })));
+  sluice::ExportOptions options;
+  dialog.setChoices(m_dir.filePath("out.csv"), sluice::ExportFormat::Csv, options);
+  QVERIFY2(dialog.failedRowsText().contains("are left out"), qPrintable(dialog.failedRowsText()));
+  QVERIFY2(dialog.failedRowsText().contains(counts), qPrintable(dialog.failedRowsText()));
+  options.include_failed = true;  // the choice, as ticking the box makes it
+  dialog.setChoices(m_dir.filePath("out.csv"), sluice::ExportFormat::Csv, options);
+  QVERIFY2(dialog.failedRowsText().contains("are included"), qPrintable(dialog.failedRowsText()));
+  QVERIFY(dialog.options().include_failed);
+  dialog.setChoices(m_dir.filePath("out.json"), sluice::ExportFormat::Alpaca, options);
+  QVERIFY2(dialog.failedRowsText().contains("needs an output"),
+           qPrintable(dialog.failedRowsText()));
 }
 
 QTEST_MAIN(ResultsTest)
