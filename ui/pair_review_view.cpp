@@ -19,10 +19,17 @@
 namespace sluice::ui {
 namespace {
 
-// The job's n (samples per prompt), 1 when the job does not say.
+// The job's n (samples per prompt): params "n" (hand-built jobs, older files) or "sampling"."n"
+// (what generate and the app store); 0 when the job does not say.
 int samplesAsked(const JobInfo& info) {
-  const auto it = info.params.find("n");
-  return it != info.params.end() && it->is_number_integer() ? it->get<int>() : 1;
+  const auto nOf = [](const nlohmann::ordered_json& object) {
+    if (!object.is_object()) return 0;
+    const auto it = object.find("n");
+    return it != object.end() && it->is_number_integer() ? it->get<int>() : 0;
+  };
+  if (const int n = nOf(info.params); n > 0) return n;
+  const auto sampling = info.params.find("sampling");
+  return sampling != info.params.end() ? nOf(*sampling) : 0;
 }
 
 QString sampleName(int sampleIdx) {
@@ -174,7 +181,7 @@ void PairReviewView::showEvent(QShowEvent* event) {
 
 void PairReviewView::reloadRows() {
   if (!m_table) return;
-  if (m_numSamplesAsked < 2) {
+  if (m_numSamplesAsked == 1) {
     showMessage(tr("This job asks for n = %1 sample per prompt: a pair needs n ≥ 2. Set "
                    "\"Samples per prompt\" to 2 or more for a job whose pairs you want to review.")
                     .arg(m_numSamplesAsked));
@@ -346,6 +353,13 @@ void PairReviewView::updateStatus() {
     const QString verdict = verdictOf(sampleIdx);
     const QString info = sampleInfo(sampleIdx);
     label->setText(verdict.isEmpty() ? info : tr("%1 · %2").arg(verdict, info));
+    // The same green and red as the word marks: chosen reads as the kept side.
+    const bool isChosen = m_pick && !m_pick->is_unusable && m_pick->chosen_sample_idx == sampleIdx;
+    const bool isRejected =
+        m_pick && !m_pick->is_unusable && m_pick->rejected_sample_idx == sampleIdx;
+    label->setStyleSheet(isChosen     ? QStringLiteral("color: #2e7d32; font-weight: bold;")
+                         : isRejected ? QStringLiteral("color: #c62828;")
+                                      : QString());
   };
   setVerdict(m_leftVerdict, leftSample());
   setVerdict(m_rightVerdict, rightSample());
@@ -360,9 +374,11 @@ void PairReviewView::updateStatus() {
         tr("Picked: %1 chosen, %2 rejected.")
             .arg(sampleName(m_pick->chosen_sample_idx), sampleName(m_pick->rejected_sample_idx));
   }
-  const QString sameSample = leftSample() == rightSample()
-                                 ? tr(" Both sides show the same sample: choose two to compare.")
-                                 : QString();
+  QString sameSample;
+  if (m_row->samples.size() < 2)
+    sameSample = tr(" This row has fewer than two samples: there is no pair to pick.");
+  else if (leftSample() == rightSample())
+    sameSample = tr(" Both sides show the same sample: choose two to compare.");
   m_status->setText(
       tr("%1%2 %3 of %4 rows reviewed.")
           .arg(pickText, sameSample, locale.toString(m_numPicked), locale.toString(numRows())));

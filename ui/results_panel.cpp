@@ -37,13 +37,13 @@ int defaultColumnWidth(const QTableView& view, int column) {
   const char* widest = "";
   switch (column) {
     case ResultsModel::IdColumn:
-      widest = "q-0000000";
+      widest = "0000000";
       break;
     case ResultsModel::StatusColumn:
       widest = "skipped";
       break;
     case ResultsModel::TokensColumn:
-      widest = "9,999 in · 9,999 out";
+      widest = "999 in · 9,999 out";
       break;
     case ResultsModel::TimeColumn:
       widest = "99,999.9";
@@ -56,7 +56,7 @@ int defaultColumnWidth(const QTableView& view, int column) {
   }
   const QString header =
       view.model()->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString();
-  const int padding = 3 * view.fontMetrics().averageCharWidth() + 16;  // margins, sort arrow
+  const int padding = 2 * view.fontMetrics().averageCharWidth() + 12;  // margins, sort arrow
   return std::max(view.fontMetrics().horizontalAdvance(QString::fromUtf8(widest)),
                   view.horizontalHeader()->fontMetrics().horizontalAdvance(header)) +
          padding;

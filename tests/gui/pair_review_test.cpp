@@ -39,12 +39,18 @@ SampleResult sample(const std::string& output) {
 
 // Rows 0..4 are done with samples "row i first", "row i second longer", "row i third"; row 2 has
 // failed (no samples), so the view walks rows 0, 1, 3, 4.
-std::string writeJob(const QString& dir, int n) {
+// isNested: n under "sampling", as generate and the app store it; else at the top, as older
+// and hand-built jobs do.
+std::string writeJob(const QString& dir, int n, bool isNested = false) {
   JobInfo info;
   info.source_path = "/data/in.jsonl";
   info.source_format = "jsonl";
   info.model_path = "/m.bin";
-  info.params["n"] = n;
+  if (isNested) {
+    info.params["sampling"]["n"] = n;
+  } else {
+    info.params["n"] = n;
+  }
   const std::string path = (dir + "/pairs.sluicejob").toStdString();
   auto store = JobStore::create(path, info);
   for (int64_t i = 0; i < 5; ++i) {
@@ -210,6 +216,17 @@ void PairReviewTest::jobWithOneSampleSaysWhy() {
   QVERIFY2(view.messageText().contains("n = 1"), qPrintable(view.messageText()));
   view.chooseLeft();  // nothing shown: nothing stored
   QVERIFY(PairPickStore::open(path)->picks().empty());
+
+  // n stored under "sampling" (a job from generate or the app) is read too, both ways.
+  QTemporaryDir nested1;
+  PairReviewView one;
+  one.setJobPath(QString::fromStdString(writeJob(nested1.path(), 1, /*isNested=*/true)));
+  QVERIFY2(one.messageText().contains("n = 1"), qPrintable(one.messageText()));
+  QTemporaryDir nested2;
+  PairReviewView two;
+  two.setJobPath(QString::fromStdString(writeJob(nested2.path(), 2, /*isNested=*/true)));
+  QCOMPARE(two.currentRowIndex(), qint64{0});
+  QCOMPARE(two.numRows(), 4);
 }
 
 void PairReviewTest::wordDiffMarksOnlyTheChangedWords() {
