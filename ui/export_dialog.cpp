@@ -18,7 +18,9 @@
 #include <exception>
 #include <string>
 
+#include "engine/data/export_dpo.h"
 #include "engine/jobs/job_store.h"
+#include "engine/jobs/job_table.h"
 
 namespace sluice::ui {
 namespace {
@@ -79,22 +81,31 @@ ExportDialog::Outcome run_export(const std::string& jobPath, const std::string& 
                           .arg(locale.toString(stats.records_written))
                           .arg(locale.toString(stats.rows_written))
                           .arg(QString::fromStdString(outputPath));
-    if (stats.rows_skipped > 0) {
-      outcome.message += ExportDialog::tr(
-                             " %1 rows were left out (failed, skipped or unusable "
-                             "for this format).")
-                             .arg(locale.toString(stats.rows_skipped));
-    }
+    if (stats.rows_skipped > 0)
+      outcome.message += ' ' + QString::fromStdString(describe_left_out(stats)) + '.';
+    if (format == ExportFormat::DpoPairs)
+      outcome.message += ' ' + QString::fromStdString(describe_dpo_sources(stats, options)) + '.';
   } catch (const std::exception& e) {
     outcome.message = ExportDialog::tr("Export failed: %1").arg(QString::fromStdString(e.what()));
   }
   return outcome;
 }
 
+// The folder an export goes to by default: the instruction file's, where the person keeps the
+// data (the job file may sit in the app's hidden jobs folder); the job's own folder when the
+// instruction file's is gone (a job copied from another machine).
+QString defaultOutputFolder(const QString& jobPath, const QString& sourcePath) {
+  const QFileInfo source(sourcePath);
+  if (!sourcePath.isEmpty() && source.isAbsolute() && source.dir().exists())
+    return source.dir().path();
+  return QFileInfo(jobPath).dir().path();
+}
+
 }  // namespace
 
 ExportDialog::ExportDialog(const QString& jobPath, QWidget* parent)
     : QDialog(parent), m_jobPath(jobPath) {
+  readJob();
   setWindowTitle(tr("Export results"));
   QFormLayout* form = buildForm();
   m_busy = new QProgressBar(this);
@@ -111,6 +122,7 @@ ExportDialog::ExportDialog(const QString& jobPath, QWidget* parent)
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(form);
+  layout->addWidget(m_failedRowsNote);
   layout->addWidget(m_busy);
   layout->addWidget(m_result);
   layout->addWidget(m_buttons);
@@ -121,6 +133,7 @@ ExportDialog::ExportDialog(const QString& jobPath, QWidget* parent)
     updateEnabled();
   });
   connect(m_dpoRule, &QComboBox::currentIndexChanged, this, &ExportDialog::updateEnabled);
+  connect(m_includeFailed, &QCheckBox::toggled, this, &ExportDialog::updateEnabled);
   connect(m_browse, &QPushButton::clicked, this, &ExportDialog::browse);
   // The Export button starts an export and keeps the dialog open to show how it went.
   connect(m_buttons, &QDialogButtonBox::accepted, this, &ExportDialog::startExport);
@@ -139,10 +152,14 @@ QFormLayout* ExportDialog::buildForm() {
     m_dpoRule->addItem(tr(choice.label), static_cast<int>(choice.rule));
   m_scoreField = new QLineEdit(QStringLiteral("score"), this);
   m_scoreField->setToolTip(tr("The key in each sample's \"extra\" object that holds its score"));
-  m_includeFailed = new QCheckBox(tr("Include failed and skipped rows (JSONL and CSV)"), this);
+  m_includeFailed = new QCheckBox(tr("Include failed and skipped rows, with their error"), this);
+  m_failedRowsNote = new QLabel(this);
+  m_failedRowsNote->setWordWrap(true);
+  m_failedRowsNote->setTextFormat(Qt::PlainText);
   m_output = new QLineEdit(this);
-  const QFileInfo job(m_jobPath);
-  m_output->setText(job.dir().filePath(job.completeBaseName() + QStringLiteral(".jsonl")));
+  const QString folder = defaultOutputFolder(m_jobPath, m_sourcePath);
+  m_output->setText(
+      QDir(folder).filePath(QFileInfo(m_jobPath).completeBaseName() + QStringLiteral(".jsonl")));
   m_browse = new QPushButton(tr("Browse…"), this);
   auto* outputRow = new QHBoxLayout;
   outputRow->addWidget(m_output, 1);
@@ -155,6 +172,50 @@ QFormLayout* ExportDialog::buildForm() {
   form->addRow(QString(), m_includeFailed);
   form->addRow(tr("Save to:"), outputRow);
   return form;
+}
+
+void ExportDialog::readJob() {
+  try {
+    const auto table = JobTable::open(m_jobPath.toStdString());
+    m_sourcePath = QString::fromStdString(table->info().source_path);
+    JobTableQuery query;
+    query.status = RowStatus::Failed;
+    m_numFailed = table->count(query);
+    query.status = RowStatus::Skipped;
+    m_numSkipped = table->count(query);
+  } catch (const std::exception&) {
+    // The export itself will say what is wrong with the file; the defaults do without.
+    m_numFailed = m_numSkipped = -1;
+  }
+}
+
+QString ExportDialog::failedRowsText() const {
+  return m_failedRowsNote->text();
+}
+
+void ExportDialog::updateFailedRowsNote() {
+  const QLocale locale;
+  const QString counts =
+      m_numFailed < 0 ? QString()
+                      : tr(" This job has %1 failed and %2 skipped rows.")
+                            .arg(locale.toString(m_numFailed), locale.toString(m_numSkipped));
+  const bool honoursIncludeFailed =
+      format() == ExportFormat::Jsonl || format() == ExportFormat::Csv;
+  QString note;
+  if (!honoursIncludeFailed) {
+    note = tr("Failed and skipped rows are left out: this format needs an output to train on.");
+  } else if (m_includeFailed->isChecked()) {
+    note = tr("Failed and skipped rows are included, each with its error.");
+  } else {
+    note = tr("Failed and skipped rows are left out; tick the box above to include them.");
+  }
+  note += counts;
+  if (format() == ExportFormat::DpoPairs) {
+    note +=
+        tr(" Rows picked in the Pairs tab use their picks (rows marked unusable are left "
+           "out); the rule above picks the others.");
+  }
+  m_failedRowsNote->setText(note);
 }
 
 ExportDialog::~ExportDialog() {
@@ -236,6 +297,7 @@ void ExportDialog::updateEnabled() {
   m_output->setEnabled(isIdle);
   m_browse->setEnabled(isIdle);
   m_exportButton->setEnabled(isIdle);
+  updateFailedRowsNote();
 }
 
 void ExportDialog::matchExtensionToFormat() {

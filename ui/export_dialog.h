@@ -1,9 +1,10 @@
 // Export a job to a training format: pick the format (engine/data/exporters.h), the DPO rule and
-// score field, whether failed rows go in, and the output file. The export runs in a pool thread
-// with its own job connection, so a large job (or one still being written) never freezes the
-// window; the dialog shows a busy bar and then says in plain words what was written or what went
-// wrong. It cannot be closed while the export runs (export_job cannot be interrupted, and the
-// output only appears, complete, when it ends).
+// score field, whether failed rows go in (the dialog says in words whether they do, and how many
+// the job has), and the output file (by default beside the job's instruction file). The export runs
+// in a pool thread with its own job connection, so a large job (or one still being written) never
+// freezes the window; the dialog shows a busy bar and then says in plain words what was written or
+// what went wrong. It cannot be closed while the export runs (export_job cannot be interrupted, and
+// the output only appears, complete, when it ends).
 #pragma once
 
 #include <QDialog>
@@ -48,6 +49,9 @@ class ExportDialog final : public QDialog {
   bool isRunning() const { return m_watcher.isRunning(); }
   // The last export's result as shown ("" before the first).
   QString resultText() const;
+  // What the dialog says about failed and skipped rows for the current choices: left out or
+  // included, and how many the job has.
+  QString failedRowsText() const;
 
  public slots:
   // Starts exporting with the current choices (the Export button). Does nothing while running.
@@ -59,7 +63,10 @@ class ExportDialog final : public QDialog {
   void exportFinished(bool isSuccess, const QString& message);
 
  private:
+  // Reads what the defaults need from the job: its instruction file and failed/skipped counts.
+  void readJob();
   QFormLayout* buildForm();
+  void updateFailedRowsNote();
   void browse();
   void updateEnabled();
   // Gives the output path the new format's usual extension when it has a known one.
@@ -67,12 +74,16 @@ class ExportDialog final : public QDialog {
   void showOutcome(const Outcome& outcome);
 
   QString m_jobPath;
+  QString m_sourcePath;     // the job's instruction file
+  qint64 m_numFailed = -1;  // -1: the job could not be read
+  qint64 m_numSkipped = -1;
   QFutureWatcher<Outcome> m_watcher;
 
   QComboBox* m_format = nullptr;
   QComboBox* m_dpoRule = nullptr;
   QLineEdit* m_scoreField = nullptr;
   QCheckBox* m_includeFailed = nullptr;
+  QLabel* m_failedRowsNote = nullptr;
   QLineEdit* m_output = nullptr;
   QPushButton* m_browse = nullptr;
   QProgressBar* m_busy = nullptr;

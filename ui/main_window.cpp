@@ -28,6 +28,7 @@
 #include "ui/kv_block_map_widget.h"
 #include "ui/live_plots.h"
 #include "ui/model_panel.h"
+#include "ui/pair_review_view.h"
 #include "ui/parameters_panel.h"
 #include "ui/request_timeline_widget.h"
 #include "ui/results_panel.h"
@@ -93,6 +94,9 @@ void MainWindow::buildUi() {
   m_tabs->addTab(m_kvMap, tr("KV blocks"));
   m_tabs->addTab(m_timeline, tr("Timeline"));
   m_tabs->addTab(m_results, tr("Results"));
+  m_pairs = new PairReviewView(this);
+  m_tabs->addTab(m_pairs, tr("Pairs"));
+  connect(m_results, &ResultsPanel::jobPathChanged, m_pairs, &PairReviewView::setJobPath);
 
   auto* right = new QWidget(this);
   auto* rightLayout = new QVBoxLayout(right);

@@ -22,6 +22,7 @@ class DatasetPanel;
 class KvBlockMapWidget;
 class LivePlots;
 class ModelPanel;
+class PairReviewView;
 class ParametersPanel;
 class RequestTimelineWidget;
 class ResultsPanel;
@@ -51,6 +52,7 @@ class MainWindow : public QMainWindow {
   QString currentJobPath() const { return m_jobPath; }
   RunControls* runControls() const { return m_runControls; }
   ResultsPanel* resultsPanel() const { return m_results; }
+  PairReviewView* pairReview() const { return m_pairs; }
   ParametersPanel* parametersPanel() const { return m_parameters; }
   DatasetPanel* datasetPanel() const { return m_dataset; }
   ModelPanel* modelPanel() const { return m_modelPanel; }
@@ -123,6 +125,7 @@ class MainWindow : public QMainWindow {
   KvBlockMapWidget* m_kvMap = nullptr;
   RequestTimelineWidget* m_timeline = nullptr;
   ResultsPanel* m_results = nullptr;
+  PairReviewView* m_pairs = nullptr;
   QLabel* m_statusRows = nullptr;
   QLabel* m_statusTokens = nullptr;
   QLabel* m_statusTime = nullptr;

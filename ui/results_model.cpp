@@ -389,7 +389,8 @@ QVariant ResultsModel::displayData(const sluice::RowSummary& row, int column) co
       return one_line(row.status == RowStatus::Done ? row.output_head : row.error_head);
     case TokensColumn:
       if (row.status == RowStatus::Skipped) return QString();
-      return QStringLiteral("%1 / %2").arg(row.prompt_tokens).arg(row.output_tokens);
+      return tr("%1 in · %2 out")
+          .arg(QLocale().toString(row.prompt_tokens), QLocale().toString(row.output_tokens));
     case TimeColumn:
       if (std::isnan(row.total_ms) || row.status == RowStatus::Skipped) return QString();
       return QLocale().toString(row.total_ms, 'f', 1);
@@ -407,7 +408,7 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
     return {};
   }
   if (role == Qt::ToolTipRole && section == TokensColumn)
-    return tr("Prompt tokens / output tokens of the first sample; sorts by output tokens");
+    return tr("Prompt tokens in, output tokens out (of the first sample); sorts by output tokens");
   if (role != Qt::DisplayRole) return {};
   switch (section) {
     case IdColumn:

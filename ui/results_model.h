@@ -28,7 +28,7 @@ class ResultsModel final : public QAbstractTableModel {
     StatusColumn,
     PromptColumn,
     OutputColumn,
-    TokensColumn,  // "prompt / output" (sample 0); sorts by output tokens
+    TokensColumn,  // "<prompt> in · <output> out" (sample 0); sorts by output tokens
     TimeColumn,    // total ms
     FinishReasonColumn,
     NumColumns,

@@ -8,9 +8,11 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
+#include <QSettings>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/results_model.h"
 #include "ui/row_detail_pane.h"
@@ -21,6 +23,45 @@ namespace {
 // The status filter's entries carry this for "all statuses".
 constexpr int kAllStatuses = -1;
 
+// QSettings keys: the widths the user gave the fixed-width columns, and the table / detail split.
+constexpr const char* kColumnWidthsKey = "results/columnWidths";
+constexpr const char* kSplitterKey = "results/splitter";
+
+// Prompt and Output share whatever width the other columns leave; the others keep their width.
+bool isStretchColumn(int column) {
+  return column == ResultsModel::PromptColumn || column == ResultsModel::OutputColumn;
+}
+
+// A column's default width: its header or the widest value it usually shows, plus padding.
+int defaultColumnWidth(const QTableView& view, int column) {
+  const char* widest = "";
+  switch (column) {
+    case ResultsModel::IdColumn:
+      widest = "0000000";
+      break;
+    case ResultsModel::StatusColumn:
+      widest = "skipped";
+      break;
+    case ResultsModel::TokensColumn:
+      widest = "999 in · 9,999 out";
+      break;
+    case ResultsModel::TimeColumn:
+      widest = "99,999.9";
+      break;
+    case ResultsModel::FinishReasonColumn:
+      widest = "length";
+      break;
+    default:
+      break;
+  }
+  const QString header =
+      view.model()->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString();
+  const int padding = 2 * view.fontMetrics().averageCharWidth() + 12;  // margins, sort arrow
+  return std::max(view.fontMetrics().horizontalAdvance(QString::fromUtf8(widest)),
+                  view.horizontalHeader()->fontMetrics().horizontalAdvance(header)) +
+         padding;
+}
+
 }  // namespace
 
 ResultsPanel::ResultsPanel(QWidget* parent) : QWidget(parent) {
@@ -29,17 +70,21 @@ ResultsPanel::ResultsPanel(QWidget* parent) : QWidget(parent) {
   buildTable();
   m_detail = new RowDetailPane(this);
   // The table gets the width (its columns need it); the detail pane sits below it.
-  auto* splitter = new QSplitter(Qt::Vertical, this);
-  splitter->addWidget(m_view);
-  splitter->addWidget(m_detail);
-  splitter->setStretchFactor(0, 3);
-  splitter->setStretchFactor(1, 2);
+  m_splitter = new QSplitter(Qt::Vertical, this);
+  m_splitter->addWidget(m_view);
+  m_splitter->addWidget(m_detail);
+  m_splitter->setStretchFactor(0, 1);
+  m_splitter->setStretchFactor(1, 1);
+  m_splitter->setChildrenCollapsible(false);
+  m_splitter->restoreState(QSettings().value(kSplitterKey).toByteArray());
+  connect(m_splitter, &QSplitter::splitterMoved, this,
+          [this] { QSettings().setValue(kSplitterKey, m_splitter->saveState()); });
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(filters);
   layout->addWidget(m_error);
-  layout->addWidget(splitter, 1);
+  layout->addWidget(m_splitter, 1);
 
   m_deferredRefresh.setSingleShot(true);
   connect(&m_deferredRefresh, &QTimer::timeout, this, &ResultsPanel::refresh);
@@ -95,9 +140,30 @@ void ResultsPanel::buildTable() {
   m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 8);
   m_view->horizontalHeader()->setSortIndicator(ResultsModel::IdColumn, Qt::AscendingOrder);
   m_view->setSortingEnabled(true);  // sorts by the indicator: the model's own order, no work
-  const int widths[ResultsModel::NumColumns] = {90, 70, 260, 360, 90, 80, 60};
-  for (int column = 0; column < ResultsModel::NumColumns; ++column)
-    m_view->setColumnWidth(column, widths[column]);
+  // The text columns stretch to use the width, so every column fits without a horizontal scroll
+  // (Time and Finish included on a 1280-wide screen); the user's widths for the others are kept.
+  QHeaderView* header = m_view->horizontalHeader();
+  header->setStretchLastSection(false);
+  header->setMinimumSectionSize(m_view->fontMetrics().averageCharWidth() * 6);
+  const QVariantList savedWidths = QSettings().value(kColumnWidthsKey).toList();
+  for (int column = 0; column < ResultsModel::NumColumns; ++column) {
+    if (isStretchColumn(column)) {
+      header->setSectionResizeMode(column, QHeaderView::Stretch);
+      continue;
+    }
+    header->setSectionResizeMode(column, QHeaderView::Interactive);
+    const int saved = column < savedWidths.size() ? savedWidths[column].toInt() : 0;
+    m_view->setColumnWidth(column, saved > 0 ? saved : defaultColumnWidth(*m_view, column));
+  }
+  connect(header, &QHeaderView::sectionResized, this, &ResultsPanel::saveColumnWidths);
+}
+
+void ResultsPanel::saveColumnWidths(int column) {
+  if (isStretchColumn(column)) return;  // follows the window, not the user
+  QVariantList widths;
+  for (int i = 0; i < ResultsModel::NumColumns; ++i)
+    widths << (isStretchColumn(i) ? 0 : m_view->columnWidth(i));
+  QSettings().setValue(kColumnWidthsKey, widths);
 }
 
 void ResultsPanel::setJobPath(const QString& jobPath) {
@@ -111,6 +177,7 @@ void ResultsPanel::setJobPath(const QString& jobPath) {
   m_detail->clear();
   m_model->setJobPath(jobPath);
   updateSummary();
+  emit jobPathChanged(jobPath);
 }
 
 QString ResultsPanel::jobPath() const {
@@ -187,7 +254,12 @@ void ResultsPanel::reselectShownRow() {
   updateSummary();
   if (!m_shownRow) return;
   const int row = m_model->rowOf(m_shownRow->row_index);
-  if (row < 0) return;
+  if (row < 0) {
+    // The filter hides the row: the pane must not keep showing a row the table does not have.
+    m_shownRow.reset();
+    m_detail->clear();
+    return;
+  }
   const QModelIndex index = m_model->index(row, ResultsModel::IdColumn);
   m_view->selectionModel()->setCurrentIndex(
       index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
@@ -200,8 +272,13 @@ void ResultsPanel::updateSummary() {
     return;
   }
   const bool isFiltered = m_model->query().status || !m_model->query().search.empty();
-  const QString count = QLocale().toString(m_model->rowCount());
-  m_summary->setText(isFiltered ? tr("%1 matching rows").arg(count) : tr("%1 rows").arg(count));
+  const int numRows = m_model->rowCount();
+  const QString count = QLocale().toString(numRows);
+  if (isFiltered) {
+    m_summary->setText(numRows == 1 ? tr("1 matching row") : tr("%1 matching rows").arg(count));
+  } else {
+    m_summary->setText(numRows == 1 ? tr("1 row") : tr("%1 rows").arg(count));
+  }
 }
 
 void ResultsPanel::showError(const QString& message) {

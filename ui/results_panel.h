@@ -1,7 +1,9 @@
 // The Results tab: a job's rows in a table that scales to 100k+ rows (ResultsModel), a status
 // filter, a search box that waits for the typing to pause, header sorting, and the selected row
-// in full beside the table (RowDetailPane). The window calls refresh() on a timer while a job
-// runs; new rows appear without losing the selection.
+// in full below the table (RowDetailPane; it clears when the filter hides its row). Prompt and
+// Output stretch to the table's width; the widths the user gives the other columns, and the
+// table / detail split, are remembered (QSettings). The window calls refresh() on a timer while a
+// job runs; new rows appear without losing the selection.
 #pragma once
 
 #include <QElapsedTimer>
@@ -16,6 +18,7 @@ class QComboBox;
 class QHBoxLayout;
 class QLabel;
 class QLineEdit;
+class QSplitter;
 class QTableView;
 
 namespace sluice::ui {
@@ -45,7 +48,9 @@ class ResultsPanel final : public QWidget {
   RowDetailPane* detailPane() const { return m_detail; }
   QComboBox* statusFilter() const { return m_statusFilter; }
   QLineEdit* searchEdit() const { return m_search; }
-  // The count above the table ("1,234 rows"), and the last error reading the job ("" if none).
+  QSplitter* splitter() const { return m_splitter; }
+  // The count above the table ("1,234 rows", "1 matching row"), and the last error reading the job
+  // ("" if none).
   QString summaryText() const;
   QString errorText() const;
 
@@ -58,10 +63,14 @@ class ResultsPanel final : public QWidget {
 
  signals:
   void rowAloneRequested(qint64 rowIndex);
+  // The table now shows another job (or none): other views of the job follow it.
+  void jobPathChanged(const QString& jobPath);
 
  private:
   QHBoxLayout* buildFilters();
   void buildTable();
+  // Remembers the widths of the fixed-width columns after the user resized one (QSettings).
+  void saveColumnWidths(int column);
   void applyStatusFilter();
   void applySearch();
   void showCurrentRow();
@@ -80,6 +89,7 @@ class ResultsPanel final : public QWidget {
   QLabel* m_summary = nullptr;
   QLabel* m_error = nullptr;
   QTableView* m_view = nullptr;
+  QSplitter* m_splitter = nullptr;
   RowDetailPane* m_detail = nullptr;
   QTimer m_searchDelay;
   QTimer m_deferredRefresh;

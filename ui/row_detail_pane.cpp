@@ -52,25 +52,29 @@ RowDetailPane::RowDetailPane(QWidget* parent) : QWidget(parent) {
   m_rowAloneLabel = new QLabel(this);
   m_rowAloneLabel->setWordWrap(true);
   m_rowAloneLabel->setTextFormat(Qt::RichText);
-  auto* runAloneRow = new QHBoxLayout;
-  runAloneRow->addWidget(m_runAlone);
-  runAloneRow->addWidget(m_rowAloneLabel, 1);
+  auto* titleRow = new QHBoxLayout;
+  titleRow->addWidget(m_title, 1);
+  titleRow->addWidget(m_runAlone);
 
+  // Prompt and output side by side: each gets the pane's full height (stacked, a short pane left
+  // the output four lines).
   m_prompt = make_text_view(this);
   m_prompt->setPlaceholderText(tr("The rendered prompt"));
   m_samples = new QTabWidget(this);
   m_samples->setDocumentMode(true);
-  auto* texts = new QSplitter(Qt::Vertical, this);
+  auto* texts = new QSplitter(Qt::Horizontal, this);
   texts->addWidget(m_prompt);
   texts->addWidget(m_samples);
-  texts->setStretchFactor(1, 2);
+  texts->setStretchFactor(0, 2);
+  texts->setStretchFactor(1, 3);
+  texts->setChildrenCollapsible(false);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(m_title);
+  layout->addLayout(titleRow);
   layout->addWidget(m_facts);
   layout->addWidget(m_error);
-  layout->addLayout(runAloneRow);
+  layout->addWidget(m_rowAloneLabel);
   layout->addWidget(texts, 1);
 
   connect(m_runAlone, &QPushButton::clicked, this, &RowDetailPane::requestRowAlone);
@@ -180,7 +184,12 @@ void RowDetailPane::showRowAloneResult(qint64 rowIndex, bool identical, const QS
 
 void RowDetailPane::showRowAloneState() {
   m_rowAloneLabel->setText(m_rowAloneHtml.value(m_rowIndex));
+  m_rowAloneLabel->setVisible(!m_rowAloneLabel->text().isEmpty());
   m_runAlone->setEnabled(m_rowIndex >= 0 && !m_rowsRunningAlone.contains(m_rowIndex));
+}
+
+QPlainTextEdit* RowDetailPane::sampleView(int sampleIdx) const {
+  return qobject_cast<QPlainTextEdit*>(m_samples->widget(sampleIdx));
 }
 
 QString RowDetailPane::promptText() const {

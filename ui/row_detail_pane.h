@@ -1,4 +1,4 @@
-// One row of a job in full, beside the results table: the exact rendered prompt, every sample
+// One row of a job in full, below the results table: the exact rendered prompt beside every sample
 // with its token count and finish reason, the row's timings, seed and error, and a "Run this row
 // alone" button. The button only asks (rowAloneRequested); the app's worker regenerates the row
 // in isolation and answers through showRowAloneResult, which says plainly whether the output was
@@ -42,6 +42,8 @@ class RowDetailPane final : public QWidget {
   QString errorText() const;
   QString rowAloneText() const;
   QPushButton* runAloneButton() const { return m_runAlone; }
+  // The text view of sample sampleIdx (nullptr past the row's samples).
+  QPlainTextEdit* sampleView(int sampleIdx) const;
 
  public slots:
   // The answer to rowAloneRequested(rowIndex): identical, or details names what differed (the

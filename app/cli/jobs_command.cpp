@@ -11,6 +11,7 @@
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
 #include "engine/core/error.h"
+#include "engine/data/export_dpo.h"
 #include "engine/data/exporters.h"
 #include "engine/jobs/job_listing.h"
 #include "engine/jobs/job_store.h"
@@ -60,8 +61,12 @@ int run_export(const QStringList& args) {
   parser.addOptions({
       {"format", "jsonl, csv, alpaca, openai, sharegpt or dpo.", "FORMAT"},
       {"output", "The file to write.", "FILE"},
-      {"dpo-rule", "For dpo: longest (default), shortest, first, last or score.", "RULE"},
-      {"score-field", "For --dpo-rule score: the sample field holding the score (default score).", "KEY"},
+      {"dpo-rule",
+       "For dpo: longest (default), shortest, first, last or score; rows picked in the app's "
+       "Pairs view use their picks instead.",
+       "RULE"},
+      {"score-field", "For --dpo-rule score: the sample field holding the score (default score).",
+       "KEY"},
       {"include-failed", "jsonl and csv: also export failed and skipped rows."},
   });
   parser.addPositionalArgument("job", "The job file.");
@@ -90,6 +95,8 @@ int run_export(const QStringList& args) {
                static_cast<long long>(stats.records_written),
                static_cast<long long>(stats.rows_written), output.c_str(),
                left_out.empty() ? "0 rows left out" : left_out.c_str());
+  if (format == ExportFormat::DpoPairs)
+    std::fprintf(stderr, "dpo pairs: %s\n", describe_dpo_sources(stats, options).c_str());
   return stats.unreadable_rows.empty() ? 0 : 3;
 }
 

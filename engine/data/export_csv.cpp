@@ -21,7 +21,7 @@ using Json = nlohmann::ordered_json;
 // has (at least 1, so the output column is always there).
 struct CsvLayout {
   std::vector<std::string> input_fields;
-  std::vector<std::string> input_headers;  // input_fields, renamed where they hit a fixed column
+  std::vector<std::string> input_headers;  // input_fields, renamed where they hit a result column
   size_t num_output_columns = 1;
 };
 
@@ -31,6 +31,32 @@ bool is_output_column_name(const std::string& name) {
   if (name.size() <= kPrefix.size() || name.rfind(kPrefix, 0) != 0) return false;
   return std::all_of(name.begin() + kPrefix.size(), name.end(),
                      [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The header of each input field. Result columns keep their names (a tool reading "output"
+// gets the generated text); an input field with a result column's name is kept as
+// "input_<name>", prefixed again until no column has that name ("input_input_output" when the
+// input also has "input_output").
+std::vector<std::string> input_headers_for(const std::vector<std::string>& input_fields) {
+  static const std::unordered_set<std::string> kFixedColumns = {
+      "row_index",     "status",        "prompt",   "output",
+      "output_tokens", "finish_reason", "total_ms", "error"};
+  const auto is_result_column = [](const std::string& name) {
+    return kFixedColumns.contains(name) || is_output_column_name(name);
+  };
+  std::unordered_set<std::string> taken(input_fields.begin(), input_fields.end());
+  std::vector<std::string> headers;
+  for (const std::string& field : input_fields) {
+    if (!is_result_column(field)) {
+      headers.push_back(field);
+      continue;
+    }
+    std::string header = "input_" + field;
+    while (taken.contains(header) || is_result_column(header)) header = "input_" + header;
+    taken.insert(header);
+    headers.push_back(header);
+  }
+  return headers;
 }
 
 CsvLayout scan_layout(const JobStore& job, const ExportOptions& options) {
@@ -44,13 +70,7 @@ CsvLayout scan_layout(const JobStore& job, const ExportOptions& options) {
       if (seen.insert(key).second) layout.input_fields.push_back(key);
     }
   });
-  static const std::unordered_set<std::string> kFixedColumns = {
-      "row_index",     "status",        "prompt",   "output",
-      "output_tokens", "finish_reason", "total_ms", "error"};
-  for (const std::string& field : layout.input_fields) {
-    const bool is_taken = kFixedColumns.contains(field) || is_output_column_name(field);
-    layout.input_headers.push_back(is_taken ? str_cat("input.", field) : field);
-  }
+  layout.input_headers = input_headers_for(layout.input_fields);
   return layout;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "engine/data/export_output.h"
 #include "engine/data/export_rows.h"
 #include "engine/jobs/job_store.h"
+#include "engine/jobs/pair_pick.h"
 #include "engine/jobs/row_codec.h"
 
 namespace sluice {
@@ -70,6 +72,20 @@ std::vector<Candidate> candidates_of(const RowResult& row, const ExportOptions& 
   return candidates;
 }
 
+constexpr const char* kUnusableReason = "marked unusable in review";
+
+// The pair a person picked for row. Throws Error naming the row when a picked sample is missing.
+DpoPair picked_pair(const RowResult& row, const PairPick& pick) {
+  for (const int sample_idx : {pick.chosen_sample_idx, pick.rejected_sample_idx}) {
+    if (static_cast<size_t>(sample_idx) >= row.samples.size()) {
+      fail("row ", row.row_index, ": the pair pick names sample ", sample_idx, " but the row has ",
+           row.samples.size(), row.samples.size() == 1 ? " sample" : " samples");
+    }
+  }
+  return {static_cast<size_t>(pick.chosen_sample_idx),
+          static_cast<size_t>(pick.rejected_sample_idx)};
+}
+
 }  // namespace
 
 std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions& options,
@@ -103,15 +119,22 @@ std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions
 
 ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const ExportOptions& options) {
   ExportStats stats;
+  const std::map<int64_t, PairPick> picks = job.pair_picks();
   for_each_readable_row(job, stats, [&](const RowResult& row) {
     if (!is_row_exported(row, options, /*honours_include_failed=*/false)) {
       stats.leave_out(to_string(row.status));
       return;
     }
+    const auto pick = picks.find(row.row_index);
+    if (pick != picks.end() && pick->second.is_unusable) {
+      stats.leave_out(kUnusableReason);
+      return;
+    }
     std::optional<DpoPair> pair;
     std::string why_none;
     try {
-      pair = choose_dpo_pair(row, options, &why_none);
+      pair = pick != picks.end() ? picked_pair(row, pick->second)
+                                 : choose_dpo_pair(row, options, &why_none);
     } catch (const Error& e) {
       fail(job.path(), ": ", e.what());
     }
@@ -119,6 +142,7 @@ ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const Expor
       stats.leave_out(why_none);
       return;
     }
+    if (pick != picks.end()) stats.rows_picked++;
     Json record = Json::object();
     record["prompt"] = row.prompt;
     record["chosen"] = row.samples[pair->chosen_sample_idx].output;
@@ -129,6 +153,12 @@ ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const Expor
     stats.records_written++;
   });
   return stats;
+}
+
+std::string describe_dpo_sources(const ExportStats& stats, const ExportOptions& options) {
+  const int64_t by_rule = stats.rows_written - stats.rows_picked;
+  return str_cat(stats.rows_picked, stats.rows_picked == 1 ? " pair" : " pairs",
+                 " from review picks, ", by_rule, " by the ", to_string(options.dpo_rule), " rule");
 }
 
 }  // namespace sluice

@@ -24,7 +24,14 @@ struct DpoPair {
 std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions& options,
                                        std::string* why_none = nullptr);
 
-// Writes job as DPO-pair JSONL and returns the counts.
+// Writes job as DPO-pair JSONL and returns the counts. A row with a pair pick (made in the app's
+// Pairs view, stored in the job) takes its pick over options.dpo_rule: the picked samples as
+// chosen and rejected, or left out when marked unusable; rows without a pick keep the rule.
+// Throws Error naming the job file and row when a pick names a sample the row does not have.
 ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const ExportOptions& options);
+
+// Returns where a dpo export's pairs came from, e.g. "3 pairs from review picks, 5 by the
+// longest rule".
+std::string describe_dpo_sources(const ExportStats& stats, const ExportOptions& options);
 
 }  // namespace sluice

@@ -15,10 +15,13 @@
 //            then seed, queue_ms, ttft_ms, total_ms, error ("" unless failed or skipped).
 //   csv      RFC 4180 (CRLF line ends, fields quoted when they hold ",", '"', CR or LF) with a
 //            header: row_index, status, the input's fields (union over the exported rows in
-//            first-seen order; strings as is, other values as JSON, missing ones empty; a field
-//            whose name equals a fixed column gets the prefix "input."), prompt, output (sample
+//            first-seen order; strings as is, other values as JSON, missing ones empty), prompt,
+//            output (sample
 //            0), output_1 .. output_{n-1} when a row has more samples, output_tokens and
-//            finish_reason (of sample 0), total_ms, and error when include_failed.
+//            finish_reason (of sample 0), total_ms, and error when include_failed. Result columns
+//            win a name clash: an input field named like one (a dataset's own "output", or
+//            "prompt", "output_1", ...) is kept as "input_<name>" ("input_output"), prefixed
+//            again while that name is taken too.
 //   alpaca   A JSON array of {instruction, input, output}. instruction and input come from the
 //            source fields "instruction" and "input" when the row has an "instruction" field;
 //            otherwise instruction is the last user message (or the prompt) and input is "".
@@ -32,7 +35,10 @@
 //   dpo      JSONL of {"prompt": the rendered prompt, "chosen": output, "rejected": output} from
 //            rows with at least two successful samples (finish_reason "stop" or "length"),
 //            picked by ExportOptions::dpo_rule. Rows with fewer such samples, or whose chosen
-//            and rejected outputs are identical, are left out and counted.
+//            and rejected outputs are identical, are left out and counted. A row a person
+//            reviewed in the app's Pairs view (a PairPick in the job) takes the picked samples
+//            instead, or is left out ("marked unusable in review"); ExportStats::rows_picked
+//            counts the pairs that came from picks.
 //
 // Failed and skipped rows are left out unless include_failed, which only jsonl and csv honour:
 // the other formats need an output to train on. A stored row that does not read back (a damaged
@@ -74,6 +80,7 @@ struct ExportStats {
   int64_t rows_written = 0;     // rows that produced at least one record
   int64_t rows_skipped = 0;     // rows that produced none: the sum of left_out's counts
   int64_t records_written = 0;  // lines or array elements written (openai/sharegpt: per sample)
+  int64_t rows_picked = 0;      // dpo: rows whose pair came from a review pick, not the rule
   // Why rows were left out, as (reason, number of rows) in first-seen order. A reason reads after
   // a count: "failed", "skipped", "unreadable", "with fewer than two successful samples", ...
   std::vector<std::pair<std::string, int64_t>> left_out;

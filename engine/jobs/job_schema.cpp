@@ -31,6 +31,17 @@ CREATE TABLE rows (
 );
 )sql";
 
+// Added in schema version 2. A pick names two different samples of its row, or marks the row
+// unusable (then the sample columns mean nothing).
+constexpr const char* kCreatePairPicksTable = R"sql(
+CREATE TABLE pair_picks (
+  row_index INTEGER PRIMARY KEY NOT NULL,
+  chosen_sample INTEGER NOT NULL,
+  rejected_sample INTEGER NOT NULL,
+  is_unusable INTEGER NOT NULL
+);
+)sql";
+
 void put_meta(SqliteDb& db, const char* key, const std::string& value) {
   SqliteStatement statement(db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
   statement.bind_text(1, key);
@@ -94,6 +105,7 @@ void create_job_schema(SqliteDb& db, const JobInfo& info) {
     // Inside the transaction: the file is marked as a job in the same commit that makes it one.
     db.exec(str_cat("PRAGMA application_id = ", kJobApplicationId).c_str());
     db.exec(kCreateTables);
+    db.exec(kCreatePairPicksTable);
     put_meta(db, "schema_version", std::to_string(kJobSchemaVersion));
     put_meta(db, "info", to_json_text(job_info_to_json(info)));
     db.exec("COMMIT");
@@ -129,7 +141,7 @@ JobInfo read_job_meta(SqliteDb& db) {
     fail(db.path(), ": not a Sluice job file (an SQLite database with application_id ",
          application_id, ", a job has ", kJobApplicationId, ")");
   }
-  const int64_t version = parse_schema_version(get_meta(db, "schema_version"), db.path());
+  const int64_t version = read_job_schema_version(db);
   if (version > kJobSchemaVersion) {
     fail(db.path(), ": the job file has schema version ", version, ", newer than the ",
          kJobSchemaVersion, " this build of Sluice reads; open it with a newer Sluice");
@@ -151,6 +163,25 @@ bool is_uninitialised_job_file(const std::string& path) {
     return is_tableless_job(db, db.query_int("PRAGMA application_id"));
   } catch (const Error&) {
     return false;  // not SQLite, or unreadable: not something to replace
+  }
+}
+
+int64_t read_job_schema_version(SqliteDb& db) {
+  return parse_schema_version(get_meta(db, "schema_version"), db.path());
+}
+
+void upgrade_job_schema(SqliteDb& db) {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    // Read inside the write transaction: another connection may have upgraded the file first.
+    const int64_t version = read_job_schema_version(db);
+    if (version < 2) db.exec(kCreatePairPicksTable);
+    if (version < kJobSchemaVersion)
+      put_meta(db, "schema_version", std::to_string(kJobSchemaVersion));
+    db.exec("COMMIT");
+  } catch (...) {
+    db.rollback_quietly();
+    throw;
   }
 }
 

@@ -1,11 +1,16 @@
 // The job file's layout. A job file is an SQLite database marked with Sluice's application_id
-// (so `file` and Sluice itself can tell it from any other SQLite file) holding two tables:
+// (so `file` and Sluice itself can tell it from any other SQLite file) holding these tables:
 //
-//   meta(key TEXT PRIMARY KEY, value TEXT)   -- "schema_version": "1", "info": JobInfo as JSON
+//   meta(key TEXT PRIMARY KEY, value TEXT)   -- "schema_version": "2", "info": JobInfo as JSON
 //   rows(row_index INTEGER PRIMARY KEY, line, status, error, input, messages, prompt,
 //        prompt_tokens, samples, seed, queue_ms, ttft_ms, total_ms)   -- one RowResult each
+//   pair_picks(row_index INTEGER PRIMARY KEY, chosen_sample, rejected_sample, is_unusable)
+//        -- one PairPick each: a person's DPO choice for a row (schema version 2)
 //
-// A file written by a newer Sluice (a higher schema_version) is refused rather than misread.
+// Versions: 1 had meta and rows only; 2 added pair_picks. A version 1 file is read as it is (it
+// has no picks) and upgraded in place by upgrade_job_schema, which the first pick's write calls,
+// so merely opening or exporting an older job never changes it. A file written by a newer Sluice
+// (a higher schema_version) is refused rather than misread.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +23,7 @@ namespace sluice {
 
 class SqliteDb;
 
-inline constexpr int64_t kJobSchemaVersion = 1;
+inline constexpr int64_t kJobSchemaVersion = 2;
 // "SlJb" as a big-endian 32-bit integer, stored in the SQLite header's application_id field.
 inline constexpr int64_t kJobApplicationId = 0x536c4a62;
 
@@ -40,6 +45,14 @@ JobInfo read_job_meta(SqliteDb& db);
 // Opening it lets SQLite roll back a leftover journal. Returns false for anything else, including
 // a missing or unreadable path.
 bool is_uninitialised_job_file(const std::string& path);
+
+// Returns the schema version stored in db's meta table (db must have passed read_job_meta).
+int64_t read_job_schema_version(SqliteDb& db);
+
+// Brings db, a job of an older schema version, up to kJobSchemaVersion in one transaction
+// (version 1 gains the empty pair_picks table); does nothing for a current one. Must not be
+// called inside an open transaction. Throws Error naming the file.
+void upgrade_job_schema(SqliteDb& db);
 
 // Rewrites the stored info (total_rows changes once the source has been counted).
 void write_job_info(SqliteDb& db, const JobInfo& info);

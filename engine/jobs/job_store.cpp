@@ -13,6 +13,7 @@
 
 #include "engine/core/error.h"
 #include "engine/jobs/job_schema.h"
+#include "engine/jobs/pair_pick_store.h"
 #include "engine/jobs/row_codec.h"
 #include "engine/jobs/sqlite_db.h"
 
@@ -276,6 +277,10 @@ void JobStore::for_each_result(
     }
     fn(*row);
   }
+}
+
+std::map<int64_t, PairPick> JobStore::pair_picks() const {
+  return read_pair_picks(*db_);
 }
 
 void JobStore::with_snapshot(const std::function<void()>& fn) const {

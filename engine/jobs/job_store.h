@@ -18,12 +18,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/jobs/job_info.h"
+#include "engine/jobs/pair_pick.h"
 #include "engine/jobs/row_result.h"
 
 namespace sluice {
@@ -106,6 +108,10 @@ class JobStore {
   void for_each_result(
       const std::function<void(const RowResult&)>& fn,
       const std::function<void(const UnreadableRow&)>& on_unreadable = nullptr) const;
+
+  // Returns the job's DPO pair picks by row index (pair_pick_store.h writes them); empty for a
+  // job without any. Throws Error naming the file and row for a pick that cannot be a pair.
+  std::map<int64_t, PairPick> pair_picks() const;
 
   // Runs fn inside one read transaction, so every read it makes sees the same snapshot of the
   // job even while another connection keeps adding rows: an export's passes (columns first,

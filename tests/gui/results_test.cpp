@@ -4,13 +4,18 @@
 // model runs under QAbstractItemModelTester throughout.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QHeaderView>
 #include <QJsonDocument>
 #include <QLineEdit>
 #include <QLocale>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -169,6 +174,12 @@ class ResultsTest : public QObject {
   void runRowAloneShowsTheAnswer();
   void exportWritesJsonl();
   void exportReportsAnError();
+  void columnsFitTheWidthAndWidthsAreRemembered();
+  void detailPaneGivesTheOutputRoom();
+  void detailPaneClearsWhenTheFilterHidesItsRow();
+  void summarySaysRowOrRows();
+  void exportDefaultsToTheInstructionFileFolder();
+  void exportSaysWhetherFailedRowsAreIncluded();
 
  private:
   std::unique_ptr<ResultsModel> testedModel();
@@ -178,6 +189,9 @@ class ResultsTest : public QObject {
 };
 
 void ResultsTest::initTestCase() {
+  // QSettings (column widths, the split) go to a test location, never the user's settings.
+  QStandardPaths::setTestModeEnabled(true);
+  QSettings().remove("results");
   QVERIFY(m_dir.isValid());
   m_jobPath = m_dir.filePath("results.sluicejob");
   QElapsedTimer timer;
@@ -213,8 +227,11 @@ void ResultsTest::modelShowsTheStoredRows() {
     QCOMPARE(cell(ResultsModel::StatusColumn), QString(sluice::to_string(expected.status)));
     QCOMPARE(cell(ResultsModel::PromptColumn), expectedHead(expected.prompt));
     QCOMPARE(cell(ResultsModel::OutputColumn), expectedHead(expected.samples[0].output));
+    // Says which number is which: "17 in · 203 out", never "17 / 203" (read as "17 of 203").
     QCOMPARE(cell(ResultsModel::TokensColumn),
-             QString("%1 / %2").arg(expected.prompt_tokens).arg(expected.samples[0].output_tokens));
+             QString("%1 in · %2 out")
+                 .arg(locale.toString(expected.prompt_tokens))
+                 .arg(locale.toString(expected.samples[0].output_tokens)));
     QCOMPARE(cell(ResultsModel::TimeColumn), locale.toString(expected.total_ms, 'f', 1));
     QCOMPARE(cell(ResultsModel::FinishReasonColumn),
              QString::fromStdString(expected.samples[0].finish_reason));
@@ -512,6 +529,133 @@ void ResultsTest::exportReportsAnError() {
   QCOMPARE(finished.first().at(0).toBool(), false);
   QVERIFY2(dialog.resultText().startsWith("Export failed:"), qPrintable(dialog.resultText()));
   QVERIFY2(dialog.resultText().contains("no/such/dir"), qPrintable(dialog.resultText()));
+}
+
+// The right edge of column in the table's viewport.
+int columnRightEdge(const QTableView& view, int column) {
+  return view.horizontalHeader()->sectionViewportPosition(column) + view.columnWidth(column);
+}
+
+void ResultsTest::columnsFitTheWidthAndWidthsAreRemembered() {
+  QSettings().remove("results");
+  // About the Results tab's size in a 1280x720 window beside the setup panels, then 1920x1080.
+  for (const QSize size : {QSize(820, 520), QSize(1450, 850)}) {
+    ResultsPanel panel;
+    panel.resize(size);
+    panel.show();
+    panel.setJobPath(m_jobPath);
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const QTableView& view = *panel.tableView();
+    const int viewportWidth = view.viewport()->width();
+    // Time and Finish are in sight, and no width is left empty: the text columns take it.
+    QVERIFY2(columnRightEdge(view, ResultsModel::TimeColumn) <= viewportWidth,
+             qPrintable(QString::number(columnRightEdge(view, ResultsModel::TimeColumn))));
+    QCOMPARE(columnRightEdge(view, ResultsModel::FinishReasonColumn), viewportWidth);
+    QVERIFY(view.columnWidth(ResultsModel::PromptColumn) >= 150);
+    QVERIFY(view.columnWidth(ResultsModel::OutputColumn) >= 150);
+    const int fixedWidth = viewportWidth - view.columnWidth(ResultsModel::PromptColumn) -
+                           view.columnWidth(ResultsModel::OutputColumn);
+    // The wider window gives its extra width to Prompt and Output, not to the other columns.
+    QVERIFY2(fixedWidth < 600, qPrintable(QString::number(fixedWidth)));
+  }
+  // A width the user sets comes back in the next panel (the next session).
+  int userWidth = 0;
+  {
+    ResultsPanel panel;
+    panel.resize(1200, 600);
+    panel.show();
+    userWidth = panel.tableView()->columnWidth(ResultsModel::IdColumn) + 37;
+    panel.tableView()->horizontalHeader()->resizeSection(ResultsModel::IdColumn, userWidth);
+  }
+  ResultsPanel next;
+  QCOMPARE(next.tableView()->columnWidth(ResultsModel::IdColumn), userWidth);
+  QSettings().remove("results");
+}
+
+void ResultsTest::detailPaneGivesTheOutputRoom() {
+  QSettings().remove("results");
+  ResultsPanel panel;
+  panel.resize(820, 520);  // the Results tab in a 1280x720 window
+  panel.show();
+  panel.setJobPath(m_jobPath);
+  QVERIFY(QTest::qWaitForWindowExposed(&panel));
+  panel.tableView()->selectRow(3);
+  QPlainTextEdit* output = panel.detailPane()->sampleView(0);
+  QVERIFY(output);
+  QTRY_VERIFY(output->isVisible());
+  const int numLines = output->viewport()->height() / output->fontMetrics().lineSpacing();
+  QVERIFY2(numLines >= 8, qPrintable(QString("%1 lines").arg(numLines)));
+}
+
+void ResultsTest::detailPaneClearsWhenTheFilterHidesItsRow() {
+  ResultsPanel panel;
+  panel.resize(1200, 700);
+  panel.show();
+  panel.setJobPath(m_jobPath);
+  panel.tableView()->selectRow(5);  // row 5 failed
+  QCOMPARE(panel.detailPane()->rowIndex(), qint64(5));
+  panel.statusFilter()->setCurrentIndex(1);  // done rows only: row 5 is hidden
+  QCOMPARE(panel.detailPane()->rowIndex(), qint64(-1));
+  QVERIFY(panel.detailPane()->promptText().isEmpty());
+  panel.statusFilter()->setCurrentIndex(2);  // failed rows: row 5 is back
+  panel.tableView()->selectRow(0);
+  QCOMPARE(panel.detailPane()->rowIndex(), qint64(5));
+}
+
+void ResultsTest::summarySaysRowOrRows() {
+  ResultsPanel panel;
+  panel.setJobPath(m_jobPath);
+  // Row 7 is the only one whose prompt holds both "item 7 " and NEEDLEWORD.
+  QCOMPARE(countRows([](int64_t i) { return rowMatches(i, "item 7 needleword"); }), 1);
+  panel.searchEdit()->setText("item 7 NEEDLEWORD");
+  QTRY_COMPARE_WITH_TIMEOUT(panel.summaryText(), QString("1 matching row"), 5000);
+  panel.searchEdit()->setText("needleword");
+  const int numMatches = countRows([](int64_t i) { return rowMatches(i, "needleword"); });
+  QTRY_COMPARE_WITH_TIMEOUT(panel.summaryText(),
+                            QString("%1 matching rows").arg(QLocale().toString(numMatches)), 5000);
+}
+
+void ResultsTest::exportDefaultsToTheInstructionFileFolder() {
+  // A job kept in a hidden jobs folder whose instruction file is in a data folder.
+  const QString dataDir = m_dir.filePath("data");
+  const QString jobsDir = m_dir.filePath(".jobs");
+  QVERIFY(QDir().mkpath(dataDir) && QDir().mkpath(jobsDir));
+  JobInfo info = makeInfo();
+  info.source_path = QDir(dataDir).filePath("questions.jsonl").toStdString();
+  const QString jobPath = QDir(jobsDir).filePath("questions-model.sluicejob");
+  JobStore::create(jobPath.toStdString(), info)->add_result(makeRow(0));
+  {
+    ExportDialog dialog(jobPath);
+    QCOMPARE(dialog.outputPath(), QDir(dataDir).filePath("questions-model.jsonl"));
+  }
+  // The instruction file's folder is gone (the job came from another machine): the job's folder.
+  info.source_path = "/no/such/folder/questions.jsonl";
+  const QString movedJob = QDir(jobsDir).filePath("moved.sluicejob");
+  JobStore::create(movedJob.toStdString(), info)->add_result(makeRow(0));
+  ExportDialog dialog(movedJob);
+  QCOMPARE(dialog.outputPath(), QDir(jobsDir).filePath("moved.jsonl"));
+}
+
+void ResultsTest::exportSaysWhetherFailedRowsAreIncluded() {
+  ExportDialog dialog(m_jobPath);
+  const QLocale locale;
+  const QString counts =
+      QString("%1 failed and %2 skipped rows")
+          .arg(locale.toString(
+                   countRows([](int64_t i) { return statusOf(i) == RowStatus::Failed; })),
+               locale.toString(
+                   countRows([](int64_t i) { return statusOf(i) == RowStatus::Skipped; })));
+  sluice::ExportOptions options;
+  dialog.setChoices(m_dir.filePath("out.csv"), sluice::ExportFormat::Csv, options);
+  QVERIFY2(dialog.failedRowsText().contains("are left out"), qPrintable(dialog.failedRowsText()));
+  QVERIFY2(dialog.failedRowsText().contains(counts), qPrintable(dialog.failedRowsText()));
+  options.include_failed = true;  // the choice, as ticking the box makes it
+  dialog.setChoices(m_dir.filePath("out.csv"), sluice::ExportFormat::Csv, options);
+  QVERIFY2(dialog.failedRowsText().contains("are included"), qPrintable(dialog.failedRowsText()));
+  QVERIFY(dialog.options().include_failed);
+  dialog.setChoices(m_dir.filePath("out.json"), sluice::ExportFormat::Alpaca, options);
+  QVERIFY2(dialog.failedRowsText().contains("needs an output"),
+           qPrintable(dialog.failedRowsText()));
 }
 
 QTEST_MAIN(ResultsTest)

@@ -8,6 +8,7 @@
 
 #include "engine/core/error.h"
 #include "engine/jobs/job_store.h"
+#include "engine/jobs/pair_pick_store.h"
 #include "tests/support/test_paths.h"
 #include "tests/unit/jobs/job_test_rows.h"
 
@@ -194,6 +195,71 @@ TEST(DpoExport, ScoreErrorNamesTheJobAndLeavesNoOutput) {
   EXPECT_FALSE(std::filesystem::exists(out));
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     EXPECT_EQ(entry.path().string().find(".partial"), std::string::npos) << entry.path();
+}
+
+PairPick pick_of(int64_t row_index, int chosen, int rejected, bool is_unusable = false) {
+  PairPick pick;
+  pick.row_index = row_index;
+  pick.chosen_sample_idx = chosen;
+  pick.rejected_sample_idx = rejected;
+  pick.is_unusable = is_unusable;
+  return pick;
+}
+
+// Rows 0-3 each have a short sample 0, a long sample 1 and a middle sample 2, so the longest rule
+// alone would give (1, 0) for every row. Row 0 is picked against the rule, row 1 marked unusable,
+// row 2 picked between samples 2 and 1, row 3 left to the rule.
+TEST(DpoExport, ReviewPicksOverrideTheRule) {
+  const std::string dir = test::make_temp_dir("export-dpo-picks");
+  const std::string path = dir + "/job.sluicejob";
+  const auto store = JobStore::create(path, test::make_job_info(3));
+  for (int64_t i = 0; i < 4; ++i) {
+    const std::string tag = std::to_string(i);
+    store->add_result(
+        row_with_samples(i, {make_sample("s" + tag, 1), make_sample("the longest answer " + tag, 4),
+                             make_sample("middle " + tag, 2)}));
+  }
+  store->flush();
+  {
+    const auto picks = PairPickStore::open(path);
+    picks->set(pick_of(0, 0, 1));
+    picks->set(pick_of(1, 0, 0, /*is_unusable=*/true));
+    picks->set(pick_of(2, 2, 1));
+  }
+  const std::string out = dir + "/pairs.jsonl";
+  const ExportStats stats = export_job(*store, ExportFormat::DpoPairs, out);
+  EXPECT_EQ(stats.rows_written, 3);
+  EXPECT_EQ(stats.rows_picked, 2);
+  EXPECT_EQ(describe_left_out(stats), "1 row left out: 1 marked unusable in review");
+  EXPECT_EQ(describe_dpo_sources(stats, {}), "2 pairs from review picks, 1 by the longest rule");
+  const std::vector<Json> records = read_jsonl(out);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0], Json::parse(R"({"prompt": "prompt 0", "chosen": "s0",
+                            "rejected": "the longest answer 0"})"));
+  EXPECT_EQ(records[1], Json::parse(R"({"prompt": "prompt 2", "chosen": "middle 2",
+                            "rejected": "the longest answer 2"})"));
+  EXPECT_EQ(records[2], Json::parse(R"({"prompt": "prompt 3", "chosen": "the longest answer 3",
+                            "rejected": "s3"})"));
+}
+
+TEST(DpoExport, PickOfAMissingSampleNamesJobAndRow) {
+  const std::string dir = test::make_temp_dir("export-dpo-picks");
+  const std::string path = dir + "/job.sluicejob";
+  const auto store = JobStore::create(path, test::make_job_info(2));
+  store->add_result(row_with_samples(5, {make_sample("a", 1), make_sample("bb", 1)}));
+  store->flush();
+  PairPickStore::open(path)->set(pick_of(5, 3, 0));
+  const std::string out = dir + "/pairs.jsonl";
+  try {
+    export_job(*store, ExportFormat::DpoPairs, out);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("row 5"), std::string::npos) << message;
+    EXPECT_NE(message.find("sample 3"), std::string::npos) << message;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

@@ -198,6 +198,43 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   return records;
 }
 
+// An Alpaca row has its own "output" (the reference answer): the CSV's "output" column is the
+// generated text, and the dataset's answer is kept as "input_<name>". A field already named
+// "input_output" keeps its name, so the renamed one is prefixed again.
+TEST(CsvExport, DatasetOutputFieldIsKeptAsInputOutput) {
+  RowResult row = make_row(0);
+  row.input = {{"instruction", "Add 2 and 2"},
+               {"input", ""},
+               {"output", "4"},
+               {"output_1", "four"},
+               {"input_output", "already here"}};
+  const test::ExportJob job = test::make_export_job("csv-clash", {row});
+  const std::string out = job.dir + "/out.csv";
+  export_job(*job.store, ExportFormat::Csv, out);
+  const auto records = parse_csv(test::read_file(out));
+  ASSERT_EQ(records.size(), 2u);
+  // Fields in first-seen order; "output" would be "input_output", which the dataset already
+  // uses, so it becomes "input_input_output".
+  const std::vector<std::string> expected_header = {
+      "row_index",      "status",       "instruction", "input",  "input_input_output",
+      "input_output_1", "input_output", "prompt",      "output", "output_tokens",
+      "finish_reason",  "total_ms"};
+  EXPECT_EQ(records[0], expected_header);
+  const std::vector<std::string> values = {"0",
+                                           "done",
+                                           "Add 2 and 2",
+                                           "",
+                                           "4",
+                                           "four",
+                                           "already here",
+                                           "<s>[INST] Say \"hi\" #0 [/INST]",
+                                           "Hi, \"there\"\r\nbye 0",
+                                           "9",
+                                           "stop",
+                                           "100.125"};
+  EXPECT_EQ(records[1], values);
+}
+
 TEST(CsvExport, ParsesBackWithQuotesCommasAndNewlines) {
   RowResult other = make_row(1);
   other.input = {{"extra_col", Json::array({1, "two"})}, {"prompt", "a field named prompt"}};
@@ -210,7 +247,7 @@ TEST(CsvExport, ParsesBackWithQuotesCommasAndNewlines) {
   ASSERT_EQ(records.size(), 3u);
   const std::vector<std::string> header = {
       "row_index", "status",        "instruction",   "input",
-      "id",        "extra_col",     "input.prompt",  "prompt",
+      "id",        "extra_col",     "input_prompt",  "prompt",
       "output",    "output_tokens", "finish_reason", "total_ms"};
   EXPECT_EQ(records[0], header);
   const std::vector<std::string> row0 = {
