@@ -175,6 +175,8 @@ void GenerationJob::load(const LoadOptions& load_options,
   unreadable_rows_.clear();
   for (const int64_t row_index : store_->finished_row_indices(&unreadable_rows_))
     finished_rows_[row_index] = true;
+  unreadable_row_indices_.clear();
+  for (const UnreadableRow& row : unreadable_rows_) unreadable_row_indices_.insert(row.row_index);
 }
 
 void GenerationJob::handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary) {
@@ -265,6 +267,15 @@ void GenerationJob::flush_and_announce(JobProgress& progress) {
   announce_committed(progress);
 }
 
+// Keeps counts equal to the job file's after result's commit: a row that replaced an unreadable
+// one moves out of the unreadable count.
+void GenerationJob::count_in_job(const RowResult& result, JobCounts& counts) {
+  if (unreadable_row_indices_.erase(result.row_index) > 0) --counts.unreadable;
+  if (result.status == RowStatus::Done) ++counts.done;
+  if (result.status == RowStatus::Failed) ++counts.failed;
+  if (result.status == RowStatus::Skipped) ++counts.skipped;
+}
+
 // Announces the rows the store's last commits made durable: every added row but the queued ones.
 void GenerationJob::announce_committed(JobProgress& progress) {
   // Every result reaches the store through store_result, so the queue is a suffix of these.
@@ -276,6 +287,7 @@ void GenerationJob::announce_committed(JobProgress& progress) {
     ++progress.rows_done;
     if (row.result.status == RowStatus::Failed) ++progress.rows_failed;
     if (row.result.status == RowStatus::Skipped) ++progress.rows_skipped;
+    count_in_job(row.result, progress.job);
     if (on_row_) on_row_(row.result, row.arrival_s);
   }
 }
@@ -333,6 +345,7 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
   RunSummary summary;
   JobProgress& progress = summary.progress;
   on_row_ = on_row;  // bad rows found while reading are reported too
+  progress.job = store_->counts();
   auto last_flush = Clock::now();
   int64_t last_step_seen = service_->num_steps();
   arrival_origin_s_ = service_->seconds_since_start();
@@ -360,6 +373,7 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
     progress.rows_total = spec_.limit > 0 ? std::min<int64_t>(static_cast<int64_t>(spec_.limit), last_row_index_ + 1)
                                           : last_row_index_ + 1;
     store_->set_total_rows(progress.rows_total);
+    progress.job.total_rows = progress.rows_total;
   }
   flush_and_announce(progress);
   return summary;

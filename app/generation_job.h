@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "app/generation_spec.h"
@@ -32,6 +33,9 @@ struct JobProgress {
   int64_t rows_in_flight = 0;
   int64_t rows_total = -1;    // known once the whole file has been read
   double file_fraction = 0.0; // bytes of the input read so far
+  // The job file's counts (rows of every run, a resumed job's earlier ones included): what it
+  // held when run() started plus this run's commits, so they equal `sluice jobs show`.
+  JobCounts job;
 };
 
 struct RunSummary {
@@ -108,6 +112,7 @@ class GenerationJob {
   void store_result(const RowResult& result, JobProgress& progress, double arrival_s);
   void flush_and_announce(JobProgress& progress);
   void announce_committed(JobProgress& progress);
+  void count_in_job(const RowResult& result, JobCounts& counts);
   std::string model_identity() const;
 
   GenerationSpec spec_;
@@ -116,6 +121,7 @@ class GenerationJob {
   bool is_resume_ = false;
   bool replaces_uninitialised_job_ = false;
   std::vector<UnreadableRow> unreadable_rows_;
+  std::unordered_set<int64_t> unreadable_row_indices_;  // counted as unreadable in the file
   std::deque<UnannouncedRow> unannounced_;
   std::shared_ptr<const ModelSession> session_;
   std::shared_ptr<EngineService> service_;

@@ -19,6 +19,7 @@ class QTabWidget;
 namespace sluice::ui {
 
 class DatasetPanel;
+class JobsView;
 class KvBlockMapWidget;
 class LivePlots;
 class ModelPanel;
@@ -38,7 +39,12 @@ class MainWindow : public QMainWindow {
   // Scripted start (sluice gui options) and tests.
   void preloadModel(const QString& path);
   void preloadDataset(const QString& path);
-  void openJob(const QString& path);  // shows its results; Start then resumes it
+  // Shows a job's results and restores the instruction and parameter panels from its spec;
+  // Start then resumes it.
+  void openJob(const QString& path);
+  // Relaunch: opens the last model and instruction file that loaded, when they still exist
+  // (the status bar says which are gone).
+  void restoreLastFiles();
   void setStartWhenReady(bool start) { m_startWhenReady = start; }
   // Chooses the device of the next run ("cpu", "auto", "cuda:N"), as the Engine panel would.
   void setDevice(const QString& device);
@@ -54,6 +60,9 @@ class MainWindow : public QMainWindow {
   ParametersPanel* parametersPanel() const { return m_parameters; }
   DatasetPanel* datasetPanel() const { return m_dataset; }
   ModelPanel* modelPanel() const { return m_modelPanel; }
+  JobsView* jobsView() const { return m_jobs; }
+  // Where new jobs are saved (jobsDirectory() unless set, e.g. by a test).
+  void setJobsDirectory(const QString& directory);
 
  public slots:
   void start();
@@ -123,6 +132,8 @@ class MainWindow : public QMainWindow {
   KvBlockMapWidget* m_kvMap = nullptr;
   RequestTimelineWidget* m_timeline = nullptr;
   ResultsPanel* m_results = nullptr;
+  JobsView* m_jobs = nullptr;
+  QString m_jobsDirectory;
   QLabel* m_statusRows = nullptr;
   QLabel* m_statusTokens = nullptr;
   QLabel* m_statusTime = nullptr;
