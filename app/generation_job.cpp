@@ -13,6 +13,7 @@
 #include "engine/core/sha256.h"
 #include "engine/data/field_discovery.h"
 #include "engine/jobs/job_schema.h"
+#include "engine/jobs/job_table.h"
 
 namespace sluice {
 
@@ -379,18 +380,42 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
   return summary;
 }
 
-std::vector<SampleResult> GenerationJob::run_row_alone(int64_t row_index) {
+std::vector<SampleResult> GenerationJob::run_row_alone(
+    int64_t row_index, const std::atomic<bool>* cancel,
+    const std::function<void(const std::string&)>& on_wait) {
   if (!service_) fail("generation job: run_row_alone() before load()");
-  const std::optional<RowResult> stored = store_->result(row_index);
+  // Its own connection: run() may be committing through store_ on another thread.
+  const std::optional<RowResult> stored = JobTable::open(store_->path())->row(row_index);
   if (!stored) fail(store_->path(), ": row ", row_index, " has no result yet");
   if (stored->status == RowStatus::Skipped) fail(store_->path(), ": row ", row_index, " was skipped: ", stored->error);
   // The same prompt tokens: the stored text encoded by the same rules.
-  std::vector<int32_t> tokens = prompt_builder_->encode(stored->prompt);
-  const auto handle = service_->submit(
-      ServiceRequest{std::move(tokens), spec_.sampling, static_cast<uint64_t>(row_index), false});
+  const ServiceRequest request{prompt_builder_->encode(stored->prompt), spec_.sampling,
+                               static_cast<uint64_t>(row_index), false};
+  std::unique_ptr<RequestHandle> handle;
+  for (bool told_full = false; !handle;) {
+    if (cancel && cancel->load()) throw Cancelled();
+    const int num_ahead = service_->metrics().num_waiting;
+    try {
+      handle = service_->submit(request);
+    } catch (const QueueFull& e) {
+      if (on_wait && !told_full)
+        on_wait(str_cat(e.what(), "; the row is submitted when a place frees"));
+      told_full = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    if (on_wait && num_ahead > 0) {
+      on_wait(
+          str_cat(num_ahead,
+                  " requests are ahead of it in the engine's queue (a paused job's rows already ",
+                  "there still run); it starts when the engine reaches it"));
+    }
+  }
   std::vector<SampleResult> samples(static_cast<size_t>(spec_.sampling.n));
-  while (auto event = handle->stream().pop(Clock::time_point::max())) {
-    if (event->is_finished)
+  while (!handle->stream().is_drained()) {
+    if (cancel && cancel->load()) handle->abort();
+    const auto event = handle->stream().pop(Clock::now() + std::chrono::milliseconds(100));
+    if (event && event->is_finished)
       samples[event->finished.sample_idx] = sample_from(event->finished, spec_.with_token_ids);
   }
   return samples;

@@ -77,10 +77,18 @@ class GenerationJob {
                  const std::function<void(const StepStats&, const JobProgress&)>& on_step,
                  const std::atomic<bool>* cancel = nullptr, const std::atomic<bool>* pause = nullptr);
 
-  // Generates one stored row again through the job's service (the same parameters and sample
+  // Generates one committed row again through the job's service (the same parameters and sample
   // key; beside whatever else runs there) and returns its samples, to check that a row does not
-  // depend on its batch.
-  std::vector<SampleResult> run_row_alone(int64_t row_index);
+  // depend on its batch. May be called on another thread while run() runs or is paused (after
+  // load()): it reads the row through its own connection to the job file and shares only the
+  // thread-safe service and const state with run(). on_wait (may be empty) is told, in words,
+  // what the row waits for: requests ahead of it in the engine's queue (a paused job's rows
+  // already there still run), or a full queue (it retries until a place frees). Once *cancel is
+  // true the request is aborted (its samples end with "abort"). Throws Error naming the job file
+  // and row when the row has no result or was skipped.
+  std::vector<SampleResult> run_row_alone(
+      int64_t row_index, const std::atomic<bool>* cancel = nullptr,
+      const std::function<void(const std::string& reason)>& on_wait = {});
 
   // True when create() found an uninitialised job file at the path, which load() replaces.
   bool replaces_uninitialised_job() const { return replaces_uninitialised_job_; }

@@ -182,7 +182,12 @@ void MainWindow::buildMenus() {
 void MainWindow::connectWorker() {
   connect(this, &MainWindow::loadModelRequested, m_worker, &EngineWorker::loadModel);
   connect(this, &MainWindow::runRequested, m_worker, &EngineWorker::runJob);
-  connect(this, &MainWindow::rowAloneRequested, m_worker, &EngineWorker::runRowAlone);
+  // Not queued to the worker's thread (a running job keeps it busy): the worker runs the row
+  // in a thread of its own, beside the job.
+  connect(this, &MainWindow::rowAloneRequested, this, [this](quint64 generation, qint64 rowIndex) {
+    statusBar()->showMessage(tr("Running row %1 alone…").arg(rowIndex));
+    m_worker->startRowAlone(generation, rowIndex);
+  });
   connect(this, &MainWindow::exportRequested, m_worker, &EngineWorker::exportJob);
   connect(m_worker, &EngineWorker::modelLoadProgress, this,
           [this](quint64 generation, double fraction, const QString& stage) {
@@ -209,9 +214,15 @@ void MainWindow::connectWorker() {
           });
   connect(m_worker, &EngineWorker::jobFinished, this, &MainWindow::onJobFinished);
   connect(m_worker, &EngineWorker::jobFailed, this, &MainWindow::onJobFailed);
+  connect(m_worker, &EngineWorker::rowAloneWaiting, this,
+          [this](quint64, qint64 rowIndex, const QString& reason) {
+            statusBar()->showMessage(tr("Row %1 alone waits: %2").arg(rowIndex).arg(reason));
+          });
   connect(m_worker, &EngineWorker::rowAloneFinished, this,
           [this](quint64, qint64 rowIndex, bool identical, const QString& details) {
+            statusBar()->clearMessage();
             m_results->showRowAloneResult(rowIndex, identical, details);
+            emit rowAloneDone(rowIndex, identical, details);
           });
   connect(m_worker, &EngineWorker::exportFinished, this,
           [this](quint64, bool ok, const QString& message) {

@@ -81,6 +81,7 @@ class MainWindow : public QMainWindow {
   void modelReady();
   void runFinished(bool cancelled, const QString& error);
   void exportDone(bool ok, const QString& message);
+  void rowAloneDone(qint64 rowIndex, bool identical, const QString& details);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
