@@ -31,10 +31,10 @@
 #include "ui/live_plots.h"
 #include "ui/model_panel.h"
 #include "ui/parameters_panel.h"
-#include "ui/request_timeline_widget.h"
 #include "ui/results_panel.h"
 #include "ui/run_controls.h"
 #include "ui/screenshot_recorder.h"
+#include "ui/timeline_panel.h"
 
 namespace sluice::ui {
 
@@ -89,7 +89,7 @@ void MainWindow::buildUi() {
   m_runControls = new RunControls(this);
   m_plots = new LivePlots(this);
   m_kvMap = new KvBlockMapWidget(this);
-  m_timeline = new RequestTimelineWidget(this);
+  m_timeline = new TimelinePanel(this);
   m_results = new ResultsPanel(this);
   m_tabs = new QTabWidget(this);
   m_tabs->addTab(m_plots, tr("Live"));

@@ -24,10 +24,10 @@ class KvBlockMapWidget;
 class LivePlots;
 class ModelPanel;
 class ParametersPanel;
-class RequestTimelineWidget;
 class ResultsPanel;
 class RunControls;
 class ScreenshotRecorder;
+class TimelinePanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -131,7 +131,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* m_tabs = nullptr;
   LivePlots* m_plots = nullptr;
   KvBlockMapWidget* m_kvMap = nullptr;
-  RequestTimelineWidget* m_timeline = nullptr;
+  TimelinePanel* m_timeline = nullptr;
   ResultsPanel* m_results = nullptr;
   JobsView* m_jobs = nullptr;
   QString m_jobsDirectory;
