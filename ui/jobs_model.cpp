@@ -66,15 +66,17 @@ QString JobsModel::stateName(JobState state) {
 void JobsModel::setJobs(std::vector<JobListing> jobs) {
   beginResetModel();
   m_jobs = std::move(jobs);
+  m_activeRow = rowOf(m_activePath);
   endResetModel();
 }
 
 void JobsModel::setActiveJob(const QString& path, JobState state, const JobCounts& counts) {
-  const int oldRow = rowOf(m_activePath);
+  const int oldRow = m_activeRow;
+  if (path != m_activePath) m_activeRow = rowOf(path);
   m_activePath = path;
   m_activeState = state;
   m_activeCounts = counts;
-  for (const int row : {oldRow, rowOf(path)}) {
+  for (const int row : {oldRow, m_activeRow}) {
     if (row >= 0) emit dataChanged(index(row, 0), index(row, NumColumns - 1));
   }
 }
@@ -96,7 +98,7 @@ int JobsModel::rowOf(const QString& path) const {
 
 JobsModel::JobState JobsModel::stateAt(int row) const {
   const JobListing& job = m_jobs.at(static_cast<size_t>(row));
-  if (!m_activePath.isEmpty() && row == rowOf(m_activePath)) return m_activeState;
+  if (row == m_activeRow) return m_activeState;
   if (!job.error.empty()) return JobState::Failed;
   const JobCounts& c = job.counts;
   return c.total_rows >= 0 && c.finished() >= c.total_rows ? JobState::Done : JobState::Cancelled;
@@ -114,7 +116,7 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
     return {};
   const JobListing& job = m_jobs[static_cast<size_t>(index.row())];
-  const bool isActive = !m_activePath.isEmpty() && index.row() == rowOf(m_activePath);
+  const bool isActive = index.row() == m_activeRow;
   const JobCounts& counts = isActive ? m_activeCounts : job.counts;
   const JobState state = stateAt(index.row());
   if (role == PathRole) return QString::fromStdString(job.path);

@@ -68,6 +68,7 @@ class JobsModel final : public QAbstractTableModel {
  private:
   std::vector<JobListing> m_jobs;
   QString m_activePath;
+  int m_activeRow = -1;  // the row showing m_activePath, or -1
   JobState m_activeState = JobState::Running;
   JobCounts m_activeCounts;
 };

@@ -60,11 +60,19 @@ void TimelinePanel::clear() {
   m_timeline->clear();
   m_outputLengths.clear();
   m_histogramTimer.stop();
+  m_isHistogramStale = false;
   m_histogram->showMessage("Output lengths appear as rows finish.");
 }
 
+void TimelinePanel::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (m_isHistogramStale) updateHistogram();
+}
+
 void TimelinePanel::updateHistogram() {
-  if (!m_outputLengths.isEmpty()) m_histogram->setLengths(m_outputLengths);
+  m_isHistogramStale = !isVisible();
+  if (m_isHistogramStale || m_outputLengths.isEmpty()) return;
+  m_histogram->setLengths(m_outputLengths);
 }
 
 }  // namespace sluice::ui

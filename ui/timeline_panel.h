@@ -1,6 +1,6 @@
 // The Timeline tab: the request timeline with the run's output-length histogram beside it, and
 // buttons to see the whole run or follow the newest rows. The histogram is redrawn at most twice
-// a second however fast rows arrive.
+// a second however fast rows arrive, and only while the tab is shown (then once when it is).
 #pragma once
 
 #include <QTimer>
@@ -29,6 +29,9 @@ class TimelinePanel final : public QWidget {
   RequestTimelineWidget* timeline() const { return m_timeline; }
   LengthHistogram* outputLengths() const { return m_histogram; }
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
   void updateHistogram();
 
@@ -36,6 +39,7 @@ class TimelinePanel final : public QWidget {
   LengthHistogram* m_histogram = nullptr;
   QVector<int> m_outputLengths;
   QTimer m_histogramTimer;
+  bool m_isHistogramStale = false;  // lengths arrived while the tab was hidden
 };
 
 }  // namespace sluice::ui
