@@ -25,6 +25,7 @@ JobsView::JobsView(QWidget* parent) : QWidget(parent) {
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_table->verticalHeader()->hide();
   m_table->setWordWrap(false);
+  m_table->setTextElideMode(Qt::ElideMiddle);  // the end of a job name is its date
   QHeaderView* header = m_table->horizontalHeader();
   header->setSectionResizeMode(QHeaderView::ResizeToContents);
   header->setSectionResizeMode(JobsModel::NameColumn, QHeaderView::Stretch);

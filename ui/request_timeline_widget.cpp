@@ -86,7 +86,7 @@ void RequestTimelineWidget::clear() {
   m_numSlow = 0;
   m_fitting = true;
   m_rowsPerLine = 1;
-  m_fittingRows = false;
+  m_fittingRows = true;
   updateScrollBars();
   viewport()->update();
 }
@@ -239,11 +239,13 @@ void RequestTimelineWidget::setRowHeight(int px) {
 
 void RequestTimelineWidget::setRowsPerLine(int rows) {
   Q_ASSERT_X(rows >= 1, "setRowsPerLine", "a line shows at least one row");
-  const int firstRow = verticalScrollBar()->value() / rowPitch() * m_rowsPerLine;
+  QScrollBar* vertical = verticalScrollBar();
+  const bool wasAtBottom = vertical->value() >= vertical->maximum();  // keeps following
+  const int firstRow = vertical->value() / rowPitch() * m_rowsPerLine;
   m_fittingRows = false;
   m_rowsPerLine = rows;
   updateScrollBars();
-  verticalScrollBar()->setValue(firstRow / m_rowsPerLine * rowPitch());
+  vertical->setValue(wasAtBottom ? vertical->maximum() : firstRow / m_rowsPerLine * rowPitch());
   viewport()->update();
 }
 

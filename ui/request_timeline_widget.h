@@ -5,10 +5,10 @@
 // queue is not slow) are outlined in red and the slowest of them are listed in the header.
 //
 // Long runs: a line can stand for several rows (rowsPerLine), drawn as the slowest of them, so
-// the whole run fits the viewport (fitWholeRun, a double-click); zooming in on rows goes back to
-// one row per line and then to taller rows. Ctrl+wheel zooms the time axis around the cursor,
-// Ctrl+Shift+wheel zooms the rows. While the view is scrolled to the bottom it follows the newest
-// rows.
+// the whole run fits the viewport; that is where a run starts, and fitWholeRun (a double-click)
+// goes back to it. Zooming in on rows goes to one row per line and then to taller rows.
+// Ctrl+wheel zooms the time axis around the cursor, Ctrl+Shift+wheel zooms the rows. While the
+// view is scrolled to the bottom it follows the newest rows.
 #pragma once
 
 #include <QAbstractScrollArea>
@@ -60,7 +60,7 @@ class RequestTimelineWidget final : public QAbstractScrollArea {
   void fitTime();
   // Rows each line stands for (1: one row per line).
   int rowsPerLine() const { return m_rowsPerLine; }
-  // Precondition: rows >= 1. Stops fitting the rows.
+  // Precondition: rows >= 1. Stops fitting the rows; a view at the bottom stays there.
   void setRowsPerLine(int rows);
   // Fits every row into the viewport's height (several rows per line when needed) and keeps
   // fitting as rows arrive, until the rows are zoomed or scrolled to one.
@@ -130,7 +130,7 @@ class RequestTimelineWidget final : public QAbstractScrollArea {
   double m_pxPerS = 1.0;
   bool m_fitting = true;
   int m_rowsPerLine = 1;
-  bool m_fittingRows = false;
+  bool m_fittingRows = true;  // a long run is seen whole until the rows are zoomed
 };
 
 }  // namespace sluice::ui

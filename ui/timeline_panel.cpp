@@ -34,6 +34,8 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
   splitter->addWidget(m_histogram);
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 1);
+  splitter->setSizes({700, 300});
+  m_histogram->setMinimumWidth(240);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(buttons);
@@ -41,8 +43,8 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
 
   connect(wholeRun, &QPushButton::clicked, m_timeline, &RequestTimelineWidget::fitWholeRun);
   connect(newest, &QPushButton::clicked, this, [this] {
-    m_timeline->setRowsPerLine(1);
     m_timeline->verticalScrollBar()->setValue(m_timeline->verticalScrollBar()->maximum());
+    m_timeline->setRowsPerLine(1);
   });
   m_histogramTimer.setSingleShot(true);
   m_histogramTimer.setInterval(kHistogramIntervalMs);

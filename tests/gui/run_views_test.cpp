@@ -309,6 +309,7 @@ void RunViewsTest::timelineDescribesRowsAndScrolls() {
   timeline.show();
   QVERIFY(QTest::qWaitForWindowExposed(&timeline));
   timeline.addRows(syntheticRows(5000));
+  timeline.setRowsPerLine(1);  // one row per line, following the tail
   // Following the tail: the newest row is visible at the bottom.
   const QRect newest = timeline.barRect(4999);
   QVERIFY(newest.bottom() <= timeline.viewport()->height());
