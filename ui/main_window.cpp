@@ -271,16 +271,16 @@ void MainWindow::setJobsDirectory(const QString& directory) {
 
 void MainWindow::openJob(const QString& path) {
   if (path.isEmpty() || isRunning()) return;
-  GenerationSpec spec;
+  std::optional<GenerationSpec> spec;
   try {
     spec = spec_from_json(JobStore::open(path.toStdString())->info().params);
   } catch (const std::exception& e) {
-    if (m_quitWhenDone) {
-      finishRun(false, QString::fromStdString(e.what()));
+    // A scripted run reports a job it cannot resume when it starts; a job file that does not
+    // exist yet is the scripts' business too (sluice gui --job NEW --start).
+    if (QFileInfo::exists(path) && !m_quitWhenDone) {
+      showError(tr("The job could not be opened"), QString::fromStdString(e.what()));
       return;
     }
-    showError(tr("The job could not be opened"), QString::fromStdString(e.what()));
-    return;
   }
   m_jobPath = path;
   m_resumeJob = true;
@@ -288,13 +288,15 @@ void MainWindow::openJob(const QString& path) {
   m_tabs->setCurrentWidget(m_results);
   m_settings.addRecentJob(path);
   m_jobs->setSources(m_jobsDirectory, m_settings.recentJobs());
-  // The panels show what the job runs with (a resume uses the stored spec, whatever they say).
-  m_dataset->setDatasetPath(QString::fromStdString(spec.input_path));
-  m_dataset->setPromptOptions(spec.prompt);
-  m_dataset->setOnBadRow(spec.on_bad_row);
-  spec.device = m_parameters->device();  // the device is this machine's choice, not the job's
-  spec.num_threads = m_parameters->numThreads();
-  m_parameters->setFromSpec(spec);
+  if (spec) {
+    // The panels show what the job runs with (a resume uses the stored spec, whatever they say).
+    m_dataset->setDatasetPath(QString::fromStdString(spec->input_path));
+    m_dataset->setPromptOptions(spec->prompt);
+    m_dataset->setOnBadRow(spec->on_bad_row);
+    spec->device = m_parameters->device();  // the device is this machine's choice, not the job's
+    spec->num_threads = m_parameters->numThreads();
+    m_parameters->setFromSpec(*spec);
+  }
   m_statusRows->setText(
       tr("Job %1: Start resumes its unfinished rows.").arg(QDir::toNativeSeparators(path)));
 }

@@ -40,7 +40,8 @@ class MainWindow : public QMainWindow {
   void preloadModel(const QString& path);
   void preloadDataset(const QString& path);
   // Shows a job's results and restores the instruction and parameter panels from its spec;
-  // Start then resumes it.
+  // Start then resumes it. A job file that exists and cannot be read is refused with an error
+  // (a scripted run, and a path with no file yet, are left to Start).
   void openJob(const QString& path);
   // Relaunch: opens the last model and instruction file that loaded, when they still exist
   // (the status bar says which are gone).

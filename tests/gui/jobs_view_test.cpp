@@ -222,6 +222,14 @@ class JobsViewTest : public QObject {
     QVERIFY(loaded.wait(30000));
     QCOMPARE(window.datasetPanel()->promptOptions().column_template,
              std::string("{instruction} (job template)"));
+    // A file that is not a job is refused and leaves the open job as it was.
+    const QString broken = dir.filePath("broken.sluicejob");
+    QFile file(broken);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("not a job");
+    file.close();
+    window.openJob(broken);
+    QCOMPARE(window.currentJobPath(), path);
   }
 
   // After a resume the status counts the job file's failed rows, earlier runs' included, as
