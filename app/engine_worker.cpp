@@ -5,6 +5,7 @@
 
 #include "engine/core/error.h"
 #include "engine/data/exporters.h"
+#include "engine/jobs/job_table.h"
 
 namespace sluice {
 
@@ -114,7 +115,10 @@ void EngineWorker::probeDevices() {
   emit devicesProbed(probe_devices());  // starting the CUDA runtime can take a while: not on the GUI thread
 }
 
-EngineWorker::~EngineWorker() = default;
+EngineWorker::~EngineWorker() {
+  m_isClosing.store(true);
+  m_rowAlonePool.waitForDone();
+}
 
 void EngineWorker::loadModel(quint64 generation, const QString& path,
                              const QString& tokenizerPath) {
@@ -125,6 +129,7 @@ void EngineWorker::loadModel(quint64 generation, const QString& path,
       emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
       return !m_cancel.load();
     };
+    m_rowAlonePool.waitForDone();  // a row running alone holds the old engine
     m_service.reset();
     m_serviceKey.clear();
     m_session.reset();
@@ -144,38 +149,50 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
                           const QString& jobPath, bool resume) {
   m_cancel.store(false);
   m_pause.store(false);
-  try {
+  {
+    const std::lock_guard lock(m_jobMutex);
     m_job.reset();
-    m_job = resume ? GenerationJob::resume(jobPath.toStdString(), spec.device, spec.num_threads)
-                   : GenerationJob::create(spec, jobPath.toStdString());
-    const bool reuse =
-        m_session && m_sessionPath == QString::fromStdString(m_job->spec().model_path);
+    m_isJobLoading = true;
+  }
+  try {
+    std::shared_ptr<GenerationJob> job =
+        resume ? GenerationJob::resume(jobPath.toStdString(), spec.device, spec.num_threads)
+               : GenerationJob::create(spec, jobPath.toStdString());
+    const bool reuse = m_session && m_sessionPath == QString::fromStdString(job->spec().model_path);
     LoadOptions options;
     options.on_progress = [&](const LoadProgress& p) {
       emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
       return !m_cancel.load();
     };
-    const QString key = serviceKey(m_job->spec());
+    const QString key = serviceKey(job->spec());
     const bool reuseService = reuse && m_service && m_serviceKey == key;
     if (!reuseService) {
+      m_rowAlonePool.waitForDone();  // a row running alone holds the old engine
       m_service.reset();  // the old engine's memory goes before the new one is built
       m_serviceKey.clear();
     }
-    m_job->load(options, reuse ? m_session : nullptr, reuseService ? m_service : nullptr);
+    job->load(options, reuse ? m_session : nullptr, reuseService ? m_service : nullptr);
     if (!reuse) {
-      m_session = m_job->shared_session();
-      m_sessionPath = QString::fromStdString(m_job->spec().model_path);
+      m_session = job->shared_session();
+      m_sessionPath = QString::fromStdString(job->spec().model_path);
       emit modelLoaded(generation, summarize_model(m_session));
     }
-    m_service = m_job->shared_service();
+    m_service = job->shared_service();
     m_serviceKey = key;
+    {
+      const std::lock_guard lock(m_jobMutex);
+      m_job = job;
+      m_isJobLoading = false;
+    }
     emit jobStarted(generation, jobPath, QString::fromStdString(m_service->backend_description()));
-    runLoop(generation, *m_job);
+    runLoop(generation, *job);
   } catch (const Cancelled&) {
     emit jobFinished(generation, JobProgress{}, true);
   } catch (const std::exception& e) {
     emit jobFailed(generation, QString::fromStdString(e.what()));
   }
+  const std::lock_guard lock(m_jobMutex);
+  m_isJobLoading = false;
 }
 
 void EngineWorker::runLoop(quint64 generation, GenerationJob& job) {
@@ -215,11 +232,34 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job) {
   emit jobFinished(generation, summary.progress, summary.is_cancelled);
 }
 
-void EngineWorker::runRowAlone(quint64 generation, qint64 rowIndex) {
+void EngineWorker::startRowAlone(quint64 generation, qint64 rowIndex) {
+  std::shared_ptr<GenerationJob> job;
+  bool isLoading = false;
+  {
+    const std::lock_guard lock(m_jobMutex);
+    job = m_job;
+    isLoading = m_isJobLoading;
+  }
+  if (!job) {
+    emit rowAloneFinished(generation, rowIndex, false,
+                          isLoading ? QString("The job is still loading its model: run the row "
+                                              "alone once the job runs.")
+                                    : QString("No job has run yet in this session: start or "
+                                              "resume the job first."));
+    return;
+  }
+  m_rowAlonePool.start(
+      [this, job, generation, rowIndex] { runRowAlone(*job, generation, rowIndex); });
+}
+
+// On a thread of m_rowAlonePool, beside the job's own loop.
+void EngineWorker::runRowAlone(GenerationJob& job, quint64 generation, qint64 rowIndex) {
   try {
-    if (!m_job) throw Error("no job has run yet");
-    const std::optional<RowResult> stored = m_job->store().result(rowIndex);
-    const std::vector<SampleResult> alone = m_job->run_row_alone(rowIndex);
+    const std::optional<RowResult> stored = JobTable::open(job.store().path())->row(rowIndex);
+    const std::vector<SampleResult> alone =
+        job.run_row_alone(rowIndex, &m_isClosing, [&](const std::string& reason) {
+          emit rowAloneWaiting(generation, rowIndex, QString::fromStdString(reason));
+        });
     bool identical = stored && stored->samples.size() == alone.size();
     for (size_t i = 0; identical && i < alone.size(); ++i) {
       identical = alone[i].output == stored->samples[i].output &&

@@ -9,9 +9,11 @@
 
 #include <QObject>
 #include <QString>
+#include <QThreadPool>
 #include <QVector>
 #include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "app/generation_job.h"
 #include "app/run_snapshots.h"
@@ -30,6 +32,12 @@ class EngineWorker : public QObject {
   void setPaused(bool paused) { m_pause.store(paused); }
   bool isPaused() const { return m_pause.load(); }
 
+  // Generates a finished row of the current job again on its own and reports whether it
+  // matches (rowAloneFinished). Thread-safe and returns at once: the row runs in a thread of its
+  // own on the job's engine service, beside the job's rows, whether the job runs, is paused or
+  // has ended; rowAloneWaiting says what it waits for when it cannot start at once.
+  void startRowAlone(quint64 generation, qint64 rowIndex);
+
  public slots:
   // Finds the GPUs a run can use; answers with devicesProbed.
   void probeDevices();
@@ -39,8 +47,6 @@ class EngineWorker : public QObject {
   // Reuses the loaded model when its path matches.
   void runJob(quint64 generation, const sluice::GenerationSpec& spec, const QString& jobPath,
               bool resume);
-  // Generates a finished row of the last job again on its own and reports whether it matches.
-  void runRowAlone(quint64 generation, qint64 rowIndex);
   // Exports a job file (format: jsonl, csv, alpaca, openai, sharegpt, dpo).
   void exportJob(quint64 generation, const QString& jobPath, const QString& format,
                  const QString& outputPath);
@@ -61,12 +67,14 @@ class EngineWorker : public QObject {
   void jobFinished(quint64 generation, const sluice::JobProgress& progress, bool cancelled);
   void jobFailed(quint64 generation, const QString& message);
 
+  void rowAloneWaiting(quint64 generation, qint64 rowIndex, const QString& reason);
   void rowAloneFinished(quint64 generation, qint64 rowIndex, bool identical,
                         const QString& details);
   void exportFinished(quint64 generation, bool ok, const QString& message);
 
  private:
   void runLoop(quint64 generation, GenerationJob& job);
+  void runRowAlone(GenerationJob& job, quint64 generation, qint64 rowIndex);
 
   std::atomic<bool> m_cancel{false};
   std::atomic<bool> m_pause{false};
@@ -76,7 +84,13 @@ class EngineWorker : public QObject {
   // options (m_serviceKey), so the weights stay on the backend.
   std::shared_ptr<EngineService> m_service;
   QString m_serviceKey;
-  std::unique_ptr<GenerationJob> m_job;  // the last job, kept for runRowAlone
+  // The last job once loaded (null while one loads), kept for startRowAlone: written by the
+  // worker's thread, read by any (under m_jobMutex); a row running alone holds its job.
+  std::mutex m_jobMutex;
+  std::shared_ptr<GenerationJob> m_job;
+  bool m_isJobLoading = false;
+  std::atomic<bool> m_isClosing{false};  // aborts the rows running alone
+  QThreadPool m_rowAlonePool;            // last: joined before the members above go
 };
 
 }  // namespace sluice

@@ -13,6 +13,7 @@
 #include "engine/core/sha256.h"
 #include "engine/data/field_discovery.h"
 #include "engine/jobs/job_schema.h"
+#include "engine/jobs/job_table.h"
 
 namespace sluice {
 
@@ -188,6 +189,8 @@ void GenerationJob::load(const LoadOptions& load_options,
   unreadable_rows_.clear();
   for (const int64_t row_index : store_->finished_row_indices(&unreadable_rows_))
     finished_rows_[row_index] = true;
+  unreadable_row_indices_.clear();
+  for (const UnreadableRow& row : unreadable_rows_) unreadable_row_indices_.insert(row.row_index);
 }
 
 void GenerationJob::handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary) {
@@ -288,6 +291,15 @@ void GenerationJob::flush_and_announce(JobProgress& progress) {
   announce_committed(progress);
 }
 
+// Keeps counts equal to the job file's after result's commit: a row that replaced an unreadable
+// one moves out of the unreadable count.
+void GenerationJob::count_in_job(const RowResult& result, JobCounts& counts) {
+  if (unreadable_row_indices_.erase(result.row_index) > 0) --counts.unreadable;
+  if (result.status == RowStatus::Done) ++counts.done;
+  if (result.status == RowStatus::Failed) ++counts.failed;
+  if (result.status == RowStatus::Skipped) ++counts.skipped;
+}
+
 // Announces the rows the store's last commits made durable: every added row but the queued ones.
 void GenerationJob::announce_committed(JobProgress& progress) {
   // Every result reaches the store through store_result, so the queue is a suffix of these.
@@ -299,6 +311,7 @@ void GenerationJob::announce_committed(JobProgress& progress) {
     ++progress.rows_done;
     if (row.result.status == RowStatus::Failed) ++progress.rows_failed;
     if (row.result.status == RowStatus::Skipped) ++progress.rows_skipped;
+    count_in_job(row.result, progress.job);
     if (on_row_) on_row_(row.result, row.arrival_s);
   }
 }
@@ -356,6 +369,7 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
   RunSummary summary;
   JobProgress& progress = summary.progress;
   on_row_ = on_row;  // bad rows found while reading are reported too
+  progress.job = store_->counts();
   auto last_flush = Clock::now();
   int64_t last_step_seen = service_->num_steps();
   arrival_origin_s_ = service_->seconds_since_start();
@@ -383,25 +397,49 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
     progress.rows_total = spec_.limit > 0 ? std::min<int64_t>(static_cast<int64_t>(spec_.limit), last_row_index_ + 1)
                                           : last_row_index_ + 1;
     store_->set_total_rows(progress.rows_total);
+    progress.job.total_rows = progress.rows_total;
   }
   flush_and_announce(progress);
   return summary;
 }
 
-std::vector<SampleResult> GenerationJob::run_row_alone(int64_t row_index) {
+std::vector<SampleResult> GenerationJob::run_row_alone(
+    int64_t row_index, const std::atomic<bool>* cancel,
+    const std::function<void(const std::string&)>& on_wait) {
   if (!service_) fail("generation job: run_row_alone() before load()");
-  const std::optional<RowResult> stored = store_->result(row_index);
+  // Its own connection: run() may be committing through store_ on another thread.
+  const std::optional<RowResult> stored = JobTable::open(store_->path())->row(row_index);
   if (!stored) fail(store_->path(), ": row ", row_index, " has no result yet");
   if (stored->status == RowStatus::Skipped) fail(store_->path(), ": row ", row_index, " was skipped: ", stored->error);
   // The same prompt tokens: the stored text encoded by the same rules.
-  std::vector<int32_t> tokens = prompt_builder_->encode(stored->prompt);
-  ServiceRequest request{std::move(tokens), spec_.sampling, static_cast<uint64_t>(row_index),
-                         false};
+  ServiceRequest request{prompt_builder_->encode(stored->prompt), spec_.sampling,
+                         static_cast<uint64_t>(row_index), false};
   if (row_schemas_) request.sampling.grammar = row_schemas_->grammar_for(*stored);
-  const auto handle = service_->submit(std::move(request));
+  std::unique_ptr<RequestHandle> handle;
+  for (bool told_full = false; !handle;) {
+    if (cancel && cancel->load()) throw Cancelled();
+    const int num_ahead = service_->metrics().num_waiting;
+    try {
+      handle = service_->submit(request);
+    } catch (const QueueFull& e) {
+      if (on_wait && !told_full)
+        on_wait(str_cat(e.what(), "; the row is submitted when a place frees"));
+      told_full = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    if (on_wait && num_ahead > 0) {
+      on_wait(
+          str_cat(num_ahead,
+                  " requests are ahead of it in the engine's queue (a paused job's rows already ",
+                  "there still run); it starts when the engine reaches it"));
+    }
+  }
   std::vector<SampleResult> samples(static_cast<size_t>(spec_.sampling.n));
-  while (auto event = handle->stream().pop(Clock::time_point::max())) {
-    if (event->is_finished)
+  while (!handle->stream().is_drained()) {
+    if (cancel && cancel->load()) handle->abort();
+    const auto event = handle->stream().pop(Clock::now() + std::chrono::milliseconds(100));
+    if (event && event->is_finished)
       samples[event->finished.sample_idx] = sample_from(event->finished, spec_.with_token_ids);
   }
   return samples;

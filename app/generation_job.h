@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "app/generation_spec.h"
@@ -33,6 +34,9 @@ struct JobProgress {
   int64_t rows_in_flight = 0;
   int64_t rows_total = -1;    // known once the whole file has been read
   double file_fraction = 0.0; // bytes of the input read so far
+  // The job file's counts (rows of every run, a resumed job's earlier ones included): what it
+  // held when run() started plus this run's commits, so they equal `sluice jobs show`.
+  JobCounts job;
 };
 
 struct RunSummary {
@@ -74,10 +78,18 @@ class GenerationJob {
                  const std::function<void(const StepStats&, const JobProgress&)>& on_step,
                  const std::atomic<bool>* cancel = nullptr, const std::atomic<bool>* pause = nullptr);
 
-  // Generates one stored row again through the job's service (the same parameters and sample
+  // Generates one committed row again through the job's service (the same parameters and sample
   // key; beside whatever else runs there) and returns its samples, to check that a row does not
-  // depend on its batch.
-  std::vector<SampleResult> run_row_alone(int64_t row_index);
+  // depend on its batch. May be called on another thread while run() runs or is paused (after
+  // load()): it reads the row through its own connection to the job file and shares only the
+  // thread-safe service and const state with run(). on_wait (may be empty) is told, in words,
+  // what the row waits for: requests ahead of it in the engine's queue (a paused job's rows
+  // already there still run), or a full queue (it retries until a place frees). Once *cancel is
+  // true the request is aborted (its samples end with "abort"). Throws Error naming the job file
+  // and row when the row has no result or was skipped.
+  std::vector<SampleResult> run_row_alone(
+      int64_t row_index, const std::atomic<bool>* cancel = nullptr,
+      const std::function<void(const std::string& reason)>& on_wait = {});
 
   // True when create() found an uninitialised job file at the path, which load() replaces.
   bool replaces_uninitialised_job() const { return replaces_uninitialised_job_; }
@@ -109,6 +121,7 @@ class GenerationJob {
   void store_result(const RowResult& result, JobProgress& progress, double arrival_s);
   void flush_and_announce(JobProgress& progress);
   void announce_committed(JobProgress& progress);
+  void count_in_job(const RowResult& result, JobCounts& counts);
   std::string model_identity() const;
 
   GenerationSpec spec_;
@@ -117,6 +130,7 @@ class GenerationJob {
   bool is_resume_ = false;
   bool replaces_uninitialised_job_ = false;
   std::vector<UnreadableRow> unreadable_rows_;
+  std::unordered_set<int64_t> unreadable_row_indices_;  // counted as unreadable in the file
   std::deque<UnannouncedRow> unannounced_;
   std::shared_ptr<const ModelSession> session_;
   std::shared_ptr<EngineService> service_;

@@ -37,6 +37,25 @@ void AppSettings::addRecentJob(const QString& path) {
   QSettings().setValue("recent/jobs", pushRecent(recentJobs(), path));
 }
 
+QString AppSettings::lastModel() const {
+  return QSettings().value("last/model").toString();
+}
+QString AppSettings::lastTokenizer() const {
+  return QSettings().value("last/tokenizer").toString();
+}
+QString AppSettings::lastDataset() const {
+  return QSettings().value("last/dataset").toString();
+}
+
+void AppSettings::setLastModel(const QString& path, const QString& tokenizerPath) {
+  QSettings settings;
+  settings.setValue("last/model", path);
+  settings.setValue("last/tokenizer", tokenizerPath);
+}
+void AppSettings::setLastDataset(const QString& path) {
+  QSettings().setValue("last/dataset", path);
+}
+
 std::optional<GenerationSpec> AppSettings::lastSpec() const {
   const QString text = QSettings().value("run/lastSpec").toString();
   if (text.isEmpty()) return std::nullopt;

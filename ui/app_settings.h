@@ -1,5 +1,5 @@
 // What the app remembers between sessions (QSettings): recent models, instruction files and
-// jobs, and the last generation parameters.
+// jobs, the last model and instruction file, and the last generation parameters.
 #pragma once
 
 #include <QStringList>
@@ -16,6 +16,14 @@ class AppSettings {
   void addRecentModel(const QString& path);
   void addRecentDataset(const QString& path);
   void addRecentJob(const QString& path);
+
+  // The last model that loaded (with its tokenizer, "" for the model's own) and the last
+  // instruction file that read, for a relaunch to open again.
+  QString lastModel() const;
+  QString lastTokenizer() const;
+  QString lastDataset() const;
+  void setLastModel(const QString& path, const QString& tokenizerPath);
+  void setLastDataset(const QString& path);
 
   // The last spec the user started, or nullopt when none was saved (or it no longer parses).
   std::optional<GenerationSpec> lastSpec() const;

@@ -58,6 +58,9 @@ bool apply_options(const QStringList& arguments, MainWindow& window) {
   if (parser.isSet("dataset")) window.preloadDataset(parser.value("dataset"));
   window.setStartWhenReady(parser.isSet("start"));
   if (parser.isSet("model")) window.preloadModel(parser.value("model"));
+  // A plain launch reopens the last model and instruction file (when they still exist).
+  if (!parser.isSet("model") && !parser.isSet("dataset") && !parser.isSet("job"))
+    window.restoreLastFiles();
   return true;
 }
 

@@ -77,6 +77,13 @@ QString LengthHistogram::summaryText() const {
   return m_summary->text();
 }
 
+void LengthHistogram::setSubject(const QString& axisLabel, const QString& noun) {
+  m_plot->xAxis->setLabel(axisLabel);
+  m_plot->setToolTip(
+      QString("How many %1 have each length in tokens; the dashed line is p95").arg(noun));
+  m_noun = noun;
+}
+
 void LengthHistogram::setLengths(const QVector<int>& lengths, const QString& note) {
   m_lengths = lengths;
   m_stats = computeStats(lengths);
@@ -103,15 +110,17 @@ void LengthHistogram::setLengths(const QVector<int>& lengths, const QString& not
   m_p95Line->point2->setCoords(m_stats.p95, 1);
   m_p95Line->setVisible(m_stats.count > 0);
   m_plot->replot();
-  QString text = QString("%L1 prompts · mean %L2 · p50 %L3 · p95 %L4 · max %L5 tokens")
+  QString text = QString("%L1 %6 · mean %L2 · p50 %L3 · p95 %L4 · max %L5 tokens")
                      .arg(m_stats.count)
                      .arg(m_stats.mean, 0, 'f', 1)
                      .arg(m_stats.p50)
                      .arg(m_stats.p95)
-                     .arg(m_stats.max);
+                     .arg(m_stats.max)
+                     .arg(m_noun);
   if (numInTail > 0) {
-    text += QString("\nthe last bar holds %L1 longer prompts (up to %L2)")
+    text += QString("\nthe last bar holds %L1 longer %2 (up to %L3)")
                 .arg(numInTail)
+                .arg(m_noun)
                 .arg(m_stats.max);
   }
   if (!note.isEmpty()) text += "\n" + note;

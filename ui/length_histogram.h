@@ -1,5 +1,6 @@
-// A histogram of prompt token lengths over a dataset, with count, mean, p50, p95 and max, so a
-// person sees before a run how long the prompts are and whether a few outliers dominate.
+// A histogram of token lengths, with count, mean, p50, p95 and max: of the prompts over a dataset,
+// so a person sees before a run how long the prompts are and whether a few outliers dominate, or
+// of the outputs of a run (setSubject).
 #pragma once
 
 #include <QString>
@@ -35,6 +36,9 @@ class LengthHistogram final : public QWidget {
   LengthStats stats() const { return m_stats; }
   // Returns the summary line shown under the plot.
   QString summaryText() const;
+  // What the lengths are of: the axis label ("prompt tokens") and the plural noun of the
+  // summary ("prompts"); takes effect with the next setLengths.
+  void setSubject(const QString& axisLabel, const QString& noun);
 
  public slots:
   // Plots lengths (tokens per prompt) and their statistics; note adds a line (e.g. rows that
@@ -50,6 +54,7 @@ class LengthHistogram final : public QWidget {
   QLabel* m_summary = nullptr;
   QVector<int> m_lengths;
   LengthStats m_stats;
+  QString m_noun = "prompts";
 };
 
 }  // namespace sluice::ui

@@ -16,24 +16,26 @@
 #include <QScrollArea>
 #include <QShortcut>
 #include <QSplitter>
-#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBox>
 #include <QVBoxLayout>
 
 #include "engine/core/build_info.h"
+#include "engine/jobs/job_store.h"
 #include "ui/dataset_panel.h"
 #include "ui/export_dialog.h"
+#include "ui/job_naming.h"
+#include "ui/jobs_view.h"
 #include "ui/kv_block_map_widget.h"
 #include "ui/live_plots.h"
 #include "ui/model_panel.h"
 #include "ui/pair_review_view.h"
 #include "ui/parameters_panel.h"
-#include "ui/request_timeline_widget.h"
 #include "ui/results_panel.h"
 #include "ui/run_controls.h"
 #include "ui/screenshot_recorder.h"
+#include "ui/timeline_panel.h"
 
 namespace sluice::ui {
 
@@ -65,6 +67,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_resultsRefresh.setSingleShot(true);
   connect(&m_resultsRefresh, &QTimer::timeout, m_results, &ResultsPanel::refresh);
   restoreSettings();
+  setJobsDirectory(jobsDirectory());
 }
 
 MainWindow::~MainWindow() {
@@ -87,7 +90,7 @@ void MainWindow::buildUi() {
   m_runControls = new RunControls(this);
   m_plots = new LivePlots(this);
   m_kvMap = new KvBlockMapWidget(this);
-  m_timeline = new RequestTimelineWidget(this);
+  m_timeline = new TimelinePanel(this);
   m_results = new ResultsPanel(this);
   m_tabs = new QTabWidget(this);
   m_tabs->addTab(m_plots, tr("Live"));
@@ -97,6 +100,8 @@ void MainWindow::buildUi() {
   m_pairs = new PairReviewView(this);
   m_tabs->addTab(m_pairs, tr("Pairs"));
   connect(m_results, &ResultsPanel::jobPathChanged, m_pairs, &PairReviewView::setJobPath);
+  m_jobs = new JobsView(this);
+  m_tabs->addTab(m_jobs, tr("Jobs"));
 
   auto* right = new QWidget(this);
   auto* rightLayout = new QVBoxLayout(right);
@@ -128,6 +133,9 @@ void MainWindow::buildUi() {
           [this] { m_worker->requestCancel(); });
   connect(m_dataset, &DatasetPanel::datasetChosen, this,
           [this](const QString& path) { m_settings.addRecentDataset(path); });
+  connect(m_dataset, &DatasetPanel::datasetLoaded, this, [this](bool ok) {
+    if (ok) m_settings.setLastDataset(m_dataset->datasetPath());
+  });
   connect(m_dataset, &DatasetPanel::promptLengthsReady, this, [this](const QVector<int>& lengths) {
     m_promptLengths = lengths;
     updateMemoryPlan();
@@ -135,6 +143,15 @@ void MainWindow::buildUi() {
   connect(m_parameters, &ParametersPanel::changed, this, &MainWindow::updateMemoryPlan);
   connect(m_parameters, &ParametersPanel::changed, this,
           [this] { m_modelPanel->setDevice(QString::fromStdString(m_parameters->device())); });
+  connect(m_jobs, &JobsView::openRequested, this, &MainWindow::openJob);
+  connect(m_jobs, &JobsView::resumeRequested, this, [this](const QString& path) {
+    openJob(path);
+    start();
+  });
+  connect(m_jobs, &JobsView::exportRequested, this, [this](const QString& path) {
+    ExportDialog dialog(path, this);
+    dialog.exec();
+  });
   connect(m_results, &ResultsPanel::rowAloneRequested, this,
           [this](qint64 rowIndex) { emit rowAloneRequested(m_generation, rowIndex); });
 }
@@ -169,7 +186,12 @@ void MainWindow::buildMenus() {
 void MainWindow::connectWorker() {
   connect(this, &MainWindow::loadModelRequested, m_worker, &EngineWorker::loadModel);
   connect(this, &MainWindow::runRequested, m_worker, &EngineWorker::runJob);
-  connect(this, &MainWindow::rowAloneRequested, m_worker, &EngineWorker::runRowAlone);
+  // Not queued to the worker's thread (a running job keeps it busy): the worker runs the row
+  // in a thread of its own, beside the job.
+  connect(this, &MainWindow::rowAloneRequested, this, [this](quint64 generation, qint64 rowIndex) {
+    statusBar()->showMessage(tr("Running row %1 alone…").arg(rowIndex));
+    m_worker->startRowAlone(generation, rowIndex);
+  });
   connect(this, &MainWindow::exportRequested, m_worker, &EngineWorker::exportJob);
   connect(m_worker, &EngineWorker::modelLoadProgress, this,
           [this](quint64 generation, double fraction, const QString& stage) {
@@ -196,9 +218,15 @@ void MainWindow::connectWorker() {
           });
   connect(m_worker, &EngineWorker::jobFinished, this, &MainWindow::onJobFinished);
   connect(m_worker, &EngineWorker::jobFailed, this, &MainWindow::onJobFailed);
+  connect(m_worker, &EngineWorker::rowAloneWaiting, this,
+          [this](quint64, qint64 rowIndex, const QString& reason) {
+            statusBar()->showMessage(tr("Row %1 alone waits: %2").arg(rowIndex).arg(reason));
+          });
   connect(m_worker, &EngineWorker::rowAloneFinished, this,
           [this](quint64, qint64 rowIndex, bool identical, const QString& details) {
+            statusBar()->clearMessage();
             m_results->showRowAloneResult(rowIndex, identical, details);
+            emit rowAloneDone(rowIndex, identical, details);
           });
   connect(m_worker, &EngineWorker::exportFinished, this,
           [this](quint64, bool ok, const QString& message) {
@@ -239,14 +267,61 @@ void MainWindow::preloadDataset(const QString& path) {
   m_dataset->setDatasetPath(path);
 }
 
+void MainWindow::setJobsDirectory(const QString& directory) {
+  m_jobsDirectory = directory;
+  m_jobs->setSources(directory, m_settings.recentJobs());
+  m_jobs->refresh();
+}
+
 void MainWindow::openJob(const QString& path) {
+  if (path.isEmpty() || isRunning()) return;
+  std::optional<GenerationSpec> spec;
+  try {
+    spec = spec_from_json(JobStore::open(path.toStdString())->info().params);
+  } catch (const std::exception& e) {
+    // A scripted run reports a job it cannot resume when it starts; a job file that does not
+    // exist yet is the scripts' business too (sluice gui --job NEW --start).
+    if (QFileInfo::exists(path) && !m_quitWhenDone) {
+      showError(tr("The job could not be opened"), QString::fromStdString(e.what()));
+      return;
+    }
+  }
   m_jobPath = path;
   m_resumeJob = true;
   m_results->setJobPath(path);
   m_tabs->setCurrentWidget(m_results);
   m_settings.addRecentJob(path);
+  m_jobs->setSources(m_jobsDirectory, m_settings.recentJobs());
+  if (spec) {
+    // The panels show what the job runs with (a resume uses the stored spec, whatever they say).
+    m_dataset->setDatasetPath(QString::fromStdString(spec->input_path));
+    m_dataset->setPromptOptions(spec->prompt);
+    m_dataset->setOnBadRow(spec->on_bad_row);
+    spec->device = m_parameters->device();  // the device is this machine's choice, not the job's
+    spec->num_threads = m_parameters->numThreads();
+    m_parameters->setFromSpec(*spec);
+  }
   m_statusRows->setText(
       tr("Job %1: Start resumes its unfinished rows.").arg(QDir::toNativeSeparators(path)));
+}
+
+void MainWindow::restoreLastFiles() {
+  QStringList gone;
+  const QString model = m_settings.lastModel();
+  if (!model.isEmpty() && !QFileInfo::exists(model)) {
+    gone << tr("the model %1").arg(QDir::toNativeSeparators(model));
+  } else if (!model.isEmpty() && !m_model) {
+    m_modelPanel->setModelPath(model);
+    loadModel(model, m_settings.lastTokenizer());
+  }
+  const QString dataset = m_settings.lastDataset();
+  if (!dataset.isEmpty() && !QFileInfo::exists(dataset)) {
+    gone << tr("the instruction file %1").arg(QDir::toNativeSeparators(dataset));
+  } else if (!dataset.isEmpty() && m_dataset->datasetPath().isEmpty()) {
+    m_dataset->setDatasetPath(dataset);
+  }
+  if (!gone.isEmpty())
+    m_statusRows->setText(tr("Not reopened (moved or deleted): %1.").arg(gone.join(tr("; "))));
 }
 
 void MainWindow::setExportWhenDone(const QString& format, const QString& path) {
@@ -274,6 +349,7 @@ void MainWindow::loadModel(const QString& path, const QString& tokenizerPath) {
 void MainWindow::onModelLoaded(quint64 generation, const ModelSummary& model) {
   if (generation != m_generation) return;
   m_model = model;
+  m_settings.setLastModel(model.path, m_tokenizerPath);
   m_modelPanel->setLoaded(model);
   m_dataset->setModel(model);
   updateMemoryPlan();
@@ -328,12 +404,9 @@ GenerationSpec MainWindow::currentSpec() const {
 }
 
 QString MainWindow::newJobPath() const {
-  const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/jobs";
-  QDir().mkpath(dir);
-  const QString stem = dir + "/" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss-zzz");
-  QString path = stem + ".sluicejob";
-  for (int n = 2; QFileInfo::exists(path); ++n) path = QString("%1-%2.sluicejob").arg(stem).arg(n);
-  return path;
+  QDir().mkpath(m_jobsDirectory);
+  return ui::newJobPath(m_jobsDirectory, m_dataset->datasetPath(),
+                        m_model ? m_model->path : QString(), QDateTime::currentDateTime());
 }
 
 void MainWindow::start() {
@@ -353,6 +426,7 @@ void MainWindow::start() {
   m_rowsDone = 0;
   m_runControls->setState(RunControls::State::Running);
   m_statusRows->setText(tr("Starting…"));
+  m_jobs->setActiveJob(m_jobPath, JobsModel::JobState::Running, JobCounts{});
   emit runRequested(++m_generation, spec, m_jobPath, m_resumeJob);
   m_resumeJob = false;
 }
@@ -368,6 +442,9 @@ void MainWindow::setPaused(bool paused) {
   if (!isRunning()) return;
   m_worker->setPaused(paused);
   m_runControls->setState(paused ? RunControls::State::Paused : RunControls::State::Running);
+  m_jobs->setActiveJob(m_jobPath,
+                       paused ? JobsModel::JobState::Paused : JobsModel::JobState::Running,
+                       m_jobs->model()->activeCounts());
 }
 
 void MainWindow::onJobStarted(quint64 generation, const QString& jobPath, const QString& backend) {
@@ -375,6 +452,7 @@ void MainWindow::onJobStarted(quint64 generation, const QString& jobPath, const 
   m_modelPanel->setBackendDescription(backend);
   m_results->setJobPath(jobPath);
   m_statusRows->setText(tr("Running · job %1").arg(QDir::toNativeSeparators(jobPath)));
+  m_jobs->refresh();  // a new job's file exists now
 }
 
 void MainWindow::onRows(quint64 generation, const QVector<RowSnapshot>& rows) {
@@ -391,11 +469,15 @@ void MainWindow::onStats(quint64 generation, const StepStats& stats, const JobPr
   const double eta = progress.file_fraction > 0.01
                          ? stats.elapsed_s * (1.0 - progress.file_fraction) / progress.file_fraction
                          : -1.0;
+  // The counts are the job file's (earlier runs of a resumed job included), as `sluice jobs show`.
   m_statusRows->setText(tr("%1 rows done (%2 failed, %3 skipped) · %4 in flight")
-                            .arg(progress.rows_done + progress.rows_resumed)
-                            .arg(progress.rows_failed)
-                            .arg(progress.rows_skipped)
+                            .arg(progress.job.finished())
+                            .arg(progress.job.failed)
+                            .arg(progress.job.skipped)
                             .arg(progress.rows_in_flight));
+  m_jobs->setActiveJob(
+      m_jobPath, m_worker->isPaused() ? JobsModel::JobState::Paused : JobsModel::JobState::Running,
+      progress.job);
   m_statusTokens->setText(tr("%1 tokens · %2 tok/s")
                               .arg(stats.total_generation_tokens)
                               .arg(stats.generation_tokens_per_s, 0, 'f', 0));
@@ -410,9 +492,9 @@ void MainWindow::onJobFinished(quint64 generation, const JobProgress& progress, 
       cancelled ? tr("Cancelled: %1 rows finished; the job can be resumed (File › Open job).")
                       .arg(progress.rows_done)
                 : tr("Done: %1 rows (%2 failed, %3 skipped).")
-                      .arg(progress.rows_done + progress.rows_resumed)
-                      .arg(progress.rows_failed)
-                      .arg(progress.rows_skipped));
+                      .arg(progress.job.finished())
+                      .arg(progress.job.failed)
+                      .arg(progress.job.skipped));
   finishRun(cancelled, QString());
 }
 
@@ -426,6 +508,10 @@ void MainWindow::onJobFailed(quint64 generation, const QString& message) {
 
 void MainWindow::finishRun(bool cancelled, const QString& error) {
   m_runControls->setState(RunControls::State::Idle);
+  // A run that stopped on an error shows as failed (its file cannot tell) until the next run.
+  m_jobs->setActiveJob(error.isEmpty() ? QString() : m_jobPath, JobsModel::JobState::Failed,
+                       m_jobs->model()->activeCounts());
+  m_jobs->refresh();
   if (m_screenshots) {
     // One picture of every tab, so a review sees the plots, the block map, the timeline and
     // the table as the run left them.
@@ -462,8 +548,7 @@ void MainWindow::exportCurrentJob() {
 }
 
 void MainWindow::openJobDialog() {
-  const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/jobs";
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open job"), dir,
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open job"), m_jobsDirectory,
                                                     tr("Sluice jobs (*.sluicejob);;All files (*)"));
   if (!path.isEmpty()) openJob(path);
 }

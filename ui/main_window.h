@@ -19,15 +19,16 @@ class QTabWidget;
 namespace sluice::ui {
 
 class DatasetPanel;
+class JobsView;
 class KvBlockMapWidget;
 class LivePlots;
 class ModelPanel;
 class PairReviewView;
 class ParametersPanel;
-class RequestTimelineWidget;
 class ResultsPanel;
 class RunControls;
 class ScreenshotRecorder;
+class TimelinePanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -39,7 +40,13 @@ class MainWindow : public QMainWindow {
   // Scripted start (sluice gui options) and tests.
   void preloadModel(const QString& path);
   void preloadDataset(const QString& path);
-  void openJob(const QString& path);  // shows its results; Start then resumes it
+  // Shows a job's results and restores the instruction and parameter panels from its spec;
+  // Start then resumes it. A job file that exists and cannot be read is refused with an error
+  // (a scripted run, and a path with no file yet, are left to Start).
+  void openJob(const QString& path);
+  // Relaunch: opens the last model and instruction file that loaded, when they still exist
+  // (the status bar says which are gone).
+  void restoreLastFiles();
   void setStartWhenReady(bool start) { m_startWhenReady = start; }
   // Chooses the device of the next run ("cpu", "auto", "cuda:N"), as the Engine panel would.
   void setDevice(const QString& device);
@@ -56,6 +63,9 @@ class MainWindow : public QMainWindow {
   ParametersPanel* parametersPanel() const { return m_parameters; }
   DatasetPanel* datasetPanel() const { return m_dataset; }
   ModelPanel* modelPanel() const { return m_modelPanel; }
+  JobsView* jobsView() const { return m_jobs; }
+  // Where new jobs are saved (jobsDirectory() unless set, e.g. by a test).
+  void setJobsDirectory(const QString& directory);
 
  public slots:
   void start();
@@ -74,6 +84,7 @@ class MainWindow : public QMainWindow {
   void modelReady();
   void runFinished(bool cancelled, const QString& error);
   void exportDone(bool ok, const QString& message);
+  void rowAloneDone(qint64 rowIndex, bool identical, const QString& details);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -123,9 +134,11 @@ class MainWindow : public QMainWindow {
   QTabWidget* m_tabs = nullptr;
   LivePlots* m_plots = nullptr;
   KvBlockMapWidget* m_kvMap = nullptr;
-  RequestTimelineWidget* m_timeline = nullptr;
+  TimelinePanel* m_timeline = nullptr;
   ResultsPanel* m_results = nullptr;
   PairReviewView* m_pairs = nullptr;
+  JobsView* m_jobs = nullptr;
+  QString m_jobsDirectory;
   QLabel* m_statusRows = nullptr;
   QLabel* m_statusTokens = nullptr;
   QLabel* m_statusTime = nullptr;

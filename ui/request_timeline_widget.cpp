@@ -68,6 +68,7 @@ void RequestTimelineWidget::addRows(const QVector<sluice::RowSnapshot>& rows) {
     bar.decodeS = row.arrivalS + ttftMs / 1000.0;
     bar.endS = row.arrivalS + totalMs / 1000.0;
     bar.totalMs = totalMs;
+    bar.generationMs = totalMs - queueMs;
     m_latestEndS = std::max(m_latestEndS, bar.endS);
     m_bars.append(bar);
   }
@@ -84,6 +85,8 @@ void RequestTimelineWidget::clear() {
   m_listedSlowest.clear();
   m_numSlow = 0;
   m_fitting = true;
+  m_rowsPerLine = 1;
+  m_fittingRows = true;
   updateScrollBars();
   viewport()->update();
 }
@@ -96,8 +99,9 @@ QVector<int> RequestTimelineWidget::slowestPositions() const {
   QVector<int> positions;
   for (int i = 0; i < rowCount(); ++i)
     if (m_bars[i].isSlow) positions.append(i);
-  std::stable_sort(positions.begin(), positions.end(),
-                   [this](int a, int b) { return m_bars[a].totalMs > m_bars[b].totalMs; });
+  std::stable_sort(positions.begin(), positions.end(), [this](int a, int b) {
+    return m_bars[a].generationMs > m_bars[b].generationMs;
+  });
   return positions;
 }
 
@@ -106,22 +110,25 @@ void RequestTimelineWidget::rankSlowest() {
   m_listedSlowest.clear();
   m_numSlow = 0;
   if (n == 0) return;
-  // The k-th largest total is the threshold; ties with it count as slow too.
+  // By the row's own generation time, not its total: on a long run the last rows read wait
+  // longest in the queue, and ranking by total listed just them. The k-th largest is the
+  // threshold; ties with it count as slow too.
   const int k = std::max(1, static_cast<int>(std::ceil(n * kSlowFraction - 1e-9)));
-  QVector<double> totals;
-  totals.reserve(n);
-  for (const Bar& bar : m_bars) totals.append(bar.totalMs);
-  std::nth_element(totals.begin(), totals.begin() + (k - 1), totals.end(), std::greater<>());
-  m_slowThresholdMs = totals[k - 1];
+  QVector<double> times;
+  times.reserve(n);
+  for (const Bar& bar : m_bars) times.append(bar.generationMs);
+  std::nth_element(times.begin(), times.begin() + (k - 1), times.end(), std::greater<>());
+  m_slowThresholdMs = times[k - 1];
   QVector<int> slow;
   for (int i = 0; i < n; ++i) {
-    m_bars[i].isSlow = m_bars[i].totalMs >= m_slowThresholdMs;
+    m_bars[i].isSlow = m_bars[i].generationMs >= m_slowThresholdMs;
     if (m_bars[i].isSlow) slow.append(i);
   }
   m_numSlow = slow.size();
   const int listed = std::min<int>(kNumListedSlowest, slow.size());
-  std::partial_sort(slow.begin(), slow.begin() + listed, slow.end(),
-                    [this](int a, int b) { return m_bars[a].totalMs > m_bars[b].totalMs; });
+  std::partial_sort(slow.begin(), slow.begin() + listed, slow.end(), [this](int a, int b) {
+    return m_bars[a].generationMs > m_bars[b].generationMs;
+  });
   m_listedSlowest = slow.mid(0, listed);
 }
 
@@ -138,8 +145,9 @@ void RequestTimelineWidget::updateScrollBars() {
   const int width = std::max(1, viewport()->width());
   const double fitPxPerS = std::max(1, width - 2 * kPadPx) / std::max(m_latestEndS, 1.0);
   if (m_fitting) m_pxPerS = fitPxPerS;
+  if (m_fittingRows) m_rowsPerLine = fitRowsPerLine();
   QScrollBar* vertical = verticalScrollBar();
-  vertical->setRange(0, std::max(0, rowCount() * rowPitch() - areaHeight));
+  vertical->setRange(0, std::max(0, lineCount() * rowPitch() - areaHeight));
   vertical->setPageStep(areaHeight);
   vertical->setSingleStep(3 * rowPitch());
   QScrollBar* horizontal = horizontalScrollBar();
@@ -149,11 +157,25 @@ void RequestTimelineWidget::updateScrollBars() {
   horizontal->setSingleStep(std::max(1, width / 20));
 }
 
+int RequestTimelineWidget::rowOfLine(int line) const {
+  const int first = line * m_rowsPerLine;
+  const int end = std::min(rowCount(), first + m_rowsPerLine);
+  int slowest = first;
+  for (int i = first + 1; i < end; ++i)
+    if (m_bars[i].generationMs > m_bars[slowest].generationMs) slowest = i;
+  return slowest;
+}
+
+int RequestTimelineWidget::fitRowsPerLine() const {
+  const int numLinesFit = std::max(1, (viewport()->height() - headerHeight()) / rowPitch());
+  return std::max(1, (rowCount() + numLinesFit - 1) / numLinesFit);
+}
+
 int RequestTimelineWidget::rowAt(const QPoint& viewportPoint) const {
   const int y = viewportPoint.y() - headerHeight();
   if (y < 0 || viewportPoint.y() >= viewport()->height()) return -1;
-  const int position = (y + verticalScrollBar()->value()) / rowPitch();
-  return position < rowCount() ? position : -1;
+  const int line = (y + verticalScrollBar()->value()) / rowPitch();
+  return line < lineCount() ? rowOfLine(line) : -1;
 }
 
 QRect RequestTimelineWidget::barRect(int position) const {
@@ -161,7 +183,8 @@ QRect RequestTimelineWidget::barRect(int position) const {
   const Bar& bar = m_bars[position];
   const int x0 = static_cast<int>(std::floor(timeToX(bar.startS)));
   const int x1 = std::max(x0 + 1, static_cast<int>(std::ceil(timeToX(bar.endS))));
-  const int y = headerHeight() + position * rowPitch() - verticalScrollBar()->value();
+  const int line = position / m_rowsPerLine;
+  const int y = headerHeight() + line * rowPitch() - verticalScrollBar()->value();
   return QRect(x0, y, x1 - x0, m_rowHeightPx);
 }
 
@@ -178,6 +201,13 @@ QString RequestTimelineWidget::describeAt(const QPoint& viewportPoint) const {
               .arg(formatMs((bar.decodeS - bar.prefillS) * 1000.0))
               .arg(formatMs((bar.endS - bar.decodeS) * 1000.0))
               .arg(formatMs(bar.totalMs));
+  if (m_rowsPerLine > 1) {
+    const int first = position / m_rowsPerLine * m_rowsPerLine;
+    text += QString("\nthe slowest of rows at %1–%2 (%3 per line: Ctrl+Shift+wheel zooms in)")
+                .arg(first + 1)
+                .arg(std::min(rowCount(), first + m_rowsPerLine))
+                .arg(m_rowsPerLine);
+  }
   text += QString("\narrived at %1 s").arg(bar.startS, 0, 'f', 2);
   if (bar.isSlow) text += QString(" · among the slowest %1%").arg(qRound(kSlowFraction * 100));
   return text;
@@ -185,6 +215,7 @@ QString RequestTimelineWidget::describeAt(const QPoint& viewportPoint) const {
 
 void RequestTimelineWidget::scrollToRow(int position) {
   if (position < 0 || position >= rowCount()) return;
+  if (m_rowsPerLine > 1) setRowsPerLine(1);
   const int areaHeight = std::max(1, viewport()->height() - headerHeight());
   const int top = position * rowPitch();
   QScrollBar* vertical = verticalScrollBar();
@@ -204,6 +235,44 @@ void RequestTimelineWidget::setRowHeight(int px) {
   updateScrollBars();
   verticalScrollBar()->setValue(firstVisible * rowPitch());
   viewport()->update();
+}
+
+void RequestTimelineWidget::setRowsPerLine(int rows) {
+  Q_ASSERT_X(rows >= 1, "setRowsPerLine", "a line shows at least one row");
+  QScrollBar* vertical = verticalScrollBar();
+  const bool wasAtBottom = vertical->value() >= vertical->maximum();  // keeps following
+  const int firstRow = vertical->value() / rowPitch() * m_rowsPerLine;
+  m_fittingRows = false;
+  m_rowsPerLine = rows;
+  updateScrollBars();
+  vertical->setValue(wasAtBottom ? vertical->maximum() : firstRow / m_rowsPerLine * rowPitch());
+  viewport()->update();
+}
+
+void RequestTimelineWidget::fitRows() {
+  m_fittingRows = true;
+  updateScrollBars();
+  verticalScrollBar()->setValue(0);
+  viewport()->update();
+}
+
+void RequestTimelineWidget::fitWholeRun() {
+  fitTime();
+  fitRows();
+}
+
+// Zooming in merges fewer rows into a line, then makes rows taller; zooming out the reverse,
+// down to the whole run.
+void RequestTimelineWidget::zoomRows(double notches) {
+  const int steps = static_cast<int>(std::lround(notches));
+  if (steps > 0 && m_rowsPerLine > 1) {
+    setRowsPerLine(std::max(1, static_cast<int>(m_rowsPerLine / std::pow(1.5, steps))));
+  } else if (steps > 0 || m_rowHeightPx + steps >= 2) {
+    setRowHeight(std::clamp(m_rowHeightPx + steps, 2, 40));
+  } else if (steps < 0) {
+    const int grown = static_cast<int>(std::ceil(m_rowsPerLine * std::pow(1.5, -steps)));
+    setRowsPerLine(std::min(std::max(m_rowsPerLine + 1, grown), fitRowsPerLine()));
+  }
 }
 
 void RequestTimelineWidget::zoomTime(double factor, int anchorX) {
@@ -252,14 +321,14 @@ void RequestTimelineWidget::wheelEvent(QWheelEvent* event) {
   const QPoint angle = event->angleDelta();
   const double notches = (angle.y() != 0 ? angle.y() : angle.x()) / 120.0;
   if (event->modifiers() & Qt::ShiftModifier)
-    setRowHeight(std::clamp(m_rowHeightPx + static_cast<int>(std::lround(notches)), 2, 40));
+    zoomRows(notches);
   else
     zoomTime(std::pow(kWheelZoomStep, notches), qRound(event->position().x()));
   event->accept();
 }
 
 void RequestTimelineWidget::mouseDoubleClickEvent(QMouseEvent* /*event*/) {
-  fitTime();
+  fitWholeRun();
 }
 
 void RequestTimelineWidget::scrollContentsBy(int /*dx*/, int /*dy*/) {
@@ -278,10 +347,11 @@ void RequestTimelineWidget::paintRows(QPainter& painter) const {
   const int top = headerHeight();
   const int scroll = verticalScrollBar()->value();
   const int first = scroll / rowPitch();
-  const int last = std::min(rowCount() - 1, (scroll + viewport()->height() - top) / rowPitch());
+  const int last = std::min(lineCount() - 1, (scroll + viewport()->height() - top) / rowPitch());
   painter.save();
   painter.setClipRect(QRect(0, top, viewport()->width(), viewport()->height() - top));
-  for (int i = first; i <= last; ++i) paintBar(painter, m_bars[i], top + i * rowPitch() - scroll);
+  for (int line = first; line <= last; ++line)
+    paintBar(painter, m_bars[rowOfLine(line)], top + line * rowPitch() - scroll);
   painter.restore();
 }
 
@@ -310,18 +380,38 @@ void RequestTimelineWidget::paintBar(QPainter& painter, const Bar& bar, int y) c
   }
 }
 
-void RequestTimelineWidget::paintTimeAxis(QPainter& painter, int top, int bottom) const {
+QVector<RequestTimelineWidget::TimeTick> RequestTimelineWidget::timeTicks() const {
+  QVector<TimeTick> ticks;
   const double step = niceStep(kMinTickSpacingPx / m_pxPerS);
   const int decimals = step < 1.0 ? static_cast<int>(std::ceil(-std::log10(step))) : 0;
   const double firstS = std::floor(-timeToX(0.0) / m_pxPerS / step) * step;
-  const int labelTop = top - fontMetrics().height();
-  for (double t = std::max(0.0, firstS); timeToX(t) <= viewport()->width(); t += step) {
-    const int x = qRound(timeToX(t));
+  const int labelTop = headerHeight() - 2 - fontMetrics().height();
+  const int width = viewport()->width();
+  for (double t = std::max(0.0, firstS); timeToX(t) <= width; t += step) {
+    TimeTick tick;
+    tick.seconds = t;
+    tick.x = qRound(timeToX(t));
+    tick.label = QString("%1 s").arg(t, 0, 'f', decimals);
+    const int textWidth = fontMetrics().horizontalAdvance(tick.label) + 1;
+    // Right of the tick; moved in where the right edge would cut it, and left out where it
+    // would then cover the previous label or the left edge cuts it (the grid line stays).
+    const int left = std::min(tick.x + 2, width - textWidth);
+    if (left < 0 || (!ticks.isEmpty() && left <= ticks.back().labelRect.right() + 4))
+      tick.label.clear();
+    tick.labelRect =
+        tick.label.isEmpty() ? QRect() : QRect(left, labelTop, textWidth, fontMetrics().height());
+    ticks.append(tick);
+  }
+  return ticks;
+}
+
+void RequestTimelineWidget::paintTimeAxis(QPainter& painter, int top, int bottom) const {
+  for (const TimeTick& tick : timeTicks()) {
     painter.setPen(palette::gridColour(palette()));
-    painter.drawLine(x, top, x, bottom);
+    painter.drawLine(tick.x, top, tick.x, bottom);
+    if (tick.label.isEmpty()) continue;
     painter.setPen(palette().color(QPalette::Text));
-    painter.drawText(QRect(x + 2, labelTop, kMinTickSpacingPx, fontMetrics().height()),
-                     Qt::AlignLeft | Qt::AlignVCenter, QString("%1 s").arg(t, 0, 'f', decimals));
+    painter.drawText(tick.labelRect, Qt::AlignLeft | Qt::AlignVCenter, tick.label);
   }
 }
 
@@ -365,7 +455,8 @@ void RequestTimelineWidget::paintLegend(QPainter& painter, int y, int lineHeight
   painter.setPen(palette().color(QPalette::PlaceholderText));
   painter.drawText(QRect(x, y, hintWidth, lineHeight), Qt::AlignLeft | Qt::AlignVCenter,
                    fontMetrics().elidedText(
-                       "Ctrl+wheel zooms time · Ctrl+Shift+wheel row height · double-click fits",
+                       "Ctrl+wheel zooms time · Ctrl+Shift+wheel zooms rows · double-click: "
+                       "whole run",
                        Qt::ElideRight, hintWidth));
 }
 
@@ -375,8 +466,8 @@ QString RequestTimelineWidget::slowestSummary() const {
   for (int position : m_listedSlowest)
     listed << QString("row %1 %2")
                   .arg(m_bars[position].rowIndex)
-                  .arg(formatMs(m_bars[position].totalMs));
-  return QString("Slowest %1%: %2 of %3 rows ≥ %4 — %5")
+                  .arg(formatMs(m_bars[position].generationMs));
+  return QString("Slowest %1% by generation time: %2 of %3 rows ≥ %4 — %5")
       .arg(qRound(kSlowFraction * 100))
       .arg(m_numSlow)
       .arg(rowCount())

@@ -1,11 +1,14 @@
 // A Gantt-style timeline of finished requests: one bar per row, split into its queued, prefill
 // and decode phases, x = seconds since the engine started, newest row at the bottom. Only the
-// rows inside the viewport are painted, so thousands of rows scroll smoothly. The slowest 5% (by
-// total time) are outlined in red and the slowest of them are listed in the header.
+// lines inside the viewport are painted, so thousands of rows scroll smoothly. The slowest 5% by
+// their own generation time (first scheduled -> finished: a row that only waited long in the
+// queue is not slow) are outlined in red and the slowest of them are listed in the header.
 //
-// Ctrl+wheel zooms the time axis around the cursor, Ctrl+Shift+wheel changes the row height, a
-// double-click fits the whole run again. While the view is scrolled to the bottom it follows the
-// newest rows.
+// Long runs: a line can stand for several rows (rowsPerLine), drawn as the slowest of them, so
+// the whole run fits the viewport; that is where a run starts, and fitWholeRun (a double-click)
+// goes back to it. Zooming in on rows goes to one row per line and then to taller rows.
+// Ctrl+wheel zooms the time axis around the cursor, Ctrl+Shift+wheel zooms the rows. While the
+// view is scrolled to the bottom it follows the newest rows.
 #pragma once
 
 #include <QAbstractScrollArea>
@@ -35,16 +38,17 @@ class RequestTimelineWidget final : public QAbstractScrollArea {
   bool isSlow(int position) const;
   // Returns the timeline positions of the slowest rows, slowest first.
   QVector<int> slowestPositions() const;
-  // Returns the total time (ms) from which a row counts as slow; 0 when there are no rows.
+  // Returns the generation time (ms, first scheduled -> finished) from which a row counts as
+  // slow; 0 when there are no rows.
   double slowThresholdMs() const { return m_slowThresholdMs; }
 
-  // Returns the position of the row under a viewport point, or -1.
+  // Returns the position of the row under a viewport point (the row its line shows), or -1.
   int rowAt(const QPoint& viewportPoint) const;
   // Returns the tooltip for a viewport point: row id, status and the three phase durations.
   QString describeAt(const QPoint& viewportPoint) const;
-  // Returns the bar of a row in viewport coordinates (may lie outside the viewport).
+  // Returns the bar of a row (of its line) in viewport coordinates (may lie outside the viewport).
   QRect barRect(int position) const;
-  // Scrolls so that a row is visible.
+  // Shows one row per line and scrolls so that a row is visible.
   void scrollToRow(int position);
 
   int rowHeight() const { return m_rowHeightPx; }
@@ -54,7 +58,27 @@ class RequestTimelineWidget final : public QAbstractScrollArea {
   void zoomTime(double factor, int anchorX);
   // Fits the whole run into the viewport's width and keeps fitting as rows arrive.
   void fitTime();
+  // Rows each line stands for (1: one row per line).
+  int rowsPerLine() const { return m_rowsPerLine; }
+  // Precondition: rows >= 1. Stops fitting the rows; a view at the bottom stays there.
+  void setRowsPerLine(int rows);
+  // Fits every row into the viewport's height (several rows per line when needed) and keeps
+  // fitting as rows arrive, until the rows are zoomed or scrolled to one.
+  void fitRows();
+  // fitTime() and fitRows(): the whole run at a glance.
+  void fitWholeRun();
 
+  // A time-axis tick and its label, in viewport coordinates.
+  struct TimeTick {
+    double seconds = 0.0;
+    int x = 0;
+    QRect labelRect;
+    QString label;
+  };
+  // Returns the ticks painted for the current scale and scroll. Every label lies inside the
+  // viewport: one the edge would cut is moved in, or left out ("" and an empty rect) where it
+  // would then cover the label before it.
+  QVector<TimeTick> timeTicks() const;
   QSize sizeHint() const override { return {520, 320}; }
 
  protected:
@@ -76,11 +100,17 @@ class RequestTimelineWidget final : public QAbstractScrollArea {
     double decodeS = 0.0;   // first token
     double endS = 0.0;      // finished
     double totalMs = 0.0;
+    double generationMs = 0.0;  // first scheduled -> finished: what the slow ranking uses
     bool isSlow = false;
   };
 
   int headerHeight() const;
   int rowPitch() const { return m_rowHeightPx + 1; }
+  int lineCount() const { return (rowCount() + m_rowsPerLine - 1) / m_rowsPerLine; }
+  // Returns the row a line shows: its slowest by generation time.
+  int rowOfLine(int line) const;
+  int fitRowsPerLine() const;
+  void zoomRows(double notches);
   double timeToX(double seconds) const;
   void rankSlowest();
   void updateScrollBars();
@@ -99,6 +129,8 @@ class RequestTimelineWidget final : public QAbstractScrollArea {
   int m_rowHeightPx = 7;
   double m_pxPerS = 1.0;
   bool m_fitting = true;
+  int m_rowsPerLine = 1;
+  bool m_fittingRows = true;  // a long run is seen whole until the rows are zoomed
 };
 
 }  // namespace sluice::ui

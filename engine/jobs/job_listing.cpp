@@ -9,6 +9,21 @@
 
 namespace sluice {
 
+JobListing read_job_listing(const std::string& path) {
+  JobListing listing;
+  listing.path = path;
+  try {
+    const auto job = JobStore::open(path);
+    listing.info = job->info();
+    listing.counts = job->counts();
+  } catch (const Error& e) {
+    listing.info = {};
+    listing.counts = {};
+    listing.error = e.what();
+  }
+  return listing;
+}
+
 std::vector<JobListing> list_jobs(const std::string& directory) {
   namespace fs = std::filesystem;
   std::error_code error;
@@ -19,18 +34,7 @@ std::vector<JobListing> list_jobs(const std::string& directory) {
   for (; it != fs::directory_iterator(); it.increment(error)) {
     if (error) fail(directory, ": cannot list: ", error.message());
     if (it->path().extension() != kJobFileExtension) continue;
-    JobListing listing;
-    listing.path = it->path().string();
-    try {
-      const auto job = JobStore::open(listing.path);
-      listing.info = job->info();
-      listing.counts = job->counts();
-    } catch (const Error& e) {
-      listing.info = {};
-      listing.counts = {};
-      listing.error = e.what();
-    }
-    listings.push_back(std::move(listing));
+    listings.push_back(read_job_listing(it->path().string()));
   }
   if (error) fail(directory, ": cannot list: ", error.message());
   std::sort(listings.begin(), listings.end(),

@@ -18,6 +18,9 @@ struct JobListing {
   std::string error;  // non-empty when the file could not be read; info and counts are then empty
 };
 
+// Returns the listing of one job file: its info and counts, or the error that reading it gave.
+JobListing read_job_listing(const std::string& path);
+
 // Returns every *.sluicejob file directly in directory, sorted by path, with its info and counts.
 // A file that cannot be read is listed with its error instead of failing the whole listing.
 // Throws Error naming the directory when it does not exist or cannot be read.

@@ -283,7 +283,7 @@ void RunViewsTest::timelineMarksSlowestRows() {
   for (int position : slowest) QVERIFY2(position % 20 == 0, qPrintable(QString::number(position)));
   QVERIFY(timeline.isSlow(0));
   QVERIFY(!timeline.isSlow(1));
-  QVERIFY(timeline.slowThresholdMs() >= 60000.0);
+  QVERIFY(timeline.slowThresholdMs() >= 59000.0);  // generation time: the total less the queue
 
   // A slow row that is in view carries the red marker at the left edge.
   timeline.scrollToRow(4980);
@@ -309,6 +309,7 @@ void RunViewsTest::timelineDescribesRowsAndScrolls() {
   timeline.show();
   QVERIFY(QTest::qWaitForWindowExposed(&timeline));
   timeline.addRows(syntheticRows(5000));
+  timeline.setRowsPerLine(1);  // one row per line, following the tail
   // Following the tail: the newest row is visible at the bottom.
   const QRect newest = timeline.barRect(4999);
   QVERIFY(newest.bottom() <= timeline.viewport()->height());

@@ -91,6 +91,40 @@ TEST(GenerationJob, ResumeRunsAnUnreadableRowAgain) {
   EXPECT_EQ(job->store().result(2)->samples, row2_samples);
 }
 
+// The progress carries the job file's counts, earlier runs included: the GUI's status shows
+// these, and they must agree with `sluice jobs show` (the file's counts()).
+TEST(GenerationJob, ProgressCountsAreTheJobFilesAfterAResume) {
+  const std::string dir = make_temp_dir("gen-job-counts");
+  const std::string path = dir + "/job.sluicejob";
+  {
+    auto job = GenerationJob::create(stories_spec(dir, 6), path);
+    job->load();
+    const JobProgress progress = job->run(nullptr, nullptr).progress;
+    EXPECT_EQ(progress.job.done, 6);
+    EXPECT_EQ(progress.job.total_rows, 6);
+  }
+  {
+    SqliteDb db(path, SqliteDb::Mode::OpenExisting);
+    db.exec("UPDATE rows SET status = 'failed' WHERE row_index = 1");  // an earlier run's failure
+    db.exec("UPDATE rows SET status = 'bogus' WHERE row_index = 4");   // unreadable: runs again
+  }
+  auto job = GenerationJob::resume(path, "cpu", 1);
+  job->load();
+  std::vector<JobCounts> seen;
+  const JobProgress progress =
+      job->run(nullptr, [&](const StepStats&, const JobProgress& p) { seen.push_back(p.job); })
+          .progress;
+  const JobCounts file = job->store().counts();
+  EXPECT_EQ(file.failed, 1);
+  EXPECT_EQ(progress.job.done, file.done);
+  EXPECT_EQ(progress.job.failed, file.failed);
+  EXPECT_EQ(progress.job.skipped, file.skipped);
+  EXPECT_EQ(progress.job.unreadable, file.unreadable);
+  EXPECT_EQ(progress.job.total_rows, file.total_rows);
+  EXPECT_EQ(progress.job.finished(), 6);
+  for (const JobCounts& c : seen) EXPECT_EQ(c.failed, 1) << "a live count lost the earlier failure";
+}
+
 // "Run this row alone" goes to the job's own engine service, beside the rows still running,
 // and gives back the row's stored samples.
 TEST(GenerationJob, RunRowAloneRunsOnTheJobsServiceBesideItsRows) {

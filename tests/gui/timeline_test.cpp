@@ -1,0 +1,160 @@
+// The request timeline at scale: the slowest rows are ranked by their own generation time (not
+// the queue wait that grows along a long run), the whole run fits the view (several rows per
+// line), no time label is cut at the right edge, and the Timeline tab shows the run's output
+// lengths beside it.
+#include <QElapsedTimer>
+#include <QScrollBar>
+#include <QTest>
+
+#include "ui/length_histogram.h"
+#include "ui/request_timeline_widget.h"
+#include "ui/timeline_panel.h"
+
+using sluice::RowSnapshot;
+using sluice::ui::RequestTimelineWidget;
+
+namespace {
+
+constexpr double kWholeRunPaintBudgetMs = 50.0;  // one paint of 5000 rows fitted into 600x400
+
+// A long run as a job reads it: each row waits longer in the queue than the one before (the
+// last ones about 100 s), while every 20th row is slow to generate (5 s against about 1 s).
+QVector<RowSnapshot> longRun(int numRows) {
+  QVector<RowSnapshot> rows;
+  for (int i = 0; i < numRows; ++i) {
+    RowSnapshot row;
+    row.rowIndex = i;
+    row.id = QString("r%1").arg(i);
+    row.status = "done";
+    row.finishReason = "stop";
+    row.arrivalS = 0.01 * i;
+    row.queueMs = 20.0 * i;
+    row.ttftMs = row.queueMs + 100.0;
+    row.totalMs = row.ttftMs + (i % 20 == 7 ? 5000.0 : 900.0 + (i % 10) * 10.0);
+    row.output = "text";
+    row.outputTokens = 10 + i % 200;
+    rows.append(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+class TimelineTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void slowestAreRankedByGenerationTime() {
+    RequestTimelineWidget timeline;
+    timeline.resize(600, 400);
+    timeline.addRows(longRun(5000));
+    const QVector<int> slowest = timeline.slowestPositions();
+    QCOMPARE(slowest.size(), 250);  // 5%
+    for (const int position : slowest)
+      QVERIFY2(position % 20 == 7, qPrintable(QString("row %1 is only late").arg(position)));
+    QVERIFY(!timeline.isSlow(4999));  // waited longest, generated fast
+    QCOMPARE(timeline.slowThresholdMs(), 5100.0);
+  }
+
+  void wholeRunFitsTheView() {
+    RequestTimelineWidget timeline;
+    timeline.resize(600, 400);
+    timeline.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&timeline));
+    timeline.addRows(longRun(5000));
+    // A run starts seen whole.
+    QVERIFY(timeline.rowsPerLine() > 1);
+    QCOMPARE(timeline.verticalScrollBar()->maximum(), 0);
+    timeline.setRowsPerLine(1);  // Follow newest
+    QVERIFY(timeline.verticalScrollBar()->maximum() > 0);
+
+    timeline.fitWholeRun();
+    QVERIFY(timeline.rowsPerLine() > 1);
+    QCOMPARE(timeline.verticalScrollBar()->maximum(), 0);
+    QCOMPARE(timeline.horizontalScrollBar()->maximum(), 0);
+    for (const int position : {0, 2500, 4999}) {
+      const QRect bar = timeline.barRect(position);
+      QVERIFY2(bar.top() >= 0 && bar.bottom() < timeline.viewport()->height(),
+               qPrintable(QString("row %1 is out of view").arg(position)));
+    }
+    // A line shows its slowest row, so no slow row hides in the overview.
+    const QRect line = timeline.barRect(7);
+    QCOMPARE(timeline.rowAt(QPoint(10, line.center().y())), 7);
+    QVERIFY(timeline.describeAt(QPoint(10, line.center().y())).contains("the slowest of rows"));
+    // Rows still arriving keep the whole run in view.
+    QVector<RowSnapshot> more = longRun(6000).mid(5000);
+    timeline.addRows(more);
+    QCOMPARE(timeline.verticalScrollBar()->maximum(), 0);
+
+    QElapsedTimer timer;
+    timer.start();
+    timeline.viewport()->repaint();
+    const double paintMs = timer.nsecsElapsed() / 1e6;
+    qInfo("paint of 6000 rows fitted into 600x400: %.2f ms (budget %.0f ms)", paintMs,
+          kWholeRunPaintBudgetMs);
+    QVERIFY(paintMs < kWholeRunPaintBudgetMs);
+
+    timeline.scrollToRow(3);  // going to a row shows it on its own line
+    QCOMPARE(timeline.rowsPerLine(), 1);
+    QCOMPARE(timeline.rowAt(QPoint(10, timeline.barRect(3).center().y())), 3);
+  }
+
+  void timeLabelsAreNeverCut() {
+    RequestTimelineWidget timeline;
+    timeline.resize(600, 300);
+    timeline.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&timeline));
+    RowSnapshot row;
+    row.totalMs = 300000.0;  // the run ends on a round tick: 300 s at the right edge
+    row.queueMs = 10.0;
+    row.ttftMs = 20.0;
+    timeline.addRows({row});
+    for (const double zoom : {1.0, 1.7, 3.0, 11.0}) {
+      if (zoom > 1.0) timeline.zoomTime(zoom, 300);
+      const auto ticks = timeline.timeTicks();
+      QVERIFY(ticks.size() >= 2);
+      bool hasRightLabel = false;
+      for (const auto& tick : ticks) {
+        if (tick.label.isEmpty()) continue;
+        QVERIFY2(
+            tick.labelRect.left() >= 0 && tick.labelRect.right() < timeline.viewport()->width(),
+            qPrintable(QString("label %1 at %2..%3 of %4")
+                           .arg(tick.label)
+                           .arg(tick.labelRect.left())
+                           .arg(tick.labelRect.right())
+                           .arg(timeline.viewport()->width())));
+        QVERIFY(tick.labelRect.width() >= timeline.fontMetrics().horizontalAdvance(tick.label));
+        hasRightLabel |= tick.labelRect.right() > timeline.viewport()->width() * 3 / 4;
+      }
+      QVERIFY(hasRightLabel);
+      timeline.fitTime();
+    }
+  }
+
+  void panelShowsOutputLengths() {
+    sluice::ui::TimelinePanel panel;
+    panel.resize(900, 400);
+    QVector<RowSnapshot> rows = longRun(1000);
+    panel.addRows(rows.mid(0, 100));
+    QTest::qWait(700);  // hidden (another tab): the histogram waits to be seen
+    QCOMPARE(panel.outputLengths()->stats().count, 0);
+    rows.remove(0, 100);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QCOMPARE(panel.outputLengths()->stats().count, 100);
+    rows[105].output.clear();  // a failed row without output is not a length
+    rows[105].outputTokens = 0;
+    for (int start = 0; start < rows.size(); start += 100) panel.addRows(rows.mid(start, 100));
+    QCOMPARE(panel.timeline()->rowCount(), 1000);
+    QTRY_COMPARE_WITH_TIMEOUT(panel.outputLengths()->stats().count, 999, 5000);
+    QCOMPARE(panel.outputLengths()->stats().max, 209);
+    QVERIFY2(panel.outputLengths()->summaryText().startsWith("999 outputs"),
+             qPrintable(panel.outputLengths()->summaryText()));
+    panel.clear();
+    QCOMPARE(panel.timeline()->rowCount(), 0);
+    QCOMPARE(panel.outputLengths()->stats().count, 0);
+  }
+};
+
+QTEST_MAIN(TimelineTest)
+#include "timeline_test.moc"
