@@ -2,6 +2,7 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <optional>
 
 #include "engine/core/error.h"
 #include "engine/data/exporters.h"
@@ -125,12 +126,13 @@ void EngineWorker::loadModel(quint64 generation, const QString& path,
       emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
       return !m_cancel.load();
     };
+    // The loaded model (and its engine) stay until the new one has loaded: a failed or
+    // cancelled load leaves the working model in place.
+    auto session = std::make_shared<const ModelSession>(
+        open_model_session(path.toStdString(), tokenizerPath.toStdString(), options));
     m_service.reset();
     m_serviceKey.clear();
-    m_session.reset();
-    m_sessionPath.clear();
-    m_session = std::make_shared<const ModelSession>(
-        open_model_session(path.toStdString(), tokenizerPath.toStdString(), options));
+    m_session = std::move(session);
     m_sessionPath = path;
     emit modelLoaded(generation, summarize_model(m_session));
   } catch (const Cancelled&) {
@@ -148,6 +150,9 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     m_job.reset();
     m_job = resume ? GenerationJob::resume(jobPath.toStdString(), spec.device, spec.num_threads)
                    : GenerationJob::create(spec, jobPath.toStdString());
+    // Counted beside the load and the run, so progress is rows of a known total early on.
+    const BackgroundRowCount rowCount(m_job->spec().input_path, m_job->spec().format,
+                                      static_cast<int64_t>(m_job->spec().limit));
     const bool reuse =
         m_session && m_sessionPath == QString::fromStdString(m_job->spec().model_path);
     LoadOptions options;
@@ -170,7 +175,7 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     m_service = m_job->shared_service();
     m_serviceKey = key;
     emit jobStarted(generation, jobPath, QString::fromStdString(m_service->backend_description()));
-    runLoop(generation, *m_job);
+    runLoop(generation, *m_job, rowCount);
   } catch (const Cancelled&) {
     emit jobFinished(generation, JobProgress{}, true);
   } catch (const std::exception& e) {
@@ -178,13 +183,19 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
   }
 }
 
-void EngineWorker::runLoop(quint64 generation, GenerationJob& job) {
+void EngineWorker::runLoop(quint64 generation, GenerationJob& job,
+                           const BackgroundRowCount& rowCount) {
   QVector<RowSnapshot> pending;
   QElapsedTimer sinceRows, sinceMap;
   sinceRows.start();
   sinceMap.start();
   StepStats lastStats;
   JobProgress lastProgress;
+  // A kept service's counters and clock run on from earlier jobs: the GUI gets this job's own.
+  const StepStats before = job.service().metrics().latest_step;
+  QElapsedTimer sinceStart;
+  sinceStart.start();
+  std::optional<double> clockOffsetS;  // the engine's clock when this job started
   auto flushRows = [&] {
     if (!pending.isEmpty()) emit rowsFinished(generation, pending);
     pending.clear();
@@ -199,8 +210,15 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job) {
   const RunSummary summary = job.run(
       [&](const RowResult& row, double arrivalS) { pending.push_back(snapshot(row, arrivalS)); },
       [&](const StepStats& stats, const JobProgress& progress) {
+        if (!clockOffsetS) clockOffsetS = stats.elapsed_s - sinceStart.elapsed() / 1000.0;
         lastStats = stats;
+        lastStats.elapsed_s = std::max(0.0, stats.elapsed_s - *clockOffsetS);
+        lastStats.total_prompt_tokens -= before.total_prompt_tokens;
+        lastStats.total_generation_tokens -= before.total_generation_tokens;
+        lastStats.num_preemptions -= before.num_preemptions;
+        lastStats.num_finished -= before.num_finished;
         lastProgress = progress;
+        if (lastProgress.rows_total < 0) lastProgress.rows_total = rowCount.total();
         if (sinceRows.elapsed() >= kRowsIntervalMs) flushRows();
         if (sinceMap.elapsed() >= kMapIntervalMs) flushMap();
       },

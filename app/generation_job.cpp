@@ -224,6 +224,7 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
     }
     if (!row || (spec_.limit > 0 && row->row_index >= static_cast<int64_t>(spec_.limit))) {
       is_reader_done_ = true;
+      progress.rows_total = rows_read();
       break;
     }
     last_row_index_ = std::max(last_row_index_, row->row_index);
@@ -357,12 +358,17 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
     last_step_seen = num_steps;
   }
   if (is_reader_done_ && !is_stopping_) {
-    progress.rows_total = spec_.limit > 0 ? std::min<int64_t>(static_cast<int64_t>(spec_.limit), last_row_index_ + 1)
-                                          : last_row_index_ + 1;
+    progress.rows_total = rows_read();
     store_->set_total_rows(progress.rows_total);
   }
   flush_and_announce(progress);
   return summary;
+}
+
+int64_t GenerationJob::rows_read() const {
+  const int64_t num_rows = last_row_index_ + 1;
+  return spec_.limit > 0 ? std::min<int64_t>(static_cast<int64_t>(spec_.limit), num_rows)
+                         : num_rows;
 }
 
 std::vector<SampleResult> GenerationJob::run_row_alone(int64_t row_index) {

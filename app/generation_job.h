@@ -30,7 +30,7 @@ struct JobProgress {
   int64_t rows_skipped = 0;   // of which skipped bad rows
   int64_t rows_resumed = 0;   // found finished in the job and not run again
   int64_t rows_in_flight = 0;
-  int64_t rows_total = -1;    // known once the whole file has been read
+  int64_t rows_total = -1;    // known once the whole file has been read (or counted ahead)
   double file_fraction = 0.0; // bytes of the input read so far
 };
 
@@ -109,6 +109,8 @@ class GenerationJob {
   void flush_and_announce(JobProgress& progress);
   void announce_committed(JobProgress& progress);
   std::string model_identity() const;
+  // Returns the rows read so far, bad ones included, within the spec's limit.
+  int64_t rows_read() const;
 
   GenerationSpec spec_;
   std::string job_path_;               // a new job's file, created by load()
