@@ -241,7 +241,14 @@ class MainWindowFlowTest : public QObject {
     QVERIFY(!statusBarSays(window, "Open a model"));
     QVERIFY(!window.runControls()->progressBar()->text().contains("load"));
 
-    window.preloadModel("/nonexistent/model.gguf");
+    // A file that exists gets as far as "reading <path>" at 0% before the loader refuses it.
+    QTemporaryDir dir;
+    const QString broken = dir.filePath("broken.gguf");
+    QFile file(broken);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray(4096, 'x'));
+    file.close();
+    window.preloadModel(broken);
     QTRY_COMPARE_WITH_TIMEOUT(window.runControls()->state(), sluice::ui::RunControls::State::Idle,
                               30000);
     QVERIFY(window.isModelLoaded());
