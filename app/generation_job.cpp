@@ -35,10 +35,9 @@ SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
   return s;
 }
 
-// A row whose prompt was refused before encoding (it cannot fit the context) fails as a prompt
-// the engine rejects does: every sample ends with "error".
-RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt,
-                      const GenerationSpec& spec) {
+// A row recorded without running: its input and prompt, a status and why.
+RowResult unrun_row(const DatasetRow& row, const BuiltPrompt& prompt, const GenerationSpec& spec,
+                    RowStatus status, std::string error) {
   RowResult r;
   r.row_index = row.row_index;
   r.line = row.line;
@@ -46,10 +45,29 @@ RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt,
   r.messages = prompt.messages;
   r.prompt = prompt.text;
   r.seed = spec.sampling.seed;
-  r.status = RowStatus::Failed;
-  r.error = prompt.refusal;
+  r.status = status;
+  r.error = std::move(error);
+  return r;
+}
+
+// A row whose prompt was refused before encoding (it cannot fit the context) fails as a prompt
+// the engine rejects does: every sample ends with "error".
+RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt,
+                      const GenerationSpec& spec) {
+  RowResult r = unrun_row(row, prompt, spec, RowStatus::Failed, prompt.refusal);
   r.samples.assign(static_cast<size_t>(spec.sampling.n), SampleResult{.finish_reason = "error"});
   return r;
+}
+
+// Keeps the last `keep` tokens of a prompt, the BOS token first when it starts with one.
+void keep_prompt_end(std::vector<int32_t>& tokens, size_t keep, int32_t bos_id) {
+  if (tokens.size() <= keep) return;
+  std::vector<int32_t> kept;
+  kept.reserve(keep);
+  if (keep >= 2 && tokens.front() == bos_id) kept.push_back(bos_id);
+  const size_t num_tail = keep - kept.size();
+  kept.insert(kept.end(), tokens.end() - static_cast<std::ptrdiff_t>(num_tail), tokens.end());
+  tokens = std::move(kept);
 }
 
 }  // namespace
@@ -240,10 +258,7 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
                      progress, summary);
       continue;
     }
-    if (!pending->prompt.refusal.empty()) {
-      store_result(refused_row(*row, pending->prompt, spec_), progress, 0.0);
-      continue;
-    }
+    if (!fit_context(*row, pending->prompt, progress)) continue;
     pending->row = std::move(*row);
     pending->samples.resize(static_cast<size_t>(spec_.sampling.n));
     if (!submit(pending)) deferred_ = std::move(pending);  // other clients filled the queue
@@ -252,6 +267,47 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
   progress.file_fraction = reader_->progress();
   progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
   return !in_flight_.empty() || deferred_ != nullptr;
+}
+
+bool GenerationJob::fit_context(const DatasetRow& row, BuiltPrompt& prompt, JobProgress& progress) {
+  const int max_model_len = service_->max_model_len();
+  const bool is_refused = !prompt.refusal.empty();
+  if (!is_refused && prompt.token_ids.size() < static_cast<size_t>(max_model_len)) return true;
+  switch (spec_.on_long_prompt) {
+    case LongPromptPolicy::Fail:
+      if (!is_refused) return true;  // the engine refuses it with its own error
+      store_result(refused_row(row, prompt, spec_), progress, 0.0);
+      return false;
+    case LongPromptPolicy::Skip: {
+      const RowResult skipped = unrun_row(
+          row, prompt, spec_, RowStatus::Skipped,
+          str_cat(spec_.input_path, ":", row.line, ": the prompt does not fit the context of ",
+                  max_model_len, " tokens (",
+                  is_refused ? prompt.refusal : str_cat(prompt.token_ids.size(), " tokens"),
+                  "); skipped as the job asks (on_long_prompt skip)"));
+      store_result(skipped, progress, 0.0);
+      return false;
+    }
+    case LongPromptPolicy::Truncate:
+      if (is_refused) {
+        // The refusal spared tokenizing the text; truncating needs its tokens.
+        prompt_builder_->set_max_model_len(0);
+        try {
+          prompt.token_ids = prompt_builder_->encode(prompt.text);
+        } catch (...) {
+          prompt_builder_->set_max_model_len(max_model_len);
+          throw;
+        }
+        prompt_builder_->set_max_model_len(max_model_len);
+        prompt.refusal.clear();
+      }
+      keep_prompt_end(
+          prompt.token_ids,
+          static_cast<size_t>(truncated_prompt_tokens(max_model_len, spec_.sampling.max_tokens)),
+          session_->tokenizer->bos_id());
+      return true;
+  }
+  return true;
 }
 
 void GenerationJob::store_result(const RowResult& result, JobProgress& progress, double arrival_s) {

@@ -103,6 +103,9 @@ class GenerationJob {
   bool fill_window(JobProgress& progress, RunSummary& summary);
   void handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary);
   bool submit(std::unique_ptr<PendingRow>& pending);
+  // Applies the spec's LongPromptPolicy to a prompt that does not fit the context (a fitting one
+  // passes untouched); returns false when the row was recorded (failed or skipped) instead.
+  bool fit_context(const DatasetRow& row, BuiltPrompt& prompt, JobProgress& progress);
   void collect(uint64_t row_key, FinishedRequest finished, JobProgress& progress);
   void collect_ready(JobProgress& progress);
   void store_result(const RowResult& result, JobProgress& progress, double arrival_s);

@@ -30,6 +30,7 @@
 #include "ui/export_dialog.h"
 #include "ui/kv_block_map_widget.h"
 #include "ui/live_plots.h"
+#include "ui/long_prompt_question.h"
 #include "ui/model_panel.h"
 #include "ui/parameters_panel.h"
 #include "ui/request_timeline_widget.h"
@@ -280,6 +281,7 @@ void MainWindow::onModelLoaded(quint64 generation, const ModelSummary& model) {
   emit modelReady();
   if (m_startWhenReady) {
     m_startWhenReady = false;
+    m_isScriptedStart = true;
     start();
   }
 }
@@ -340,7 +342,31 @@ void MainWindow::start() {
     showError(tr("Nothing to run yet"), tr("Open a model and an instruction file first."));
     return;
   }
-  const GenerationSpec spec = currentSpec();
+  const int numTooLong = m_resumeJob ? 0 : countPromptsTooLong(m_promptLengths, maxModelLen());
+  if (numTooLong == 0) {
+    startRun(LongPromptPolicy::Fail);
+  } else if (m_isScriptedStart) {
+    std::fprintf(stderr,
+                 "sluice gui: %d prompts do not fit the context of %d tokens; those rows fail\n",
+                 numTooLong, maxModelLen());
+    startRun(LongPromptPolicy::Fail);
+  } else {
+    askAboutLongPrompts(this, numTooLong, static_cast<int>(m_promptLengths.size()), maxModelLen(),
+                        [this](std::optional<LongPromptPolicy> choice) {
+                          if (choice && !isRunning()) startRun(*choice);
+                        });
+  }
+}
+
+int MainWindow::maxModelLen() const {
+  if (!m_model) return 0;
+  const int configured = m_parameters->engineConfig().max_model_len;
+  return configured > 0 ? std::min(configured, m_model->contextLength) : m_model->contextLength;
+}
+
+void MainWindow::startRun(LongPromptPolicy onLongPrompt) {
+  GenerationSpec spec = currentSpec();
+  spec.on_long_prompt = onLongPrompt;
   if (!m_resumeJob) {
     m_jobPath = m_newJobPath.isEmpty() ? newJobPath() : m_newJobPath;
     m_newJobPath.clear();

@@ -102,6 +102,9 @@ class MainWindow : public QMainWindow {
   void onJobFinished(quint64 generation, const sluice::JobProgress& progress, bool cancelled);
   void onJobFailed(quint64 generation, const QString& message);
   void finishRun(bool cancelled, const QString& error);
+  // Starts the run (Start's checks done), with what to do with prompts longer than the context.
+  void startRun(sluice::LongPromptPolicy onLongPrompt);
+  int maxModelLen() const;
   void updateReady();
   double nowS() const { return m_clock.elapsed() / 1000.0; }
   void showError(const QString& title, const QString& message);
@@ -120,6 +123,7 @@ class MainWindow : public QMainWindow {
   bool m_resumeJob = false;
   bool m_isDatasetLoaded = false;
   bool m_startWhenReady = false;
+  bool m_isScriptedStart = false;  // started by --start: nobody to ask
   bool m_quitWhenDone = false;
   QString m_exportFormat, m_exportPath;
   QElapsedTimer m_clock;  // monotonic time for the run's progress

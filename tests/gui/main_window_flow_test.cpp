@@ -40,11 +40,25 @@ int64_t committed_rows(const QString& job) {
   }
 }
 
-// Loads the model and the dataset and sets max_tokens; returns once Start can be pressed.
-void prepare(MainWindow& window, const char* dataset, int max_tokens) {
+// Loads stories260K; returns once it is ready.
+void loadStories(MainWindow& window) {
   QSignalSpy ready(&window, &MainWindow::modelReady);
   window.preloadModel(shared("models/stories260K/gguf/stories260K-f32.gguf"));
   QVERIFY(ready.wait(60000));
+}
+
+// Writes lines as the file name in dir; returns its path.
+QString writeLines(const QTemporaryDir& dir, const QString& name, const QList<QByteArray>& lines) {
+  const QString path = dir.filePath(name);
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(path));
+  for (const QByteArray& line : lines) file.write(line + "\n");
+  return path;
+}
+
+// Loads the model and the dataset and sets max_tokens; returns once Start can be pressed.
+void prepare(MainWindow& window, const char* dataset, int max_tokens) {
+  loadStories(window);
   window.preloadDataset(shared(dataset));
   sluice::GenerationSpec spec;
   spec.sampling.max_tokens = max_tokens;
@@ -206,17 +220,12 @@ class MainWindowFlowTest : public QObject {
   // The bad-row setting the Instructions panel shows is the one the run uses.
   void badRowStopStopsTheRun() {
     QTemporaryDir dir;
-    const QString input = dir.filePath("bad.jsonl");
-    QFile file(input);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write("{\"instruction\": \"Tell a story.\"}\nnot json\n");
-    for (int i = 0; i < 20; ++i) file.write("{\"instruction\": \"Tell another story.\"}\n");
-    file.close();
+    QList<QByteArray> lines = {"{\"instruction\": \"Tell a story.\"}", "not json"};
+    for (int i = 0; i < 20; ++i) lines << "{\"instruction\": \"Tell another story.\"}";
+    const QString input = writeLines(dir, "bad.jsonl", lines);
     MainWindow window;
     window.show();
-    QSignalSpy ready(&window, &MainWindow::modelReady);
-    window.preloadModel(shared("models/stories260K/gguf/stories260K-f32.gguf"));
-    QVERIFY(ready.wait(60000));
+    loadStories(window);
     window.preloadDataset(input);
     QTRY_VERIFY_WITH_TIMEOUT(window.runControls()->startButton()->isEnabled(), 30000);
     window.datasetPanel()->setOnBadRow(sluice::BadRowPolicy::Stop);
@@ -243,11 +252,7 @@ class MainWindowFlowTest : public QObject {
 
     // A file that exists gets as far as "reading <path>" at 0% before the loader refuses it.
     QTemporaryDir dir;
-    const QString broken = dir.filePath("broken.gguf");
-    QFile file(broken);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(QByteArray(4096, 'x'));
-    file.close();
+    const QString broken = writeLines(dir, "broken.gguf", {QByteArray(4096, 'x')});
     window.preloadModel(broken);
     QTRY_COMPARE_WITH_TIMEOUT(window.runControls()->state(), sluice::ui::RunControls::State::Idle,
                               30000);
@@ -263,6 +268,44 @@ class MainWindowFlowTest : public QObject {
     QVERIFY(finished.wait(120000));
     QCOMPARE(finished.first().at(1).toString(), QString());  // the kept model ran the job
     QCOMPARE(committed_rows(window.currentJobPath()), 175);
+  }
+
+  // Prompts longer than the context are announced before Start, with the choice to truncate.
+  void longPromptsAreAnnouncedBeforeStart() {
+    QTemporaryDir dir;
+    QByteArray story;
+    for (int i = 0; i < 40; ++i) story += "The cat sat on the mat. ";  // some 200 tokens
+    const QString input =
+        writeLines(dir, "long.jsonl",
+                   {"{\"instruction\": \"Tell a story.\"}", "{\"instruction\": \"" + story + "\"}",
+                    "{\"instruction\": \"Tell another story.\"}"});
+    MainWindow window;
+    window.show();
+    loadStories(window);
+    sluice::GenerationSpec spec;
+    spec.sampling.max_tokens = 12;
+    spec.engine.max_model_len = 64;
+    window.parametersPanel()->setFromSpec(spec);
+    QSignalSpy lengths(window.datasetPanel(), &sluice::ui::DatasetPanel::promptLengthsReady);
+    window.preloadDataset(input);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !lengths.isEmpty() && lengths.last().at(0).value<QVector<int>>().size() == 3, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.runControls()->startButton()->isEnabled(), 30000);
+
+    QSignalSpy finished(&window, &MainWindow::runFinished);
+    QTest::mouseClick(window.runControls()->startButton(), Qt::LeftButton);
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (box = window.findChild<QMessageBox*>("longPrompts")) != nullptr && box->isVisible(), 5000);
+    QVERIFY2(box->text().startsWith("1 of the 3 prompts"), qPrintable(box->text()));
+    QVERIFY(!window.isRunning());  // nothing starts before the answer
+    QTest::mouseClick(box->findChild<QPushButton*>("truncate"), Qt::LeftButton);
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(finished.first().at(1).toString(), QString());
+    const auto store = sluice::JobStore::open(window.currentJobPath().toStdString());
+    QCOMPARE(store->info().params["on_long_prompt"].get<std::string>(), std::string("truncate"));
+    QCOMPARE(store->counts().finished(), 3);
+    QCOMPARE(store->counts().failed, 0);
   }
 
   // `sluice gui --model M --dataset D --job NEW --start` creates NEW, as `generate --job` does.
