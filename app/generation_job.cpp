@@ -409,6 +409,7 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
       last_flush = Clock::now();
     }
     progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
+    progress.rows_committing = static_cast<int64_t>(unannounced_.size());
     const int64_t num_steps = service_->num_steps();
     if (on_step && num_steps != last_step_seen) on_step(service_->metrics().latest_step, progress);
     last_step_seen = num_steps;

@@ -434,11 +434,12 @@ void MainWindow::onStats(quint64 generation, const StepStats& stats, const JobPr
   if (generation != m_generation) return;
   const double now = nowS();
   m_progress.update(now, progress.rows_done, progress.rows_resumed, progress.rows_total);
-  // The backlog: rows of the job neither finished nor running (queued or not read yet).
+  // The backlog: rows of the job neither finished (committed or about to be) nor running.
   const qint64 backlog =
       m_progress.rowsTotal() < 0
           ? -1
-          : std::max<qint64>(0, m_progress.rowsTotal() - m_progress.rowsDone() - stats.num_running);
+          : std::max<qint64>(0, m_progress.rowsTotal() - m_progress.rowsDone() -
+                                    progress.rows_committing - stats.num_running);
   m_plots->addStats(stats, backlog);
   m_summary.addStats(stats);
   m_runControls->setProgress(m_progress.rowsDone(), m_progress.rowsTotal());
