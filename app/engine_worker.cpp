@@ -2,6 +2,7 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <optional>
 
 #include "engine/core/error.h"
 #include "engine/data/exporters.h"
@@ -129,13 +130,14 @@ void EngineWorker::loadModel(quint64 generation, const QString& path,
       emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
       return !m_cancel.load();
     };
+    // The loaded model (and its engine) stay until the new one has loaded: a failed or
+    // cancelled load leaves the working model in place.
+    auto session = std::make_shared<const ModelSession>(
+        open_model_session(path.toStdString(), tokenizerPath.toStdString(), options));
     m_rowAlonePool.waitForDone();  // a row running alone holds the old engine
     m_service.reset();
     m_serviceKey.clear();
-    m_session.reset();
-    m_sessionPath.clear();
-    m_session = std::make_shared<const ModelSession>(
-        open_model_session(path.toStdString(), tokenizerPath.toStdString(), options));
+    m_session = std::move(session);
     m_sessionPath = path;
     emit modelLoaded(generation, summarize_model(m_session));
   } catch (const Cancelled&) {
@@ -158,6 +160,9 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     std::shared_ptr<GenerationJob> job =
         resume ? GenerationJob::resume(jobPath.toStdString(), spec.device, spec.num_threads)
                : GenerationJob::create(spec, jobPath.toStdString());
+    // Counted beside the load and the run, so progress is rows of a known total early on.
+    const BackgroundRowCount rowCount(job->spec().input_path, job->spec().format,
+                                      static_cast<int64_t>(job->spec().limit));
     const bool reuse = m_session && m_sessionPath == QString::fromStdString(job->spec().model_path);
     LoadOptions options;
     options.on_progress = [&](const LoadProgress& p) {
@@ -185,7 +190,7 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
       m_isJobLoading = false;
     }
     emit jobStarted(generation, jobPath, QString::fromStdString(m_service->backend_description()));
-    runLoop(generation, *job);
+    runLoop(generation, *job, rowCount);
   } catch (const Cancelled&) {
     emit jobFinished(generation, JobProgress{}, true);
   } catch (const std::exception& e) {
@@ -195,13 +200,19 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
   m_isJobLoading = false;
 }
 
-void EngineWorker::runLoop(quint64 generation, GenerationJob& job) {
+void EngineWorker::runLoop(quint64 generation, GenerationJob& job,
+                           const BackgroundRowCount& rowCount) {
   QVector<RowSnapshot> pending;
   QElapsedTimer sinceRows, sinceMap;
   sinceRows.start();
   sinceMap.start();
   StepStats lastStats;
   JobProgress lastProgress;
+  // A kept service's counters and clock run on from earlier jobs: the GUI gets this job's own.
+  const StepStats before = job.service().metrics().latest_step;
+  QElapsedTimer sinceStart;
+  sinceStart.start();
+  std::optional<double> clockOffsetS;  // the engine's clock when this job started
   auto flushRows = [&] {
     if (!pending.isEmpty()) emit rowsFinished(generation, pending);
     pending.clear();
@@ -216,8 +227,15 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job) {
   const RunSummary summary = job.run(
       [&](const RowResult& row, double arrivalS) { pending.push_back(snapshot(row, arrivalS)); },
       [&](const StepStats& stats, const JobProgress& progress) {
+        if (!clockOffsetS) clockOffsetS = stats.elapsed_s - sinceStart.elapsed() / 1000.0;
         lastStats = stats;
+        lastStats.elapsed_s = std::max(0.0, stats.elapsed_s - *clockOffsetS);
+        lastStats.total_prompt_tokens -= before.total_prompt_tokens;
+        lastStats.total_generation_tokens -= before.total_generation_tokens;
+        lastStats.num_preemptions -= before.num_preemptions;
+        lastStats.num_finished -= before.num_finished;
         lastProgress = progress;
+        if (lastProgress.rows_total < 0) lastProgress.rows_total = rowCount.total();
         if (sinceRows.elapsed() >= kRowsIntervalMs) flushRows();
         if (sinceMap.elapsed() >= kMapIntervalMs) flushMap();
       },

@@ -4,6 +4,8 @@
 // the worker answers with value snapshots through queued signals at a bounded rate: rows and
 // statistics about ten times a second, the KV block map and memory twice a second. Every
 // signal carries the command's generation id, so a window drops results of a job it replaced.
+// Statistics are the job's own: time since the job started, tokens and preemptions during it
+// (the engine service, kept across jobs, counts from its start).
 // The GUI thread never runs model code.
 #pragma once
 
@@ -15,6 +17,7 @@
 #include <memory>
 #include <mutex>
 
+#include "app/background_row_count.h"
 #include "app/generation_job.h"
 #include "app/run_snapshots.h"
 
@@ -41,7 +44,8 @@ class EngineWorker : public QObject {
  public slots:
   // Finds the GPUs a run can use; answers with devicesProbed.
   void probeDevices();
-  // Loads a model (replacing the loaded one); cancellable with requestCancel().
+  // Loads a model, replacing the loaded one once it has loaded (a failed or cancelled load keeps
+  // it); cancellable with requestCancel().
   void loadModel(quint64 generation, const QString& path, const QString& tokenizerPath);
   // Runs a new job at jobPath (resume == false) or resumes the job at jobPath (spec ignored).
   // Reuses the loaded model when its path matches.
@@ -73,7 +77,7 @@ class EngineWorker : public QObject {
   void exportFinished(quint64 generation, bool ok, const QString& message);
 
  private:
-  void runLoop(quint64 generation, GenerationJob& job);
+  void runLoop(quint64 generation, GenerationJob& job, const BackgroundRowCount& rowCount);
   void runRowAlone(GenerationJob& job, quint64 generation, qint64 rowIndex);
 
   std::atomic<bool> m_cancel{false};

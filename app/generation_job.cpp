@@ -36,10 +36,9 @@ SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
   return s;
 }
 
-// A row refused before it reaches the engine (its prompt cannot fit the context, its schema does
-// not compile) fails as a prompt the engine rejects does: every sample ends with "error".
-RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt, const GenerationSpec& spec,
-                      const std::string& error) {
+// A row recorded without running: its input and prompt, a status and why.
+RowResult unrun_row(const DatasetRow& row, const BuiltPrompt& prompt, const GenerationSpec& spec,
+                    RowStatus status, std::string error) {
   RowResult r;
   r.row_index = row.row_index;
   r.line = row.line;
@@ -47,10 +46,29 @@ RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt, const Ge
   r.messages = prompt.messages;
   r.prompt = prompt.text;
   r.seed = spec.sampling.seed;
-  r.status = RowStatus::Failed;
-  r.error = error;
+  r.status = status;
+  r.error = std::move(error);
+  return r;
+}
+
+// A row refused before it reaches the engine (its prompt cannot fit the context, its schema does
+// not compile) fails as a prompt the engine rejects does: every sample ends with "error".
+RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt, const GenerationSpec& spec,
+                      std::string error) {
+  RowResult r = unrun_row(row, prompt, spec, RowStatus::Failed, std::move(error));
   r.samples.assign(static_cast<size_t>(spec.sampling.n), SampleResult{.finish_reason = "error"});
   return r;
+}
+
+// Keeps the last `keep` tokens of a prompt, the BOS token first when it starts with one.
+void keep_prompt_end(std::vector<int32_t>& tokens, size_t keep, int32_t bos_id) {
+  if (tokens.size() <= keep) return;
+  std::vector<int32_t> kept;
+  kept.reserve(keep);
+  if (keep >= 2 && tokens.front() == bos_id) kept.push_back(bos_id);
+  const size_t num_tail = keep - kept.size();
+  kept.insert(kept.end(), tokens.end() - static_cast<std::ptrdiff_t>(num_tail), tokens.end());
+  tokens = std::move(kept);
 }
 
 }  // namespace
@@ -241,6 +259,7 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
     }
     if (!row || (spec_.limit > 0 && row->row_index >= static_cast<int64_t>(spec_.limit))) {
       is_reader_done_ = true;
+      progress.rows_total = rows_read();
       break;
     }
     last_row_index_ = std::max(last_row_index_, row->row_index);
@@ -256,11 +275,7 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
                      progress, summary);
       continue;
     }
-    if (!pending->prompt.refusal.empty()) {
-      store_result(refused_row(*row, pending->prompt, spec_, pending->prompt.refusal), progress,
-                   0.0);
-      continue;
-    }
+    if (!fit_context(*row, pending->prompt, progress)) continue;
     if (row_schemas_) {
       try {
         pending->grammar = row_schemas_->grammar_for(*row);
@@ -277,6 +292,47 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
   progress.file_fraction = reader_->progress();
   progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
   return !in_flight_.empty() || deferred_ != nullptr;
+}
+
+bool GenerationJob::fit_context(const DatasetRow& row, BuiltPrompt& prompt, JobProgress& progress) {
+  const int max_model_len = service_->max_model_len();
+  const bool is_refused = !prompt.refusal.empty();
+  if (!is_refused && prompt.token_ids.size() < static_cast<size_t>(max_model_len)) return true;
+  switch (spec_.on_long_prompt) {
+    case LongPromptPolicy::Fail:
+      if (!is_refused) return true;  // the engine refuses it with its own error
+      store_result(refused_row(row, prompt, spec_, prompt.refusal), progress, 0.0);
+      return false;
+    case LongPromptPolicy::Skip: {
+      const RowResult skipped = unrun_row(
+          row, prompt, spec_, RowStatus::Skipped,
+          str_cat(spec_.input_path, ":", row.line, ": the prompt does not fit the context of ",
+                  max_model_len, " tokens (",
+                  is_refused ? prompt.refusal : str_cat(prompt.token_ids.size(), " tokens"),
+                  "); skipped as the job asks (on_long_prompt skip)"));
+      store_result(skipped, progress, 0.0);
+      return false;
+    }
+    case LongPromptPolicy::Truncate:
+      if (is_refused) {
+        // The refusal spared tokenizing the text; truncating needs its tokens.
+        prompt_builder_->set_max_model_len(0);
+        try {
+          prompt.token_ids = prompt_builder_->encode(prompt.text);
+        } catch (...) {
+          prompt_builder_->set_max_model_len(max_model_len);
+          throw;
+        }
+        prompt_builder_->set_max_model_len(max_model_len);
+        prompt.refusal.clear();
+      }
+      keep_prompt_end(
+          prompt.token_ids,
+          static_cast<size_t>(truncated_prompt_tokens(max_model_len, spec_.sampling.max_tokens)),
+          session_->tokenizer->bos_id());
+      return true;
+  }
+  return true;
 }
 
 void GenerationJob::store_result(const RowResult& result, JobProgress& progress, double arrival_s) {
@@ -389,18 +445,24 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
       last_flush = Clock::now();
     }
     progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
+    progress.rows_committing = static_cast<int64_t>(unannounced_.size());
     const int64_t num_steps = service_->num_steps();
     if (on_step && num_steps != last_step_seen) on_step(service_->metrics().latest_step, progress);
     last_step_seen = num_steps;
   }
   if (is_reader_done_ && !is_stopping_) {
-    progress.rows_total = spec_.limit > 0 ? std::min<int64_t>(static_cast<int64_t>(spec_.limit), last_row_index_ + 1)
-                                          : last_row_index_ + 1;
+    progress.rows_total = rows_read();
     store_->set_total_rows(progress.rows_total);
     progress.job.total_rows = progress.rows_total;
   }
   flush_and_announce(progress);
   return summary;
+}
+
+int64_t GenerationJob::rows_read() const {
+  const int64_t num_rows = last_row_index_ + 1;
+  return spec_.limit > 0 ? std::min<int64_t>(static_cast<int64_t>(spec_.limit), num_rows)
+                         : num_rows;
 }
 
 std::vector<SampleResult> GenerationJob::run_row_alone(

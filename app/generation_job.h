@@ -32,7 +32,8 @@ struct JobProgress {
   int64_t rows_skipped = 0;   // of which skipped bad rows
   int64_t rows_resumed = 0;   // found finished in the job and not run again
   int64_t rows_in_flight = 0;
-  int64_t rows_total = -1;    // known once the whole file has been read
+  int64_t rows_committing = 0;  // finished, waiting for the commit that announces them
+  int64_t rows_total = -1;    // known once the whole file has been read (or counted ahead)
   double file_fraction = 0.0; // bytes of the input read so far
   // The job file's counts (rows of every run, a resumed job's earlier ones included): what it
   // held when run() started plus this run's commits, so they equal `sluice jobs show`.
@@ -116,6 +117,9 @@ class GenerationJob {
   bool fill_window(JobProgress& progress, RunSummary& summary);
   void handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary);
   bool submit(std::unique_ptr<PendingRow>& pending);
+  // Applies the spec's LongPromptPolicy to a prompt that does not fit the context (a fitting one
+  // passes untouched); returns false when the row was recorded (failed or skipped) instead.
+  bool fit_context(const DatasetRow& row, BuiltPrompt& prompt, JobProgress& progress);
   void collect(uint64_t row_key, FinishedRequest finished, JobProgress& progress);
   void collect_ready(JobProgress& progress);
   void store_result(const RowResult& result, JobProgress& progress, double arrival_s);
@@ -123,6 +127,8 @@ class GenerationJob {
   void announce_committed(JobProgress& progress);
   void count_in_job(const RowResult& result, JobCounts& counts);
   std::string model_identity() const;
+  // Returns the rows read so far, bad ones included, within the spec's limit.
+  int64_t rows_read() const;
 
   GenerationSpec spec_;
   std::string job_path_;               // a new job's file, created by load()

@@ -1,5 +1,7 @@
 #include "app/generation_spec.h"
 
+#include <algorithm>
+
 #include "engine/core/error.h"
 
 namespace sluice {
@@ -81,6 +83,29 @@ BadRowPolicy parse_bad_row_policy(const std::string& name) {
   fail("--on-bad-row must be skip or stop, not '", name, "'");
 }
 
+const char* to_string(LongPromptPolicy policy) {
+  switch (policy) {
+    case LongPromptPolicy::Skip:
+      return "skip";
+    case LongPromptPolicy::Truncate:
+      return "truncate";
+    case LongPromptPolicy::Fail:
+      break;
+  }
+  return "fail";
+}
+
+LongPromptPolicy parse_long_prompt_policy(const std::string& name) {
+  if (name == "fail") return LongPromptPolicy::Fail;
+  if (name == "skip") return LongPromptPolicy::Skip;
+  if (name == "truncate") return LongPromptPolicy::Truncate;
+  fail("on_long_prompt must be fail, skip or truncate, not '", name, "'");
+}
+
+int truncated_prompt_tokens(int max_model_len, int max_tokens) {
+  return std::min(max_model_len - 1, std::max(max_model_len / 2, max_model_len - max_tokens));
+}
+
 Json spec_to_json(const GenerationSpec& s) {
   Json j{{"model_path", s.model_path},
          {"tokenizer_path", s.tokenizer_path},
@@ -106,6 +131,8 @@ Json spec_to_json(const GenerationSpec& s) {
            {"gpu_memory_utilization", s.engine.gpu_memory_utilization}}}};
   if (s.grammar) j["grammar"] = grammar_to_json(*s.grammar);
   if (!s.schema_column.empty()) j["schema_column"] = s.schema_column;
+  // Only when asked for: jobs that let long prompts fail keep the parameters they always had.
+  if (s.on_long_prompt != LongPromptPolicy::Fail) j["on_long_prompt"] = to_string(s.on_long_prompt);
   return j;
 }
 
@@ -134,6 +161,8 @@ GenerationSpec spec_from_json(const Json& j) {
   // Added with the CUDA backend: job files written before it have neither.
   if (j.contains("device")) s.device = get<std::string>(j, "device");
   if (e.contains("gpu_memory_utilization")) s.engine.gpu_memory_utilization = get<double>(e, "gpu_memory_utilization");
+  if (j.contains("on_long_prompt"))
+    s.on_long_prompt = parse_long_prompt_policy(get<std::string>(j, "on_long_prompt"));
   // Added with structured output: absent in older jobs and in unconstrained ones.
   if (j.contains("grammar")) {
     s.grammar = grammar_from_json(get<Json>(j, "grammar"));

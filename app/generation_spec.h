@@ -16,6 +16,13 @@ namespace sluice {
 
 enum class BadRowPolicy : uint8_t { Stop, Skip };
 
+// A row whose prompt does not fit the context (max_model_len tokens or more): it fails (the
+// engine refuses it), is recorded as skipped, or is truncated to its last tokens (the end of a
+// prompt holds the question and the chat template's turn for the answer; the BOS token stays
+// first). A truncated prompt keeps max(max_model_len / 2, max_model_len - max_tokens) tokens, at
+// most max_model_len - 1, so the engine is only ever given prompts that fit.
+enum class LongPromptPolicy : uint8_t { Fail, Skip, Truncate };
+
 struct GenerationSpec {
   std::string model_path;
   std::string tokenizer_path;  // empty: the model's own
@@ -24,6 +31,7 @@ struct GenerationSpec {
   PromptOptions prompt;
   size_t limit = 0;            // 0: every row
   BadRowPolicy on_bad_row = BadRowPolicy::Stop;
+  LongPromptPolicy on_long_prompt = LongPromptPolicy::Fail;
   bool with_token_ids = false;
   EngineConfig engine;
   SamplingParams sampling;               // sampling.grammar is built from grammar
@@ -44,5 +52,10 @@ GenerationSpec spec_from_json(const nlohmann::ordered_json& json);
 // "stop" or "skip".
 const char* to_string(BadRowPolicy policy);
 BadRowPolicy parse_bad_row_policy(const std::string& name);
+// "fail", "skip" or "truncate".
+const char* to_string(LongPromptPolicy policy);
+LongPromptPolicy parse_long_prompt_policy(const std::string& name);
+// Returns how many tokens a truncated prompt keeps (see LongPromptPolicy).
+int truncated_prompt_tokens(int max_model_len, int max_tokens);
 
 }  // namespace sluice

@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <cstdio>
 
 #include "app/headless_job.h"
@@ -18,8 +19,9 @@ bool has_display() {
          !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
-// Applies the command line to the window; returns false (after printing why) on a bad option.
-bool apply_options(const QStringList& arguments, MainWindow& window) {
+}  // namespace
+
+bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
   QCommandLineParser parser;
   parser.setApplicationDescription("The Sluice desktop application.");
   parser.addHelpOption();
@@ -27,7 +29,7 @@ bool apply_options(const QStringList& arguments, MainWindow& window) {
       {"model", "Model to load at start.", "PATH"},
       {"dataset", "Instruction file to open at start.", "PATH"},
       {"device", "Device to run on: cpu, cuda, cuda:N or auto (default: as last time).", "DEVICE"},
-      {"job", "Job file to open (Start resumes it).", "PATH"},
+      {"job", "Job file to open (Start resumes it), or to create when it does not exist.", "PATH"},
       {"start", "Start generating as soon as the model is loaded."},
       {"quit-when-done", "Quit when the run ends (exit status 0 when it finished)."},
       {"export", "With --quit-when-done: export the job when done, e.g. jsonl:out.jsonl.",
@@ -52,19 +54,36 @@ bool apply_options(const QStringList& arguments, MainWindow& window) {
         parser.value("screenshot"),
         parser.isSet("screenshot-every") ? parser.value("screenshot-every").toDouble() : 5.0);
   }
+  // A job file that does not exist yet is where the new run goes (as `generate --job` does).
+  const bool resumesJob = parser.isSet("job") && QFileInfo::exists(parser.value("job"));
+  const bool createsJob = parser.isSet("job") && !resumesJob;
+  if (createsJob && !(parser.isSet("model") && parser.isSet("dataset"))) {
+    std::fprintf(stderr,
+                 "sluice gui: the job %s does not exist; give --model and --dataset to create it\n",
+                 qPrintable(parser.value("job")));
+    return false;
+  }
+  if (parser.isSet("start") && !resumesJob && !(parser.isSet("model") && parser.isSet("dataset"))) {
+    std::fprintf(stderr, "sluice gui: --start needs --model and --dataset, or an existing --job\n");
+    return false;
+  }
   if (parser.isSet("device")) window.setDevice(parser.value("device"));
   window.setQuitWhenDone(parser.isSet("quit-when-done"));
-  if (parser.isSet("job")) window.openJob(parser.value("job"));
+  if (resumesJob) window.openJob(parser.value("job"));
+  if (createsJob) window.setNewJobPath(parser.value("job"));
   if (parser.isSet("dataset")) window.preloadDataset(parser.value("dataset"));
   window.setStartWhenReady(parser.isSet("start"));
-  if (parser.isSet("model")) window.preloadModel(parser.value("model"));
+  if (parser.isSet("model")) {
+    window.preloadModel(parser.value("model"));
+  } else if (parser.isSet("start")) {
+    // Resuming a job loads its own model: nothing to wait for.
+    QMetaObject::invokeMethod(&window, &MainWindow::start, Qt::QueuedConnection);
+  }
   // A plain launch reopens the last model and instruction file (when they still exist).
   if (!parser.isSet("model") && !parser.isSet("dataset") && !parser.isSet("job"))
     window.restoreLastFiles();
   return true;
 }
-
-}  // namespace
 
 int gui_main(int argc, char** argv) {
   if (!has_display()) {
@@ -80,7 +99,7 @@ int gui_main(int argc, char** argv) {
   QStringList arguments = QApplication::arguments();
   if (arguments.size() > 1 && arguments[1] == "gui") arguments.removeAt(1);
   MainWindow window;
-  if (!apply_options(arguments, window)) return 2;
+  if (!applyGuiOptions(arguments, window)) return 2;
   window.show();
   return QApplication::exec();
 }

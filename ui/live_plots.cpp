@@ -5,7 +5,9 @@
 #include <QEvent>
 #include <QGridLayout>
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <limits>
 
 #include "ui/run_view_palette.h"
 #include "ui/series_history.h"
@@ -20,6 +22,10 @@ constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 // The time axis starts this wide, so the first seconds of a run are not stretched across it.
 constexpr double kMinTimeSpanS = 10.0;
 constexpr double kHeadroom = 1.08;  // space above the highest point
+// The tokens/s axis: its top is this percentile of the visible values times kRobustHeadroom.
+constexpr double kRobustPercentile = 0.95;
+constexpr double kRobustHeadroom = 1.3;
+constexpr int kMinRobustValues = 20;  // fewer values: fit them all
 constexpr double kFillTint = 0.6;   // stacked bands: this far from the background to the colour
 const char* const kSeriesColour = "seriesColour";  // QObject property: a band's undimmed colour
 
@@ -149,7 +155,7 @@ void LivePlots::buildBatch() {
   addLine(plot, "max_num_seqs", palette::series(9));  // dashed in applyPalette()
   // Queues and preemptions can be orders of magnitude above the batch size: their own axis.
   plot->yAxis2->setVisible(true);
-  plot->yAxis2->setLabel("waiting · preemptions (total)");
+  plot->yAxis2->setLabel("waiting rows · preemptions (total)");
   addLine(plot, "waiting", palette::series(1), plot->yAxis2);
   QCPGraph* preemptions = addLine(plot, "preemptions", palette::series(3), plot->yAxis2);
   preemptions->setLineStyle(QCPGraph::lsStepLeft);
@@ -191,11 +197,13 @@ QCustomPlot* LivePlots::plot(Panel panel) const {
   return m_plots[static_cast<int>(panel)];
 }
 
-void LivePlots::addStats(const sluice::StepStats& stats) {
+void LivePlots::addStats(const sluice::StepStats& stats, qint64 backlogRows) {
   const double t = stats.elapsed_s;
   m_throughput->append(t, {stats.prompt_tokens_per_s, stats.generation_tokens_per_s});
-  m_batch->append(t, {double(stats.num_running), double(stats.max_num_seqs),
-                      double(stats.num_waiting), double(stats.num_preemptions)});
+  const double waiting =
+      backlogRows >= 0 ? double(backlogRows) : std::numeric_limits<double>::quiet_NaN();
+  m_batch->append(t, {double(stats.num_running), double(stats.max_num_seqs), waiting,
+                      double(stats.num_preemptions)});
   // num_kv_blocks_free counts the cached blocks too; the stack shows them once.
   const double used = stats.num_kv_blocks_used;
   const double cached = stats.num_kv_blocks_cached;
@@ -204,6 +212,24 @@ void LivePlots::addStats(const sluice::StepStats& stats) {
   m_latestS = std::max(m_latestS, t);
   followLatest();
   queueReplot();
+}
+
+void LivePlots::addGap() {
+  for (SeriesHistory* history :
+       {m_throughput.get(), m_batch.get(), m_kvBlocks.get(), m_memory.get()})
+    history->appendGap(history->lastKey());
+  queueReplot();
+}
+
+double LivePlots::robustAxisTop(QVector<double> values) {
+  values.removeIf([](double v) { return std::isnan(v); });
+  if (values.isEmpty()) return 0.0;
+  const auto maxIt = std::max_element(values.begin(), values.end());
+  const double highest = *maxIt * kHeadroom;
+  if (values.size() < kMinRobustValues) return highest;
+  const auto nth = values.begin() + static_cast<qsizetype>(kRobustPercentile * (values.size() - 1));
+  std::nth_element(values.begin(), nth, values.end());
+  return std::min(highest, *nth * kRobustHeadroom);
 }
 
 void LivePlots::addMemory(const sluice::MemorySample& sample) {
@@ -343,6 +369,17 @@ void LivePlots::onUserRangeChanged(QCustomPlot* source, const QCPRange& range) {
 void LivePlots::fitValueAxes(QCustomPlot* p) {
   // Runs once per actual replot, not per sample: fits each value axis to the visible time span.
   const QCPRange visible = p->xAxis->range();
+  if (p == plot(Panel::Throughput)) {
+    QVector<double> values;
+    for (const QCPGraph* graph : graphsOf(p)) {
+      const auto points = graph->data();
+      for (auto it = points->findBegin(visible.lower); it != points->findEnd(visible.upper); ++it)
+        values.append(it->value);
+    }
+    const double top = robustAxisTop(std::move(values));
+    p->yAxis->setRange(0.0, top > 0.0 ? top : 1.0);
+    return;
+  }
   for (QCPAxis* axis : {p->yAxis, p->yAxis2}) {
     double upper = 0.0;
     for (const QCPGraph* graph : graphsOf(p)) {

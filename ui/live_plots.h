@@ -3,6 +3,10 @@
 // times a second for hours, so each graph keeps a bounded, decimated history (SeriesHistory) and
 // replots are queued (coalesced into one per event-loop turn).
 //
+// The tokens/s axis is fitted to a high percentile of the visible values, so a start-up spike
+// runs off the top instead of squashing the steady rate; "waiting" is the job's backlog (rows not
+// finished and not running); a pause is a gap in every line.
+//
 // The time axis follows the whole run until the user drags or zooms it (horizontally);
 // a double-click on any plot returns to following.
 #pragma once
@@ -31,8 +35,15 @@ class LivePlots final : public QWidget {
   explicit LivePlots(QWidget* parent = nullptr);
   ~LivePlots() override;
 
-  // Adds one engine step's statistics to the throughput, batch and KV plots.
-  void addStats(const sluice::StepStats& stats);
+  // Adds one engine step's statistics to the throughput, batch and KV plots. backlogRows: the
+  // rows of the job not yet finished and not running (-1 while unknown: no "waiting" point).
+  void addStats(const sluice::StepStats& stats, qint64 backlogRows = -1);
+  // Ends every line at the latest sample (a pause): the plots show a gap, not a bridge.
+  void addGap();
+  // Returns the top of the tokens/s axis for the values shown: a high percentile of them with
+  // headroom (never above their maximum with headroom), so a start-up spike does not flatten
+  // the steady rate.
+  static double robustAxisTop(QVector<double> values);
   // Adds one memory sample to the memory plot (titled GPU memory when the sample is from a GPU).
   void addMemory(const sluice::MemorySample& sample);
   // Forgets all history (a new run) and follows the time axis again.

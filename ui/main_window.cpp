@@ -10,6 +10,7 @@
 #include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
+#include <QLocale>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
@@ -20,6 +21,8 @@
 #include <QTabWidget>
 #include <QToolBox>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cstdio>
 
 #include "engine/core/build_info.h"
 #include "engine/jobs/job_store.h"
@@ -29,32 +32,21 @@
 #include "ui/jobs_view.h"
 #include "ui/kv_block_map_widget.h"
 #include "ui/live_plots.h"
+#include "ui/long_prompt_question.h"
 #include "ui/model_panel.h"
 #include "ui/pair_review_view.h"
 #include "ui/parameters_panel.h"
 #include "ui/results_panel.h"
 #include "ui/run_controls.h"
+#include "ui/run_spec.h"
 #include "ui/screenshot_recorder.h"
 #include "ui/timeline_panel.h"
 
 namespace sluice::ui {
 
-namespace {
-
-QString human_duration(double seconds) {
-  if (seconds < 0 || !std::isfinite(seconds)) return "–";
-  const qint64 s = static_cast<qint64>(seconds + 0.5);
-  return s >= 3600 ? QString("%1:%2:%3")
-                         .arg(s / 3600)
-                         .arg(s / 60 % 60, 2, 10, QChar('0'))
-                         .arg(s % 60, 2, 10, QChar('0'))
-                   : QString("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QChar('0'));
-}
-
-}  // namespace
-
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle("Sluice");
+  m_clock.start();
   buildUi();
   buildMenus();
   m_worker = new EngineWorker;
@@ -126,15 +118,20 @@ void MainWindow::buildUi() {
 
   connect(m_runControls, &RunControls::startClicked, this, &MainWindow::start);
   connect(m_runControls, &RunControls::pauseToggled, this, &MainWindow::setPaused);
-  connect(m_runControls, &RunControls::cancelClicked, this, &MainWindow::cancel);
+  connect(m_runControls, &RunControls::cancelClicked, this, &MainWindow::confirmCancel);
   connect(m_modelPanel, &ModelPanel::modelPathChosen, this,
           [this](const QString& path, const QString& tokenizer) { loadModel(path, tokenizer); });
   connect(m_modelPanel, &ModelPanel::cancelLoadRequested, this,
           [this] { m_worker->requestCancel(); });
-  connect(m_dataset, &DatasetPanel::datasetChosen, this,
-          [this](const QString& path) { m_settings.addRecentDataset(path); });
+  connect(m_dataset, &DatasetPanel::datasetChosen, this, [this](const QString& path) {
+    m_settings.addRecentDataset(path);
+    m_isDatasetLoaded = false;
+    updateReady();
+  });
   connect(m_dataset, &DatasetPanel::datasetLoaded, this, [this](bool ok) {
+    m_isDatasetLoaded = ok;
     if (ok) m_settings.setLastDataset(m_dataset->datasetPath());
+    updateReady();
   });
   connect(m_dataset, &DatasetPanel::promptLengthsReady, this, [this](const QVector<int>& lengths) {
     m_promptLengths = lengths;
@@ -172,7 +169,8 @@ void MainWindow::buildMenus() {
   run->addAction(tr("&Start"), QKeySequence(Qt::CTRL | Qt::Key_Return), this, &MainWindow::start);
   run->addAction(tr("&Pause / resume"), QKeySequence(Qt::CTRL | Qt::Key_P), this,
                  [this] { m_runControls->pauseButton()->toggle(); });
-  run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancel);
+  // No shortcut: Esc clears search boxes, and a run is never one stray key from stopping.
+  run->addAction(tr("&Cancel…"), this, &MainWindow::confirmCancel);
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Sluice"), this, [this] {
     QMessageBox::about(
@@ -288,6 +286,7 @@ void MainWindow::openJob(const QString& path) {
   }
   m_jobPath = path;
   m_resumeJob = true;
+  updateReady();
   m_results->setJobPath(path);
   m_tabs->setCurrentWidget(m_results);
   m_settings.addRecentJob(path);
@@ -339,7 +338,7 @@ bool MainWindow::isRunning() const {
 
 void MainWindow::loadModel(const QString& path, const QString& tokenizerPath) {
   if (path.isEmpty() || isRunning()) return;
-  m_model.reset();
+  // m_model stays until the new one has loaded: a failed load keeps it (so does the worker).
   m_tokenizerPath = tokenizerPath;
   m_settings.addRecentModel(path);
   m_runControls->setState(RunControls::State::Loading);
@@ -350,22 +349,32 @@ void MainWindow::onModelLoaded(quint64 generation, const ModelSummary& model) {
   if (generation != m_generation) return;
   m_model = model;
   m_settings.setLastModel(model.path, m_tokenizerPath);
+  m_runControls->clearLoading();
   m_modelPanel->setLoaded(model);
   m_dataset->setModel(model);
   updateMemoryPlan();
   if (m_runControls->state() == RunControls::State::Loading)
     m_runControls->setState(RunControls::State::Idle);
+  updateReady();
   emit modelReady();
   if (m_startWhenReady) {
     m_startWhenReady = false;
+    m_isScriptedStart = true;
     start();
   }
 }
 
 void MainWindow::onModelLoadFailed(quint64 generation, const QString& message) {
   if (generation != m_generation) return;
-  m_modelPanel->setLoadFailed(message);
+  m_runControls->clearLoading();
+  if (m_model) {
+    m_modelPanel->setLoadFailedKeeping(message, *m_model);
+    updateMemoryPlan();
+  } else {
+    m_modelPanel->setLoadFailed(message);
+  }
   m_runControls->setState(RunControls::State::Idle);
+  updateReady();
   if (m_quitWhenDone) {
     finishRun(false, message);
     return;
@@ -388,19 +397,8 @@ void MainWindow::updateMemoryPlan() {
 }
 
 GenerationSpec MainWindow::currentSpec() const {
-  GenerationSpec spec;
-  spec.model_path = m_model ? m_model->path.toStdString() : std::string();
-  spec.tokenizer_path = m_tokenizerPath.toStdString();
-  spec.input_path = m_dataset->datasetPath().toStdString();
-  spec.format = m_dataset->format();
-  spec.prompt = m_dataset->promptOptions();
-  spec.on_bad_row =
-      BadRowPolicy::Skip;  // the GUI records bad rows and goes on; the table shows them
-  spec.sampling = m_parameters->samplingParams();
-  spec.engine = m_parameters->engineConfig();
-  spec.num_threads = m_parameters->numThreads();
-  spec.device = m_parameters->device();
-  return spec;
+  return specFromPanels(m_model ? m_model->path : QString(), m_tokenizerPath, *m_dataset,
+                        *m_parameters);
 }
 
 QString MainWindow::newJobPath() const {
@@ -412,23 +410,72 @@ QString MainWindow::newJobPath() const {
 void MainWindow::start() {
   if (isRunning()) return;
   if (!m_resumeJob && (!m_model || m_dataset->datasetPath().isEmpty())) {
+    if (m_quitWhenDone) {
+      finishRun(false, tr("nothing to run: open a model and an instruction file first"));
+      return;
+    }
     showError(tr("Nothing to run yet"), tr("Open a model and an instruction file first."));
     return;
   }
-  const GenerationSpec spec = currentSpec();
+  const int numTooLong = m_resumeJob ? 0 : countPromptsTooLong(m_promptLengths, maxModelLen());
+  if (numTooLong == 0) {
+    startRun(LongPromptPolicy::Fail);
+  } else if (m_isScriptedStart) {
+    std::fprintf(stderr,
+                 "sluice gui: %d prompts do not fit the context of %d tokens; those rows fail\n",
+                 numTooLong, maxModelLen());
+    startRun(LongPromptPolicy::Fail);
+  } else {
+    askAboutLongPrompts(this, numTooLong, static_cast<int>(m_promptLengths.size()), maxModelLen(),
+                        [this](std::optional<LongPromptPolicy> choice) {
+                          if (choice && !isRunning()) startRun(*choice);
+                        });
+  }
+}
+
+int MainWindow::maxModelLen() const {
+  if (!m_model) return 0;
+  const int configured = m_parameters->engineConfig().max_model_len;
+  return configured > 0 ? std::min(configured, m_model->contextLength) : m_model->contextLength;
+}
+
+void MainWindow::startRun(LongPromptPolicy onLongPrompt) {
+  GenerationSpec spec = currentSpec();
+  spec.on_long_prompt = onLongPrompt;
   if (!m_resumeJob) {
-    m_jobPath = newJobPath();
+    m_jobPath = m_newJobPath.isEmpty() ? newJobPath() : m_newJobPath;
+    m_newJobPath.clear();
     m_settings.setLastSpec(spec);
     m_settings.addRecentJob(m_jobPath);
   }
   m_plots->clear();
   m_timeline->clear();
-  m_rowsDone = 0;
+  m_progress.start(nowS());
+  m_summary.clear();
+  m_runStartedS = nowS();
+  m_statusTokens->clear();
+  m_statusTime->clear();
   m_runControls->setState(RunControls::State::Running);
+  m_runControls->setProgress(0, -1);
   m_statusRows->setText(tr("Starting…"));
   m_jobs->setActiveJob(m_jobPath, JobsModel::JobState::Running, JobCounts{});
   emit runRequested(++m_generation, spec, m_jobPath, m_resumeJob);
   m_resumeJob = false;
+}
+
+void MainWindow::confirmCancel() {
+  if (!isRunning()) return;
+  auto* box = new QMessageBox(
+      QMessageBox::Question, tr("Cancel the run"),
+      tr("Stop this run? Finished rows stay in the job, which can be resumed (File › Open job)."),
+      QMessageBox::Yes | QMessageBox::No, this);
+  box->setObjectName("confirmCancel");
+  box->setDefaultButton(QMessageBox::No);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  connect(box, &QMessageBox::finished, this, [this, box] {
+    if (box->clickedButton() == box->button(QMessageBox::Yes)) cancel();
+  });
+  box->open();
 }
 
 void MainWindow::cancel() {
@@ -441,6 +488,8 @@ void MainWindow::cancel() {
 void MainWindow::setPaused(bool paused) {
   if (!isRunning()) return;
   m_worker->setPaused(paused);
+  m_progress.setPaused(paused, nowS());
+  if (paused) m_plots->addGap();
   m_runControls->setState(paused ? RunControls::State::Paused : RunControls::State::Running);
   m_jobs->setActiveJob(m_jobPath,
                        paused ? JobsModel::JobState::Paused : JobsModel::JobState::Running,
@@ -463,13 +512,17 @@ void MainWindow::onRows(quint64 generation, const QVector<RowSnapshot>& rows) {
 
 void MainWindow::onStats(quint64 generation, const StepStats& stats, const JobProgress& progress) {
   if (generation != m_generation) return;
-  m_plots->addStats(stats);
-  m_rowsDone = progress.rows_done;
-  m_runControls->setProgress(progress.file_fraction, progress.rows_done + progress.rows_resumed);
-  const double eta = progress.file_fraction > 0.01
-                         ? stats.elapsed_s * (1.0 - progress.file_fraction) / progress.file_fraction
-                         : -1.0;
-  // The counts are the job file's (earlier runs of a resumed job included), as `sluice jobs show`.
+  const double now = nowS();
+  m_progress.update(now, progress.rows_done, progress.rows_resumed, progress.rows_total);
+  // The backlog: rows of the job neither finished (committed or about to be) nor running.
+  const qint64 backlog =
+      m_progress.rowsTotal() < 0
+          ? -1
+          : std::max<qint64>(0, m_progress.rowsTotal() - m_progress.rowsDone() -
+                                    progress.rows_committing - stats.num_running);
+  m_plots->addStats(stats, backlog);
+  m_summary.addStats(stats);
+  m_runControls->setProgress(m_progress.rowsDone(), m_progress.rowsTotal());
   m_statusRows->setText(tr("%1 rows done (%2 failed, %3 skipped) · %4 in flight")
                             .arg(progress.job.finished())
                             .arg(progress.job.failed)
@@ -481,20 +534,28 @@ void MainWindow::onStats(quint64 generation, const StepStats& stats, const JobPr
   m_statusTokens->setText(tr("%1 tokens · %2 tok/s")
                               .arg(stats.total_generation_tokens)
                               .arg(stats.generation_tokens_per_s, 0, 'f', 0));
-  m_statusTime->setText(
-      tr("elapsed %1 · ETA %2").arg(human_duration(stats.elapsed_s), human_duration(eta)));
+  m_statusTime->setText(tr("elapsed %1 · ETA %2")
+                            .arg(formatDuration(m_progress.activeSeconds(now)),
+                                 formatDuration(m_progress.etaSeconds())));
 }
 
 void MainWindow::onJobFinished(quint64 generation, const JobProgress& progress, bool cancelled) {
   if (generation != m_generation) return;
   m_results->refresh();
+  const double now = nowS();
+  const double activeS = m_progress.activeSeconds(now);
+  // The counts are the job file's (earlier runs of a resumed job included), as `sluice jobs show`.
+  const QString summary =
+      m_summary.describe(progress.job.finished(), progress.job.failed, progress.job.skipped,
+                         activeS, now - m_runStartedS - activeS);
   m_statusRows->setText(
-      cancelled ? tr("Cancelled: %1 rows finished; the job can be resumed (File › Open job).")
-                      .arg(progress.rows_done)
-                : tr("Done: %1 rows (%2 failed, %3 skipped).")
-                      .arg(progress.job.finished())
-                      .arg(progress.job.failed)
-                      .arg(progress.job.skipped));
+      cancelled ? tr("Cancelled: %1. The job can be resumed (File › Open job).").arg(summary)
+                : tr("Done: %1").arg(summary));
+  m_statusTokens->setText(
+      tr("%1 tok/s average").arg(QLocale().toString(m_summary.averageTokensPerS(activeS), 'f', 0)));
+  m_statusTime->setText(tr("took %1").arg(formatDuration(activeS)));
+  if (progress.rows_total >= 0)
+    m_runControls->setProgress(progress.rows_done + progress.rows_resumed, progress.rows_total);
   finishRun(cancelled, QString());
 }
 
@@ -506,12 +567,26 @@ void MainWindow::onJobFailed(quint64 generation, const QString& message) {
   finishRun(false, message);
 }
 
+void MainWindow::updateReady() {
+  const bool ready = m_resumeJob || (m_model && m_isDatasetLoaded);
+  m_runControls->setReady(ready);
+  if (isRunning()) return;
+  if (ready && !m_resumeJob)
+    m_statusRows->setText(tr("Ready: press Start."));
+  else if (!ready)
+    m_statusRows->setText(tr("Open a model and an instruction file, then Start."));
+}
+
 void MainWindow::finishRun(bool cancelled, const QString& error) {
   m_runControls->setState(RunControls::State::Idle);
   // A run that stopped on an error shows as failed (its file cannot tell) until the next run.
   m_jobs->setActiveJob(error.isEmpty() ? QString() : m_jobPath, JobsModel::JobState::Failed,
                        m_jobs->model()->activeCounts());
   m_jobs->refresh();
+  if (m_quitWhenDone && !error.isEmpty())
+    std::fprintf(stderr, "sluice gui: %s\n", qPrintable(error));
+  else if (m_quitWhenDone && cancelled)
+    std::fprintf(stderr, "sluice gui: the run was cancelled\n");
   if (m_screenshots) {
     // One picture of every tab, so a review sees the plots, the block map, the timeline and
     // the table as the run left them.

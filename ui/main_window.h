@@ -3,6 +3,7 @@
 // engine runs in EngineWorker's thread; this window only sends commands and shows snapshots.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QThread>
 #include <QTimer>
@@ -11,6 +12,8 @@
 
 #include "app/engine_worker.h"
 #include "ui/app_settings.h"
+#include "ui/run_progress.h"
+#include "ui/run_summary.h"
 
 class QLabel;
 class QMenu;
@@ -47,6 +50,9 @@ class MainWindow : public QMainWindow {
   // Relaunch: opens the last model and instruction file that loaded, when they still exist
   // (the status bar says which are gone).
   void restoreLastFiles();
+  // The file the next new job is created at (instead of a fresh name in the jobs folder); it
+  // must not exist yet.
+  void setNewJobPath(const QString& path) { m_newJobPath = path; }
   void setStartWhenReady(bool start) { m_startWhenReady = start; }
   // Chooses the device of the next run ("cpu", "auto", "cuda:N"), as the Engine panel would.
   void setDevice(const QString& device);
@@ -69,6 +75,8 @@ class MainWindow : public QMainWindow {
 
  public slots:
   void start();
+  // Asks for confirmation (a window-modal, non-blocking question), then cancels.
+  void confirmCancel();
   void cancel();
   void setPaused(bool paused);
 
@@ -107,6 +115,11 @@ class MainWindow : public QMainWindow {
   void onJobFinished(quint64 generation, const sluice::JobProgress& progress, bool cancelled);
   void onJobFailed(quint64 generation, const QString& message);
   void finishRun(bool cancelled, const QString& error);
+  // Starts the run (Start's checks done), with what to do with prompts longer than the context.
+  void startRun(sluice::LongPromptPolicy onLongPrompt);
+  int maxModelLen() const;
+  void updateReady();
+  double nowS() const { return m_clock.elapsed() / 1000.0; }
   void showError(const QString& title, const QString& message);
   void exportCurrentJob();
   void openJobDialog();
@@ -119,12 +132,17 @@ class MainWindow : public QMainWindow {
   QString m_tokenizerPath;
   QVector<int> m_promptLengths;
   QString m_jobPath;
+  QString m_newJobPath;
   bool m_resumeJob = false;
+  bool m_isDatasetLoaded = false;
   bool m_startWhenReady = false;
+  bool m_isScriptedStart = false;  // started by --start: nobody to ask
   bool m_quitWhenDone = false;
   QString m_exportFormat, m_exportPath;
-  double m_runStartedS = 0.0;
-  qint64 m_rowsDone = 0;
+  QElapsedTimer m_clock;  // monotonic time for the run's progress
+  RunProgress m_progress;
+  RunSummary m_summary;
+  double m_runStartedS = 0.0;  // on m_clock
   ScreenshotRecorder* m_screenshots = nullptr;
 
   ModelPanel* m_modelPanel = nullptr;

@@ -2,6 +2,7 @@
 
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
@@ -271,6 +272,13 @@ void ModelPanel::setLoadFailed(const QString& message) {
   endLoading();
   showFacts(false);
   m_errorLabel->setText("Could not load the model: " + message);
+  m_errorLabel->show();
+}
+
+void ModelPanel::setLoadFailedKeeping(const QString& message, const sluice::ModelSummary& kept) {
+  setLoaded(kept);
+  m_errorLabel->setText(QString("Could not load the model: %1\nStill using %2.")
+                            .arg(message, QDir::toNativeSeparators(kept.path)));
   m_errorLabel->show();
 }
 

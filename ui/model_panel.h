@@ -48,6 +48,8 @@ class ModelPanel final : public QWidget {
   void setLoading(double fraction, const QString& stage);
   void setLoaded(const sluice::ModelSummary& summary);
   void setLoadFailed(const QString& message);
+  // A load failed while `kept` stays loaded and in use: shows it again, with the error.
+  void setLoadFailedKeeping(const QString& message, const sluice::ModelSummary& kept);
   // The load stopped at the user's request: back to choosing, without an error.
   void setLoadCancelled();
   void setMemoryPlan(const sluice::MemoryPlan& plan);

@@ -2,8 +2,10 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QProgressBar>
 #include <QPushButton>
+#include <algorithm>
 
 namespace sluice::ui {
 
@@ -16,7 +18,9 @@ RunControls::RunControls(QWidget* parent) : QWidget(parent) {
   m_pause->setCheckable(true);
   m_pause->setToolTip(tr("Hold the engine between steps; nothing is lost (Ctrl+P)"));
   m_cancel = new QPushButton(tr("Cancel"), this);
-  m_cancel->setToolTip(tr("Stop; finished rows stay in the job, which can be resumed (Esc)"));
+  m_cancel->setToolTip(
+      tr("Stop, after a confirmation; finished rows stay in the job, which can be "
+         "resumed"));
   m_progress = new QProgressBar(this);
   m_progress->setRange(0, 1000);
   m_progress->setTextVisible(true);
@@ -39,7 +43,7 @@ RunControls::RunControls(QWidget* parent) : QWidget(parent) {
 void RunControls::setState(State state) {
   m_state = state;
   const bool active = state != State::Idle;
-  m_start->setEnabled(!active);
+  m_start->setEnabled(!active && m_ready);
   m_pause->setEnabled(state == State::Running || state == State::Paused);
   m_cancel->setEnabled(active && state != State::Cancelling);
   if (state == State::Idle || state == State::Loading) {
@@ -49,19 +53,45 @@ void RunControls::setState(State state) {
   }
   if (state == State::Cancelling) m_label->setText(tr("cancelling…"));
   if (state == State::Paused) m_label->setText(tr("paused"));
+  if (state == State::Idle || state == State::Running) m_label->clear();
 }
 
-void RunControls::setProgress(double fileFraction, qint64 rowsDone) {
-  m_progress->setValue(static_cast<int>(1000 * fileFraction));
-  m_progress->setFormat(
-      tr("%1 rows · %2% of the file").arg(rowsDone).arg(qRound(100 * fileFraction)));
-  if (m_state == State::Running) m_label->clear();
+void RunControls::setReady(bool ready) {
+  m_ready = ready;
+  m_start->setEnabled(m_state == State::Idle && m_ready);
+}
+
+void RunControls::setProgress(qint64 rowsDone, qint64 rowsTotal) {
+  const QLocale locale;
+  if (rowsTotal < 0) {
+    m_progress->setRange(0, 1000);
+    m_progress->setValue(0);
+    m_progress->setFormat(tr("%1 rows done · counting the rows…").arg(locale.toString(rowsDone)));
+    return;
+  }
+  // The bar's range is an int: scale a huge job down to per-mille.
+  const double fraction = rowsTotal > 0 ? std::min(1.0, double(rowsDone) / rowsTotal) : 1.0;
+  m_progress->setRange(0, 1000);
+  m_progress->setValue(static_cast<int>(1000 * fraction));
+  m_progress->setFormat(tr("%1 of %2 rows · %3%")
+                            .arg(locale.toString(rowsDone), locale.toString(rowsTotal))
+                            .arg(static_cast<int>(100 * fraction)));
 }
 
 void RunControls::setLoading(double fraction, const QString& stage) {
   m_progress->setValue(static_cast<int>(1000 * fraction));
   m_progress->setFormat(tr("loading %p%"));
   m_label->setText(stage.left(40));
+}
+
+void RunControls::clearLoading() {
+  m_progress->setValue(0);
+  m_progress->setFormat(QString());
+  m_label->clear();
+}
+
+QString RunControls::statusText() const {
+  return m_label->text();
 }
 
 }  // namespace sluice::ui

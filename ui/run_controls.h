@@ -1,4 +1,6 @@
-// Start, Pause/Resume and Cancel, with the run's progress bar and a one-line summary.
+// Start, Pause/Resume and Cancel, with the run's progress bar and a one-line summary. Start is
+// enabled only while idle and ready (a model and a file loaded, or a job to resume); Cancel asks
+// for confirmation before it stops a run (no key press alone stops one).
 #pragma once
 
 #include <QWidget>
@@ -19,9 +21,16 @@ class RunControls : public QWidget {
 
   void setState(State state);
   State state() const { return m_state; }
-  // Progress as a fraction of the input file read and the rows finished so far.
-  void setProgress(double fileFraction, qint64 rowsDone);
+  // Whether there is something to start; Start is enabled while idle and ready.
+  void setReady(bool ready);
+  bool isReady() const { return m_ready; }
+  // Progress as rows finished (resumed ones included) of rowsTotal (-1 while unknown).
+  void setProgress(qint64 rowsDone, qint64 rowsTotal);
   void setLoading(double fraction, const QString& stage);
+  // Clears what loading showed (it succeeded or failed): an empty bar, no stage.
+  void clearLoading();
+  QProgressBar* progressBar() const { return m_progress; }
+  QString statusText() const;
 
   QPushButton* startButton() const { return m_start; }
   QPushButton* pauseButton() const { return m_pause; }
@@ -34,6 +43,7 @@ class RunControls : public QWidget {
 
  private:
   State m_state = State::Idle;
+  bool m_ready = false;
   QPushButton* m_start = nullptr;
   QPushButton* m_pause = nullptr;
   QPushButton* m_cancel = nullptr;

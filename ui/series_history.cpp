@@ -3,6 +3,8 @@
 #include <qcustomplot.h>
 
 #include <cassert>
+#include <cmath>
+#include <limits>
 
 namespace sluice::ui {
 
@@ -21,6 +23,17 @@ bool SeriesHistory::append(double key, const QVector<double>& values) {
     startPoint(key, values);
   else
     extendPoint(key, values);
+  return true;
+}
+
+bool SeriesHistory::appendGap(double key) {
+  if (isEmpty() || key < m_lastKey) return false;
+  if (std::isnan(m_graphs.front()->data()->constEnd()[-1].value)) return true;  // one gap is enough
+  if (pointCount() >= m_maxPoints) mergeNeighbours();
+  m_lastKey = key;
+  for (QCPGraph* graph : m_graphs)
+    graph->data()->add(QCPGraphData(key, std::numeric_limits<double>::quiet_NaN()));
+  m_pendingSamples = m_samplesPerPoint;  // full: the next sample starts a point of its own
   return true;
 }
 
@@ -74,7 +87,8 @@ void SeriesHistory::mergeNeighbours() {
     data->set(merged, true);
   }
   m_samplesPerPoint *= 2;
-  if (count % 2 == 0) {
+  const bool lastIsGap = std::isnan((m_graphs.front()->data()->constEnd() - 1)->value);
+  if (count % 2 == 0 || lastIsGap) {
     m_pendingSamples = m_samplesPerPoint;
     return;
   }

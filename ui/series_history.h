@@ -2,7 +2,7 @@
 // plots fed ~10 times a second for hours. When a graph reaches maxPoints, neighbouring points are
 // merged pairwise (their mean), so the whole run stays visible at uniform resolution and each
 // graph holds between maxPoints / 2 and maxPoints points. Columns are merged together, so stacked
-// graphs (channel fills) keep identical keys.
+// graphs (channel fills) keep identical keys. A gap (NaN) merged with a neighbour stays a gap.
 #pragma once
 
 #include <QVector>
@@ -20,6 +20,9 @@ class SeriesHistory final {
   // Appends one sample; values has one entry per graph. A key older than the last one is dropped
   // (a stale snapshot); returns whether the sample was taken.
   bool append(double key, const QVector<double>& values);
+  // Ends the lines at key (a pause): a NaN point that QCustomPlot draws as a gap and that is
+  // never averaged into the next sample. Returns whether it was taken (not before the last key).
+  bool appendGap(double key);
 
   // Forgets every point.
   void clear();

@@ -107,6 +107,7 @@ class JobsViewTest : public QObject {
     window.show();
     prepare(window, shared("datasets/en/self_instruct_seed_tasks.jsonl"), 4);
     QSignalSpy finished(&window, &MainWindow::runFinished);
+    QTRY_VERIFY_WITH_TIMEOUT(window.runControls()->startButton()->isEnabled(), 30000);
     QTest::mouseClick(window.runControls()->startButton(), Qt::LeftButton);
     QVERIFY(finished.wait(120000));
     const QFileInfo job(window.currentJobPath());

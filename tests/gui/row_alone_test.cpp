@@ -2,6 +2,7 @@
 // to the same engine service from a thread of its own, so its answer does not wait for the job to
 // end; when it has to wait (the paused job's rows already in the engine run first) the status bar
 // says why.
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -56,6 +57,7 @@ class RowAloneTest : public QObject {
     window.parametersPanel()->setFromSpec(spec);
 
     QSignalSpy finished(&window, &MainWindow::runFinished);
+    QTRY_VERIFY_WITH_TIMEOUT(window.runControls()->startButton()->isEnabled(), 30000);
     QTest::mouseClick(window.runControls()->startButton(), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(firstCommittedRow(window.currentJobPath()) >= 0, 60000);
     QTest::mouseClick(window.runControls()->pauseButton(), Qt::LeftButton);
@@ -76,6 +78,11 @@ class RowAloneTest : public QObject {
     QVERIFY2(messages.join('\n').contains("ahead of it"), qPrintable(messages.join('\n')));
 
     QTest::mouseClick(window.runControls()->cancelButton(), Qt::LeftButton);
+    QMessageBox* box = nullptr;  // Cancel asks first
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (box = window.findChild<QMessageBox*>("confirmCancel")) != nullptr && box->isVisible(),
+        5000);
+    QTest::mouseClick(box->button(QMessageBox::Yes), Qt::LeftButton);
     QVERIFY(finished.wait(60000));
   }
 };

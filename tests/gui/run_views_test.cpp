@@ -118,6 +118,9 @@ class RunViewsTest : public QObject {
  private slots:
   void livePlotsStayBoundedAndCheap();
   void livePlotsClearAndFollow();
+  void livePlotsAxisIgnoresTheStartupSpike();
+  void livePlotsDrawPausesAsGaps();
+  void livePlotsWaitingIsTheBacklog();
   void kvMapDescribesBlocks();
   void kvMapIsCheapForLargePools();
   void kvMapHandlesTinyAreasAndEmptyMaps();
@@ -189,6 +192,64 @@ void RunViewsTest::livePlotsClearAndFollow() {
   QVERIFY(plots.isFollowing());
   plots.addStats(syntheticStats(3));
   QCOMPARE(plots.largestGraphSize(), 1);
+}
+
+void RunViewsTest::livePlotsAxisIgnoresTheStartupSpike() {
+  LivePlots plots;
+  plots.resize(500, 400);
+  plots.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&plots));
+  for (int i = 0; i < 300; ++i) {
+    StepStats stats = syntheticStats(i);
+    const bool startup = i < 5;  // prefill of the first batch: a short burst
+    stats.prompt_tokens_per_s = startup ? 40000.0 : 900.0 + (i % 7) * 10.0;
+    stats.generation_tokens_per_s = startup ? 20000.0 : 500.0 + (i % 5) * 10.0;
+    plots.addStats(stats);
+  }
+  QCustomPlot* throughput = plots.plot(LivePlots::Panel::Throughput);
+  throughput->replot(QCustomPlot::rpImmediateRefresh);
+  const double top = throughput->yAxis->range().upper;
+  QVERIFY2(top >= 960.0, qPrintable(QString::number(top)));  // the steady lines fit
+  QVERIFY2(top < 2000.0, qPrintable(QString::number(top)));  // the spike runs off the top
+  // Few values: all of them fit, spikes included.
+  QCOMPARE(LivePlots::robustAxisTop({100.0, 5000.0, 200.0}), 5000.0 * 1.08);
+  QCOMPARE(LivePlots::robustAxisTop({}), 0.0);
+}
+
+void RunViewsTest::livePlotsDrawPausesAsGaps() {
+  for (const int maxPoints : {4000, 8}) {  // with and without merging points
+    LivePlots plots;
+    plots.setMaxPointsPerGraph(maxPoints);
+    for (int i = 0; i < 50; ++i) plots.addStats(syntheticStats(i));
+    plots.addGap();
+    plots.addGap();                         // a second pause marker adds nothing
+    StepStats after = syntheticStats(300);  // 25 s later
+    after.generation_tokens_per_s = 123.0;
+    plots.addStats(after);
+    const auto data = plots.plot(LivePlots::Panel::Throughput)->graph(1)->data();
+    int numGaps = 0;
+    for (auto it = data->constBegin(); it != data->constEnd(); ++it)
+      numGaps += std::isnan(it->value) ? 1 : 0;
+    QVERIFY2(numGaps >= 1, qPrintable(QString("max points %1").arg(maxPoints)));
+    // The first sample after the pause is a point of its own, not averaged into the gap.
+    QCOMPARE((data->constEnd() - 1)->value, 123.0);
+    QVERIFY(std::isnan((data->constEnd() - 2)->value));
+    // Time goes on after it.
+    for (int i = 301; i < 400; ++i) plots.addStats(syntheticStats(i));
+    QVERIFY(!std::isnan((data->constEnd() - 1)->value));
+  }
+}
+
+void RunViewsTest::livePlotsWaitingIsTheBacklog() {
+  LivePlots plots;
+  StepStats stats = syntheticStats(1);
+  stats.num_waiting = 768;  // the engine's queue: the job's read-ahead window
+  plots.addStats(stats, 4200);
+  const auto waiting = plots.plot(LivePlots::Panel::Batch)->graph(2);
+  QCOMPARE(waiting->name(), QString("waiting"));
+  QCOMPARE((waiting->data()->constEnd() - 1)->value, 4200.0);
+  plots.addStats(syntheticStats(2), -1);  // not known yet: no point, not the queue length
+  QVERIFY(std::isnan((waiting->data()->constEnd() - 1)->value));
 }
 
 void RunViewsTest::kvMapDescribesBlocks() {

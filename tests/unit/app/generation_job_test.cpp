@@ -43,6 +43,7 @@ TEST(GenerationJob, RowsAreAnnouncedOnlyOnceCommittedAndInBatches) {
   int64_t num_announced = 0;
   std::set<int64_t> commits_seen;  // data_version at each announcement
   const auto start = std::chrono::steady_clock::now();
+  int64_t most_committing = 0;     // rows finished and waiting for their commit, at most
   const RunSummary summary = job->run(
       [&](const RowResult& row, double) {
         ++num_announced;
@@ -52,7 +53,12 @@ TEST(GenerationJob, RowsAreAnnouncedOnlyOnceCommittedAndInBatches) {
       },
       [&](const StepStats&, const JobProgress& progress) {
         EXPECT_LE(progress.rows_done, file->count({})) << "progress counts uncommitted rows";
+        EXPECT_LE(progress.rows_done + progress.rows_committing, kNumRows);
+        most_committing = std::max(most_committing, progress.rows_committing);
       });
+  // Rows wait for a commit in batches, and progress says how many (the GUI's backlog leaves
+  // them out: they are finished).
+  EXPECT_GT(most_committing, 0);
   EXPECT_EQ(num_announced, kNumRows);
   EXPECT_EQ(summary.progress.rows_done, kNumRows);
   EXPECT_EQ(file->count({}), kNumRows);
@@ -187,6 +193,56 @@ TEST(GenerationJob, PauseCommitsNothingUntilResumed) {
   runner.join();
   EXPECT_EQ(summary.progress.rows_done, 40);
   EXPECT_EQ(file->count({}), 40);
+}
+
+// Rows whose prompts do not fit the context fail, are skipped or are truncated to their end, as
+// the spec asks; the engine is only given prompts that fit.
+TEST(GenerationJob, LongPromptsFailAreSkippedOrTruncatedAsAsked) {
+  constexpr int kMaxModelLen = 64;
+  std::string story;  // some 200 tokens, past the 64-token context once tokenized
+  for (int i = 0; i < 40; ++i) story += "The cat sat on the mat. ";
+  const std::string huge(20000, 'a');  // refused before tokenizing
+  for (const auto policy :
+       {LongPromptPolicy::Fail, LongPromptPolicy::Skip, LongPromptPolicy::Truncate}) {
+    const std::string dir = make_temp_dir("gen-job-long");
+    GenerationSpec spec = stories_spec(dir, 0);
+    write_file(dir + "/input.jsonl", nlohmann::json{{"prompt", "Once upon a time"}}.dump() + "\n" +
+                                         nlohmann::json{{"prompt", story}}.dump() + "\n" +
+                                         nlohmann::json{{"prompt", huge}}.dump() + "\n");
+    spec.engine.max_model_len = kMaxModelLen;
+    spec.on_long_prompt = policy;
+    const std::string path = dir + "/job.sluicejob";
+    auto job = GenerationJob::create(spec, path);
+    job->load();
+    std::vector<RowResult> rows(3);
+    job->run(
+        [&](const RowResult& row, double) { rows.at(static_cast<size_t>(row.row_index)) = row; },
+        nullptr);
+    const std::string name = to_string(policy);
+    EXPECT_EQ(rows[0].status, RowStatus::Done) << name;
+    for (size_t i : {1u, 2u}) {
+      const RowResult& row = rows[i];
+      switch (policy) {
+        case LongPromptPolicy::Fail:
+          EXPECT_EQ(row.status, RowStatus::Failed) << "row " << i;
+          break;
+        case LongPromptPolicy::Skip:
+          EXPECT_EQ(row.status, RowStatus::Skipped) << "row " << i;
+          EXPECT_NE(row.error.find("input.jsonl:" + std::to_string(i + 1) + ": "),
+                    std::string::npos)
+              << row.error;
+          EXPECT_NE(row.error.find("64 tokens"), std::string::npos) << row.error;
+          break;
+        case LongPromptPolicy::Truncate:
+          // max(64 / 2, 64 - 12 max_tokens) = 52 tokens, the prompt's end.
+          EXPECT_EQ(row.status, RowStatus::Done) << "row " << i << ": " << row.error;
+          EXPECT_EQ(row.prompt_tokens, 52) << "row " << i;
+          break;
+      }
+    }
+    // The choice is kept in the job, so a resume truncates or skips the same way.
+    EXPECT_EQ(spec_from_json(JobStore::open(path)->info().params).on_long_prompt, policy) << name;
+  }
 }
 
 // The app's path: what the worker sends the window (rows for the table and timeline, progress

@@ -1,0 +1,22 @@
+#include "ui/run_spec.h"
+
+#include "ui/dataset_panel.h"
+#include "ui/parameters_panel.h"
+
+namespace sluice::ui {
+
+sluice::GenerationSpec specFromPanels(const QString& modelPath, const QString& tokenizerPath,
+                                      const DatasetPanel& dataset,
+                                      const ParametersPanel& parameters) {
+  GenerationSpec spec;
+  spec.model_path = modelPath.toStdString();
+  spec.tokenizer_path = tokenizerPath.toStdString();
+  spec.input_path = dataset.datasetPath().toStdString();
+  spec.format = dataset.format();
+  spec.prompt = dataset.promptOptions();
+  spec.on_bad_row = dataset.onBadRow();
+  parameters.applyToSpec(spec);
+  return spec;
+}
+
+}  // namespace sluice::ui

@@ -1,0 +1,37 @@
+#include "ui/run_summary.h"
+
+#include <QLocale>
+#include <QObject>
+#include <algorithm>
+
+#include "ui/run_progress.h"
+
+namespace sluice::ui {
+
+void RunSummary::addStats(const sluice::StepStats& stats) {
+  m_generatedTokens = std::max<qint64>(m_generatedTokens, stats.total_generation_tokens);
+  m_preemptions = std::max<qint64>(m_preemptions, stats.num_preemptions);
+  m_peakTokensPerS = std::max(m_peakTokensPerS, stats.generation_tokens_per_s);
+}
+
+double RunSummary::averageTokensPerS(double activeS) const {
+  return activeS >= 1.0 ? m_generatedTokens / activeS : 0.0;
+}
+
+QString RunSummary::describe(qint64 rowsDone, qint64 rowsFailed, qint64 rowsSkipped, double activeS,
+                             double pausedS) const {
+  const QLocale locale;
+  QString text = QObject::tr(
+                     "%1 rows (%2 failed, %3 skipped) · %4 tokens · %5 tok/s average, "
+                     "%6 peak · %7")
+                     .arg(locale.toString(rowsDone), locale.toString(rowsFailed),
+                          locale.toString(rowsSkipped), locale.toString(m_generatedTokens),
+                          locale.toString(averageTokensPerS(activeS), 'f', 0),
+                          locale.toString(m_peakTokensPerS, 'f', 0), formatDuration(activeS));
+  if (pausedS >= 1.0) text += QObject::tr(" (paused %1)").arg(formatDuration(pausedS));
+  text += m_preemptions == 1 ? QObject::tr(" · 1 preemption")
+                             : QObject::tr(" · %1 preemptions").arg(locale.toString(m_preemptions));
+  return text;
+}
+
+}  // namespace sluice::ui
