@@ -33,7 +33,7 @@ struct JobProgress {
   int64_t rows_resumed = 0;   // found finished in the job and not run again
   int64_t rows_in_flight = 0;
   int64_t rows_committing = 0;  // finished, waiting for the commit that announces them
-  int64_t rows_total = -1;    // known once the whole file has been read (or counted ahead)
+  int64_t rows_total = -1;      // known once the whole file has been read (or counted ahead)
   double file_fraction = 0.0; // bytes of the input read so far
   // The job file's counts (rows of every run, a resumed job's earlier ones included): what it
   // held when run() started plus this run's commits, so they equal `sluice jobs show`.

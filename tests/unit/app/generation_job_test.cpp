@@ -43,7 +43,7 @@ TEST(GenerationJob, RowsAreAnnouncedOnlyOnceCommittedAndInBatches) {
   int64_t num_announced = 0;
   std::set<int64_t> commits_seen;  // data_version at each announcement
   const auto start = std::chrono::steady_clock::now();
-  int64_t most_committing = 0;     // rows finished and waiting for their commit, at most
+  int64_t most_committing = 0;  // rows finished and waiting for their commit, at most
   const RunSummary summary = job->run(
       [&](const RowResult& row, double) {
         ++num_announced;
