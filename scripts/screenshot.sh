@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the desktop app under Xvfb (1280x800) with the demo model on 2000 Alpaca rows, saving
-# pictures of the window every few seconds and at the end into the directory given.
-#   scripts/screenshot.sh OUT_DIR
+# Runs the desktop app under Xvfb (a 1280x800 screen, or SCREEN=WxH) with the demo model on the
+# 5000 Alpaca rows, saving pictures of the window every few seconds and at the end into the
+# directory given.
+#   [SCREEN=1280x720] scripts/screenshot.sh OUT_DIR
 set -euo pipefail
 out=${1:?usage: scripts/screenshot.sh OUT_DIR}
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ shared="$(cd .. && pwd)/shared"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
-xvfb-run -a -s "-screen 0 1280x800x24" build/bin/sluice gui \
+xvfb-run -a -s "-screen 0 ${SCREEN:-1280x800}x24" build/bin/sluice gui \
   --model "$shared/models/stories260K/gguf/stories260K-f32.gguf" \
   --dataset "$shared/datasets/en/alpaca_5000.json" \
   --start --quit-when-done --screenshot "$out" --screenshot-every 2

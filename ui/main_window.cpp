@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QInputDialog>
 #include <QKeySequence>
@@ -14,6 +15,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QShortcut>
 #include <QSplitter>
@@ -41,6 +43,7 @@
 #include "ui/run_spec.h"
 #include "ui/screenshot_recorder.h"
 #include "ui/timeline_panel.h"
+#include "ui/window_fit.h"
 
 namespace sluice::ui {
 
@@ -114,7 +117,9 @@ void MainWindow::buildUi() {
   statusBar()->addPermanentWidget(m_statusTokens);
   statusBar()->addPermanentWidget(m_statusTime);
   m_statusRows->setText(tr("Open a model and an instruction file, then Start."));
-  resize(1280, 800);
+  // The preferred size where the screen has room; a smaller screen gets its available area.
+  const QScreen* shownOn = screen() ? screen() : QGuiApplication::primaryScreen();
+  resize(fittedWindowSize(QSize(1280, 800), shownOn ? shownOn->availableGeometry() : QRect()));
 
   connect(m_runControls, &RunControls::startClicked, this, &MainWindow::start);
   connect(m_runControls, &RunControls::pauseToggled, this, &MainWindow::setPaused);
