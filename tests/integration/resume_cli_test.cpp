@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -18,10 +19,16 @@
 namespace sluice::test {
 namespace {
 
+// n rows of Alpaca prompts; past 1,500 the first 1,500 again (row 1,760 of the file is longer
+// than stories260K's context).
 std::string write_alpaca_jsonl(const std::string& dir, size_t n) {
+  const std::vector<std::string> prompts = alpaca_prompts(std::min<size_t>(n, 1500));
   std::string jsonl;
-  size_t i = 0;
-  for (const auto& prompt : alpaca_prompts(n)) jsonl += nlohmann::json{{"id", "row-" + std::to_string(i++)}, {"prompt", prompt}}.dump() + "\n";
+  for (size_t i = 0; i < n; ++i)
+    jsonl +=
+        nlohmann::json{{"id", "row-" + std::to_string(i)}, {"prompt", prompts[i % prompts.size()]}}
+            .dump() +
+        "\n";
   write_file(dir + "/input.jsonl", jsonl);
   return dir + "/input.jsonl";
 }
@@ -98,7 +105,7 @@ int64_t rows_in_file(const std::string& job_path) {
   }
 }
 
-// Keep them closed: a 1,500-row job killed with SIGKILL 20 times at random moments and resumed
+// Keep them closed: a 4,000-row job killed with SIGKILL 20 times at random moments and resumed
 // each time ends with the export an uninterrupted run writes, byte for byte (greedy decoding).
 // Six kills land in a run's first 200 ms or around the creation of its job file (within 1 ms of
 // its appearance when the run creates it); of the others, some land a random moment after a
@@ -107,7 +114,10 @@ int64_t rows_in_file(const std::string& job_path) {
 TEST(ResumeCli, TwentyKillsAtRandomMomentsChangeNoByteOfTheExport) {
   constexpr int kNumKills = 20;
   constexpr int kNumEarlyKills = 6;
-  constexpr int64_t kNumRows = 1500;
+  // Enough rows that twenty kills come before the end on a fast, idle machine too: a run killed
+  // up to 100 ms after a commit can commit a few hundred rows first (1,500 rows were all
+  // committed before the twentieth kill once).
+  constexpr int64_t kNumRows = 4000;
   const std::string dir = make_temp_dir("resume-kills");
   const std::string input = write_alpaca_jsonl(dir, kNumRows);
   const std::string model = shared_path("models/stories260K/gguf/stories260K-f32.gguf");
