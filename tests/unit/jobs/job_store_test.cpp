@@ -16,6 +16,7 @@
 namespace sluice {
 namespace {
 
+using test::error_of;
 using test::make_failed_row;
 using test::make_job_info;
 using test::make_row;
@@ -23,18 +24,6 @@ using test::make_skipped_row;
 
 std::string job_path(const std::string& name) {
   return test::make_temp_dir("job-store") + "/" + name + ".sluicejob";
-}
-
-// Runs fn, expects it to throw Error, and returns the message.
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected sluice::Error";
-  return {};
 }
 
 // Returns true for "YYYY-MM-DDTHH:MM:SSZ".

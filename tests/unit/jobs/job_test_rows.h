@@ -2,9 +2,12 @@
 // here, so tests compare what comes back against these, never against the code under test.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
+#include "engine/core/error.h"
 #include "engine/jobs/job_info.h"
 #include "engine/jobs/row_result.h"
 
@@ -76,6 +79,18 @@ inline RowResult make_skipped_row(int64_t row_index) {
   row.status = RowStatus::Skipped;
   row.error = "line 3: not a JSON object";
   return row;
+}
+
+// Runs fn, expects it to throw Error, and returns the message.
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected sluice::Error";
+  return {};
 }
 
 }  // namespace sluice::test

@@ -15,22 +15,12 @@
 namespace sluice {
 namespace {
 
+using test::error_of;
 using test::make_job_info;
 using test::make_row;
 
 std::string job_path(const std::string& name) {
   return test::make_temp_dir("pair-picks") + "/" + name + ".sluicejob";
-}
-
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected sluice::Error";
-  return {};
 }
 
 bool contains(const std::string& text, const std::string& part) {
