@@ -154,7 +154,7 @@ StepResult Engine::step() {
       request->first_scheduled_time = begin;
   }
   prepare_device_sampling(step);
-  runner_->execute(step, runner_output_, sample_rows_);
+  runner_->execute(step, runner_output_, sample_rows_, &step_masks_);
   scheduler_->on_step_done(step);
   sample_step(step, runner_output_, result);
   if (config_.check_invariants) scheduler_->check_invariants();
@@ -170,19 +170,25 @@ bool Engine::is_fork_point(const Request& request) {
 
 void Engine::prepare_device_sampling(const SchedulerOutput& step) {
   sample_rows_.clear();
+  step_masks_.matchers.clear();
   if (!config_.sample_on_device || !backend_->samples_on_device()) return;
   for (const auto& scheduled : step.requests) {
     if (!scheduled.needs_sample) continue;
     const Request* request = scheduler_->find_request(scheduled.request_id);
-    // Forks need the logits on the host, and so do grammar masks and log-probabilities (for now).
-    if (!request || is_fork_point(*request) || request->grammar_matcher ||
-        request->sampling_params.logprobs >= 0) {
+    // Forks need the logits on the host, and so do log-probabilities (for now). A grammar's mask
+    // goes to the device with the sampling parameters.
+    if (!request || is_fork_point(*request) || request->sampling_params.logprobs >= 0) {
       sample_rows_.clear();
+      step_masks_.matchers.clear();
       return;
     }
-    sample_rows_.push_back(SampleRow{&request->sampling_params,
-                                     SamplingContext{request->prompt_token_ids(), request->output_token_ids(),
-                                                     request->sample_key, request->sample_idx}});
+    GrammarMatcher* matcher = request->grammar_matcher.get();
+    sample_rows_.push_back(
+        SampleRow{&request->sampling_params,
+                  SamplingContext{request->prompt_token_ids(), request->output_token_ids(),
+                                  request->sample_key, request->sample_idx},
+                  matcher != nullptr});
+    step_masks_.matchers.push_back(matcher);
   }
 }
 
@@ -191,7 +197,12 @@ void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, St
     Request* request = scheduler_->find_request(runner_output.sampled_request_ids[i]);
     if (!request || request->is_finished()) continue;  // aborted during the step
     if (runner_output.sampled_on_device) {
-      accept_token(*request, runner_output.sampled_token_ids[i], {}, result);
+      const int32_t token_id = runner_output.sampled_token_ids[i];
+      if (token_id < 0) {  // the backend's answer to a mask that allows nothing
+        fail_request(*request, "the grammar allows no token of the vocabulary here", result);
+      } else {
+        accept_token(*request, token_id, {}, result);
+      }
       continue;
     }
     std::span<float> logits = runner_output.logits_row(i);

@@ -151,6 +151,20 @@ class Engine {
   std::vector<float> logits_copy_;
   std::vector<float> raw_logits_;       // a row's logits kept for its log-probabilities
   std::vector<SampleRow> sample_rows_;  // reused every step
+  // The token masks of the step's constrained rows, which the backend asks for while its device
+  // runs the forward pass.
+  class StepMasks final : public TokenMaskSource {
+   public:
+    explicit StepMasks(GrammarConstraints& constraints) : constraints_(constraints) {}
+    size_t fill(size_t row, std::span<uint32_t> words) override {
+      return constraints_.fill_mask(*matchers[row], words);
+    }
+    std::vector<GrammarMatcher*> matchers;  // [sample row], null where unconstrained
+
+   private:
+    GrammarConstraints& constraints_;
+  };
+  StepMasks step_masks_{grammar_constraints_};
   RunnerOutput runner_output_;  // reused every step
 
   RequestId next_request_id_ = 1;

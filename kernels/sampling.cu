@@ -1,6 +1,7 @@
 // Sampling on the GPU with the CPU sampler's semantics (engine/runner/sampler.cpp), one thread
 // block of 1024 threads per row:
 //
+//   0. A row with a grammar's token mask sets the logits the mask leaves out to -inf (one pass).
 //   1. One pass over the row checks for NaN / +inf (before penalties, as the CPU does) and finds
 //      the number of finite logits and the arg-max (largest logit, lowest id), all by block
 //      reductions. A row with penalties applies them (one thread per penalty entry, float
@@ -193,9 +194,23 @@ __device__ int32_t sample_row(SelectStorage& storage, const RowView& row,
   return token_of_key(row, drawn.key);
 }
 
+// Sets the logits of the tokens the row's mask leaves out to -inf. One thread per token, so the
+// writes are coalesced and the 32 lanes of a warp read the same mask word.
+__device__ void apply_token_mask(float* logits, int vocab_size, const uint32_t* mask) {
+  for (int id = static_cast<int>(threadIdx.x); id < vocab_size; id += kThreads) {
+    if (((mask[id >> 5] >> (id & 31)) & 1u) == 0) logits[id] = -INFINITY;
+  }
+  __syncthreads();  // the next pass reads the masked logits
+}
+
 __device__ int32_t choose_token(SelectStorage& storage, float* logits, const RowView& row,
                                 const SamplingRow& params, const int32_t* penalty_token_ids,
-                                const int32_t* penalty_output_counts) {
+                                const int32_t* penalty_output_counts, const uint32_t* token_masks) {
+  if (params.mask_row >= 0) {
+    apply_token_mask(
+        logits, row.vocab_size,
+        token_masks + static_cast<int64_t>(params.mask_row) * mask_words(row.vocab_size));
+  }
   RowStats stats = row_stats(storage, row);
   if (stats.has_bad_logit) return -1;
   const bool has_penalty = params.repetition_penalty != 1.0f || params.frequency_penalty != 0.0f ||
@@ -217,18 +232,20 @@ __device__ int32_t choose_token(SelectStorage& storage, float* logits, const Row
 // rows:                  [num_rows]
 // penalty_token_ids:     [num_penalty_entries]
 // penalty_output_counts: [num_penalty_entries]
+// token_masks:           [num_masks, mask_words(vocab_size)]
 // out_tokens:            [num_rows]
 __global__ void __launch_bounds__(kThreads, 1)
     sample_tokens_kernel(float* logits, const SamplingRow* __restrict__ rows,
                          const int32_t* __restrict__ penalty_token_ids,
                          const int32_t* __restrict__ penalty_output_counts,
-                         int32_t* __restrict__ out_tokens, int vocab_size, int id_bits) {
+                         const uint32_t* __restrict__ token_masks, int32_t* __restrict__ out_tokens,
+                         int vocab_size, int id_bits) {
   __shared__ SelectStorage storage;
   const SamplingRow params = rows[blockIdx.x];
   float* row_logits = logits + static_cast<int64_t>(blockIdx.x) * vocab_size;
   const RowView row{row_logits, vocab_size, id_bits, detail::is_aligned_16(row_logits)};
-  const int32_t token =
-      choose_token(storage, row_logits, row, params, penalty_token_ids, penalty_output_counts);
+  const int32_t token = choose_token(storage, row_logits, row, params, penalty_token_ids,
+                                     penalty_output_counts, token_masks);
   if (threadIdx.x == 0) out_tokens[blockIdx.x] = token;
 }
 
@@ -241,8 +258,8 @@ int id_bits_for(int vocab_size) {
 
 }  // namespace
 
-KernelStatus sample_tokens(float* logits, const SamplingRow* rows,
-                           const int32_t* penalty_token_ids, const int32_t* penalty_output_counts,
+KernelStatus sample_tokens(float* logits, const SamplingRow* rows, const int32_t* penalty_token_ids,
+                           const int32_t* penalty_output_counts, const uint32_t* token_masks,
                            int32_t* out_tokens, int num_rows, int vocab_size, void* workspace,
                            size_t workspace_bytes, cudaStream_t stream) {
   (void)workspace;
@@ -252,8 +269,8 @@ KernelStatus sample_tokens(float* logits, const SamplingRow* rows,
   }
   if (num_rows == 0) return kKernelOk;
   detail::launch_kernel(sample_tokens_kernel, num_rows, kThreads, 0, stream, logits, rows,
-                        penalty_token_ids, penalty_output_counts, out_tokens, vocab_size,
-                        id_bits_for(vocab_size));
+                        penalty_token_ids, penalty_output_counts, token_masks, out_tokens,
+                        vocab_size, id_bits_for(vocab_size));
   return detail::launch_status();
 }
 

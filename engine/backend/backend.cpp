@@ -4,7 +4,8 @@
 
 namespace sluice {
 
-void Backend::forward_and_sample(const BatchInputs&, std::span<const SampleRow>, std::vector<int32_t>&) {
+void Backend::forward_and_sample(const BatchInputs&, std::span<const SampleRow>, TokenMaskSource*,
+                                 std::vector<int32_t>&) {
   fail("backend ", name(), " does not sample on its device; use forward() and the host Sampler");
 }
 

@@ -19,6 +19,19 @@ namespace sluice {
 struct SampleRow {
   const SamplingParams* params = nullptr;
   SamplingContext context;
+  bool is_masked = false;  // a grammar constrains the row: its mask comes from a TokenMaskSource
+};
+
+// The next-token masks of a step's constrained rows. forward_and_sample asks for them while the
+// device runs the forward pass, so building them (engine/grammar) overlaps the model's work.
+class TokenMaskSource {
+ public:
+  virtual ~TokenMaskSource() = default;
+
+  // Writes row's mask into words ((vocab_size + 31) / 32 words, zeroed by the caller): bit
+  // id % 32 of word id / 32 is set when token id may be drawn. Returns how many tokens the mask
+  // allows. Precondition: rows[row].is_masked.
+  virtual size_t fill(size_t row, std::span<uint32_t> words) = 0;
 };
 
 struct BackendMemory {
@@ -74,11 +87,13 @@ class Backend {
 
   // Runs forward() and samples logits row i with rows[i] under the host Sampler's semantics
   // (same penalties, cuts and Philox draw, so the ids equal what Sampler::sample would return
-  // from the same logits). token_ids gets one id per row. Throws Error naming the row when its
-  // logits cannot be sampled. Precondition: samples_on_device(); rows.size() equals
-  // inputs.logits_indices.size().
+  // from the same logits). A masked row first has the logits its mask (from masks) leaves out
+  // set to -inf, as GrammarConstraints::mask_logits does on the host; a mask that allows nothing
+  // gives that row token -1 and no error. token_ids gets one id per row. Throws Error naming the
+  // row when its logits cannot be sampled. Precondition: samples_on_device(); rows.size()
+  // equals inputs.logits_indices.size(); masks is set when a row is_masked.
   virtual void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
-                                  std::vector<int32_t>& token_ids);
+                                  TokenMaskSource* masks, std::vector<int32_t>& token_ids);
 };
 
 }  // namespace sluice

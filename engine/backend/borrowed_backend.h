@@ -26,8 +26,8 @@ class BorrowedBackend final : public Backend {
   BackendMemory memory() const override { return backend_.memory(); }
   bool samples_on_device() const override { return backend_.samples_on_device(); }
   void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
-                          std::vector<int32_t>& token_ids) override {
-    backend_.forward_and_sample(inputs, rows, token_ids);
+                          TokenMaskSource* masks, std::vector<int32_t>& token_ids) override {
+    backend_.forward_and_sample(inputs, rows, masks, token_ids);
   }
 
   Backend& lender() { return backend_; }

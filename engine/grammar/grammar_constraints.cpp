@@ -1,6 +1,10 @@
 #include "engine/grammar/grammar_constraints.h"
 
+#include <algorithm>
+#include <bit>
+#include <cassert>
 #include <chrono>
+#include <cstddef>
 #include <iterator>
 #include <limits>
 
@@ -45,11 +49,30 @@ size_t GrammarConstraints::mask_logits(GrammarMatcher& matcher, std::span<float>
   for (size_t id = num_ids; id < logits.size(); ++id) {
     logits[id] = -std::numeric_limits<float>::infinity();
   }
+  record_mask_time(begin);
+  return num_allowed;
+}
+
+size_t GrammarConstraints::fill_mask(GrammarMatcher& matcher, std::span<uint32_t> words) {
+  const auto begin = std::chrono::steady_clock::now();
+  const TokenVocabulary& vocabulary = matcher.compiled().vocabulary();
+  const size_t num_words = vocabulary.num_mask_words();
+  assert(words.size() >= num_words);  // precondition
+  matcher.fill_next_token_mask(words.first(num_words));
+  std::fill(words.begin() + static_cast<std::ptrdiff_t>(num_words), words.end(), 0u);
+  const size_t vocab_size = static_cast<size_t>(vocabulary.vocab_size());
+  if (vocab_size % 32 != 0) words[vocab_size / 32] &= (uint32_t{1} << (vocab_size % 32)) - 1;
+  size_t num_allowed = 0;
+  for (const uint32_t word : words) num_allowed += static_cast<size_t>(std::popcount(word));
+  record_mask_time(begin);
+  return num_allowed;
+}
+
+void GrammarConstraints::record_mask_time(std::chrono::steady_clock::time_point begin) {
   if (mask_times_us_.size() < kMaxRecordedMaskTimes) {
     mask_times_us_.push_back(
         std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - begin).count());
   }
-  return num_allowed;
 }
 
 }  // namespace sluice

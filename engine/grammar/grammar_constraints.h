@@ -1,9 +1,10 @@
 // What the engine needs to constrain requests with grammars: the tokenizer's vocabulary as the
 // matcher sees it (built on first use), one CompiledGrammar per grammar (so every request with
 // the same grammar shares its cached masks), and the step that turns a matcher's bitmask into
-// -inf logits before sampling. Host-side only; the engine samples constrained rows on the host.
+// -inf logits before sampling on the host, or into the bitmask a device sampler applies.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,6 +33,12 @@ class GrammarConstraints {
   // [vocab_size of the model].
   size_t mask_logits(GrammarMatcher& matcher, std::span<float> logits);
 
+  // Writes the matcher's next-token mask into words (bit id % 32 of word id / 32 set when id may
+  // come next; no bit at or past the tokenizer's vocabulary) for sampling on a device. Returns
+  // the number of ids allowed. Precondition: words covers the tokenizer's vocabulary (the
+  // model's vocabulary is never smaller).
+  size_t fill_mask(GrammarMatcher& matcher, std::span<uint32_t> words);
+
   // Returns the vocabulary the matchers use (built on first use).
   const std::shared_ptr<const TokenVocabulary>& vocabulary();
 
@@ -52,6 +59,8 @@ class GrammarConstraints {
            std::pair<std::shared_ptr<const Grammar>, std::shared_ptr<const CompiledGrammar>>>
       compiled_;
   std::vector<uint32_t> mask_;  // [num_mask_words] scratch
+  void record_mask_time(std::chrono::steady_clock::time_point begin);
+
   std::vector<float> mask_times_us_;
 };
 

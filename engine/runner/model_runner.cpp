@@ -42,7 +42,8 @@ void build_batch_inputs(const SchedulerOutput& step, int block_size, BatchInputs
   }
 }
 
-void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out, std::span<const SampleRow> sample_rows) {
+void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out,
+                          std::span<const SampleRow> sample_rows, TokenMaskSource* masks) {
   if (!step.block_copies.empty()) {
     copy_src_.clear();
     copy_dst_.clear();
@@ -66,7 +67,7 @@ void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out, std::s
     backend_.forward(inputs_, out.logits);
     return;
   }
-  backend_.forward_and_sample(inputs_, sample_rows, out.sampled_token_ids);
+  backend_.forward_and_sample(inputs_, sample_rows, masks, out.sampled_token_ids);
   out.sampled_on_device = true;
 }
 

@@ -40,8 +40,10 @@ class ModelRunner {
   // Runs the step (block copies first, then the forward pass) and fills out with the logits
   // to sample. out's buffers are reused from step to step. With sample_rows (one per request
   // that samples, in batch order) the backend samples on its device and out gets token ids
-  // instead. Precondition: sample_rows is empty or the backend samples_on_device().
-  void execute(const SchedulerOutput& step, RunnerOutput& out, std::span<const SampleRow> sample_rows = {});
+  // instead; masks gives the masked rows' token masks. Precondition: sample_rows is empty or the
+  // backend samples_on_device().
+  void execute(const SchedulerOutput& step, RunnerOutput& out,
+               std::span<const SampleRow> sample_rows = {}, TokenMaskSource* masks = nullptr);
 
  private:
   Backend& backend_;

@@ -16,6 +16,9 @@
 #include "engine/backend/borrowed_backend.h"
 #include "engine/backend/cpu_backend.h"
 #include "engine/backend/gpu_plan.h"
+#include "engine/grammar/grammar_matcher.h"
+#include "engine/grammar/json_schema_grammar.h"
+#include "engine/grammar/regex_grammar.h"
 #include "tests/gpu/gpu_test_support.h"
 #include "tests/support/reference_data.h"
 #include "tests/support/single_request_batch.h"
@@ -360,6 +363,52 @@ TEST(CudaBackendEngine, DeviceSamplingGivesTheHostSamplersTokens) {
   }
 }
 
+// Constrained rows sample on the device too, their grammar masks built while the forward pass
+// runs and uploaded with the sampling parameters: the same tokens as the host's mask and
+// sampler, and every finished row valid.
+TEST(CudaBackendEngine, ConstrainedRowsSampleOnTheDeviceAsOnTheHost) {
+  SLUICE_REQUIRE_CUDA();
+  const test::StoriesModel model;
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& text : test::alpaca_prompts(test::kIsEmulated ? 8 : 48))
+    prompts.push_back(model.encode(text));
+  const auto schema = std::make_shared<const Grammar>(json_schema_grammar(
+      R"({"type":"object","properties":{"name":{"type":"string","maxLength":6},
+          "mood":{"enum":["happy","sad"]},"age":{"type":"integer","minimum":0,"maximum":99}},
+          "required":["name","mood","age"]})",
+      "schema.json"));
+  const auto regex =
+      std::make_shared<const Grammar>(regex_grammar(" [A-Z][a-z]{2,6} (is|was) [0-9]{1,2}", "re"));
+  for (const auto& grammar : {schema, regex}) {
+    const SamplingParams params{.temperature = 1.0f,
+                                .top_p = 0.95f,
+                                .repetition_penalty = 1.1f,
+                                .seed = 5,
+                                .max_tokens = 64,
+                                .grammar = grammar};
+    CudaBackend backend(*model.session.model, fp32());
+    Outputs runs[2];
+    for (const bool on_device : {false, true}) {
+      auto engine = make_engine(model, backend,
+                                EngineConfig{.num_kv_blocks = 256, .sample_on_device = on_device});
+      runs[on_device ? 1 : 0] = test::run_all(*engine, prompts, params);
+    }
+    EXPECT_GT(backend.step_counters().num_masked_rows, static_cast<int64_t>(prompts.size()) * 4);
+    ASSERT_EQ(runs[0].size(), prompts.size());
+    int num_valid = 0;
+    for (const auto& [key, host] : runs[0]) {
+      const FinishedRequest& device = runs[1].at(key);
+      EXPECT_EQ(device.output_token_ids, host.output_token_ids) << "prompt " << key.first;
+      EXPECT_EQ(device.finish_reason, host.finish_reason) << "prompt " << key.first << device.error;
+      if (device.finish_reason == FinishReason::Stop) {
+        EXPECT_TRUE(grammar_accepts_text(*grammar, device.output_text)) << device.output_text;
+        ++num_valid;
+      }
+    }
+    EXPECT_GT(num_valid, 0);
+  }
+}
+
 // Sampling on the device draws what the host sampler draws from the same logits.
 TEST(CudaBackendSampling, DeviceSamplingMatchesHostSampler) {
   SLUICE_REQUIRE_CUDA();
@@ -408,7 +457,8 @@ TEST(CudaBackendSampling, DeviceSamplingMatchesHostSampler) {
       expected.push_back(sampler.sample(row, params[r], context));
     }
     std::vector<int32_t> sampled;
-    backend.forward_and_sample(in, rows, sampled);  // the same K/V rewritten, the same logits
+    backend.forward_and_sample(in, rows, nullptr,
+                               sampled);  // the same K/V rewritten, the same logits
     EXPECT_EQ(sampled, expected) << "trial " << trial;
   }
 }

@@ -1,8 +1,8 @@
 // sample_tokens against the CPU sampler (engine/runner/sampler.h): for the same logits, params,
 // seed, request key, sample index and position, the GPU must pick the same token and leave the
 // same penalised logits, row after row, over thousands of rows and every parameter path (greedy,
-// top-k, top-p, min-p, penalties, small and large kept sets, ties, odd vocabularies); NaN, +inf
-// and all -inf rows give token -1.
+// top-k, top-p, min-p, penalties, small and large kept sets, ties, odd vocabularies, grammar
+// token masks); NaN, +inf and all -inf rows give token -1.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -38,7 +38,12 @@ struct SampleCase {
   std::vector<int32_t> output;
   uint64_t request_key = 0;
   uint32_t sample_idx = 0;
+  std::vector<uint32_t> mask;  // [mask_words(vocab_size)] a grammar's token mask; empty: none
 };
+
+bool is_allowed(const std::vector<uint32_t>& mask, int32_t id) {
+  return ((mask[static_cast<size_t>(id) / 32] >> (id % 32)) & 1u) != 0;
+}
 
 struct GpuSamples {
   std::vector<int32_t> tokens;  // [num_rows]
@@ -68,6 +73,7 @@ GpuSamples sample_on_gpu(const std::vector<SampleCase>& cases, int vocab_size) {
   logits.reserve(cases.size() * static_cast<size_t>(vocab_size));
   std::vector<kernels::SamplingRow> rows;
   std::vector<int32_t> penalty_token_ids, penalty_output_counts;
+  std::vector<uint32_t> masks;
   for (const SampleCase& c : cases) {
     EXPECT_EQ(c.logits.size(), static_cast<size_t>(vocab_size));
     logits.insert(logits.end(), c.logits.begin(), c.logits.end());
@@ -86,6 +92,11 @@ GpuSamples sample_on_gpu(const std::vector<SampleCase>& cases, int vocab_size) {
     row.penalty_begin = static_cast<int32_t>(penalty_token_ids.size());
     append_penalty_entries(c, penalty_token_ids, penalty_output_counts);
     row.penalty_end = static_cast<int32_t>(penalty_token_ids.size());
+    if (!c.mask.empty()) {
+      EXPECT_EQ(c.mask.size(), static_cast<size_t>(kernels::mask_words(vocab_size)));
+      row.mask_row = static_cast<int32_t>(masks.size() / c.mask.size());
+      masks.insert(masks.end(), c.mask.begin(), c.mask.end());
+    }
     rows.push_back(row);
   }
   const int num_rows = static_cast<int>(cases.size());
@@ -93,6 +104,7 @@ GpuSamples sample_on_gpu(const std::vector<SampleCase>& cases, int vocab_size) {
   DeviceBuffer<kernels::SamplingRow> d_rows(rows);
   DeviceBuffer<int32_t> d_penalty_ids(penalty_token_ids);
   DeviceBuffer<int32_t> d_penalty_counts(penalty_output_counts);
+  DeviceBuffer<uint32_t> d_masks(masks);
   DeviceBuffer<int32_t> d_tokens(cases.size());
   const size_t workspace_bytes = kernels::sampling_workspace_bytes(num_rows, vocab_size);
   DeviceBuffer<uint8_t> d_workspace(workspace_bytes);
@@ -102,8 +114,9 @@ GpuSamples sample_on_gpu(const std::vector<SampleCase>& cases, int vocab_size) {
   EXPECT_EQ(cudaEventCreate(&stop), cudaSuccess);
   EXPECT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
   const kernels::KernelStatus status = kernels::sample_tokens(
-      d_logits.get(), d_rows.get(), d_penalty_ids.get(), d_penalty_counts.get(), d_tokens.get(),
-      num_rows, vocab_size, d_workspace.get(), workspace_bytes, nullptr);
+      d_logits.get(), d_rows.get(), d_penalty_ids.get(), d_penalty_counts.get(),
+      masks.empty() ? nullptr : d_masks.get(), d_tokens.get(), num_rows, vocab_size,
+      d_workspace.get(), workspace_bytes, nullptr);
   EXPECT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
   EXPECT_EQ(status, kernels::kKernelOk) << cudaGetErrorString(static_cast<cudaError_t>(status));
   const cudaError_t sync = cudaDeviceSynchronize();
@@ -117,9 +130,22 @@ GpuSamples sample_on_gpu(const std::vector<SampleCase>& cases, int vocab_size) {
   return samples;
 }
 
-// The CPU sampler's token (-1 where it throws) and its penalised logits.
+// The CPU sampler's token (-1 where it throws, or where the mask allows nothing) and its
+// penalised logits, after the row's mask as the engine applies it on the host
+// (GrammarConstraints::mask_logits: -inf wherever the mask has no bit).
 int32_t sample_on_cpu(Sampler& sampler, const SampleCase& c, std::vector<float>& logits) {
   logits = c.logits;
+  if (!c.mask.empty()) {
+    int num_allowed = 0;
+    for (int32_t id = 0; id < static_cast<int32_t>(logits.size()); ++id) {
+      if (is_allowed(c.mask, id)) {
+        ++num_allowed;
+      } else {
+        logits[static_cast<size_t>(id)] = -kInf;
+      }
+    }
+    if (num_allowed == 0) return -1;
+  }
   const SamplingContext context{c.prompt, c.output, c.request_key, c.sample_idx};
   try {
     return sampler.sample(logits, c.params, context);
@@ -400,6 +426,76 @@ TEST(GpuSampling, NanInfAndAllNegativeInfinityGiveMinusOne) {
     EXPECT_GE(gpu.tokens[half * 7 + 6], 0);
   }
   expect_matches_cpu(cases, vocab_size, "special values");
+}
+
+// Grammar masks in a batch with unmasked rows, on odd vocabularies: every masked token is one
+// its mask allows, the tokens and masked-then-penalised logits equal the CPU's, a mask that
+// allows nothing gives -1, and a NaN the mask leaves out is no error (masks come first).
+TEST(GpuSampling, GrammarMasksMatchTheCpuSamplerOnMaskedLogits) {
+  SLUICE_REQUIRE_CUDA();
+  for (const int vocab_size : {1001, 32000, 151936}) {
+    SCOPED_TRACE("vocab " + std::to_string(vocab_size));
+    std::mt19937_64 rng(static_cast<uint64_t>(vocab_size) + 11);
+    auto cases = make_cases(vocab_size, vocab_size > 100000 ? 96 : 384, 3000 + vocab_size,
+                            /*is_reference=*/false, {LogitShape::kPeaked, LogitShape::kFlat});
+    const size_t words = static_cast<size_t>(kernels::mask_words(vocab_size));
+    std::vector<int> kinds;
+    for (size_t r = 0; r < cases.size(); ++r) {
+      SampleCase& c = cases[r];
+      const int kind = static_cast<int>(r % 7);  // 0: no mask
+      kinds.push_back(kind);
+      if (kind == 0) continue;
+      c.mask.assign(words, 0u);
+      const auto allow = [&](size_t id) { c.mask[id / 32] |= 1u << (id % 32); };
+      // An id the row gives a finite logit (make_logits leaves a few at -inf).
+      const auto finite_id = [&] {
+        for (;;) {
+          const size_t id = rng() % static_cast<uint64_t>(vocab_size);
+          if (std::isfinite(c.logits[id])) return id;
+        }
+      };
+      switch (kind) {
+        case 1:  // half the vocabulary
+          for (size_t w = 0; w < words; ++w) c.mask[w] = static_cast<uint32_t>(rng());
+          break;
+        case 2:  // a few tokens, as inside a JSON string's closing
+          for (int i = 0; i < 20; ++i) allow(finite_id());
+          break;
+        case 3:  // one token
+          allow(finite_id());
+          break;
+        case 4:  // everything
+          for (size_t id = 0; id < static_cast<size_t>(vocab_size); ++id) allow(id);
+          break;
+        case 5:  // nothing
+          break;
+        case 6: {  // a NaN and +inf where the mask has no bit
+          for (size_t w = 0; w < words; ++w) c.mask[w] = static_cast<uint32_t>(rng() | rng());
+          const size_t nan_id = rng() % static_cast<uint64_t>(vocab_size);
+          const size_t inf_id = rng() % static_cast<uint64_t>(vocab_size);
+          c.mask[nan_id / 32] &= ~(1u << (nan_id % 32));
+          c.mask[inf_id / 32] &= ~(1u << (inf_id % 32));
+          c.logits[nan_id] = std::numeric_limits<float>::quiet_NaN();
+          c.logits[inf_id] = kInf;
+          break;
+        }
+      }
+      // The last word's bits past the vocabulary stay clear, as GrammarConstraints leaves them.
+      if (vocab_size % 32 != 0) c.mask[words - 1] &= (1u << (vocab_size % 32)) - 1u;
+    }
+    const GpuSamples gpu = sample_on_gpu(cases, vocab_size);
+    for (size_t r = 0; r < cases.size(); ++r) {
+      if (kinds[r] == 0) continue;
+      if (kinds[r] == 5) {
+        EXPECT_EQ(gpu.tokens[r], -1) << "row " << r;
+      } else {
+        ASSERT_GE(gpu.tokens[r], 0) << "row " << r << " kind " << kinds[r];
+        EXPECT_TRUE(is_allowed(cases[r].mask, gpu.tokens[r]))
+            << "row " << r << " kind " << kinds[r];
+      }
+    }
+    expect_matches_cpu(cases, vocab_size, "grammar masks, vocab " + std::to_string(vocab_size));
+  }
 }
 
 // The same row sampled under many seeds: the empirical frequencies follow the kept

@@ -103,6 +103,7 @@ struct CudaBackend::Impl {
   DeviceBuffer sampled_tokens;       // [capacity_rows] int32
   PinnedBuffer sampled_tokens_host;  // [capacity_rows] int32
   PinnedStaging sampling_staging;
+  std::vector<bool> rows_masked_empty;  // [num_rows] of the last step: a mask allowed nothing
   PackedSamplingRows packed_rows;
 
   CudaStepCounters counters;
@@ -396,11 +397,13 @@ void CudaBackend::forward(const BatchInputs& inputs, std::vector<float>& logits)
 }
 
 void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const CudaSampleRow> rows,
-                                     std::vector<int32_t>& token_ids) {
+                                     TokenMaskSource* masks, std::vector<int32_t>& token_ids) {
   Impl& s = *impl_;
   if (rows.size() != inputs.logits_indices.size())
     fail("GPU sampling: ", rows.size(), " rows for ", inputs.logits_indices.size(), " logits rows");
   pack_sampling_rows(rows, s.config.vocab_size, s.packed_rows);
+  const PackedSamplingRows& p = s.packed_rows;
+  if (!p.masked_rows.empty() && masks == nullptr) fail("GPU sampling: masked rows but no masks");
   make_device_current(s.options.device_index);
   const int num_rows = s.enqueue_step(inputs);
   token_ids.resize(static_cast<size_t>(num_rows));
@@ -410,10 +413,11 @@ void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const 
   }
   const size_t workspace_bytes = kernels::sampling_workspace_bytes(num_rows, s.config.vocab_size);
   s.ensure_sampling_workspace(workspace_bytes);
-  const PackedSamplingRows& p = s.packed_rows;
   const size_t rows_bytes = align_16(p.rows.size() * sizeof(kernels::SamplingRow));
   const size_t ids_bytes = align_16(p.penalty_token_ids.size() * sizeof(int32_t));
-  const size_t total = rows_bytes + 2 * ids_bytes;
+  const size_t mask_words = static_cast<size_t>(kernels::mask_words(s.config.vocab_size));
+  const size_t masks_offset = rows_bytes + 2 * ids_bytes;
+  const size_t total = masks_offset + p.masked_rows.size() * mask_words * sizeof(uint32_t);
   s.sampling_staging.reserve_device(total, "sampling parameters");
   unsigned char* host = s.sampling_staging.acquire(total);
   std::memcpy(host, p.rows.data(), p.rows.size() * sizeof(kernels::SamplingRow));
@@ -423,12 +427,22 @@ void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const 
     std::memcpy(host + rows_bytes + ids_bytes, p.penalty_output_counts.data(),
                 p.penalty_output_counts.size() * sizeof(int32_t));
   }
+  // The grammar masks are built here, while the forward pass runs on the device.
+  auto* host_masks = reinterpret_cast<uint32_t*>(host + masks_offset);
+  s.rows_masked_empty.assign(static_cast<size_t>(num_rows), false);
+  for (size_t m = 0; m < p.masked_rows.size(); ++m) {
+    const std::span<uint32_t> words(host_masks + m * mask_words, mask_words);
+    std::fill(words.begin(), words.end(), 0u);
+    if (masks->fill(p.masked_rows[m], words) == 0) s.rows_masked_empty[p.masked_rows[m]] = true;
+  }
+  s.counters.num_masked_rows += static_cast<int64_t>(p.masked_rows.size());
   const auto* device =
       static_cast<const unsigned char*>(s.sampling_staging.commit(total, s.stream->get()));
   SLUICE_KERNEL_CHECK(kernels::sample_tokens(
       s.buffers.logits, reinterpret_cast<const kernels::SamplingRow*>(device),
       reinterpret_cast<const int32_t*>(device + rows_bytes),
       reinterpret_cast<const int32_t*>(device + rows_bytes + ids_bytes),
+      p.masked_rows.empty() ? nullptr : reinterpret_cast<const uint32_t*>(device + masks_offset),
       s.sampled_tokens.as<int32_t>(), num_rows, s.config.vocab_size, s.sampling_workspace.get(),
       s.sampling_workspace.bytes(), s.stream->get()));
   const size_t token_bytes = static_cast<size_t>(num_rows) * sizeof(int32_t);
@@ -437,7 +451,7 @@ void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const 
   s.synchronize();
   std::memcpy(token_ids.data(), s.sampled_tokens_host.data(), token_bytes);
   for (size_t i = 0; i < token_ids.size(); ++i) {
-    if (token_ids[i] < 0) {
+    if (token_ids[i] < 0 && !s.rows_masked_empty[i]) {
       fail("GPU sampler: row ", i,
            " cannot be sampled (a NaN or +inf logit, or every logit is -inf)");
     }

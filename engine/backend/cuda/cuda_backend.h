@@ -63,6 +63,7 @@ struct CudaStepCounters {
   int64_t num_graph_replays = 0;
   int64_t num_graph_captures = 0;
   int64_t num_padded_rows = 0;  // padding rows computed by decode steps
+  int64_t num_masked_rows = 0;  // rows sampled on the device under a grammar's token mask
 };
 
 class CudaBackend final : public Backend {
@@ -95,11 +96,13 @@ class CudaBackend final : public Backend {
 
   // Runs the forward pass and samples every logits row on the device with the host Sampler's
   // semantics (kernels/sampling.cuh); token_ids gets one id per row. Only the ids cross to the
-  // host. Throws Error naming the row when its logits cannot be sampled (NaN, all -inf).
-  // Precondition: rows.size() == inputs.logits_indices.size().
+  // host. Masked rows' bitmasks are filled from masks while the forward pass runs and travel with
+  // the sampling parameters. Throws Error naming the row when its logits cannot be sampled (NaN,
+  // all -inf but for a mask that allows nothing, which gives -1). Precondition: rows.size() ==
+  // inputs.logits_indices.size().
   bool samples_on_device() const override { return true; }
   void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
-                          std::vector<int32_t>& token_ids) override;
+                          TokenMaskSource* masks, std::vector<int32_t>& token_ids) override;
 
   const CudaStepCounters& step_counters() const;
   ActivationDType activation_dtype() const;

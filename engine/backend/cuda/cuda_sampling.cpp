@@ -28,6 +28,7 @@ void pack_sampling_rows(std::span<const CudaSampleRow> rows, int vocab_size,
   out.rows.clear();
   out.penalty_token_ids.clear();
   out.penalty_output_counts.clear();
+  out.masked_rows.clear();
   std::vector<std::pair<int32_t, int32_t>> entries;  // (token id, 1 if from the output)
   for (size_t i = 0; i < rows.size(); ++i) {
     const CudaSampleRow& r = rows[i];
@@ -63,6 +64,10 @@ void pack_sampling_rows(std::span<const CudaSampleRow> rows, int vocab_size,
       }
     }
     row.penalty_end = static_cast<int32_t>(out.penalty_token_ids.size());
+    if (r.is_masked) {
+      row.mask_row = static_cast<int32_t>(out.masked_rows.size());
+      out.masked_rows.push_back(i);
+    }
     out.rows.push_back(row);
   }
 }

@@ -17,9 +17,11 @@ struct PackedSamplingRows {
   std::vector<kernels::SamplingRow> rows;      // [num_rows]
   std::vector<int32_t> penalty_token_ids;      // [num_penalty_entries]
   std::vector<int32_t> penalty_output_counts;  // [num_penalty_entries]
+  std::vector<size_t> masked_rows;             // [num_masks] the row of each token mask
 };
 
-// Fills `out` for the rows. Penalty entries are built only for rows whose parameters penalise.
+// Fills `out` for the rows. Penalty entries are built only for rows whose parameters penalise;
+// masked rows get the next token mask in order (SamplingRow::mask_row).
 // Throws Error naming the row when a context token id lies outside [0, vocab_size), as the host
 // Sampler does.
 void pack_sampling_rows(std::span<const CudaSampleRow> rows, int vocab_size,

@@ -1,11 +1,15 @@
 // The engine's device-sampling path (Backend::forward_and_sample), proven on the CPU: a backend
 // that "samples on its device" with the host Sampler must give every request exactly the tokens
-// the host path gives, with the rows handed to it in batch order, and n > 1 forks must still
-// share their prompt's logits.
+// the host path gives, with the rows handed to it in batch order, n > 1 forks must still share
+// their prompt's logits, and grammar rows must sample there too with the masks the engine hands
+// over (applied here as the CUDA sampler applies its bitmask).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 
+#include "engine/grammar/choice_grammar.h"
+#include "engine/grammar/json_schema_grammar.h"
 #include "tests/unit/engine/engine_test_util.h"
 
 namespace sluice::test {
@@ -29,7 +33,7 @@ class DeviceSamplingCpuBackend final : public Backend {
   bool samples_on_device() const override { return true; }
 
   void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
-                          std::vector<int32_t>& token_ids) override {
+                          TokenMaskSource* masks, std::vector<int32_t>& token_ids) override {
     ++num_device_steps;
     EXPECT_EQ(rows.size(), inputs.logits_indices.size());
     cpu_.forward(inputs, logits_);
@@ -40,12 +44,25 @@ class DeviceSamplingCpuBackend final : public Backend {
       const int32_t last = c.output_token_ids.empty() ? c.prompt_token_ids.back() : c.output_token_ids.back();
       EXPECT_EQ(inputs.token_ids[static_cast<size_t>(inputs.logits_indices[i])], last);
       const std::span<float> row(logits_.data() + i * static_cast<size_t>(vocab_size_), static_cast<size_t>(vocab_size_));
+      if (rows[i].is_masked) {
+        ++num_masked_rows;
+        std::vector<uint32_t> words(static_cast<size_t>(vocab_size_ + 31) / 32, 0u);
+        if (masks->fill(i, words) == 0) {
+          token_ids.push_back(-1);
+          continue;
+        }
+        for (int id = 0; id < vocab_size_; ++id) {
+          if (((words[static_cast<size_t>(id) / 32] >> (id % 32)) & 1u) == 0)
+            row[static_cast<size_t>(id)] = -std::numeric_limits<float>::infinity();
+        }
+      }
       token_ids.push_back(sampler_.sample(row, *rows[i].params, c));
     }
   }
 
   int num_device_steps = 0;
   int num_logits_steps = 0;
+  int num_masked_rows = 0;
 
  private:
   CpuBackend cpu_;
@@ -121,6 +138,45 @@ TEST(DeviceSampling, ForkStepsFallBackToHostLogitsAndMatch) {
   EXPECT_EQ(run(engine, prompts, params), expected);
   EXPECT_GE(device->num_logits_steps, 1);  // the prefill step with the fork
   EXPECT_GT(device->num_device_steps, 10);
+}
+
+// Grammar rows sample on the device too (with the masks the engine hands over while the forward
+// pass runs), beside free rows, and give the host path's tokens; the step that forks an n = 2
+// constrained prompt samples on the host.
+TEST(DeviceSampling, ConstrainedRowsSampleOnTheDeviceWithTheHostPathsTokens) {
+  StoriesModel model;
+  const auto texts = alpaca_prompts(24);
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& t : texts) prompts.push_back(model.encode(t));
+  auto schema = std::make_shared<const Grammar>(json_schema_grammar(
+      R"({"type":"object","properties":{"name":{"type":"string","maxLength":6},
+          "mood":{"enum":["happy","sad"]}},"required":["name","mood"]})",
+      "schema.json"));
+  auto choice =
+      std::make_shared<const Grammar>(choice_grammar({" yes", " no", " maybe"}, "choice"));
+  auto params = mixed_params(prompts.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (i % 3 == 0) params[i].grammar = schema;
+    if (i % 3 == 1) params[i].grammar = choice;
+    params[i].max_tokens = 60;
+  }
+  params[3].n = 2;  // a constrained fork
+
+  auto host =
+      model.make_engine(EngineConfig{.max_num_batched_tokens = 256, .check_invariants = true});
+  const Outputs expected = run(*host, prompts, params);
+
+  auto backend = std::make_unique<DeviceSamplingCpuBackend>(*model.session.model);
+  DeviceSamplingCpuBackend* device = backend.get();
+  Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend),
+                EngineConfig{.max_num_batched_tokens = 256, .check_invariants = true});
+  const Outputs got = run(engine, prompts, params);
+
+  EXPECT_EQ(got, expected);
+  EXPECT_GT(device->num_device_steps, 10);
+  EXPECT_GT(device->num_masked_rows, 100);
+  EXPECT_GE(device->num_logits_steps, 1);  // the fork's step
+  EXPECT_GT(engine.grammar_constraints().mask_times_us().size(), 100u);
 }
 
 TEST(DeviceSampling, DisabledByConfigUsesHostLogits) {
