@@ -22,6 +22,15 @@
 //            win a name clash: an input field named like one (a dataset's own "output", or
 //            "prompt", "output_1", ...) is kept as "input_<name>" ("input_output"), prefixed
 //            again while that name is taken too.
+//            With ExportOptions::flatten_output, the sample columns are followed by their outputs'
+//            fields: one column per sample and top-level key of the outputs, named
+//            "<sample column>.<key>" ("output.mood", "output_1.mood"), keys in the order of the
+//            job's JSON Schema "properties" (then keys the schema does not list) or, without a
+//            schema, first-seen over the exported rows. Strings are written as is, numbers and
+//            true/false as JSON, null as empty, arrays and objects as compact JSON; an output
+//            that is not a JSON object leaves its cells empty (its output column still holds the
+//            text). Input fields named like these columns are renamed as above. At most
+//            kMaxFlattenedKeys keys: more is an Error naming the job and the row.
 //   alpaca   A JSON array of {instruction, input, output}. instruction and input come from the
 //            source fields "instruction" and "input" when the row has an "instruction" field;
 //            otherwise instruction is the last user message (or the prompt) and input is "".
@@ -46,6 +55,7 @@
 // never keeps the good ones from export. Every row left out is counted with its reason.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -70,10 +80,16 @@ enum class DpoRule : uint8_t {
                 // without the field take no part
 };
 
+// The most output keys ExportOptions::flatten_output turns into columns (per sample column).
+inline constexpr size_t kMaxFlattenedKeys = 256;
+
 struct ExportOptions {
   DpoRule dpo_rule = DpoRule::Longest;
   std::string score_field = "score";  // the key in SampleResult::extra for DpoRule::Score
   bool include_failed = false;        // jsonl and csv: also export failed and skipped rows
+  // csv: one column per top-level key of each sample's output that parses as a JSON object
+  // ("output.<key>", "output_1.<key>", ...); see the csv format above.
+  bool flatten_output = false;
 };
 
 struct ExportStats {
