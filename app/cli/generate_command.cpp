@@ -77,6 +77,9 @@ void add_generate_options(QCommandLineParser& parser) {
       {"export", "Write --output as jsonl, csv, alpaca, openai, sharegpt or dpo.", "FORMAT"},
       {"dpo-rule",
        "Chosen sample for --export dpo: longest (default), shortest, first, last, score.", "RULE"},
+      {"flatten-output",
+       "For --export csv: a column per top-level key of JSON outputs (output.<key>), in the "
+       "JSON Schema's order."},
       {"on-bad-row", "A malformed input row: stop (default) or skip (it is recorded as skipped).",
        "POLICY"},
       {"limit", "Only the first N rows.", "N"},
@@ -194,6 +197,9 @@ GenerateArgs parse_args(const QStringList& args) {
     }
     if (a.output_path.empty()) throw UsageError("--export needs --output");
   }
+  a.export_options.flatten_output = parser.isSet("flatten-output");
+  if (a.export_options.flatten_output && a.export_format != ExportFormat::Csv)
+    throw UsageError("--flatten-output needs --export csv");
   if (!a.resume_path.empty()) {
     for (const char* name : {"model",
                              "input",

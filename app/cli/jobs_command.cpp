@@ -2,7 +2,7 @@
 //   sluice jobs list [DIR]                  every *.sluicejob in DIR (default: the current one)
 //   sluice jobs show FILE                   source, model, parameters, counts
 //   sluice jobs export FILE --format F --output O [--dpo-rule R] [--score-field K]
-//                     [--include-failed]
+//                     [--include-failed] [--flatten-output]
 // Exit status: 0 done, 3 exported but some stored rows do not read back (each is named with its
 // row and error; the others are exported), 1 failed, 2 usage.
 #include <QCommandLineParser>
@@ -68,6 +68,9 @@ int run_export(const QStringList& args) {
       {"score-field", "For --dpo-rule score: the sample field holding the score (default score).",
        "KEY"},
       {"include-failed", "jsonl and csv: also export failed and skipped rows."},
+      {"flatten-output",
+       "csv: a column per top-level key of JSON outputs (output.<key>), in the JSON Schema's "
+       "order."},
   });
   parser.addPositionalArgument("job", "The job file.");
   QStringList argv = args;
@@ -84,6 +87,9 @@ int run_export(const QStringList& args) {
   }
   if (parser.isSet("score-field")) options.score_field = parser.value("score-field").toStdString();
   options.include_failed = parser.isSet("include-failed");
+  options.flatten_output = parser.isSet("flatten-output");
+  if (options.flatten_output && format != ExportFormat::Csv)
+    throw UsageError("--flatten-output needs --format csv");
   const std::string output = required_option(parser, "output").toStdString();
   const auto job = JobStore::open(parser.positionalArguments().front().toStdString());
   const ExportStats stats = export_job(*job, format, output, options);
