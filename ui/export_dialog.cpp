@@ -152,6 +152,11 @@ QFormLayout* ExportDialog::buildForm() {
     m_dpoRule->addItem(tr(choice.label), static_cast<int>(choice.rule));
   m_scoreField = new QLineEdit(QStringLiteral("score"), this);
   m_scoreField->setToolTip(tr("The key in each sample's \"extra\" object that holds its score"));
+  m_flattenOutput = new QCheckBox(tr("Schema fields as columns"), this);
+  m_flattenOutput->setObjectName(QStringLiteral("flattenOutput"));
+  m_flattenOutput->setToolTip(
+      tr("CSV: a column per top-level field of each JSON output (output.<field>)"));
+  m_flattenOutput->setChecked(m_hasJsonSchema);
   m_includeFailed = new QCheckBox(tr("Include failed and skipped rows, with their error"), this);
   m_failedRowsNote = new QLabel(this);
   m_failedRowsNote->setWordWrap(true);
@@ -169,6 +174,7 @@ QFormLayout* ExportDialog::buildForm() {
   form->addRow(tr("Format:"), m_format);
   form->addRow(tr("DPO pairs:"), m_dpoRule);
   form->addRow(tr("Score field:"), m_scoreField);
+  form->addRow(QString(), m_flattenOutput);
   form->addRow(QString(), m_includeFailed);
   form->addRow(tr("Save to:"), outputRow);
   return form;
@@ -178,6 +184,10 @@ void ExportDialog::readJob() {
   try {
     const auto table = JobTable::open(m_jobPath.toStdString());
     m_sourcePath = QString::fromStdString(table->info().source_path);
+    const nlohmann::ordered_json& params = table->info().params;
+    const auto grammar = params.find("grammar");
+    m_hasJsonSchema = grammar != params.end() && grammar->is_object() &&
+                      grammar->contains("kind") && grammar->at("kind") == "json_schema";
     JobTableQuery query;
     query.status = RowStatus::Failed;
     m_numFailed = table->count(query);
@@ -228,6 +238,7 @@ void ExportDialog::setChoices(const QString& outputPath, sluice::ExportFormat fo
   m_dpoRule->setCurrentIndex(m_dpoRule->findData(static_cast<int>(options.dpo_rule)));
   m_scoreField->setText(QString::fromStdString(options.score_field));
   m_includeFailed->setChecked(options.include_failed);
+  m_flattenOutput->setChecked(options.flatten_output);
   m_output->setText(outputPath);
 }
 
@@ -244,6 +255,7 @@ sluice::ExportOptions ExportDialog::options() const {
   options.dpo_rule = static_cast<DpoRule>(m_dpoRule->currentData().toInt());
   options.score_field = m_scoreField->text().trimmed().toStdString();
   options.include_failed = m_includeFailed->isChecked();
+  options.flatten_output = format() == ExportFormat::Csv && m_flattenOutput->isChecked();
   return options;
 }
 
@@ -292,6 +304,7 @@ void ExportDialog::updateEnabled() {
   m_format->setEnabled(isIdle);
   m_dpoRule->setEnabled(isIdle && isDpo);
   m_scoreField->setEnabled(isIdle && isDpo && options().dpo_rule == DpoRule::Score);
+  m_flattenOutput->setEnabled(isIdle && format() == ExportFormat::Csv);
   m_includeFailed->setEnabled(isIdle &&
                               (format() == ExportFormat::Jsonl || format() == ExportFormat::Csv));
   m_output->setEnabled(isIdle);

@@ -1,10 +1,11 @@
 // Export a job to a training format: pick the format (engine/data/exporters.h), the DPO rule and
-// score field, whether failed rows go in (the dialog says in words whether they do, and how many
-// the job has), and the output file (by default beside the job's instruction file). The export runs
-// in a pool thread with its own job connection, so a large job (or one still being written) never
-// freezes the window; the dialog shows a busy bar and then says in plain words what was written or
-// what went wrong. It cannot be closed while the export runs (export_job cannot be interrupted, and
-// the output only appears, complete, when it ends).
+// score field, for CSV whether JSON outputs' fields get their own columns (ticked by default for
+// a job with a JSON Schema grammar), whether failed rows go in (the dialog says in words whether
+// they do, and how many the job has), and the output file (by default beside the job's instruction
+// file). The export runs in a pool thread with its own job connection, so a large job (or one still
+// being written) never freezes the window; the dialog shows a busy bar and then says in plain words
+// what was written or what went wrong. It cannot be closed while the export runs (export_job cannot
+// be interrupted, and the output only appears, complete, when it ends).
 #pragma once
 
 #include <QDialog>
@@ -63,7 +64,8 @@ class ExportDialog final : public QDialog {
   void exportFinished(bool isSuccess, const QString& message);
 
  private:
-  // Reads what the defaults need from the job: its instruction file and failed/skipped counts.
+  // Reads what the defaults need from the job: its instruction file, failed/skipped counts and
+  // whether it has a JSON Schema grammar.
   void readJob();
   QFormLayout* buildForm();
   void updateFailedRowsNote();
@@ -77,11 +79,13 @@ class ExportDialog final : public QDialog {
   QString m_sourcePath;     // the job's instruction file
   qint64 m_numFailed = -1;  // -1: the job could not be read
   qint64 m_numSkipped = -1;
+  bool m_hasJsonSchema = false;
   QFutureWatcher<Outcome> m_watcher;
 
   QComboBox* m_format = nullptr;
   QComboBox* m_dpoRule = nullptr;
   QLineEdit* m_scoreField = nullptr;
+  QCheckBox* m_flattenOutput = nullptr;
   QCheckBox* m_includeFailed = nullptr;
   QLabel* m_failedRowsNote = nullptr;
   QLineEdit* m_output = nullptr;

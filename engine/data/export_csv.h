@@ -1,5 +1,6 @@
 // The csv export (RFC 4180): one row per result, the input's fields as columns. Two passes over
-// the job: the first collects the columns (the union of the input fields, the most samples).
+// the job: the first collects the columns (the union of the input fields, the most samples and,
+// with flatten_output, the outputs' keys).
 #pragma once
 
 #include <string>
