@@ -71,9 +71,10 @@ class OutputKeys {
   void add(const std::string& key, const std::string& where) {
     if (seen_.contains(key)) return;
     if (keys_.size() == kMaxFlattenedKeys)
-      fail(job_.path(), ": ", where, ": the outputs have more than ", kMaxFlattenedKeys,
-           " distinct top-level keys; flattening writes at most ", kMaxFlattenedKeys,
-           " columns per sample (export without it)");
+      fail(job_.path(), ": ", where, ": more than ", kMaxFlattenedKeys,
+           " distinct top-level output keys to flatten (key \"", key,
+           "\" is one too many); flattening writes at most ", kMaxFlattenedKeys,
+           " columns per sample, export without it");
     seen_.insert(key);
     keys_.push_back(key);
   }
@@ -98,7 +99,7 @@ bool is_output_column_name(const std::string& name) {
 // gets the generated text); an input field with a result column's name is kept as
 // "input_<name>", prefixed again until no column has that name ("input_input_output" when the
 // input also has "input_output").
-// flattened_headers are the output fields' columns, results as well.
+// flattened_headers (the output fields' columns) are result columns too.
 std::vector<std::string> input_headers_for(
     const std::vector<std::string>& input_fields,
     const std::unordered_set<std::string>& flattened_headers) {
@@ -139,7 +140,8 @@ CsvLayout scan_layout(const JobStore& job, const ExportOptions& options) {
   std::unordered_set<std::string> seen;
   OutputKeys output_keys(job);
   if (options.flatten_output) {
-    for (const std::string& key : schema_property_keys(job)) output_keys.add(key, "the schema");
+    for (const std::string& key : schema_property_keys(job))
+      output_keys.add(key, "the JSON Schema's properties");
   }
   for_each_readable_row(job, [&](const RowResult& row) {
     if (!is_row_exported(row, options, /*honours_include_failed=*/true)) return;
