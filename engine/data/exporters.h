@@ -39,6 +39,9 @@
 //            reviewed in the app's Pairs view (a PairPick in the job) takes the picked samples
 //            instead, or is left out ("marked unusable in review"); ExportStats::rows_picked
 //            counts the pairs that came from picks.
+//   openai-batch  The OpenAI Batch output format, one line per row in input order, failed and
+//            skipped rows included (with an error instead of a response); see
+//            export_openai_batch.h. Needs ExportOptions::batch_response_body.
 //
 // Failed and skipped rows are left out unless include_failed, which only jsonl and csv honour:
 // the other formats need an output to train on. A stored row that does not read back (a damaged
@@ -47,6 +50,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -56,7 +61,15 @@
 
 namespace sluice {
 
-enum class ExportFormat : uint8_t { Jsonl, Csv, Alpaca, OpenAiChat, ShareGpt, DpoPairs };
+enum class ExportFormat : uint8_t {
+  Jsonl,
+  Csv,
+  Alpaca,
+  OpenAiChat,
+  ShareGpt,
+  DpoPairs,
+  OpenAiBatch
+};
 
 // Which of a row's samples is "chosen" and which "rejected" in a DPO pair. The rank rules order
 // the successful samples best first, ties kept in sample-index order; chosen is the first and
@@ -74,6 +87,10 @@ struct ExportOptions {
   DpoRule dpo_rule = DpoRule::Longest;
   std::string score_field = "score";  // the key in SampleResult::extra for DpoRule::Score
   bool include_failed = false;        // jsonl and csv: also export failed and skipped rows
+  // openai-batch: returns the response body (a chat.completion or text_completion object) of a
+  // done row, given its request id and the job's creation time (seconds since the epoch).
+  std::function<nlohmann::json(const RowResult&, const std::string& request_id, int64_t created)>
+      batch_response_body;
 };
 
 struct ExportStats {
@@ -92,7 +109,7 @@ struct ExportStats {
   void leave_out_unreadable(const UnreadableRow& row);
 };
 
-// Returns "jsonl", "csv", "alpaca", "openai", "sharegpt" or "dpo".
+// Returns "jsonl", "csv", "alpaca", "openai", "sharegpt", "dpo" or "openai-batch".
 const char* to_string(ExportFormat format);
 // Parses the names above; throws Error listing them for anything else.
 ExportFormat parse_export_format(std::string_view name);
