@@ -22,14 +22,20 @@ std::vector<Json> read_lines(const std::string& path) {
   return out;
 }
 
-RowResult chat_row() {
+// A stored batch row: its index (line = index + 1), status and input line.
+RowResult batch_result(int64_t row_index, RowStatus status, const char* input) {
   RowResult row;
-  row.row_index = 0;
-  row.line = 1;
-  row.status = RowStatus::Done;
-  row.input = nlohmann::ordered_json::parse(
-      R"({"custom_id": "first", "method": "POST", "url": "/v1/chat/completions",
-          "body": {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}], "n": 2}})");
+  row.row_index = row_index;
+  row.line = static_cast<size_t>(row_index) + 1;
+  row.status = status;
+  row.input = nlohmann::ordered_json::parse(input);
+  return row;
+}
+
+RowResult chat_row() {
+  RowResult row = batch_result(0, RowStatus::Done, R"({"custom_id": "first", "method": "POST",
+      "url": "/v1/chat/completions",
+      "body": {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}], "n": 2}})");
   row.prompt_tokens = 5;
   row.samples = {test::make_sample("Hello", 2, "stop"),
                  test::make_sample("Hey there", 4, "length")};
@@ -37,26 +43,17 @@ RowResult chat_row() {
 }
 
 RowResult text_row() {
-  RowResult row;
-  row.row_index = 1;
-  row.line = 2;
-  row.status = RowStatus::Done;
-  row.input = nlohmann::ordered_json::parse(
-      R"({"custom_id": "second", "method": "POST", "url": "/v1/completions",
-          "body": {"model": "gpt-y", "prompt": "Once"}})");
+  RowResult row = batch_result(1, RowStatus::Done, R"({"custom_id": "second", "method": "POST",
+      "url": "/v1/completions", "body": {"model": "gpt-y", "prompt": "Once"}})");
   row.prompt_tokens = 2;
   row.samples = {test::make_sample(" upon", 1, "length")};
   return row;
 }
 
 RowResult refused_row() {
-  RowResult row;
-  row.row_index = 2;
-  row.line = 3;
-  row.status = RowStatus::Skipped;
+  RowResult row = batch_result(2, RowStatus::Skipped, R"({"custom_id": "third", "method": "POST",
+      "url": "/v1/embeddings", "body": {}})");
   row.error = "in.jsonl:3: batch line 'third': url \"/v1/embeddings\" is not supported";
-  row.input = nlohmann::ordered_json::parse(
-      R"({"custom_id": "third", "method": "POST", "url": "/v1/embeddings", "body": {}})");
   return row;
 }
 
