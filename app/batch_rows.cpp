@@ -36,7 +36,21 @@ BuiltPrompt BatchRows::text_prompt(const DatasetRow& row, const CompletionPrompt
 
 BatchRow BatchRows::build(const DatasetRow& row, const PromptBuilder& chat_builder,
                           const SamplingParams& defaults) {
-  const BatchRequest batch = requests_.parse(row, defaults);
+  return build_parsed(row, requests_.parse(row, defaults), chat_builder);
+}
+
+BatchRow BatchRows::rebuild(const RowResult& stored, const PromptBuilder& chat_builder,
+                            const SamplingParams& defaults) const {
+  DatasetRow row;
+  row.row_index = stored.row_index;
+  row.line = stored.line;
+  row.fields = stored.input;
+  BatchRequests requests(input_path_);  // the job's own ids are not this call's to claim
+  return build_parsed(row, requests.parse(row, defaults), chat_builder);
+}
+
+BatchRow BatchRows::build_parsed(const DatasetRow& row, const BatchRequest& batch,
+                                 const PromptBuilder& chat_builder) const {
   const CompletionRequest& request = batch.request;
   BatchRow out;
   out.sampling = request.sampling;

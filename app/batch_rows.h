@@ -10,6 +10,7 @@
 #include "app/server/grammar_cache.h"
 #include "engine/data/dataset_row.h"
 #include "engine/data/prompt_builder.h"
+#include "engine/jobs/row_result.h"
 #include "engine/sched/sampling_params.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -33,6 +34,12 @@ class BatchRows {
   BatchRow build(const DatasetRow& row, const PromptBuilder& chat_builder,
                  const SamplingParams& defaults);
 
+  // Returns the prompt and sampling parameters of a stored batch row again (its input line), for
+  // running it once more; claims no custom_id, so it may run beside build() on another thread.
+  // Throws Error as build() does.
+  BatchRow rebuild(const RowResult& stored, const PromptBuilder& chat_builder,
+                   const SamplingParams& defaults) const;
+
   // Remembers a row a resumed job already holds (its custom_id stays taken).
   void remember(const DatasetRow& row) { requests_.remember(row); }
 
@@ -41,12 +48,15 @@ class BatchRows {
 
  private:
   BuiltPrompt text_prompt(const DatasetRow& row, const CompletionPrompt& prompt) const;
+  // Returns the prompt and sampling parameters of a parsed batch line.
+  BatchRow build_parsed(const DatasetRow& row, const BatchRequest& batch,
+                        const PromptBuilder& chat_builder) const;
 
   std::string input_path_;
   const Tokenizer& tokenizer_;
   BatchRequests requests_;
   PromptBuilder plain_builder_;
-  GrammarCache grammars_{256};
+  mutable GrammarCache grammars_{256};  // thread-safe
 };
 
 }  // namespace sluice

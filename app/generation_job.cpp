@@ -499,9 +499,16 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
   const std::optional<RowResult> stored = JobTable::open(store_->path())->row(row_index);
   if (!stored) fail(store_->path(), ": row ", row_index, " has no result yet");
   if (stored->status == RowStatus::Skipped) fail(store_->path(), ": row ", row_index, " was skipped: ", stored->error);
-  // The same prompt tokens: the stored text encoded by the same rules.
-  ServiceRequest request{prompt_builder_->encode(stored->prompt), spec_.sampling,
-                         static_cast<uint64_t>(row_index), false};
+  // The same prompt tokens: the stored text encoded by the same rules (a batch line's own
+  // prompt and parameters built again from its line).
+  ServiceRequest request{{}, spec_.sampling, static_cast<uint64_t>(row_index), false};
+  if (batch_rows_) {
+    BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
+    request.prompt_token_ids = std::move(batch.prompt.token_ids);
+    request.sampling = std::move(batch.sampling);
+  } else {
+    request.prompt_token_ids = prompt_builder_->encode(stored->prompt);
+  }
   if (row_schemas_) request.sampling.grammar = row_schemas_->grammar_for(*stored);
   std::unique_ptr<RequestHandle> handle;
   for (bool told_full = false; !handle;) {
@@ -523,7 +530,7 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
                   "there still run); it starts when the engine reaches it"));
     }
   }
-  std::vector<SampleResult> samples(static_cast<size_t>(spec_.sampling.n));
+  std::vector<SampleResult> samples(static_cast<size_t>(request.sampling.n));
   while (!handle->stream().is_drained()) {
     if (cancel && cancel->load()) handle->abort();
     const auto event = handle->stream().pop(Clock::now() + std::chrono::milliseconds(100));
