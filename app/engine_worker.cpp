@@ -4,6 +4,7 @@
 #include <QFile>
 #include <optional>
 
+#include "app/batch_response.h"
 #include "engine/core/error.h"
 #include "engine/data/exporters.h"
 #include "engine/jobs/job_table.h"
@@ -295,8 +296,8 @@ void EngineWorker::exportJob(quint64 generation, const QString& jobPath, const Q
                              const QString& outputPath) {
   try {
     const auto store = JobStore::open(jobPath.toStdString());
-    const ExportStats stats =
-        export_job(*store, parse_export_format(format.toStdString()), outputPath.toStdString());
+    const ExportStats stats = export_job(*store, parse_export_format(format.toStdString()),
+                                         outputPath.toStdString(), with_batch_responses({}));
     QString message = QString("Wrote %1 records from %2 rows to %3")
                           .arg(stats.records_written)
                           .arg(stats.rows_written)

@@ -77,6 +77,7 @@ struct GenerationJob::PendingRow {
   DatasetRow row;
   BuiltPrompt prompt;
   std::shared_ptr<const Grammar> grammar;  // the row's own schema's (RowSchemas), or null
+  SamplingParams sampling;                 // the spec's, or a batch line's own
   std::unique_ptr<RequestHandle> handle;
   std::vector<FinishedRequest> samples;
   int num_finished = 0;
@@ -175,6 +176,8 @@ void GenerationJob::load(const LoadOptions& load_options,
     }
     row_schemas_ = std::make_unique<RowSchemas>(spec_.schema_column, spec_.input_path);
   }
+  if (reader_->format() == DatasetFormat::OpenAiBatch)
+    batch_rows_ = std::make_unique<BatchRows>(spec_.input_path, *session_->tokenizer);
   if (service) {
     service_ = std::move(service);
   } else {
@@ -187,6 +190,7 @@ void GenerationJob::load(const LoadOptions& load_options,
   inbox_ = std::make_shared<Inbox>();
   // A prompt that cannot fit is refused before it is tokenized (a hostile row costs no tokens).
   prompt_builder_->set_max_model_len(service_->max_model_len());
+  if (batch_rows_) batch_rows_->set_max_model_len(service_->max_model_len());
   if (is_resume_) {
     if (store_->info().model_identity != model_identity()) {
       fail(store_->path(), ": the model at ", spec_.model_path, " is not the one the job started with");
@@ -211,7 +215,8 @@ void GenerationJob::load(const LoadOptions& load_options,
   for (const UnreadableRow& row : unreadable_rows_) unreadable_row_indices_.insert(row.row_index);
 }
 
-void GenerationJob::handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary) {
+void GenerationJob::handle_bad_row(const DatasetRowError& e, JobProgress& progress,
+                                   RunSummary& summary, const DatasetRow* row) {
   last_row_index_ = std::max(last_row_index_, e.row_index);
   if (spec_.on_bad_row == BadRowPolicy::Stop) {
     summary.stop_error = e.what();  // the reader names the file, line and column
@@ -224,13 +229,27 @@ void GenerationJob::handle_bad_row(const DatasetRowError& e, JobProgress& progre
   skipped.line = e.line;
   skipped.status = RowStatus::Skipped;
   skipped.error = e.what();
+  if (row) skipped.input = row->fields;  // a batch line keeps its custom_id for the export
   store_result(skipped, progress, 0.0);
+}
+
+bool GenerationJob::build_batch_row(const DatasetRow& row, PendingRow& pending,
+                                    JobProgress& progress, RunSummary& summary) {
+  try {
+    BatchRow batch = batch_rows_->build(row, *prompt_builder_, spec_.sampling);
+    pending.prompt = std::move(batch.prompt);
+    pending.sampling = std::move(batch.sampling);
+  } catch (const Error& e) {
+    handle_bad_row(DatasetRowError(e.what(), row.line, row.row_index), progress, summary, &row);
+    return false;
+  }
+  return true;
 }
 
 // Submits a row to the service; returns false (keeping the row) when the service's queue is full.
 bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending) {
   const uint64_t row_key = next_row_key_;
-  ServiceRequest request{pending->prompt.token_ids, spec_.sampling,
+  ServiceRequest request{pending->prompt.token_ids, pending->sampling,
                          static_cast<uint64_t>(pending->row.row_index), false};
   if (pending->grammar) request.sampling.grammar = pending->grammar;
   try {
@@ -264,16 +283,23 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
     }
     last_row_index_ = std::max(last_row_index_, row->row_index);
     if (finished_rows_.count(row->row_index)) {
+      if (batch_rows_) batch_rows_->remember(*row);
       ++progress.rows_resumed;
       continue;
     }
     auto pending = std::make_unique<PendingRow>();
-    try {
-      pending->prompt = prompt_builder_->build(*row);
-    } catch (const DatasetRowError& e) {
-      handle_bad_row(DatasetRowError(str_cat(spec_.input_path, ":", e.line, ": ", e.what()), e.line, e.row_index),
-                     progress, summary);
-      continue;
+    pending->sampling = spec_.sampling;
+    if (batch_rows_) {
+      if (!build_batch_row(*row, *pending, progress, summary)) continue;
+    } else {
+      try {
+        pending->prompt = prompt_builder_->build(*row);
+      } catch (const DatasetRowError& e) {
+        handle_bad_row(DatasetRowError(str_cat(spec_.input_path, ":", e.line, ": ", e.what()),
+                                       e.line, e.row_index),
+                       progress, summary);
+        continue;
+      }
     }
     if (!fit_context(*row, pending->prompt, progress)) continue;
     if (row_schemas_) {
@@ -285,7 +311,7 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
       }
     }
     pending->row = std::move(*row);
-    pending->samples.resize(static_cast<size_t>(spec_.sampling.n));
+    pending->samples.resize(static_cast<size_t>(pending->sampling.n));
     if (!submit(pending)) deferred_ = std::move(pending);  // other clients filled the queue
   }
   if (is_stopping_) deferred_.reset();
@@ -378,7 +404,7 @@ void GenerationJob::collect(uint64_t row_key, FinishedRequest finished, JobProgr
   PendingRow& p = *it->second;
   const size_t sample_idx = finished.sample_idx;
   p.samples[sample_idx] = std::move(finished);
-  if (++p.num_finished < spec_.sampling.n) return;
+  if (++p.num_finished < p.sampling.n) return;
   RowResult r;
   r.row_index = p.row.row_index;
   r.line = p.row.line;
@@ -386,7 +412,7 @@ void GenerationJob::collect(uint64_t row_key, FinishedRequest finished, JobProgr
   r.messages = p.prompt.messages;
   r.prompt = p.prompt.text;
   r.prompt_tokens = p.samples.front().num_prompt_tokens;
-  r.seed = spec_.sampling.seed;
+  r.seed = p.sampling.seed;
   r.status = RowStatus::Done;
   bool is_aborted = false;
   for (const auto& s : p.samples) {
@@ -473,9 +499,16 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
   const std::optional<RowResult> stored = JobTable::open(store_->path())->row(row_index);
   if (!stored) fail(store_->path(), ": row ", row_index, " has no result yet");
   if (stored->status == RowStatus::Skipped) fail(store_->path(), ": row ", row_index, " was skipped: ", stored->error);
-  // The same prompt tokens: the stored text encoded by the same rules.
-  ServiceRequest request{prompt_builder_->encode(stored->prompt), spec_.sampling,
-                         static_cast<uint64_t>(row_index), false};
+  // The same prompt tokens: the stored text encoded by the same rules (a batch line's own
+  // prompt and parameters built again from its line).
+  ServiceRequest request{{}, spec_.sampling, static_cast<uint64_t>(row_index), false};
+  if (batch_rows_) {
+    BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
+    request.prompt_token_ids = std::move(batch.prompt.token_ids);
+    request.sampling = std::move(batch.sampling);
+  } else {
+    request.prompt_token_ids = prompt_builder_->encode(stored->prompt);
+  }
   if (row_schemas_) request.sampling.grammar = row_schemas_->grammar_for(*stored);
   std::unique_ptr<RequestHandle> handle;
   for (bool told_full = false; !handle;) {
@@ -497,7 +530,7 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
                   "there still run); it starts when the engine reaches it"));
     }
   }
-  std::vector<SampleResult> samples(static_cast<size_t>(spec_.sampling.n));
+  std::vector<SampleResult> samples(static_cast<size_t>(request.sampling.n));
   while (!handle->stream().is_drained()) {
     if (cancel && cancel->load()) handle->abort();
     const auto event = handle->stream().pop(Clock::now() + std::chrono::milliseconds(100));

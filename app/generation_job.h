@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "app/batch_rows.h"
 #include "app/generation_spec.h"
 #include "app/row_schemas.h"
 #include "engine/data/dataset_reader.h"
@@ -115,7 +116,13 @@ class GenerationJob {
 
   GenerationJob(GenerationSpec spec, std::unique_ptr<JobStore> store);
   bool fill_window(JobProgress& progress, RunSummary& summary);
-  void handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary);
+  // Records a bad row (skipped, with row's fields when it was read) or stops, as the spec asks.
+  void handle_bad_row(const DatasetRowError& e, JobProgress& progress, RunSummary& summary,
+                      const DatasetRow* row = nullptr);
+  // Builds a batch line's prompt and sampling into pending; returns false when the line was
+  // refused (recorded as a bad row).
+  bool build_batch_row(const DatasetRow& row, PendingRow& pending, JobProgress& progress,
+                       RunSummary& summary);
   bool submit(std::unique_ptr<PendingRow>& pending);
   // Applies the spec's LongPromptPolicy to a prompt that does not fit the context (a fitting one
   // passes untouched); returns false when the row was recorded (failed or skipped) instead.
@@ -144,6 +151,7 @@ class GenerationJob {
   std::unique_ptr<DatasetReader> reader_;
   std::unique_ptr<PromptBuilder> prompt_builder_;
   std::unique_ptr<RowSchemas> row_schemas_;  // when the spec names a schema column
+  std::unique_ptr<BatchRows> batch_rows_;    // when the input is an OpenAI Batch file
   std::unordered_map<int64_t, bool> finished_rows_;
   std::unordered_map<uint64_t, std::unique_ptr<PendingRow>> in_flight_;  // by row key
   std::unique_ptr<PendingRow> deferred_;  // read while the service's queue was full

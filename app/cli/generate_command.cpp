@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "app/batch_response.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
 #include "app/cli/progress_printer.h"
@@ -62,7 +63,8 @@ void add_generate_options(QCommandLineParser& parser) {
        "FILE"},
       {"output", "Where to write the results in input order (JSONL rows, or --export's format).",
        "FILE"},
-      {"format", "Input format: auto (default), jsonl, json, csv, tsv, text, sharegpt, openai.",
+      {"format",
+       "Input format: auto (default), jsonl, json, csv, tsv, text, sharegpt, openai, openai-batch.",
        "FORMAT"},
       {"prompt-template",
        "Column template such as '{instruction}[\\n\\n{input}]' ([...] is dropped when a field in "
@@ -74,7 +76,8 @@ void add_generate_options(QCommandLineParser& parser) {
       {"job", "Keep the run in this job file (resumable, exportable with `sluice jobs`).", "FILE"},
       {"resume", "Resume the job in FILE with its own parameters (only unfinished rows run).",
        "FILE"},
-      {"export", "Write --output as jsonl, csv, alpaca, openai, sharegpt or dpo.", "FORMAT"},
+      {"export", "Write --output as jsonl, csv, alpaca, openai, sharegpt, dpo or openai-batch.",
+       "FORMAT"},
       {"dpo-rule",
        "Chosen sample for --export dpo: longest (default), shortest, first, last, score.", "RULE"},
       {"flatten-output",
@@ -254,7 +257,9 @@ void add_validity(nlohmann::ordered_json& row, const RowResult& r, const Grammar
 // leaves out stored rows that do not read back. With a grammar (the job's, or each row's own
 // schema), rows say whether they are valid.
 ExportStats write_output(JobStore& store, const GenerateArgs& a, const GenerationSpec& spec) {
-  if (a.export_format) return export_job(store, *a.export_format, a.output_path, a.export_options);
+  if (a.export_format)
+    return export_job(store, *a.export_format, a.output_path,
+                      with_batch_responses(a.export_options));
   ExportOutput out(a.output_path);
   ExportStats stats;
   std::unique_ptr<RowSchemas> row_schemas;

@@ -8,6 +8,7 @@
 #include <QCommandLineParser>
 #include <cstdio>
 
+#include "app/batch_response.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
 #include "engine/core/error.h"
@@ -59,7 +60,7 @@ int run_export(const QStringList& args) {
   QCommandLineParser parser;
   parser.addHelpOption();
   parser.addOptions({
-      {"format", "jsonl, csv, alpaca, openai, sharegpt or dpo.", "FORMAT"},
+      {"format", "jsonl, csv, alpaca, openai, sharegpt, dpo or openai-batch.", "FORMAT"},
       {"output", "The file to write.", "FILE"},
       {"dpo-rule",
        "For dpo: longest (default), shortest, first, last or score; rows picked in the app's "
@@ -92,7 +93,7 @@ int run_export(const QStringList& args) {
     throw UsageError("--flatten-output needs --format csv");
   const std::string output = required_option(parser, "output").toStdString();
   const auto job = JobStore::open(parser.positionalArguments().front().toStdString());
-  const ExportStats stats = export_job(*job, format, output, options);
+  const ExportStats stats = export_job(*job, format, output, with_batch_responses(options));
   for (const UnreadableRow& row : stats.unreadable_rows)
     std::fprintf(stderr, "row %lld left out: %s\n", static_cast<long long>(row.row_index),
                  row.error.c_str());

@@ -133,7 +133,8 @@ std::vector<std::string> ColumnTemplate::field_names() const {
 }
 
 std::string default_column_template(DatasetFormat format, const std::vector<FieldInfo>& fields) {
-  if (is_chat_format(format)) return "";
+  // Batch lines carry their own prompts in their bodies.
+  if (is_chat_format(format) || format == DatasetFormat::OpenAiBatch) return "";
   // Only names a template can spell (no braces) and that hold something are candidates.
   const auto usable = [](const FieldInfo& field) {
     return field.num_non_empty > 0 && field.name.find_first_of("{}") == std::string::npos;

@@ -17,8 +17,9 @@ namespace sluice {
 namespace {
 
 constexpr std::array kNamedFormats = {
-    DatasetFormat::Auto, DatasetFormat::Jsonl, DatasetFormat::Json,     DatasetFormat::Csv,
-    DatasetFormat::Tsv,  DatasetFormat::Text,  DatasetFormat::ShareGpt, DatasetFormat::OpenAiChat,
+    DatasetFormat::Auto,     DatasetFormat::Jsonl,      DatasetFormat::Json,
+    DatasetFormat::Csv,      DatasetFormat::Tsv,        DatasetFormat::Text,
+    DatasetFormat::ShareGpt, DatasetFormat::OpenAiChat, DatasetFormat::OpenAiBatch,
 };
 
 // Good rows whose shapes decide between plain JSON and the chat formats, and rows read at most
@@ -41,17 +42,25 @@ std::string lowercase(std::string_view text) {
   return out;
 }
 
+// Returns true for a line of an OpenAI Batch input file: it has a custom_id and a body (the
+// other keys are the batch reader's to check, so that a line missing one is named, not re-read
+// as a plain row).
+bool is_batch_record(const nlohmann::ordered_json& record) {
+  return record.contains("custom_id") && record.contains("body");
+}
+
 // Returns the format of reader's rows judged by what most of its first good rows are (plain
-// rows, ShareGPT or OpenAI records; a tie goes to the chat format, whose reader then names the
-// rows that do not fit), plain_format for a file that cleanly has no rows (an empty array), and
-// nullopt when no good row was found among the first few.
+// rows, ShareGPT, OpenAI or OpenAI Batch records; a tie goes to the chat format, whose reader then
+// names the rows that do not fit), plain_format for a file that cleanly has no rows (an empty
+// array), and nullopt when no good row was found among the first few.
 std::optional<DatasetFormat> sniff_json_rows(DatasetReader& reader, DatasetFormat plain_format) {
   int num_plain = 0;
   int num_sharegpt = 0;
   int num_openai = 0;
+  int num_batch = 0;
   bool has_no_rows = false;
   for (int i = 0; i < kMaxRowsToSniff; ++i) {
-    const int num_good = num_plain + num_sharegpt + num_openai;
+    const int num_good = num_plain + num_sharegpt + num_openai + num_batch;
     if (num_good == kNumRowsToJudge || (num_good == 0 && i == kMaxLeadingBadRows)) break;
     try {
       const auto row = reader.next();
@@ -60,7 +69,9 @@ std::optional<DatasetFormat> sniff_json_rows(DatasetReader& reader, DatasetForma
         break;
       }
       const DatasetFormat chat = detect_chat_format(row->fields);
-      if (chat == DatasetFormat::ShareGpt) {
+      if (is_batch_record(row->fields)) {
+        ++num_batch;
+      } else if (chat == DatasetFormat::ShareGpt) {
         ++num_sharegpt;
       } else if (chat == DatasetFormat::OpenAiChat) {
         ++num_openai;
@@ -73,9 +84,11 @@ std::optional<DatasetFormat> sniff_json_rows(DatasetReader& reader, DatasetForma
       break;  // broken (or cut at the sniffing limit); the rows so far decide
     }
   }
-  if (num_plain + num_sharegpt + num_openai == 0) {
+  if (num_plain + num_sharegpt + num_openai + num_batch == 0) {
     return has_no_rows ? std::optional(plain_format) : std::nullopt;
   }
+  if (num_batch > std::max({num_plain, num_sharegpt, num_openai}))
+    return DatasetFormat::OpenAiBatch;
   if (num_plain > std::max(num_sharegpt, num_openai)) return plain_format;
   return num_sharegpt >= num_openai ? DatasetFormat::ShareGpt : DatasetFormat::OpenAiChat;
 }
@@ -133,6 +146,8 @@ const char* to_string(DatasetFormat format) {
       return "sharegpt";
     case DatasetFormat::OpenAiChat:
       return "openai";
+    case DatasetFormat::OpenAiBatch:
+      return "openai-batch";
   }
   return "unknown";
 }

@@ -25,7 +25,8 @@ std::unique_ptr<DatasetReader> open_dataset(const std::string& path, DatasetForm
       return std::make_unique<TextReader>(path);
     case DatasetFormat::ShareGpt:
     case DatasetFormat::OpenAiChat:
-      // Chat records come both as JSONL and as a JSON array.
+    case DatasetFormat::OpenAiBatch:
+      // Chat and batch records come both as JSONL and as a JSON array.
       if (first == '[') return std::make_unique<JsonArrayReader>(path, format);
       return std::make_unique<JsonlReader>(path, format);
     case DatasetFormat::Auto:

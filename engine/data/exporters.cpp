@@ -8,19 +8,21 @@
 #include "engine/data/export_csv.h"
 #include "engine/data/export_dpo.h"
 #include "engine/data/export_jsonl.h"
+#include "engine/data/export_openai_batch.h"
 #include "engine/data/export_output.h"
 #include "engine/jobs/job_store.h"
 
 namespace sluice {
 namespace {
 
-constexpr std::array<std::pair<ExportFormat, const char*>, 6> kFormatNames = {{
+constexpr std::array<std::pair<ExportFormat, const char*>, 7> kFormatNames = {{
     {ExportFormat::Jsonl, "jsonl"},
     {ExportFormat::Csv, "csv"},
     {ExportFormat::Alpaca, "alpaca"},
     {ExportFormat::OpenAiChat, "openai"},
     {ExportFormat::ShareGpt, "sharegpt"},
     {ExportFormat::DpoPairs, "dpo"},
+    {ExportFormat::OpenAiBatch, "openai-batch"},
 }};
 
 constexpr std::array<std::pair<DpoRule, const char*>, 5> kDpoRuleNames = {{
@@ -66,6 +68,8 @@ ExportStats write_export(const JobStore& job, ExportFormat format, ExportOutput&
       return write_sharegpt_export(job, out, options);
     case ExportFormat::DpoPairs:
       return write_dpo_export(job, out, options);
+    case ExportFormat::OpenAiBatch:
+      return write_openai_batch_export(job, out, options);
   }
   fail("unknown export format ", static_cast<int>(format));
 }

@@ -48,6 +48,9 @@
 //            reviewed in the app's Pairs view (a PairPick in the job) takes the picked samples
 //            instead, or is left out ("marked unusable in review"); ExportStats::rows_picked
 //            counts the pairs that came from picks.
+//   openai-batch  The OpenAI Batch output format, one line per row in input order, failed and
+//            skipped rows included (with an error instead of a response); see
+//            export_openai_batch.h. Needs ExportOptions::batch_response_body.
 //
 // Failed and skipped rows are left out unless include_failed, which only jsonl and csv honour:
 // the other formats need an output to train on. A stored row that does not read back (a damaged
@@ -57,6 +60,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -66,7 +71,15 @@
 
 namespace sluice {
 
-enum class ExportFormat : uint8_t { Jsonl, Csv, Alpaca, OpenAiChat, ShareGpt, DpoPairs };
+enum class ExportFormat : uint8_t {
+  Jsonl,
+  Csv,
+  Alpaca,
+  OpenAiChat,
+  ShareGpt,
+  DpoPairs,
+  OpenAiBatch
+};
 
 // Which of a row's samples is "chosen" and which "rejected" in a DPO pair. The rank rules order
 // the successful samples best first, ties kept in sample-index order; chosen is the first and
@@ -90,6 +103,10 @@ struct ExportOptions {
   // csv: one column per top-level key of each sample's output that parses as a JSON object
   // ("output.<key>", "output_1.<key>", ...); see the csv format above.
   bool flatten_output = false;
+  // openai-batch: returns the response body (a chat.completion or text_completion object) of a
+  // done row, given its request id and the job's creation time (seconds since the epoch).
+  std::function<nlohmann::json(const RowResult&, const std::string& request_id, int64_t created)>
+      batch_response_body;
 };
 
 struct ExportStats {
@@ -108,7 +125,7 @@ struct ExportStats {
   void leave_out_unreadable(const UnreadableRow& row);
 };
 
-// Returns "jsonl", "csv", "alpaca", "openai", "sharegpt" or "dpo".
+// Returns "jsonl", "csv", "alpaca", "openai", "sharegpt", "dpo" or "openai-batch".
 const char* to_string(ExportFormat format);
 // Parses the names above; throws Error listing them for anything else.
 ExportFormat parse_export_format(std::string_view name);

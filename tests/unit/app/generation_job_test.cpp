@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -147,6 +148,35 @@ TEST(GenerationJob, RunRowAloneRunsOnTheJobsServiceBesideItsRows) {
   EXPECT_EQ(num_checked, 60);
   // One engine served the job's 60 rows and the row run alone.
   EXPECT_EQ(job->service().metrics().num_requests_finished, 61);
+}
+
+// A batch line runs with its own parameters, in the job and when run alone again: the body's
+// max_tokens and n, not the spec's.
+TEST(GenerationJob, BatchLinesRunWithTheirOwnParametersAloneToo) {
+  const std::string dir = make_temp_dir("gen-job-batch");
+  GenerationSpec spec = stories_spec(dir, 1);
+  write_file(
+      spec.input_path,
+      R"({"custom_id": "a", "method": "POST", "url": "/v1/completions", "body": {"model": "m", "prompt": "Once", "max_tokens": 3, "n": 2, "temperature": 1.0, "seed": 4}})"
+      "\n"
+      R"({"custom_id": "b", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": [{"role": "user", "content": "Tom"}], "max_tokens": 5}})"
+      "\n");
+  auto job = GenerationJob::create(spec, dir + "/job.sluicejob");
+  job->load();
+  std::vector<RowResult> rows;
+  job->run([&](const RowResult& row, double) { rows.push_back(row); }, nullptr);
+  ASSERT_EQ(rows.size(), 2u);
+  std::sort(rows.begin(), rows.end(),
+            [](const RowResult& x, const RowResult& y) { return x.row_index < y.row_index; });
+  ASSERT_EQ(rows[0].samples.size(), 2u);
+  EXPECT_EQ(rows[0].seed, 4u);
+  EXPECT_EQ(rows[0].prompt, "Once");  // a completion prompt as is, no chat turn around it
+  for (const SampleResult& sample : rows[0].samples) EXPECT_EQ(sample.output_tokens, 3);
+  ASSERT_EQ(rows[1].samples.size(), 1u);
+  EXPECT_EQ(rows[1].samples[0].output_tokens, 5);
+  EXPECT_EQ(rows[1].input["custom_id"], "b");
+  EXPECT_EQ(job->run_row_alone(0), rows[0].samples);
+  EXPECT_EQ(job->run_row_alone(1), rows[1].samples);
 }
 
 // A model stays loaded across jobs: two jobs given the same service both run on it.

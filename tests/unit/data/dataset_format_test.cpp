@@ -192,5 +192,29 @@ TEST(DatasetFormat, BadValuesInTheFirstRowsDoNotStopDetection) {
   EXPECT_THAT(outcome.row_errors[1].what(), HasSubstr("nested deeper than 256"));
 }
 
+// OpenAI Batch input files: the lines carry custom_id, method, url and body.
+TEST(DatasetFormat, BatchInputFilesAreFoundAndRead) {
+  const std::string lines =
+      R"({"custom_id": "a", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}})"
+      "\n"
+      R"({"custom_id": "b", "method": "POST", "url": "/v1/completions", "body": {"model": "m", "prompt": "once"}})"
+      "\n";
+  const std::string path = write_temp_file("batch.jsonl", lines);
+  EXPECT_EQ(detect_dataset_format(path), DatasetFormat::OpenAiBatch);
+  EXPECT_EQ(parse_dataset_format("openai-batch"), DatasetFormat::OpenAiBatch);
+  EXPECT_STREQ(to_string(DatasetFormat::OpenAiBatch), "openai-batch");
+  // A line holding "messages" in its body is still a batch line, not a chat record.
+  const auto outcome = test::read_all(path);
+  EXPECT_EQ(outcome.format, DatasetFormat::OpenAiBatch);
+  ASSERT_EQ(outcome.rows.size(), 2u);
+  EXPECT_EQ(outcome.rows[1].fields["custom_id"], "b");
+  EXPECT_EQ(outcome.rows[1].line, 2u);
+  EXPECT_TRUE(outcome.rows[0].messages.empty());
+  // Forced on a plain JSONL file, every line is read (the job names what each lacks).
+  const std::string plain = write_temp_file("plain.jsonl", "{\"instruction\": \"x\"}\n");
+  EXPECT_EQ(detect_dataset_format(plain), DatasetFormat::Jsonl);
+  EXPECT_EQ(test::read_all(plain, DatasetFormat::OpenAiBatch).rows.size(), 1u);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -1,0 +1,79 @@
+#include "app/batch_rows.h"
+
+#include "engine/core/error.h"
+#include "engine/data/dataset_reader.h"
+
+namespace sluice {
+
+BatchRows::BatchRows(std::string input_path, const Tokenizer& tokenizer)
+    : input_path_(std::move(input_path)),
+      tokenizer_(tokenizer),
+      requests_(input_path_),
+      plain_builder_(PromptOptions{.use_chat_template = false}, "", tokenizer,
+                     DatasetFormat::OpenAiBatch, {}) {}
+
+BuiltPrompt BatchRows::text_prompt(const DatasetRow& row, const CompletionPrompt& prompt) const {
+  if (!prompt.is_tokens) {
+    DatasetRow plain;
+    plain.row_index = row.row_index;
+    plain.line = row.line;
+    plain.messages = {ChatMessage{"user", prompt.text}};
+    BuiltPrompt built = plain_builder_.build(plain);
+    built.messages.clear();  // a completion prompt is no conversation
+    return built;
+  }
+  for (const int32_t id : prompt.token_ids) {
+    if (id >= tokenizer_.vocab_size()) {
+      fail(input_path_, ":", row.line, ": invalid body: token id ", id,
+           " in 'prompt' is outside the vocabulary (", tokenizer_.vocab_size(), " tokens)");
+    }
+  }
+  BuiltPrompt built;
+  built.token_ids = prompt.token_ids;
+  built.text = tokenizer_.decode(prompt.token_ids);
+  return built;
+}
+
+BatchRow BatchRows::build(const DatasetRow& row, const PromptBuilder& chat_builder,
+                          const SamplingParams& defaults) {
+  return build_parsed(row, requests_.parse(row, defaults), chat_builder);
+}
+
+BatchRow BatchRows::rebuild(const RowResult& stored, const PromptBuilder& chat_builder,
+                            const SamplingParams& defaults) const {
+  DatasetRow row;
+  row.row_index = stored.row_index;
+  row.line = stored.line;
+  row.fields = stored.input;
+  BatchRequests requests(input_path_);  // the job's own ids are not this call's to claim
+  return build_parsed(row, requests.parse(row, defaults), chat_builder);
+}
+
+BatchRow BatchRows::build_parsed(const DatasetRow& row, const BatchRequest& batch,
+                                 const PromptBuilder& chat_builder) const {
+  const CompletionRequest& request = batch.request;
+  BatchRow out;
+  out.sampling = request.sampling;
+  try {
+    if (request.kind == CompletionKind::Chat) {
+      DatasetRow chat = row;
+      chat.messages = request.messages;
+      out.prompt = chat_builder.build(chat);
+    } else {
+      out.prompt = text_prompt(row, request.prompts.front());
+    }
+  } catch (const DatasetRowError& e) {
+    fail(input_path_, ":", row.line, ": batch line '", batch.custom_id, "': ", e.what());
+  }
+  if (request.grammar) {
+    try {
+      out.sampling.grammar = grammars_.get(*request.grammar);
+    } catch (const Error& e) {
+      fail(input_path_, ":", row.line, ": batch line '", batch.custom_id, "': invalid body: '",
+           request.grammar_param, "': ", e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace sluice

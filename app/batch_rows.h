@@ -1,0 +1,62 @@
+// The rows of an OpenAI Batch input file as the job runs them: each line's own prompt (chat
+// messages through the model's chat template, or a completion prompt as plain text) and its own
+// sampling parameters, the command line's values filling in what a body leaves out.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "app/batch_request.h"
+#include "app/server/grammar_cache.h"
+#include "engine/data/dataset_row.h"
+#include "engine/data/prompt_builder.h"
+#include "engine/jobs/row_result.h"
+#include "engine/sched/sampling_params.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace sluice {
+
+struct BatchRow {
+  BuiltPrompt prompt;
+  SamplingParams sampling;  // grammar compiled when the body asks for structured output
+};
+
+class BatchRows {
+ public:
+  // input_path names the file in errors; tokenizer encodes completion prompts without a chat
+  // template. Both must outlive this object.
+  BatchRows(std::string input_path, const Tokenizer& tokenizer);
+
+  // Returns row's prompt and sampling parameters; chat_builder renders chat messages (the
+  // job's PromptBuilder). Throws Error starting "path:line: " when the line is refused
+  // (BatchRequests::parse), its chat template fails, a prompt token id is outside the
+  // vocabulary, or its structured output does not compile.
+  BatchRow build(const DatasetRow& row, const PromptBuilder& chat_builder,
+                 const SamplingParams& defaults);
+
+  // Returns the prompt and sampling parameters of a stored batch row again (its input line), for
+  // running it once more; claims no custom_id, so it may run beside build() on another thread.
+  // Throws Error as build() does.
+  BatchRow rebuild(const RowResult& stored, const PromptBuilder& chat_builder,
+                   const SamplingParams& defaults) const;
+
+  // Remembers a row a resumed job already holds (its custom_id stays taken).
+  void remember(const DatasetRow& row) { requests_.remember(row); }
+
+  // As PromptBuilder::set_max_model_len, for completion prompts.
+  void set_max_model_len(int max_model_len) { plain_builder_.set_max_model_len(max_model_len); }
+
+ private:
+  BuiltPrompt text_prompt(const DatasetRow& row, const CompletionPrompt& prompt) const;
+  // Returns the prompt and sampling parameters of a parsed batch line.
+  BatchRow build_parsed(const DatasetRow& row, const BatchRequest& batch,
+                        const PromptBuilder& chat_builder) const;
+
+  std::string input_path_;
+  const Tokenizer& tokenizer_;
+  BatchRequests requests_;
+  PromptBuilder plain_builder_;
+  mutable GrammarCache grammars_{256};  // thread-safe
+};
+
+}  // namespace sluice
