@@ -176,6 +176,7 @@ void ResultsPanel::setJobPath(const QString& jobPath) {
   m_shownRow.reset();
   m_detail->clear();
   m_model->setJobPath(jobPath);
+  m_view->setColumnHidden(ResultsModel::ValidColumn, !m_model->hasGrammar());
   updateSummary();
   emit jobPathChanged(jobPath);
 }
@@ -247,7 +248,7 @@ void ResultsPanel::showInDetail(const std::optional<RowResult>& rowResult) {
   if (!rowResult) return;
   if (m_shownRow && *m_shownRow == *rowResult) return;
   m_shownRow = rowResult;
-  m_detail->showRow(*rowResult);
+  m_detail->showRow(*rowResult, m_model->validityTexts(*rowResult));
 }
 
 void ResultsPanel::reselectShownRow() {

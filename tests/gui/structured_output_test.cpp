@@ -2,6 +2,7 @@
 // the engine's own build_grammar (its errors shown as the engine words them), Start waits while it
 // is invalid, the spec a Start builds carries the grammar, and a job opened shows it again; a run
 // on stories260K with a choice grammar gives outputs among the choices, marked valid.
+#include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -9,6 +10,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -19,6 +21,9 @@
 #include "ui/dataset_panel.h"
 #include "ui/main_window.h"
 #include "ui/parameters_panel.h"
+#include "ui/results_model.h"
+#include "ui/results_panel.h"
+#include "ui/row_detail_pane.h"
 #include "ui/run_controls.h"
 #include "ui/run_spec.h"
 #include "ui/structured_output_panel.h"
@@ -27,6 +32,7 @@ using sluice::GrammarSource;
 using sluice::GrammarSourceKind;
 using sluice::ui::MainWindow;
 using sluice::ui::ParametersPanel;
+using sluice::ui::ResultsModel;
 using sluice::ui::StructuredOutputPanel;
 using Mode = sluice::ui::StructuredOutputPanel::Mode;
 
@@ -59,6 +65,43 @@ void typeText(StructuredOutputPanel& panel, const QString& text) {
   panel.editor()->clear();
   panel.editor()->setFocus();
   QTest::keyClicks(panel.editor(), text);
+}
+
+sluice::RowResult doneRow(int64_t index, const std::string& output, const char* finishReason) {
+  sluice::RowResult row;
+  row.row_index = index;
+  row.line = static_cast<size_t>(index) + 1;
+  row.prompt = "prompt " + std::to_string(index);
+  sluice::SampleResult sample;
+  sample.output = output;
+  sample.output_tokens = 5;
+  sample.finish_reason = finishReason;
+  row.samples = {sample};
+  return row;
+}
+
+// Writes a job of spec with a valid output, one cut off by max_tokens, a failed row and an
+// output that stopped early.
+void writeGrammarJob(const QString& path, const sluice::GenerationSpec& spec) {
+  sluice::JobInfo info;
+  info.source_path = "/data/q.jsonl";
+  info.source_format = "jsonl";
+  info.model_path = "/models/tiny.gguf";
+  info.params = sluice::spec_to_json(spec);
+  auto store = sluice::JobStore::create(path.toStdString(), info);
+  store->add_result(doneRow(0, "{\"a\": \"x\"}", "stop"));
+  store->add_result(doneRow(1, "{\"a\": \"xy", "length"));
+  sluice::RowResult failed;
+  failed.row_index = 2;
+  failed.status = sluice::RowStatus::Failed;
+  failed.error = "row 2 failed: the prompt is too long";
+  store->add_result(failed);
+  store->add_result(doneRow(3, "{\"a\"", "abort"));
+  store->flush();
+}
+
+QString validCell(const ResultsModel& model, int row) {
+  return model.data(model.index(row, ResultsModel::ValidColumn)).toString();
 }
 
 }  // namespace
@@ -160,6 +203,52 @@ class StructuredOutputTest : public QObject {
     QCOMPARE(restored.structuredOutput()->mode(), Mode::FreeText);
   }
 
+  // The results say whether each output is valid for the job's schema: ✓, ✗ (cut off, or stopped
+  // early), nothing for a row without output; the detail pane says why.
+  void resultsShowValidity() {
+    QTemporaryDir dir;
+    const QString job = dir.filePath("schema.sluicejob");
+    sluice::GenerationSpec spec;
+    spec.grammar = GrammarSource{GrammarSourceKind::JsonSchema,
+                                 "s.json",
+                                 R"({"type":"object","properties":{"a":{"type":"string"}},)"
+                                 R"("required":["a"]})",
+                                 {}};
+    writeGrammarJob(job, spec);
+    ResultsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(model.setJobPath(job));
+    QVERIFY(model.hasGrammar());
+    QCOMPARE(model.headerData(ResultsModel::ValidColumn, Qt::Horizontal).toString(),
+             QString("Valid"));
+    QCOMPARE(model.rowCount(), 4);
+    QCOMPARE(validCell(model, 0), QString("✓"));
+    QCOMPARE(validCell(model, 1), QString("✗"));
+    QCOMPARE(validCell(model, 2), QString());
+    QCOMPARE(validCell(model, 3), QString("✗"));
+
+    sluice::ui::ResultsPanel panel;
+    panel.setJobPath(job);
+    QVERIFY(!panel.tableView()->isColumnHidden(ResultsModel::ValidColumn));
+    panel.tableView()->selectRow(0);
+    QTRY_COMPARE(panel.detailPane()->validityText(), QString("Output: valid JSON for the schema"));
+    panel.tableView()->selectRow(1);
+    QTRY_COMPARE(panel.detailPane()->validityText(),
+                 QString("Output: not valid: cut off by max tokens"));
+    panel.tableView()->selectRow(2);
+    QTRY_COMPARE(panel.detailPane()->rowIndex(), qint64{2});
+    QCOMPARE(panel.detailPane()->validityText(), QString());
+
+    // Free text: nothing to check, and no Valid column.
+    const QString freeJob = dir.filePath("free.sluicejob");
+    writeGrammarJob(freeJob, sluice::GenerationSpec{});
+    QVERIFY(model.setJobPath(freeJob));
+    QVERIFY(!model.hasGrammar());
+    QCOMPARE(validCell(model, 0), QString());
+    panel.setJobPath(freeJob);
+    QVERIFY(panel.tableView()->isColumnHidden(ResultsModel::ValidColumn));
+  }
+
   // In the window: Start waits while the schema is invalid and the status bar says why; a valid
   // choice grammar runs, the job stores it, and opening the job shows it again.
   void startWaitsForAValidGrammarAndTheJobKeepsIt() {
@@ -206,6 +295,17 @@ class StructuredOutputTest : public QObject {
         sluice::spec_from_json(sluice::JobStore::open(job.toStdString())->info().params);
     QVERIFY(stored.grammar);
     QCOMPARE(stored.grammar->choices, (std::vector<std::string>{"Once", "Tom", "Lily"}));
+
+    // Every output is one of the choices and marked valid.
+    const ResultsModel* results = window.resultsPanel()->model();
+    QTRY_COMPARE_WITH_TIMEOUT(results->rowCount(), 12, 10000);
+    for (int row = 0; row < results->rowCount(); ++row) {
+      const auto result = results->rowResult(results->rowIndexAt(row));
+      QVERIFY(result && result->samples.size() == 1);
+      const std::string& output = result->samples[0].output;
+      QVERIFY2(output == "Once" || output == "Tom" || output == "Lily", output.c_str());
+      QCOMPARE(validCell(*results, row), QString("✓"));
+    }
 
     MainWindow reopened;
     reopened.openJob(job);
