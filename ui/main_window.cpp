@@ -77,7 +77,7 @@ void MainWindow::buildUi() {
   m_modelPanel = new ModelPanel(this);
   m_dataset = new DatasetPanel(this);
   m_parameters = new ParametersPanel(this);
-  auto* setup = new QToolBox(this);
+  auto* setup = m_setup = new QToolBox(this);
   setup->addItem(m_modelPanel, tr("Model"));
   setup->addItem(m_dataset, tr("Instructions"));
   setup->addItem(m_parameters, tr("Parameters"));
@@ -337,6 +337,17 @@ void MainWindow::restoreLastFiles() {
 void MainWindow::setExportWhenDone(const QString& format, const QString& path) {
   m_exportFormat = format;
   m_exportPath = path;
+}
+
+void MainWindow::showParameters(QWidget* part) {
+  m_setup->setCurrentWidget(m_parameters);
+  for (QWidget* above = part->parentWidget(); above; above = above->parentWidget()) {
+    if (auto* scroll = qobject_cast<QScrollArea*>(above)) {
+      QCoreApplication::processEvents();  // lay the page out before scrolling to part
+      scroll->ensureWidgetVisible(part, 0, 0);
+      return;
+    }
+  }
 }
 
 void MainWindow::setScreenshots(const QString& directory, double everySeconds) {

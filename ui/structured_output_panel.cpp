@@ -93,7 +93,7 @@ std::vector<std::string> choiceLines(const QString& text) {
 StructuredOutputPanel::StructuredOutputPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  auto* form = new QFormLayout;
+  auto* form = m_form = new QFormLayout;
   m_mode = new QComboBox(this);
   m_mode->addItem(tr("Free text"));
   m_mode->addItem(tr("JSON Schema"));
@@ -115,7 +115,8 @@ StructuredOutputPanel::StructuredOutputPanel(QWidget* parent) : QWidget(parent) 
   m_editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   m_editor->setTabChangesFocus(true);
   m_editor->setLineWrapMode(QPlainTextEdit::NoWrap);
-  m_editor->setMinimumHeight(m_editor->fontMetrics().lineSpacing() * 6 + 12);
+  // Eight lines: room to read a schema, and the verdict below stays in view at 1280x720.
+  m_editor->setFixedHeight(m_editor->fontMetrics().lineSpacing() * 8 + 12);
   layout->addWidget(m_editor);
   auto* below = new QHBoxLayout;
   m_status = new QLabel(this);
@@ -255,7 +256,7 @@ void StructuredOutputPanel::onModeChanged() {
   m_editor->setVisible(hasEditor(shown));
   m_loadButton->setVisible(hasEditor(shown));
   m_editor->setPlaceholderText(placeholder(shown));
-  m_column->setEnabled(shown == Mode::SchemaColumn);
+  m_form->setRowVisible(m_column, shown == Mode::SchemaColumn);
   validateNow();
 }
 

@@ -13,6 +13,7 @@
 #include "app/generation_spec.h"
 
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -74,6 +75,7 @@ class StructuredOutputPanel final : public QWidget {
   bool m_updating = false;
   QTimer m_debounce;
 
+  QFormLayout* m_form = nullptr;
   QComboBox* m_mode = nullptr;
   QComboBox* m_column = nullptr;
   QPlainTextEdit* m_editor = nullptr;

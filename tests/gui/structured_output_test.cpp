@@ -19,6 +19,7 @@
 #include "engine/jobs/job_store.h"
 #include "tests/support/test_paths.h"
 #include "ui/dataset_panel.h"
+#include "ui/gui_main.h"
 #include "ui/main_window.h"
 #include "ui/parameters_panel.h"
 #include "ui/results_model.h"
@@ -247,6 +248,22 @@ class StructuredOutputTest : public QObject {
     QCOMPARE(validCell(model, 0), QString());
     panel.setJobPath(freeJob);
     QVERIFY(panel.tableView()->isColumnHidden(ResultsModel::ValidColumn));
+  }
+
+  // `sluice gui --choice A --choice B` and `--json-schema FILE` fill the section (the screenshot
+  // script's way to show it); a schema file that cannot be read stops the launch.
+  void guiOptionsSetTheStructuredOutput() {
+    MainWindow window;
+    QVERIFY(sluice::ui::applyGuiOptions({"sluice", "--choice", "yes", "--choice", "no"}, window));
+    StructuredOutputPanel* panel = window.parametersPanel()->structuredOutput();
+    QCOMPARE(panel->mode(), Mode::Choice);
+    QCOMPARE(panel->text(), QString("yes\nno"));
+    QVERIFY(panel->isValid());
+
+    QTemporaryDir dir;
+    MainWindow another;
+    QVERIFY(!sluice::ui::applyGuiOptions({"sluice", "--json-schema", dir.filePath("none.json")},
+                                         another));
   }
 
   // In the window: Start waits while the schema is invalid and the status bar says why; a valid
