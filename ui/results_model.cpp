@@ -228,6 +228,7 @@ void ResultsModel::applyRefreshed(std::vector<int64_t> fresh) {
 }
 
 void ResultsModel::sort(int column, Qt::SortOrder order) {
+  if (column == ValidColumn) return;  // not stored, so not sortable: the order stays
   sluice::JobTableQuery query = m_query;
   query.sort_column = sort_column_for(column);
   query.is_descending = order == Qt::DescendingOrder;

@@ -34,7 +34,8 @@ class ResultsModel final : public QAbstractTableModel {
     TokensColumn,  // "<prompt> in · <output> out" (sample 0); sorts by output tokens
     TimeColumn,    // total ms
     FinishReasonColumn,
-    ValidColumn,  // ✓ / ✗ whether sample 0 is a sentence of the job's grammar; "" for free text
+    ValidColumn,  // ✓ / ✗ whether sample 0 is a sentence of the job's grammar; "" for free
+                  // text; not sortable (validity is not stored)
     NumColumns,
   };
   enum Role : int {

@@ -4,6 +4,7 @@
 // on stories260K with a choice grammar gives outputs among the choices, marked valid.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -236,6 +237,12 @@ class StructuredOutputTest : public QObject {
     panel.tableView()->selectRow(1);
     QTRY_COMPARE(panel.detailPane()->validityText(),
                  QString("Output: not valid: cut off by max tokens"));
+    // Validity is not stored, so its column does not sort: the order and indicator stay.
+    panel.tableView()->horizontalHeader()->setSortIndicator(ResultsModel::ValidColumn,
+                                                            Qt::DescendingOrder);
+    QCOMPARE(panel.tableView()->horizontalHeader()->sortIndicatorSection(),
+             int{ResultsModel::IdColumn});
+    QCOMPARE(panel.model()->rowIndexAt(1), qint64{1});
     panel.tableView()->selectRow(2);
     QTRY_COMPARE(panel.detailPane()->rowIndex(), qint64{2});
     QCOMPARE(panel.detailPane()->validityText(), QString());
