@@ -1,7 +1,8 @@
-// Generation settings: the sampling knobs of SamplingParams and the engine limits a person is
-// likely to touch (device, GPU memory share, running requests, KV budget, threads). Values are checked with the engine's
-// own validate_sampling_params and problems are shown inline, so a run never starts on settings
-// the engine would refuse.
+// Generation settings: the sampling knobs of SamplingParams, the structured output section
+// (StructuredOutputPanel) and the engine limits a person is likely to touch (device, GPU memory
+// share, running requests, KV budget, threads). Values are checked with the engine's own
+// validate_sampling_params and build_grammar and problems are shown inline, so a run never
+// starts on settings the engine would refuse.
 #pragma once
 
 #include <QString>
