@@ -7,6 +7,7 @@
 #include "app/batch_response.h"
 #include "engine/core/error.h"
 #include "engine/data/exporters.h"
+#include "engine/grammar/grammar_source.h"
 #include "engine/jobs/job_table.h"
 
 namespace sluice {
@@ -158,9 +159,14 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     m_isJobLoading = true;
   }
   try {
+    // The app's spec carries the grammar's source; it is compiled here, off the GUI thread (a
+    // resumed job compiles its own from the job file).
+    GenerationSpec compiled = spec;
+    if (!resume && compiled.grammar && !compiled.sampling.grammar)
+      compiled.sampling.grammar = std::make_shared<const Grammar>(build_grammar(*compiled.grammar));
     std::shared_ptr<GenerationJob> job =
         resume ? GenerationJob::resume(jobPath.toStdString(), spec.device, spec.num_threads)
-               : GenerationJob::create(spec, jobPath.toStdString());
+               : GenerationJob::create(compiled, jobPath.toStdString());
     // Counted beside the load and the run, so progress is rows of a known total early on.
     const BackgroundRowCount rowCount(job->spec().input_path, job->spec().format,
                                       static_cast<int64_t>(job->spec().limit));

@@ -8,6 +8,8 @@
 #include "app/headless_job.h"
 #include "engine/core/build_info.h"
 #include "ui/main_window.h"
+#include "ui/parameters_panel.h"
+#include "ui/structured_output_panel.h"
 
 namespace sluice::ui {
 
@@ -17,6 +19,31 @@ bool has_display() {
   return !qEnvironmentVariableIsEmpty("DISPLAY") ||
          !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
          !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+// Shows --json-schema or --choice in the parameters' structured output section (the Start button
+// waits while it is invalid; a scripted start reports why and exits 1).
+bool applyStructuredOutput(const QCommandLineParser& parser, MainWindow& window) {
+  StructuredOutputPanel* panel = window.parametersPanel()->structuredOutput();
+  if (parser.isSet("json-schema") && parser.isSet("choice")) {
+    std::fprintf(stderr, "sluice gui: give --json-schema or --choice, not both\n");
+    return false;
+  }
+  if (parser.isSet("json-schema")) {
+    panel->setMode(StructuredOutputPanel::Mode::JsonSchema);
+    if (!panel->loadFile(parser.value("json-schema"))) {
+      std::fprintf(stderr, "sluice gui: %s\n", qPrintable(panel->statusText()));
+      return false;
+    }
+  } else if (parser.isSet("choice")) {
+    panel->setMode(StructuredOutputPanel::Mode::Choice);
+    panel->setText(parser.values("choice").join('\n'));
+    panel->validateNow();
+  } else {
+    return true;
+  }
+  window.showParameters(panel);
+  return true;
 }
 
 }  // namespace
@@ -38,6 +65,8 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
        "Save pictures of the window to DIR (every --screenshot-every seconds and at the end).",
        "DIR"},
       {"screenshot-every", "Seconds between pictures (default 5).", "SECONDS"},
+      {"json-schema", "Constrain every output to the JSON Schema in FILE (Parameters).", "FILE"},
+      {"choice", "Constrain every output to one of the texts given (repeat for each).", "TEXT"},
   });
   parser.process(arguments);
   if (parser.isSet("export")) {
@@ -68,6 +97,7 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
     return false;
   }
   if (parser.isSet("device")) window.setDevice(parser.value("device"));
+  if (!applyStructuredOutput(parser, window)) return false;
   window.setQuitWhenDone(parser.isSet("quit-when-done"));
   if (resumesJob) window.openJob(parser.value("job"));
   if (createsJob) window.setNewJobPath(parser.value("job"));

@@ -42,6 +42,7 @@
 #include "ui/run_controls.h"
 #include "ui/run_spec.h"
 #include "ui/screenshot_recorder.h"
+#include "ui/structured_output_panel.h"
 #include "ui/timeline_panel.h"
 #include "ui/window_fit.h"
 
@@ -76,7 +77,7 @@ void MainWindow::buildUi() {
   m_modelPanel = new ModelPanel(this);
   m_dataset = new DatasetPanel(this);
   m_parameters = new ParametersPanel(this);
-  auto* setup = new QToolBox(this);
+  auto* setup = m_setup = new QToolBox(this);
   setup->addItem(m_modelPanel, tr("Model"));
   setup->addItem(m_dataset, tr("Instructions"));
   setup->addItem(m_parameters, tr("Parameters"));
@@ -135,6 +136,10 @@ void MainWindow::buildUi() {
   });
   connect(m_dataset, &DatasetPanel::datasetLoaded, this, [this](bool ok) {
     m_isDatasetLoaded = ok;
+    QStringList columns;
+    for (const FieldInfo& field : m_dataset->fields())
+      columns << QString::fromStdString(field.name);
+    m_parameters->structuredOutput()->setColumns(columns);
     if (ok) m_settings.setLastDataset(m_dataset->datasetPath());
     updateReady();
   });
@@ -143,6 +148,7 @@ void MainWindow::buildUi() {
     updateMemoryPlan();
   });
   connect(m_parameters, &ParametersPanel::changed, this, &MainWindow::updateMemoryPlan);
+  connect(m_parameters, &ParametersPanel::changed, this, &MainWindow::updateReady);
   connect(m_parameters, &ParametersPanel::changed, this,
           [this] { m_modelPanel->setDevice(QString::fromStdString(m_parameters->device())); });
   connect(m_jobs, &JobsView::openRequested, this, &MainWindow::openJob);
@@ -333,6 +339,17 @@ void MainWindow::setExportWhenDone(const QString& format, const QString& path) {
   m_exportPath = path;
 }
 
+void MainWindow::showParameters(QWidget* part) {
+  m_setup->setCurrentWidget(m_parameters);
+  for (QWidget* above = part->parentWidget(); above; above = above->parentWidget()) {
+    if (auto* scroll = qobject_cast<QScrollArea*>(above)) {
+      QCoreApplication::processEvents();  // lay the page out before scrolling to part
+      scroll->ensureWidgetVisible(part, 0, 0);
+      return;
+    }
+  }
+}
+
 void MainWindow::setScreenshots(const QString& directory, double everySeconds) {
   m_screenshots = new ScreenshotRecorder(this, directory, everySeconds, this);
 }
@@ -420,6 +437,10 @@ void MainWindow::start() {
       return;
     }
     showError(tr("Nothing to run yet"), tr("Open a model and an instruction file first."));
+    return;
+  }
+  if (!m_parameters->isValid()) {  // the Run menu's Start, past the disabled button
+    if (m_quitWhenDone) finishRun(false, m_parameters->validationError());
     return;
   }
   const int numTooLong = m_resumeJob ? 0 : countPromptsTooLong(m_promptLengths, maxModelLen());
@@ -573,13 +594,17 @@ void MainWindow::onJobFailed(quint64 generation, const QString& message) {
 }
 
 void MainWindow::updateReady() {
-  const bool ready = m_resumeJob || (m_model && m_isDatasetLoaded);
+  const bool hasInputs = m_resumeJob || (m_model && m_isDatasetLoaded);
+  const QString parametersProblem = m_parameters->validationError();
+  const bool ready = hasInputs && parametersProblem.isEmpty();
   m_runControls->setReady(ready);
   if (isRunning()) return;
-  if (ready && !m_resumeJob)
-    m_statusRows->setText(tr("Ready: press Start."));
-  else if (!ready)
+  if (!hasInputs)
     m_statusRows->setText(tr("Open a model and an instruction file, then Start."));
+  else if (!ready)
+    m_statusRows->setText(tr("Start waits for valid parameters: %1").arg(parametersProblem));
+  else if (!m_resumeJob)
+    m_statusRows->setText(tr("Ready: press Start."));
 }
 
 void MainWindow::finishRun(bool cancelled, const QString& error) {

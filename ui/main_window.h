@@ -18,6 +18,7 @@
 class QLabel;
 class QMenu;
 class QTabWidget;
+class QToolBox;
 
 namespace sluice::ui {
 
@@ -59,6 +60,8 @@ class MainWindow : public QMainWindow {
   void setQuitWhenDone(bool quit) { m_quitWhenDone = quit; }
   void setExportWhenDone(const QString& format, const QString& path);
   void setScreenshots(const QString& directory, double everySeconds);
+  // Opens the Parameters page of the setup panels, scrolled so that part (a widget on it) shows.
+  void showParameters(QWidget* part);
 
   bool isRunning() const;
   bool isModelLoaded() const { return m_model.has_value(); }
@@ -148,6 +151,7 @@ class MainWindow : public QMainWindow {
   ModelPanel* m_modelPanel = nullptr;
   DatasetPanel* m_dataset = nullptr;
   ParametersPanel* m_parameters = nullptr;
+  QToolBox* m_setup = nullptr;
   RunControls* m_runControls = nullptr;
   QTabWidget* m_tabs = nullptr;
   LivePlots* m_plots = nullptr;

@@ -13,6 +13,7 @@
 
 #include "engine/core/error.h"
 #include "engine/runner/sampler.h"
+#include "ui/structured_output_panel.h"
 
 namespace sluice::ui {
 
@@ -26,6 +27,12 @@ ParametersPanel::ParametersPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(buildSampling());
+  auto* structured = new QGroupBox("Structured output", this);
+  auto* structuredLayout = new QVBoxLayout(structured);
+  m_structured = new StructuredOutputPanel(structured);
+  structuredLayout->addWidget(m_structured);
+  layout->addWidget(structured);
+  connect(m_structured, &StructuredOutputPanel::changed, this, &ParametersPanel::onEdited);
   layout->addWidget(buildEngine());
   m_problemLabel = new QLabel(this);
   m_problemLabel->setWordWrap(true);
@@ -198,6 +205,7 @@ void ParametersPanel::setDevices(const sluice::DeviceReport& report) {
 
 void ParametersPanel::applyToSpec(sluice::GenerationSpec& spec) const {
   spec.sampling = samplingParams();
+  m_structured->applyToSpec(spec);
   spec.engine = engineConfig();
   spec.num_threads = numThreads();
   spec.device = device();
@@ -227,6 +235,7 @@ void ParametersPanel::setFromSpec(const sluice::GenerationSpec& spec) {
   m_kvBudgetMib->setValue(m_specKvMib);
   m_specKvMib = m_kvBudgetMib->value();  // as clamped by the spin box
   m_threads->setValue(spec.num_threads);
+  m_structured->setFromSpec(spec);
   m_updating = false;
   onEdited();
 }
@@ -235,6 +244,10 @@ void ParametersPanel::onEdited() {
   if (m_updating) return;
   validate();
   emit changed();
+}
+
+QString ParametersPanel::validationError() const {
+  return m_problem.isEmpty() ? m_structured->validationError() : m_problem;
 }
 
 void ParametersPanel::validate() {

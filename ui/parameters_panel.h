@@ -1,7 +1,8 @@
-// Generation settings: the sampling knobs of SamplingParams and the engine limits a person is
-// likely to touch (device, GPU memory share, running requests, KV budget, threads). Values are checked with the engine's
-// own validate_sampling_params and problems are shown inline, so a run never starts on settings
-// the engine would refuse.
+// Generation settings: the sampling knobs of SamplingParams, the structured output section
+// (StructuredOutputPanel) and the engine limits a person is likely to touch (device, GPU memory
+// share, running requests, KV budget, threads). Values are checked with the engine's own
+// validate_sampling_params and build_grammar and problems are shown inline, so a run never
+// starts on settings the engine would refuse.
 #pragma once
 
 #include <QString>
@@ -22,6 +23,8 @@ class QPlainTextEdit;
 class QSpinBox;
 
 namespace sluice::ui {
+
+class StructuredOutputPanel;
 
 class ParametersPanel final : public QWidget {
   Q_OBJECT
@@ -46,12 +49,15 @@ class ParametersPanel final : public QWidget {
   std::optional<sluice::DeviceOption> selectedGpu() const;
   // Selects a device by id (kept visible as "not found" until a probe lists it).
   void setDevice(const std::string& id);
-  // Writes the panel's sampling, engine and thread settings into spec.
+  // Writes the panel's sampling, structured output, engine and thread settings into spec.
   void applyToSpec(sluice::GenerationSpec& spec) const;
 
-  bool isValid() const { return m_problem.isEmpty(); }
-  // Returns why the settings are invalid, or "" when they are valid.
-  QString validationError() const { return m_problem; }
+  bool isValid() const { return validationError().isEmpty(); }
+  // Returns why the settings are invalid (sampling first, then structured output), or "" when
+  // they are valid.
+  QString validationError() const;
+  // The "Structured output" section (its grammar reaches the spec through applyToSpec).
+  StructuredOutputPanel* structuredOutput() const { return m_structured; }
 
   // Returns stop strings as the editor shows them: one per line, with \n, \t and \\ escaped.
   static QString formatStopStrings(const std::vector<std::string>& stops);
@@ -98,6 +104,7 @@ class ParametersPanel final : public QWidget {
   QSpinBox* m_kvBudgetMib = nullptr;
   QSpinBox* m_threads = nullptr;
   QLabel* m_problemLabel = nullptr;
+  StructuredOutputPanel* m_structured = nullptr;
 };
 
 }  // namespace sluice::ui

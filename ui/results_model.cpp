@@ -8,7 +8,9 @@
 #include <cmath>
 #include <utility>
 
+#include "app/generation_spec.h"
 #include "engine/core/error.h"
+#include "ui/output_validity.h"
 
 namespace sluice::ui {
 namespace {
@@ -92,6 +94,7 @@ bool ResultsModel::setJobPath(const QString& jobPath) {
   clearPages();
   m_rowIndices.clear();
   m_table.reset();
+  m_validity.reset();
   m_dataVersion = -1;
   m_jobPath = jobPath;
   bool isOpen = jobPath.isEmpty();
@@ -100,6 +103,12 @@ bool ResultsModel::setJobPath(const QString& jobPath) {
       m_table = sluice::JobTable::open(jobPath.toStdString());
       m_dataVersion = m_table->data_version();
       m_rowIndices = m_table->row_indices(m_query);
+      try {
+        m_validity = OutputValidity::forSpec(sluice::spec_from_json(m_table->info().params));
+      } catch (const sluice::Error&) {
+        // A job whose parameters do not read as a spec (written by hand, or by an older
+        // version) shows its rows without a Valid column rather than not at all.
+      }
       isOpen = true;
     } catch (const sluice::Error& e) {
       m_table.reset();
@@ -219,6 +228,7 @@ void ResultsModel::applyRefreshed(std::vector<int64_t> fresh) {
 }
 
 void ResultsModel::sort(int column, Qt::SortOrder order) {
+  if (column == ValidColumn) return;  // not stored, so not sortable: the order stays
   sluice::JobTableQuery query = m_query;
   query.sort_column = sort_column_for(column);
   query.is_descending = order == Qt::DescendingOrder;
@@ -273,6 +283,13 @@ int ResultsModel::rowOf(qint64 rowIndex) const {
   return found == m_rowIndices.end() ? -1 : static_cast<int>(found - m_rowIndices.begin());
 }
 
+QStringList ResultsModel::validityTexts(const sluice::RowResult& row) const {
+  QStringList texts;
+  if (!m_validity) return texts;
+  for (size_t i = 0; i < row.samples.size(); ++i) texts << m_validity->describe(row, i);
+  return texts;
+}
+
 std::optional<sluice::RowResult> ResultsModel::rowResult(qint64 rowIndex) const {
   if (!m_table) return std::nullopt;
   try {
@@ -323,6 +340,15 @@ const sluice::RowSummary* ResultsModel::summaryAt(int row) const {
       page.rows[i].id = std::to_string(wanted[i]);
     }
   }
+  if (m_validity) {
+    // Validity needs the whole output (a summary holds its head): read each row of the page.
+    page.isValid.resize(wanted.size());
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (page.rows[i].num_samples == 0) continue;
+      if (const auto result = rowResult(wanted[i]))
+        page.isValid[i] = m_validity->isValid(*result, 0);
+    }
+  }
   if (static_cast<int>(m_pages.size()) >= kMaxCachedPages) {
     m_pages.erase(m_lru.back());
     m_lru.pop_back();
@@ -352,6 +378,7 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
     return {};
   }
   if (role == Qt::TextAlignmentRole) {
+    if (index.column() == ValidColumn) return QVariant::fromValue(Qt::Alignment(Qt::AlignCenter));
     const bool isNumber = index.column() == TokensColumn || index.column() == TimeColumn;
     return QVariant::fromValue(Qt::Alignment(isNumber ? Qt::AlignRight | Qt::AlignVCenter
                                                       : Qt::AlignLeft | Qt::AlignVCenter));
@@ -372,6 +399,12 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
       return tip;
     }
     return {};
+  }
+  if (index.column() == ValidColumn) {
+    const Page& page = m_pages.at(index.row() / kPageRows);
+    const size_t inPage = static_cast<size_t>(index.row() % kPageRows);
+    if (page.isValid.empty() || !page.isValid[inPage]) return QString();
+    return *page.isValid[inPage] ? QStringLiteral("✓") : QStringLiteral("✗");
   }
   return displayData(*row, index.column());
 }
@@ -407,6 +440,10 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
       return QString::number(rowIndexAt(section));
     return {};
   }
+  if (role == Qt::ToolTipRole && section == ValidColumn)
+    return tr(
+        "Whether the output (of the first sample) is complete and follows the job's schema "
+        "or grammar");
   if (role == Qt::ToolTipRole && section == TokensColumn)
     return tr("Prompt tokens in, output tokens out (of the first sample); sorts by output tokens");
   if (role != Qt::DisplayRole) return {};
@@ -425,6 +462,8 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
       return tr("Time (ms)");
     case FinishReasonColumn:
       return tr("Finish");
+    case ValidColumn:
+      return tr("Valid");
     default:
       return {};
   }

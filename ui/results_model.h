@@ -9,6 +9,7 @@
 
 #include <QAbstractTableModel>
 #include <QString>
+#include <QStringList>
 #include <list>
 #include <memory>
 #include <optional>
@@ -18,6 +19,8 @@
 #include "engine/jobs/job_table.h"
 
 namespace sluice::ui {
+
+class OutputValidity;
 
 class ResultsModel final : public QAbstractTableModel {
   Q_OBJECT
@@ -31,6 +34,8 @@ class ResultsModel final : public QAbstractTableModel {
     TokensColumn,  // "<prompt> in · <output> out" (sample 0); sorts by output tokens
     TimeColumn,    // total ms
     FinishReasonColumn,
+    ValidColumn,  // ✓ / ✗ whether sample 0 is a sentence of the job's grammar; "" for free
+                  // text; not sortable (validity is not stored)
     NumColumns,
   };
   enum Role : int {
@@ -69,6 +74,11 @@ class ResultsModel final : public QAbstractTableModel {
   // Returns the full stored result of job row rowIndex (emits errorOccurred when it cannot be
   // read).
   std::optional<sluice::RowResult> rowResult(qint64 rowIndex) const;
+  // Whether the job constrains its outputs (a grammar or a schema per row).
+  bool hasGrammar() const { return m_validity != nullptr; }
+  // Returns a sentence per sample of row saying whether it is valid ("valid JSON for the
+  // schema", "not valid: cut off by max tokens"); empty for a job of free text.
+  QStringList validityTexts(const sluice::RowResult& row) const;
 
   int rowCount(const QModelIndex& parent = QModelIndex()) const override;
   int columnCount(const QModelIndex& parent = QModelIndex()) const override;
@@ -85,6 +95,7 @@ class ResultsModel final : public QAbstractTableModel {
  private:
   struct Page {
     std::vector<sluice::RowSummary> rows;  // one per view row of the page; gaps are placeholders
+    std::vector<std::optional<bool>> isValid;  // per row, sample 0; empty for free text
     std::list<int>::iterator lruPosition;
   };
 
@@ -104,6 +115,8 @@ class ResultsModel final : public QAbstractTableModel {
 
   QString m_jobPath;
   std::unique_ptr<sluice::JobTable> m_table;
+  // Checks outputs against the job's grammar (nullptr: free text); reading a page fills its cache.
+  mutable std::unique_ptr<OutputValidity> m_validity;
   sluice::JobTableQuery m_query;
   int64_t m_dataVersion = -1;         // the job's data_version when m_rowIndices was read
   std::vector<int64_t> m_rowIndices;  // the view: job row index per view row

@@ -156,6 +156,17 @@ void ResultsPanel::buildTable() {
     m_view->setColumnWidth(column, saved > 0 ? saved : defaultColumnWidth(*m_view, column));
   }
   connect(header, &QHeaderView::sectionResized, this, &ResultsPanel::saveColumnWidths);
+  // Validity is not stored (it is read from each whole output as a page is shown), so the
+  // Valid column does not sort: a click on it keeps the order and the indicator as they were.
+  connect(header, &QHeaderView::sortIndicatorChanged, this,
+          [this, header](int column, Qt::SortOrder order) {
+            if (column != ResultsModel::ValidColumn) {
+              m_sortColumn = column;
+              m_sortOrder = order;
+              return;
+            }
+            header->setSortIndicator(m_sortColumn, m_sortOrder);
+          });
 }
 
 void ResultsPanel::saveColumnWidths(int column) {
@@ -176,6 +187,7 @@ void ResultsPanel::setJobPath(const QString& jobPath) {
   m_shownRow.reset();
   m_detail->clear();
   m_model->setJobPath(jobPath);
+  m_view->setColumnHidden(ResultsModel::ValidColumn, !m_model->hasGrammar());
   updateSummary();
   emit jobPathChanged(jobPath);
 }
@@ -247,7 +259,7 @@ void ResultsPanel::showInDetail(const std::optional<RowResult>& rowResult) {
   if (!rowResult) return;
   if (m_shownRow && *m_shownRow == *rowResult) return;
   m_shownRow = rowResult;
-  m_detail->showRow(*rowResult);
+  m_detail->showRow(*rowResult, m_model->validityTexts(*rowResult));
 }
 
 void ResultsPanel::reselectShownRow() {

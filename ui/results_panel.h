@@ -89,6 +89,8 @@ class ResultsPanel final : public QWidget {
   QLabel* m_summary = nullptr;
   QLabel* m_error = nullptr;
   QTableView* m_view = nullptr;
+  int m_sortColumn = 0;  // the order shown (the Valid column never takes it)
+  Qt::SortOrder m_sortOrder = Qt::AscendingOrder;
   QSplitter* m_splitter = nullptr;
   RowDetailPane* m_detail = nullptr;
   QTimer m_searchDelay;

@@ -46,6 +46,11 @@ RowDetailPane::RowDetailPane(QWidget* parent) : QWidget(parent) {
   m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_error->setStyleSheet(QStringLiteral("color: #c62828;"));
 
+  m_validity = new QLabel(this);
+  m_validity->setWordWrap(true);
+  m_validity->setTextFormat(Qt::PlainText);
+  m_validity->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
   m_runAlone = new QPushButton(tr("Run this row alone"), this);
   m_runAlone->setToolTip(
       tr("Generate this row again on its own and check that the output is identical"));
@@ -74,6 +79,7 @@ RowDetailPane::RowDetailPane(QWidget* parent) : QWidget(parent) {
   layout->addLayout(titleRow);
   layout->addWidget(m_facts);
   layout->addWidget(m_error);
+  layout->addWidget(m_validity);
   layout->addWidget(m_rowAloneLabel);
   layout->addWidget(texts, 1);
 
@@ -81,7 +87,7 @@ RowDetailPane::RowDetailPane(QWidget* parent) : QWidget(parent) {
   clear();
 }
 
-void RowDetailPane::showRow(const sluice::RowResult& row) {
+void RowDetailPane::showRow(const sluice::RowResult& row, const QStringList& validity) {
   m_rowIndex = row.row_index;
   QString title = tr("Row %1 · line %2 · %3")
                       .arg(row.row_index)
@@ -96,6 +102,13 @@ void RowDetailPane::showRow(const sluice::RowResult& row) {
   m_facts->setText(factsFor(row));
   m_error->setText(QString::fromStdString(row.error));
   m_error->setVisible(!row.error.empty());
+  QStringList validityLines;
+  for (qsizetype i = 0; i < validity.size(); ++i) {
+    validityLines << (validity.size() == 1 ? tr("Output: %1").arg(validity[i])
+                                           : tr("Sample %1: %2").arg(i + 1).arg(validity[i]));
+  }
+  m_validity->setText(validityLines.join('\n'));
+  m_validity->setVisible(!validityLines.isEmpty());
   m_prompt->setPlainText(QString::fromStdString(row.prompt));
 
   clearSamples();
@@ -120,6 +133,8 @@ void RowDetailPane::clear() {
   m_facts->clear();
   m_error->clear();
   m_error->hide();
+  m_validity->clear();
+  m_validity->hide();
   m_prompt->clear();
   clearSamples();
   m_samples->hide();
@@ -215,6 +230,10 @@ QString RowDetailPane::factsText() const {
 
 QString RowDetailPane::errorText() const {
   return m_error->text();
+}
+
+QString RowDetailPane::validityText() const {
+  return m_validity->text();
 }
 
 QString RowDetailPane::rowAloneText() const {

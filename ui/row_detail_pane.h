@@ -26,8 +26,9 @@ class RowDetailPane final : public QWidget {
  public:
   explicit RowDetailPane(QWidget* parent = nullptr);
 
-  // Shows row in full (replacing what was shown).
-  void showRow(const sluice::RowResult& row);
+  // Shows row in full (replacing what was shown); validity: a sentence per sample saying whether
+  // its output follows the job's grammar (empty for free text).
+  void showRow(const sluice::RowResult& row, const QStringList& validity = {});
   // Shows nothing (no row selected).
   void clear();
 
@@ -40,6 +41,8 @@ class RowDetailPane final : public QWidget {
   QStringList sampleTitles() const;
   QString factsText() const;
   QString errorText() const;
+  // Whether the outputs are valid, one line per sample ("" for free text).
+  QString validityText() const;
   QString rowAloneText() const;
   QPushButton* runAloneButton() const { return m_runAlone; }
   // The text view of sample sampleIdx (nullptr past the row's samples).
@@ -66,6 +69,7 @@ class RowDetailPane final : public QWidget {
   QLabel* m_title = nullptr;
   QLabel* m_facts = nullptr;
   QLabel* m_error = nullptr;
+  QLabel* m_validity = nullptr;
   QPushButton* m_runAlone = nullptr;
   QLabel* m_rowAloneLabel = nullptr;
   QPlainTextEdit* m_prompt = nullptr;

@@ -1,0 +1,77 @@
+#include "ui/output_validity.h"
+
+#include <QObject>
+
+#include "engine/core/error.h"
+#include "engine/grammar/grammar_matcher.h"
+
+namespace sluice::ui {
+
+namespace {
+
+// What a valid output is valid as.
+QString validAs(std::optional<sluice::GrammarSourceKind> kind) {
+  if (!kind) return QObject::tr("valid JSON for the row's schema");
+  switch (*kind) {
+    case GrammarSourceKind::JsonSchema:
+      return QObject::tr("valid JSON for the schema");
+    case GrammarSourceKind::JsonObject:
+      return QObject::tr("a valid JSON object");
+    case GrammarSourceKind::Regex:
+      return QObject::tr("matches the regular expression");
+    case GrammarSourceKind::Choice:
+      return QObject::tr("one of the choices");
+    case GrammarSourceKind::Gbnf:
+      return QObject::tr("a sentence of the grammar");
+  }
+  return {};
+}
+
+}  // namespace
+
+std::unique_ptr<OutputValidity> OutputValidity::forSpec(const sluice::GenerationSpec& spec) {
+  if (!spec.grammar && spec.schema_column.empty()) return nullptr;
+  std::unique_ptr<OutputValidity> validity(new OutputValidity);
+  if (spec.grammar) {
+    validity->m_kind = spec.grammar->kind;
+    try {
+      validity->m_grammar = std::make_shared<const Grammar>(build_grammar(*spec.grammar));
+    } catch (const Error& e) {
+      validity->m_grammarError = QString::fromUtf8(e.what());
+    }
+  } else {
+    validity->m_rowSchemas = std::make_unique<RowSchemas>(spec.schema_column, spec.input_path);
+  }
+  return validity;
+}
+
+std::shared_ptr<const sluice::Grammar> OutputValidity::grammarFor(const sluice::RowResult& row) {
+  if (!m_rowSchemas) return m_grammar;
+  try {
+    m_grammarError.clear();
+    return m_rowSchemas->grammar_for(row);
+  } catch (const Error& e) {
+    m_grammarError = QString::fromUtf8(e.what());
+    return nullptr;
+  }
+}
+
+std::optional<bool> OutputValidity::isValid(const sluice::RowResult& row, size_t sampleIdx) {
+  if (sampleIdx >= row.samples.size()) return std::nullopt;
+  const auto grammar = grammarFor(row);
+  return grammar && grammar_accepts_text(*grammar, row.samples[sampleIdx].output);
+}
+
+QString OutputValidity::describe(const sluice::RowResult& row, size_t sampleIdx) {
+  const std::optional<bool> valid = isValid(row, sampleIdx);
+  if (!valid) return {};
+  if (*valid) return validAs(m_kind);
+  if (!m_grammarError.isEmpty()) return QObject::tr("not valid: %1").arg(m_grammarError);
+  const std::string& reason = row.samples[sampleIdx].finish_reason;
+  if (reason == "length") return QObject::tr("not valid: cut off by max tokens");
+  if (reason == "abort") return QObject::tr("not valid: cancelled before it was complete");
+  if (reason == "error") return QObject::tr("not valid: the sample ended with an error");
+  return QObject::tr("not valid: the output is not complete");
+}
+
+}  // namespace sluice::ui

@@ -1,0 +1,40 @@
+// Whether a job's outputs are sentences of its grammar (the job's one grammar, or each row's own
+// schema): what the results table's Valid column and the row detail show. A sample is valid when
+// its whole output matches; an output cut off by max_tokens inside a structure is not.
+#pragma once
+
+#include <QString>
+#include <memory>
+#include <optional>
+
+#include "app/generation_spec.h"
+#include "app/row_schemas.h"
+#include "engine/grammar/grammar.h"
+#include "engine/jobs/row_result.h"
+
+namespace sluice::ui {
+
+class OutputValidity final {
+ public:
+  // Returns the checker for a job run with spec, or nullptr for free text (nothing to check).
+  static std::unique_ptr<OutputValidity> forSpec(const sluice::GenerationSpec& spec);
+
+  // Returns whether row's sample sampleIdx is valid; nullopt when the row has no such sample.
+  std::optional<bool> isValid(const sluice::RowResult& row, size_t sampleIdx);
+  // Returns a sentence for the row detail: "valid JSON for the schema", "not valid: cut off by
+  // max tokens", ...; "" when the row has no such sample.
+  QString describe(const sluice::RowResult& row, size_t sampleIdx);
+
+ private:
+  OutputValidity() = default;
+  // Returns the grammar row's outputs follow; nullptr with m_grammarError set when it does not
+  // build (the job's grammar, or the row's own schema).
+  std::shared_ptr<const sluice::Grammar> grammarFor(const sluice::RowResult& row);
+
+  std::optional<sluice::GrammarSourceKind> m_kind;   // the job's grammar; none: a schema per row
+  std::shared_ptr<const sluice::Grammar> m_grammar;  // the job's grammar, built once
+  std::unique_ptr<sluice::RowSchemas> m_rowSchemas;  // a schema per row
+  QString m_grammarError;
+};
+
+}  // namespace sluice::ui
