@@ -43,6 +43,9 @@ const FormatChoice kFormats[] = {
      "json"},
     {ExportFormat::DpoPairs,
      QT_TRANSLATE_NOOP("ExportDialog", "DPO pairs: prompt, chosen, rejected (JSONL)"), "jsonl"},
+    {ExportFormat::OpenAiBatch,
+     QT_TRANSLATE_NOOP("ExportDialog", "OpenAI Batch output: custom_id, response (JSONL)"),
+     "jsonl"},
 };
 
 struct RuleChoice {
