@@ -100,6 +100,31 @@ std::vector<SamplingParams> mixed_params(size_t count) {
   return out;
 }
 
+// Runs the prompts on the host path and on the fake device (same config) and returns both
+// outputs with what the device saw.
+struct HostAndDevice {
+  Outputs host, device;
+  int num_device_steps = 0, num_logits_steps = 0, num_masked_rows = 0;
+  size_t num_masks = 0;  // masks the engine built
+};
+
+HostAndDevice run_host_and_device(StoriesModel& model,
+                                  const std::vector<std::vector<int32_t>>& prompts,
+                                  const std::vector<SamplingParams>& params) {
+  const EngineConfig config{.max_num_batched_tokens = 256, .check_invariants = true};
+  HostAndDevice out;
+  out.host = run(*model.make_engine(config), prompts, params);
+  auto backend = std::make_unique<DeviceSamplingCpuBackend>(*model.session.model);
+  DeviceSamplingCpuBackend* device = backend.get();
+  Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend), config);
+  out.device = run(engine, prompts, params);
+  out.num_device_steps = device->num_device_steps;
+  out.num_logits_steps = device->num_logits_steps;
+  out.num_masked_rows = device->num_masked_rows;
+  out.num_masks = engine.grammar_constraints().mask_times_us().size();
+  return out;
+}
+
 TEST(DeviceSampling, EngineGivesTheHostPathsTokensWithRowsInBatchOrder) {
   StoriesModel model;
   const auto texts = alpaca_prompts(40);
@@ -107,18 +132,10 @@ TEST(DeviceSampling, EngineGivesTheHostPathsTokensWithRowsInBatchOrder) {
   for (const auto& t : texts) prompts.push_back(model.encode(t));
   const auto params = mixed_params(prompts.size());
 
-  auto host = model.make_engine(EngineConfig{.max_num_batched_tokens = 256, .check_invariants = true});
-  const Outputs expected = run(*host, prompts, params);
-
-  auto backend = std::make_unique<DeviceSamplingCpuBackend>(*model.session.model);
-  DeviceSamplingCpuBackend* device = backend.get();
-  Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend),
-                EngineConfig{.max_num_batched_tokens = 256, .check_invariants = true});
-  const Outputs got = run(engine, prompts, params);
-
-  EXPECT_EQ(got, expected);
-  EXPECT_GT(device->num_device_steps, 10);
-  EXPECT_EQ(device->num_logits_steps, 0);  // no fork: every step sampled on the "device"
+  const HostAndDevice r = run_host_and_device(model, prompts, params);
+  EXPECT_EQ(r.device, r.host);
+  EXPECT_GT(r.num_device_steps, 10);
+  EXPECT_EQ(r.num_logits_steps, 0);  // no fork: every step sampled on the "device"
 }
 
 TEST(DeviceSampling, ForkStepsFallBackToHostLogitsAndMatch) {
@@ -162,21 +179,12 @@ TEST(DeviceSampling, ConstrainedRowsSampleOnTheDeviceWithTheHostPathsTokens) {
   }
   params[3].n = 2;  // a constrained fork
 
-  auto host =
-      model.make_engine(EngineConfig{.max_num_batched_tokens = 256, .check_invariants = true});
-  const Outputs expected = run(*host, prompts, params);
-
-  auto backend = std::make_unique<DeviceSamplingCpuBackend>(*model.session.model);
-  DeviceSamplingCpuBackend* device = backend.get();
-  Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend),
-                EngineConfig{.max_num_batched_tokens = 256, .check_invariants = true});
-  const Outputs got = run(engine, prompts, params);
-
-  EXPECT_EQ(got, expected);
-  EXPECT_GT(device->num_device_steps, 10);
-  EXPECT_GT(device->num_masked_rows, 100);
-  EXPECT_GE(device->num_logits_steps, 1);  // the fork's step
-  EXPECT_GT(engine.grammar_constraints().mask_times_us().size(), 100u);
+  const HostAndDevice r = run_host_and_device(model, prompts, params);
+  EXPECT_EQ(r.device, r.host);
+  EXPECT_GT(r.num_device_steps, 10);
+  EXPECT_GT(r.num_masked_rows, 100);
+  EXPECT_GE(r.num_logits_steps, 1);  // the fork's step
+  EXPECT_GT(r.num_masks, 100u);
 }
 
 TEST(DeviceSampling, DisabledByConfigUsesHostLogits) {
