@@ -21,16 +21,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Rows in the engine at once: enough to keep every batch slot busy, bounded so a huge file
-// costs memory for its in-flight rows only.
-size_t window_size(const EngineConfig& engine) {
-  return std::max<size_t>(1024, 4 * static_cast<size_t>(engine.max_num_seqs));
-}
-
 SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
   SampleResult s;
   s.output = f.output_text;
-  s.output_tokens = static_cast<int>(f.output_token_ids.size());
+  s.output_tokens = f.num_output_tokens >= 0 ? f.num_output_tokens
+                                             : static_cast<int>(f.output_token_ids.size());
   s.finish_reason = to_string(f.finish_reason);
   if (with_token_ids) s.output_token_ids = f.output_token_ids;
   return s;
@@ -77,6 +72,7 @@ struct GenerationJob::PendingRow {
   DatasetRow row;
   BuiltPrompt prompt;
   std::shared_ptr<const Grammar> grammar;  // the row's own schema's (RowSchemas), or null
+  std::optional<GrammarSource> grammar_source;  // its source, for a remote server
   SamplingParams sampling;                 // the spec's, or a batch line's own
   std::unique_ptr<RequestHandle> handle;
   std::vector<FinishedRequest> samples;
@@ -141,29 +137,59 @@ std::unique_ptr<GenerationJob> GenerationJob::resume(const std::string& job_path
 }
 
 std::string GenerationJob::model_identity() const {
+  // A remote job's model is the name the servers serve it under: resuming it elsewhere is fine
+  // as long as the name is the same.
+  if (remote_) return sha256_hex(str_cat("remote|", remote_->model()));
   const Model& m = *session_->model;
   return sha256_hex(str_cat(m.format_name(), "|", m.config.describe(), "|", m.weight_dtypes(), "|", m.weight_bytes(),
                             "|", session_->tokenizer->describe()));
 }
 
+void GenerationJob::change_remote(const std::function<void(RemoteSpec&)>& change) {
+  if (!spec_.remote.is_remote())
+    fail(store_ ? store_->path() : job_path_, ": the job runs a local model (", spec_.model_path,
+         "); --endpoint cannot resume it");
+  change(spec_.remote);
+}
+
+size_t GenerationJob::window_size() const {
+  // Rows in the engine at once: enough to keep every batch slot (or every remote request slot)
+  // busy, bounded so a huge file costs memory for its in-flight rows only.
+  if (spec_.remote.is_remote()) return std::max<size_t>(256, 4 * static_cast<size_t>(spec_.remote.concurrency));
+  return std::max<size_t>(1024, 4 * static_cast<size_t>(spec_.engine.max_num_seqs));
+}
+
+void GenerationJob::load_remote() {
+  if (!spec_.prompt.chat_template.empty())
+    fail("a remote job cannot use --chat-template: the servers apply their own chat template (give "
+         "--no-chat-template to send the filled-in text as a plain completion)");
+  if (spec_.with_token_ids) fail("a remote job cannot keep output token ids: the servers send text");
+  if (reader_->format() == DatasetFormat::OpenAiBatch)
+    fail(spec_.input_path, ": an OpenAI Batch file cannot run against --endpoint yet; run it locally");
+  const auto fields = discover_fields(spec_.input_path, reader_->format());
+  prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, reader_->format(), fields);
+  remote_ = std::make_shared<RemoteDriver>(spec_.remote, on_note_);
+  requests_ = remote_.get();
+}
+
 void GenerationJob::load(const LoadOptions& load_options,
                          std::shared_ptr<const ModelSession> preloaded,
                          std::shared_ptr<EngineService> service) {
+  if (spec_.remote.is_remote() && (preloaded || service))
+    fail("generation job: a remote job runs no local model");
   if (service && service->shared_session() != preloaded)
     fail("generation job: the engine service serves another model session than the one given");
-  if (!service) resolve_device(spec_.device);  // a missing GPU is reported before the model loads
+  const bool is_remote = spec_.remote.is_remote();
+  if (!service && !is_remote) resolve_device(spec_.device);  // a missing GPU is reported before the model loads
   if (preloaded) {
     session_ = std::move(preloaded);
-  } else {
+  } else if (!is_remote) {
     session_ = std::make_shared<const ModelSession>(open_model_session(spec_.model_path, spec_.tokenizer_path, load_options));
   }
   reader_ = open_dataset(spec_.input_path, spec_.format);
   // Everything that can refuse the job (the prompt template, the device, the memory plan) comes
   // before the job file, so a refused start leaves nothing behind to resume or remove.
   const auto fields = discover_fields(spec_.input_path, reader_->format());
-  prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_->model->chat_template,
-                                                    *session_->tokenizer, reader_->format(), fields,
-                                                    session_->model->chat_template_origin);
   if (!spec_.schema_column.empty()) {
     const bool has_column = std::any_of(fields.begin(), fields.end(), [&](const FieldInfo& f) {
       return f.name == spec_.schema_column;
@@ -176,23 +202,33 @@ void GenerationJob::load(const LoadOptions& load_options,
     }
     row_schemas_ = std::make_unique<RowSchemas>(spec_.schema_column, spec_.input_path);
   }
-  if (reader_->format() == DatasetFormat::OpenAiBatch)
-    batch_rows_ = std::make_unique<BatchRows>(spec_.input_path, *session_->tokenizer);
-  if (service) {
-    service_ = std::move(service);
+  if (is_remote) {
+    load_remote();
   } else {
-    // The job's own service: its queue holds the job's whole window of rows.
-    const int max_num_waiting = static_cast<int>(window_size(spec_.engine));
-    service_ = std::make_shared<EngineService>(
-        session_, make_backend(*session_->model, spec_.device, spec_.num_threads),
-        ServiceConfig{.engine = spec_.engine, .max_num_waiting = max_num_waiting});
+    prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_->model->chat_template,
+                                                      *session_->tokenizer, reader_->format(), fields,
+                                                      session_->model->chat_template_origin);
+    if (reader_->format() == DatasetFormat::OpenAiBatch)
+      batch_rows_ = std::make_unique<BatchRows>(spec_.input_path, *session_->tokenizer);
+    if (service) {
+      service_ = std::move(service);
+    } else {
+      // The job's own service: its queue holds the job's whole window of rows.
+      const int max_num_waiting = static_cast<int>(window_size());
+      service_ = std::make_shared<EngineService>(
+          session_, make_backend(*session_->model, spec_.device, spec_.num_threads),
+          ServiceConfig{.engine = spec_.engine, .max_num_waiting = max_num_waiting});
+    }
+    requests_ = service_.get();
   }
   inbox_ = std::make_shared<Inbox>();
   // A prompt that cannot fit is refused before it is tokenized (a hostile row costs no tokens).
-  prompt_builder_->set_max_model_len(service_->max_model_len());
-  if (batch_rows_) batch_rows_->set_max_model_len(service_->max_model_len());
+  prompt_builder_->set_max_model_len(requests_->max_model_len());
+  if (batch_rows_) batch_rows_->set_max_model_len(requests_->max_model_len());
   if (is_resume_) {
     if (store_->info().model_identity != model_identity()) {
+      if (remote_)
+        fail(store_->path(), ": the servers serve '", remote_->model(), "', not the model the job started with");
       fail(store_->path(), ": the model at ", spec_.model_path, " is not the one the job started with");
     }
   } else {
@@ -201,7 +237,7 @@ void GenerationJob::load(const LoadOptions& load_options,
     info.source_sha256 = sha256_file_hex(spec_.input_path);
     info.source_size_bytes = static_cast<int64_t>(std::filesystem::file_size(spec_.input_path));
     info.source_format = to_string(reader_->format());
-    info.model_path = spec_.model_path;
+    info.model_path = remote_ ? str_cat(remote_->model(), " at ", spec_.remote.endpoints.front()) : spec_.model_path;
     info.model_identity = model_identity();
     info.params = spec_to_json(spec_);
     store_ = JobStore::create(job_path_, info,
@@ -246,15 +282,33 @@ bool GenerationJob::build_batch_row(const DatasetRow& row, PendingRow& pending,
   return true;
 }
 
+ServiceRequest GenerationJob::request_for(const BuiltPrompt& prompt, const SamplingParams& sampling,
+                                          int64_t row_index) const {
+  ServiceRequest request{prompt.token_ids, sampling, static_cast<uint64_t>(row_index), false};
+  if (remote_) {
+    request.messages = prompt.messages;
+    request.prompt_text = prompt.text;
+    request.is_chat = spec_.prompt.use_chat_template;
+  }
+  return request;
+}
+
+std::unique_ptr<RequestHandle> GenerationJob::submit_request(
+    ServiceRequest request, const std::optional<GrammarSource>& row_grammar,
+    std::function<void()> on_event) {
+  if (!remote_) return service_->submit(std::move(request), std::move(on_event));
+  return remote_->submit_remote(std::move(request), row_grammar ? row_grammar : spec_.grammar,
+                                std::move(on_event));
+}
+
 // Submits a row to the service; returns false (keeping the row) when the service's queue is full.
 bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending) {
   const uint64_t row_key = next_row_key_;
-  ServiceRequest request{pending->prompt.token_ids, pending->sampling,
-                         static_cast<uint64_t>(pending->row.row_index), false};
+  ServiceRequest request = request_for(pending->prompt, pending->sampling, pending->row.row_index);
   if (pending->grammar) request.sampling.grammar = pending->grammar;
   try {
-    pending->handle =
-        service_->submit(std::move(request), [inbox = inbox_, row_key] { inbox->post(row_key); });
+    pending->handle = submit_request(std::move(request), pending->grammar_source,
+                                     [inbox = inbox_, row_key] { inbox->post(row_key); });
   } catch (const QueueFull&) {
     return false;
   }
@@ -266,7 +320,7 @@ bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending) {
 // Reads rows into the service until the window is full; returns false when nothing more can
 // come.
 bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
-  const size_t window = window_size(spec_.engine);
+  const size_t window = window_size();
   if (deferred_ && !is_stopping_ && submit(deferred_)) deferred_.reset();
   while (!deferred_ && !is_reader_done_ && !is_stopping_ && in_flight_.size() < window) {
     std::optional<DatasetRow> row;
@@ -305,6 +359,7 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
     if (row_schemas_) {
       try {
         pending->grammar = row_schemas_->grammar_for(*row);
+        if (remote_) pending->grammar_source = row_schemas_->source_for(row->fields, row->line);
       } catch (const Error& e) {
         store_result(refused_row(*row, pending->prompt, spec_, e.what()), progress, 0.0);
         continue;
@@ -321,7 +376,8 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
 }
 
 bool GenerationJob::fit_context(const DatasetRow& row, BuiltPrompt& prompt, JobProgress& progress) {
-  const int max_model_len = service_->max_model_len();
+  const int max_model_len = requests_->max_model_len();
+  if (max_model_len <= 0) return true;  // a remote server checks the length itself
   const bool is_refused = !prompt.refusal.empty();
   if (!is_refused && prompt.token_ids.size() < static_cast<size_t>(max_model_len)) return true;
   switch (spec_.on_long_prompt) {
@@ -447,14 +503,14 @@ void GenerationJob::collect_ready(JobProgress& progress) {
 RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)>& on_row,
                               const std::function<void(const StepStats&, const JobProgress&)>& on_step,
                               const std::atomic<bool>* cancel, const std::atomic<bool>* pause) {
-  if (!service_) fail("generation job: run() before load()");
+  if (!requests_) fail("generation job: run() before load()");
   RunSummary summary;
   JobProgress& progress = summary.progress;
   on_row_ = on_row;  // bad rows found while reading are reported too
   progress.job = store_->counts();
   auto last_flush = Clock::now();
-  int64_t last_step_seen = service_->num_steps();
-  arrival_origin_s_ = service_->seconds_since_start();
+  int64_t last_step_seen = requests_->num_steps();
+  arrival_origin_s_ = requests_->seconds_since_start();
   while (fill_window(progress, summary)) {
     while (pause && pause->load() && !(cancel && cancel->load())) {
       flush_and_announce(progress);
@@ -472,8 +528,8 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
     }
     progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
     progress.rows_committing = static_cast<int64_t>(unannounced_.size());
-    const int64_t num_steps = service_->num_steps();
-    if (on_step && num_steps != last_step_seen) on_step(service_->metrics().latest_step, progress);
+    const int64_t num_steps = requests_->num_steps();
+    if (on_step && num_steps != last_step_seen) on_step(requests_->metrics().latest_step, progress);
     last_step_seen = num_steps;
   }
   if (is_reader_done_ && !is_stopping_) {
@@ -494,7 +550,7 @@ int64_t GenerationJob::rows_read() const {
 std::vector<SampleResult> GenerationJob::run_row_alone(
     int64_t row_index, const std::atomic<bool>* cancel,
     const std::function<void(const std::string&)>& on_wait) {
-  if (!service_) fail("generation job: run_row_alone() before load()");
+  if (!requests_) fail("generation job: run_row_alone() before load()");
   // Its own connection: run() may be committing through store_ on another thread.
   const std::optional<RowResult> stored = JobTable::open(store_->path())->row(row_index);
   if (!stored) fail(store_->path(), ": row ", row_index, " has no result yet");
@@ -502,7 +558,12 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
   // The same prompt tokens: the stored text encoded by the same rules (a batch line's own
   // prompt and parameters built again from its line).
   ServiceRequest request{{}, spec_.sampling, static_cast<uint64_t>(row_index), false};
-  if (batch_rows_) {
+  std::optional<GrammarSource> row_grammar;
+  if (remote_) {
+    request = request_for(BuiltPrompt{stored->messages, stored->prompt, {}, ""}, spec_.sampling,
+                          row_index);
+    if (row_schemas_) row_grammar = row_schemas_->source_for(stored->input, stored->line);
+  } else if (batch_rows_) {
     BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
     request.prompt_token_ids = std::move(batch.prompt.token_ids);
     request.sampling = std::move(batch.sampling);
@@ -513,9 +574,9 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
   std::unique_ptr<RequestHandle> handle;
   for (bool told_full = false; !handle;) {
     if (cancel && cancel->load()) throw Cancelled();
-    const int num_ahead = service_->metrics().num_waiting;
+    const int num_ahead = requests_->metrics().num_waiting;
     try {
-      handle = service_->submit(request);
+      handle = submit_request(request, row_grammar, {});
     } catch (const QueueFull& e) {
       if (on_wait && !told_full)
         on_wait(str_cat(e.what(), "; the row is submitted when a place frees"));

@@ -16,6 +16,7 @@
 
 #include "app/batch_rows.h"
 #include "app/generation_spec.h"
+#include "app/remote/remote_driver.h"
 #include "app/row_schemas.h"
 #include "engine/data/dataset_reader.h"
 #include "engine/data/prompt_builder.h"
@@ -93,6 +94,14 @@ class GenerationJob {
       int64_t row_index, const std::atomic<bool>* cancel = nullptr,
       const std::function<void(const std::string& reason)>& on_wait = {});
 
+  // Changes where a resumed remote job's requests go (its endpoints, limits, key variable)
+  // before load(). Throws Error for a job that runs a local model.
+  void change_remote(const std::function<void(RemoteSpec&)>& change);
+
+  // Where notes about the run go while it runs (remote endpoints leaving and rejoining the
+  // rotation); may be called from other threads. Set before load().
+  void set_on_note(std::function<void(const std::string&)> on_note) { on_note_ = std::move(on_note); }
+
   // True when create() found an uninitialised job file at the path, which load() replaces.
   bool replaces_uninitialised_job() const { return replaces_uninitialised_job_; }
   // Stored rows that did not read back when load() opened the job; run() generates them again.
@@ -100,9 +109,11 @@ class GenerationJob {
 
   const GenerationSpec& spec() const { return spec_; }
   JobStore& store() { return *store_; }  // after load()
-  const ModelSession& session() const { return *session_; }
+  bool is_remote() const { return remote_ != nullptr; }
+  const ModelSession& session() const { return *session_; }  // a local job's, after load()
+  const RemoteDriver& remote() const { return *remote_; }     // a remote job's, after load()
   std::shared_ptr<const ModelSession> shared_session() const { return session_; }
-  EngineService& service() { return *service_; }  // after load()
+  EngineService& service() { return *service_; }  // a local job's, after load()
   std::shared_ptr<EngineService> shared_service() const { return service_; }
 
  private:
@@ -134,6 +145,15 @@ class GenerationJob {
   void announce_committed(JobProgress& progress);
   void count_in_job(const RowResult& result, JobCounts& counts);
   std::string model_identity() const;
+  // A remote job's load(): the servers instead of a model, text prompts instead of tokens.
+  void load_remote();
+  size_t window_size() const;
+  // The request a pending row (or a stored one, for run_row_alone) is submitted as.
+  ServiceRequest request_for(const BuiltPrompt& prompt, const SamplingParams& sampling,
+                             int64_t row_index) const;
+  std::unique_ptr<RequestHandle> submit_request(ServiceRequest request,
+                                                const std::optional<GrammarSource>& row_grammar,
+                                                std::function<void()> on_event);
   // Returns the rows read so far, bad ones included, within the spec's limit.
   int64_t rows_read() const;
 
@@ -146,7 +166,10 @@ class GenerationJob {
   std::unordered_set<int64_t> unreadable_row_indices_;  // counted as unreadable in the file
   std::deque<UnannouncedRow> unannounced_;
   std::shared_ptr<const ModelSession> session_;
-  std::shared_ptr<EngineService> service_;
+  std::shared_ptr<EngineService> service_;  // a local job's
+  std::shared_ptr<RemoteDriver> remote_;    // a remote job's
+  RequestService* requests_ = nullptr;      // whichever of the two runs the rows
+  std::function<void(const std::string&)> on_note_;
   std::shared_ptr<Inbox> inbox_;  // shared with the streams' callbacks
   std::unique_ptr<DatasetReader> reader_;
   std::unique_ptr<PromptBuilder> prompt_builder_;

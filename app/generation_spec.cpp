@@ -131,6 +131,7 @@ Json spec_to_json(const GenerationSpec& s) {
            {"gpu_memory_utilization", s.engine.gpu_memory_utilization}}}};
   if (s.grammar) j["grammar"] = grammar_to_json(*s.grammar);
   if (!s.schema_column.empty()) j["schema_column"] = s.schema_column;
+  if (s.remote.is_remote()) j["remote"] = remote_spec_to_json(s.remote);
   // Only when asked for: jobs that let long prompts fail keep the parameters they always had.
   if (s.on_long_prompt != LongPromptPolicy::Fail) j["on_long_prompt"] = to_string(s.on_long_prompt);
   return j;
@@ -169,6 +170,8 @@ GenerationSpec spec_from_json(const Json& j) {
     s.sampling.grammar = std::make_shared<const Grammar>(build_grammar(*s.grammar));
   }
   if (j.contains("schema_column")) s.schema_column = get<std::string>(j, "schema_column");
+  // Added with remote jobs: absent in local ones.
+  if (j.contains("remote")) s.remote = remote_spec_from_json(get<Json>(j, "remote"));
   return s;
 }
 

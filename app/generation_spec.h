@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "app/remote/remote_spec.h"
 #include "engine/data/dataset_format.h"
 #include "engine/data/prompt_builder.h"
 #include "engine/engine.h"
@@ -42,6 +43,10 @@ struct GenerationSpec {
   // Where the run happens; not part of what determines outputs on the CPU.
   std::string device = "cpu";
   int num_threads = 0;
+  // Remote servers instead of a local model (model_path is then ""): the prompt goes to them as
+  // chat messages (or as plain text with use_chat_template false) and they apply their own
+  // chat template.
+  RemoteSpec remote;
 };
 
 // The parameters that determine outputs, as stored in a job.

@@ -17,6 +17,10 @@ std::shared_ptr<const Grammar> RowSchemas::grammar_for(const RowResult& row) {
 
 std::shared_ptr<const Grammar> RowSchemas::grammar_for(const nlohmann::ordered_json& fields,
                                                        size_t line) {
+  return cache_.get(source_for(fields, line));
+}
+
+GrammarSource RowSchemas::source_for(const nlohmann::ordered_json& fields, size_t line) const {
   const std::string where = str_cat(input_path_, ":", line, ": column '", column_, "'");
   const auto it = fields.is_object() ? fields.find(column_) : fields.end();
   if (it == fields.end() || it->is_null()) fail(where, ": the row has no schema there");
@@ -30,7 +34,7 @@ std::shared_ptr<const Grammar> RowSchemas::grammar_for(const nlohmann::ordered_j
   } else {
     fail(where, ": a JSON Schema is an object (or a string holding one), not ", it->type_name());
   }
-  return cache_.get(source);
+  return source;
 }
 
 }  // namespace sluice

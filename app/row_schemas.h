@@ -26,6 +26,11 @@ class RowSchemas {
   // The same for a stored row (its input fields and line).
   std::shared_ptr<const Grammar> grammar_for(const RowResult& row);
 
+  // Returns the row's schema as a grammar source (for a remote server, which compiles it
+  // itself), line naming it in errors. Throws Error as grammar_for does for a missing or
+  // non-schema value.
+  GrammarSource source_for(const nlohmann::ordered_json& fields, size_t line = 0) const;
+
   const std::string& column() const { return column_; }
 
  private:

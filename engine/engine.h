@@ -63,6 +63,9 @@ struct FinishedRequest {
   std::string error;
   int num_prompt_tokens = 0;
   std::vector<int32_t> output_token_ids;
+  // The output's length in tokens when its ids are not known (a remote server reports only
+  // usage.completion_tokens); -1 when output_token_ids holds the output.
+  int num_output_tokens = -1;
   std::string output_text;
   int num_preemptions = 0;
   // Constrained requests: whether the output is a complete sentence of the grammar (false when

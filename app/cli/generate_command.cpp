@@ -7,11 +7,13 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 
 #include "app/batch_response.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
 #include "app/cli/progress_printer.h"
+#include "app/cli/remote_options.h"
 #include "app/generation_job.h"
 #include "engine/core/error.h"
 #include "engine/core/mapped_file.h"
@@ -38,6 +40,7 @@ struct GenerateArgs {
   std::optional<ExportFormat> export_format;
   ExportOptions export_options;
   bool quiet = false;
+  std::function<void(RemoteSpec&)> remote_override;  // --endpoint and friends given with --resume
 };
 
 // "\n", "\t" and "\\" in command-line text become the characters they name.
@@ -57,7 +60,9 @@ std::string unescape(const QString& text) {
 
 void add_generate_options(QCommandLineParser& parser) {
   parser.addOptions({
-      {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
+      {"model",
+       "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin (or --endpoint instead).",
+       "PATH"},
       {"tokenizer", "Tokenizer file, when not beside or inside the model.", "PATH"},
       {"input", "Instruction file: JSONL, JSON, CSV, TSV, text, ShareGPT or OpenAI messages.",
        "FILE"},
@@ -101,6 +106,7 @@ void add_generate_options(QCommandLineParser& parser) {
   });
   add_sampling_options(parser);
   add_engine_options(parser);
+  add_remote_options(parser);
 }
 
 // The grammar options: at most one; a source that does not compile is a usage error.
@@ -144,7 +150,17 @@ std::optional<GrammarSource> read_grammar_source(const QCommandLineParser& parse
 
 GenerationSpec read_spec(const QCommandLineParser& parser) {
   GenerationSpec s;
-  s.model_path = required_option(parser, "model").toStdString();
+  if (auto remote = read_remote_options(parser)) {
+    s.remote = std::move(*remote);
+    for (const char* name : {"model", "tokenizer", "chat-template", "token-ids", "device"}) {
+      if (parser.isSet(name)) {
+        throw UsageError(str_cat("--", name, " does not go with --endpoint: the servers run their own ",
+                                 "model, tokenizer and chat template"));
+      }
+    }
+  } else {
+    s.model_path = required_option(parser, "model").toStdString();
+  }
   s.tokenizer_path = parser.value("tokenizer").toStdString();
   s.input_path = required_option(parser, "input").toStdString();
   try {
@@ -229,6 +245,9 @@ GenerateArgs parse_args(const QStringList& args) {
     }
     a.spec.device = read_device(parser);
     a.spec.num_threads = read_thread_count(parser);
+    if (parser.isSet("endpoint") || has_remote_tuning(parser)) {
+      a.remote_override = remote_overrides(parser);
+    }
     return a;
   }
   if (a.output_path.empty() && a.job_path.empty()) throw UsageError("give --output, --job or both");
@@ -321,12 +340,29 @@ int run_job(const GenerateArgs& a) {
                  "replacing %s: its run stopped before the first commit, so it held no rows\n",
                  job_path.c_str());
   }
+  if (a.remote_override) {
+    try {
+      job->change_remote(a.remote_override);
+    } catch (const UsageError& e) {
+      fail(e.what());
+    }
+  }
+  // Notes come from the remote driver's threads; they are printed between progress lines.
+  std::mutex notes_mutex;
+  std::vector<std::string> notes;
+  job->set_on_note([&](const std::string& text) {
+    const std::lock_guard lock(notes_mutex);
+    notes.push_back(text);
+  });
   job->load();
   for (const UnreadableRow& row : job->unreadable_rows())
     std::fprintf(stderr, "row %lld does not read back; it runs again: %s\n",
                  static_cast<long long>(row.row_index), row.error.c_str());
-  const ModelSession& session = job->session();
-  if (!a.quiet) {
+  if (job->is_remote() && !a.quiet) {
+    std::fprintf(stderr, "remote: %s\n%s %s\n", job->remote().describe().c_str(),
+                 is_resume ? "resuming job" : "job", job_path.c_str());
+  } else if (!a.quiet) {
+    const ModelSession& session = job->session();
     std::fprintf(stderr, "model: %s (%s, %s, %.1f MB)\ntokenizer: %s\n%s %s\n", session.model->config.describe().c_str(),
                  session.model->format_name().c_str(), session.model->weight_dtypes().c_str(),
                  static_cast<double>(session.model->weight_bytes()) / 1e6, session.tokenizer->describe().c_str(),
@@ -337,6 +373,15 @@ int run_job(const GenerateArgs& a) {
   std::signal(SIGTERM, on_interrupt);
   std::atomic<bool> cancel{false};
   ProgressPrinter progress(a.quiet);
+  const auto print_notes = [&] {
+    std::vector<std::string> taken;
+    {
+      const std::lock_guard lock(notes_mutex);
+      taken.swap(notes);
+    }
+    for (const std::string& text : taken) progress.note(text);
+  };
+  print_notes();  // from the endpoints' start-up check
   const RunSummary summary = job->run(
       [&](const RowResult& r, double) {
         // Skipped rows' errors already name the file and line; engine failures do not.
@@ -345,9 +390,11 @@ int run_job(const GenerateArgs& a) {
       },
       [&](const StepStats& stats, const JobProgress& p) {
         if (g_interrupted) cancel = true;
+        print_notes();
         progress.update(stats, p);
       },
       &cancel);
+  print_notes();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   progress.finish(summary.progress);

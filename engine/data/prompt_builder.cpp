@@ -9,11 +9,8 @@ PromptBuilder::PromptBuilder(const PromptOptions& options, const std::string& mo
                              const Tokenizer& tokenizer, DatasetFormat format,
                              const std::vector<FieldInfo>& fields,
                              const std::string& model_chat_template_origin)
-    : options_(options), tokenizer_(tokenizer) {
-  column_template_text_ = options.column_template.empty() ? default_column_template(format, fields)
-                                                          : options.column_template;
-  if (!column_template_text_.empty())
-    column_template_ = ColumnTemplate::parse(column_template_text_);
+    : PromptBuilder(options, format, fields) {
+  tokenizer_ = &tokenizer;
   const bool uses_model_template = options.chat_template.empty();
   const std::string& source = uses_model_template ? model_chat_template : options.chat_template;
   if (options.use_chat_template && !source.empty()) {
@@ -22,6 +19,15 @@ PromptBuilder::PromptBuilder(const PromptOptions& options, const std::string& mo
   }
   if (tokenizer.bos_id() >= 0) bos_text_ = tokenizer.token_text(tokenizer.bos_id());
   if (tokenizer.eos_id() >= 0) eos_text_ = tokenizer.token_text(tokenizer.eos_id());
+}
+
+PromptBuilder::PromptBuilder(const PromptOptions& options, DatasetFormat format,
+                             const std::vector<FieldInfo>& fields)
+    : options_(options) {
+  column_template_text_ = options.column_template.empty() ? default_column_template(format, fields)
+                                                          : options.column_template;
+  if (!column_template_text_.empty())
+    column_template_ = ColumnTemplate::parse(column_template_text_);
 }
 
 Conversation PromptBuilder::conversation_for(const DatasetRow& row) const {
@@ -58,8 +64,8 @@ std::string PromptBuilder::plain_text(const Conversation& messages) const {
 }
 
 std::string PromptBuilder::refusal_of(const std::string& text) const {
-  if (max_model_len_ <= 0) return "";
-  const size_t min_num_tokens = tokenizer_.min_num_tokens(text);
+  if (max_model_len_ <= 0 || !tokenizer_) return "";
+  const size_t min_num_tokens = tokenizer_->min_num_tokens(text);
   if (min_num_tokens < static_cast<size_t>(max_model_len_)) return "";
   return str_cat("the prompt is ", text.size(), " bytes, at least ", min_num_tokens,
                  " tokens for this tokenizer, but max_model_len is ", max_model_len_,
@@ -67,13 +73,14 @@ std::string PromptBuilder::refusal_of(const std::string& text) const {
 }
 
 std::vector<int32_t> PromptBuilder::encode(const std::string& text) const {
+  if (!tokenizer_) fail("prompt builder: no tokenizer (the prompt goes to a remote server as text)");
   if (const std::string refusal = refusal_of(text); !refusal.empty()) throw Error(refusal);
-  EncodeOptions options{.add_bos = tokenizer_.add_bos_default()};
+  EncodeOptions options{.add_bos = tokenizer_->add_bos_default()};
   if (chat_template_) {
     options.parse_special = true;  // <|im_start|> and friends are single tokens
     if (!bos_text_.empty() && text.starts_with(bos_text_)) options.add_bos = false;
   }
-  return tokenizer_.encode(text, options);
+  return tokenizer_->encode(text, options);
 }
 
 BuiltPrompt PromptBuilder::build(const DatasetRow& row) const {
@@ -89,7 +96,7 @@ BuiltPrompt PromptBuilder::build(const DatasetRow& row) const {
     prompt.text = plain_text(prompt.messages);
   }
   prompt.refusal = refusal_of(prompt.text);
-  if (prompt.refusal.empty()) prompt.token_ids = encode(prompt.text);
+  if (prompt.refusal.empty() && tokenizer_) prompt.token_ids = encode(prompt.text);
   return prompt;
 }
 

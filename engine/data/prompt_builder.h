@@ -43,6 +43,12 @@ class PromptBuilder {
                 const std::vector<FieldInfo>& fields,
                 const std::string& model_chat_template_origin = "");
 
+  // For a remote server, which tokenizes and applies its own chat template: build() gives the
+  // conversation and its plain text (the turns joined by blank lines) and no token ids; encode()
+  // throws. Throws Error when the column template does not compile.
+  PromptBuilder(const PromptOptions& options, DatasetFormat format,
+                const std::vector<FieldInfo>& fields);
+
   // Builds the prompt of one row. Throws DatasetRowError (with the row's line; the message does
   // not repeat it) when it cannot: a missing field, the chat template raising an error.
   BuiltPrompt build(const DatasetRow& row) const;
@@ -66,7 +72,7 @@ class PromptBuilder {
   std::string refusal_of(const std::string& text) const;
 
   PromptOptions options_;
-  const Tokenizer& tokenizer_;
+  const Tokenizer* tokenizer_ = nullptr;  // null: messages and text only
   std::string column_template_text_;
   std::optional<ColumnTemplate> column_template_;
   std::optional<ChatTemplate> chat_template_;

@@ -27,11 +27,6 @@ struct EngineService::Active {
   bool stream_tokens = true;
 };
 
-RequestHandle::~RequestHandle() {
-  stream_->detach_callback();  // the client that gave it may be going away
-  if (!stream_->is_finished()) stream_->request_abort();
-}
-
 EngineService::EngineService(std::shared_ptr<const ModelSession> session,
                              std::unique_ptr<Backend> backend, const ServiceConfig& config)
     : session_(std::move(session)), config_(config) {

@@ -18,6 +18,7 @@
 #include "engine/core/error.h"
 #include "engine/engine.h"
 #include "engine/model_session.h"
+#include "engine/service/request_service.h"
 #include "engine/service/request_stream.h"
 #include "engine/service/service_metrics.h"
 
@@ -30,40 +31,7 @@ struct ServiceConfig {
   int max_num_waiting = 4096;
 };
 
-// Thrown by submit when the waiting queue is full (the server answers 503).
-class QueueFull : public Error {
- public:
-  explicit QueueFull(int max_num_waiting)
-      : Error(str_cat("the engine's queue is full (", max_num_waiting,
-                      " requests waiting); try again later")) {}
-};
-
-struct ServiceRequest {
-  std::vector<int32_t> prompt_token_ids;
-  SamplingParams sampling;
-  uint64_t sample_key = 0;    // keys the RNG, as in Engine::add_request
-  bool stream_tokens = true;  // false: only the FinishedRequest events are delivered
-};
-
-// A client's view of a submitted request. Aborts the request when destroyed before it finished,
-// and stops its on_event callback first (destroy it without holding a lock that callback takes).
-class RequestHandle {
- public:
-  explicit RequestHandle(std::shared_ptr<RequestStream> stream) : stream_(std::move(stream)) {}
-  RequestHandle(const RequestHandle&) = delete;
-  RequestHandle& operator=(const RequestHandle&) = delete;
-  ~RequestHandle();
-
-  RequestStream& stream() { return *stream_; }
-  // Asks the service to abort every sample between steps; they finish with FinishReason::Abort
-  // and their KV blocks are freed.
-  void abort() { stream_->request_abort(); }
-
- private:
-  std::shared_ptr<RequestStream> stream_;
-};
-
-class EngineService {
+class EngineService final : public RequestService {
  public:
   // Builds the engine over the session's model with the given backend and starts the thread.
   // Throws Error as Engine's constructor does.
@@ -79,23 +47,23 @@ class EngineService {
   // thread after each event for this request; it must be cheap and must not call submit.
   // Throws Error for invalid sampling parameters or token ids, QueueFull past the cap.
   std::unique_ptr<RequestHandle> submit(ServiceRequest request,
-                                        std::function<void()> on_event = {});
+                                        std::function<void()> on_event = {}) override;
 
   // Returns a snapshot of the counters, gauges and the latest StepStats.
-  ServiceMetrics metrics() const;
+  ServiceMetrics metrics() const override;
   // Returns the KV block map published after a recent step (for the GUI); asks the thread to
   // publish a fresh one after its next step.
   KvBlockMap kv_block_map() const;
   // Steps run since the service started (clients use it to notice new StepStats).
-  int64_t num_steps() const;
+  int64_t num_steps() const override;
 
   const ModelSession& session() const { return *session_; }
   std::shared_ptr<const ModelSession> shared_session() const { return session_; }
   const ServiceConfig& config() const { return config_; }
-  int max_model_len() const { return max_model_len_; }
+  int max_model_len() const override { return max_model_len_; }
   const std::string& backend_description() const { return backend_description_; }
   // Seconds since the engine was made: the clock of FinishedRequest::arrival_s.
-  double seconds_since_start() const;
+  double seconds_since_start() const override;
 
  private:
   struct Incoming {

@@ -1,5 +1,7 @@
 #include "engine/service/request_stream.h"
 
+#include "engine/service/request_service.h"
+
 #include <cassert>
 
 namespace sluice {
@@ -72,6 +74,11 @@ std::vector<uint32_t> RequestStream::unfinished_samples() const {
 bool RequestStream::is_drained() const {
   const std::lock_guard lock(mutex_);
   return num_finished_ == num_samples_ && events_.empty();
+}
+
+RequestHandle::~RequestHandle() {
+  stream_->detach_callback();  // the client that gave it may be going away
+  if (!stream_->is_finished()) stream_->request_abort();
 }
 
 }  // namespace sluice
