@@ -29,16 +29,16 @@ void RateLimiter::refill(Clock::time_point now) {
   }
 }
 
-RateLimiter::Clock::duration RateLimiter::wait_of(const Bucket& b) {
-  if (b.per_s <= 0 || b.level > 0) return Clock::duration::zero();
-  // Until the level is just above zero.
-  const double s = (-b.level + 1e-6) / b.per_s;
+RateLimiter::Clock::duration RateLimiter::wait_of(const Bucket& b, double need) {
+  if (b.per_s <= 0 || b.level >= need) return Clock::duration::zero();
+  const double s = (need - b.level) / b.per_s;
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
 RateLimiter::Clock::duration RateLimiter::wait(Clock::time_point now) {
   refill(now);
-  return std::max(wait_of(requests_), wait_of(tokens_));
+  // A request needs a whole request in its bucket; tokens only a level above zero (debt).
+  return std::max(wait_of(requests_, 1.0), wait_of(tokens_, 1e-6));
 }
 
 void RateLimiter::take(double estimated_tokens, Clock::time_point now) {

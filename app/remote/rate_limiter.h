@@ -1,8 +1,8 @@
 // Keeps a remote job under a server's request and token limits (requests per minute, tokens per
 // minute). Each limit is a bucket that refills at limit/60 per second and holds at most ten
-// seconds' worth: a request may start while its bucket is above zero and takes its cost out,
-// so one request bigger than the bucket still runs (the bucket goes into debt and the next ones
-// wait). A request's token cost is estimated before it runs (its prompt's bytes / 4 plus
+// seconds' worth. A request starts when the request bucket holds one and the token bucket is
+// above zero, and takes its cost out, so one request bigger than the token bucket still runs
+// (the bucket goes into debt and the next ones wait). A request's token cost is estimated before it runs (its prompt's bytes / 4 plus
 // max_tokens) and corrected with the usage the server reports. Not thread-safe; time is passed in.
 #pragma once
 
@@ -31,7 +31,7 @@ class RateLimiter {
     double level = 0.0;
   };
   void refill(Clock::time_point now);
-  static Clock::duration wait_of(const Bucket& b);
+  static Clock::duration wait_of(const Bucket& b, double need);
 
   Bucket requests_;
   Bucket tokens_;

@@ -399,7 +399,8 @@ void RemoteDriver::retry_or_fail(Attempt a, const std::string& error,
     finish_sample(*a.request, a.sample_idx, std::move(f));
     return;
   }
-  const double cap = std::min(kMaxBackoffS, 0.25 * static_cast<double>(1 << std::min(a.num_tries, 10)));
+  // Full jitter between half and all of 0.25 s, 0.5 s, 1 s, ... 30 s.
+  const double cap = std::min(kMaxBackoffS, 0.125 * static_cast<double>(1 << std::min(a.num_tries, 10)));
   double delay_s = std::uniform_real_distribution<double>(cap / 2, cap)(jitter_);
   // With a single endpoint its hold already keeps the retry back; with others, a retry there
   // need not wait for this one's Retry-After.
