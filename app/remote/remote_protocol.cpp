@@ -156,8 +156,16 @@ std::string remote_error_message(std::string_view body) {
     if (answer.contains("message") && answer["message"].is_string())
       return valid_utf8(answer["message"].get<std::string>());
   }
-  std::string text = valid_utf8(body.substr(0, 300));
-  if (body.size() > 300) text += "…";
+  constexpr size_t kMaxBytes = 300;
+  std::string text = valid_utf8(body.substr(0, kMaxBytes));
+  bool is_cut = body.size() > kMaxBytes;
+  if (text.size() > kMaxBytes) {  // replacement characters are longer than the bytes they replace
+    size_t end = kMaxBytes;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    text.resize(end);
+    is_cut = true;
+  }
+  if (is_cut) text += "…";
   return text;
 }
 

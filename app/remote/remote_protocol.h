@@ -34,8 +34,8 @@ const char* remote_request_path(const ServiceRequest& request);
 FinishedRequest parse_remote_response(std::string_view body, bool is_chat);
 
 // Returns the message of an OpenAI-shaped error body ({"error": {"message": ...}}), else the
-// body itself cut to 300 bytes (an HTML page from a proxy, plain text), with invalid UTF-8
-// replaced.
+// body itself cut to 300 bytes and an ellipsis (an HTML page from a proxy, plain text), with
+// invalid UTF-8 replaced.
 std::string remote_error_message(std::string_view body);
 
 // Parses a Retry-After header: delay seconds (integer or decimal) or an HTTP date

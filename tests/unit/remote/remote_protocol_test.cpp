@@ -147,6 +147,13 @@ TEST(RemoteProtocol, ErrorMessagesComeFromOpenAiErrorsOrTheBodyCutShort) {
   EXPECT_EQ(remote_error_message("<html>Bad gateway</html>"), "<html>Bad gateway</html>");
   const std::string long_body(1000, 'x');
   EXPECT_EQ(remote_error_message(long_body), std::string(300, 'x') + "…");
+  // Invalid bytes become U+FFFD (three bytes each): still cut to 300 bytes, at a character.
+  const std::string message = remote_error_message(std::string(200, '\xFF'));
+  EXPECT_EQ(message, [] {
+    std::string expected;
+    for (int i = 0; i < 100; ++i) expected += "\xEF\xBF\xBD";
+    return expected + "…";
+  }());
 }
 
 TEST(RemoteProtocol, RetryAfterIsSecondsOrAnHttpDate) {
