@@ -241,7 +241,8 @@ std::optional<RemoteDriver::Attempt> RemoteDriver::next_attempt(std::unique_lock
     }
     const auto first = queue_.begin();
     if (first->first > now) {
-      wake_.wait_until(lock, first->first);
+      const Clock::time_point until = first->first;  // a copy: the entry may go while we wait
+      wake_.wait_until(lock, until);
       continue;
     }
     if (const auto wait = limiter_.wait(now); wait > Clock::duration::zero()) {
