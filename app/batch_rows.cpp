@@ -5,12 +5,21 @@
 
 namespace sluice {
 
-BatchRows::BatchRows(std::string input_path, const Tokenizer& tokenizer)
+namespace {
+
+PromptBuilder plain_builder_for(const Tokenizer* tokenizer) {
+  const PromptOptions options{.use_chat_template = false};
+  if (!tokenizer) return PromptBuilder(options, DatasetFormat::OpenAiBatch, {});
+  return PromptBuilder(options, "", *tokenizer, DatasetFormat::OpenAiBatch, {});
+}
+
+}  // namespace
+
+BatchRows::BatchRows(std::string input_path, const Tokenizer* tokenizer)
     : input_path_(std::move(input_path)),
       tokenizer_(tokenizer),
       requests_(input_path_),
-      plain_builder_(PromptOptions{.use_chat_template = false}, "", tokenizer,
-                     DatasetFormat::OpenAiBatch, {}) {}
+      plain_builder_(plain_builder_for(tokenizer)) {}
 
 BuiltPrompt BatchRows::text_prompt(const DatasetRow& row, const CompletionPrompt& prompt) const {
   if (!prompt.is_tokens) {
@@ -22,15 +31,20 @@ BuiltPrompt BatchRows::text_prompt(const DatasetRow& row, const CompletionPrompt
     built.messages.clear();  // a completion prompt is no conversation
     return built;
   }
+  if (!tokenizer_) {
+    fail(input_path_, ":", row.line,
+         ": a 'prompt' of token ids needs the model's tokenizer; a remote job sends text (run "
+         "this file locally)");
+  }
   for (const int32_t id : prompt.token_ids) {
-    if (id >= tokenizer_.vocab_size()) {
+    if (id >= tokenizer_->vocab_size()) {
       fail(input_path_, ":", row.line, ": invalid body: token id ", id,
-           " in 'prompt' is outside the vocabulary (", tokenizer_.vocab_size(), " tokens)");
+           " in 'prompt' is outside the vocabulary (", tokenizer_->vocab_size(), " tokens)");
     }
   }
   BuiltPrompt built;
   built.token_ids = prompt.token_ids;
-  built.text = tokenizer_.decode(prompt.token_ids);
+  built.text = tokenizer_->decode(prompt.token_ids);
   return built;
 }
 
@@ -54,6 +68,8 @@ BatchRow BatchRows::build_parsed(const DatasetRow& row, const BatchRequest& batc
   const CompletionRequest& request = batch.request;
   BatchRow out;
   out.sampling = request.sampling;
+  out.is_chat = request.kind == CompletionKind::Chat;
+  out.grammar_source = request.grammar;
   try {
     if (request.kind == CompletionKind::Chat) {
       DatasetRow chat = row;

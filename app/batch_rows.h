@@ -3,6 +3,8 @@
 // sampling parameters, the command line's values filling in what a body leaves out.
 #pragma once
 
+#include <optional>
+
 #include <memory>
 #include <string>
 
@@ -19,13 +21,16 @@ namespace sluice {
 struct BatchRow {
   BuiltPrompt prompt;
   SamplingParams sampling;  // grammar compiled when the body asks for structured output
+  std::optional<GrammarSource> grammar_source;  // what it was compiled from (for a remote server)
+  bool is_chat = false;                         // a /v1/chat/completions line
 };
 
 class BatchRows {
  public:
   // input_path names the file in errors; tokenizer encodes completion prompts without a chat
-  // template. Both must outlive this object.
-  BatchRows(std::string input_path, const Tokenizer& tokenizer);
+  // template (null for a remote job: prompts stay text, and a prompt given as token ids is
+  // refused). Both must outlive this object.
+  BatchRows(std::string input_path, const Tokenizer* tokenizer);
 
   // Returns row's prompt and sampling parameters; chat_builder renders chat messages (the
   // job's PromptBuilder). Throws Error starting "path:line: " when the line is refused
@@ -53,7 +58,7 @@ class BatchRows {
                         const PromptBuilder& chat_builder) const;
 
   std::string input_path_;
-  const Tokenizer& tokenizer_;
+  const Tokenizer* tokenizer_;
   BatchRequests requests_;
   PromptBuilder plain_builder_;
   mutable GrammarCache grammars_{256};  // thread-safe

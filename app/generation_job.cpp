@@ -73,6 +73,7 @@ struct GenerationJob::PendingRow {
   BuiltPrompt prompt;
   std::shared_ptr<const Grammar> grammar;  // the row's own schema's (RowSchemas), or null
   std::optional<GrammarSource> grammar_source;  // its source, for a remote server
+  bool is_chat = true;                          // for a remote server: chat or text completion
   SamplingParams sampling;                 // the spec's, or a batch line's own
   std::unique_ptr<RequestHandle> handle;
   std::vector<FinishedRequest> samples;
@@ -165,7 +166,7 @@ void GenerationJob::load_remote() {
          "--no-chat-template to send the filled-in text as a plain completion)");
   if (spec_.with_token_ids) fail("a remote job cannot keep output token ids: the servers send text");
   if (reader_->format() == DatasetFormat::OpenAiBatch)
-    fail(spec_.input_path, ": an OpenAI Batch file cannot run against --endpoint yet; run it locally");
+    batch_rows_ = std::make_unique<BatchRows>(spec_.input_path, nullptr);
   const auto fields = discover_fields(spec_.input_path, reader_->format());
   prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, reader_->format(), fields);
   remote_ = std::make_shared<RemoteDriver>(spec_.remote, on_note_);
@@ -209,7 +210,7 @@ void GenerationJob::load(const LoadOptions& load_options,
                                                       *session_->tokenizer, reader_->format(), fields,
                                                       session_->model->chat_template_origin);
     if (reader_->format() == DatasetFormat::OpenAiBatch)
-      batch_rows_ = std::make_unique<BatchRows>(spec_.input_path, *session_->tokenizer);
+      batch_rows_ = std::make_unique<BatchRows>(spec_.input_path, &*session_->tokenizer);
     if (service) {
       service_ = std::move(service);
     } else {
@@ -275,6 +276,8 @@ bool GenerationJob::build_batch_row(const DatasetRow& row, PendingRow& pending,
     BatchRow batch = batch_rows_->build(row, *prompt_builder_, spec_.sampling);
     pending.prompt = std::move(batch.prompt);
     pending.sampling = std::move(batch.sampling);
+    pending.is_chat = batch.is_chat;
+    pending.grammar_source = std::move(batch.grammar_source);
   } catch (const Error& e) {
     handle_bad_row(DatasetRowError(e.what(), row.line, row.row_index), progress, summary, &row);
     return false;
@@ -283,12 +286,12 @@ bool GenerationJob::build_batch_row(const DatasetRow& row, PendingRow& pending,
 }
 
 ServiceRequest GenerationJob::request_for(const BuiltPrompt& prompt, const SamplingParams& sampling,
-                                          int64_t row_index) const {
+                                          int64_t row_index, bool is_chat) const {
   ServiceRequest request{prompt.token_ids, sampling, static_cast<uint64_t>(row_index), false};
   if (remote_) {
     request.messages = prompt.messages;
     request.prompt_text = prompt.text;
-    request.is_chat = spec_.prompt.use_chat_template;
+    request.is_chat = is_chat;
   }
   return request;
 }
@@ -304,7 +307,8 @@ std::unique_ptr<RequestHandle> GenerationJob::submit_request(
 // Submits a row to the service; returns false (keeping the row) when the service's queue is full.
 bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending) {
   const uint64_t row_key = next_row_key_;
-  ServiceRequest request = request_for(pending->prompt, pending->sampling, pending->row.row_index);
+  ServiceRequest request =
+      request_for(pending->prompt, pending->sampling, pending->row.row_index, pending->is_chat);
   if (pending->grammar) request.sampling.grammar = pending->grammar;
   try {
     pending->handle = submit_request(std::move(request), pending->grammar_source,
@@ -343,6 +347,7 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
     }
     auto pending = std::make_unique<PendingRow>();
     pending->sampling = spec_.sampling;
+    pending->is_chat = spec_.prompt.use_chat_template;
     if (batch_rows_) {
       if (!build_batch_row(*row, *pending, progress, summary)) continue;
     } else {
@@ -559,9 +564,13 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
   // prompt and parameters built again from its line).
   ServiceRequest request{{}, spec_.sampling, static_cast<uint64_t>(row_index), false};
   std::optional<GrammarSource> row_grammar;
-  if (remote_) {
+  if (remote_ && batch_rows_) {
+    BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
+    request = request_for(batch.prompt, batch.sampling, row_index, batch.is_chat);
+    row_grammar = std::move(batch.grammar_source);
+  } else if (remote_) {
     request = request_for(BuiltPrompt{stored->messages, stored->prompt, {}, ""}, spec_.sampling,
-                          row_index);
+                          row_index, spec_.prompt.use_chat_template);
     if (row_schemas_) row_grammar = row_schemas_->source_for(stored->input, stored->line);
   } else if (batch_rows_) {
     BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);

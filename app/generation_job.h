@@ -150,7 +150,7 @@ class GenerationJob {
   size_t window_size() const;
   // The request a pending row (or a stored one, for run_row_alone) is submitted as.
   ServiceRequest request_for(const BuiltPrompt& prompt, const SamplingParams& sampling,
-                             int64_t row_index) const;
+                             int64_t row_index, bool is_chat) const;
   std::unique_ptr<RequestHandle> submit_request(ServiceRequest request,
                                                 const std::optional<GrammarSource>& row_grammar,
                                                 std::function<void()> on_event);

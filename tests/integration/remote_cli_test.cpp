@@ -166,6 +166,52 @@ TEST_F(RemoteCli, AServerThatWantsAKeyRefusesAJobWithoutIt) {
   EXPECT_EQ(read_jsonl(dir_ + "/out.jsonl").size(), 3u);
 }
 
+TEST_F(RemoteCli, OpenAiBatchFilesRunAgainstAServerAsTheyRunLocally) {
+  std::string jsonl;
+  for (int i = 0; i < 6; ++i) {
+    const bool is_chat = i % 2 == 0;
+    nlohmann::json body = {{"model", "any"}, {"max_tokens", 10 + i}};
+    if (is_chat)
+      body["messages"] = {{{"role", "user"}, {"content", "Story " + std::to_string(i)}}};
+    else
+      body["prompt"] = "Once upon a time " + std::to_string(i);
+    jsonl += nlohmann::json{{"custom_id", "req-" + std::to_string(i)},
+                            {"method", "POST"},
+                            {"url", is_chat ? "/v1/chat/completions" : "/v1/completions"},
+                            {"body", body}}
+                 .dump() +
+             "\n";
+  }
+  // A prompt of token ids needs the model's tokenizer: refused by name for a remote job.
+  jsonl += R"({"custom_id":"ids","method":"POST","url":"/v1/completions","body":{"model":"any","prompt":[1,2,3]}})"
+           "\n";
+  const std::string input = write_input_jsonl(dir_, jsonl);
+  ServeProcess server;
+  const auto remote = run_process(generate_args({"--endpoint", server.url(), "--input", input,
+                                                 "--on-bad-row", "skip", "--export", "openai-batch",
+                                                 "--output", dir_ + "/remote.jsonl"}));
+  EXPECT_EQ(remote.exit_code, 3) << remote.err;  // the token-id line was skipped
+  EXPECT_THAT(remote.err, HasSubstr("input.jsonl:7: a 'prompt' of token ids needs the model's tokenizer"));
+  const auto local = run_process(generate_args({"--model", model_, "--input", input, "--export",
+                                                "openai-batch", "--output", dir_ + "/local.jsonl",
+                                                "--quiet"}));
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  const auto remote_rows = read_jsonl(dir_ + "/remote.jsonl");
+  const auto local_rows = read_jsonl(dir_ + "/local.jsonl");
+  ASSERT_EQ(remote_rows.size(), 7u);
+  ASSERT_EQ(local_rows.size(), 7u);
+  for (size_t i = 0; i < 6; ++i) {
+    const auto& r = remote_rows[i]["response"]["body"]["choices"][0];
+    const auto& l = local_rows[i]["response"]["body"]["choices"][0];
+    EXPECT_EQ(remote_rows[i]["custom_id"], local_rows[i]["custom_id"]);
+    EXPECT_EQ(r.contains("message") ? r["message"]["content"] : r["text"],
+              l.contains("message") ? l["message"]["content"] : l["text"])
+        << i;
+    EXPECT_EQ(r["finish_reason"], l["finish_reason"]) << i;
+  }
+  EXPECT_TRUE(remote_rows[6]["response"].is_null());
+}
+
 TEST_F(RemoteCli, RemoteOptionsThatCannotWorkAreUsageErrors) {
   const std::string input = write_rows(dir_, 1);
   const auto with_model = run_process(generate_args(
