@@ -99,7 +99,7 @@ LongPromptPolicy parse_long_prompt_policy(const std::string& name) {
   if (name == "fail") return LongPromptPolicy::Fail;
   if (name == "skip") return LongPromptPolicy::Skip;
   if (name == "truncate") return LongPromptPolicy::Truncate;
-  fail("on_long_prompt must be fail, skip or truncate, not '", name, "'");
+  fail("--on-long-prompt must be fail, skip or truncate, not '", name, "'");
 }
 
 int truncated_prompt_tokens(int max_model_len, int max_tokens) {

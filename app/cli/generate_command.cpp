@@ -90,6 +90,10 @@ void add_generate_options(QCommandLineParser& parser) {
        "JSON Schema's order."},
       {"on-bad-row", "A malformed input row: stop (default) or skip (it is recorded as skipped).",
        "POLICY"},
+      {"on-long-prompt",
+       "A prompt that does not fit the context: fail (default; the row is recorded as failed), "
+       "skip (recorded as skipped) or truncate (its last tokens are kept, the BOS token first).",
+       "POLICY"},
       {"limit", "Only the first N rows.", "N"},
       {"token-ids", "Also keep output_token_ids."},
       {"json-schema", "Constrain every output to JSON valid for the JSON Schema in FILE.", "FILE"},
@@ -166,6 +170,8 @@ GenerationSpec read_spec(const QCommandLineParser& parser) {
   try {
     if (parser.isSet("format")) s.format = parse_dataset_format(parser.value("format").toStdString());
     if (parser.isSet("on-bad-row")) s.on_bad_row = parse_bad_row_policy(parser.value("on-bad-row").toStdString());
+    if (parser.isSet("on-long-prompt"))
+      s.on_long_prompt = parse_long_prompt_policy(parser.value("on-long-prompt").toStdString());
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
@@ -235,6 +241,7 @@ GenerateArgs parse_args(const QStringList& args) {
                              "seed",
                              "n",
                              "limit",
+                             "on-long-prompt",
                              "json-schema",
                              "json-object",
                              "regex",

@@ -122,6 +122,35 @@ TEST(GenerateCli, PromptLongerThanContextFailsOnlyItsRow) {
   EXPECT_THAT(rows[1]["error"].get<std::string>(), HasSubstr("8"));
 }
 
+// --on-long-prompt skip records the long row as skipped; truncate runs it on its last tokens.
+TEST(GenerateCli, OnLongPromptSkipsOrTruncatesTheRow) {
+  const std::string dir = make_temp_dir("gen-long-policy");
+  const std::string input = write_input(
+      dir,
+      "{\"prompt\": \"Once\"}\n{\"prompt\": \"Once upon a time there was a little girl named "
+      "Lily who liked to play\"}\n");
+  const auto run = [&](const std::string& policy) {
+    return run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", input, "--output",
+                       dir + "/" + policy + ".jsonl", "--max-model-len", "8", "--max-tokens", "3",
+                       "--on-long-prompt", policy, "--quiet"});
+  };
+  const auto skipped = run("skip");
+  EXPECT_EQ(skipped.exit_code, 3) << skipped.err;
+  const auto skip_rows = read_jsonl(dir + "/skip.jsonl");
+  ASSERT_EQ(skip_rows.size(), 2u);
+  EXPECT_EQ(skip_rows[1]["status"], "skipped");
+  EXPECT_THAT(skip_rows[1]["error"].get<std::string>(), HasSubstr("does not fit the context of 8"));
+  const auto truncated = run("truncate");
+  EXPECT_EQ(truncated.exit_code, 0) << truncated.err;
+  const auto truncate_rows = read_jsonl(dir + "/truncate.jsonl");
+  ASSERT_EQ(truncate_rows.size(), 2u);
+  EXPECT_FALSE(truncate_rows[1].contains("status"));
+  EXPECT_EQ(truncate_rows[1]["prompt_tokens"], 5);  // max(8 / 2, 8 - 3) tokens kept
+  const auto bad = run("ignore");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--on-long-prompt must be fail, skip or truncate, not 'ignore'"));
+}
+
 // Generation that would run past the context ends with "length" at the context's edge.
 TEST(GenerateCli, RunningIntoTheContextEndsWithLength) {
   const std::string dir = make_temp_dir("gen-ctx");

@@ -84,7 +84,7 @@ class RemoteCli : public ::testing::Test {
 };
 
 TEST_F(RemoteCli, AJobOutlivesOneOfItsTwoServersAndEqualsALocalRun) {
-  const std::string input = write_rows(dir_, 300);
+  const std::string input = write_rows(dir_, 200);
   ServeProcess a;
   ServeProcess b;
   const std::string job = dir_ + "/remote.sluicejob";
@@ -101,7 +101,7 @@ TEST_F(RemoteCli, AJobOutlivesOneOfItsTwoServersAndEqualsALocalRun) {
 }
 
 TEST_F(RemoteCli, AKilledRemoteJobResumesOnAnotherServerLosingAndRepeatingNothing) {
-  const std::string input = write_rows(dir_, 300);
+  const std::string input = write_rows(dir_, 200);
   ServeProcess first;
   const std::string job = dir_ + "/remote.sluicejob";
   {
@@ -113,7 +113,7 @@ TEST_F(RemoteCli, AKilledRemoteJobResumesOnAnotherServerLosingAndRepeatingNothin
   }
   const int64_t before = committed_rows(job);
   ASSERT_GE(before, 30);
-  ASSERT_LT(before, 300);
+  ASSERT_LT(before, 200);
   ServeProcess second;
   const auto resumed = run_process({SLUICE_EXECUTABLE, "generate", "--resume", job, "--endpoint",
                                     second.url(), "--output", dir_ + "/remote.jsonl", "--quiet"});
@@ -121,7 +121,7 @@ TEST_F(RemoteCli, AKilledRemoteJobResumesOnAnotherServerLosingAndRepeatingNothin
   EXPECT_EQ(outputs_by_id(dir_ + "/remote.jsonl"), local_outputs(input));
   // The rows done before the kill were not sent again: the second server saw only the rest.
   const auto metrics = second.metrics();
-  EXPECT_EQ(metrics.at("request_success_total"), 300 - before);
+  EXPECT_EQ(metrics.at("request_success_total"), 200 - before);
 }
 
 TEST_F(RemoteCli, FaultsAreSurvivedAndARowTheServerAlwaysRefusesIsRecordedAsFailed) {
