@@ -24,8 +24,8 @@ using Clock = std::chrono::steady_clock;
 SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
   SampleResult s;
   s.output = f.output_text;
-  s.output_tokens = f.num_output_tokens >= 0 ? f.num_output_tokens
-                                             : static_cast<int>(f.output_token_ids.size());
+  s.output_tokens =
+      f.num_output_tokens >= 0 ? f.num_output_tokens : static_cast<int>(f.output_token_ids.size());
   s.finish_reason = to_string(f.finish_reason);
   if (with_token_ids) s.output_token_ids = f.output_token_ids;
   return s;
@@ -156,15 +156,18 @@ void GenerationJob::change_remote(const std::function<void(RemoteSpec&)>& change
 size_t GenerationJob::window_size() const {
   // Rows in the engine at once: enough to keep every batch slot (or every remote request slot)
   // busy, bounded so a huge file costs memory for its in-flight rows only.
-  if (spec_.remote.is_remote()) return std::max<size_t>(256, 4 * static_cast<size_t>(spec_.remote.concurrency));
+  if (spec_.remote.is_remote())
+    return std::max<size_t>(256, 4 * static_cast<size_t>(spec_.remote.concurrency));
   return std::max<size_t>(1024, 4 * static_cast<size_t>(spec_.engine.max_num_seqs));
 }
 
 void GenerationJob::load_remote() {
   if (!spec_.prompt.chat_template.empty())
-    fail("a remote job cannot use --chat-template: the servers apply their own chat template (give "
-         "--no-chat-template to send the filled-in text as a plain completion)");
-  if (spec_.with_token_ids) fail("a remote job cannot keep output token ids: the servers send text");
+    fail(
+        "a remote job cannot use --chat-template: the servers apply their own chat template (give "
+        "--no-chat-template to send the filled-in text as a plain completion)");
+  if (spec_.with_token_ids)
+    fail("a remote job cannot keep output token ids: the servers send text");
   if (reader_->format() == DatasetFormat::OpenAiBatch)
     batch_rows_ = std::make_unique<BatchRows>(spec_.input_path, nullptr);
   const auto fields = discover_fields(spec_.input_path, reader_->format());
@@ -181,7 +184,8 @@ void GenerationJob::load(const LoadOptions& load_options,
   if (service && service->shared_session() != preloaded)
     fail("generation job: the engine service serves another model session than the one given");
   const bool is_remote = spec_.remote.is_remote();
-  if (!service && !is_remote) resolve_device(spec_.device);  // a missing GPU is reported before the model loads
+  if (!service && !is_remote)
+    resolve_device(spec_.device);  // a missing GPU is reported before the model loads
   if (preloaded) {
     session_ = std::move(preloaded);
   } else if (!is_remote) {
@@ -206,9 +210,9 @@ void GenerationJob::load(const LoadOptions& load_options,
   if (is_remote) {
     load_remote();
   } else {
-    prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session_->model->chat_template,
-                                                      *session_->tokenizer, reader_->format(), fields,
-                                                      session_->model->chat_template_origin);
+    prompt_builder_ = std::make_unique<PromptBuilder>(
+        spec_.prompt, session_->model->chat_template, *session_->tokenizer, reader_->format(),
+        fields, session_->model->chat_template_origin);
     if (reader_->format() == DatasetFormat::OpenAiBatch)
       batch_rows_ = std::make_unique<BatchRows>(spec_.input_path, &*session_->tokenizer);
     if (service) {
@@ -229,7 +233,8 @@ void GenerationJob::load(const LoadOptions& load_options,
   if (is_resume_) {
     if (store_->info().model_identity != model_identity()) {
       if (remote_)
-        fail(store_->path(), ": the servers serve '", remote_->model(), "', not the model the job started with");
+        fail(store_->path(), ": the servers serve '", remote_->model(),
+             "', not the model the job started with");
       fail(store_->path(), ": the model at ", spec_.model_path, " is not the one the job started with");
     }
   } else {
@@ -238,7 +243,8 @@ void GenerationJob::load(const LoadOptions& load_options,
     info.source_sha256 = sha256_file_hex(spec_.input_path);
     info.source_size_bytes = static_cast<int64_t>(std::filesystem::file_size(spec_.input_path));
     info.source_format = to_string(reader_->format());
-    info.model_path = remote_ ? str_cat(remote_->model(), " at ", spec_.remote.endpoints.front()) : spec_.model_path;
+    info.model_path = remote_ ? str_cat(remote_->model(), " at ", spec_.remote.endpoints.front())
+                              : spec_.model_path;
     info.model_identity = model_identity();
     info.params = spec_to_json(spec_);
     store_ = JobStore::create(job_path_, info,

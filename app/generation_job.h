@@ -100,7 +100,9 @@ class GenerationJob {
 
   // Where notes about the run go while it runs (remote endpoints leaving and rejoining the
   // rotation); may be called from other threads. Set before load().
-  void set_on_note(std::function<void(const std::string&)> on_note) { on_note_ = std::move(on_note); }
+  void set_on_note(std::function<void(const std::string&)> on_note) {
+    on_note_ = std::move(on_note);
+  }
 
   // True when create() found an uninitialised job file at the path, which load() replaces.
   bool replaces_uninitialised_job() const { return replaces_uninitialised_job_; }
@@ -111,7 +113,7 @@ class GenerationJob {
   JobStore& store() { return *store_; }  // after load()
   bool is_remote() const { return remote_ != nullptr; }
   const ModelSession& session() const { return *session_; }  // a local job's, after load()
-  const RemoteDriver& remote() const { return *remote_; }     // a remote job's, after load()
+  const RemoteDriver& remote() const { return *remote_; }    // a remote job's, after load()
   std::shared_ptr<const ModelSession> shared_session() const { return session_; }
   EngineService& service() { return *service_; }  // a local job's, after load()
   std::shared_ptr<EngineService> shared_service() const { return service_; }

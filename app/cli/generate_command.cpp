@@ -158,7 +158,8 @@ GenerationSpec read_spec(const QCommandLineParser& parser) {
     s.remote = std::move(*remote);
     for (const char* name : {"model", "tokenizer", "chat-template", "token-ids", "device"}) {
       if (parser.isSet(name)) {
-        throw UsageError(str_cat("--", name, " does not go with --endpoint: the servers run their own ",
+        throw UsageError(str_cat("--", name,
+                                 " does not go with --endpoint: the servers run their own ",
                                  "model, tokenizer and chat template"));
       }
     }

@@ -7,9 +7,9 @@ namespace sluice::cli {
 
 namespace {
 
-const char* const kTuningOptions[] = {"remote-model",        "api-key-env",       "concurrency",
-                                      "requests-per-minute", "tokens-per-minute", "request-timeout",
-                                      "retries"};
+const char* const kTuningOptions[] = {
+    "remote-model",      "api-key-env",     "concurrency", "requests-per-minute",
+    "tokens-per-minute", "request-timeout", "retries"};
 
 void check(const RemoteSpec& spec) {
   try {
@@ -61,11 +61,13 @@ std::function<void(RemoteSpec&)> remote_overrides(const QCommandLineParser& pars
   if (parser.isSet("remote-model")) model = parser.value("remote-model").toStdString();
   if (parser.isSet("api-key-env")) key_env = parser.value("api-key-env").toStdString();
   const auto number = [&](const char* name) {
-    return parser.isSet(name) ? std::optional<double>(option_double(parser, name, 0)) : std::nullopt;
+    return parser.isSet(name) ? std::optional<double>(option_double(parser, name, 0))
+                              : std::nullopt;
   };
   const auto count = [&](const char* name, long long max_value) {
-    return parser.isSet(name) ? std::optional<int>(static_cast<int>(option_int(parser, name, 0, 0, max_value)))
-                              : std::nullopt;
+    return parser.isSet(name)
+               ? std::optional<int>(static_cast<int>(option_int(parser, name, 0, 0, max_value)))
+               : std::nullopt;
   };
   const auto concurrency = count("concurrency", 4096);
   const auto retries = count("retries", 100);

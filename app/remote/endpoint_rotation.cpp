@@ -103,8 +103,14 @@ void EndpointRotation::take_out(size_t endpoint, Clock::time_point now) {
   s.usable_from = now + seconds(s.cool_down_s);
 }
 
-bool EndpointRotation::is_in_rotation(size_t endpoint) const { return !states_[endpoint].is_out; }
-double EndpointRotation::cool_down_s(size_t endpoint) const { return states_[endpoint].cool_down_s; }
-int EndpointRotation::num_in_flight(size_t endpoint) const { return states_[endpoint].in_flight; }
+bool EndpointRotation::is_in_rotation(size_t endpoint) const {
+  return !states_[endpoint].is_out;
+}
+double EndpointRotation::cool_down_s(size_t endpoint) const {
+  return states_[endpoint].cool_down_s;
+}
+int EndpointRotation::num_in_flight(size_t endpoint) const {
+  return states_[endpoint].in_flight;
+}
 
 }  // namespace sluice

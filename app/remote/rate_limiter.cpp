@@ -10,13 +10,15 @@ constexpr double kBurstS = 10.0;  // a bucket holds this many seconds of its rat
 
 }  // namespace
 
-RateLimiter::RateLimiter(double requests_per_minute, double tokens_per_minute, Clock::time_point now)
+RateLimiter::RateLimiter(double requests_per_minute, double tokens_per_minute,
+                         Clock::time_point now)
     : last_(now) {
-  for (auto [bucket, per_minute] : {std::pair{&requests_, requests_per_minute},
-                                    std::pair{&tokens_, tokens_per_minute}}) {
+  for (auto [bucket, per_minute] :
+       {std::pair{&requests_, requests_per_minute}, std::pair{&tokens_, tokens_per_minute}}) {
     bucket->per_s = std::max(0.0, per_minute) / 60.0;
     bucket->capacity = std::max(1.0, bucket->per_s * kBurstS);
-    bucket->level = bucket->per_s > 0 ? std::min(bucket->capacity, std::max(1.0, bucket->per_s)) : 0.0;
+    bucket->level =
+        bucket->per_s > 0 ? std::min(bucket->capacity, std::max(1.0, bucket->per_s)) : 0.0;
   }
 }
 

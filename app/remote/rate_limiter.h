@@ -2,8 +2,9 @@
 // minute). Each limit is a bucket that refills at limit/60 per second and holds at most ten
 // seconds' worth. A request starts when the request bucket holds one and the token bucket is
 // above zero, and takes its cost out, so one request bigger than the token bucket still runs
-// (the bucket goes into debt and the next ones wait). A request's token cost is estimated before it runs (its prompt's bytes / 4 plus
-// max_tokens) and corrected with the usage the server reports. Not thread-safe; time is passed in.
+// (the bucket goes into debt and the next ones wait). A request's token cost is estimated before it
+// runs (its prompt's bytes / 4 plus max_tokens) and corrected with the usage the server reports.
+// Not thread-safe; time is passed in.
 #pragma once
 
 #include <chrono>

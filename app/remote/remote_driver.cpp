@@ -185,8 +185,9 @@ void RemoteDriver::check_endpoints(const RemoteSpec& spec) {
   if (model_.empty()) {
     if (!is_one_model_each || all_models.size() != 1) {
       fail("give --remote-model: the endpoints serve ",
-           all_models.empty() ? "no model they name"
-                              : join(std::vector<std::string>(all_models.begin(), all_models.end())));
+           all_models.empty()
+               ? "no model they name"
+               : join(std::vector<std::string>(all_models.begin(), all_models.end())));
     }
     model_ = *all_models.begin();
   }
@@ -232,7 +233,8 @@ std::unique_ptr<RequestHandle> RemoteDriver::submit_remote(ServiceRequest reques
   return handle;
 }
 
-std::optional<RemoteDriver::Attempt> RemoteDriver::next_attempt(std::unique_lock<std::mutex>& lock) {
+std::optional<RemoteDriver::Attempt> RemoteDriver::next_attempt(
+    std::unique_lock<std::mutex>& lock) {
   while (!is_stopping_) {
     const auto now = Clock::now();
     if (queue_.empty()) {
@@ -285,7 +287,8 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
     if (!client) {
       const auto timeout = std::chrono::duration<double>(spec_.request_timeout_s);
       client = std::make_unique<httplib::Client>(e.scheme_host);
-      client->set_connection_timeout(std::min<std::chrono::duration<double>>(timeout, std::chrono::seconds(10)));
+      client->set_connection_timeout(
+          std::min<std::chrono::duration<double>>(timeout, std::chrono::seconds(10)));
       client->set_read_timeout(timeout);
       client->set_write_timeout(timeout);
       client->set_keep_alive(true);
@@ -324,8 +327,8 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
         is_timed_out ? str_cat("no answer within --request-timeout ", spec_.request_timeout_s, " s")
                      : httplib::to_string(result.error());
     if (rotation_.fail(a.endpoint, now))
-      note(str_cat(e.url, " left the rotation after repeated failures (", error, "); probing it again in ",
-                   rotation_.cool_down_s(a.endpoint), " s"));
+      note(str_cat(e.url, " left the rotation after repeated failures (", error,
+                   "); probing it again in ", rotation_.cool_down_s(a.endpoint), " s"));
     retry_or_fail(std::move(a), str_cat(e.url, ": ", error), std::nullopt);
     return;
   }
@@ -344,7 +347,8 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
     if (was_out) note(str_cat(e.url, " answers again; back in the rotation"));
     const double actual = f.num_prompt_tokens + std::max(0, f.num_output_tokens);
     limiter_.correct(a.estimated_tokens, actual);
-    const double ms_since_submit = std::chrono::duration<double, std::milli>(now - r.submit_time).count();
+    const double ms_since_submit =
+        std::chrono::duration<double, std::milli>(now - r.submit_time).count();
     f.queue_ms = std::chrono::duration<double, std::milli>(started - r.submit_time).count();
     f.ttft_ms = ms_since_submit;  // a whole answer: its first token comes with its last
     f.total_ms = ms_since_submit;
@@ -364,7 +368,8 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
     finish_sample(r, a.sample_idx, std::move(f));
     return;
   }
-  const std::string error = str_cat(e.url, ": HTTP ", status, ": ", remote_error_message(result->body));
+  const std::string error =
+      str_cat(e.url, ": HTTP ", status, ": ", remote_error_message(result->body));
   if (!is_retryable_status(status)) {
     rotation_.succeed(a.endpoint);  // it answered; the request is what it refused
     FinishedRequest f;
@@ -380,12 +385,13 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
   if (status == 429) {
     rotation_.end_without_outcome(a.endpoint);
   } else if (rotation_.fail(a.endpoint, now)) {
-    note(str_cat(e.url, " left the rotation after repeated failures (HTTP ", status, "); probing it again in ",
-                 rotation_.cool_down_s(a.endpoint), " s"));
+    note(str_cat(e.url, " left the rotation after repeated failures (HTTP ", status,
+                 "); probing it again in ", rotation_.cool_down_s(a.endpoint), " s"));
   }
   if (retry_after) {
-    rotation_.hold_back(a.endpoint, now + std::chrono::duration_cast<Clock::duration>(
-                                              std::chrono::duration<double>(std::min(*retry_after, 600.0))));
+    rotation_.hold_back(a.endpoint,
+                        now + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(std::min(*retry_after, 600.0))));
   }
   retry_or_fail(std::move(a), error, retry_after);
 }
@@ -396,18 +402,22 @@ void RemoteDriver::retry_or_fail(Attempt a, const std::string& error,
   if (a.num_tries > spec_.retries) {
     FinishedRequest f;
     f.finish_reason = FinishReason::Error;
-    f.error = str_cat(error, " (gave up after ", a.num_tries, a.num_tries == 1 ? " attempt)" : " attempts)");
+    f.error = str_cat(error, " (gave up after ", a.num_tries,
+                      a.num_tries == 1 ? " attempt)" : " attempts)");
     finish_sample(*a.request, a.sample_idx, std::move(f));
     return;
   }
   // Full jitter between half and all of 0.25 s, 0.5 s, 1 s, ... 30 s.
-  const double cap = std::min(kMaxBackoffS, 0.125 * static_cast<double>(1 << std::min(a.num_tries, 10)));
+  const double cap =
+      std::min(kMaxBackoffS, 0.125 * static_cast<double>(1 << std::min(a.num_tries, 10)));
   double delay_s = std::uniform_real_distribution<double>(cap / 2, cap)(jitter_);
   // With a single endpoint its hold already keeps the retry back; with others, a retry there
   // need not wait for this one's Retry-After.
-  if (retry_after_s && endpoints_.size() == 1) delay_s = std::max(delay_s, std::min(*retry_after_s, 600.0));
+  if (retry_after_s && endpoints_.size() == 1)
+    delay_s = std::max(delay_s, std::min(*retry_after_s, 600.0));
   a.last_endpoint = a.endpoint;
-  const auto when = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay_s));
+  const auto when = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(delay_s));
   queue_.emplace(when, std::move(a));
   ++metrics_.num_waiting;
   wake_.notify_all();
@@ -481,8 +491,9 @@ double RemoteDriver::seconds_since_start() const {
 std::string RemoteDriver::describe() const {
   std::vector<std::string> urls;
   for (const EndpointUrl& e : endpoints_) urls.push_back(e.url);
-  return str_cat(endpoints_.size(), endpoints_.size() == 1 ? " endpoint (" : " endpoints (", join(urls),
-                 "), model ", model_, ", ", spec_.concurrency, " requests in flight at most");
+  return str_cat(endpoints_.size(), endpoints_.size() == 1 ? " endpoint (" : " endpoints (",
+                 join(urls), "), model ", model_, ", ", spec_.concurrency,
+                 " requests in flight at most");
 }
 
 void RemoteDriver::note(const std::string& text) const {

@@ -92,7 +92,8 @@ class RemoteDriver final : public RequestService {
   std::optional<Attempt> next_attempt(std::unique_lock<std::mutex>& lock);
   void run_attempt(Worker& worker, Attempt attempt);
   void finish_sample(Request& request, uint32_t sample_idx, FinishedRequest finished);
-  void retry_or_fail(Attempt attempt, const std::string& error, std::optional<double> retry_after_s);
+  void retry_or_fail(Attempt attempt, const std::string& error,
+                     std::optional<double> retry_after_s);
   void note(const std::string& text) const;
 
   RemoteSpec spec_;

@@ -61,7 +61,8 @@ FinishReason finish_reason_of(const Json& value) {
       reason == "content_filter")
     return FinishReason::Stop;
   if (reason == "length") return FinishReason::Length;
-  fail("the answer's finish_reason '", valid_utf8(reason).substr(0, 40), "' is not one Sluice knows");
+  fail("the answer's finish_reason '", valid_utf8(reason).substr(0, 40),
+       "' is not one Sluice knows");
 }
 
 int count_of(const Json& usage, const char* key) {
@@ -137,7 +138,8 @@ FinishedRequest parse_remote_response(std::string_view body, bool is_chat) {
   } else if (!(text && text->is_null())) {  // a null content is an empty answer
     fail("the answer's choice has no ", is_chat ? "message.content" : "text", " string");
   }
-  f.finish_reason = finish_reason_of(choice.contains("finish_reason") ? choice["finish_reason"] : Json());
+  f.finish_reason =
+      finish_reason_of(choice.contains("finish_reason") ? choice["finish_reason"] : Json());
   const Json usage = answer.contains("usage") ? answer["usage"] : Json();
   f.num_prompt_tokens = std::max(0, count_of(usage, "prompt_tokens"));
   f.num_output_tokens = count_of(usage, "completion_tokens");
@@ -171,8 +173,10 @@ std::string remote_error_message(std::string_view body) {
 
 std::optional<double> parse_retry_after(std::string_view value,
                                         std::chrono::system_clock::time_point now_utc) {
-  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front()))) value.remove_prefix(1);
-  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.remove_suffix(1);
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front())))
+    value.remove_prefix(1);
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
+    value.remove_suffix(1);
   if (value.empty()) return std::nullopt;
   if (std::isdigit(static_cast<unsigned char>(value.front()))) {
     double seconds = 0.0;
@@ -181,7 +185,8 @@ std::optional<double> parse_retry_after(std::string_view value,
       seconds = std::min(1e9, seconds * 10 + (value[i] - '0'));
     if (i < value.size() && value[i] == '.') {
       double scale = 0.1;
-      for (++i; i < value.size() && std::isdigit(static_cast<unsigned char>(value[i])); ++i, scale /= 10)
+      for (++i; i < value.size() && std::isdigit(static_cast<unsigned char>(value[i]));
+           ++i, scale /= 10)
         seconds += (value[i] - '0') * scale;
     }
     if (i != value.size()) return std::nullopt;

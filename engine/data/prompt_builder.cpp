@@ -73,7 +73,8 @@ std::string PromptBuilder::refusal_of(const std::string& text) const {
 }
 
 std::vector<int32_t> PromptBuilder::encode(const std::string& text) const {
-  if (!tokenizer_) fail("prompt builder: no tokenizer (the prompt goes to a remote server as text)");
+  if (!tokenizer_)
+    fail("prompt builder: no tokenizer (the prompt goes to a remote server as text)");
   if (const std::string refusal = refusal_of(text); !refusal.empty()) throw Error(refusal);
   EncodeOptions options{.add_bos = tokenizer_->add_bos_default()};
   if (chat_template_) {

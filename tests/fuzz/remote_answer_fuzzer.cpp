@@ -26,9 +26,11 @@ void parse_as(std::string_view body, bool is_chat) {
     fuzz::fuzz_require(std::string_view(error.what()).size() > 0, "a refusal without a message");
     return;
   }
-  fuzz::fuzz_require(f.finish_reason == FinishReason::Stop || f.finish_reason == FinishReason::Length,
-                     "an answer finished with neither stop nor length");
-  fuzz::fuzz_require(f.num_output_tokens >= -1 && f.num_prompt_tokens >= 0, "a negative token count");
+  fuzz::fuzz_require(
+      f.finish_reason == FinishReason::Stop || f.finish_reason == FinishReason::Length,
+      "an answer finished with neither stop nor length");
+  fuzz::fuzz_require(f.num_output_tokens >= -1 && f.num_prompt_tokens >= 0,
+                     "a negative token count");
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ std::string write_rows(const std::string& dir, int n, const std::string& extra_r
                             {"instruction", "Tell a story about a dog called " + std::to_string(i)}}
                  .dump() +
              "\n";
-  if (!extra_row.empty()) jsonl += nlohmann::json{{"id", "extra"}, {"instruction", extra_row}}.dump() + "\n";
+  if (!extra_row.empty())
+    jsonl += nlohmann::json{{"id", "extra"}, {"instruction", extra_row}}.dump() + "\n";
   return write_input_jsonl(dir, jsonl);
 }
 
@@ -88,9 +89,9 @@ TEST_F(RemoteCli, AJobOutlivesOneOfItsTwoServersAndEqualsALocalRun) {
   ServeProcess a;
   ServeProcess b;
   const std::string job = dir_ + "/remote.sluicejob";
-  BackgroundProcess run(generate_args({"--endpoint", a.url(), "--endpoint", b.url(), "--input",
-                                       input, "--job", job, "--output", dir_ + "/remote.jsonl",
-                                       "--concurrency", "2", "--retries", "8"}));
+  BackgroundProcess run(
+      generate_args({"--endpoint", a.url(), "--endpoint", b.url(), "--input", input, "--job", job,
+                     "--output", dir_ + "/remote.jsonl", "--concurrency", "2", "--retries", "8"}));
   wait_for_rows(run, job, 30);
   ASSERT_TRUE(run.is_running()) << "the job ended before a server could be killed";
   a.kill_now();
@@ -105,8 +106,8 @@ TEST_F(RemoteCli, AKilledRemoteJobResumesOnAnotherServerLosingAndRepeatingNothin
   ServeProcess first;
   const std::string job = dir_ + "/remote.sluicejob";
   {
-    BackgroundProcess run(generate_args({"--endpoint", first.url(), "--input", input, "--job", job,
-                                         "--concurrency", "2"}));
+    BackgroundProcess run(generate_args(
+        {"--endpoint", first.url(), "--input", input, "--job", job, "--concurrency", "2"}));
     wait_for_rows(run, job, 30);
     ASSERT_TRUE(run.is_running()) << "the job ended before it could be killed";
     EXPECT_EQ(run.kill_now(), 128 + SIGKILL);
@@ -130,20 +131,22 @@ TEST_F(RemoteCli, FaultsAreSurvivedAndARowTheServerAlwaysRefusesIsRecordedAsFail
   fake.script({Fault::TooManyRequests, Fault::ServerError, Fault::Drop, Fault::Slow,
                Fault::Malformed, Fault::ServerError, Fault::Drop});
   const std::string input = write_rows(dir_, 20, "ALWAYS-500 for this one");
-  const auto result = run_process(generate_args(
-      {"--endpoint", fake.url(), "--input", input, "--output", dir_ + "/out.jsonl",
-       "--request-timeout", "2", "--retries", "3", "--concurrency", "3"}));
+  const auto result = run_process(
+      generate_args({"--endpoint", fake.url(), "--input", input, "--output", dir_ + "/out.jsonl",
+                     "--request-timeout", "2", "--retries", "3", "--concurrency", "3"}));
   EXPECT_EQ(result.exit_code, 3) << result.err;  // some rows failed
   const auto rows = read_jsonl(dir_ + "/out.jsonl");
   ASSERT_EQ(rows.size(), 21u);
   for (const auto& row : rows) {
     if (row["id"] == "extra") {
       EXPECT_EQ(row["status"], "failed");
-      EXPECT_THAT(row["error"].get<std::string>(), HasSubstr(fake.url() + ": HTTP 500: the fake server broke"));
+      EXPECT_THAT(row["error"].get<std::string>(),
+                  HasSubstr(fake.url() + ": HTTP 500: the fake server broke"));
       EXPECT_THAT(row["error"].get<std::string>(), HasSubstr("gave up after 4 attempts"));
       continue;
     }
-    EXPECT_EQ(row["output"], FakeOpenAiServer::answer_to(row["prompt"].get<std::string>())) << row.dump();
+    EXPECT_EQ(row["output"], FakeOpenAiServer::answer_to(row["prompt"].get<std::string>()))
+        << row.dump();
     EXPECT_FALSE(row.contains("status")) << row.dump();
   }
   // The failed row is named on stderr by its line.
@@ -159,9 +162,9 @@ TEST_F(RemoteCli, AServerThatWantsAKeyRefusesAJobWithoutIt) {
   EXPECT_THAT(refused.err, HasSubstr(server.url() + " refused the API key (HTTP 401"));
   EXPECT_THAT(refused.err, HasSubstr("--api-key-env"));
   ::setenv("SLUICE_REMOTE_TEST_KEY", "k-123", 1);
-  const auto accepted = run_process(generate_args({"--endpoint", server.url(), "--api-key-env",
-                                                   "SLUICE_REMOTE_TEST_KEY", "--input", input,
-                                                   "--output", dir_ + "/out.jsonl", "--quiet"}));
+  const auto accepted = run_process(
+      generate_args({"--endpoint", server.url(), "--api-key-env", "SLUICE_REMOTE_TEST_KEY",
+                     "--input", input, "--output", dir_ + "/out.jsonl", "--quiet"}));
   EXPECT_EQ(accepted.exit_code, 0) << accepted.err;
   EXPECT_EQ(read_jsonl(dir_ + "/out.jsonl").size(), 3u);
 }
@@ -183,18 +186,20 @@ TEST_F(RemoteCli, OpenAiBatchFilesRunAgainstAServerAsTheyRunLocally) {
              "\n";
   }
   // A prompt of token ids needs the model's tokenizer: refused by name for a remote job.
-  jsonl += R"({"custom_id":"ids","method":"POST","url":"/v1/completions","body":{"model":"any","prompt":[1,2,3]}})"
-           "\n";
+  jsonl +=
+      R"({"custom_id":"ids","method":"POST","url":"/v1/completions","body":{"model":"any","prompt":[1,2,3]}})"
+      "\n";
   const std::string input = write_input_jsonl(dir_, jsonl);
   ServeProcess server;
-  const auto remote = run_process(generate_args({"--endpoint", server.url(), "--input", input,
-                                                 "--on-bad-row", "skip", "--export", "openai-batch",
-                                                 "--output", dir_ + "/remote.jsonl"}));
+  const auto remote = run_process(
+      generate_args({"--endpoint", server.url(), "--input", input, "--on-bad-row", "skip",
+                     "--export", "openai-batch", "--output", dir_ + "/remote.jsonl"}));
   EXPECT_EQ(remote.exit_code, 3) << remote.err;  // the token-id line was skipped
-  EXPECT_THAT(remote.err, HasSubstr("input.jsonl:7: a 'prompt' of token ids needs the model's tokenizer"));
-  const auto local = run_process(generate_args({"--model", model_, "--input", input, "--export",
-                                                "openai-batch", "--output", dir_ + "/local.jsonl",
-                                                "--quiet"}));
+  EXPECT_THAT(remote.err,
+              HasSubstr("input.jsonl:7: a 'prompt' of token ids needs the model's tokenizer"));
+  const auto local =
+      run_process(generate_args({"--model", model_, "--input", input, "--export", "openai-batch",
+                                 "--output", dir_ + "/local.jsonl", "--quiet"}));
   ASSERT_EQ(local.exit_code, 0) << local.err;
   const auto remote_rows = read_jsonl(dir_ + "/remote.jsonl");
   const auto local_rows = read_jsonl(dir_ + "/local.jsonl");
@@ -214,8 +219,9 @@ TEST_F(RemoteCli, OpenAiBatchFilesRunAgainstAServerAsTheyRunLocally) {
 
 TEST_F(RemoteCli, RemoteOptionsThatCannotWorkAreUsageErrors) {
   const std::string input = write_rows(dir_, 1);
-  const auto with_model = run_process(generate_args(
-      {"--endpoint", "http://127.0.0.1:1/v1", "--model", model_, "--input", input, "--output", dir_ + "/o.jsonl"}));
+  const auto with_model =
+      run_process(generate_args({"--endpoint", "http://127.0.0.1:1/v1", "--model", model_,
+                                 "--input", input, "--output", dir_ + "/o.jsonl"}));
   EXPECT_EQ(with_model.exit_code, 2);
   EXPECT_THAT(with_model.err, HasSubstr("--model does not go with --endpoint"));
   const auto no_endpoint = run_process(generate_args(

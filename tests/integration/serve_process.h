@@ -85,7 +85,7 @@ class ServeProcess {
 
   // POSTs a JSON body; returns the status and the parsed body (null when not JSON).
   std::pair<int, nlohmann::json> post(const std::string& path, const std::string& body,
-                            const httplib::Headers& headers = {}) const {
+                                      const httplib::Headers& headers = {}) const {
     auto res = client().Post(path, headers, body, "application/json");
     if (!res) return {-1, nullptr};
     return {res->status, nlohmann::json::parse(res->body, nullptr, false)};

@@ -69,7 +69,8 @@ class FakeOpenAiServer {
  private:
   void answer(const httplib::Request& req, httplib::Response& res) {
     const int now_in_flight = ++in_flight_;
-    for (int m = max_in_flight_.load(); now_in_flight > m && !max_in_flight_.compare_exchange_weak(m, now_in_flight);) {
+    for (int m = max_in_flight_.load();
+         now_in_flight > m && !max_in_flight_.compare_exchange_weak(m, now_in_flight);) {
     }
     const auto body = nlohmann::json::parse(req.body, nullptr, false);
     const bool is_chat = req.path.find("chat") != std::string::npos;
@@ -81,7 +82,8 @@ class FakeOpenAiServer {
     std::optional<Fault> fault;
     {
       const std::lock_guard lock(mutex_);
-      seen_.push_back({req.path, body, std::chrono::steady_clock::now(), req.get_header_value("Authorization")});
+      seen_.push_back({req.path, body, std::chrono::steady_clock::now(),
+                       req.get_header_value("Authorization")});
       if (!faults_.empty()) {
         fault = faults_.front();
         faults_.pop_front();
@@ -92,7 +94,8 @@ class FakeOpenAiServer {
     --in_flight_;
   }
 
-  void reply(httplib::Response& res, std::optional<Fault> fault, const std::string& prompt, bool is_chat) {
+  void reply(httplib::Response& res, std::optional<Fault> fault, const std::string& prompt,
+             bool is_chat) {
     const auto error = [&](int status, const std::string& message) {
       res.status = status;
       res.set_content(nlohmann::json{{"error", {{"message", message}, {"type", "fake"}}}}.dump(),
@@ -111,7 +114,8 @@ class FakeOpenAiServer {
       return;
     }
     if (fault == Fault::Slow) {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(slow_s_.load());
+      const auto until =
+          std::chrono::steady_clock::now() + std::chrono::duration<double>(slow_s_.load());
       while (!is_stopping_ && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -120,11 +124,12 @@ class FakeOpenAiServer {
       choice["message"] = {{"role", "assistant"}, {"content", answer_to(prompt)}};
     else
       choice["text"] = answer_to(prompt);
-    const nlohmann::json out = {{"id", "cmpl-fake"},
-                                {"object", is_chat ? "chat.completion" : "text_completion"},
-                                {"model", model_},
-                                {"choices", {choice}},
-                                {"usage", {{"prompt_tokens", 7}, {"completion_tokens", 3}, {"total_tokens", 10}}}};
+    const nlohmann::json out = {
+        {"id", "cmpl-fake"},
+        {"object", is_chat ? "chat.completion" : "text_completion"},
+        {"model", model_},
+        {"choices", {choice}},
+        {"usage", {{"prompt_tokens", 7}, {"completion_tokens", 3}, {"total_tokens", 10}}}};
     res.set_content(out.dump(), "application/json");
   }
 

@@ -59,9 +59,9 @@ TEST(EndpointRotation, RepeatedFailuresTakeAnEndpointOutUntilItsProbeSucceeds) {
   EXPECT_EQ(alone.pick(t), std::nullopt);
   EXPECT_EQ(alone.next_usable(t), t + 1s);
   t += 1s;
-  EXPECT_EQ(alone.pick(t), 0u);          // the probe
+  EXPECT_EQ(alone.pick(t), 0u);            // the probe
   EXPECT_EQ(alone.pick(t), std::nullopt);  // one at a time
-  alone.fail(0, t);                      // the probe failed: twice as long
+  alone.fail(0, t);                        // the probe failed: twice as long
   EXPECT_EQ(alone.cool_down_s(0), 2.0);
   EXPECT_EQ(alone.pick(t + 1s), std::nullopt);
   EXPECT_EQ(alone.pick(t + 2s), 0u);

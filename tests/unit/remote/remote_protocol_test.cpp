@@ -34,9 +34,9 @@ TEST(RemoteProtocol, ChatBodyCarriesMessagesAndOnlyTheParametersThatAreSet) {
   EXPECT_EQ(body["temperature"], 0.0);
   EXPECT_EQ(body["n"], 1);
   EXPECT_EQ(body["seed"], 1234);
-  for (const char* absent : {"stop", "top_k", "min_p", "repetition_penalty", "presence_penalty",
-                             "frequency_penalty", "stop_token_ids", "ignore_eos",
-                             "response_format", "structured_outputs"})
+  for (const char* absent :
+       {"stop", "top_k", "min_p", "repetition_penalty", "presence_penalty", "frequency_penalty",
+        "stop_token_ids", "ignore_eos", "response_format", "structured_outputs"})
     EXPECT_FALSE(body.contains(absent)) << absent;
   EXPECT_STREQ(remote_request_path(chat_request()), "/chat/completions");
 }
@@ -114,7 +114,8 @@ TEST(RemoteProtocol, AnswersParseIntoTextFinishReasonAndUsage) {
   EXPECT_EQ(text.finish_reason, FinishReason::Length);
   EXPECT_EQ(text.num_output_tokens, -1);  // no usage: unknown, not zero
   FinishedRequest empty = parse_remote_response(
-      R"({"choices":[{"message":{"role":"assistant","content":null},"finish_reason":"stop"}]})", true);
+      R"({"choices":[{"message":{"role":"assistant","content":null},"finish_reason":"stop"}]})",
+      true);
   EXPECT_EQ(empty.output_text, "");
 }
 
