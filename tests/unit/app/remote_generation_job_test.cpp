@@ -1,0 +1,101 @@
+// GenerationJob with a remote spec, against the fake OpenAI server: no model is loaded, each
+// row goes as chat messages (or as text with use_chat_template false) with the job's system
+// prompt, results land in the job file, a resumed job needs the same model name, and "run this
+// row alone" asks the server again.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "app/generation_job.h"
+#include "tests/support/fake_openai_server.h"
+#include "tests/support/test_paths.h"
+
+namespace sluice::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+GenerationSpec remote_spec(const std::string& dir, const std::string& url, int num_rows) {
+  std::string jsonl;
+  for (int i = 0; i < num_rows; ++i)
+    jsonl += nlohmann::json{{"instruction", "question " + std::to_string(i)}}.dump() + "\n";
+  write_file(dir + "/input.jsonl", jsonl);
+  GenerationSpec spec;
+  spec.input_path = dir + "/input.jsonl";
+  spec.prompt.system_prompt = "Be brief.";
+  spec.remote.endpoints = {url};
+  spec.remote.concurrency = 4;
+  return spec;
+}
+
+TEST(RemoteGenerationJob, RowsGoAsChatMessagesAndLandInTheJob) {
+  FakeOpenAiServer fake;
+  const std::string dir = make_temp_dir("remote-job");
+  auto job = GenerationJob::create(remote_spec(dir, fake.url(), 12), dir + "/job.sluicejob");
+  job->load();
+  EXPECT_TRUE(job->is_remote());
+  EXPECT_EQ(job->remote().model(), "fake");
+  std::vector<int64_t> rows;
+  const RunSummary summary =
+      job->run([&](const RowResult& r, double) { rows.push_back(r.row_index); }, nullptr);
+  EXPECT_EQ(summary.progress.rows_done, 12);
+  EXPECT_EQ(rows.size(), 12u);
+  for (int64_t i = 0; i < 12; ++i) {
+    const auto result = job->store().result(i);
+    ASSERT_TRUE(result.has_value());
+    ASSERT_EQ(result->samples.size(), 1u);
+    EXPECT_EQ(result->samples[0].output,
+              FakeOpenAiServer::answer_to("question " + std::to_string(i)));
+    EXPECT_EQ(result->samples[0].output_tokens, 3);  // the server's usage, not the text's length
+  }
+  const auto seen = fake.seen();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen[0].path, "/v1/chat/completions");
+  EXPECT_EQ(seen[0].body["messages"][0], (nlohmann::json{{"role", "system"}, {"content", "Be brief."}}));
+
+  // Run alone: the server is asked again, with the row's own seed.
+  const auto alone = job->run_row_alone(3);
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0].output, FakeOpenAiServer::answer_to("question 3"));
+  const auto again = fake.seen();
+  ASSERT_EQ(again.size(), seen.size() + 1);
+  EXPECT_EQ(again.back().body["seed"], RemoteDriver::sample_seed(0, 3, 0));
+}
+
+TEST(RemoteGenerationJob, WithoutAChatTemplateTheTextGoesToCompletions) {
+  FakeOpenAiServer fake;
+  const std::string dir = make_temp_dir("remote-job-text");
+  GenerationSpec spec = remote_spec(dir, fake.url(), 2);
+  spec.prompt.use_chat_template = false;
+  auto job = GenerationJob::create(spec, dir + "/job.sluicejob");
+  job->load();
+  job->run(nullptr, nullptr);
+  for (const auto& seen : fake.seen()) {
+    EXPECT_EQ(seen.path, "/v1/completions");
+    EXPECT_THAT(seen.body["prompt"].get<std::string>(), HasSubstr("Be brief.\n\nquestion "));
+  }
+  EXPECT_EQ(job->store().result(1)->samples[0].output,
+            FakeOpenAiServer::answer_to("Be brief.\n\nquestion 1"));
+}
+
+TEST(RemoteGenerationJob, AResumedJobMustFindTheSameModel) {
+  const std::string dir = make_temp_dir("remote-job-resume");
+  const std::string path = dir + "/job.sluicejob";
+  {
+    FakeOpenAiServer fake("model-a");
+    auto job = GenerationJob::create(remote_spec(dir, fake.url(), 2), path);
+    job->load();
+    job->run(nullptr, nullptr);
+  }
+  FakeOpenAiServer other("model-b");
+  auto job = GenerationJob::resume(path, "cpu", 1);
+  job->change_remote([&](RemoteSpec& s) { s.endpoints = {other.url()}; });
+  try {
+    job->load();
+    FAIL() << "a job resumed on another model";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the servers serve 'model-b', not the model the job started with"));
+  }
+}
+
+}  // namespace
+}  // namespace sluice::test
