@@ -8,6 +8,7 @@
 #include <random>
 
 #include "app/server/api_error.h"
+#include "app/server/client_connection.h"
 #include "app/server/completion_request.h"
 #include "app/server/completion_response.h"
 #include "app/server/prometheus_metrics.h"
@@ -284,8 +285,16 @@ void OpenAiServer::completions(const httplib::Request& req, httplib::Response& r
     std::vector<bool> is_prompt_counted(prompts.size(), false);
     std::string error;
     bool is_aborted = false;
+    // A client that goes away aborts its request, as a stream's does when a write fails.
+    const auto connection =
+        ClientConnection::find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
     while (!group->is_done()) {
-      for (auto& e : group->wait(1000ms)) {
+      if (connection && connection->is_closed()) {
+        group.reset();     // aborts every unfinished sample and frees its blocks
+        res.status = 499;  // nobody reads it: nginx's "client closed request"
+        return;
+      }
+      for (auto& e : group->wait(200ms)) {
         if (!e.event.is_finished) continue;
         const FinishedRequest& f = e.event.finished;
         Choice& choice = choices[static_cast<size_t>(e.choice_index)];

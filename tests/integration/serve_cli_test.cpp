@@ -332,6 +332,36 @@ TEST_F(ServeCli, AClientThatDisconnectsMidStreamAbortsItsRequest) {
             aborted_before + 4);  // every prompt's request, not finished
 }
 
+// A client that gives up on a whole (non-streamed) answer and closes its connection aborts its
+// requests too: they do not run on for nobody.
+TEST_F(ServeCli, AClientThatLeavesBeforeAWholeAnswerAbortsItsRequest) {
+  const double aborted_before = server_->metrics()["request_aborted_total"];
+  {
+    auto client = server_->client();
+    client.set_read_timeout(0, 300000);  // gives up after 0.3 s and closes the connection
+    const auto res =
+        client.Post("/v1/completions",
+                    R"({"model": "stories", "prompt": ["Once", "The dog", "A cat", "Lily"],
+                                     "n": 128, "max_tokens": 100000, "ignore_eos": true})",
+                    "application/json");
+    EXPECT_FALSE(res);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  std::map<std::string, double> m;
+  do {
+    std::this_thread::sleep_for(20ms);
+    m = server_->metrics();
+  } while ((m["num_requests_running"] != 0 || m["request_aborted_total"] < aborted_before + 4) &&
+           std::chrono::steady_clock::now() < deadline);
+  EXPECT_EQ(m["num_requests_running"], 0);
+  EXPECT_EQ(m["kv_cache_blocks_used"], 0);
+  EXPECT_EQ(m["request_aborted_total"], aborted_before + 4);
+  // The server goes on answering.
+  const auto [status, body] = server_->post(
+      "/v1/completions", Json{{"model", kModel}, {"prompt", "Once"}, {"max_tokens", 4}}.dump());
+  EXPECT_EQ(status, 200);
+}
+
 // 64 clients streaming 4 requests each at once: no errors, every text the one run alone gives.
 TEST_F(ServeCli, ConcurrentStreamsGetTheTextTheyGetAlone) {
   const std::vector<std::string> prompts = {"Once",    "The dog", "A cat",   "Lily",
