@@ -163,6 +163,22 @@ TEST(RemoteDriver, NoMoreRequestsInFlightThanTheConcurrencyCap) {
   EXPECT_EQ(fake.max_in_flight(), 3);
 }
 
+TEST(RemoteDriver, RequestsPerMinuteSpaceTheRequestsOut) {
+  FakeOpenAiServer fake;
+  RemoteSpec spec = spec_for({fake.url()});
+  spec.requests_per_minute = 120;  // two a second; the first second's two go at once
+  RemoteDriver driver(spec);
+  std::vector<std::unique_ptr<RequestHandle>> handles;
+  for (int i = 0; i < 5; ++i) handles.push_back(driver.submit(chat(std::to_string(i))));
+  for (auto& h : handles) EXPECT_EQ(finish(*h)[0].finish_reason, FinishReason::Stop);
+  const auto seen = fake.seen();
+  ASSERT_EQ(seen.size(), 5u);
+  // Three more after the first two, half a second apart at least (a lower bound: a slow
+  // machine only spreads them further).
+  EXPECT_GE(seen[4].when - seen[0].when, 1400ms);
+  EXPECT_GE(seen[2].when - seen[1].when, 400ms);
+}
+
 TEST(RemoteDriver, AbortCutsAnInFlightRequestAndTimeoutsAreRetried) {
   FakeOpenAiServer fake;
   fake.set_slow_seconds(20);
