@@ -471,14 +471,23 @@ void EngineWorker::pollServing() {
     const ServiceMetrics metrics = service->metrics();
     if (metrics.num_running > 0 || metrics.num_waiting > 0) return;
     m_isServedIdle = true;
-    emit servingStatsUpdated(
-        idle_stats(m_lastServedStats, m_servedBaseline->elapsedS(), metrics.num_kv_blocks_used),
-        false);
+    m_lastServedStats =
+        idle_stats(m_lastServedStats, m_servedBaseline->elapsedS(), metrics.num_kv_blocks_used);
+    emit servingStatsUpdated(m_lastServedStats, false);
     return;
   }
   m_numStepsPolled = numSteps;
+  const StepStats latest = m_servedBaseline->rebase(service->metrics().latest_step);
+  if (m_isServedIdle && !m_isSeriesStart) {
+    // A new burst after a quiet spell: the lines stay at 0 until it starts, not ramp up across
+    // the spell.
+    const double quietUntilS =
+        std::max(m_lastServedStats.elapsed_s, latest.elapsed_s - kServedPollMs / 1000.0);
+    emit servingStatsUpdated(
+        idle_stats(m_lastServedStats, quietUntilS, m_lastServedStats.num_kv_blocks_used), false);
+  }
   m_isServedIdle = false;
-  m_lastServedStats = m_servedBaseline->rebase(service->metrics().latest_step);
+  m_lastServedStats = latest;
   emit servingStatsUpdated(m_lastServedStats, std::exchange(m_isSeriesStart, false));
   if (!m_sinceServedMap.isValid() || m_sinceServedMap.elapsed() >= kMapIntervalMs) {
     emit servingMapUpdated(service->kv_block_map(), memory_sample(m_lastServedStats));
