@@ -2,9 +2,12 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "app/batch_response.h"
+#include "engine/backend/device.h"
 #include "engine/core/error.h"
 #include "engine/data/exporters.h"
 #include "engine/grammar/grammar_source.h"
@@ -16,6 +19,7 @@ namespace {
 
 constexpr qint64 kRowsIntervalMs = 100;
 constexpr qint64 kMapIntervalMs = 500;
+constexpr int kServedPollMs = 100;
 
 // What an engine service is built for: a job with another key needs another service.
 QString serviceKey(const GenerationSpec& spec) {
@@ -87,6 +91,23 @@ MemorySample memory_sample(const StepStats& stats) {
   return m;
 }
 
+// The point that ends a burst of served traffic: nothing scheduled, running or waiting, and the
+// blocks still held (0 unless cached), at elapsedS.
+StepStats idle_stats(StepStats last, double elapsedS, int numKvBlocksUsed) {
+  last.elapsed_s = std::max(last.elapsed_s, elapsedS);
+  last.step_time_ms = 0.0;
+  last.num_scheduled_requests = 0;
+  last.num_scheduled_tokens = 0;
+  last.num_prompt_tokens = 0;
+  last.num_generation_tokens = 0;
+  last.prompt_tokens_per_s = 0.0;
+  last.generation_tokens_per_s = 0.0;
+  last.num_running = 0;
+  last.num_waiting = 0;
+  last.num_kv_blocks_used = numKvBlocksUsed;
+  return last;
+}
+
 QString describe_samples(const std::vector<SampleResult>& samples) {
   QString text;
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -112,6 +133,10 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
   qRegisterMetaType<sluice::MemorySample>();
   qRegisterMetaType<sluice::MemoryPlan>();
   qRegisterMetaType<sluice::DeviceReport>();
+  m_servePool.setMaxThreadCount(1);
+  m_pollTimer = new QTimer(this);  // moves to the worker's thread with it
+  m_pollTimer->setInterval(kServedPollMs);
+  connect(m_pollTimer, &QTimer::timeout, this, &EngineWorker::pollServing);
 }
 
 void EngineWorker::probeDevices() {
@@ -120,6 +145,11 @@ void EngineWorker::probeDevices() {
 
 EngineWorker::~EngineWorker() {
   m_isClosing.store(true);
+  m_servePool.waitForDone();
+  {
+    const std::lock_guard lock(m_serviceMutex);
+    m_served.reset();
+  }
   m_rowAlonePool.waitForDone();
 }
 
@@ -137,9 +167,16 @@ void EngineWorker::loadModel(quint64 generation, const QString& path,
     auto session = std::make_shared<const ModelSession>(
         open_model_session(path.toStdString(), tokenizerPath.toStdString(), options));
     m_rowAlonePool.waitForDone();  // a row running alone holds the old engine
-    m_service.reset();
-    m_serviceKey.clear();
-    m_session = std::move(session);
+    {
+      const std::lock_guard lock(m_serviceMutex);
+      if (stopServingLocked())
+        emit servingStopped(
+            tr("Stopped serving: another model was loaded (turn serving on again "
+               "to serve it)."));
+      m_service.reset();
+      m_serviceKey.clear();
+      m_session = std::move(session);
+    }
     m_sessionPath = path;
     emit modelLoaded(generation, summarize_model(m_session));
   } catch (const Cancelled&) {
@@ -177,20 +214,44 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
       return !m_cancel.load();
     };
     const QString key = serviceKey(job->spec());
-    const bool reuseService = reuse && m_service && m_serviceKey == key;
-    if (!reuseService) {
-      m_rowAlonePool.waitForDone();  // a row running alone holds the old engine
-      m_service.reset();  // the old engine's memory goes before the new one is built
-      m_serviceKey.clear();
+    std::shared_ptr<EngineService> reusedService;
+    bool hasStoppedServing = false;
+    {
+      const std::lock_guard lock(m_serviceMutex);
+      if (reuse && m_service && m_serviceKey == key) {
+        reusedService = m_service;
+      } else {
+        m_rowAlonePool.waitForDone();  // a row running alone holds the old engine
+        // So does the server: it serves again from the job's engine once that is built.
+        if (auto served = stopServingLocked()) {
+          hasStoppedServing = true;
+          if (reuse) m_serveAfterLoad = std::move(served);
+        }
+        m_service.reset();  // the old engine's memory goes before the new one is built
+        m_serviceKey.clear();
+      }
     }
-    job->load(options, reuse ? m_session : nullptr, reuseService ? m_service : nullptr);
+    if (hasStoppedServing)
+      emit servingStopped(reuse ? tr("Serving stops while the job builds an engine with its "
+                                     "options; it resumes on that engine.")
+                                : tr("Stopped serving: the job runs another model."));
+    job->load(options, reuse ? m_session : nullptr, reusedService);
+    {
+      const std::lock_guard lock(m_serviceMutex);
+      if (!reuse) m_session = job->shared_session();
+      m_service = job->shared_service();
+      m_serviceKey = key;
+      if (auto pending = std::exchange(m_serveAfterLoad, std::nullopt)) {
+        if (reuse)
+          reserveLocked(*pending);
+        else
+          emit servingStopped(tr("Stopped serving: the job runs another model."));
+      }
+    }
     if (!reuse) {
-      m_session = job->shared_session();
       m_sessionPath = QString::fromStdString(job->spec().model_path);
       emit modelLoaded(generation, summarize_model(m_session));
     }
-    m_service = job->shared_service();
-    m_serviceKey = key;
     {
       const std::lock_guard lock(m_jobMutex);
       m_job = job;
@@ -202,6 +263,15 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     emit jobFinished(generation, JobProgress{}, true);
   } catch (const std::exception& e) {
     emit jobFailed(generation, QString::fromStdString(e.what()));
+  }
+  {
+    const std::lock_guard lock(m_serviceMutex);
+    if (std::exchange(m_serveAfterLoad, std::nullopt))
+      emit servingStopped(
+          tr("Stopped serving: the job stopped before its engine was built (turn "
+             "serving on again)."));
+    // The plots showed the job: served traffic starts a new series.
+    if (m_served) beginServedSeriesLocked();
   }
   const std::lock_guard lock(m_jobMutex);
   m_isJobLoading = false;
@@ -216,10 +286,7 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job,
   StepStats lastStats;
   JobProgress lastProgress;
   // A kept service's counters and clock run on from earlier jobs: the GUI gets this job's own.
-  const StepStats before = job.service().metrics().latest_step;
-  QElapsedTimer sinceStart;
-  sinceStart.start();
-  std::optional<double> clockOffsetS;  // the engine's clock when this job started
+  StepStatsBaseline baseline(job.service().metrics().latest_step);
   auto flushRows = [&] {
     if (!pending.isEmpty()) emit rowsFinished(generation, pending);
     pending.clear();
@@ -234,13 +301,7 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job,
   const RunSummary summary = job.run(
       [&](const RowResult& row, double arrivalS) { pending.push_back(snapshot(row, arrivalS)); },
       [&](const StepStats& stats, const JobProgress& progress) {
-        if (!clockOffsetS) clockOffsetS = stats.elapsed_s - sinceStart.elapsed() / 1000.0;
-        lastStats = stats;
-        lastStats.elapsed_s = std::max(0.0, stats.elapsed_s - *clockOffsetS);
-        lastStats.total_prompt_tokens -= before.total_prompt_tokens;
-        lastStats.total_generation_tokens -= before.total_generation_tokens;
-        lastStats.num_preemptions -= before.num_preemptions;
-        lastStats.num_finished -= before.num_finished;
+        lastStats = baseline.rebase(stats);
         lastProgress = progress;
         if (lastProgress.rows_total < 0) lastProgress.rows_total = rowCount.total();
         if (sinceRows.elapsed() >= kRowsIntervalMs) flushRows();
@@ -295,6 +356,142 @@ void EngineWorker::runRowAlone(GenerationJob& job, quint64 generation, qint64 ro
                                     : "Alone the row gave:\n" + describe_samples(alone));
   } catch (const std::exception& e) {
     emit rowAloneFinished(generation, rowIndex, false, QString::fromStdString(e.what()));
+  }
+}
+
+void EngineWorker::startServing(const ServerOptions& options, const GenerationSpec& spec) {
+  m_servePool.start([this, options, spec] { serve(options, spec); });
+}
+
+void EngineWorker::stopServing() {
+  m_servePool.start([this] {
+    const std::lock_guard lock(m_serviceMutex);
+    const bool wasServing = m_served != nullptr;
+    const QString url = wasServing ? QString::fromStdString(m_served->baseUrl()) : QString();
+    stopServingLocked();
+    m_serveAfterLoad.reset();
+    emit servingStopped(wasServing ? tr("Stopped serving on %1.").arg(url) : QString());
+  });
+}
+
+// On m_servePool's thread: the worker's own may be busy with a job.
+void EngineWorker::serve(ServerOptions options, const GenerationSpec& spec) {
+  options.defaults = spec.sampling;
+  options.defaults.grammar.reset();  // structured output is per request over HTTP
+  const std::lock_guard lock(m_serviceMutex);
+  try {
+    stopServingLocked();  // serving again, with other options
+    if (!m_session) fail("no model is loaded: open a model first");
+    bool isJobLoading = false;
+    {
+      const std::lock_guard jobLock(m_jobMutex);
+      isJobLoading = m_isJobLoading;
+    }
+    if (!m_service && isJobLoading) {
+      // The job builds the engine: serving starts from it once it is built (not from a second
+      // engine beside it).
+      m_serveAfterLoad = options;
+      return;
+    }
+    if (!m_service) {
+      // Built as a job builds its own: a job with the same options then reuses it.
+      const int maxNumWaiting = std::max(4096, 4 * spec.engine.max_num_seqs);
+      m_service = std::make_shared<EngineService>(
+          m_session, make_backend(*m_session->model, spec.device, spec.num_threads),
+          ServiceConfig{.engine = spec.engine, .max_num_waiting = maxNumWaiting});
+      m_serviceKey = serviceKey(spec);
+    }
+  } catch (const std::exception& e) {
+    emit servingFailed(tr("Cannot serve: %1").arg(QString::fromStdString(e.what())));
+    return;
+  }
+  reserveLocked(options);
+}
+
+void EngineWorker::reserveLocked(const ServerOptions& options) {
+  try {
+    m_served = std::make_unique<ServedModel>(m_service, options);
+  } catch (const std::exception& e) {
+    emit servingFailed(tr("Cannot serve: %1").arg(QString::fromStdString(e.what())));
+    return;
+  }
+  beginServedSeriesLocked();
+  emit servingStarted(QString::fromStdString(m_served->baseUrl()),
+                      QString::fromStdString(options.served_model_name), m_served->port());
+}
+
+void EngineWorker::beginServedSeriesLocked() {
+  const EngineService* service = m_served->service().get();
+  const int64_t numSteps = service->num_steps();
+  const StepStats before = service->metrics().latest_step;
+  // Queued: the series' state belongs to the worker's thread, which may be busy with a job.
+  QMetaObject::invokeMethod(
+      this, [this, service, before, numSteps] { startPolling(service, before, numSteps); },
+      Qt::QueuedConnection);
+}
+
+std::optional<ServerOptions> EngineWorker::stopServingLocked() {
+  if (!m_served) return std::nullopt;
+  ServerOptions options = m_served->options();
+  options.port = m_served->port();  // the same address when it serves again
+  m_served.reset();
+  return options;
+}
+
+void EngineWorker::startPolling(const EngineService* service, const StepStats& before,
+                                int64_t numSteps) {
+  m_polledService = service;
+  m_servedBaseline.emplace(before);
+  m_numStepsPolled = numSteps;
+  m_isSeriesStart = true;
+  m_isServedIdle = true;
+  if (!m_pollTimer->isActive()) m_pollTimer->start();
+}
+
+// On the worker's thread, between jobs (a job's run loop keeps the thread, and its own
+// statistics cover the served requests too).
+void EngineWorker::pollServing() {
+  std::shared_ptr<EngineService> service;
+  {
+    const std::lock_guard lock(m_serviceMutex);
+    if (m_served) service = m_served->service();
+  }
+  if (!service) {
+    m_pollTimer->stop();
+    m_polledService = nullptr;
+    return;
+  }
+  // A server moved to another engine: its series begins when startPolling runs.
+  if (service.get() != m_polledService || !m_servedBaseline) return;
+  const int64_t numSteps = service->num_steps();
+  if (numSteps == m_numStepsPolled) {
+    // A burst ended: the lines drop to what runs now (nothing), not stay at its last rate. (A
+    // slow step leaves requests running: no drop between steps.)
+    if (m_isServedIdle) return;
+    const ServiceMetrics metrics = service->metrics();
+    if (metrics.num_running > 0 || metrics.num_waiting > 0) return;
+    m_isServedIdle = true;
+    m_lastServedStats =
+        idle_stats(m_lastServedStats, m_servedBaseline->elapsedS(), metrics.num_kv_blocks_used);
+    emit servingStatsUpdated(m_lastServedStats, false);
+    return;
+  }
+  m_numStepsPolled = numSteps;
+  const StepStats latest = m_servedBaseline->rebase(service->metrics().latest_step);
+  if (m_isServedIdle && !m_isSeriesStart) {
+    // A new burst after a quiet spell: the lines stay at 0 until it starts, not ramp up across
+    // the spell.
+    const double quietUntilS =
+        std::max(m_lastServedStats.elapsed_s, latest.elapsed_s - kServedPollMs / 1000.0);
+    emit servingStatsUpdated(
+        idle_stats(m_lastServedStats, quietUntilS, m_lastServedStats.num_kv_blocks_used), false);
+  }
+  m_isServedIdle = false;
+  m_lastServedStats = latest;
+  emit servingStatsUpdated(m_lastServedStats, std::exchange(m_isSeriesStart, false));
+  if (!m_sinceServedMap.isValid() || m_sinceServedMap.elapsed() >= kMapIntervalMs) {
+    emit servingMapUpdated(service->kv_block_map(), memory_sample(m_lastServedStats));
+    m_sinceServedMap.restart();
   }
 }
 

@@ -6,20 +6,28 @@
 // signal carries the command's generation id, so a window drops results of a job it replaced.
 // Statistics are the job's own: time since the job started, tokens and preemptions during it
 // (the engine service, kept across jobs, counts from its start).
+// The loaded model can be served over HTTP (startServing) from the engine service the jobs use,
+// so HTTP requests and a job's rows batch together; between jobs a timer on the worker's thread
+// reports the served traffic's statistics instead (servingStatsUpdated).
 // The GUI thread never runs model code.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
+#include <QTimer>
 #include <QVector>
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "app/background_row_count.h"
 #include "app/generation_job.h"
 #include "app/run_snapshots.h"
+#include "app/served_model.h"
+#include "app/step_stats_baseline.h"
 
 namespace sluice {
 
@@ -40,6 +48,17 @@ class EngineWorker : public QObject {
   // own on the job's engine service, beside the job's rows, whether the job runs, is paused or
   // has ended; rowAloneWaiting says what it waits for when it cannot start at once.
   void startRowAlone(quint64 generation, qint64 rowIndex);
+
+  // Serves the loaded model over HTTP with `options` (served_model_name set, defaults from
+  // spec.sampling without its grammar) on the engine service the jobs use; when there is none
+  // yet, builds it for spec's device and engine options, as a job would (a later job with the
+  // same options reuses it; while a job loads, serving waits for the job's engine). Thread-safe
+  // and returns at once (a job may be running): answers with servingStarted, or servingFailed
+  // naming the address and port.
+  void startServing(const sluice::ServerOptions& options, const sluice::GenerationSpec& spec);
+  // Stops serving (requests in flight are answered first); answers with servingStopped.
+  // Thread-safe and returns at once.
+  void stopServing();
 
  public slots:
   // Finds the GPUs a run can use; answers with devicesProbed.
@@ -76,25 +95,63 @@ class EngineWorker : public QObject {
                         const QString& details);
   void exportFinished(quint64 generation, bool ok, const QString& message);
 
+  // url: the API's base, http://HOST:PORT/v1.
+  void servingStarted(const QString& url, const QString& modelName, int port);
+  void servingStopped(const QString& reason);
+  void servingFailed(const QString& message);
+  // The served traffic while no job runs (a job's statsUpdated cover it while one does), at a
+  // bounded rate and only when the engine has stepped, then once when it has nothing left to do
+  // (no rates, nothing running): time and counters since the series started (startsSeries: the
+  // first of a series, after serving started or a job ended).
+  void servingStatsUpdated(const sluice::StepStats& stats, bool startsSeries);
+  void servingMapUpdated(const sluice::KvBlockMap& map, const sluice::MemorySample& sample);
+
  private:
   void runLoop(quint64 generation, GenerationJob& job, const BackgroundRowCount& rowCount);
   void runRowAlone(GenerationJob& job, quint64 generation, qint64 rowIndex);
+  void serve(ServerOptions options, const GenerationSpec& spec);
+  // Stops serving, when it does; returns what it served with. Precondition: m_serviceMutex held.
+  std::optional<ServerOptions> stopServingLocked();
+  // Serves over m_service again after a job replaced it. Precondition: m_serviceMutex held.
+  void reserveLocked(const ServerOptions& options);
+  // Counts the served traffic from now on, in a series of its own (m_service's counters are
+  // read here, on the calling thread). Precondition: m_serviceMutex held, m_served set.
+  void beginServedSeriesLocked();
+  // On the worker's thread: polls the served traffic while no job runs.
+  void startPolling(const EngineService* service, const StepStats& before, int64_t numSteps);
+  void pollServing();
 
   std::atomic<bool> m_cancel{false};
   std::atomic<bool> m_pause{false};
+  // Written by the worker's thread under m_serviceMutex, read by the serving thread under it.
+  mutable std::mutex m_serviceMutex;
   std::shared_ptr<const ModelSession> m_session;  // the loaded model
   QString m_sessionPath;
   // The loaded model's engine service, kept across jobs run with the same device and engine
   // options (m_serviceKey), so the weights stay on the backend.
   std::shared_ptr<EngineService> m_service;
   QString m_serviceKey;
+  std::unique_ptr<ServedModel> m_served;  // over m_service while serving
+  // Serving waits for the engine a loading job builds (asked for meanwhile, or stopped while
+  // the job replaces the engine it served from).
+  std::optional<ServerOptions> m_serveAfterLoad;
+  // The worker's thread only: the served traffic's statistics between jobs.
+  QTimer* m_pollTimer = nullptr;
+  int64_t m_numStepsPolled = -1;
+  const EngineService* m_polledService = nullptr;  // identity only, never dereferenced
+  std::optional<StepStatsBaseline> m_servedBaseline;
+  bool m_isSeriesStart = false;
+  bool m_isServedIdle = true;   // the plots' last served point says nothing runs
+  StepStats m_lastServedStats;  // rebased
+  QElapsedTimer m_sinceServedMap;
   // The last job once loaded (null while one loads), kept for startRowAlone: written by the
   // worker's thread, read by any (under m_jobMutex); a row running alone holds its job.
   std::mutex m_jobMutex;
   std::shared_ptr<GenerationJob> m_job;
   bool m_isJobLoading = false;
   std::atomic<bool> m_isClosing{false};  // aborts the rows running alone
-  QThreadPool m_rowAlonePool;            // last: joined before the members above go
+  QThreadPool m_rowAlonePool;            // joined before the members above go
+  QThreadPool m_servePool;               // one thread: serving commands in order
 };
 
 }  // namespace sluice

@@ -20,7 +20,8 @@ int run_headless_job(const QStringList& args) {
                      {"job", "(ignored headless)", "PATH"},
                      {"export", "(ignored headless)", "FORMAT:PATH"},
                      {"screenshot", "(ignored headless)", "DIR"},
-                     {"screenshot-every", "(ignored headless)", "SECONDS"}});
+                     {"screenshot-every", "(ignored headless)", "SECONDS"},
+                     {"serve-port", "(ignored headless)", "PORT"}});
   QStringList argv = args;
   argv.prepend("sluice gui");
   if (!parser.parse(argv) || !parser.isSet("model") || !parser.isSet("dataset")) {

@@ -3,12 +3,15 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QPushButton>
+#include <QSpinBox>
 #include <cstdio>
 
 #include "app/headless_job.h"
 #include "engine/core/build_info.h"
 #include "ui/main_window.h"
 #include "ui/parameters_panel.h"
+#include "ui/serve_panel.h"
 #include "ui/structured_output_panel.h"
 
 namespace sluice::ui {
@@ -46,6 +49,24 @@ bool applyStructuredOutput(const QCommandLineParser& parser, MainWindow& window)
   return true;
 }
 
+// --serve-port: turns "Serve on port" on once the model has loaded, and shows the Server page.
+bool applyServePort(const QString& value, MainWindow& window) {
+  bool ok = false;
+  const int port = value.toInt(&ok);
+  if (!ok || port < 0 || port > 65535) {
+    std::fprintf(stderr, "sluice gui: --serve-port expects a port from 0 to 65535, not '%s'\n",
+                 qPrintable(value));
+    return false;
+  }
+  ServePanel* panel = window.servePanel();
+  panel->portBox()->setValue(port);
+  window.showServePanel();
+  QObject::connect(&window, &MainWindow::modelReady, panel, [panel] {
+    if (!panel->serveButton()->isChecked()) panel->serveButton()->setChecked(true);
+  });
+  return true;
+}
+
 }  // namespace
 
 bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
@@ -67,6 +88,8 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
       {"screenshot-every", "Seconds between pictures (default 5).", "SECONDS"},
       {"json-schema", "Constrain every output to the JSON Schema in FILE (Parameters).", "FILE"},
       {"choice", "Constrain every output to one of the texts given (repeat for each).", "TEXT"},
+      {"serve-port",
+       "Serve the model on this port once it is loaded (Server page; 0 = any free port).", "PORT"},
   });
   parser.process(arguments);
   if (parser.isSet("export")) {
@@ -96,6 +119,8 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
     std::fprintf(stderr, "sluice gui: --start needs --model and --dataset, or an existing --job\n");
     return false;
   }
+  if (parser.isSet("serve-port") && !applyServePort(parser.value("serve-port"), window))
+    return false;
   if (parser.isSet("device")) window.setDevice(parser.value("device"));
   if (!applyStructuredOutput(parser, window)) return false;
   window.setQuitWhenDone(parser.isSet("quit-when-done"));

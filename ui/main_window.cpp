@@ -42,6 +42,7 @@
 #include "ui/run_controls.h"
 #include "ui/run_spec.h"
 #include "ui/screenshot_recorder.h"
+#include "ui/serve_panel.h"
 #include "ui/structured_output_panel.h"
 #include "ui/timeline_panel.h"
 #include "ui/window_fit.h"
@@ -57,6 +58,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_worker->moveToThread(&m_engineThread);
   connect(&m_engineThread, &QThread::finished, m_worker, &QObject::deleteLater);
   connectWorker();
+  connectServing();
   m_engineThread.start();
   QMetaObject::invokeMethod(m_worker, &EngineWorker::probeDevices, Qt::QueuedConnection);
   m_resultsRefresh.setInterval(250);  // the table pulls new rows from the job at most 4x a second
@@ -81,6 +83,8 @@ void MainWindow::buildUi() {
   setup->addItem(m_modelPanel, tr("Model"));
   setup->addItem(m_dataset, tr("Instructions"));
   setup->addItem(m_parameters, tr("Parameters"));
+  m_serve = new ServePanel(this);
+  setup->addItem(m_serve, tr("Server"));
   setup->setMinimumWidth(360);
 
   m_runControls = new RunControls(this);
@@ -117,6 +121,8 @@ void MainWindow::buildUi() {
   statusBar()->addWidget(m_statusRows, 1);
   statusBar()->addPermanentWidget(m_statusTokens);
   statusBar()->addPermanentWidget(m_statusTime);
+  m_statusServing = new QLabel(this);
+  statusBar()->addPermanentWidget(m_statusServing);
   m_statusRows->setText(tr("Open a model and an instruction file, then Start."));
   // The preferred size where the screen has room; a smaller screen gets its available area.
   const QScreen* shownOn = screen() ? screen() : QGuiApplication::primaryScreen();
@@ -182,6 +188,8 @@ void MainWindow::buildMenus() {
                  [this] { m_runControls->pauseButton()->toggle(); });
   // No shortcut: Esc clears search boxes, and a run is never one stray key from stopping.
   run->addAction(tr("&Cancel…"), this, &MainWindow::confirmCancel);
+  run->addSeparator();
+  run->addAction(tr("Serve on p&ort…"), this, &MainWindow::showServePanel);
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Sluice"), this, [this] {
     QMessageBox::about(
@@ -243,6 +251,37 @@ void MainWindow::connectWorker() {
             emit exportDone(ok, message);
             if (m_quitWhenDone) QApplication::exit(ok ? 0 : 1);
           });
+}
+
+// "Serve on port …": the worker serves from the engine the jobs use; between jobs the served
+// traffic feeds the live plots and the block map (a job's own statistics cover it while one runs).
+void MainWindow::connectServing() {
+  connect(m_serve, &ServePanel::serveRequested, this,
+          [this](const ServerOptions& options) { m_worker->startServing(options, currentSpec()); });
+  connect(m_serve, &ServePanel::stopRequested, this, [this] { m_worker->stopServing(); });
+  connect(m_serve, &ServePanel::servingChanged, m_statusServing, &QLabel::setText);
+  connect(m_worker, &EngineWorker::servingStarted, m_serve, &ServePanel::setServing);
+  connect(m_worker, &EngineWorker::servingStopped, m_serve, &ServePanel::setStopped);
+  connect(m_worker, &EngineWorker::servingFailed, this, [this](const QString& message) {
+    m_serve->setFailed(message);
+    statusBar()->showMessage(message, 10000);
+  });
+  connect(m_worker, &EngineWorker::servingStatsUpdated, this,
+          [this](const StepStats& stats, bool startsSeries) {
+            if (isRunning()) return;
+            if (startsSeries) m_plots->clear();
+            m_plots->addStats(stats);
+          });
+  connect(m_worker, &EngineWorker::servingMapUpdated, this,
+          [this](const KvBlockMap& map, const MemorySample& sample) {
+            if (isRunning()) return;
+            m_kvMap->setMap(map);
+            m_plots->addMemory(sample);
+          });
+}
+
+void MainWindow::showServePanel() {
+  m_setup->setCurrentWidget(m_serve);
 }
 
 void MainWindow::setDevice(const QString& device) {
@@ -374,6 +413,7 @@ void MainWindow::onModelLoaded(quint64 generation, const ModelSummary& model) {
   m_runControls->clearLoading();
   m_modelPanel->setLoaded(model);
   m_dataset->setModel(model);
+  m_serve->setModel(model);
   updateMemoryPlan();
   if (m_runControls->state() == RunControls::State::Loading)
     m_runControls->setState(RunControls::State::Idle);

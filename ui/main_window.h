@@ -32,6 +32,7 @@ class ParametersPanel;
 class ResultsPanel;
 class RunControls;
 class ScreenshotRecorder;
+class ServePanel;
 class TimelinePanel;
 
 class MainWindow : public QMainWindow {
@@ -73,6 +74,9 @@ class MainWindow : public QMainWindow {
   DatasetPanel* datasetPanel() const { return m_dataset; }
   ModelPanel* modelPanel() const { return m_modelPanel; }
   JobsView* jobsView() const { return m_jobs; }
+  ServePanel* servePanel() const { return m_serve; }
+  // Opens the Server page of the setup panels ("Serve on port …").
+  void showServePanel();
   // Where new jobs are saved (jobsDirectory() unless set, e.g. by a test).
   void setJobsDirectory(const QString& directory);
 
@@ -104,6 +108,7 @@ class MainWindow : public QMainWindow {
   void buildUi();
   void buildMenus();
   void connectWorker();
+  void connectServing();
   void restoreSettings();
   void loadModel(const QString& path, const QString& tokenizerPath = QString());
   void updateMemoryPlan();
@@ -160,10 +165,12 @@ class MainWindow : public QMainWindow {
   ResultsPanel* m_results = nullptr;
   PairReviewView* m_pairs = nullptr;
   JobsView* m_jobs = nullptr;
+  ServePanel* m_serve = nullptr;
   QString m_jobsDirectory;
   QLabel* m_statusRows = nullptr;
   QLabel* m_statusTokens = nullptr;
   QLabel* m_statusTime = nullptr;
+  QLabel* m_statusServing = nullptr;
   QTimer m_resultsRefresh;
 };
 

@@ -144,6 +144,10 @@ void OpenAiServer::listen() {
   http_->listen_after_bind();
 }
 
+bool OpenAiServer::is_listening() const {
+  return http_->is_running();
+}
+
 void OpenAiServer::stop() {
   http_->stop();
 }

@@ -44,6 +44,8 @@ class OpenAiServer {
   int bind();
   // Serves until stop() (from any thread). Precondition: bind() succeeded.
   void listen();
+  // True from when listen() has started serving until it returns: stop() before then is lost.
+  bool is_listening() const;
   void stop();
 
  private:
