@@ -118,15 +118,8 @@ void print_comparison_stats(const JobComparisonStats& stats) {
   print_stats_row("output length, median",
                   number_text(stats.a.median_output_length) + unit(stats.a),
                   number_text(stats.b.median_output_length) + unit(stats.b));
-  std::map<std::string, int64_t> reasons = stats.a.finish_reason_counts;
-  reasons.insert(stats.b.finish_reason_counts.begin(), stats.b.finish_reason_counts.end());
-  for (const auto& [reason, count] : reasons) {
-    const auto count_of = [&reason](const JobSideStats& side) {
-      const auto it = side.finish_reason_counts.find(reason);
-      return it == side.finish_reason_counts.end() ? int64_t{0} : it->second;
-    };
-    row("finish " + reason, count_of(stats.a), count_of(stats.b));
-  }
+  for (const FinishReasonCounts& counts : finish_reason_table(stats))
+    row("finish " + counts.finish_reason, counts.num_a, counts.num_b);
   std::printf("\n%lld rows in both, %lld differ; %lld only in A, %lld only in B\n",
               static_cast<long long>(stats.num_matched_rows),
               static_cast<long long>(stats.num_differing_rows),

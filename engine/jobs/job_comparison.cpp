@@ -40,6 +40,21 @@ double median_of(std::vector<int> values) {
 
 }  // namespace
 
+std::vector<FinishReasonCounts> finish_reason_table(const JobComparisonStats& stats) {
+  std::map<std::string, FinishReasonCounts> by_reason;
+  for (const auto& [reason, count] : stats.a.finish_reason_counts) {
+    by_reason[reason].finish_reason = reason;
+    by_reason[reason].num_a = count;
+  }
+  for (const auto& [reason, count] : stats.b.finish_reason_counts) {
+    by_reason[reason].finish_reason = reason;
+    by_reason[reason].num_b = count;
+  }
+  std::vector<FinishReasonCounts> table;
+  for (auto& [reason, counts] : by_reason) table.push_back(std::move(counts));
+  return table;
+}
+
 void check_same_source(const JobInfo& a, const std::string& path_a, const JobInfo& b,
                        const std::string& path_b) {
   if (a.source_sha256 == b.source_sha256) return;

@@ -48,6 +48,19 @@ struct JobComparisonStats {
   bool operator==(const JobComparisonStats&) const = default;
 };
 
+// One finish reason's sample counts in each job.
+struct FinishReasonCounts {
+  std::string finish_reason;
+  int64_t num_a = 0;
+  int64_t num_b = 0;
+
+  bool operator==(const FinishReasonCounts&) const = default;
+};
+
+// Returns every finish reason either job has, by name, with its count in each (0 where absent):
+// the rows of a side-by-side table.
+std::vector<FinishReasonCounts> finish_reason_table(const JobComparisonStats& stats);
+
 // Throws Error naming both job files and both input files when a and b were made over different
 // input files (their sha256 digests differ): their rows would not match by index.
 void check_same_source(const JobInfo& a, const std::string& path_a, const JobInfo& b,

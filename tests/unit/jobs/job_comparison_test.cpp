@@ -57,6 +57,9 @@ TEST(JobComparison, CountsStatusesLengthsAndFinishReasonsPerJob) {
   EXPECT_EQ(stats.b.finish_reason_counts,
             (std::map<std::string, int64_t>{{"length", 1}, {"stop", 2}}));
 
+  EXPECT_EQ(finish_reason_table(stats),
+            (std::vector<FinishReasonCounts>{{"error", 1, 0}, {"length", 1, 1}, {"stop", 2, 2}}));
+
   EXPECT_EQ(stats.num_matched_rows, 3);
   EXPECT_EQ(stats.num_differing_rows, 2);  // rows 1 (output) and 2 (status and output)
   EXPECT_EQ(stats.num_only_in_a, 1);
