@@ -12,6 +12,7 @@
 
 namespace sluice::ui {
 
+// The jobs folder (app/jobs_directory.h), under the name the app's code has always used.
 using sluice::jobsDirectory;
 
 // Returns text with every run of characters other than ASCII letters, digits, '.', '-' and '_'
