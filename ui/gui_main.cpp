@@ -74,6 +74,7 @@ bool compareJobs(const QCommandLineParser& parser, MainWindow& window) {
                          [dialog] { dialog->rowsTable()->selectRow(0); });
         QObject::connect(dialog, &JobCompareDialog::detailShown, dialog, capture,
                          Qt::QueuedConnection);
+        QObject::connect(dialog->model(), &JobCompareModel::loadFailed, dialog, capture);
         QObject::connect(dialog, &JobCompareDialog::compared, dialog, [dialog, capture] {
           if (!dialog->errorText().isEmpty() || dialog->model()->rowCount() == 0) capture();
         });
