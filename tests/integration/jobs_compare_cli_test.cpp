@@ -155,12 +155,16 @@ TEST(JobsCompareCli, RefusesJobsOverDifferentFilesNamingBoth) {
       2);
 }
 
-// Runs `sluice args...` with HOME (and the XDG folders) under home, as a user whose documents
-// folder is there.
+// Runs `sluice args...` in the folder home with HOME (and the XDG folders) under it, as a user
+// whose documents folder is there.
 ProcessResult run_sluice_at_home(const std::string& home, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"/usr/bin/env", "HOME=" + home,
+  std::vector<std::string> argv = {"/usr/bin/env",
+                                   "-C",
+                                   home,
+                                   "HOME=" + home,
                                    "XDG_CONFIG_HOME=" + home + "/.config",
-                                   "XDG_DATA_HOME=" + home + "/.local/share", SLUICE_EXECUTABLE};
+                                   "XDG_DATA_HOME=" + home + "/.local/share",
+                                   SLUICE_EXECUTABLE};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_process(argv, {"QT_QPA_PLATFORM=offscreen"});
 }
@@ -194,6 +198,12 @@ TEST(JobsListCli, WithoutAFolderListsTheAppsJobsFolder) {
   const auto moved = run_sluice_at_home(home, {"jobs", "list"});
   ASSERT_EQ(moved.exit_code, 0) << moved.err;
   EXPECT_THAT(moved.out, HasSubstr(home + "/Dokumente/Sluice Jobs/moved.sluicejob"));
+
+  // `jobs list .` lists the current folder, and only `jobs list .` does.
+  ASSERT_EQ(make_job(home + "/in.jsonl", home + "/here.sluicejob", {"--max-tokens", "4"}).exit_code,
+            0);
+  EXPECT_THAT(run_sluice_at_home(home, {"jobs", "list", "."}).out, HasSubstr("here.sluicejob"));
+  EXPECT_THAT(run_sluice_at_home(home, {"jobs", "list"}).out, Not(HasSubstr("here.sluicejob")));
 
   // `jobs list DIR` still lists DIR.
   const auto explicit_dir =
