@@ -62,7 +62,8 @@ struct FinishReasonCounts {
 std::vector<FinishReasonCounts> finish_reason_table(const JobComparisonStats& stats);
 
 // Throws Error naming both job files and both input files when a and b were made over different
-// input files (their sha256 digests differ): their rows would not match by index.
+// input files (their sha256 digests differ, or their paths where neither has a digest): their
+// rows would not match by index.
 void check_same_source(const JobInfo& a, const std::string& path_a, const JobInfo& b,
                        const std::string& path_b);
 

@@ -127,6 +127,12 @@ TEST(JobComparison, RefusesJobsOverDifferentInputsNamingBothFiles) {
     EXPECT_THAT(e.what(), HasSubstr("/data/instructions.jsonl"));
     EXPECT_THAT(e.what(), HasSubstr("/data/other.jsonl"));
   }
+  // Without digests, the paths decide.
+  a.source_sha256.clear();
+  b.source_sha256.clear();
+  EXPECT_THROW(check_same_source(a, "/jobs/a.sluicejob", b, "/jobs/b.sluicejob"), Error);
+  b.source_path = a.source_path;
+  EXPECT_NO_THROW(check_same_source(a, "/jobs/a.sluicejob", b, "/jobs/b.sluicejob"));
 }
 
 // Writes a job of the given rows; returns its path.
