@@ -5,13 +5,18 @@
 #include <QFileInfo>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTableView>
 #include <cstdio>
 
 #include "app/headless_job.h"
 #include "engine/core/build_info.h"
+#include "ui/job_compare_dialog.h"
+#include "ui/job_compare_model.h"
+#include "ui/jobs_view.h"
 #include "ui/main_window.h"
 #include "ui/parameters_panel.h"
 #include "ui/serve_panel.h"
+#include "ui/screenshot_recorder.h"
 #include "ui/structured_output_panel.h"
 
 namespace sluice::ui {
@@ -67,6 +72,38 @@ bool applyServePort(const QString& value, MainWindow& window) {
   return true;
 }
 
+// --compare A --compare B: opens the comparison once the window shows; with --screenshot, selects
+// the first row and saves a picture once its full texts are shown, then quits.
+bool compareJobs(const QCommandLineParser& parser, MainWindow& window) {
+  const QStringList jobs = parser.values("compare");
+  if (jobs.size() != 2) {
+    std::fprintf(stderr, "sluice gui: --compare is given twice, once for each job\n");
+    return false;
+  }
+  const QString screenshots = parser.value("screenshot");
+  QMetaObject::invokeMethod(
+      &window,
+      [&window, jobs, screenshots] {
+        JobCompareDialog* dialog = window.jobsView()->compareJobs(jobs[0], jobs[1]);
+        if (screenshots.isEmpty()) return;
+        const auto capture = [dialog, screenshots] {
+          const QString path = ScreenshotRecorder(dialog, screenshots, 0).capture("compare");
+          std::fprintf(stderr, "sluice gui: saved %s\n", qPrintable(path));
+          QCoreApplication::exit(path.isEmpty() ? 1 : 0);
+        };
+        QObject::connect(dialog->model(), &JobCompareModel::pageLoaded, dialog,
+                         [dialog] { dialog->rowsTable()->selectRow(0); });
+        QObject::connect(dialog, &JobCompareDialog::detailShown, dialog, capture,
+                         Qt::QueuedConnection);
+        QObject::connect(dialog->model(), &JobCompareModel::loadFailed, dialog, capture);
+        QObject::connect(dialog, &JobCompareDialog::compared, dialog, [dialog, capture] {
+          if (!dialog->errorText().isEmpty() || dialog->model()->rowCount() == 0) capture();
+        });
+      },
+      Qt::QueuedConnection);
+  return true;
+}
+
 }  // namespace
 
 bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
@@ -90,6 +127,10 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
       {"choice", "Constrain every output to one of the texts given (repeat for each).", "TEXT"},
       {"serve-port",
        "Serve the model on this port once it is loaded (Server page; 0 = any free port).", "PORT"},
+      {"compare",
+       "Give twice: compare the two jobs (as the Jobs tab's Compare… does); with --screenshot, "
+       "save a picture of the comparison and quit.",
+       "JOB"},
   });
   parser.process(arguments);
   if (parser.isSet("export")) {
@@ -134,6 +175,7 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
     // Resuming a job loads its own model: nothing to wait for.
     QMetaObject::invokeMethod(&window, &MainWindow::start, Qt::QueuedConnection);
   }
+  if (parser.isSet("compare") && !compareJobs(parser, window)) return false;
   // A plain launch reopens the last model and instruction file (when they still exist).
   if (!parser.isSet("model") && !parser.isSet("dataset") && !parser.isSet("job"))
     window.restoreLastFiles();

@@ -2,7 +2,6 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QStandardPaths>
 
 #include "engine/jobs/job_listing.h"
 
@@ -18,13 +17,6 @@ bool isSafe(QChar c) {
 }
 
 }  // namespace
-
-QString jobsDirectory() {
-  const QString base = QStandardPaths::isTestModeEnabled()
-                           ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)
-                           : QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-  return QDir(base.isEmpty() ? QDir::homePath() : base).filePath("Sluice Jobs");
-}
 
 QString safeFileNamePart(const QString& text, int maxChars, const QString& fallback) {
   QString out;

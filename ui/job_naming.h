@@ -1,17 +1,19 @@
-// Where the app keeps new jobs and what it calls them, so a job can be found again by what it
-// ran: "<instructions>__<model>__<yyyy-MM-dd_HHmm>.sluicejob" (e.g.
-// "alpaca_5000__stories260K-f32__2026-11-26_1504.sluicejob") in a visible "Sluice Jobs" folder
-// under the user's documents. Names use ASCII letters, digits, '.', '-' and '_' only.
+// What the app calls new jobs, so a job can be found again by what it ran:
+// "<instructions>__<model>__<yyyy-MM-dd_HHmm>.sluicejob" (e.g.
+// "alpaca_5000__stories260K-f32__2026-11-26_1504.sluicejob") in the jobs folder (jobsDirectory(),
+// app/jobs_directory.h, shared with `sluice jobs list`). Names use ASCII letters, digits, '.',
+// '-' and '_' only.
 #pragma once
 
 #include <QDateTime>
 #include <QString>
 
+#include "app/jobs_directory.h"
+
 namespace sluice::ui {
 
-// Returns "<Documents>/Sluice Jobs" (under the test-mode data folder while
-// QStandardPaths::isTestModeEnabled(), so tests leave the user's documents alone). Not created.
-QString jobsDirectory();
+// The jobs folder (app/jobs_directory.h), under the name the app's code has always used.
+using sluice::jobsDirectory;
 
 // Returns text with every run of characters other than ASCII letters, digits, '.', '-' and '_'
 // replaced by one '-', without leading or trailing '-' or '.', cut to maxChars; fallback when

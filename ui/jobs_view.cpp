@@ -13,6 +13,9 @@
 #include <QUrl>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+
+#include "ui/job_compare_dialog.h"
 
 namespace sluice::ui {
 
@@ -21,7 +24,7 @@ JobsView::JobsView(QWidget* parent) : QWidget(parent) {
   m_table = new QTableView(this);
   m_table->setModel(m_model);
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);  // two for Compare
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_table->verticalHeader()->hide();
   m_table->setWordWrap(false);
@@ -40,13 +43,17 @@ JobsView::JobsView(QWidget* parent) : QWidget(parent) {
   m_resume->setToolTip(tr("Opens the job and runs its remaining rows."));
   m_export = new QPushButton(tr("Export…"), this);
   m_delete = new QPushButton(tr("Delete…"), this);
+  m_compare = new QPushButton(tr("Compare…"), this);
+  m_compare->setToolTip(
+      tr("Select two jobs over the same instruction file (Ctrl+click) to see their rows side by "
+         "side, with lengths and finish reasons."));
   auto* refreshButton = new QPushButton(tr("Refresh"), this);
 
   auto* top = new QHBoxLayout;
   top->addWidget(m_folderLabel, 1);
   top->addWidget(showFolder);
   auto* buttons = new QHBoxLayout;
-  for (QPushButton* b : {m_open, m_resume, m_export, m_delete}) buttons->addWidget(b);
+  for (QPushButton* b : {m_open, m_resume, m_export, m_delete, m_compare}) buttons->addWidget(b);
   buttons->addStretch(1);
   buttons->addWidget(refreshButton);
   auto* layout = new QVBoxLayout(this);
@@ -72,6 +79,10 @@ JobsView::JobsView(QWidget* parent) : QWidget(parent) {
   connect(m_resume, &QPushButton::clicked, this, [this] { emit resumeRequested(selectedPath()); });
   connect(m_export, &QPushButton::clicked, this, [this] { emit exportRequested(selectedPath()); });
   connect(m_delete, &QPushButton::clicked, this, [this] { deleteJob(selectedPath()); });
+  connect(m_compare, &QPushButton::clicked, this, [this] {
+    const QStringList paths = selectedPaths();
+    if (paths.size() == 2) compareJobs(paths[0], paths[1]);
+  });
   connect(refreshButton, &QPushButton::clicked, this, &JobsView::refresh);
   connect(showFolder, &QPushButton::clicked, this, [this] {
     QDir().mkpath(m_directory);
@@ -115,8 +126,23 @@ void JobsView::setActiveJob(const QString& path, JobsModel::JobState state,
 }
 
 QString JobsView::selectedPath() const {
-  const QModelIndexList rows = m_table->selectionModel()->selectedRows();
-  return rows.isEmpty() ? QString() : m_model->pathAt(rows.front().row());
+  const QStringList paths = selectedPaths();
+  return paths.size() == 1 ? paths.front() : QString();
+}
+
+QStringList JobsView::selectedPaths() const {
+  QModelIndexList rows = m_table->selectionModel()->selectedRows();
+  std::sort(rows.begin(), rows.end());
+  QStringList paths;
+  for (const QModelIndex& row : rows) paths << m_model->pathAt(row.row());
+  return paths;
+}
+
+JobCompareDialog* JobsView::compareJobs(const QString& pathA, const QString& pathB) {
+  auto* dialog = new JobCompareDialog(pathA, pathB, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->show();
+  return dialog;
 }
 
 bool JobsView::deleteJob(const QString& path) {
@@ -151,6 +177,7 @@ void JobsView::updateButtons() {
                        m_model->stateAt(row) == JobsModel::JobState::Cancelled);
   m_export->setEnabled(row >= 0);
   m_delete->setEnabled(row >= 0 && !isActive);
+  m_compare->setEnabled(selectedPaths().size() == 2);
 }
 
 }  // namespace sluice::ui

@@ -1,8 +1,9 @@
 // The Jobs tab: recent jobs (the "Sluice Jobs" folder and jobs opened from elsewhere) with their
 // model, instruction file, rows done, failed rows and state, and what can be done with one: open
 // (show its rows and restore the setup panels), resume, export, delete (after a confirmation;
-// never the job that is running). The files are read in a worker thread; refresh() reads them
-// again (after a run, when the tab is shown, or on the Refresh button).
+// never the job that is running), and with two selected, compare them (JobCompareDialog). The files
+// are read in a worker thread; refresh() reads them again (after a run, when the tab is shown, or
+// on the Refresh button).
 #pragma once
 
 #include <QFutureWatcher>
@@ -17,6 +18,8 @@ class QPushButton;
 class QTableView;
 
 namespace sluice::ui {
+
+class JobCompareDialog;
 
 class JobsView final : public QWidget {
   Q_OBJECT
@@ -41,7 +44,13 @@ class JobsView final : public QWidget {
 
   JobsModel* model() const { return m_model; }
   QTableView* table() const { return m_table; }
+  // The selected job when exactly one is selected, else "".
   QString selectedPath() const;
+  // Every selected job, in table order.
+  QStringList selectedPaths() const;
+  // Opens a JobCompareDialog on the two jobs (it compares them in a worker thread); returns it.
+  // It deletes itself when closed.
+  JobCompareDialog* compareJobs(const QString& pathA, const QString& pathB);
 
  signals:
   void openRequested(const QString& path);
@@ -60,6 +69,7 @@ class JobsView final : public QWidget {
   QPushButton* m_resume = nullptr;
   QPushButton* m_export = nullptr;
   QPushButton* m_delete = nullptr;
+  QPushButton* m_compare = nullptr;
   QString m_directory;
   QStringList m_extraPaths;
   QFutureWatcher<std::vector<JobListing>> m_watcher;

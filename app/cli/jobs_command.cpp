@@ -1,21 +1,30 @@
 // sluice jobs: the job files `generate --job` and the app leave behind.
-//   sluice jobs list [DIR]                  every *.sluicejob in DIR (default: the current one)
+//   sluice jobs list [DIR]                  every *.sluicejob in DIR (default: the app's jobs
+//                                           folder, where the desktop app saves new jobs)
 //   sluice jobs show FILE                   source, model, parameters, counts
+//   sluice jobs compare A B [--rows N] [--width W]
+//                                           two jobs over one input: statistics side by side,
+//                                           and the first N rows whose outputs differ
 //   sluice jobs export FILE --format F --output O [--dpo-rule R] [--score-field K]
 //                     [--include-failed] [--flatten-output]
 // Exit status: 0 done, 3 exported but some stored rows do not read back (each is named with its
 // row and error; the others are exported), 1 failed, 2 usage.
 #include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
 #include <cstdio>
 
 #include "app/batch_response.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
+#include "app/jobs_directory.h"
 #include "engine/core/error.h"
 #include "engine/data/export_dpo.h"
 #include "engine/data/exporters.h"
+#include "engine/jobs/job_comparison.h"
 #include "engine/jobs/job_listing.h"
 #include "engine/jobs/job_store.h"
+#include "engine/jobs/job_table.h"
 
 namespace sluice::cli {
 
@@ -31,7 +40,19 @@ std::string counts_text(const JobCounts& c) {
 }
 
 int run_list(const QStringList& args) {
-  const std::string dir = args.isEmpty() ? "." : args.front().toStdString();
+  if (args.size() > 1) throw UsageError("jobs list takes at most one folder");
+  if (args.isEmpty()) {
+    const std::string dir = QDir::toNativeSeparators(jobsDirectory()).toStdString();
+    std::fprintf(stderr,
+                 "jobs in the app's jobs folder %s (`sluice jobs list DIR` lists another)\n",
+                 dir.c_str());
+    if (!QFileInfo(jobsDirectory()).isDir()) {
+      std::printf("no jobs (*.sluicejob) in %s: the folder does not exist yet\n", dir.c_str());
+      return 0;
+    }
+  }
+  const std::string dir =
+      args.isEmpty() ? jobsDirectory().toStdString() : args.front().toStdString();
   const auto jobs = list_jobs(dir);
   if (jobs.empty()) std::printf("no jobs (*.sluicejob) in %s\n", dir.c_str());
   for (const auto& job : jobs) {
@@ -53,6 +74,111 @@ int run_show(const QStringList& args) {
               job->path().c_str(), info.created_at.c_str(), info.source_path.c_str(), info.source_format.c_str(),
               static_cast<long long>(info.source_size_bytes), info.source_sha256.c_str(), info.model_path.c_str(),
               counts_text(job->counts()).c_str(), info.params.dump(2).c_str());
+  return 0;
+}
+
+// Returns text on one line (line breaks as "⏎"), cut to width characters with "…".
+QString clip(const std::string& text, int width) {
+  QString line = QString::fromStdString(text);
+  line.replace("\r\n", QStringLiteral("\u23CE"))
+      .replace('\n', QStringLiteral("\u23CE"))
+      .replace('\t', ' ');
+  if (line.size() > width) line = line.left(width - 1) + QStringLiteral("\u2026");
+  return line;
+}
+
+// Prints a and b side by side in columns of width characters.
+void print_side_by_side(const std::string& a, const std::string& b, int width) {
+  std::printf("%s | %s\n", clip(a, width).leftJustified(width).toStdString().c_str(),
+              clip(b, width).toStdString().c_str());
+}
+
+std::string number_text(double value) {
+  return QString::number(value, 'f', 1).toStdString();
+}
+
+void print_stats_row(const std::string& label, const std::string& a, const std::string& b) {
+  std::printf("%-24s %-20s %s\n", label.c_str(), a.c_str(), b.c_str());
+}
+
+void print_comparison_stats(const JobComparisonStats& stats) {
+  print_stats_row("", "A", "B");
+  const auto row = [](const std::string& label, int64_t a, int64_t b) {
+    print_stats_row(label, std::to_string(a), std::to_string(b));
+  };
+  row("rows", stats.a.num_rows, stats.b.num_rows);
+  row("done", stats.a.num_done, stats.b.num_done);
+  row("failed", stats.a.num_failed, stats.b.num_failed);
+  row("skipped", stats.a.num_skipped, stats.b.num_skipped);
+  const auto unit = [](const JobSideStats& side) {
+    return side.is_length_in_chars ? " chars" : " tokens";
+  };
+  print_stats_row("output length, mean", number_text(stats.a.mean_output_length) + unit(stats.a),
+                  number_text(stats.b.mean_output_length) + unit(stats.b));
+  print_stats_row("output length, median",
+                  number_text(stats.a.median_output_length) + unit(stats.a),
+                  number_text(stats.b.median_output_length) + unit(stats.b));
+  for (const FinishReasonCounts& counts : finish_reason_table(stats))
+    row("finish " + counts.finish_reason, counts.num_a, counts.num_b);
+  std::printf("\n%lld rows in both, %lld differ; %lld only in A, %lld only in B\n",
+              static_cast<long long>(stats.num_matched_rows),
+              static_cast<long long>(stats.num_differing_rows),
+              static_cast<long long>(stats.num_only_in_a),
+              static_cast<long long>(stats.num_only_in_b));
+}
+
+// Prints one differing row: its prompt, then A's and B's first sample side by side.
+void print_differing_row(const RowResult& a, const RowResult& b, int width) {
+  const int column = std::max(8, (width - 3) / 2);
+  const auto heading = [](const char* side, const RowResult& row) {
+    if (row.samples.empty()) return str_cat(side, " (", to_string(row.status), ")");
+    return str_cat(side, " (", to_string(row.status), ", ", row.samples[0].finish_reason, ", ",
+                   row.samples[0].output_tokens, " tokens)");
+  };
+  const auto text = [](const RowResult& row) {
+    return row.samples.empty() ? row.error : row.samples[0].output;
+  };
+  std::printf("\nrow %lld: %s\n", static_cast<long long>(a.row_index),
+              clip(a.prompt, std::max(8, width - 10)).toStdString().c_str());
+  print_side_by_side(heading("A", a), heading("B", b), column);
+  print_side_by_side(text(a), text(b), column);
+}
+
+int run_compare(const QStringList& args) {
+  QCommandLineParser parser;
+  parser.addOptions({
+      {"rows", "Also print the first N rows whose outputs differ, side by side.", "N"},
+      {"width", "The width of those rows in characters (default 120).", "W"},
+  });
+  parser.addPositionalArgument("a", "The first job file.");
+  parser.addPositionalArgument("b", "The second job file, over the same input file.");
+  parser.addHelpOption();
+  QStringList argv = args;
+  argv.prepend("sluice jobs compare");
+  if (!parser.parse(argv)) throw UsageError(parser.errorText().toStdString());
+  if (parser.isSet("help")) {
+    std::printf("%s", parser.helpText().toStdString().c_str());
+    return 0;
+  }
+  if (parser.positionalArguments().size() != 2)
+    throw UsageError("jobs compare takes two job files");
+  const long long num_rows = option_int(parser, "rows", 0, 0, 1'000'000);
+  const int width = static_cast<int>(option_int(parser, "width", 120, 40, 10'000));
+  const auto a = JobTable::open(parser.positionalArguments()[0].toStdString());
+  const auto b = JobTable::open(parser.positionalArguments()[1].toStdString());
+  const JobComparisonResult result = compare_jobs(*a, *b);
+  std::printf("A: %s (%s)\nB: %s (%s)\ninput: %s\n\n", a->path().c_str(),
+              a->info().model_path.c_str(), b->path().c_str(), b->info().model_path.c_str(),
+              a->info().source_path.c_str());
+  print_comparison_stats(result.stats);
+  const auto num_shown =
+      std::min<size_t>(static_cast<size_t>(num_rows), result.differing_row_indices.size());
+  for (size_t i = 0; i < num_shown; ++i) {
+    const int64_t row_index = result.differing_row_indices[i];
+    const std::optional<RowResult> row_a = a->row(row_index);
+    const std::optional<RowResult> row_b = b->row(row_index);
+    if (row_a && row_b) print_differing_row(*row_a, *row_b, width);
+  }
   return 0;
 }
 
@@ -111,13 +237,15 @@ int run_export(const QStringList& args) {
 
 int run_jobs(const QStringList& args) {
   try {
-    if (args.isEmpty()) throw UsageError("jobs needs a subcommand: list, show or export");
+    if (args.isEmpty()) throw UsageError("jobs needs a subcommand: list, show, compare or export");
     const QString sub = args.front();
     const QStringList rest = args.mid(1);
     if (sub == "list") return run_list(rest);
     if (sub == "show") return run_show(rest);
+    if (sub == "compare") return run_compare(rest);
     if (sub == "export") return run_export(rest);
-    throw UsageError("unknown jobs subcommand '" + sub.toStdString() + "' (list, show, export)");
+    throw UsageError("unknown jobs subcommand '" + sub.toStdString() +
+                     "' (list, show, compare, export)");
   } catch (const UsageError& e) {
     print_error(kCommand, e.what());
     return 2;
