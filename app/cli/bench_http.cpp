@@ -112,14 +112,21 @@ class EventStreamReader {
       for (const Json& choice : *choices)
         if (has_content(choice)) outcome_.delta_times.push_back(now);
     if (const auto usage = chunk.find("usage"); usage != chunk.end() && usage->is_object()) {
-      outcome_.output_tokens = usage->value("completion_tokens", int64_t{-1});
-      outcome_.prompt_tokens = usage->value("prompt_tokens", int64_t{0});
+      outcome_.output_tokens = count_of(*usage, "completion_tokens");
+      outcome_.prompt_tokens = std::max<int64_t>(0, count_of(*usage, "prompt_tokens"));
       if (outcome_.output_tokens < 0) {
         outcome_.error = "the usage chunk has no completion_tokens count";
         return false;
       }
     }
     return true;
+  }
+
+  // The usage's count under key; -1 when it is missing or not a non-negative integer.
+  static int64_t count_of(const Json& usage, const char* key) {
+    const auto it = usage.find(key);
+    if (it == usage.end() || !it->is_number_integer()) return -1;
+    return std::max<int64_t>(-1, it->get<int64_t>());
   }
 
   static bool has_content(const Json& choice) {
@@ -265,9 +272,13 @@ HttpBenchResult run_http_bench_mode(HttpBenchMode mode, const std::vector<Servic
   const auto client_loop = [&] {
     const auto client = make_client(e, spec.timeout_s);
     for (size_t i = next_row++; i < requests.size(); i = next_row++) {
-      Clock::time_point sent;
-      const StreamOutcome o =
-          stream_request(*client, e, bodies[i], remote_request_path(requests[i]), spec, sent);
+      Clock::time_point sent = Clock::now();
+      StreamOutcome o;
+      try {  // an exception must not leave this thread: it would end the process
+        o = stream_request(*client, e, bodies[i], remote_request_path(requests[i]), spec, sent);
+      } catch (const std::exception& ex) {
+        o.error = ex.what();
+      }
       tally.add(o, sent, i);
     }
   };

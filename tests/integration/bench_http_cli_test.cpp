@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 
 #include "tests/integration/cli_test_util.h"
 #include "tests/integration/serve_process.h"
@@ -125,6 +126,35 @@ TEST(BenchHttpCli, StreamsOnAKeptAliveConnectionAreNotHeldForDelayedAcks) {
   const Json out = Json::parse(r.out, nullptr, false);
   ASSERT_TRUE(out.is_object()) << r.out;
   EXPECT_LT(out["modes"][0]["ttft_p50_ms"].get<double>(), 25.0) << r.out;
+}
+
+TEST(BenchHttpCli, AMalformedUsageChunkIsAnErrorNotACrash) {
+  // A server whose stream is well formed but whose usage count is not a number.
+  httplib::Server fake;
+  fake.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"object":"list","data":[{"id":"fake"}]})", "application/json");
+  });
+  fake.Post("/v1/chat/completions", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":\"x\"}}\n\n"
+        "data: [DONE]\n\n",
+        "text/event-stream");
+  });
+  const int port = fake.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { fake.listen_after_bind(); });
+  const std::string input = small_input("bench_http_bad_usage", 2);
+  const auto r =
+      run_sluice({"bench", "--endpoint", "http://127.0.0.1:" + std::to_string(port) + "/v1",
+                  "--input", input, "--modes", "sequential", "--json"});
+  fake.stop();
+  serving.join();
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const Json out = Json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(out.is_object()) << r.out << r.err;
+  EXPECT_EQ(out["modes"][0]["errors"], 2);
+  EXPECT_THAT(out["modes"][0]["error_samples"][0].get<std::string>(),
+              HasSubstr("completion_tokens"));
 }
 
 TEST(BenchHttpCli, NothingListeningIsAnErrorNamingTheUrl) {
