@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/batched_bench.h"
+#include "app/cli/bench_http.h"
 #include "app/cli/bench_runner.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
@@ -109,6 +110,10 @@ BenchArgs parse_args(const QStringList& args) {
       {"prompt-tokens", "Prompt length of --batched (default 128).", "N"},
       {"activations", "CUDA: activation and KV cache type, bf16 (default), fp16 or fp32.", "TYPE"},
       {"no-cuda-graphs", "CUDA: launch decode steps one kernel at a time instead of as graphs."},
+      {"endpoint",
+       "Benchmark an OpenAI-compatible server at URL (its /v1 base) over HTTP instead of the "
+       "engine in this process; see sluice bench --endpoint URL --help.",
+       "URL"},
       {"json-schema",
        "Run each mode twice, free and constrained to the JSON Schema in FILE; report the "
        "schema's compile time and the grammar mask time per token per row (p50, p99).",
@@ -408,6 +413,7 @@ void save_dummy_gguf(const BenchArgs& a) {
 }
 
 int run_bench(const QStringList& args) {
+  if (wants_http_bench(args)) return run_http_bench(args);
   BenchArgs a;
   try {
     a = parse_args(args);

@@ -112,6 +112,9 @@ OpenAiServer::OpenAiServer(std::shared_ptr<EngineService> service, ServerOptions
   };
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_write_timeout(options_.write_timeout_s, 0);
+  // A stream is many small writes: without TCP_NODELAY each waits for the client's delayed ACK
+  // (40 ms) on a kept-alive connection.
+  http_->set_tcp_nodelay(true);
   // httplib listens with a backlog of 5, which drops connections when hundreds of clients
   // connect at once; bind() raises it on the socket noted here. Its default options also set
   // SO_REUSEPORT, with which a second server on the same port binds too and the kernel splits
