@@ -170,7 +170,11 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     // Counted beside the load and the run, so progress is rows of a known total early on.
     const BackgroundRowCount rowCount(job->spec().input_path, job->spec().format,
                                       static_cast<int64_t>(job->spec().limit));
-    const bool reuse = m_session && m_sessionPath == QString::fromStdString(job->spec().model_path);
+    // A remote job's servers run the model: it loads none and leaves the local one and its
+    // engine as they are.
+    const bool isRemote = job->spec().remote.is_remote();
+    const bool reuse =
+        !isRemote && m_session && m_sessionPath == QString::fromStdString(job->spec().model_path);
     LoadOptions options;
     options.on_progress = [&](const LoadProgress& p) {
       emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
@@ -178,25 +182,29 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     };
     const QString key = serviceKey(job->spec());
     const bool reuseService = reuse && m_service && m_serviceKey == key;
-    if (!reuseService) {
+    if (!reuseService && !isRemote) {
       m_rowAlonePool.waitForDone();  // a row running alone holds the old engine
       m_service.reset();  // the old engine's memory goes before the new one is built
       m_serviceKey.clear();
     }
     job->load(options, reuse ? m_session : nullptr, reuseService ? m_service : nullptr);
-    if (!reuse) {
+    if (!reuse && !isRemote) {
       m_session = job->shared_session();
       m_sessionPath = QString::fromStdString(job->spec().model_path);
       emit modelLoaded(generation, summarize_model(m_session));
     }
-    m_service = job->shared_service();
-    m_serviceKey = key;
+    if (!isRemote) {
+      m_service = job->shared_service();
+      m_serviceKey = key;
+    }
     {
       const std::lock_guard lock(m_jobMutex);
       m_job = job;
       m_isJobLoading = false;
     }
-    emit jobStarted(generation, jobPath, QString::fromStdString(m_service->backend_description()));
+    emit jobStarted(generation, jobPath,
+                    QString::fromStdString(isRemote ? job->remote().describe()
+                                                    : m_service->backend_description()));
     runLoop(generation, *job, rowCount);
   } catch (const Cancelled&) {
     emit jobFinished(generation, JobProgress{}, true);
@@ -216,7 +224,8 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job,
   StepStats lastStats;
   JobProgress lastProgress;
   // A kept service's counters and clock run on from earlier jobs: the GUI gets this job's own.
-  const StepStats before = job.service().metrics().latest_step;
+  const StepStats before =
+      (job.is_remote() ? job.remote().metrics() : job.service().metrics()).latest_step;
   QElapsedTimer sinceStart;
   sinceStart.start();
   std::optional<double> clockOffsetS;  // the engine's clock when this job started
@@ -227,6 +236,7 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job,
     sinceRows.restart();
   };
   auto flushMap = [&] {
+    if (job.is_remote()) return;  // the servers' KV blocks and memory are not seen from here
     emit kvMapUpdated(generation, job.service().kv_block_map());
     emit memoryUpdated(generation, memory_sample(lastStats));
     sinceMap.restart();
