@@ -207,7 +207,11 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     // Counted beside the load and the run, so progress is rows of a known total early on.
     const BackgroundRowCount rowCount(job->spec().input_path, job->spec().format,
                                       static_cast<int64_t>(job->spec().limit));
-    const bool reuse = m_session && m_sessionPath == QString::fromStdString(job->spec().model_path);
+    // A remote job's servers run the model: it loads none and leaves the local one and its
+    // engine as they are.
+    const bool isRemote = job->spec().remote.is_remote();
+    const bool reuse =
+        !isRemote && m_session && m_sessionPath == QString::fromStdString(job->spec().model_path);
     LoadOptions options;
     options.on_progress = [&](const LoadProgress& p) {
       emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
@@ -216,7 +220,7 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     const QString key = serviceKey(job->spec());
     std::shared_ptr<EngineService> reusedService;
     bool hasStoppedServing = false;
-    {
+    if (!isRemote) {
       const std::lock_guard lock(m_serviceMutex);
       if (reuse && m_service && m_serviceKey == key) {
         reusedService = m_service;
@@ -236,7 +240,7 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
                                      "options; it resumes on that engine.")
                                 : tr("Stopped serving: the job runs another model."));
     job->load(options, reuse ? m_session : nullptr, reusedService);
-    {
+    if (!isRemote) {
       const std::lock_guard lock(m_serviceMutex);
       if (!reuse) m_session = job->shared_session();
       m_service = job->shared_service();
@@ -248,7 +252,7 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
           emit servingStopped(tr("Stopped serving: the job runs another model."));
       }
     }
-    if (!reuse) {
+    if (!reuse && !isRemote) {
       m_sessionPath = QString::fromStdString(job->spec().model_path);
       emit modelLoaded(generation, summarize_model(m_session));
     }
@@ -257,7 +261,9 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
       m_job = job;
       m_isJobLoading = false;
     }
-    emit jobStarted(generation, jobPath, QString::fromStdString(m_service->backend_description()));
+    emit jobStarted(generation, jobPath,
+                    QString::fromStdString(isRemote ? job->remote().describe()
+                                                    : m_service->backend_description()));
     runLoop(generation, *job, rowCount);
   } catch (const Cancelled&) {
     emit jobFinished(generation, JobProgress{}, true);
@@ -286,7 +292,8 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job,
   StepStats lastStats;
   JobProgress lastProgress;
   // A kept service's counters and clock run on from earlier jobs: the GUI gets this job's own.
-  StepStatsBaseline baseline(job.service().metrics().latest_step);
+  StepStatsBaseline baseline(
+      (job.is_remote() ? job.remote().metrics() : job.service().metrics()).latest_step);
   auto flushRows = [&] {
     if (!pending.isEmpty()) emit rowsFinished(generation, pending);
     pending.clear();
@@ -294,6 +301,7 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job,
     sinceRows.restart();
   };
   auto flushMap = [&] {
+    if (job.is_remote()) return;  // the servers' KV blocks and memory are not seen from here
     emit kvMapUpdated(generation, job.service().kv_block_map());
     emit memoryUpdated(generation, memory_sample(lastStats));
     sinceMap.restart();

@@ -67,7 +67,8 @@ class EngineWorker : public QObject {
   // it); cancellable with requestCancel().
   void loadModel(quint64 generation, const QString& path, const QString& tokenizerPath);
   // Runs a new job at jobPath (resume == false) or resumes the job at jobPath (spec ignored).
-  // Reuses the loaded model when its path matches.
+  // Reuses the loaded model when its path matches; a remote job (spec.remote) loads none and
+  // leaves the loaded one as it is.
   void runJob(quint64 generation, const sluice::GenerationSpec& spec, const QString& jobPath,
               bool resume);
   // Exports a job file (format: jsonl, csv, alpaca, openai, sharegpt, dpo).
@@ -80,7 +81,8 @@ class EngineWorker : public QObject {
   void modelLoaded(quint64 generation, const sluice::ModelSummary& model);
   void modelLoadFailed(quint64 generation, const QString& message);
 
-  // backendDescription: Backend::describe of the job's engine ("cpu", "cuda:0 NVIDIA ...: bf16 ...").
+  // backendDescription: Backend::describe of the job's engine ("cpu", "cuda:0 NVIDIA ...: bf16
+  // ...") or, for a remote job, RemoteDriver::describe ("1 endpoint (http://...), model m, ...").
   void jobStarted(quint64 generation, const QString& jobPath, const QString& backendDescription);
   void rowsFinished(quint64 generation, const QVector<sluice::RowSnapshot>& rows);
   void statsUpdated(quint64 generation, const sluice::StepStats& stats,

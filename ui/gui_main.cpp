@@ -6,6 +6,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableView>
+#include <QTimer>
 #include <cstdio>
 
 #include "app/headless_job.h"
@@ -17,6 +18,7 @@
 #include "ui/parameters_panel.h"
 #include "ui/serve_panel.h"
 #include "ui/screenshot_recorder.h"
+#include "ui/remote_servers_panel.h"
 #include "ui/structured_output_panel.h"
 
 namespace sluice::ui {
@@ -104,6 +106,21 @@ bool compareJobs(const QCommandLineParser& parser, MainWindow& window) {
   return true;
 }
 
+// Chooses "Remote server(s)…" with the --endpoint URLs (and --remote-model) in the parameters.
+void applyRemote(const QCommandLineParser& parser, MainWindow& window) {
+  if (!parser.isSet("endpoint")) return;
+  RemoteServersPanel* panel = window.parametersPanel()->remoteServers();
+  RemoteSpec remote = panel->remoteSpec();
+  remote.endpoints.clear();
+  for (const QString& url : parser.values("endpoint"))
+    remote.endpoints.push_back(url.toStdString());
+  if (parser.isSet("remote-model")) remote.model = parser.value("remote-model").toStdString();
+  panel->setRemoteSpec(remote);
+  window.parametersPanel()->setRemote(true);
+  // Once the window is shown and laid out: the section only scrolls into view then.
+  QTimer::singleShot(0, &window, [&window, panel] { window.showParameters(panel); });
+}
+
 }  // namespace
 
 bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
@@ -114,6 +131,9 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
       {"model", "Model to load at start.", "PATH"},
       {"dataset", "Instruction file to open at start.", "PATH"},
       {"device", "Device to run on: cpu, cuda, cuda:N or auto (default: as last time).", "DEVICE"},
+      {"endpoint",
+       "Run on this OpenAI-compatible server instead of a local model (repeat for more).", "URL"},
+      {"remote-model", "With --endpoint: the model to ask the servers for.", "NAME"},
       {"job", "Job file to open (Start resumes it), or to create when it does not exist.", "PATH"},
       {"start", "Start generating as soon as the model is loaded."},
       {"quit-when-done", "Quit when the run ends (exit status 0 when it finished)."},
@@ -150,19 +170,24 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
   // A job file that does not exist yet is where the new run goes (as `generate --job` does).
   const bool resumesJob = parser.isSet("job") && QFileInfo::exists(parser.value("job"));
   const bool createsJob = parser.isSet("job") && !resumesJob;
-  if (createsJob && !(parser.isSet("model") && parser.isSet("dataset"))) {
+  const bool hasRunner = parser.isSet("model") || parser.isSet("endpoint");
+  if (createsJob && !(hasRunner && parser.isSet("dataset"))) {
     std::fprintf(stderr,
-                 "sluice gui: the job %s does not exist; give --model and --dataset to create it\n",
+                 "sluice gui: the job %s does not exist; give --model (or --endpoint) and "
+                 "--dataset to create it\n",
                  qPrintable(parser.value("job")));
     return false;
   }
-  if (parser.isSet("start") && !resumesJob && !(parser.isSet("model") && parser.isSet("dataset"))) {
-    std::fprintf(stderr, "sluice gui: --start needs --model and --dataset, or an existing --job\n");
+  if (parser.isSet("start") && !resumesJob && !(hasRunner && parser.isSet("dataset"))) {
+    std::fprintf(stderr,
+                 "sluice gui: --start needs --model (or --endpoint) and --dataset, or an existing "
+                 "--job\n");
     return false;
   }
   if (parser.isSet("serve-port") && !applyServePort(parser.value("serve-port"), window))
     return false;
   if (parser.isSet("device")) window.setDevice(parser.value("device"));
+  applyRemote(parser, window);
   if (!applyStructuredOutput(parser, window)) return false;
   window.setQuitWhenDone(parser.isSet("quit-when-done"));
   if (resumesJob) window.openJob(parser.value("job"));
@@ -171,8 +196,9 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
   window.setStartWhenReady(parser.isSet("start"));
   if (parser.isSet("model")) {
     window.preloadModel(parser.value("model"));
-  } else if (parser.isSet("start")) {
-    // Resuming a job loads its own model: nothing to wait for.
+  } else if (parser.isSet("start") && (resumesJob || !parser.isSet("endpoint"))) {
+    // Resuming a job loads its own model: nothing to wait for. (A remote run starts once its
+    // instruction file has been read.)
     QMetaObject::invokeMethod(&window, &MainWindow::start, Qt::QueuedConnection);
   }
   if (parser.isSet("compare") && !compareJobs(parser, window)) return false;

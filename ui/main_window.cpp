@@ -38,6 +38,7 @@
 #include "ui/model_panel.h"
 #include "ui/pair_review_view.h"
 #include "ui/parameters_panel.h"
+#include "ui/remote_servers_panel.h"
 #include "ui/results_panel.h"
 #include "ui/run_controls.h"
 #include "ui/run_spec.h"
@@ -148,6 +149,7 @@ void MainWindow::buildUi() {
     m_parameters->structuredOutput()->setColumns(columns);
     if (ok) m_settings.setLastDataset(m_dataset->datasetPath());
     updateReady();
+    if (ok && m_parameters->isRemote()) startIfScripted();  // no model to wait for
   });
   connect(m_dataset, &DatasetPanel::promptLengthsReady, this, [this](const QVector<int>& lengths) {
     m_promptLengths = lengths;
@@ -155,8 +157,12 @@ void MainWindow::buildUi() {
   });
   connect(m_parameters, &ParametersPanel::changed, this, &MainWindow::updateMemoryPlan);
   connect(m_parameters, &ParametersPanel::changed, this, &MainWindow::updateReady);
-  connect(m_parameters, &ParametersPanel::changed, this,
-          [this] { m_modelPanel->setDevice(QString::fromStdString(m_parameters->device())); });
+  connect(m_parameters, &ParametersPanel::changed, this, [this] {
+    m_modelPanel->setDevice(QString::fromStdString(m_parameters->device()));
+    m_modelPanel->setRemote(m_parameters->isRemote()
+                                ? tr("Remote: %1").arg(m_parameters->remoteServers()->summary())
+                                : QString());
+  });
   connect(m_jobs, &JobsView::openRequested, this, &MainWindow::openJob);
   connect(m_jobs, &JobsView::resumeRequested, this, [this](const QString& path) {
     openJob(path);
@@ -419,11 +425,14 @@ void MainWindow::onModelLoaded(quint64 generation, const ModelSummary& model) {
     m_runControls->setState(RunControls::State::Idle);
   updateReady();
   emit modelReady();
-  if (m_startWhenReady) {
-    m_startWhenReady = false;
-    m_isScriptedStart = true;
-    start();
-  }
+  startIfScripted();
+}
+
+void MainWindow::startIfScripted() {
+  if (!m_startWhenReady) return;
+  m_startWhenReady = false;
+  m_isScriptedStart = true;
+  start();
 }
 
 void MainWindow::onModelLoadFailed(quint64 generation, const QString& message) {
@@ -465,13 +474,17 @@ GenerationSpec MainWindow::currentSpec() const {
 
 QString MainWindow::newJobPath() const {
   QDir().mkpath(m_jobsDirectory);
-  return ui::newJobPath(m_jobsDirectory, m_dataset->datasetPath(),
-                        m_model ? m_model->path : QString(), QDateTime::currentDateTime());
+  const QString model = m_parameters->isRemote() ? QString("remote")
+                        : m_model                ? m_model->path
+                                                 : QString();
+  return ui::newJobPath(m_jobsDirectory, m_dataset->datasetPath(), model,
+                        QDateTime::currentDateTime());
 }
 
 void MainWindow::start() {
   if (isRunning()) return;
-  if (!m_resumeJob && (!m_model || m_dataset->datasetPath().isEmpty())) {
+  if (!m_resumeJob &&
+      (!(m_model || m_parameters->isRemote()) || m_dataset->datasetPath().isEmpty())) {
     if (m_quitWhenDone) {
       finishRun(false, tr("nothing to run: open a model and an instruction file first"));
       return;
@@ -500,7 +513,7 @@ void MainWindow::start() {
 }
 
 int MainWindow::maxModelLen() const {
-  if (!m_model) return 0;
+  if (!m_model || m_parameters->isRemote()) return 0;  // the servers check their own context
   const int configured = m_parameters->engineConfig().max_model_len;
   return configured > 0 ? std::min(configured, m_model->contextLength) : m_model->contextLength;
 }
@@ -564,7 +577,10 @@ void MainWindow::setPaused(bool paused) {
 
 void MainWindow::onJobStarted(quint64 generation, const QString& jobPath, const QString& backend) {
   if (generation != m_generation) return;
-  m_modelPanel->setBackendDescription(backend);
+  if (m_parameters->isRemote())
+    m_modelPanel->setRemote(tr("Remote: %1").arg(backend));
+  else
+    m_modelPanel->setBackendDescription(backend);
   m_results->setJobPath(jobPath);
   m_statusRows->setText(tr("Running · job %1").arg(QDir::toNativeSeparators(jobPath)));
   m_jobs->refresh();  // a new job's file exists now
@@ -634,13 +650,16 @@ void MainWindow::onJobFailed(quint64 generation, const QString& message) {
 }
 
 void MainWindow::updateReady() {
-  const bool hasInputs = m_resumeJob || (m_model && m_isDatasetLoaded);
+  const bool hasInputs =
+      m_resumeJob || ((m_model || m_parameters->isRemote()) && m_isDatasetLoaded);
   const QString parametersProblem = m_parameters->validationError();
   const bool ready = hasInputs && parametersProblem.isEmpty();
   m_runControls->setReady(ready);
   if (isRunning()) return;
   if (!hasInputs)
-    m_statusRows->setText(tr("Open a model and an instruction file, then Start."));
+    m_statusRows->setText(m_parameters->isRemote()
+                              ? tr("Open an instruction file, then Start.")
+                              : tr("Open a model and an instruction file, then Start."));
   else if (!ready)
     m_statusRows->setText(tr("Start waits for valid parameters: %1").arg(parametersProblem));
   else if (!m_resumeJob)

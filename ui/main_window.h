@@ -125,6 +125,8 @@ class MainWindow : public QMainWindow {
   void finishRun(bool cancelled, const QString& error);
   // Starts the run (Start's checks done), with what to do with prompts longer than the context.
   void startRun(sluice::LongPromptPolicy onLongPrompt);
+  // Starts a run asked for by setStartWhenReady once its inputs are ready (once only).
+  void startIfScripted();
   int maxModelLen() const;
   void updateReady();
   double nowS() const { return m_clock.elapsed() / 1000.0; }

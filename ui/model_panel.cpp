@@ -39,6 +39,10 @@ QLabel* factLabel(QWidget* parent) {
 ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  m_remoteLabel = factLabel(this);
+  m_remoteLabel->setStyleSheet("font-weight: bold;");
+  m_remoteLabel->hide();
+  layout->addWidget(m_remoteLabel);
   layout->addWidget(buildPathRows());
   layout->addWidget(buildProgressRow());
   m_errorLabel = new QLabel(this);
@@ -262,6 +266,16 @@ void ModelPanel::setDevice(const QString& device) {
 void ModelPanel::setBackendDescription(const QString& description) {
   m_runsOn->setText(description);
   m_runsOn->setToolTip(description);
+}
+
+void ModelPanel::setRemote(const QString& text) {
+  m_remoteLabel->setText(text);
+  m_remoteLabel->setToolTip(text);
+  m_remoteLabel->setVisible(!text.isEmpty());
+}
+
+QString ModelPanel::remoteText() const {
+  return m_remoteLabel->isHidden() ? QString() : m_remoteLabel->text();
 }
 
 QString ModelPanel::runsOnText() const {

@@ -59,6 +59,11 @@ class ModelPanel final : public QWidget {
   // Shows the running backend as the engine describes it (device, activation type, weight
   // conversions such as "Q8_0 dequantized to BF16 at load").
   void setBackendDescription(const QString& description);
+  // Shows where a remote job runs instead ("Remote: stories on 2 endpoints", no local model
+  // needed) above the model's rows; "" hides it.
+  void setRemote(const QString& text);
+  // Returns the remote line as shown ("" when hidden), for tests.
+  QString remoteText() const;
   // Returns the "Runs on" line as shown, for tests.
   QString runsOnText() const;
 
@@ -95,6 +100,7 @@ class ModelPanel final : public QWidget {
   QLabel* m_tokenizer = nullptr;
   QLabel* m_chatTemplateLabel = nullptr;
   QLabel* m_runsOn = nullptr;
+  QLabel* m_remoteLabel = nullptr;
   QString m_weightDtypes;  // the loaded model's, e.g. "Q8_0+F32"
   QString m_cudaMissing;   // what the CUDA backend lacks for the loaded model; empty: none
   QString m_device = "cpu";

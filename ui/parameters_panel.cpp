@@ -13,6 +13,7 @@
 
 #include "engine/core/error.h"
 #include "engine/runner/sampler.h"
+#include "ui/remote_servers_panel.h"
 #include "ui/structured_output_panel.h"
 
 namespace sluice::ui {
@@ -20,6 +21,7 @@ namespace sluice::ui {
 namespace {
 
 constexpr qint64 kMib = qint64{1} << 20;
+const char* const kRemoteDevice = "remote";  // the device selector's "Remote server(s)…"
 
 }  // namespace
 
@@ -34,6 +36,14 @@ ParametersPanel::ParametersPanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(structured);
   connect(m_structured, &StructuredOutputPanel::changed, this, &ParametersPanel::onEdited);
   layout->addWidget(buildEngine());
+  auto* remote = new QGroupBox("Remote servers", this);
+  m_remoteBox = remote;
+  auto* remoteLayout = new QVBoxLayout(remote);
+  m_remote = new RemoteServersPanel(remote);
+  remoteLayout->addWidget(m_remote);
+  remote->hide();
+  layout->addWidget(remote);
+  connect(m_remote, &RemoteServersPanel::changed, this, &ParametersPanel::onEdited);
   m_problemLabel = new QLabel(this);
   m_problemLabel->setWordWrap(true);
   m_problemLabel->setStyleSheet("color: #c0392b;");
@@ -110,12 +120,12 @@ QWidget* ParametersPanel::buildEngine() {
   m_device = new QComboBox(box);
   m_device->addItem("CPU", "cpu");
   m_device->addItem("Auto (GPU when present)", "auto");
-  m_device->setToolTip("Where the model runs; GPUs are listed once they have been probed");
+  m_device->addItem("Remote server(s)…", kRemoteDevice);
+  m_device->setToolTip(
+      "Where the model runs; GPUs are listed once they have been probed. Remote server(s): "
+      "OpenAI-compatible servers run the job, no local model needed");
   m_form->addRow("Device", m_device);
-  connect(m_device, &QComboBox::currentIndexChanged, this, [this] {
-    m_gpuMemory->setEnabled(device() != "cpu");
-    onEdited();
-  });
+  connect(m_device, &QComboBox::currentIndexChanged, this, &ParametersPanel::onDeviceChosen);
   m_gpuMemory = addDouble("GPU memory", 5.0, 99.0, 1.0, 0,
                           "Share of the GPU's memory for weights, activations and the KV cache "
                           "(--gpu-memory-utilization)");
@@ -165,23 +175,52 @@ int ParametersPanel::numThreads() const {
 }
 
 std::string ParametersPanel::device() const {
-  return m_device->currentData().toString().toStdString();
+  return isRemote() ? m_localDevice : m_device->currentData().toString().toStdString();
+}
+
+bool ParametersPanel::isRemote() const {
+  return m_device->currentData().toString() == kRemoteDevice;
+}
+
+void ParametersPanel::setRemote(bool remote) {
+  if (remote == isRemote()) return;
+  if (remote)
+    m_device->setCurrentIndex(m_device->findData(kRemoteDevice));
+  else
+    setDevice(m_localDevice);
+}
+
+void ParametersPanel::onDeviceChosen() {
+  if (!isRemote()) m_localDevice = device();
+  const bool remote = isRemote();
+  m_remoteBox->setVisible(remote);
+  // The local engine's limits do not apply to a remote job.
+  m_gpuMemory->setEnabled(!remote && device() != "cpu");
+  for (QWidget* local : {static_cast<QWidget*>(m_maxNumSeqs), static_cast<QWidget*>(m_kvBudgetMib),
+                         static_cast<QWidget*>(m_threads)})
+    local->setEnabled(!remote);
+  onEdited();
 }
 
 void ParametersPanel::setDevice(const std::string& id) {
+  if (id == kRemoteDevice) {
+    setRemote(true);
+    return;
+  }
   const QString wanted = QString::fromStdString(id);
   int index = m_device->findData(wanted);
   if (index < 0) {  // from a job or the settings, not found on this machine (yet): kept visible
     m_device->addItem(wanted + " (not found)", wanted);
     index = m_device->count() - 1;
   }
+  m_localDevice = id;
   m_device->setCurrentIndex(index);
-  m_gpuMemory->setEnabled(id != "cpu");
+  onDeviceChosen();  // also when the index stays
 }
 
 std::optional<sluice::DeviceOption> ParametersPanel::selectedGpu() const {
   const std::string id = device();
-  if (id == "cpu" || m_gpus.empty()) return std::nullopt;
+  if (isRemote() || id == "cpu" || m_gpus.empty()) return std::nullopt;
   if (id == "auto") return m_gpus.front();
   for (const DeviceOption& gpu : m_gpus) {
     if (gpu.id == id) return gpu;
@@ -193,13 +232,16 @@ void ParametersPanel::setDevices(const sluice::DeviceReport& report) {
   const bool wasUpdating = m_updating;
   m_updating = true;
   const std::string current = device();
+  const bool wasRemote = isRemote();
   m_gpus = report.devices;
   while (m_device->count() > 2) m_device->removeItem(2);
   for (const DeviceOption& d : report.devices) {
     m_device->addItem(QString::fromStdString(d.label), QString::fromStdString(d.id));
   }
+  m_device->addItem("Remote server(s)…", kRemoteDevice);
   m_device->setToolTip(QString::fromStdString(report.summary));
   setDevice(current);
+  setRemote(wasRemote);
   m_updating = wasUpdating;
 }
 
@@ -209,6 +251,7 @@ void ParametersPanel::applyToSpec(sluice::GenerationSpec& spec) const {
   spec.engine = engineConfig();
   spec.num_threads = numThreads();
   spec.device = device();
+  spec.remote = isRemote() ? m_remote->remoteSpec() : RemoteSpec{};
 }
 
 void ParametersPanel::setFromSpec(const sluice::GenerationSpec& spec) {
@@ -228,6 +271,8 @@ void ParametersPanel::setFromSpec(const sluice::GenerationSpec& spec) {
   m_seed->setText(QString::number(static_cast<quint64>(s.seed)));
   m_stop->setPlainText(formatStopStrings(s.stop));
   setDevice(spec.device);
+  if (spec.remote.is_remote()) m_remote->setRemoteSpec(spec.remote);
+  setRemote(spec.remote.is_remote());
   m_gpuMemory->setValue(spec.engine.gpu_memory_utilization * 100.0);
   m_maxNumSeqs->setValue(spec.engine.max_num_seqs);
   m_specKvMib =
@@ -247,7 +292,9 @@ void ParametersPanel::onEdited() {
 }
 
 QString ParametersPanel::validationError() const {
-  return m_problem.isEmpty() ? m_structured->validationError() : m_problem;
+  if (!m_problem.isEmpty()) return m_problem;
+  if (!m_structured->isValid()) return m_structured->validationError();
+  return isRemote() ? m_remote->validationError() : QString();
 }
 
 void ParametersPanel::validate() {

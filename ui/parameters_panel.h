@@ -1,7 +1,8 @@
 // Generation settings: the sampling knobs of SamplingParams, the structured output section
 // (StructuredOutputPanel) and the engine limits a person is likely to touch (device, GPU memory
-// share, running requests, KV budget, threads). Values are checked with the engine's own
-// validate_sampling_params and build_grammar and problems are shown inline, so a run never
+// share, running requests, KV budget, threads), or, with the device "Remote server(s)…", the
+// servers a remote job's requests go to (RemoteServersPanel). Values are checked with the engine's
+// own validate_sampling_params and build_grammar and problems are shown inline, so a run never
 // starts on settings the engine would refuse.
 #pragma once
 
@@ -24,6 +25,7 @@ class QSpinBox;
 
 namespace sluice::ui {
 
+class RemoteServersPanel;
 class StructuredOutputPanel;
 
 class ParametersPanel final : public QWidget {
@@ -39,8 +41,13 @@ class ParametersPanel final : public QWidget {
   sluice::EngineConfig engineConfig() const;
   // Returns the CPU threads (0 = every core).
   int numThreads() const;
-  // Returns the device to run on: "cpu", "auto" or "cuda:N".
+  // Returns the local device to run on: "cpu", "auto" or "cuda:N" (with "Remote server(s)…"
+  // chosen: the local device chosen last).
   std::string device() const;
+  // True when "Remote server(s)…" is chosen: a run goes to remoteServers()'s endpoints.
+  bool isRemote() const;
+  // Chooses "Remote server(s)…" (true) or the local device chosen last (false).
+  void setRemote(bool remote);
   // Offers the probed devices (besides CPU and auto), keeping the current choice; the report's
   // summary becomes the selector's tooltip.
   void setDevices(const sluice::DeviceReport& report);
@@ -49,15 +56,19 @@ class ParametersPanel final : public QWidget {
   std::optional<sluice::DeviceOption> selectedGpu() const;
   // Selects a device by id (kept visible as "not found" until a probe lists it).
   void setDevice(const std::string& id);
-  // Writes the panel's sampling, structured output, engine and thread settings into spec.
+  // Writes the panel's sampling, structured output, engine and thread settings into spec, and
+  // the remote servers' settings when "Remote server(s)…" is chosen (else none).
   void applyToSpec(sluice::GenerationSpec& spec) const;
 
   bool isValid() const { return validationError().isEmpty(); }
-  // Returns why the settings are invalid (sampling first, then structured output), or "" when
-  // they are valid.
+  // Returns why the settings are invalid (sampling first, then structured output, then the remote
+  // servers when chosen), or "" when they are valid.
   QString validationError() const;
   // The "Structured output" section (its grammar reaches the spec through applyToSpec).
   StructuredOutputPanel* structuredOutput() const { return m_structured; }
+  // The "Remote servers" section (shown while "Remote server(s)…" is chosen).
+  RemoteServersPanel* remoteServers() const { return m_remote; }
+  QComboBox* deviceSelector() const { return m_device; }
 
   // Returns stop strings as the editor shows them: one per line, with \n, \t and \\ escaped.
   static QString formatStopStrings(const std::vector<std::string>& stops);
@@ -78,6 +89,7 @@ class ParametersPanel final : public QWidget {
   QSpinBox* addInt(const QString& label, int low, int high, const QString& tip);
   void onEdited();
   void validate();
+  void onDeviceChosen();
 
   sluice::SamplingParams m_baseSampling;
   sluice::EngineConfig m_baseEngine;
@@ -105,6 +117,9 @@ class ParametersPanel final : public QWidget {
   QSpinBox* m_threads = nullptr;
   QLabel* m_problemLabel = nullptr;
   StructuredOutputPanel* m_structured = nullptr;
+  QWidget* m_remoteBox = nullptr;
+  RemoteServersPanel* m_remote = nullptr;
+  std::string m_localDevice = "cpu";  // the local device chosen last
 };
 
 }  // namespace sluice::ui

@@ -16,6 +16,10 @@ sluice::GenerationSpec specFromPanels(const QString& modelPath, const QString& t
   spec.prompt = dataset.promptOptions();
   spec.on_bad_row = dataset.onBadRow();
   parameters.applyToSpec(spec);
+  if (spec.remote.is_remote()) {  // the servers run their own model: none is loaded here
+    spec.model_path.clear();
+    spec.tokenizer_path.clear();
+  }
   return spec;
 }
 

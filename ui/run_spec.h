@@ -13,7 +13,8 @@ class ParametersPanel;
 
 // Returns the spec of a run of modelPath (tokenizerPath: "" for the model's own) over the
 // dataset panel's file, with its prompt options and bad-row policy, and the parameters panel's
-// sampling, engine, device and thread settings.
+// sampling, engine, device and thread settings; with "Remote server(s)…" chosen, the remote
+// servers' settings and no model (modelPath and tokenizerPath are left out).
 sluice::GenerationSpec specFromPanels(const QString& modelPath, const QString& tokenizerPath,
                                       const DatasetPanel& dataset,
                                       const ParametersPanel& parameters);
