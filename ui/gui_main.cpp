@@ -16,9 +16,9 @@
 #include "ui/jobs_view.h"
 #include "ui/main_window.h"
 #include "ui/parameters_panel.h"
-#include "ui/serve_panel.h"
-#include "ui/screenshot_recorder.h"
 #include "ui/remote_servers_panel.h"
+#include "ui/screenshot_recorder.h"
+#include "ui/serve_panel.h"
 #include "ui/structured_output_panel.h"
 
 namespace sluice::ui {

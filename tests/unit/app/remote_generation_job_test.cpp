@@ -50,7 +50,8 @@ TEST(RemoteGenerationJob, RowsGoAsChatMessagesAndLandInTheJob) {
   const auto seen = fake.seen();
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen[0].path, "/v1/chat/completions");
-  EXPECT_EQ(seen[0].body["messages"][0], (nlohmann::json{{"role", "system"}, {"content", "Be brief."}}));
+  EXPECT_EQ(seen[0].body["messages"][0],
+            (nlohmann::json{{"role", "system"}, {"content", "Be brief."}}));
 
   // Run alone: the server is asked again, with the row's own seed.
   const auto alone = job->run_row_alone(3);
@@ -93,7 +94,8 @@ TEST(RemoteGenerationJob, AResumedJobMustFindTheSameModel) {
     job->load();
     FAIL() << "a job resumed on another model";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("the servers serve 'model-b', not the model the job started with"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("the servers serve 'model-b', not the model the job started with"));
   }
 }
 
