@@ -292,6 +292,7 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
       client->set_read_timeout(timeout);
       client->set_write_timeout(timeout);
       client->set_keep_alive(true);
+      client->set_tcp_nodelay(true);  // headers and body go out at once, not after a delayed ACK
     }
     const uint64_t seed = sample_seed(r.request.sampling.seed, r.request.sample_key, a.sample_idx);
     const std::string body =

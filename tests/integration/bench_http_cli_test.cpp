@@ -49,8 +49,9 @@ TEST(BenchHttpCli, BothModesStreamEveryRowAndCountUsageTokens) {
     EXPECT_GT(m["ttft_p50_ms"].get<double>(), 0.0);
     EXPECT_GE(m["ttft_p99_ms"].get<double>(), m["ttft_p50_ms"].get<double>());
     EXPECT_GE(m["itl_p50_ms"].get<double>(), 0.0);
+    // Deltas that arrive in one network read share a timestamp: on a fast machine stories260K's
+    // 16 tokens can all come in one read, so the gaps may all be 0 ms.
     EXPECT_GE(m["itl_p99_ms"].get<double>(), m["itl_p50_ms"].get<double>());
-    EXPECT_GT(m["itl_p99_ms"].get<double>(), 0.0);
   }
   EXPECT_GT(out["concurrent_over_sequential"].get<double>(), 0.0);
 }
