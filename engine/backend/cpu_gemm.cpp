@@ -1,5 +1,8 @@
 #include "engine/backend/cpu_gemm.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 
@@ -9,10 +12,31 @@ namespace sluice {
 
 namespace {
 
+// The weight bytes of one cache block of the product (cpu_gemm_tiles.inc): half of one core's
+// L2, as the C library reports it (512 KiB when it does not). Block sizes decide which elements
+// are computed together, never how one is, so the result does not depend on the machine's cache.
+int64_t gemm_block_bytes() {
+  static const int64_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l2 <= 0) return int64_t{512} << 10;
+    return std::clamp<int64_t>(l2 / 2, int64_t{128} << 10, int64_t{1} << 20);
+  }();
+  return bytes;
+}
+
+// A set without a wide tile (cpu_gemm_wide_tile_avx2.inc): the generic tiles do every product.
+struct NoWideTile {
+  static constexpr int kTokens = 0;
+  static constexpr int kRows = 1;
+  template <typename W>
+  static void run(const float*, const W*, int64_t, int64_t, float*, int64_t) {}
+};
+
 // The kernel body (cpu_gemm_tiles.inc) once per instruction set, each compiled for its set; a
 // namespace each, so that the instantiations never mix.
 namespace gemm_portable {
 using simd16_portable::Simd16;
+using WideTile = NoWideTile;
 #include "engine/backend/cpu_gemm_tiles.inc"
 }  // namespace gemm_portable
 
@@ -21,6 +45,8 @@ using simd16_portable::Simd16;
 #pragma GCC target("arch=x86-64-v3")
 namespace gemm_avx2 {
 using simd16_avx2::Simd16;
+#include "engine/backend/cpu_gemm_wide_tile_avx2.inc"  // WideTile, before the tiles that use it
+// (the generic tiles)
 #include "engine/backend/cpu_gemm_tiles.inc"
 }  // namespace gemm_avx2
 #pragma GCC pop_options
@@ -29,6 +55,7 @@ using simd16_avx2::Simd16;
 #pragma GCC target("arch=x86-64-v4")
 namespace gemm_avx512 {
 using simd16_avx512::Simd16;
+using WideTile = NoWideTile;
 #include "engine/backend/cpu_gemm_tiles.inc"
 }  // namespace gemm_avx512
 #pragma GCC pop_options

@@ -69,11 +69,11 @@ std::string isa_label(CpuKernelIsa isa) {
 }
 
 // Shapes with every tail: tokens past the 4-token tiles (pairs and single tokens left), rows
-// around the 4-, 8- and 16-row tiles, cols around the 16 lanes, and the real layers' widths (64,
-// 172, 288).
-constexpr int64_t kTokenCounts[] = {1, 2, 3, 5, 6, 7};
+// around the 3-, 4-, 8- and 16-row tiles, cols around the 16 lanes, the real layers' widths (64,
+// 172, 288), and past the AVX2 wide tile's 512-column chunks (600 with a tail, 1040 without).
+constexpr int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 6, 7, 9};
 constexpr int64_t kRowCounts[] = {1, 3, 4, 5, 8, 9, 16, 17, 33};
-constexpr int64_t kColCounts[] = {1, 7, 15, 16, 17, 64, 172, 288};
+constexpr int64_t kColCounts[] = {1, 7, 15, 16, 17, 64, 172, 288, 600, 1040};
 
 TEST(CpuGemm, EveryInstructionSetWithFmaSumsInTheDocumentedOrder) {
   std::mt19937 rng(21);
