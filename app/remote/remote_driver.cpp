@@ -17,6 +17,10 @@ constexpr auto kWatchInterval = std::chrono::milliseconds(50);
 constexpr double kMaxBackoffS = 30.0;
 constexpr double kThroughputWindowS = 5.0;
 
+std::string too_long_message(int64_t max_bytes) {
+  return str_cat("the answer was longer than ", max_bytes / 1024, " KiB; cut off there");
+}
+
 uint64_t mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -145,27 +149,38 @@ void RemoteDriver::check_endpoints(const RemoteSpec& spec) {
     httplib::Client client(e.scheme_host);
     client.set_connection_timeout(std::chrono::seconds(5));
     client.set_read_timeout(std::chrono::seconds(15));
-    const auto res = client.Get(e.base_path + "/models", auth_headers(api_key_));
+    std::string body;  // read up to spec.max_answer_bytes, as the completions are
+    bool is_too_long = false;
+    const auto res = client.Get(
+        e.base_path + "/models", auth_headers(api_key_), [&](const char* data, size_t size) {
+          if (static_cast<int64_t>(body.size() + size) > spec.max_answer_bytes) {
+            is_too_long = true;
+            return false;
+          }
+          body.append(data, size);
+          return true;
+        });
     if (!res) {
-      problems.push_back(str_cat(e.url, ": ", httplib::to_string(res.error())));
-      note(str_cat(e.url, " did not answer (", httplib::to_string(res.error()),
-                   "); it is out of the rotation until it does"));
+      const std::string why =
+          is_too_long ? too_long_message(spec.max_answer_bytes) : httplib::to_string(res.error());
+      problems.push_back(str_cat(e.url, ": ", why));
+      note(str_cat(e.url, " did not answer (", why, "); it is out of the rotation until it does"));
       rotation_.take_out(i, Clock::now());
       continue;
     }
     if (res->status == 401 || res->status == 403) {
-      fail(e.url, " refused the API key (HTTP ", res->status, ": ", remote_error_message(res->body),
-           ")", spec.api_key_env.empty() ? "; give the key's variable with --api-key-env" : "");
+      fail(e.url, " refused the API key (HTTP ", res->status, ": ", remote_error_message(body), ")",
+           spec.api_key_env.empty() ? "; give the key's variable with --api-key-env" : "");
     }
     if (res->status != 200) {
       if (spec.model.empty()) {
-        fail(e.url, "/models answered HTTP ", res->status, " (", remote_error_message(res->body),
+        fail(e.url, "/models answered HTTP ", res->status, " (", remote_error_message(body),
              "); give the model's name with --remote-model");
       }
       is_any_up = true;  // it answers; it cannot say what it serves
       continue;
     }
-    const auto answer = nlohmann::json::parse(res->body, nullptr, false);
+    const auto answer = nlohmann::json::parse(body, nullptr, false);
     std::vector<std::string> models;
     if (answer.is_object() && answer.contains("data") && answer["data"].is_array()) {
       for (const auto& m : answer["data"]) {
@@ -281,6 +296,8 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
   const EndpointUrl& e = endpoints_[a.endpoint];
   const auto started = Clock::now();
   std::optional<httplib::Result> res;
+  std::string answer;  // the body of the answer
+  bool is_too_long = false;
   bool is_timed_out = false;
   if (!r.stream->is_abort_requested()) {
     auto& client = worker.clients[a.endpoint];
@@ -305,8 +322,23 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
       worker.busy_since = started;
       worker.is_timed_out = false;
     }
-    res.emplace(client->Post(e.base_path + remote_request_path(r.request), auth_headers(api_key_),
-                             body, "application/json"));
+    // The answer is read into answer, up to spec_.max_answer_bytes: httplib would read a body
+    // of any length into memory.
+    httplib::Request post;
+    post.method = "POST";
+    post.path = e.base_path + remote_request_path(r.request);
+    post.headers = auth_headers(api_key_);
+    post.headers.emplace("Content-Type", "application/json");
+    post.body = body;
+    post.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
+      if (static_cast<int64_t>(answer.size() + size) > spec_.max_answer_bytes) {
+        is_too_long = true;
+        return false;
+      }
+      answer.append(data, size);
+      return true;
+    };
+    res.emplace(client->send(post));
     const std::lock_guard lock(worker.mutex);
     worker.busy_client = nullptr;
     worker.busy_request.reset();
@@ -326,7 +358,8 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
   if (!result) {
     const std::string error =
         is_timed_out ? str_cat("no answer within --request-timeout ", spec_.request_timeout_s, " s")
-                     : httplib::to_string(result.error());
+        : is_too_long ? too_long_message(spec_.max_answer_bytes)
+                      : httplib::to_string(result.error());
     if (rotation_.fail(a.endpoint, now))
       note(str_cat(e.url, " left the rotation after repeated failures (", error,
                    "); probing it again in ", rotation_.cool_down_s(a.endpoint), " s"));
@@ -337,7 +370,7 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
   if (status == 200) {
     FinishedRequest f;
     try {
-      f = parse_remote_response(result->body, r.request.is_chat);
+      f = parse_remote_response(answer, r.request.is_chat);
     } catch (const Error& error) {
       rotation_.fail(a.endpoint, now);
       retry_or_fail(std::move(a), str_cat(e.url, ": ", error.what()), std::nullopt);
@@ -369,8 +402,7 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
     finish_sample(r, a.sample_idx, std::move(f));
     return;
   }
-  const std::string error =
-      str_cat(e.url, ": HTTP ", status, ": ", remote_error_message(result->body));
+  const std::string error = str_cat(e.url, ": HTTP ", status, ": ", remote_error_message(answer));
   if (!is_retryable_status(status)) {
     rotation_.succeed(a.endpoint);  // it answered; the request is what it refused
     FinishedRequest f;

@@ -4,6 +4,7 @@
 // stored, only the name of the environment variable that holds it.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ struct RemoteSpec {
   double tokens_per_minute = 0.0;      // prompt and output tokens; 0 = no limit
   double request_timeout_s = 600.0;    // one attempt, connection to last byte
   int retries = 5;                     // further attempts of a failing request
+  // The most bytes of one answer the driver reads (a server that sends more is cut off there, as
+  // a failed attempt): a safety limit, not a setting, so not stored in the job.
+  int64_t max_answer_bytes = int64_t{64} << 20;
 
   bool is_remote() const { return !endpoints.empty(); }
 };

@@ -1,8 +1,9 @@
 // An OpenAI-compatible server for remote-job tests that misbehaves on cue: it answers each
 // completion with a text derived from the prompt ("answer to: <prompt>"), or with the next
 // scripted fault — 429 with a Retry-After, 500, a dropped connection, a slow answer, a malformed
-// body — and records what it saw (requests, bodies, arrival times, the most in flight at once).
-// A prompt containing "ALWAYS-500" always gets a 500. Runs in the test's process on a free port.
+// body, a body that never ends — and records what it saw (requests, bodies, arrival times, the
+// most in flight at once). A prompt containing "ALWAYS-500" always gets a 500, one containing
+// "ALWAYS-ENDLESS" always an endless body. Runs in the test's process on a free port.
 #pragma once
 
 #include <httplib.h>
@@ -20,7 +21,7 @@ namespace sluice::test {
 
 class FakeOpenAiServer {
  public:
-  enum class Fault { TooManyRequests, ServerError, Drop, Slow, Malformed, BadRequest };
+  enum class Fault { TooManyRequests, ServerError, Drop, Slow, Malformed, BadRequest, Endless };
 
   struct Seen {
     std::string path;
@@ -90,6 +91,7 @@ class FakeOpenAiServer {
       }
     }
     if (prompt.find("ALWAYS-500") != std::string::npos) fault = Fault::ServerError;
+    if (prompt.find("ALWAYS-ENDLESS") != std::string::npos) fault = Fault::Endless;
     reply(res, fault, prompt, is_chat);
     --in_flight_;
   }
@@ -111,6 +113,13 @@ class FakeOpenAiServer {
     if (fault == Fault::Drop) {
       res.set_content_provider(1000, "application/json",
                                [](size_t, size_t, httplib::DataSink&) { return false; });
+      return;
+    }
+    if (fault == Fault::Endless) {  // 64 KiB chunks until the client hangs up
+      res.set_chunked_content_provider("application/json", [this](size_t, httplib::DataSink& sink) {
+        const std::string chunk(64 << 10, ' ');
+        return !is_stopping_ && sink.write(chunk.data(), chunk.size());
+      });
       return;
     }
     if (fault == Fault::Slow) {

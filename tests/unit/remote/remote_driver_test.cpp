@@ -1,8 +1,9 @@
 // RemoteDriver against the fake OpenAI server (tests/support/fake_openai_server.h): answers come
 // back as FinishedRequests; 429 (with its Retry-After), 500, dropped connections, timeouts and
-// malformed answers are retried; a 400 is not; a request that keeps failing finishes with an
-// error naming the endpoint; a dead endpoint's requests move to the live one; the concurrency
-// cap holds; abort cuts an in-flight request; the start-up check names a wrong model or key.
+// malformed answers and endless bodies (cut off at a limit) are retried; a 400 is not; a request
+// that keeps failing finishes with an error naming the endpoint; a dead endpoint's requests move to
+// the live one; the concurrency cap holds; abort cuts an in-flight request; the start-up check
+// names a wrong model or key.
 #include "app/remote/remote_driver.h"
 
 #include <gmock/gmock.h>
@@ -122,6 +123,34 @@ TEST(RemoteDriver, ARequestThatKeepsFailingEndsWithTheLastErrorAfterItsRetries) 
   EXPECT_EQ(f.finish_reason, FinishReason::Error);
   EXPECT_THAT(f.error, HasSubstr("HTTP 500: the fake server broke"));
   EXPECT_THAT(f.error, HasSubstr("gave up after 3 attempts"));
+}
+
+// A server that sends a body without end is cut off at max_answer_bytes (httplib alone would
+// read it into memory until the request timed out), and the attempt counts as a failure.
+TEST(RemoteDriver, AnEndlessAnswerIsCutOffAtTheLimitAndRetried) {
+  FakeOpenAiServer fake("fake", "0");
+  fake.script({Fault::Endless});
+  RemoteSpec spec = spec_for({fake.url()});
+  spec.max_answer_bytes = int64_t{1} << 20;
+  RemoteDriver driver(spec);
+  auto handle = driver.submit(chat("endless once"));
+  const FinishedRequest f = finish(*handle)[0];
+  EXPECT_EQ(f.finish_reason, FinishReason::Stop) << f.error;
+  EXPECT_EQ(f.output_text, FakeOpenAiServer::answer_to("endless once"));
+}
+
+TEST(RemoteDriver, AnAnswerThatIsAlwaysTooLongFailsTheRowNamingTheLimit) {
+  FakeOpenAiServer fake("fake", "0");
+  RemoteSpec spec = spec_for({fake.url()}, 1);
+  spec.max_answer_bytes = int64_t{1} << 20;
+  spec.request_timeout_s = 5;
+  RemoteDriver driver(spec);
+  auto handle = driver.submit(chat("ALWAYS-ENDLESS"));
+  const FinishedRequest f = finish(*handle)[0];
+  EXPECT_EQ(f.finish_reason, FinishReason::Error);
+  EXPECT_THAT(f.error, HasSubstr(fake.url()));
+  EXPECT_THAT(f.error, HasSubstr("the answer was longer than 1024 KiB; cut off there"));
+  EXPECT_THAT(f.error, HasSubstr("gave up after 2 attempts"));
 }
 
 TEST(RemoteDriver, ADeadEndpointsRequestsFinishOnTheLiveOne) {
