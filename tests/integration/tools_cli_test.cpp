@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "tests/integration/cli_test_util.h"
+#include "tests/integration/serve_process.h"
 #include "tests/support/reference_data.h"
 
 namespace sluice::test {
@@ -73,6 +74,25 @@ TEST(HeadlessDemo, GuiWithoutDisplayRunsTheJobAndPrintsRows) {
   EXPECT_EQ(num_rows, 8);
   EXPECT_THAT(r.out, HasSubstr("\"id\":\"lily-park\""));
   EXPECT_THAT(r.err, HasSubstr("headless"));
+}
+
+// --endpoint without a display: the rows go to a `sluice serve` process, and come back as rows.
+TEST(HeadlessDemo, GuiWithoutDisplaySendsTheRowsToAnEndpoint) {
+  ServeProcess server;
+  const auto r = run_process({"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "-u",
+                              "QT_QPA_PLATFORM", SLUICE_EXECUTABLE, "gui", "--endpoint",
+                              server.url(), "--dataset",
+                              source_dir() + "/resources/samples/story_prompts.jsonl", "--start"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 8);
+  EXPECT_THAT(r.out, HasSubstr("\"id\":\"lily-park\""));
+  EXPECT_THAT(r.out, HasSubstr("\"output_tokens\":"));
+  EXPECT_THAT(r.err, HasSubstr(std::string("remote: model ") + kModel));
+  const auto both = run_process({"/usr/bin/env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "-u",
+                                 "QT_QPA_PLATFORM", SLUICE_EXECUTABLE, "gui", "--endpoint",
+                                 server.url(), "--model", "m.gguf", "--dataset", "d.jsonl"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("takes no --model"));
 }
 
 TEST(HeadlessDemo, GuiWithoutDisplayHonoursTheDevice) {
