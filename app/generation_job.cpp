@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "app/prompt_truncation.h"
 #include "engine/backend/device.h"
 #include "engine/core/error.h"
 #include "engine/core/sha256.h"
@@ -53,17 +54,6 @@ RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt, const Ge
   RowResult r = unrun_row(row, prompt, spec, RowStatus::Failed, std::move(error));
   r.samples.assign(static_cast<size_t>(spec.sampling.n), SampleResult{.finish_reason = "error"});
   return r;
-}
-
-// Keeps the last `keep` tokens of a prompt, the BOS token first when it starts with one.
-void keep_prompt_end(std::vector<int32_t>& tokens, size_t keep, int32_t bos_id) {
-  if (tokens.size() <= keep) return;
-  std::vector<int32_t> kept;
-  kept.reserve(keep);
-  if (keep >= 2 && tokens.front() == bos_id) kept.push_back(bos_id);
-  const size_t num_tail = keep - kept.size();
-  kept.insert(kept.end(), tokens.end() - static_cast<std::ptrdiff_t>(num_tail), tokens.end());
-  tokens = std::move(kept);
 }
 
 }  // namespace
@@ -407,22 +397,8 @@ bool GenerationJob::fit_context(const DatasetRow& row, BuiltPrompt& prompt, JobP
       return false;
     }
     case LongPromptPolicy::Truncate:
-      if (is_refused) {
-        // The refusal spared tokenizing the text; truncating needs its tokens.
-        prompt_builder_->set_max_model_len(0);
-        try {
-          prompt.token_ids = prompt_builder_->encode(prompt.text);
-        } catch (...) {
-          prompt_builder_->set_max_model_len(max_model_len);
-          throw;
-        }
-        prompt_builder_->set_max_model_len(max_model_len);
-        prompt.refusal.clear();
-      }
-      keep_prompt_end(
-          prompt.token_ids,
-          static_cast<size_t>(truncated_prompt_tokens(max_model_len, spec_.sampling.max_tokens)),
-          session_->tokenizer->bos_id());
+      truncate_prompt(prompt, *prompt_builder_, max_model_len, spec_.sampling.max_tokens,
+                      session_->tokenizer->bos_id());
       return true;
   }
   return true;
@@ -569,6 +545,11 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
   // The same prompt tokens: the stored text encoded by the same rules (a batch line's own
   // prompt and parameters built again from its line).
   ServiceRequest request{{}, spec_.sampling, static_cast<uint64_t>(row_index), false};
+  const auto truncate_stored = [this](BuiltPrompt& prompt) {  // as fit_context() did in the run
+    if (const int max_model_len = requests_->max_model_len(); max_model_len > 0)
+      truncate_prompt(prompt, *prompt_builder_, max_model_len, spec_.sampling.max_tokens,
+                      session_->tokenizer->bos_id());
+  };
   std::optional<GrammarSource> row_grammar;
   if (remote_ && batch_rows_) {
     BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
@@ -580,8 +561,15 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
     if (row_schemas_) row_grammar = row_schemas_->source_for(stored->input, stored->line);
   } else if (batch_rows_) {
     BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
+    if (spec_.on_long_prompt == LongPromptPolicy::Truncate) truncate_stored(batch.prompt);
     request.prompt_token_ids = std::move(batch.prompt.token_ids);
     request.sampling = std::move(batch.sampling);
+  } else if (spec_.on_long_prompt == LongPromptPolicy::Truncate) {
+    // The stored prompt is the whole text; the run gave the engine its end.
+    BuiltPrompt prompt{stored->messages, stored->prompt,
+                       prompt_builder_->encode_whole(stored->prompt), ""};
+    truncate_stored(prompt);
+    request.prompt_token_ids = std::move(prompt.token_ids);
   } else {
     request.prompt_token_ids = prompt_builder_->encode(stored->prompt);
   }

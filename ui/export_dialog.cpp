@@ -94,6 +94,28 @@ ExportDialog::Outcome run_export(const std::string& jobPath, const std::string& 
   return outcome;
 }
 
+// Runs in a pool thread: reads what the dialog's defaults need.
+ExportDialog::JobFacts readJobFacts(const std::string& jobPath) {
+  ExportDialog::JobFacts facts;
+  try {
+    const auto table = JobTable::open(jobPath);
+    facts.sourcePath = QString::fromStdString(table->info().source_path);
+    const nlohmann::ordered_json& params = table->info().params;
+    const auto grammar = params.find("grammar");
+    facts.hasJsonSchema = grammar != params.end() && grammar->is_object() &&
+                          grammar->contains("kind") && grammar->at("kind") == "json_schema";
+    JobTableQuery query;
+    query.status = RowStatus::Failed;
+    facts.numFailed = table->count(query);
+    query.status = RowStatus::Skipped;
+    facts.numSkipped = table->count(query);
+  } catch (const std::exception&) {
+    // The export itself will say what is wrong with the file; the defaults do without.
+    facts = ExportDialog::JobFacts{};
+  }
+  return facts;
+}
+
 // The folder an export goes to by default: the instruction file's, where the person keeps the
 // data (the job file may sit in the app's hidden jobs folder); the job's own folder when the
 // instruction file's is gone (a job copied from another machine).
@@ -108,7 +130,6 @@ QString defaultOutputFolder(const QString& jobPath, const QString& sourcePath) {
 
 ExportDialog::ExportDialog(const QString& jobPath, QWidget* parent)
     : QDialog(parent), m_jobPath(jobPath) {
-  readJob();
   setWindowTitle(tr("Export results"));
   QFormLayout* form = buildForm();
   m_busy = new QProgressBar(this);
@@ -143,7 +164,25 @@ ExportDialog::ExportDialog(const QString& jobPath, QWidget* parent)
   connect(m_buttons, &QDialogButtonBox::rejected, this, &ExportDialog::reject);
   connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this,
           [this] { showOutcome(m_watcher.result()); });
+  connect(m_output, &QLineEdit::textEdited, this, [this] { m_isOutputChosen = true; });
+  connect(m_flattenOutput, &QCheckBox::clicked, this, [this] { m_isFlattenChosen = true; });
+  connect(&m_factsWatcher, &QFutureWatcher<JobFacts>::finished, this,
+          [this] { applyJobFacts(m_factsWatcher.result()); });
+  m_factsWatcher.setFuture(QtConcurrent::run(readJobFacts, m_jobPath.toStdString()));
   updateEnabled();
+}
+
+void ExportDialog::applyJobFacts(const JobFacts& facts) {
+  m_facts = facts;
+  m_hasReadJob = true;
+  if (!m_isFlattenChosen) m_flattenOutput->setChecked(facts.hasJsonSchema);
+  if (!m_isOutputChosen && !isRunning()) {
+    const QString folder = defaultOutputFolder(m_jobPath, facts.sourcePath);
+    const QFileInfo output(outputPath());
+    m_output->setText(QDir(folder).filePath(output.fileName()));  // the format's extension kept
+  }
+  updateFailedRowsNote();
+  emit jobRead();
 }
 
 QFormLayout* ExportDialog::buildForm() {
@@ -159,13 +198,13 @@ QFormLayout* ExportDialog::buildForm() {
   m_flattenOutput->setObjectName(QStringLiteral("flattenOutput"));
   m_flattenOutput->setToolTip(
       tr("CSV: a column per top-level field of each JSON output (output.<field>)"));
-  m_flattenOutput->setChecked(m_hasJsonSchema);
   m_includeFailed = new QCheckBox(tr("Include failed and skipped rows, with their error"), this);
   m_failedRowsNote = new QLabel(this);
   m_failedRowsNote->setWordWrap(true);
   m_failedRowsNote->setTextFormat(Qt::PlainText);
   m_output = new QLineEdit(this);
-  const QString folder = defaultOutputFolder(m_jobPath, m_sourcePath);
+  // The job's own folder until its instruction file's is known (applyJobFacts).
+  const QString folder = QFileInfo(m_jobPath).dir().path();
   m_output->setText(
       QDir(folder).filePath(QFileInfo(m_jobPath).completeBaseName() + QStringLiteral(".jsonl")));
   m_browse = new QPushButton(tr("Browse…"), this);
@@ -183,35 +222,16 @@ QFormLayout* ExportDialog::buildForm() {
   return form;
 }
 
-void ExportDialog::readJob() {
-  try {
-    const auto table = JobTable::open(m_jobPath.toStdString());
-    m_sourcePath = QString::fromStdString(table->info().source_path);
-    const nlohmann::ordered_json& params = table->info().params;
-    const auto grammar = params.find("grammar");
-    m_hasJsonSchema = grammar != params.end() && grammar->is_object() &&
-                      grammar->contains("kind") && grammar->at("kind") == "json_schema";
-    JobTableQuery query;
-    query.status = RowStatus::Failed;
-    m_numFailed = table->count(query);
-    query.status = RowStatus::Skipped;
-    m_numSkipped = table->count(query);
-  } catch (const std::exception&) {
-    // The export itself will say what is wrong with the file; the defaults do without.
-    m_numFailed = m_numSkipped = -1;
-  }
-}
-
 QString ExportDialog::failedRowsText() const {
   return m_failedRowsNote->text();
 }
 
 void ExportDialog::updateFailedRowsNote() {
   const QLocale locale;
-  const QString counts =
-      m_numFailed < 0 ? QString()
-                      : tr(" This job has %1 failed and %2 skipped rows.")
-                            .arg(locale.toString(m_numFailed), locale.toString(m_numSkipped));
+  const QString counts = m_facts.numFailed < 0 ? QString()
+                                               : tr(" This job has %1 failed and %2 skipped rows.")
+                                                     .arg(locale.toString(m_facts.numFailed),
+                                                          locale.toString(m_facts.numSkipped));
   const bool honoursIncludeFailed =
       format() == ExportFormat::Jsonl || format() == ExportFormat::Csv;
   QString note;
@@ -243,6 +263,7 @@ void ExportDialog::setChoices(const QString& outputPath, sluice::ExportFormat fo
   m_includeFailed->setChecked(options.include_failed);
   m_flattenOutput->setChecked(options.flatten_output);
   m_output->setText(outputPath);
+  m_isOutputChosen = m_isFlattenChosen = true;  // the job's facts, read later, keep these
 }
 
 QString ExportDialog::outputPath() const {
@@ -298,7 +319,9 @@ void ExportDialog::browse() {
   const QString path = QFileDialog::getSaveFileName(
       this, tr("Export to"), outputPath(),
       tr("%1 files (*.%2);;All files (*)").arg(extension.toUpper(), extension));
-  if (!path.isEmpty()) m_output->setText(path);
+  if (path.isEmpty()) return;
+  m_output->setText(path);
+  m_isOutputChosen = true;
 }
 
 void ExportDialog::updateEnabled() {

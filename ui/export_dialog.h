@@ -4,8 +4,10 @@
 // they do, and how many the job has), and the output file (by default beside the job's instruction
 // file). The export runs in a pool thread with its own job connection, so a large job (or one still
 // being written) never freezes the window; the dialog shows a busy bar and then says in plain words
-// what was written or what went wrong. It cannot be closed while the export runs (export_job cannot
-// be interrupted, and the output only appears, complete, when it ends).
+// what was written or what went wrong. What the defaults need from the job is read on the pool
+// too: they fill in when it arrives, unless the person (or setChoices) already chose. It cannot be
+// closed while the export runs (export_job cannot be interrupted, and the output only appears,
+// complete, when it ends).
 #pragma once
 
 #include <QDialog>
@@ -36,6 +38,14 @@ class ExportDialog final : public QDialog {
     qint64 numRecords = 0;
   };
 
+  // What the defaults need from the job, read on the pool.
+  struct JobFacts {
+    QString sourcePath;  // the job's instruction file
+    bool hasJsonSchema = false;
+    qint64 numFailed = -1;  // -1: the job could not be read
+    qint64 numSkipped = -1;
+  };
+
   explicit ExportDialog(const QString& jobPath, QWidget* parent = nullptr);
   // Waits for a running export (only when the window is torn down under it).
   ~ExportDialog() override;
@@ -48,6 +58,8 @@ class ExportDialog final : public QDialog {
   sluice::ExportOptions options() const;
 
   bool isRunning() const { return m_watcher.isRunning(); }
+  // True once the job's facts (failed rows, schema, instruction file) have been read.
+  bool hasReadJob() const { return m_hasReadJob; }
   // The last export's result as shown ("" before the first).
   QString resultText() const;
   // What the dialog says about failed and skipped rows for the current choices: left out or
@@ -62,11 +74,12 @@ class ExportDialog final : public QDialog {
 
  signals:
   void exportFinished(bool isSuccess, const QString& message);
+  // The job's facts arrived and the defaults were filled in.
+  void jobRead();
 
  private:
-  // Reads what the defaults need from the job: its instruction file, failed/skipped counts and
-  // whether it has a JSON Schema grammar.
-  void readJob();
+  // Fills in the defaults from the job's facts where nothing was chosen yet.
+  void applyJobFacts(const JobFacts& facts);
   QFormLayout* buildForm();
   void updateFailedRowsNote();
   void browse();
@@ -76,11 +89,12 @@ class ExportDialog final : public QDialog {
   void showOutcome(const Outcome& outcome);
 
   QString m_jobPath;
-  QString m_sourcePath;     // the job's instruction file
-  qint64 m_numFailed = -1;  // -1: the job could not be read
-  qint64 m_numSkipped = -1;
-  bool m_hasJsonSchema = false;
+  JobFacts m_facts;
+  bool m_hasReadJob = false;
+  bool m_isOutputChosen = false;   // the output path was typed, browsed or set
+  bool m_isFlattenChosen = false;  // "Schema fields as columns" was clicked or set
   QFutureWatcher<Outcome> m_watcher;
+  QFutureWatcher<JobFacts> m_factsWatcher;
 
   QComboBox* m_format = nullptr;
   QComboBox* m_dpoRule = nullptr;

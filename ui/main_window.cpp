@@ -39,6 +39,7 @@
 #include "ui/pair_review_view.h"
 #include "ui/parameters_panel.h"
 #include "ui/remote_servers_panel.h"
+#include "ui/results_model.h"
 #include "ui/results_panel.h"
 #include "ui/run_controls.h"
 #include "ui/run_spec.h"
@@ -650,8 +651,9 @@ void MainWindow::finishRun(bool cancelled, const QString& error) {
     // the table as the run left them.
     for (int i = 0; i < m_tabs->count(); ++i) {
       m_tabs->setCurrentIndex(i);
-      QCoreApplication::processEvents();
-      m_screenshots->capture("final-" + m_tabs->tabText(i).toLower().replace(' ', '-'));
+      m_screenshots->captureSettled(
+          "final-" + m_tabs->tabText(i).toLower().replace(' ', '-'),
+          [this] { return m_results->model()->isCheckingValidity() || m_pairs->isBusy(); });
     }
   }
   emit runFinished(cancelled, error);

@@ -4,6 +4,7 @@
 
 #include "engine/core/error.h"
 #include "engine/grammar/grammar_matcher.h"
+#include "engine/jobs/job_table.h"
 
 namespace sluice::ui {
 
@@ -72,6 +73,30 @@ QString OutputValidity::describe(const sluice::RowResult& row, size_t sampleIdx)
   if (reason == "abort") return QObject::tr("not valid: cancelled before it was complete");
   if (reason == "error") return QObject::tr("not valid: the sample ended with an error");
   return QObject::tr("not valid: the output is not complete");
+}
+
+PageValidityReader::PageValidityReader(std::string jobPath, sluice::GenerationSpec spec)
+    : m_jobPath(std::move(jobPath)), m_spec(std::move(spec)) {}
+
+PageValidityReader::~PageValidityReader() = default;
+
+std::vector<std::optional<bool>> PageValidityReader::read(const std::vector<int64_t>& rowIndices,
+                                                          std::string& error) {
+  std::vector<std::optional<bool>> isValid(rowIndices.size());
+  try {
+    if (!m_table) m_table = JobTable::open(m_jobPath);
+    if (!m_validity) m_validity = OutputValidity::forSpec(m_spec);
+    if (!m_validity) return isValid;  // free text: nothing to check
+    for (size_t i = 0; i < rowIndices.size(); ++i) {
+      const std::optional<RowResult> row = m_table->row(rowIndices[i]);
+      if (row && !row->samples.empty()) isValid[i] = m_validity->isValid(*row, 0);
+    }
+  } catch (const Error& e) {
+    m_table.reset();  // opened again for the next page
+    error = e.what();
+    return std::vector<std::optional<bool>>(rowIndices.size());
+  }
+  return isValid;
 }
 
 }  // namespace sluice::ui

@@ -4,13 +4,20 @@
 #pragma once
 
 #include <QString>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "app/generation_spec.h"
 #include "app/row_schemas.h"
 #include "engine/grammar/grammar.h"
 #include "engine/jobs/row_result.h"
+
+namespace sluice {
+class JobTable;
+}  // namespace sluice
 
 namespace sluice::ui {
 
@@ -35,6 +42,25 @@ class OutputValidity final {
   std::shared_ptr<const sluice::Grammar> m_grammar;  // the job's grammar, built once
   std::unique_ptr<sluice::RowSchemas> m_rowSchemas;  // a schema per row
   QString m_grammarError;
+};
+
+// The Valid column's reads: a page of a job's rows read whole (validity needs the whole output,
+// a summary holds its head) and checked, off the GUI thread. Not thread-safe: one pool thread at
+// a time uses it (it keeps its connection and grammars between pages).
+class PageValidityReader final {
+ public:
+  PageValidityReader(std::string jobPath, sluice::GenerationSpec spec);
+  ~PageValidityReader();
+
+  // Returns per row whether its sample 0 is valid; nullopt for a row without samples (or not
+  // stored), and for every row when the job cannot be read (error then names the file).
+  std::vector<std::optional<bool>> read(const std::vector<int64_t>& rowIndices, std::string& error);
+
+ private:
+  std::string m_jobPath;
+  sluice::GenerationSpec m_spec;
+  std::unique_ptr<sluice::JobTable> m_table;
+  std::unique_ptr<OutputValidity> m_validity;
 };
 
 }  // namespace sluice::ui

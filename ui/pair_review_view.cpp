@@ -11,26 +11,11 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/core/error.h"
-#include "engine/jobs/job_table.h"
-#include "engine/jobs/pair_pick_store.h"
+#include "ui/pair_job_access.h"
 #include "ui/word_diff.h"
 
 namespace sluice::ui {
 namespace {
-
-// The job's n (samples per prompt): params "n" (hand-built jobs, older files) or "sampling"."n"
-// (what generate and the app store); 0 when the job does not say.
-int samplesAsked(const JobInfo& info) {
-  const auto nOf = [](const nlohmann::ordered_json& object) {
-    if (!object.is_object()) return 0;
-    const auto it = object.find("n");
-    return it != object.end() && it->is_number_integer() ? it->get<int>() : 0;
-  };
-  if (const int n = nOf(info.params); n > 0) return n;
-  const auto sampling = info.params.find("sampling");
-  return sampling != info.params.end() ? nOf(*sampling) : 0;
-}
 
 QString sampleName(int sampleIdx) {
   return PairReviewView::tr("sample %1").arg(sampleIdx + 1);
@@ -46,7 +31,8 @@ QPlainTextEdit* readOnlyText(QWidget* parent) {
 
 }  // namespace
 
-PairReviewView::PairReviewView(QWidget* parent) : QWidget(parent) {
+PairReviewView::PairReviewView(QWidget* parent)
+    : QWidget(parent), m_access(new PairJobAccess(this)) {
   buildUi();
   addShortcut(Qt::Key_1, &PairReviewView::chooseLeft);
   addShortcut(Qt::Key_2, &PairReviewView::chooseRight);
@@ -146,41 +132,50 @@ void PairReviewView::addShortcut(Qt::Key key, void (PairReviewView::*slot)()) {
 }
 
 void PairReviewView::setJobPath(const QString& jobPath) {
-  if (jobPath == m_jobPath && m_table) {
+  if (jobPath == m_jobPath && m_isJobOpen) {
     reloadRows();
     return;
   }
   m_jobPath = jobPath;
-  m_table.reset();
-  m_picks.reset();
+  m_isJobOpen = !jobPath.isEmpty();
+  m_access->setJobPath(jobPath);  // what is still being read for another job is dropped
   m_rowIndices.clear();
-  m_position = -1;
-  m_row.reset();
-  m_pick.reset();
+  m_numSamplesAsked = 0;
   if (jobPath.isEmpty()) {
     showMessage(tr("Open or run a job with n ≥ 2 samples per prompt to review its pairs."));
     return;
   }
-  try {
-    m_table = JobTable::open(jobPath.toStdString());
-    m_picks = PairPickStore::open(jobPath.toStdString());
-  } catch (const Error& e) {
-    m_table.reset();
-    m_picks.reset();
-    showMessage(QString::fromStdString(e.what()));
-    return;
-  }
-  m_numSamplesAsked = samplesAsked(m_table->info());
+  showMessage(tr("Reading the job's rows…"));
   reloadRows();
+}
+
+bool PairReviewView::isBusy() const {
+  return m_access->isBusy();
 }
 
 void PairReviewView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
-  if (m_table) reloadRows();  // rows finished while another tab was shown
+  if (m_isJobOpen) reloadRows();  // rows finished while another tab was shown
 }
 
-void PairReviewView::reloadRows() {
-  if (!m_table) return;
+void PairReviewView::reloadRows(bool advance) {
+  if (!m_isJobOpen) return;
+  m_access->readRows(
+      [this, advance, numPickWrites = m_numPickWrites](const PairJobAccess::Rows& rows) {
+        if (!rows.error.isEmpty()) {
+          m_isJobOpen = false;  // the next setJobPath() opens it again
+          showMessage(rows.error);
+          return;
+        }
+        // A pick made after this read was asked for is counted already, and not in what it read.
+        const int numPicked = numPickWrites == m_numPickWrites ? rows.numPicked : m_numPicked;
+        applyRows(rows.rowIndices, rows.numSamplesAsked, numPicked, advance);
+      });
+}
+
+void PairReviewView::applyRows(const std::vector<int64_t>& rowIndices, int numSamplesAsked,
+                               int numPicked, bool advance) {
+  m_numSamplesAsked = numSamplesAsked;
   if (m_numSamplesAsked == 1) {
     showMessage(tr("This job asks for n = %1 sample per prompt: a pair needs n ≥ 2. Set "
                    "\"Samples per prompt\" to 2 or more for a job whose pairs you want to review.")
@@ -188,23 +183,20 @@ void PairReviewView::reloadRows() {
     return;
   }
   const qint64 shownRow = currentRowIndex();
-  try {
-    JobTableQuery query;
-    query.status = RowStatus::Done;
-    m_rowIndices = m_table->row_indices(query);
-    m_numPicked = static_cast<int>(m_picks->picks().size());
-  } catch (const Error& e) {
-    showMessage(QString::fromStdString(e.what()));
-    return;
-  }
+  m_rowIndices = rowIndices;
+  m_numPicked = numPicked;
   if (m_rowIndices.empty()) {
     showMessage(tr("No finished rows yet: pairs appear here as rows finish."));
     return;
   }
   const auto it = std::find(m_rowIndices.begin(), m_rowIndices.end(), shownRow);
   if (it != m_rowIndices.end() && m_row) {
-    m_position = static_cast<int>(it - m_rowIndices.begin());
-    updateStatus();
+    m_position = m_requestedPosition = static_cast<int>(it - m_rowIndices.begin());
+    if (advance && m_position + 1 < numRows()) {
+      showRow(m_position + 1);
+    } else {
+      updateStatus();
+    }
     return;
   }
   showRow(0);
@@ -229,15 +221,28 @@ void PairReviewView::setCompared(int leftSample, int rightSample) {
 }
 
 void PairReviewView::showRow(int position) {
-  if (!m_table || position < 0 || position >= numRows()) return;
-  try {
-    m_row = m_table->row(m_rowIndices[static_cast<size_t>(position)]);
-    m_pick = m_row ? m_picks->pick(m_row->row_index) : std::nullopt;
-  } catch (const Error& e) {
-    showMessage(QString::fromStdString(e.what()));
-    return;
-  }
-  if (!m_row) return;
+  if (position < 0 || position >= numRows()) return;
+  const int64_t rowIndex = m_rowIndices[static_cast<size_t>(position)];
+  m_requestedPosition = position;
+  m_access->readRow(rowIndex, [this, position, rowIndex](const PairJobAccess::Row& read) {
+    // Only the row last asked for is shown (J pressed twice reads two rows and shows the second).
+    if (position != m_requestedPosition) return;
+    if (!read.error.isEmpty()) {
+      showMessage(read.error);
+      return;
+    }
+    if (!read.row || position >= numRows() ||
+        m_rowIndices[static_cast<size_t>(position)] != rowIndex) {
+      m_requestedPosition = m_position;
+      return;
+    }
+    m_row = read.row;
+    m_pick = read.pick;
+    displayRow(position);
+  });
+}
+
+void PairReviewView::displayRow(int position) {
   m_position = position;
   m_message->hide();
   m_review->show();
@@ -289,36 +294,35 @@ void PairReviewView::markUnusable() {
 
 void PairReviewView::clearPick() {
   if (!m_row || !m_pick) return;
-  try {
-    m_picks->clear(m_row->row_index);
-    m_numPicked = std::max(0, m_numPicked - 1);
-  } catch (const Error& e) {
-    m_status->setText(QString::fromStdString(e.what()));
-    return;
-  }
+  ++m_numPickWrites;
+  m_access->clearPick(m_row->row_index, [this](const QString& error) { m_status->setText(error); });
+  m_numPicked = std::max(0, m_numPicked - 1);
   m_pick.reset();
   updateStatus();
 }
 
+// The pick shows at once; its write runs before any read asked for later, and a failure replaces
+// the status line with its error.
 void PairReviewView::storePick(const PairPick& pick) {
-  try {
-    m_picks->set(pick);
-  } catch (const Error& e) {
-    m_status->setText(QString::fromStdString(e.what()));
-    return;
-  }
+  ++m_numPickWrites;
+  m_access->setPick(pick, [this](const QString& error) { m_status->setText(error); });
   if (!m_pick) m_numPicked++;
   m_pick = pick;
   updateStatus();
 }
 
 void PairReviewView::nextRow() {
-  if (m_position + 1 >= numRows()) reloadRows();  // rows may have finished since
-  if (m_position + 1 < numRows()) showRow(m_position + 1);
+  const int from = m_requestedPosition >= 0 ? m_requestedPosition : m_position;
+  if (from + 1 >= numRows()) {
+    reloadRows(/*advance=*/true);  // rows may have finished since
+    return;
+  }
+  showRow(from + 1);
 }
 
 void PairReviewView::previousRow() {
-  if (m_position > 0) showRow(m_position - 1);
+  const int from = m_requestedPosition >= 0 ? m_requestedPosition : m_position;
+  if (from > 0) showRow(from - 1);
 }
 
 QString PairReviewView::statusText() const {
@@ -387,7 +391,7 @@ void PairReviewView::updateStatus() {
 void PairReviewView::showMessage(const QString& message) {
   m_row.reset();
   m_pick.reset();
-  m_position = -1;
+  m_position = m_requestedPosition = -1;
   m_message->setText(message);
   m_review->hide();
   m_message->show();

@@ -5,8 +5,8 @@
 // stored in the job file at once (PairPickStore), so they survive a restart, and `sluice jobs
 // export --format dpo` (and the Export dialog) take them over the automatic rule.
 //
-// Reads the job through its own JobTable on the GUI thread, one row at a time, as the Results
-// tab does.
+// Reads and writes the job off the GUI thread (PairJobAccess), one row at a time: a row shows once
+// it has been read; picks show at once and are stored in the order they were made.
 #pragma once
 
 #include <QString>
@@ -22,12 +22,9 @@ class QComboBox;
 class QLabel;
 class QPlainTextEdit;
 
-namespace sluice {
-class JobTable;
-class PairPickStore;
-}  // namespace sluice
-
 namespace sluice::ui {
+
+class PairJobAccess;
 
 class PairReviewView final : public QWidget {
   Q_OBJECT
@@ -57,6 +54,8 @@ class PairReviewView final : public QWidget {
   QString messageText() const;
   QPlainTextEdit* leftText() const { return m_leftText; }
   QPlainTextEdit* rightText() const { return m_rightText; }
+  // True while a read or a pick's write has not come back yet.
+  bool isBusy() const;
 
  public slots:
   void chooseLeft();    // key 1: the left sample is chosen, the right rejected
@@ -72,23 +71,30 @@ class PairReviewView final : public QWidget {
  private:
   void buildUi();
   void addShortcut(Qt::Key key, void (PairReviewView::*slot)());
-  // Reads the reviewable rows (done rows) again, keeping the current row where it still is.
-  void reloadRows();
+  // Reads the reviewable rows (done rows) again, keeping the current row where it still is (and
+  // then moving to the next one when advance is true).
+  void reloadRows(bool advance = false);
+  void applyRows(const std::vector<int64_t>& rowIndices, int numSamplesAsked, int numPicked,
+                 bool advance);
+  // Reads the row at position and shows it once it arrives.
   void showRow(int position);
+  void displayRow(int position);
   void showSamples();
   void storePick(const sluice::PairPick& pick);
   void updateStatus();
   void showMessage(const QString& message);
 
   QString m_jobPath;
-  std::unique_ptr<sluice::JobTable> m_table;
-  std::unique_ptr<sluice::PairPickStore> m_picks;
+  bool m_isJobOpen = false;  // its rows were asked for and did not fail
+  PairJobAccess* m_access = nullptr;
   int m_numSamplesAsked = 0;  // the job's n
   std::vector<int64_t> m_rowIndices;
   int m_position = -1;
+  int m_requestedPosition = -1;  // the row being read (J / K move on from it), or m_position
   std::optional<sluice::RowResult> m_row;
   std::optional<sluice::PairPick> m_pick;
   int m_numPicked = 0;
+  int m_numPickWrites = 0;  // picks stored or cleared so far (reads older than one miss it)
 
   QLabel* m_message = nullptr;
   QWidget* m_review = nullptr;

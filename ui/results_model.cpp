@@ -80,9 +80,13 @@ QString one_line(const std::string& text) {
 
 }  // namespace
 
-ResultsModel::ResultsModel(QObject* parent) : QAbstractTableModel(parent) {}
+ResultsModel::ResultsModel(QObject* parent) : QAbstractTableModel(parent) {
+  m_validityPool.setMaxThreadCount(1);  // the reader keeps one connection, used by one thread
+}
 
-ResultsModel::~ResultsModel() = default;
+ResultsModel::~ResultsModel() {
+  m_validityPool.waitForDone();
+}
 
 bool ResultsModel::setJobPath(const QString& jobPath) {
   // The window sets the path again when a run of the shown job starts: keep the selection.
@@ -95,6 +99,7 @@ bool ResultsModel::setJobPath(const QString& jobPath) {
   m_rowIndices.clear();
   m_table.reset();
   m_validity.reset();
+  m_validityReader.reset();
   m_dataVersion = -1;
   m_jobPath = jobPath;
   bool isOpen = jobPath.isEmpty();
@@ -104,7 +109,10 @@ bool ResultsModel::setJobPath(const QString& jobPath) {
       m_dataVersion = m_table->data_version();
       m_rowIndices = m_table->row_indices(m_query);
       try {
-        m_validity = OutputValidity::forSpec(sluice::spec_from_json(m_table->info().params));
+        const sluice::GenerationSpec spec = sluice::spec_from_json(m_table->info().params);
+        m_validity = OutputValidity::forSpec(spec);
+        if (m_validity)
+          m_validityReader = std::make_shared<PageValidityReader>(jobPath.toStdString(), spec);
       } catch (const sluice::Error&) {
         // A job whose parameters do not read as a spec (written by hand, or by an older
         // version) shows its rows without a Valid column rather than not at all.
@@ -340,15 +348,7 @@ const sluice::RowSummary* ResultsModel::summaryAt(int row) const {
       page.rows[i].id = std::to_string(wanted[i]);
     }
   }
-  if (m_validity) {
-    // Validity needs the whole output (a summary holds its head): read each row of the page.
-    page.isValid.resize(wanted.size());
-    for (size_t i = 0; i < wanted.size(); ++i) {
-      if (page.rows[i].num_samples == 0) continue;
-      if (const auto result = rowResult(wanted[i]))
-        page.isValid[i] = m_validity->isValid(*result, 0);
-    }
-  }
+  if (m_validityReader) requestValidity(pageNumber, wanted);
   if (static_cast<int>(m_pages.size()) >= kMaxCachedPages) {
     m_pages.erase(m_lru.back());
     m_lru.pop_back();
@@ -362,6 +362,39 @@ const sluice::RowSummary* ResultsModel::summaryAt(int row) const {
 void ResultsModel::clearPages() const {
   m_pages.clear();
   m_lru.clear();
+  ++m_pageGeneration;
+}
+
+void ResultsModel::requestValidity(int pageNumber, std::vector<int64_t> rowIndices) const {
+  ++m_numValidityReads;
+  auto* self = const_cast<ResultsModel*>(this);  // data() is const; the cache is not
+  m_validityPool.start([self, reader = m_validityReader, generation = m_pageGeneration, pageNumber,
+                        rowIndices = std::move(rowIndices)] {
+    std::string error;
+    std::vector<std::optional<bool>> isValid = reader->read(rowIndices, error);
+    // Queued even when it could run now: a view never gets dataChanged while it asks for data.
+    QMetaObject::invokeMethod(
+        self,
+        [self, generation, pageNumber, isValid = std::move(isValid),
+         error = QString::fromStdString(error)] {
+          self->onValidityRead(generation, pageNumber, isValid, error);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void ResultsModel::onValidityRead(quint64 generation, int pageNumber,
+                                  std::vector<std::optional<bool>> isValid, const QString& error) {
+  --m_numValidityReads;
+  if (generation != m_pageGeneration) return;  // the view changed while it was read
+  if (!error.isEmpty()) reportError(error);
+  const auto page = m_pages.find(pageNumber);
+  if (page == m_pages.end()) return;  // dropped from the cache meanwhile: read again when shown
+  page->second.isValid = std::move(isValid);
+  page->second.isValidityRead = true;
+  const int firstRow = pageNumber * kPageRows;
+  const int lastRow = firstRow + static_cast<int>(page->second.rows.size()) - 1;
+  emit dataChanged(index(firstRow, ValidColumn), index(lastRow, ValidColumn));
 }
 
 void ResultsModel::reportError(const QString& message) const {
@@ -403,6 +436,7 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
   if (index.column() == ValidColumn) {
     const Page& page = m_pages.at(index.row() / kPageRows);
     const size_t inPage = static_cast<size_t>(index.row() % kPageRows);
+    if (m_validityReader && !page.isValidityRead) return QStringLiteral("…");
     if (page.isValid.empty() || !page.isValid[inPage]) return QString();
     return *page.isValid[inPage] ? QStringLiteral("✓") : QStringLiteral("✗");
   }

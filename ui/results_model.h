@@ -4,12 +4,14 @@
 // memory. While a job runs, refresh() asks the file whether anything was committed (one cheap
 // PRAGMA) and, when rows only arrived, announces them as inserted rows so that the view keeps its
 // selection and scroll position; anything else (a row that left the filter or moved in the sort)
-// resets the model.
+// resets the model. The Valid column needs whole outputs: each page's are read and checked on a
+// pool thread (PageValidityReader), and its cells show "…" until they arrive.
 #pragma once
 
 #include <QAbstractTableModel>
 #include <QString>
 #include <QStringList>
+#include <QThreadPool>
 #include <list>
 #include <memory>
 #include <optional>
@@ -21,6 +23,7 @@
 namespace sluice::ui {
 
 class OutputValidity;
+class PageValidityReader;
 
 class ResultsModel final : public QAbstractTableModel {
   Q_OBJECT
@@ -35,7 +38,7 @@ class ResultsModel final : public QAbstractTableModel {
     TimeColumn,    // total ms
     FinishReasonColumn,
     ValidColumn,  // ✓ / ✗ whether sample 0 is a sentence of the job's grammar; "" for free
-                  // text; not sortable (validity is not stored)
+                  // text, "…" while it is checked; not sortable (validity is not stored)
     NumColumns,
   };
   enum Role : int {
@@ -76,6 +79,8 @@ class ResultsModel final : public QAbstractTableModel {
   std::optional<sluice::RowResult> rowResult(qint64 rowIndex) const;
   // Whether the job constrains its outputs (a grammar or a schema per row).
   bool hasGrammar() const { return m_validity != nullptr; }
+  // True while a page's validity is being checked on the pool.
+  bool isCheckingValidity() const { return m_numValidityReads > 0; }
   // Returns a sentence per sample of row saying whether it is valid ("valid JSON for the
   // schema", "not valid: cut off by max tokens"); empty for a job of free text.
   QStringList validityTexts(const sluice::RowResult& row) const;
@@ -95,7 +100,8 @@ class ResultsModel final : public QAbstractTableModel {
  private:
   struct Page {
     std::vector<sluice::RowSummary> rows;  // one per view row of the page; gaps are placeholders
-    std::vector<std::optional<bool>> isValid;  // per row, sample 0; empty for free text
+    std::vector<std::optional<bool>> isValid;  // per row, sample 0; empty until checked
+    bool isValidityRead = false;
     std::list<int>::iterator lruPosition;
   };
 
@@ -110,6 +116,10 @@ class ResultsModel final : public QAbstractTableModel {
   // Returns the summary shown at view row `row`, reading its page when it is not cached.
   const sluice::RowSummary* summaryAt(int row) const;
   void clearPages() const;
+  // Checks the validity of a page's rows on the pool; onValidityRead() fills the page in.
+  void requestValidity(int pageNumber, std::vector<int64_t> rowIndices) const;
+  void onValidityRead(quint64 generation, int pageNumber, std::vector<std::optional<bool>> isValid,
+                      const QString& error);
   void reportError(const QString& message) const;
   QVariant displayData(const sluice::RowSummary& row, int column) const;
 
@@ -124,6 +134,13 @@ class ResultsModel final : public QAbstractTableModel {
   // A cache that data() fills, hence mutable.
   mutable std::unordered_map<int, Page> m_pages;
   mutable std::list<int> m_lru;  // page numbers, most recently used first
+  // Changes with every clearPages(): a page's validity read before it is dropped.
+  mutable quint64 m_pageGeneration = 0;
+  mutable int m_numValidityReads = 0;
+  // Used by the validity pool's one thread only (nullptr for free text).
+  std::shared_ptr<PageValidityReader> m_validityReader;
+  // Last, so it is destroyed (waiting for its task) first: tasks call back into the model.
+  mutable QThreadPool m_validityPool;
 };
 
 }  // namespace sluice::ui

@@ -1,7 +1,10 @@
 #include "ui/screenshot_recorder.h"
 
+#include <QCoreApplication>
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QPixmap>
+#include <QThread>
 #include <QWidget>
 
 namespace sluice::ui {
@@ -21,6 +24,18 @@ QString ScreenshotRecorder::capture(const QString& prefix) {
   const QString path =
       QString("%1/%2-%3.png").arg(m_directory, prefix).arg(m_count++, 3, 10, QChar('0'));
   return m_window->grab().save(path) ? path : QString();
+}
+
+QString ScreenshotRecorder::captureSettled(const QString& prefix,
+                                           const std::function<bool()>& isBusy) {
+  const QDeadlineTimer deadline(2000);
+  // The first pass paints the page shown, which is what asks for its reads.
+  do {
+    QCoreApplication::processEvents();
+    QThread::msleep(5);
+  } while (isBusy() && !deadline.hasExpired());
+  QCoreApplication::processEvents();
+  return capture(prefix);
 }
 
 }  // namespace sluice::ui

@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QString>
 #include <QTimer>
+#include <functional>
 
 class QWidget;
 
@@ -20,6 +21,9 @@ class ScreenshotRecorder : public QObject {
 
   // Saves one picture named <directory>/<prefix>-<n>.png; returns its path or "" on failure.
   QString capture(const QString& prefix = "sluice");
+  // As capture(), once isBusy says the window's pool reads have arrived (2 s at most), so the
+  // picture shows their results rather than placeholders.
+  QString captureSettled(const QString& prefix, const std::function<bool()>& isBusy);
 
  private:
   QWidget* m_window;

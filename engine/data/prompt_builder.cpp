@@ -76,6 +76,12 @@ std::vector<int32_t> PromptBuilder::encode(const std::string& text) const {
   if (!tokenizer_)
     fail("prompt builder: no tokenizer (the prompt goes to a remote server as text)");
   if (const std::string refusal = refusal_of(text); !refusal.empty()) throw Error(refusal);
+  return encode_whole(text);
+}
+
+std::vector<int32_t> PromptBuilder::encode_whole(const std::string& text) const {
+  if (!tokenizer_)
+    fail("prompt builder: no tokenizer (the prompt goes to a remote server as text)");
   EncodeOptions options{.add_bos = tokenizer_->add_bos_default()};
   if (chat_template_) {
     options.parse_special = true;  // <|im_start|> and friends are single tokens

@@ -56,6 +56,9 @@ class PromptBuilder {
   // Encodes prompt text as build() does (BOS rule, special tokens when a chat template is used).
   // Throws Error with the refusal when the text cannot fit max_model_len (see below).
   std::vector<int32_t> encode(const std::string& text) const;
+  // Encodes text as encode() does, however long (no max_model_len check): for a prompt that is
+  // truncated to the context afterwards.
+  std::vector<int32_t> encode_whole(const std::string& text) const;
 
   // From now on, a prompt whose text certainly encodes to max_model_len tokens or more (the
   // tokenizer's min_num_tokens) is not encoded: build() returns it with a refusal and no token

@@ -1,7 +1,9 @@
 // The export dialog's "Schema fields as columns" box: ticked by default for a job with a JSON
 // Schema grammar, not for others, enabled only for CSV, and passed on to ExportOptions (and so
-// to the written file, whose header is checked against names written out here).
+// to the written file, whose header is checked against names written out here). The job is read on
+// the pool: a locked job file does not hold up the window.
 #include <QCheckBox>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "engine/jobs/job_store.h"
+#include "tests/gui/locked_job_file.h"
 #include "ui/export_dialog.h"
 
 using sluice::ExportFormat;
@@ -64,6 +67,7 @@ class ExportDialogTest : public QObject {
   void schemaJobTicksSchemaFieldsAsColumns();
   void jobWithoutSchemaLeavesItUnticked();
   void onlyCsvCanFlatten();
+  void aLockedJobDoesNotBlockTheGuiThread();
 
  private:
   QTemporaryDir m_dir;
@@ -75,6 +79,7 @@ void ExportDialogTest::schemaJobTicksSchemaFieldsAsColumns() {
   ExportDialog dialog(jobPath);
   QCheckBox* box = flattenBox(dialog);
   QVERIFY(box);
+  QTRY_VERIFY(dialog.hasReadJob());
   QVERIFY(box->isChecked());
   const QString output = m_dir.filePath("schema.csv");
   sluice::ExportOptions options;
@@ -99,6 +104,7 @@ void ExportDialogTest::jobWithoutSchemaLeavesItUnticked() {
   ExportDialog dialog(jobPath);
   QCheckBox* box = flattenBox(dialog);
   QVERIFY(box);
+  QTRY_VERIFY(dialog.hasReadJob());
   QVERIFY(!box->isChecked());
   dialog.setChoices(m_dir.filePath("free.csv"), ExportFormat::Csv, {});
   QVERIFY(!dialog.options().flatten_output);
@@ -118,6 +124,28 @@ void ExportDialogTest::onlyCsvCanFlatten() {
   dialog.setChoices(m_dir.filePath("formats.csv"), ExportFormat::Csv, options);
   QVERIFY(box->isEnabled());
   QVERIFY(dialog.options().flatten_output);
+}
+
+// Opening the dialog on a job another connection holds locked returns at once; the job's facts
+// (its failed rows, its schema) fill in once the lock is gone, and leave alone what was chosen.
+void ExportDialogTest::aLockedJobDoesNotBlockTheGuiThread() {
+  const QString jobPath = m_dir.filePath("locked.sluicejob");
+  makeJob(jobPath, true);
+  sluice::test::LockedJobFile lock(jobPath.toStdString());
+  QElapsedTimer timer;
+  timer.start();
+  ExportDialog dialog(jobPath);
+  QVERIFY2(
+      timer.elapsed() < sluice::test::kMaxGuiCallMs,
+      qPrintable(QString("the GUI thread waited %1 ms for the locked file").arg(timer.elapsed())));
+  QVERIFY(!dialog.hasReadJob());
+  const QString output = m_dir.filePath("chosen.jsonl");
+  dialog.setChoices(output, ExportFormat::Jsonl, {});
+  lock.release();
+  QTRY_VERIFY_WITH_TIMEOUT(dialog.hasReadJob(), 10000);
+  QVERIFY2(dialog.failedRowsText().contains("0 failed and 0 skipped"),
+           qPrintable(dialog.failedRowsText()));
+  QCOMPARE(dialog.outputPath(), output);  // the choice made while it was read stays
 }
 
 QTEST_MAIN(ExportDialogTest)

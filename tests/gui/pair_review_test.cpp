@@ -3,6 +3,7 @@
 // comparing other samples when n > 2, and the word diff's marks. Expected values come from the
 // rows this test wrote.
 #include <QApplication>
+#include <QElapsedTimer>
 #include <QPlainTextEdit>
 #include <QTemporaryDir>
 #include <QTextEdit>
@@ -11,9 +12,12 @@
 #include <memory>
 #include <string>
 
+#include "engine/core/error.h"
 #include "engine/data/exporters.h"
 #include "engine/jobs/job_store.h"
+#include "engine/jobs/job_table.h"
 #include "engine/jobs/pair_pick_store.h"
+#include "tests/gui/locked_job_file.h"
 #include "ui/pair_review_view.h"
 #include "ui/word_diff.h"
 
@@ -81,10 +85,15 @@ PairPick pickOf(int64_t row, int chosen, int rejected, bool isUnusable = false) 
   return pick;
 }
 
-// Presses key as a person would: to the focused widget inside the shown, active view.
+// Waits until the view's reads and writes (on its pool) have come back.
+#define SETTLE(view) QTRY_VERIFY_WITH_TIMEOUT(!(view).isBusy(), 10000)
+
+// Presses key as a person would: to the focused widget inside the shown, active view; then waits
+// for what it read or wrote.
 void press(PairReviewView& view, Qt::Key key) {
   QWidget* target = QApplication::focusWidget() ? QApplication::focusWidget() : &view;
   QTest::keyClick(target, key);
+  SETTLE(view);
 }
 
 }  // namespace
@@ -97,6 +106,7 @@ class PairReviewTest : public QObject {
   void picksSurviveAReopenAndFeedTheDpoExport();
   void comparesTheChosenTwoOfNSamples();
   void jobWithOneSampleSaysWhy();
+  void aLockedJobDoesNotBlockTheGuiThread();
   void wordDiffMarksOnlyTheChangedWords();
 };
 
@@ -106,6 +116,7 @@ void PairReviewTest::keysPickMoveAndMarkRows() {
   PairReviewView view;
   view.resize(900, 600);
   view.setJobPath(QString::fromStdString(path));
+  SETTLE(view);
   view.show();
   view.activateWindow();
   QVERIFY(QTest::qWaitForWindowActive(&view));
@@ -157,16 +168,21 @@ void PairReviewTest::picksSurviveAReopenAndFeedTheDpoExport() {
   {
     PairReviewView view;
     view.setJobPath(QString::fromStdString(path));
+    SETTLE(view);
     view.chooseLeft();  // row 0: "first" over the longer "second"
     view.nextRow();
-    view.markUnusable();  // row 1
+    SETTLE(view);
+    view.markUnusable();  // row 1; its write ends before the view does
   }
   PairReviewView reopened;  // as after a restart
   reopened.setJobPath(QString::fromStdString(path));
+  SETTLE(reopened);
   QCOMPARE(reopened.currentPick(), pickOf(0, 0, 1));
   reopened.nextRow();
+  SETTLE(reopened);
   QVERIFY(reopened.currentPick() && reopened.currentPick()->is_unusable);
   reopened.nextRow();
+  SETTLE(reopened);
   QVERIFY(!reopened.currentPick());
 
   const std::string out = dir.path().toStdString() + "/pairs.jsonl";
@@ -190,6 +206,7 @@ void PairReviewTest::comparesTheChosenTwoOfNSamples() {
   const std::string path = writeJob(dir.path(), 3);
   PairReviewView view;
   view.setJobPath(QString::fromStdString(path));
+  SETTLE(view);
   view.setCompared(2, 1);
   QCOMPARE(view.leftText()->toPlainText(), QString("row 0 third"));
   QCOMPARE(view.rightText()->toPlainText(), QString("row 0 second longer"));
@@ -197,12 +214,14 @@ void PairReviewTest::comparesTheChosenTwoOfNSamples() {
   QCOMPARE(view.currentPick(), pickOf(0, 2, 1));
   // Same sample on both sides: no pick is possible.
   view.nextRow();
+  SETTLE(view);
   view.setCompared(1, 1);
   view.chooseLeft();
   QVERIFY(!view.currentPick());
   QVERIFY2(view.statusText().contains("same sample"), qPrintable(view.statusText()));
   // Back on row 0 the view shows the picked two again.
   view.previousRow();
+  SETTLE(view);
   QCOMPARE(view.leftSample(), 1);
   QCOMPARE(view.rightSample(), 2);
 }
@@ -212,21 +231,66 @@ void PairReviewTest::jobWithOneSampleSaysWhy() {
   const std::string path = writeJob(dir.path(), 1);
   PairReviewView view;
   view.setJobPath(QString::fromStdString(path));
+  SETTLE(view);
   QCOMPARE(view.currentRowIndex(), qint64{-1});
   QVERIFY2(view.messageText().contains("n = 1"), qPrintable(view.messageText()));
   view.chooseLeft();  // nothing shown: nothing stored
+  SETTLE(view);
   QVERIFY(PairPickStore::open(path)->picks().empty());
 
   // n stored under "sampling" (a job from generate or the app) is read too, both ways.
   QTemporaryDir nested1;
   PairReviewView one;
   one.setJobPath(QString::fromStdString(writeJob(nested1.path(), 1, /*isNested=*/true)));
+  SETTLE(one);
   QVERIFY2(one.messageText().contains("n = 1"), qPrintable(one.messageText()));
   QTemporaryDir nested2;
   PairReviewView two;
   two.setJobPath(QString::fromStdString(writeJob(nested2.path(), 2, /*isNested=*/true)));
+  SETTLE(two);
   QCOMPARE(two.currentRowIndex(), qint64{0});
   QCOMPARE(two.numRows(), 4);
+}
+
+// The job file is read off the GUI thread: while another connection holds it locked, opening it
+// in the tab, moving to the next row and picking return at once, and the rows show once the lock
+// is gone (a read on the GUI thread would freeze the window for SQLite's busy timeout).
+void PairReviewTest::aLockedJobDoesNotBlockTheGuiThread() {
+  QTemporaryDir dir;
+  const std::string path = writeJob(dir.path(), 2);
+  PairReviewView view;
+  auto lock = std::make_unique<sluice::test::LockedJobFile>(path);
+  QElapsedTimer timer;
+  timer.start();
+  // The lock holds: a read on this thread waits out the busy timeout (and fails).
+  QVERIFY_THROWS_EXCEPTION(sluice::Error, sluice::JobTable::open(path)->count({}));
+  QVERIFY2(timer.elapsed() >= sluice::test::kMaxGuiCallMs,
+           qPrintable(QString::number(timer.elapsed())));
+  timer.restart();
+  view.setJobPath(QString::fromStdString(path));
+  view.nextRow();
+  QVERIFY2(
+      timer.elapsed() < sluice::test::kMaxGuiCallMs,
+      qPrintable(QString("the GUI thread waited %1 ms for the locked file").arg(timer.elapsed())));
+  QVERIFY(view.isBusy());
+  QCOMPARE(view.currentRowIndex(), qint64{-1});  // nothing read yet
+  lock->release();
+  SETTLE(view);
+  QCOMPARE(view.numRows(), 4);
+  QCOMPARE(view.currentRowIndex(), 0);
+  QCOMPARE(view.leftText()->toPlainText(), QString("row 0 first"));
+
+  // A pick while another connection writes shows at once and is stored once the file is free.
+  lock = std::make_unique<sluice::test::LockedJobFile>(path,
+                                                       sluice::test::LockedJobFile::Lock::Writes);
+  timer.restart();
+  view.chooseRight();
+  QVERIFY(timer.elapsed() < sluice::test::kMaxGuiCallMs);
+  QCOMPARE(view.currentPick(), pickOf(0, 1, 0));
+  lock->release();
+  SETTLE(view);
+  const std::map<int64_t, PairPick> expected = {{0, pickOf(0, 1, 0)}};
+  QCOMPARE(PairPickStore::open(path)->picks(), expected);
 }
 
 void PairReviewTest::wordDiffMarksOnlyTheChangedWords() {

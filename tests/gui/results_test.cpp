@@ -626,6 +626,7 @@ void ResultsTest::exportDefaultsToTheInstructionFileFolder() {
   JobStore::create(jobPath.toStdString(), info)->add_result(makeRow(0));
   {
     ExportDialog dialog(jobPath);
+    QTRY_VERIFY(dialog.hasReadJob());  // the instruction file's folder is read on the pool
     QCOMPARE(dialog.outputPath(), QDir(dataDir).filePath("questions-model.jsonl"));
   }
   // The instruction file's folder is gone (the job came from another machine): the job's folder.
@@ -633,11 +634,13 @@ void ResultsTest::exportDefaultsToTheInstructionFileFolder() {
   const QString movedJob = QDir(jobsDir).filePath("moved.sluicejob");
   JobStore::create(movedJob.toStdString(), info)->add_result(makeRow(0));
   ExportDialog dialog(movedJob);
+  QTRY_VERIFY(dialog.hasReadJob());
   QCOMPARE(dialog.outputPath(), QDir(jobsDir).filePath("moved.jsonl"));
 }
 
 void ResultsTest::exportSaysWhetherFailedRowsAreIncluded() {
   ExportDialog dialog(m_jobPath);
+  QTRY_VERIFY(dialog.hasReadJob());  // the counts are read on the pool
   const QLocale locale;
   const QString counts =
       QString("%1 failed and %2 skipped rows")

@@ -275,6 +275,35 @@ TEST(GenerationJob, LongPromptsFailAreSkippedOrTruncatedAsAsked) {
   }
 }
 
+// "Run this row alone" of a truncated row applies the job's policy as its run did: the same
+// prompt end (a row tokenized then cut, and one refused before tokenizing), so under greedy it
+// gives the row's stored samples instead of a prompt the engine refuses.
+TEST(GenerationJob, RunRowAloneTruncatesALongPromptAsTheRunDid) {
+  std::string story;  // some 200 tokens, past the 64-token context once tokenized
+  for (int i = 0; i < 40; ++i) story += "Tim found a red ball in the park. ";
+  const std::string dir = make_temp_dir("gen-job-alone-long");
+  GenerationSpec spec = stories_spec(dir, 0);
+  write_file(dir + "/input.jsonl", nlohmann::json{{"prompt", story}}.dump() + "\n" +
+                                       nlohmann::json{{"prompt", std::string(20000, 'b')}}.dump() +
+                                       "\n");
+  spec.engine.max_model_len = 64;
+  spec.on_long_prompt = LongPromptPolicy::Truncate;
+  auto job = GenerationJob::create(spec, dir + "/job.sluicejob");
+  job->load();
+  std::vector<RowResult> rows(2);
+  job->run([&](const RowResult& row, double) { rows.at(static_cast<size_t>(row.row_index)) = row; },
+           nullptr);
+  for (int64_t i : {0, 1}) {
+    const RowResult& row = rows[static_cast<size_t>(i)];
+    ASSERT_EQ(row.status, RowStatus::Done) << "row " << i << ": " << row.error;
+    ASSERT_EQ(row.prompt_tokens, 52) << "row " << i;
+    ASSERT_EQ(row.samples.size(), 1u);
+    std::vector<SampleResult> alone;
+    EXPECT_NO_THROW(alone = job->run_row_alone(i)) << "row " << i;
+    EXPECT_EQ(alone, row.samples) << "row " << i;
+  }
+}
+
 // The app's path: what the worker sends the window (rows for the table and timeline, progress
 // for the status bar) is already in the job file.
 TEST(EngineWorker, RowsAndProgressAreSentOnlyOnceCommitted) {

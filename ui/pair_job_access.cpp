@@ -1,0 +1,135 @@
+#include "ui/pair_job_access.h"
+
+#include <exception>
+
+#include "engine/jobs/job_table.h"
+#include "engine/jobs/pair_pick_store.h"
+
+namespace sluice::ui {
+namespace {
+
+// The job's n (samples per prompt): params "n" (hand-built jobs, older files) or "sampling"."n"
+// (what generate and the app store); 0 when the job does not say.
+int samplesAsked(const JobInfo& info) {
+  const auto nOf = [](const nlohmann::ordered_json& object) {
+    if (!object.is_object()) return 0;
+    const auto it = object.find("n");
+    return it != object.end() && it->is_number_integer() ? it->get<int>() : 0;
+  };
+  if (const int n = nOf(info.params); n > 0) return n;
+  const auto sampling = info.params.find("sampling");
+  return sampling != info.params.end() ? nOf(*sampling) : 0;
+}
+
+}  // namespace
+
+// The connections to one job file, opened by the first task that needs them.
+struct PairJobAccess::Files {
+  std::string path;
+  std::unique_ptr<JobTable> table;
+  std::unique_ptr<PairPickStore> picks;
+
+  void open() {
+    if (!table) table = JobTable::open(path);
+    if (!picks) picks = PairPickStore::open(path);
+  }
+};
+
+PairJobAccess::PairJobAccess(QObject* parent) : QObject(parent) {
+  m_pool.setMaxThreadCount(1);  // one at a time, in order
+  setJobPath({});
+}
+
+PairJobAccess::~PairJobAccess() {
+  m_pool.waitForDone();
+}
+
+void PairJobAccess::setJobPath(const QString& jobPath) {
+  ++m_generation;
+  m_files = std::make_shared<Files>();
+  m_files->path = jobPath.toStdString();
+}
+
+template <typename Result>
+void PairJobAccess::post(std::function<Result(Files&)> task,
+                         std::function<void(const Result&)> done) {
+  ++m_numInFlight;
+  m_pool.start([this, files = m_files, generation = m_generation, task = std::move(task),
+                done = std::move(done)] {
+    Result result = task(*files);
+    // The pool is a member that waits for this task, so `this` outlives the call.
+    QMetaObject::invokeMethod(
+        this,
+        [this, generation, done, result = std::move(result)] {
+          --m_numInFlight;
+          if (generation == m_generation && done) done(result);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void PairJobAccess::readRows(std::function<void(const Rows&)> done) {
+  post<Rows>(
+      [](Files& files) {
+        Rows rows;
+        try {
+          files.open();
+          rows.numSamplesAsked = samplesAsked(files.table->info());
+          JobTableQuery query;
+          query.status = RowStatus::Done;
+          rows.rowIndices = files.table->row_indices(query);
+          rows.numPicked = static_cast<int>(files.picks->picks().size());
+        } catch (const std::exception& e) {
+          rows = Rows{};
+          rows.error = QString::fromStdString(e.what());
+          files.table.reset();  // opened again by the next task
+          files.picks.reset();
+        }
+        return rows;
+      },
+      std::move(done));
+}
+
+void PairJobAccess::readRow(int64_t rowIndex, std::function<void(const Row&)> done) {
+  post<Row>(
+      [rowIndex](Files& files) {
+        Row row;
+        try {
+          files.open();
+          row.row = files.table->row(rowIndex);
+          if (row.row) row.pick = files.picks->pick(rowIndex);
+        } catch (const std::exception& e) {
+          row = Row{};
+          row.error = QString::fromStdString(e.what());
+        }
+        return row;
+      },
+      std::move(done));
+}
+
+void PairJobAccess::setPick(const PairPick& pick, std::function<void(const QString&)> failed) {
+  write([pick](PairPickStore& picks) { picks.set(pick); }, std::move(failed));
+}
+
+void PairJobAccess::clearPick(int64_t rowIndex, std::function<void(const QString&)> failed) {
+  write([rowIndex](PairPickStore& picks) { picks.clear(rowIndex); }, std::move(failed));
+}
+
+void PairJobAccess::write(std::function<void(PairPickStore&)> change,
+                          std::function<void(const QString&)> failed) {
+  post<QString>(
+      [change = std::move(change)](Files& files) {
+        try {
+          files.open();
+          change(*files.picks);
+        } catch (const std::exception& e) {
+          return QString::fromStdString(e.what());
+        }
+        return QString();
+      },
+      [failed = std::move(failed)](const QString& error) {
+        if (!error.isEmpty() && failed) failed(error);
+      });
+}
+
+}  // namespace sluice::ui

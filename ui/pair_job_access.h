@@ -1,0 +1,74 @@
+// The Pairs tab's reads and writes of one job file, off the GUI thread: they run one at a time,
+// in the order asked, on a pool of one thread (so a pick written before J is stored before the
+// next row is read), each through connections opened there; results come back to the GUI thread
+// through queued calls. Results for a job shown before the last setJobPath() are dropped by a
+// generation number.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QThreadPool>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "engine/jobs/pair_pick.h"
+#include "engine/jobs/row_result.h"
+
+namespace sluice {
+class PairPickStore;
+}  // namespace sluice
+
+namespace sluice::ui {
+
+class PairJobAccess final : public QObject {
+  Q_OBJECT
+
+ public:
+  // The job's reviewable rows: its n, its done rows and how many carry a pick.
+  struct Rows {
+    int numSamplesAsked = 0;  // 0 when the job does not say
+    std::vector<int64_t> rowIndices;
+    int numPicked = 0;
+    QString error;  // names the job file; the rest is empty then
+  };
+  // One row and its pick.
+  struct Row {
+    std::optional<RowResult> row;
+    std::optional<PairPick> pick;
+    QString error;
+  };
+
+  explicit PairJobAccess(QObject* parent = nullptr);
+  ~PairJobAccess() override;  // waits for the task that runs, if any
+
+  // Reads and writes go to the job at jobPath from now on; earlier results are dropped.
+  void setJobPath(const QString& jobPath);
+  // Each calls done on the GUI thread with what it read, unless the job changed meanwhile.
+  void readRows(std::function<void(const Rows&)> done);
+  void readRow(int64_t rowIndex, std::function<void(const Row&)> done);
+  // Stores or clears a pick; failed is called with the error when the write fails.
+  void setPick(const PairPick& pick, std::function<void(const QString& error)> failed);
+  void clearPick(int64_t rowIndex, std::function<void(const QString& error)> failed);
+  // True while a read or write has not come back yet.
+  bool isBusy() const { return m_numInFlight > 0; }
+
+ private:
+  struct Files;
+  // Runs task on the pool with the job's files and hands its result to done on this thread.
+  template <typename Result>
+  void post(std::function<Result(Files&)> task, std::function<void(const Result&)> done);
+
+  // Runs change on the job's pick store on the pool; failed gets the error, if any.
+  void write(std::function<void(sluice::PairPickStore&)> change,
+             std::function<void(const QString& error)> failed);
+
+  std::shared_ptr<Files> m_files;  // only the pool's tasks touch what it holds
+  quint64 m_generation = 0;
+  int m_numInFlight = 0;
+  QThreadPool m_pool;  // last: destroyed (waiting for its task) before the rest
+};
+
+}  // namespace sluice::ui
