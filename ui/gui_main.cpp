@@ -11,6 +11,7 @@
 
 #include "app/headless_job.h"
 #include "engine/core/build_info.h"
+#include "ui/app_palette.h"
 #include "ui/job_compare_dialog.h"
 #include "ui/job_compare_model.h"
 #include "ui/jobs_view.h"
@@ -147,12 +148,17 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
       {"choice", "Constrain every output to one of the texts given (repeat for each).", "TEXT"},
       {"serve-port",
        "Serve the model on this port once it is loaded (Server page; 0 = any free port).", "PORT"},
+      {"palette", "Colours: system (default), dark or light.", "NAME"},
       {"compare",
        "Give twice: compare the two jobs (as the Jobs tab's Compare… does); with --screenshot, "
        "save a picture of the comparison and quit.",
        "JOB"},
   });
   parser.process(arguments);
+  if (parser.isSet("palette") && !applyPaletteNamed(parser.value("palette"))) {
+    std::fprintf(stderr, "sluice gui: --palette expects system, dark or light\n");
+    return false;
+  }
   if (parser.isSet("export")) {
     const QString value = parser.value("export");
     const auto colon = value.indexOf(':');

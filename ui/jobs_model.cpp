@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <set>
 
+#include "ui/number_format.h"
+
 namespace sluice::ui {
 
 namespace {
@@ -153,10 +155,10 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const {
     case RowsColumn:
       if (!job.error.empty()) return QString();
       return QString("%1 / %2").arg(
-          locale.toString(counts.finished()),
-          counts.total_rows >= 0 ? locale.toString(counts.total_rows) : QString("?"));
+          formatCount(counts.finished()),
+          counts.total_rows >= 0 ? formatCount(counts.total_rows) : QString("?"));
     case FailedColumn:
-      return job.error.empty() ? locale.toString(counts.failed) : QString();
+      return job.error.empty() ? formatCount(counts.failed) : QString();
     case StateColumn:
       return stateName(state);
     case CreatedColumn: {

@@ -2,12 +2,12 @@
 
 #include <QEvent>
 #include <QHelpEvent>
-#include <QLocale>
 #include <QPainter>
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
 
+#include "ui/number_format.h"
 #include "ui/run_view_palette.h"
 
 namespace sluice::ui {
@@ -220,15 +220,15 @@ void KvBlockMapWidget::paintSwatch(QPainter& painter, const QRect& swatch,
 }
 
 int KvBlockMapWidget::paintLegend(QPainter* painter) const {
-  const QLocale locale;
   const QFontMetrics metrics(font());
   const int lineHeight = std::max(metrics.height(), kSwatchPx);
   constexpr std::array<KvBlockState, 4> kOrder = {KvBlockState::Owned, KvBlockState::Shared,
                                                   KvBlockState::CachedFree, KvBlockState::Free};
   QStringList texts;
   for (KvBlockState state : kOrder)
-    texts << QString("%1 %2").arg(stateName(state), locale.toString(count(state)));
-  texts << QString("%1 blocks × %2 tokens").arg(locale.toString(blockCount())).arg(m_blockSize);
+    texts << QString("%1 %2").arg(stateName(state), formatCount(count(state)));
+  texts
+      << QString("%1 blocks × %2 tokens").arg(formatCount(blockCount()), formatCount(m_blockSize));
   int x = kMargin;
   int y = kMargin;
   for (int i = 0; i < texts.size(); ++i) {

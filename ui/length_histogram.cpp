@@ -2,10 +2,14 @@
 
 #include <qcustomplot.h>
 
+#include <QEvent>
 #include <QLabel>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+
+#include "ui/number_format.h"
+#include "ui/plot_palette.h"
 
 namespace sluice::ui {
 
@@ -54,6 +58,7 @@ LengthHistogram::LengthHistogram(QWidget* parent) : QWidget(parent) {
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(m_plot, 1);
   layout->addWidget(m_summary);
+  applyPlotPalette(m_plot, palette());
   showMessage("Prompt lengths appear once a model and a dataset are loaded.");
 }
 
@@ -110,21 +115,24 @@ void LengthHistogram::setLengths(const QVector<int>& lengths, const QString& not
   m_p95Line->point2->setCoords(m_stats.p95, 1);
   m_p95Line->setVisible(m_stats.count > 0);
   m_plot->replot();
-  QString text = QString("%L1 %6 · mean %L2 · p50 %L3 · p95 %L4 · max %L5 tokens")
-                     .arg(m_stats.count)
-                     .arg(m_stats.mean, 0, 'f', 1)
-                     .arg(m_stats.p50)
-                     .arg(m_stats.p95)
-                     .arg(m_stats.max)
-                     .arg(m_noun);
+  QString text =
+      QString("%1 %2 · mean %3 · p50 %4 · p95 %5 · max %6 tokens")
+          .arg(formatCount(m_stats.count), m_noun, formatDecimal(m_stats.mean, 1),
+               formatCount(m_stats.p50), formatCount(m_stats.p95), formatCount(m_stats.max));
   if (numInTail > 0) {
-    text += QString("\nthe last bar holds %L1 longer %2 (up to %L3)")
-                .arg(numInTail)
-                .arg(m_noun)
-                .arg(m_stats.max);
+    text += QString("\nthe last bar holds %1 longer %2 (up to %3)")
+                .arg(formatCount(numInTail), m_noun, formatCount(m_stats.max));
   }
   if (!note.isEmpty()) text += "\n" + note;
   m_summary->setText(text);
+}
+
+void LengthHistogram::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) {
+    applyPlotPalette(m_plot, palette());
+    m_plot->replot();
+  }
 }
 
 void LengthHistogram::showMessage(const QString& message) {

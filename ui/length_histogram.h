@@ -47,6 +47,9 @@ class LengthHistogram final : public QWidget {
   // Empties the plot and shows message instead of statistics ("Counting… 40%").
   void showMessage(const QString& message);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
   QCustomPlot* m_plot = nullptr;
   QCPBars* m_bars = nullptr;

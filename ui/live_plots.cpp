@@ -9,6 +9,7 @@
 #include <iterator>
 #include <limits>
 
+#include "ui/plot_palette.h"
 #include "ui/run_view_palette.h"
 #include "ui/series_history.h"
 
@@ -65,17 +66,6 @@ QVector<QCPGraph*> graphsOf(const QCustomPlot* plot) {
   QVector<QCPGraph*> graphs;
   for (int g = 0; g < plot->graphCount(); ++g) graphs.append(plot->graph(g));
   return graphs;
-}
-
-void styleAxis(QCPAxis* axis, const QPalette& colours) {
-  const QColor text = colours.color(QPalette::Text);
-  axis->setBasePen(QPen(text, 1));
-  axis->setTickPen(QPen(text, 1));
-  axis->setSubTickPen(QPen(text, 1));
-  axis->setTickLabelColor(text);
-  axis->setLabelColor(text);
-  axis->grid()->setPen(QPen(palette::gridColour(colours), 1, Qt::DotLine));
-  axis->grid()->setZeroLinePen(Qt::NoPen);
 }
 
 }  // namespace
@@ -328,12 +318,7 @@ void LivePlots::applyPalette() {
   const QPalette colours = palette();
   const QColor text = colours.color(QPalette::Text);
   for (QCustomPlot* p : m_plots) {
-    p->setBackground(colours.color(QPalette::Window));
-    p->axisRect()->setBackground(colours.color(QPalette::Base));
-    for (QCPAxis* axis : {p->xAxis, p->yAxis, p->yAxis2}) styleAxis(axis, colours);
-    p->legend->setBrush(Qt::NoBrush);
-    p->legend->setBorderPen(Qt::NoPen);
-    p->legend->setTextColor(colours.color(QPalette::WindowText));
+    applyPlotPalette(p, colours);
     for (QCPGraph* graph : graphsOf(p)) {
       const QVariant colour = graph->property(kSeriesColour);
       if (colour.isValid())

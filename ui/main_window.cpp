@@ -11,7 +11,6 @@
 #include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
-#include <QLocale>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
@@ -21,12 +20,10 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QToolBox>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cstdio>
 
-#include "engine/core/build_info.h"
 #include "engine/jobs/job_store.h"
 #include "ui/dataset_panel.h"
 #include "ui/export_dialog.h"
@@ -36,6 +33,7 @@
 #include "ui/live_plots.h"
 #include "ui/long_prompt_question.h"
 #include "ui/model_panel.h"
+#include "ui/number_format.h"
 #include "ui/pair_review_view.h"
 #include "ui/parameters_panel.h"
 #include "ui/remote_servers_panel.h"
@@ -45,6 +43,7 @@
 #include "ui/run_spec.h"
 #include "ui/screenshot_recorder.h"
 #include "ui/serve_panel.h"
+#include "ui/setup_steps.h"
 #include "ui/structured_output_panel.h"
 #include "ui/timeline_panel.h"
 #include "ui/window_fit.h"
@@ -68,6 +67,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(&m_resultsRefresh, &QTimer::timeout, m_results, &ResultsPanel::refresh);
   restoreSettings();
   setJobsDirectory(jobsDirectory());
+  updateSetupSteps();
 }
 
 MainWindow::~MainWindow() {
@@ -81,12 +81,13 @@ void MainWindow::buildUi() {
   m_modelPanel = new ModelPanel(this);
   m_dataset = new DatasetPanel(this);
   m_parameters = new ParametersPanel(this);
-  auto* setup = m_setup = new QToolBox(this);
-  setup->addItem(m_modelPanel, tr("Model"));
-  setup->addItem(m_dataset, tr("Instructions"));
-  setup->addItem(m_parameters, tr("Parameters"));
+  auto* setup = m_setup = new SetupSteps(this);
+  setup->setObjectName("setupSteps");
+  setup->addStep(m_modelPanel, tr("Model"));
+  setup->addStep(m_dataset, tr("Instructions"));
+  setup->addStep(m_parameters, tr("Parameters"));
   m_serve = new ServePanel(this);
-  setup->addItem(m_serve, tr("Server"));
+  setup->addStep(m_serve, tr("Server (optional)"), /*isNumbered=*/false);
   setup->setMinimumWidth(360);
 
   m_runControls = new RunControls(this);
@@ -107,7 +108,9 @@ void MainWindow::buildUi() {
 
   auto* right = new QWidget(this);
   auto* rightLayout = new QVBoxLayout(right);
-  rightLayout->setContentsMargins(0, 0, 0, 0);
+  // The same margins as the setup's pages: no control or label sits on the window's edge.
+  rightLayout->setContentsMargins(SetupSteps::kMarginPx / 2, SetupSteps::kMarginPx,
+                                  SetupSteps::kMarginPx, SetupSteps::kMarginPx / 2);
   rightLayout->addWidget(m_runControls);
   rightLayout->addWidget(m_tabs, 1);
   auto* splitter = new QSplitter(Qt::Horizontal, this);
@@ -120,6 +123,7 @@ void MainWindow::buildUi() {
   m_statusRows = new QLabel(this);
   m_statusTokens = new QLabel(this);
   m_statusTime = new QLabel(this);
+  m_statusRows->setContentsMargins(SetupSteps::kMarginPx / 2, 0, 0, 0);
   statusBar()->addWidget(m_statusRows, 1);
   statusBar()->addPermanentWidget(m_statusTokens);
   statusBar()->addPermanentWidget(m_statusTime);
@@ -140,6 +144,7 @@ void MainWindow::buildUi() {
   connect(m_dataset, &DatasetPanel::datasetChosen, this, [this](const QString& path) {
     m_settings.addRecentDataset(path);
     m_isDatasetLoaded = false;
+    m_numDatasetRows = -1;
     updateReady();
   });
   connect(m_dataset, &DatasetPanel::datasetLoaded, this, [this](bool ok) {
@@ -154,7 +159,9 @@ void MainWindow::buildUi() {
   });
   connect(m_dataset, &DatasetPanel::promptLengthsReady, this, [this](const QVector<int>& lengths) {
     m_promptLengths = lengths;
+    m_numDatasetRows = static_cast<int>(lengths.size());
     updateMemoryPlan();
+    updateSetupSteps();
   });
   connect(m_parameters, &ParametersPanel::changed, this, &MainWindow::updateMemoryPlan);
   connect(m_parameters, &ParametersPanel::changed, this, &MainWindow::updateReady);
@@ -175,36 +182,6 @@ void MainWindow::buildUi() {
   });
   connect(m_results, &ResultsPanel::rowAloneRequested, this,
           [this](qint64 rowIndex) { emit rowAloneRequested(m_generation, rowIndex); });
-}
-
-void MainWindow::buildMenus() {
-  QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("Open &model…"), QKeySequence::Open, this,
-                  [this] { m_modelPanel->openDialog(); });
-  file->addAction(tr("Open &instructions…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
-                  [this] { m_dataset->openDialog(); });
-  file->addAction(tr("Open &job…"), QKeySequence(Qt::CTRL | Qt::Key_J), this,
-                  &MainWindow::openJobDialog);
-  file->addAction(tr("&Export…"), QKeySequence(Qt::CTRL | Qt::Key_E), this,
-                  &MainWindow::exportCurrentJob);
-  file->addSeparator();
-  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-  QMenu* run = menuBar()->addMenu(tr("&Run"));
-  run->addAction(tr("&Start"), QKeySequence(Qt::CTRL | Qt::Key_Return), this, &MainWindow::start);
-  run->addAction(tr("&Pause / resume"), QKeySequence(Qt::CTRL | Qt::Key_P), this,
-                 [this] { m_runControls->pauseButton()->toggle(); });
-  // No shortcut: Esc clears search boxes, and a run is never one stray key from stopping.
-  run->addAction(tr("&Cancel…"), this, &MainWindow::confirmCancel);
-  run->addSeparator();
-  run->addAction(tr("Serve on p&ort…"), this, &MainWindow::showServePanel);
-  QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(tr("&About Sluice"), this, [this] {
-    QMessageBox::about(
-        this, tr("About Sluice"),
-        tr("<b>Sluice %1</b><br>Dataset generation with a local LLM: continuous batching over a "
-           "paged KV cache.")
-            .arg(build_info::kVersion));
-  });
 }
 
 void MainWindow::connectWorker() {
@@ -379,6 +356,7 @@ void MainWindow::loadModel(const QString& path, const QString& tokenizerPath) {
   m_tokenizerPath = tokenizerPath;
   m_settings.addRecentModel(path);
   m_runControls->setState(RunControls::State::Loading);
+  updateSetupSteps();
   emit loadModelRequested(++m_generation, path, tokenizerPath);
 }
 
@@ -575,17 +553,16 @@ void MainWindow::onStats(quint64 generation, const StepStats& stats, const JobPr
   m_plots->addStats(stats, backlog);
   m_summary.addStats(stats);
   m_runControls->setProgress(m_progress.rowsDone(), m_progress.rowsTotal());
-  m_statusRows->setText(tr("%1 rows done (%2 failed, %3 skipped) · %4 in flight")
-                            .arg(progress.job.finished())
-                            .arg(progress.job.failed)
-                            .arg(progress.job.skipped)
-                            .arg(progress.rows_in_flight));
+  m_statusRows->setText(
+      tr("%1 rows done (%2 failed, %3 skipped) · %4 in flight")
+          .arg(formatCount(progress.job.finished()), formatCount(progress.job.failed),
+               formatCount(progress.job.skipped), formatCount(progress.rows_in_flight)));
   m_jobs->setActiveJob(
       m_jobPath, m_worker->isPaused() ? JobsModel::JobState::Paused : JobsModel::JobState::Running,
       progress.job);
-  m_statusTokens->setText(tr("%1 tokens · %2 tok/s")
-                              .arg(stats.total_generation_tokens)
-                              .arg(stats.generation_tokens_per_s, 0, 'f', 0));
+  m_statusTokens->setText(tr("%1 tokens · %2")
+                              .arg(formatCount(stats.total_generation_tokens),
+                                   formatRate(stats.generation_tokens_per_s, tr("tok/s"))));
   m_statusTime->setText(tr("elapsed %1 · ETA %2")
                             .arg(formatDuration(m_progress.activeSeconds(now)),
                                  formatDuration(m_progress.etaSeconds())));
@@ -604,7 +581,7 @@ void MainWindow::onJobFinished(quint64 generation, const JobProgress& progress, 
       cancelled ? tr("Cancelled: %1. The job can be resumed (File › Open job).").arg(summary)
                 : tr("Done: %1").arg(summary));
   m_statusTokens->setText(
-      tr("%1 tok/s average").arg(QLocale().toString(m_summary.averageTokensPerS(activeS), 'f', 0)));
+      tr("%1 average").arg(formatRate(m_summary.averageTokensPerS(activeS), tr("tok/s"))));
   m_statusTime->setText(tr("took %1").arg(formatDuration(activeS)));
   if (progress.rows_total >= 0)
     m_runControls->setProgress(progress.rows_done + progress.rows_resumed, progress.rows_total);
@@ -620,6 +597,7 @@ void MainWindow::onJobFailed(quint64 generation, const QString& message) {
 }
 
 void MainWindow::updateReady() {
+  updateSetupSteps();
   const bool hasInputs =
       m_resumeJob || ((m_model || m_parameters->isRemote()) && m_isDatasetLoaded);
   const QString parametersProblem = m_parameters->validationError();

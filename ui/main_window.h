@@ -18,7 +18,8 @@
 class QLabel;
 class QMenu;
 class QTabWidget;
-class QToolBox;
+class QAction;
+class QToolBar;
 
 namespace sluice::ui {
 
@@ -33,6 +34,7 @@ class ResultsPanel;
 class RunControls;
 class ScreenshotRecorder;
 class ServePanel;
+class SetupSteps;
 class TimelinePanel;
 
 class MainWindow : public QMainWindow {
@@ -75,6 +77,10 @@ class MainWindow : public QMainWindow {
   ModelPanel* modelPanel() const { return m_modelPanel; }
   JobsView* jobsView() const { return m_jobs; }
   ServePanel* servePanel() const { return m_serve; }
+  SetupSteps* setupSteps() const { return m_setup; }
+  QToolBar* mainToolBar() const { return m_toolBar; }
+  QMenu* viewMenu() const { return m_viewMenu; }
+  QTabWidget* tabs() const { return m_tabs; }
   // Opens the Server page of the setup panels ("Serve on port …").
   void showServePanel();
   // Where new jobs are saved (jobsDirectory() unless set, e.g. by a test).
@@ -107,6 +113,11 @@ class MainWindow : public QMainWindow {
  private:
   void buildUi();
   void buildMenus();
+  void buildRunMenu();
+  void buildToolBar();
+  void buildViewMenu();
+  // Writes each setup step's state line ("stories260K · loaded") and whether it is done.
+  void updateSetupSteps();
   void connectWorker();
   void connectServing();
   void restoreSettings();
@@ -158,7 +169,22 @@ class MainWindow : public QMainWindow {
   ModelPanel* m_modelPanel = nullptr;
   DatasetPanel* m_dataset = nullptr;
   ParametersPanel* m_parameters = nullptr;
-  QToolBox* m_setup = nullptr;
+  SetupSteps* m_setup = nullptr;
+  QToolBar* m_toolBar = nullptr;
+  QMenu* m_viewMenu = nullptr;
+  // The menus' actions that the toolbar and the View menu show too.
+  struct Actions {
+    QAction* openModel = nullptr;
+    QAction* openDataset = nullptr;
+    QAction* exportJob = nullptr;
+    QAction* start = nullptr;
+    QAction* pause = nullptr;
+    QAction* cancel = nullptr;
+    QAction* showSetup = nullptr;
+    QAction* showPlots = nullptr;
+    QList<QAction*> tabs;  // in tab order
+  } m_actions;
+  int m_numDatasetRows = -1;  // counted prompt rows of the instruction file, -1 while unknown
   RunControls* m_runControls = nullptr;
   QTabWidget* m_tabs = nullptr;
   LivePlots* m_plots = nullptr;

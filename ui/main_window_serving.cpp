@@ -2,13 +2,13 @@
 // served traffic in the plots between jobs.
 #include <QLabel>
 #include <QStatusBar>
-#include <QToolBox>
 
 #include "app/engine_worker.h"
 #include "ui/kv_block_map_widget.h"
 #include "ui/live_plots.h"
 #include "ui/main_window.h"
 #include "ui/serve_panel.h"
+#include "ui/setup_steps.h"
 
 namespace sluice::ui {
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "ui/number_format.h"
+
 namespace sluice::ui {
 
 namespace {
@@ -117,14 +119,14 @@ void MemoryPlanView::setPlan(const sluice::MemoryPlan& plan) {
                         : QString("CPU"));
   m_activations->setText(formatBytes(static_cast<qint64>(plan.activation_bytes)));
   m_kvPerToken->setText(formatBytes(static_cast<qint64>(plan.kv_bytes_per_token)));
-  m_pool->setText(QString("%L1 blocks × %2 tokens = %3")
-                      .arg(plan.num_blocks)
-                      .arg(plan.block_size)
-                      .arg(formatBytes(static_cast<qint64>(plan.kv_pool_bytes))));
+  m_pool->setText(QString("%1 blocks × %2 tokens = %3")
+                      .arg(formatCount(plan.num_blocks), formatCount(plan.block_size),
+                           formatBytes(static_cast<qint64>(plan.kv_pool_bytes))));
   m_meanRow->setText(
-      QString("%L1 tokens (prompt + max tokens)").arg(plan.mean_row_tokens, 0, 'f', 0));
-  m_rowsAtOnce->setText(plan.num_blocks > 0 ? QString("%L1").arg(plan.max_concurrent_rows)
-                                            : QString("none: weights and activations fill the GPU share"));
+      QString("%1 tokens (prompt + max tokens)").arg(formatDecimal(plan.mean_row_tokens, 0)));
+  m_rowsAtOnce->setText(plan.num_blocks > 0
+                            ? formatCount(plan.max_concurrent_rows)
+                            : QString("none: weights and activations fill the GPU share"));
   const double ratio = plan.kv_pool_bytes > 0
                            ? static_cast<double>(plan.max_length_reservation_bytes) /
                                  static_cast<double>(plan.kv_pool_bytes)
@@ -133,11 +135,10 @@ void MemoryPlanView::setPlan(const sluice::MemoryPlan& plan) {
   const size_t reservedRows =
       rowReservation > 0 ? plan.max_length_reservation_bytes / rowReservation : 0;
   m_reservation->setText(
-      QString("%1 to reserve %L2 tokens for each of %L3 rows (%4× the pool)")
-          .arg(formatBytes(static_cast<qint64>(plan.max_length_reservation_bytes)))
-          .arg(plan.max_model_len)
-          .arg(static_cast<qint64>(reservedRows))
-          .arg(ratio, 0, 'f', ratio < 10.0 ? 1 : 0));
+      QString("%1 to reserve %2 tokens for each of %3 rows (%4× the pool)")
+          .arg(formatBytes(static_cast<qint64>(plan.max_length_reservation_bytes)),
+               formatCount(plan.max_model_len), formatCount(static_cast<qint64>(reservedRows)),
+               formatDecimal(ratio, ratio < 10.0 ? 1 : 0)));
   for (QLabel* label : {m_device, m_weights, m_kvPerToken, m_pool, m_meanRow, m_rowsAtOnce, m_reservation}) {
     m_form->setRowVisible(label, true);
   }

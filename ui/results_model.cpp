@@ -3,13 +3,13 @@
 #include <QBrush>
 #include <QColor>
 #include <QFileInfo>
-#include <QLocale>
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
 #include "app/generation_spec.h"
 #include "engine/core/error.h"
+#include "ui/number_format.h"
 #include "ui/output_validity.h"
 
 namespace sluice::ui {
@@ -457,10 +457,10 @@ QVariant ResultsModel::displayData(const sluice::RowSummary& row, int column) co
     case TokensColumn:
       if (row.status == RowStatus::Skipped) return QString();
       return tr("%1 in · %2 out")
-          .arg(QLocale().toString(row.prompt_tokens), QLocale().toString(row.output_tokens));
+          .arg(formatCount(row.prompt_tokens), formatCount(row.output_tokens));
     case TimeColumn:
       if (std::isnan(row.total_ms) || row.status == RowStatus::Skipped) return QString();
-      return QLocale().toString(row.total_ms, 'f', 1);
+      return formatDecimal(row.total_ms, 1);
     case FinishReasonColumn:
       return QString::fromStdString(row.finish_reason);
     default:

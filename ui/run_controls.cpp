@@ -2,10 +2,11 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLocale>
 #include <QProgressBar>
 #include <QPushButton>
 #include <algorithm>
+
+#include "ui/number_format.h"
 
 namespace sluice::ui {
 
@@ -23,13 +24,20 @@ RunControls::RunControls(QWidget* parent) : QWidget(parent) {
          "resumed"));
   m_progress = new QProgressBar(this);
   m_progress->setRange(0, 1000);
-  m_progress->setTextVisible(true);
+  // The bar's text goes in a label beside it: text drawn over the bar is hard to read where the
+  // fill ends (half of it on the fill, half on the groove).
+  m_progress->setTextVisible(false);
+  m_progressText = new QLabel(this);
+  m_progressText->setObjectName("progressText");
+  m_progressText->setMinimumWidth(m_progressText->fontMetrics().horizontalAdvance(
+      tr("%1 of %2 rows · 100%").arg(formatCount(99999), formatCount(99999))));
   m_label = new QLabel(this);
   m_label->setMinimumWidth(160);
   layout->addWidget(m_start);
   layout->addWidget(m_pause);
   layout->addWidget(m_cancel);
   layout->addWidget(m_progress, 1);
+  layout->addWidget(m_progressText);
   layout->addWidget(m_label);
   connect(m_start, &QPushButton::clicked, this, &RunControls::startClicked);
   connect(m_pause, &QPushButton::toggled, this, [this](bool paused) {
@@ -54,19 +62,21 @@ void RunControls::setState(State state) {
   if (state == State::Cancelling) m_label->setText(tr("cancelling…"));
   if (state == State::Paused) m_label->setText(tr("paused"));
   if (state == State::Idle || state == State::Running) m_label->clear();
+  emit stateChanged();
 }
 
 void RunControls::setReady(bool ready) {
   m_ready = ready;
   m_start->setEnabled(m_state == State::Idle && m_ready);
+  emit stateChanged();
 }
 
 void RunControls::setProgress(qint64 rowsDone, qint64 rowsTotal) {
-  const QLocale locale;
   if (rowsTotal < 0) {
     m_progress->setRange(0, 1000);
     m_progress->setValue(0);
-    m_progress->setFormat(tr("%1 rows done · counting the rows…").arg(locale.toString(rowsDone)));
+    m_progress->setFormat(tr("%1 rows done · counting the rows…").arg(formatCount(rowsDone)));
+    showProgressText();
     return;
   }
   // The bar's range is an int: scale a huge job down to per-mille.
@@ -74,19 +84,26 @@ void RunControls::setProgress(qint64 rowsDone, qint64 rowsTotal) {
   m_progress->setRange(0, 1000);
   m_progress->setValue(static_cast<int>(1000 * fraction));
   m_progress->setFormat(tr("%1 of %2 rows · %3%")
-                            .arg(locale.toString(rowsDone), locale.toString(rowsTotal))
+                            .arg(formatCount(rowsDone), formatCount(rowsTotal))
                             .arg(static_cast<int>(100 * fraction)));
+  showProgressText();
+}
+
+void RunControls::showProgressText() {
+  m_progressText->setText(m_progress->text());
 }
 
 void RunControls::setLoading(double fraction, const QString& stage) {
   m_progress->setValue(static_cast<int>(1000 * fraction));
   m_progress->setFormat(tr("loading %p%"));
+  showProgressText();
   m_label->setText(stage.left(40));
 }
 
 void RunControls::clearLoading() {
   m_progress->setValue(0);
   m_progress->setFormat(QString());
+  showProgressText();
   m_label->clear();
 }
 

@@ -30,6 +30,8 @@ class RunControls : public QWidget {
   // Clears what loading showed (it succeeded or failed): an empty bar, no stage.
   void clearLoading();
   QProgressBar* progressBar() const { return m_progress; }
+  // The bar's text (rows of total, percent), shown beside the bar rather than over its fill.
+  QLabel* progressText() const { return m_progressText; }
   QString statusText() const;
 
   QPushButton* startButton() const { return m_start; }
@@ -40,14 +42,19 @@ class RunControls : public QWidget {
   void startClicked();
   void pauseToggled(bool paused);
   void cancelClicked();
+  // The state, readiness or pause changed (which buttons are enabled or checked).
+  void stateChanged();
 
  private:
+  void showProgressText();
+
   State m_state = State::Idle;
   bool m_ready = false;
   QPushButton* m_start = nullptr;
   QPushButton* m_pause = nullptr;
   QPushButton* m_cancel = nullptr;
   QProgressBar* m_progress = nullptr;
+  QLabel* m_progressText = nullptr;
   QLabel* m_label = nullptr;
 };
 

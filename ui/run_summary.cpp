@@ -1,9 +1,9 @@
 #include "ui/run_summary.h"
 
-#include <QLocale>
 #include <QObject>
 #include <algorithm>
 
+#include "ui/number_format.h"
 #include "ui/run_progress.h"
 
 namespace sluice::ui {
@@ -20,17 +20,16 @@ double RunSummary::averageTokensPerS(double activeS) const {
 
 QString RunSummary::describe(qint64 rowsDone, qint64 rowsFailed, qint64 rowsSkipped, double activeS,
                              double pausedS) const {
-  const QLocale locale;
-  QString text = QObject::tr(
-                     "%1 rows (%2 failed, %3 skipped) · %4 tokens · %5 tok/s average, "
-                     "%6 peak · %7")
-                     .arg(locale.toString(rowsDone), locale.toString(rowsFailed),
-                          locale.toString(rowsSkipped), locale.toString(m_generatedTokens),
-                          locale.toString(averageTokensPerS(activeS), 'f', 0),
-                          locale.toString(m_peakTokensPerS, 'f', 0), formatDuration(activeS));
+  QString text =
+      QObject::tr(
+          "%1 rows (%2 failed, %3 skipped) · %4 tokens · %5 tok/s average, "
+          "%6 peak · %7")
+          .arg(formatCount(rowsDone), formatCount(rowsFailed), formatCount(rowsSkipped),
+               formatCount(m_generatedTokens), formatDecimal(averageTokensPerS(activeS), 1),
+               formatDecimal(m_peakTokensPerS, 1), formatDuration(activeS));
   if (pausedS >= 1.0) text += QObject::tr(" (paused %1)").arg(formatDuration(pausedS));
   text += m_preemptions == 1 ? QObject::tr(" · 1 preemption")
-                             : QObject::tr(" · %1 preemptions").arg(locale.toString(m_preemptions));
+                             : QObject::tr(" · %1 preemptions").arg(formatCount(m_preemptions));
   return text;
 }
 

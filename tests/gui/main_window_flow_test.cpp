@@ -21,6 +21,7 @@
 #include "ui/dataset_panel.h"
 #include "ui/gui_main.h"
 #include "ui/main_window.h"
+#include "ui/number_format.h"
 #include "ui/parameters_panel.h"
 #include "ui/results_model.h"
 #include "ui/results_panel.h"
@@ -195,7 +196,7 @@ class MainWindowFlowTest : public QObject {
     window.show();
     QSignalSpy finished(&window, &MainWindow::runFinished);
     startAlpacaRun(window);
-    const QString ofTotal = " of " + QLocale().toString(5000) + " rows";
+    const QString ofTotal = " of " + sluice::ui::formatCount(5000) + " rows";
     QTRY_VERIFY_WITH_TIMEOUT(window.runControls()->progressBar()->text().contains(ofTotal), 60000);
     QVERIFY(window.runControls()->progressBar()->value() < 500);  // far from half of 5,000 rows
     window.cancel();

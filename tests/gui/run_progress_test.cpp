@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include "ui/dataset_panel.h"
+#include "ui/number_format.h"
 #include "ui/parameters_panel.h"
 #include "ui/run_controls.h"
 #include "ui/run_progress.h"
@@ -96,8 +97,8 @@ class RunProgressTest : public QObject {
     QVERIFY(controls.progressBar()->text().contains("counting"));
     controls.setProgress(1250, 5000);
     QCOMPARE(controls.progressBar()->value(), 250);
-    QVERIFY2(controls.progressBar()->text().startsWith(QLocale().toString(1250) + " of " +
-                                                       QLocale().toString(5000) + " rows"),
+    QVERIFY2(controls.progressBar()->text().startsWith(sluice::ui::formatCount(1250) + " of " +
+                                                       sluice::ui::formatCount(5000) + " rows"),
              qPrintable(controls.progressBar()->text()));
   }
 

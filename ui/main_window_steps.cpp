@@ -1,0 +1,66 @@
+// MainWindow's setup steps: what each step's button says under its title, and whether the step
+// is done ("1 Model: stories260K-f32.gguf · loaded", "2 Instructions: alpaca.json · 5,000 rows",
+// "3 Parameters: greedy · 256 tokens").
+#include <QFileInfo>
+
+#include "ui/dataset_panel.h"
+#include "ui/main_window.h"
+#include "ui/number_format.h"
+#include "ui/parameters_panel.h"
+#include "ui/remote_servers_panel.h"
+#include "ui/run_controls.h"
+#include "ui/setup_steps.h"
+
+namespace sluice::ui {
+
+namespace {
+
+enum StepIndex { kModelStep = 0, kInstructionsStep = 1, kParametersStep = 2 };
+
+}  // namespace
+
+void MainWindow::updateSetupSteps() {
+  if (m_parameters->isRemote()) {
+    m_setup->setStepState(kModelStep,
+                          tr("remote: %1").arg(m_parameters->remoteServers()->summary()), true);
+  } else if (m_runControls->state() == RunControls::State::Loading) {
+    m_setup->setStepState(kModelStep, tr("loading…"), false);
+  } else if (m_model) {
+    m_setup->setStepState(kModelStep, tr("%1 · loaded").arg(QFileInfo(m_model->path).fileName()),
+                          true);
+  } else {
+    m_setup->setStepState(kModelStep, tr("open a model file or folder"), false);
+  }
+
+  const QString dataset = QFileInfo(m_dataset->datasetPath()).fileName();
+  if (dataset.isEmpty()) {
+    m_setup->setStepState(kInstructionsStep, tr("open an instruction file"), false);
+  } else if (!m_isDatasetLoaded) {
+    m_setup->setStepState(kInstructionsStep, tr("%1 · reading…").arg(dataset), false);
+  } else if (m_numDatasetRows >= 0) {
+    // The count stops at the panel's cap: more rows may follow.
+    const bool isCapped = m_numDatasetRows >= DatasetPanel::kMaxCountedRows;
+    m_setup->setStepState(kInstructionsStep,
+                          tr("%1 · %2%3 rows")
+                              .arg(dataset, formatCount(m_numDatasetRows),
+                                   isCapped ? QStringLiteral("+") : QString()),
+                          true);
+  } else {
+    m_setup->setStepState(kInstructionsStep, tr("%1 · loaded").arg(dataset), true);
+  }
+
+  const QString problem = m_parameters->validationError();
+  if (!problem.isEmpty()) {
+    m_setup->setStepState(kParametersStep, problem, false);
+    return;
+  }
+  const SamplingParams sampling = m_parameters->samplingParams();
+  const QString how = sampling.temperature <= 0.0f
+                          ? tr("greedy")
+                          : tr("temperature %1").arg(formatDecimal(sampling.temperature, 2));
+  m_setup->setStepState(kParametersStep,
+                        tr("%1 · %2 tokens at most").arg(how, formatCount(sampling.max_tokens)),
+                        true);
+}
+
+}  // namespace sluice::ui
