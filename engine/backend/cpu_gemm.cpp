@@ -27,7 +27,6 @@ int64_t gemm_block_bytes() {
 // A set without a wide tile (cpu_gemm_wide_tile_avx2.inc): the generic tiles do every product.
 struct NoWideTile {
   static constexpr int kTokens = 0;
-  static constexpr int kRows = 1;
   template <typename W>
   static void run(const float*, const W*, int64_t, int64_t, float*, int64_t) {}
 };
