@@ -27,6 +27,7 @@
 #include "engine/data/field_value.h"
 #include "ui/file_drop.h"
 #include "ui/length_histogram.h"
+#include "ui/number_format.h"
 #include "ui/prompt_preview.h"
 
 namespace sluice::ui {
@@ -509,9 +510,10 @@ void DatasetPanel::onCounted() {
     return;
   }
   QStringList notes;
-  if (count.isTruncated) notes << QString("first %L1 rows").arg(kMaxCountedRows);
+  if (count.isTruncated) notes << QString("first %1 rows").arg(formatCount(kMaxCountedRows));
   if (count.numFailedRows > 0) {
-    notes << QString("%L1 rows failed (%2)").arg(count.numFailedRows).arg(count.firstRowError);
+    notes << QString("%1 rows failed (%2)")
+                 .arg(formatCount(count.numFailedRows), count.firstRowError);
   }
   m_histogram->setLengths(count.lengths, notes.join("; "));
   emit promptLengthsReady(count.lengths);

@@ -1,4 +1,5 @@
 #include "ui/export_dialog.h"
+#include "ui/number_format.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -10,7 +11,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QLocale>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QVBoxLayout>
@@ -77,12 +77,11 @@ ExportDialog::Outcome run_export(const std::string& jobPath, const std::string& 
   try {
     const auto job = JobStore::open(jobPath);
     const ExportStats stats = export_job(*job, format, outputPath, options);
-    const QLocale locale;
     outcome.isSuccess = true;
     outcome.numRecords = stats.records_written;
     outcome.message = ExportDialog::tr("Wrote %1 records from %2 rows to %3.")
-                          .arg(locale.toString(stats.records_written))
-                          .arg(locale.toString(stats.rows_written))
+                          .arg(formatCount(static_cast<qint64>(stats.records_written)))
+                          .arg(formatCount(static_cast<qint64>(stats.rows_written)))
                           .arg(QString::fromStdString(outputPath));
     if (stats.rows_skipped > 0)
       outcome.message += ' ' + QString::fromStdString(describe_left_out(stats)) + '.';
@@ -227,11 +226,10 @@ QString ExportDialog::failedRowsText() const {
 }
 
 void ExportDialog::updateFailedRowsNote() {
-  const QLocale locale;
   const QString counts = m_facts.numFailed < 0 ? QString()
                                                : tr(" This job has %1 failed and %2 skipped rows.")
-                                                     .arg(locale.toString(m_facts.numFailed),
-                                                          locale.toString(m_facts.numSkipped));
+                                                     .arg(formatCount(m_facts.numFailed),
+                                                          formatCount(m_facts.numSkipped));
   const bool honoursIncludeFailed =
       format() == ExportFormat::Jsonl || format() == ExportFormat::Csv;
   QString note;

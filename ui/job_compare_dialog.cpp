@@ -22,6 +22,7 @@
 #include "engine/jobs/job_table.h"
 #include "ui/job_compare_model.h"
 #include "ui/job_naming.h"
+#include "ui/number_format.h"
 #include "ui/window_fit.h"
 
 namespace sluice::ui {
@@ -82,7 +83,7 @@ QString sideText(const std::optional<RowResult>& row) {
 }
 
 QString lengthText(double value, bool isChars) {
-  return QString("%L1 %2").arg(value, 0, 'f', 1).arg(isChars ? "chars" : "tokens");
+  return QString("%1 %2").arg(formatDecimal(value, 1), isChars ? "chars" : "tokens");
 }
 
 QString valueText(const nlohmann::ordered_json& value) {
@@ -280,7 +281,7 @@ void JobCompareDialog::describeJobs() {
 void JobCompareDialog::fillStats(const JobComparisonStats& stats) {
   QList<std::pair<QString, std::pair<QString, QString>>> rows;
   const auto count = [&rows](const QString& label, int64_t a, int64_t b) {
-    rows.append({label, {QString("%L1").arg(a), QString("%L1").arg(b)}});
+    rows.append({label, {formatCount(a), formatCount(b)}});
   };
   count(tr("Rows"), stats.a.num_rows, stats.b.num_rows);
   count(tr("Done"), stats.a.num_done, stats.b.num_done);
@@ -305,12 +306,12 @@ void JobCompareDialog::fillStats(const JobComparisonStats& stats) {
   }
   m_stats->setVerticalHeaderLabels(labels);
   m_stats->show();
-  QString summary = tr("%L1 rows in both jobs, %L2 differ")
-                        .arg(stats.num_matched_rows)
-                        .arg(stats.num_differing_rows);
+  QString summary =
+      tr("%1 rows in both jobs, %2 differ")
+          .arg(formatCount(stats.num_matched_rows), formatCount(stats.num_differing_rows));
   if (stats.num_only_in_a + stats.num_only_in_b > 0)
-    summary +=
-        tr("; %L1 only in A, %L2 only in B").arg(stats.num_only_in_a).arg(stats.num_only_in_b);
+    summary += tr("; %1 only in A, %2 only in B")
+                   .arg(formatCount(stats.num_only_in_a), formatCount(stats.num_only_in_b));
   m_summary->setText(summary + ".");
 }
 

@@ -1,6 +1,6 @@
 #include "ui/long_prompt_question.h"
+#include "ui/number_format.h"
 
-#include <QLocale>
 #include <QMessageBox>
 #include <QPushButton>
 
@@ -14,15 +14,13 @@ int countPromptsTooLong(const QVector<int>& promptLengths, int maxModelLen) {
 
 void askAboutLongPrompts(QWidget* parent, int numTooLong, int numCounted, int maxModelLen,
                          std::function<void(std::optional<sluice::LongPromptPolicy>)> done) {
-  const QLocale locale;
   auto* box = new QMessageBox(
       QMessageBox::Warning, QObject::tr("Prompts longer than the context"),
       QObject::tr("%1 of the %2 prompts counted do not fit the model's context of %3 tokens: "
                   "as they are, those rows will fail.\n\nTruncate them (each keeps the end of "
                   "its prompt, where the question and the answer's turn are), skip them, or let "
                   "them fail?")
-          .arg(locale.toString(numTooLong), locale.toString(numCounted),
-               locale.toString(maxModelLen)),
+          .arg(formatCount(numTooLong), formatCount(numCounted), formatCount(maxModelLen)),
       QMessageBox::NoButton, parent);
   box->setObjectName("longPrompts");
   box->setAttribute(Qt::WA_DeleteOnClose);

@@ -19,6 +19,7 @@
 
 #include "ui/file_drop.h"
 #include "ui/memory_plan_view.h"
+#include "ui/number_format.h"
 
 namespace sluice::ui {
 
@@ -224,7 +225,7 @@ void ModelPanel::setLoaded(const sluice::ModelSummary& summary) {
   m_parameters->setText(formatParameterCount(summary.parameterCount));
   m_dtypes->setText(
       QString("%1, %2").arg(summary.dtypes, MemoryPlanView::formatBytes(summary.weightBytes)));
-  m_context->setText(QString("%L1 tokens").arg(summary.contextLength));
+  m_context->setText(QString("%1 tokens").arg(formatCount(summary.contextLength)));
   m_tokenizer->setText(summary.tokenizer);
   m_chatTemplate = summary.hasChatTemplate ? summary.chatTemplate : QString();
   m_chatTemplateLabel->setText(summary.hasChatTemplate ? "yes" : "none (prompts are plain text)");

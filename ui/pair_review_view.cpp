@@ -3,7 +3,6 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLocale>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QShortcut>
@@ -11,6 +10,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "ui/number_format.h"
 #include "ui/pair_job_access.h"
 #include "ui/word_diff.h"
 
@@ -335,10 +335,9 @@ QString PairReviewView::messageText() const {
 
 void PairReviewView::updateStatus() {
   if (!m_row) return;
-  const QLocale locale;
   m_rowLabel->setText(tr("Row %1 · %2 of %3 finished rows")
                           .arg(m_row->row_index)
-                          .arg(locale.toString(m_position + 1), locale.toString(numRows())));
+                          .arg(formatCount(m_position + 1), formatCount(numRows())));
   const auto sampleInfo = [this](int sampleIdx) {
     if (sampleIdx < 0 || sampleIdx >= static_cast<int>(m_row->samples.size())) return QString();
     const SampleResult& sample = m_row->samples[static_cast<size_t>(sampleIdx)];
@@ -385,7 +384,7 @@ void PairReviewView::updateStatus() {
     sameSample = tr(" Both sides show the same sample: choose two to compare.");
   m_status->setText(
       tr("%1%2 %3 of %4 rows reviewed.")
-          .arg(pickText, sameSample, locale.toString(m_numPicked), locale.toString(numRows())));
+          .arg(pickText, sameSample, formatCount(m_numPicked), formatCount(numRows())));
 }
 
 void PairReviewView::showMessage(const QString& message) {

@@ -1,4 +1,5 @@
 #include "ui/prompt_preview.h"
+#include "ui/number_format.h"
 
 #include <QFontDatabase>
 #include <QLabel>
@@ -93,7 +94,7 @@ void PromptPreview::renderWithModel(const sluice::DatasetRow& row) {
     m_text = QString::fromStdString(prompt.text);
     m_tokenCount = static_cast<int>(prompt.token_ids.size());
     const QString how = builder.uses_chat_template() ? "chat template applied" : "plain text";
-    showResult(QString("%1 · %L2 tokens · %3").arg(rowName).arg(m_tokenCount).arg(how));
+    showResult(QString("%1 · %2 tokens · %3").arg(rowName, formatCount(m_tokenCount), how));
   } catch (const DatasetRowError& e) {
     m_error =
         QString("%1 (line %2): %3").arg(rowName).arg(row.line).arg(QString::fromUtf8(e.what()));

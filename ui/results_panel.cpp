@@ -7,13 +7,13 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
-#include <QLocale>
 #include <QSettings>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "ui/number_format.h"
 #include "ui/results_model.h"
 #include "ui/row_detail_pane.h"
 
@@ -285,7 +285,7 @@ void ResultsPanel::updateSummary() {
   }
   const bool isFiltered = m_model->query().status || !m_model->query().search.empty();
   const int numRows = m_model->rowCount();
-  const QString count = QLocale().toString(numRows);
+  const QString count = formatCount(numRows);
   if (isFiltered) {
     m_summary->setText(numRows == 1 ? tr("1 matching row") : tr("%1 matching rows").arg(count));
   } else {

@@ -1,9 +1,9 @@
 #include "ui/row_detail_pane.h"
+#include "ui/number_format.h"
 
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLocale>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSplitter>
@@ -26,7 +26,7 @@ QPlainTextEdit* make_text_view(QWidget* parent) {
 
 QString milliseconds(double ms) {
   if (!std::isfinite(ms)) return QStringLiteral("–");
-  return QObject::tr("%1 ms").arg(QLocale().toString(ms, 'f', 1));
+  return QObject::tr("%1 ms").arg(formatDecimal(ms, 1));
 }
 
 }  // namespace
@@ -155,10 +155,9 @@ QString RowDetailPane::factsFor(const sluice::RowResult& row) {
   for (const sluice::SampleResult& sample : row.samples) outputTokens += sample.output_tokens;
   // Decoding starts at the first token; before it the row waited and ran its prefill.
   const double decodeMs = row.total_ms - row.ttft_ms;
-  const QString speed =
-      (std::isfinite(decodeMs) && decodeMs > 0.0 && outputTokens > 0)
-          ? tr("%1 tokens/s").arg(QLocale().toString(outputTokens / (decodeMs / 1000.0), 'f', 1))
-          : QStringLiteral("–");
+  const QString speed = (std::isfinite(decodeMs) && decodeMs > 0.0 && outputTokens > 0)
+                            ? formatRate(outputTokens / (decodeMs / 1000.0), tr("tokens/s"))
+                            : QStringLiteral("–");
   return tr("Prompt tokens: %1 · output tokens: %2 · decode speed: %3\n"
             "Seed: %4 · queued: %5 · first token: %6 · total: %7")
       .arg(row.prompt_tokens)

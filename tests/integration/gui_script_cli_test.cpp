@@ -1,5 +1,5 @@
 // `sluice gui` driven by a script (offscreen): a --job that does not exist is created, and every
-// failure prints its reason and exits non-zero.
+// failure prints its reason and exits non-zero. Built only with the GUI (SLUICE_GUI).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -35,7 +35,7 @@ std::string story_prompts() {
 }
 
 TEST(ScriptedGui, CreatesAJobFileThatDoesNotExistYet) {
-  if (!has_gui()) GTEST_SKIP() << "built without the GUI";
+  ASSERT_TRUE(has_gui()) << "sluice --version does not say \"gui: yes\"";
   const std::string job = make_temp_dir("gui-script") + "/new.sluicejob";
   const auto r = run_gui({"gui", "--model", model_path(), "--dataset", story_prompts(), "--job",
                           job, "--start", "--quit-when-done"});
@@ -44,7 +44,7 @@ TEST(ScriptedGui, CreatesAJobFileThatDoesNotExistYet) {
 }
 
 TEST(ScriptedGui, AFailedModelLoadSaysWhyAndExitsOne) {
-  if (!has_gui()) GTEST_SKIP() << "built without the GUI";
+  ASSERT_TRUE(has_gui()) << "sluice --version does not say \"gui: yes\"";
   const auto r = run_gui({"gui", "--model", "/nonexistent/model.gguf", "--dataset", story_prompts(),
                           "--start", "--quit-when-done"});
   EXPECT_EQ(r.exit_code, 1);
@@ -52,7 +52,7 @@ TEST(ScriptedGui, AFailedModelLoadSaysWhyAndExitsOne) {
 }
 
 TEST(ScriptedGui, AFailedRunSaysWhyAndExitsOne) {
-  if (!has_gui()) GTEST_SKIP() << "built without the GUI";
+  ASSERT_TRUE(has_gui()) << "sluice --version does not say \"gui: yes\"";
   const std::string dir = make_temp_dir("gui-script");
   const std::string input = write_input_jsonl(dir, "{\"instruction\": \"a\"}\nnot json\n");
   // A new job whose bad row stops it (the Instructions panel's default policy).
@@ -63,7 +63,7 @@ TEST(ScriptedGui, AFailedRunSaysWhyAndExitsOne) {
 }
 
 TEST(ScriptedGui, StartWithNothingToRunIsAUsageError) {
-  if (!has_gui()) GTEST_SKIP() << "built without the GUI";
+  ASSERT_TRUE(has_gui()) << "sluice --version does not say \"gui: yes\"";
   const auto r = run_gui({"gui", "--model", model_path(), "--start", "--quit-when-done"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--dataset"));
