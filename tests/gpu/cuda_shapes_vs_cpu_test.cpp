@@ -26,13 +26,13 @@
 namespace sluice {
 namespace {
 
-constexpr int kBlockSize = 16;
+constexpr int kShapesBlockSize = 16;
 
 // Three steps over two requests: both prefill (9 and 5 tokens), both decode (a padded decode
 // bucket), then a 3-token chunk of A beside a decode of B (a mixed step). Returns each step's
 // logits.
 std::vector<std::vector<float>> run_three_steps(Backend& backend, int vocab) {
-  backend.allocate_kv_cache(8, kBlockSize);
+  backend.allocate_kv_cache(8, kShapesBlockSize);
   auto token = [vocab](int i) { return static_cast<int32_t>((i * 7919 + 13) % vocab); };
   std::vector<std::vector<float>> out(3);
   BatchInputs prefill;
@@ -44,7 +44,7 @@ std::vector<std::vector<float>> run_three_steps(Backend& backend, int vocab) {
   for (int i = 0; i < 5; ++i) {
     prefill.token_ids.push_back(token(100 + i));
     prefill.positions.push_back(i);
-    prefill.slot_mapping.push_back(2 * kBlockSize + i);  // B: block 2
+    prefill.slot_mapping.push_back(2 * kShapesBlockSize + i);  // B: block 2
   }
   prefill.query_start_loc = {0, 9, 14};
   prefill.seq_lens = {9, 5};
@@ -56,7 +56,7 @@ std::vector<std::vector<float>> run_three_steps(Backend& backend, int vocab) {
   BatchInputs decode = prefill;
   decode.token_ids = {token(9), token(105)};
   decode.positions = {9, 5};
-  decode.slot_mapping = {9, 2 * kBlockSize + 5};
+  decode.slot_mapping = {9, 2 * kShapesBlockSize + 5};
   decode.query_start_loc = {0, 1, 2};
   decode.seq_lens = {10, 6};
   decode.logits_indices = {0, 1};
@@ -65,7 +65,7 @@ std::vector<std::vector<float>> run_three_steps(Backend& backend, int vocab) {
   BatchInputs mixed = decode;
   mixed.token_ids = {token(10), token(11), token(12), token(106)};
   mixed.positions = {10, 11, 12, 6};
-  mixed.slot_mapping = {10, 11, 12, 2 * kBlockSize + 6};
+  mixed.slot_mapping = {10, 11, 12, 2 * kShapesBlockSize + 6};
   mixed.query_start_loc = {0, 3, 4};
   mixed.seq_lens = {13, 7};
   mixed.logits_indices = {2, 3};

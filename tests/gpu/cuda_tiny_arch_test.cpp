@@ -25,7 +25,7 @@
 namespace sluice {
 namespace {
 
-constexpr int kBlockSize = 16;
+constexpr int kTinyArchBlockSize = 16;
 constexpr int kNumBlocks = 8;  // 128 positions; the sequences have 62-64 tokens
 
 struct Case {
@@ -73,7 +73,7 @@ CudaBackendOptions options(ActivationDType dtype) {
 
 // Logits of every position of `tokens`, teacher-forced in one batch.
 std::vector<float> one_batch_logits(Backend& backend, const std::vector<int32_t>& tokens) {
-  backend.allocate_kv_cache(kNumBlocks, kBlockSize);
+  backend.allocate_kv_cache(kNumBlocks, kTinyArchBlockSize);
   std::vector<float> logits;
   backend.forward(test::single_request_batch(tokens, 0, kNumBlocks, true), logits);
   return logits;
@@ -121,7 +121,7 @@ TEST_P(CudaTinyArch, Fp32LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
             << "\n";
 
   // The prompt, then the rest one token at a time through the KV cache (decode steps).
-  backend.allocate_kv_cache(kNumBlocks, kBlockSize);
+  backend.allocate_kv_cache(kNumBlocks, kTinyArchBlockSize);
   const std::vector<int32_t> prompt(ref.tokens.begin(), ref.tokens.begin() + ref.n_prompt);
   std::vector<float> step_logits;
   backend.forward(test::single_request_batch(prompt, 0, kNumBlocks, false), step_logits);
@@ -206,7 +206,7 @@ void check_reduced_precision(const Case& c, ActivationDType dtype, float toleran
   // rounding can flip the choice, and the GPU must pick llama.cpp's id. The reference token is
   // fed back either way (where the margin is thinner a flip is legitimate), so every step runs in
   // the reference's context and the CPU's teacher-forced rows stay the right reference.
-  gpu.allocate_kv_cache(kNumBlocks, kBlockSize);
+  gpu.allocate_kv_cache(kNumBlocks, kTinyArchBlockSize);
   const std::vector<int32_t> prompt(ref.tokens.begin(), ref.tokens.begin() + ref.n_prompt);
   std::vector<float> step_logits;
   gpu.forward(test::single_request_batch(prompt, 0, kNumBlocks, false), step_logits);

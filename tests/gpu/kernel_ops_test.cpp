@@ -41,14 +41,14 @@ class KernelOps : public ::testing::Test {};
 TYPED_TEST_SUITE(KernelOps, ElementTypes, ElementTypeNames);
 
 constexpr int kHiddenSizes[] = {64, 4096, 3584, 1000, 1001};
-constexpr int kTokenCounts[] = {1, 7, 256};
+constexpr int kOpsTokenCounts[] = {1, 7, 256};
 
 TYPED_TEST(KernelOps, EmbeddingGatherCopiesRowsAndZeroesOutOfRangeIds) {
   SLUICE_REQUIRE_CUDA();
   using T = TypeParam;
   const int vocab_size = 512;
   for (const int hidden_size : kHiddenSizes) {
-    for (const int num_tokens : kTokenCounts) {
+    for (const int num_tokens : kOpsTokenCounts) {
       SCOPED_TRACE("hidden " + std::to_string(hidden_size) + ", tokens " +
                    std::to_string(num_tokens));
       const auto table = random_storage<T>(static_cast<size_t>(vocab_size) * hidden_size,
@@ -84,7 +84,7 @@ TYPED_TEST(KernelOps, RmsNormResidualMatchesCpuRmsNorm) {
   using T = TypeParam;
   const float eps = 1e-5f;
   for (const int hidden_size : kHiddenSizes) {
-    for (const int num_tokens : kTokenCounts) {
+    for (const int num_tokens : kOpsTokenCounts) {
       for (const bool has_residual : {true, false}) {
         SCOPED_TRACE("hidden " + std::to_string(hidden_size) + ", tokens " +
                      std::to_string(num_tokens) + (has_residual ? ", residual" : ""));
@@ -201,7 +201,7 @@ TYPED_TEST(KernelOps, AddBiasMatchesCpu) {
   SLUICE_REQUIRE_CUDA();
   using T = TypeParam;
   for (const int dim : {64, 1000, 3584, 1001}) {
-    for (const int num_tokens : kTokenCounts) {
+    for (const int num_tokens : kOpsTokenCounts) {
       SCOPED_TRACE("dim " + std::to_string(dim) + ", tokens " + std::to_string(num_tokens));
       const size_t n = static_cast<size_t>(num_tokens) * dim;
       const auto x = random_storage<T>(n, 31 + static_cast<uint32_t>(dim));
@@ -222,7 +222,7 @@ TYPED_TEST(KernelOps, GatherRowsCopiesTheListedRows) {
   using T = TypeParam;
   const int num_in_rows = 300;
   for (const int dim : {64, 1000, 1001, 4096}) {
-    for (const int num_rows : kTokenCounts) {
+    for (const int num_rows : kOpsTokenCounts) {
       SCOPED_TRACE("dim " + std::to_string(dim) + ", rows " + std::to_string(num_rows));
       const auto in = random_storage<T>(static_cast<size_t>(num_in_rows) * dim, 41);
       std::mt19937 rng(42);

@@ -30,7 +30,7 @@ class RopeCacheKernel : public ::testing::Test {};
 
 TYPED_TEST_SUITE(RopeCacheKernel, ElementTypes, ElementTypeNames);
 
-constexpr int kTokenCounts[] = {1, 7, 256};
+constexpr int kRopeTokenCounts[] = {1, 7, 256};
 
 // Everything one rope_and_cache case needs, with the CPU reference worked out.
 // fused: q, k and v are the parts of one [num_tokens, q_dim + 2 * kv_dim] array, as the CUDA
@@ -171,7 +171,7 @@ TYPED_TEST(RopeCacheKernel, RopeAndCacheMatchesCpuRopeAndWritesSlots) {
   ThreadPool pool(1);
   for (const int head_dim : {8, 64, 80, 128}) {
     for (const bool interleaved : {true, false}) {
-      for (const int num_tokens : kTokenCounts) {
+      for (const int num_tokens : kRopeTokenCounts) {
         check_rope_and_cache<TypeParam>(head_dim, interleaved, num_tokens, pool);
       }
     }
@@ -185,7 +185,7 @@ TYPED_TEST(RopeCacheKernel, RopeAndCacheOverFusedQkvRows) {
   // rows would read another token's k as its q.
   for (const int head_dim : {8, 80, 128}) {
     for (const bool interleaved : {true, false}) {
-      for (const int num_tokens : kTokenCounts) {
+      for (const int num_tokens : kRopeTokenCounts) {
         check_rope_and_cache<TypeParam>(head_dim, interleaved, num_tokens, pool, /*fused=*/true);
       }
     }

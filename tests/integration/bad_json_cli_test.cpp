@@ -16,13 +16,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const char* kModel = "models/stories260K/gguf/stories260K-f32.gguf";
-
 ProcessResult generate(const std::string& input, const std::string& output,
                        std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {
-      "generate", "--model", shared_path(kModel), "--input",      input,
-      "--output", output,    "--quiet",           "--max-tokens", "8"};
+      "generate", "--model", shared_path(kGgufF32), "--input", input, "--output",
+      output,     "--quiet", "--max-tokens",        "8"};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_sluice(args);
 }

@@ -10,8 +10,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char* kModel = "models/stories260K/gguf/stories260K-f32.gguf";
-
 const char* kBatchLines[] = {
     R"({"custom_id": "chat-short", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "stories", "messages": [{"role": "user", "content": "Once upon a time"}], "max_tokens": 3}})",
     R"({"custom_id": "text-greedy", "method": "POST", "url": "/v1/completions", "body": {"model": "stories", "prompt": "Lily went to the park", "max_tokens": 12, "temperature": 0}})",
@@ -39,7 +37,7 @@ TEST(BatchCli, BatchFileRunsAndWritesTheBatchOutputFormat) {
   const std::string output = dir + "/out.jsonl";
   const std::string job = dir + "/batch.sluicejob";
   const ProcessResult r = run_sluice(
-      {"generate", "--model", shared_path(kModel), "--input", input, "--export", "openai-batch",
+      {"generate", "--model", shared_path(kGgufF32), "--input", input, "--export", "openai-batch",
        "--output", output, "--on-bad-row", "skip", "--max-tokens", "40", "--job", job, "--quiet"});
   ASSERT_EQ(r.exit_code, 3) << r.err;  // the embeddings line is skipped
   EXPECT_THAT(r.err, HasSubstr("batch.jsonl:4: batch line 'embed': url \"/v1/embeddings\""));
@@ -64,7 +62,7 @@ TEST(BatchCli, ForcedFormatNamesWhatAPlainLineLacks) {
   const std::string dir = make_temp_dir("batch-cli-forced");
   const std::string input = write_input_jsonl(dir, "{\"prompt\": \"Once\"}\n");
   const ProcessResult r =
-      run_sluice({"generate", "--model", shared_path(kModel), "--input", input, "--format",
+      run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", input, "--format",
                   "openai-batch", "--output", dir + "/out.jsonl", "--quiet"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("input.jsonl:1: a batch line needs a non-empty string 'custom_id'"));

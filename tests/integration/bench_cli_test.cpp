@@ -10,8 +10,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char* kGgufF32 = "models/stories260K/gguf/stories260K-f32.gguf";
-
 TEST(BenchCli, JsonCountsEveryRequestAndTokenPerMode) {
   const auto r = run_sluice({"bench", "--model", shared_path(kGgufF32), "--input",
                              shared_path("datasets/en/alpaca_5000.json"), "--limit", "6", "--max-tokens", "8",

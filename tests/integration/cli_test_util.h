@@ -1,14 +1,20 @@
-// Helpers for CLI tests: run `sluice ...`, write inputs, read JSONL outputs.
+// Helpers for CLI tests: run `sluice ...`, write inputs, read JSONL outputs and job files.
 #pragma once
 
+#include <cstdint>
+#include <exception>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "engine/jobs/job_store.h"
 #include "tests/support/process.h"
 #include "tests/support/test_paths.h"
 
 namespace sluice::test {
+
+// The small model most CLI tests run (relative to ../shared).
+inline constexpr const char* kGgufF32 = "models/stories260K/gguf/stories260K-f32.gguf";
 
 inline ProcessResult run_sluice(std::vector<std::string> args) {
   args.insert(args.begin(), SLUICE_EXECUTABLE);
@@ -36,4 +42,18 @@ inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   return rows;
 }
 
+// Every field of an output row but its timings.
+inline nlohmann::json without_timings(nlohmann::json row) {
+  row.erase("timings");
+  return row;
+}
+
+// The rows committed to the job file at job_path so far (0 while it does not exist yet).
+inline int64_t committed_rows(const std::string& job_path) {
+  try {
+    return JobStore::open(job_path)->counts().done;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
 }  // namespace sluice::test

@@ -11,10 +11,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char* kModel = "models/stories260K/gguf/stories260K-f32.gguf";
-
 ProcessResult generate(std::vector<std::string> extra) {
-  std::vector<std::string> args = {"generate", "--model", shared_path(kModel), "--max-tokens", "8", "--quiet"};
+  std::vector<std::string> args = {"generate",     "--model", shared_path(kGgufF32),
+                                   "--max-tokens", "8",       "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_sluice(args);
 }

@@ -13,8 +13,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char* kModel = "models/stories260K/gguf/stories260K-f32.gguf";
-
 const char* kSchema = R"({"type":"object","properties":{"mood":{"enum":["happy","sad"]},)"
                       R"("n":{"type":"integer","minimum":0,"maximum":9}},"required":["mood","n"]})";
 
@@ -66,7 +64,7 @@ TEST(ExportFlattenCli, GenerateAndJobsExportWriteSchemaFieldsAsColumns) {
   const std::string schema = dir + "/schema.json";
   write_file(schema, kSchema);
   const std::string csv = dir + "/out.csv";
-  ProcessResult r = run_sluice({"generate", "--model", shared_path(kModel), "--input",
+  ProcessResult r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
                                 write_inputs(dir), "--output", csv, "--job", dir + "/job.sluicejob",
                                 "--json-schema", schema, "--temperature", "1", "--max-tokens", "64",
                                 "--export", "csv", "--flatten-output", "--quiet"});
@@ -88,7 +86,7 @@ TEST(ExportFlattenCli, GenerateAndJobsExportWriteSchemaFieldsAsColumns) {
 
 TEST(ExportFlattenCli, FlattenOutputWithAnotherFormatIsAUsageError) {
   const std::string dir = make_temp_dir("export_flatten_usage");
-  ProcessResult r = run_sluice({"generate", "--model", shared_path(kModel), "--input",
+  ProcessResult r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input",
                                 write_inputs(dir), "--output", dir + "/out.jsonl", "--export",
                                 "jsonl", "--flatten-output", "--quiet"});
   EXPECT_EQ(r.exit_code, 2);

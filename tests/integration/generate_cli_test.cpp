@@ -12,8 +12,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char* kGgufF32 = "models/stories260K/gguf/stories260K-f32.gguf";
-
 std::string write_input(const std::string& dir, const std::string& jsonl) {
   write_file(dir + "/input.jsonl", jsonl);
   return dir + "/input.jsonl";

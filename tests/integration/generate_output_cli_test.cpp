@@ -15,8 +15,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const char* kGgufF32 = "models/stories260K/gguf/stories260K-f32.gguf";
-
 // Returns the names of the files in dir, sorted.
 std::vector<std::string> files_in(const std::string& dir) {
   std::vector<std::string> names;

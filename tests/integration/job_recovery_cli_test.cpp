@@ -15,18 +15,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const char* kGgufF32 = "models/stories260K/gguf/stories260K-f32.gguf";
-
 std::string write_input(const std::string& dir) {
   write_file(dir + "/input.jsonl",
              "{\"prompt\": \"Once upon a time\"}\n{\"prompt\": \"The cat\"}\n"
              "{\"prompt\": \"A dog\"}\n{\"prompt\": \"Lily\"}\n");
   return dir + "/input.jsonl";
-}
-
-nlohmann::json without_timings(nlohmann::json row) {
-  row.erase("timings");
-  return row;
 }
 
 // What a run killed about 0.1 s after its start left with older builds: an empty job file and a

@@ -18,12 +18,10 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const char* kModel = "models/stories260K/gguf/stories260K-f32.gguf";
-
 ProcessResult make_job(const std::string& input, const std::string& job,
                        std::vector<std::string> settings) {
   std::vector<std::string> args = {
-      "generate", "--model", shared_path(kModel), "--input", input, "--limit", "6", "--job",
+      "generate", "--model", shared_path(kGgufF32), "--input", input, "--limit", "6", "--job",
       job,        "--quiet"};
   args.insert(args.end(), settings.begin(), settings.end());
   return run_sluice(args);

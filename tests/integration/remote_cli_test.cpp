@@ -42,14 +42,6 @@ std::vector<std::string> generate_args(std::vector<std::string> extra) {
   return a;
 }
 
-int64_t committed_rows(const std::string& job_path) {
-  try {
-    return JobStore::open(job_path)->counts().done;
-  } catch (const std::exception&) {
-    return 0;  // not created yet
-  }
-}
-
 // Waits until the job file holds at least n rows (or the run ended).
 void wait_for_rows(BackgroundProcess& run, const std::string& job, int64_t n) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);

@@ -33,20 +33,6 @@ std::string write_alpaca_jsonl(const std::string& dir, size_t n) {
   return dir + "/input.jsonl";
 }
 
-// Every field but the timings.
-nlohmann::json without_timings(nlohmann::json row) {
-  row.erase("timings");
-  return row;
-}
-
-int64_t committed_rows(const std::string& job_path) {
-  try {
-    return JobStore::open(job_path)->counts().done;
-  } catch (const std::exception&) {
-    return 0;  // not created yet
-  }
-}
-
 TEST(ResumeCli, KilledJobResumesWithoutLosingOrRecomputingRows) {
   const std::string dir = make_temp_dir("resume");
   const std::string input = write_alpaca_jsonl(dir, 500);

@@ -12,8 +12,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char* kGgufF32 = "models/stories260K/gguf/stories260K-f32.gguf";
-
 // A 4 MB prompt against a 512-token context fails its own row before it is tokenized (the same
 // row status and finish reason as a prompt the engine rejects); the other row runs.
 TEST(SizeChecksCli, PromptTooLongForTheContextFailsItsRowUntokenized) {

@@ -19,8 +19,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char* kModel = "models/stories260K/gguf/stories260K-f32.gguf";
-
 std::string input_rows(const std::string& dir, int num_rows) {
   std::string jsonl;
   const char* prompts[] = {"Tell me about a cat.", "Write a story.",    "Who is Lily?",
@@ -32,8 +30,8 @@ std::string input_rows(const std::string& dir, int num_rows) {
 }
 
 std::vector<std::string> generate_args(const std::string& input, const std::string& output) {
-  return {"generate", "--model", shared_path(kModel), "--input", input,
-          "--output", output,    "--temperature",     "1",       "--quiet"};
+  return {"generate", "--model", shared_path(kGgufF32), "--input", input,
+          "--output", output,    "--temperature",       "1",       "--quiet"};
 }
 
 ProcessResult generate(std::vector<std::string> args, const std::vector<std::string>& extra) {

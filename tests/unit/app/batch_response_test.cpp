@@ -13,12 +13,12 @@
 namespace sluice {
 namespace {
 
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
-std::vector<Json> read_lines(const std::string& path) {
+std::vector<PlainJson> read_lines(const std::string& path) {
   std::ifstream in(path);
-  std::vector<Json> out;
-  for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
+  std::vector<PlainJson> out;
+  for (std::string line; std::getline(in, line);) out.push_back(PlainJson::parse(line));
   return out;
 }
 
@@ -63,7 +63,7 @@ TEST(BatchResponse, ExportWritesTheBatchOutputFormat) {
   const ExportStats stats =
       export_job(*job.store, ExportFormat::OpenAiBatch, path, with_batch_responses({}));
   EXPECT_EQ(stats.rows_written, 3);
-  const std::vector<Json> lines = read_lines(path);
+  const std::vector<PlainJson> lines = read_lines(path);
   ASSERT_EQ(lines.size(), 3u);
   const std::string id0 = batch_request_id(job.store->info(), 0);
   const std::string id1 = batch_request_id(job.store->info(), 1);
@@ -71,7 +71,7 @@ TEST(BatchResponse, ExportWritesTheBatchOutputFormat) {
   EXPECT_NE(id0, id1);
   const int64_t created = epoch_seconds_of(job.store->info().created_at);
   EXPECT_GT(created, 1'600'000'000);
-  const Json expected_chat = {
+  const PlainJson expected_chat = {
       {"id", "batch_req_" + id0},
       {"custom_id", "first"},
       {"response",
@@ -94,7 +94,7 @@ TEST(BatchResponse, ExportWritesTheBatchOutputFormat) {
           {"usage", {{"prompt_tokens", 5}, {"completion_tokens", 6}, {"total_tokens", 11}}}}}}},
       {"error", nullptr}};
   EXPECT_EQ(lines[0], expected_chat) << lines[0].dump(2);
-  const Json expected_text = {
+  const PlainJson expected_text = {
       {"id", "batch_req_" + id1},
       {"custom_id", "second"},
       {"response",
@@ -110,7 +110,7 @@ TEST(BatchResponse, ExportWritesTheBatchOutputFormat) {
           {"usage", {{"prompt_tokens", 2}, {"completion_tokens", 1}, {"total_tokens", 3}}}}}}},
       {"error", nullptr}};
   EXPECT_EQ(lines[1], expected_text) << lines[1].dump(2);
-  const Json expected_error = {
+  const PlainJson expected_error = {
       {"id", "batch_req_" + batch_request_id(job.store->info(), 2)},
       {"custom_id", "third"},
       {"response", nullptr},

@@ -24,7 +24,7 @@
 namespace sluice {
 namespace {
 
-struct Case {
+struct AttentionCase {
   int num_heads, num_kv_heads, head_dim, block_size;
 };
 
@@ -53,8 +53,8 @@ int first_visible(int position, int window) {
 
 // Writes the requests' K/V through shuffled block tables; blocks that no query of a request sees
 // are dropped from its table (kNoBlock) and point nowhere, positions none sees hold NaN.
-Batch make_batch(const Case& c, const std::vector<RequestSpec>& requests, int window, uint32_t seed,
-                 float q_scale) {
+Batch make_batch(const AttentionCase& c, const std::vector<RequestSpec>& requests, int window,
+                 uint32_t seed, float q_scale) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   Batch batch;
@@ -202,16 +202,16 @@ std::string describe(const AttentionOptions& o) {
          ", window " + std::to_string(o.sliding_window);
 }
 
-class PagedAttention : public ::testing::TestWithParam<Case> {};
+class PagedAttention : public ::testing::TestWithParam<AttentionCase> {};
 
 TEST_P(PagedAttention, MatchesFloat64Reference) {
-  const Case c = GetParam();
+  const AttentionCase c = GetParam();
   const Batch batch = make_batch(c, kRequests, 0, 42, 1.0f);
   expect_matches_reference(batch, causal_attention_options(c.head_dim), "causal");
 }
 
 TEST_P(PagedAttention, SlidingWindowsMatchFloat64Reference) {
-  const Case c = GetParam();
+  const AttentionCase c = GetParam();
   const float causal_scale = causal_attention_options(c.head_dim).scale;
   // 1: only itself; below, at, one past and well past a block; past every context.
   for (const int window : {1, 3, c.block_size - 1, c.block_size, c.block_size + 1, 40, 1000}) {
@@ -223,7 +223,7 @@ TEST_P(PagedAttention, SlidingWindowsMatchFloat64Reference) {
 }
 
 TEST_P(PagedAttention, ScaleAndSoftcapMatchFloat64Reference) {
-  const Case c = GetParam();
+  const AttentionCase c = GetParam();
   // Scores of a few units, so that a cap of 2 bends them well away from the identity.
   const float scale = 1.7f / std::sqrt(static_cast<float>(c.head_dim));
   for (const AttentionOptions& options :
@@ -258,7 +258,7 @@ Batch single_request(const Batch& batch, int r) {
 
 // A request's output is bit for bit the same alone and in a batch, with a window too.
 TEST_P(PagedAttention, RequestResultsDoNotDependOnTheBatch) {
-  const Case c = GetParam();
+  const AttentionCase c = GetParam();
   const AttentionOptions options{.scale = causal_attention_options(c.head_dim).scale,
                                  .logit_softcap = 3.0f,
                                  .sliding_window = c.block_size + 3};
@@ -276,23 +276,24 @@ TEST_P(PagedAttention, RequestResultsDoNotDependOnTheBatch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, PagedAttention,
-                         ::testing::Values(Case{8, 4, 8, 16},    // stories260K
-                                           Case{4, 4, 16, 16},   // MHA, compiled size
-                                           Case{4, 1, 32, 16},   // gemma3 fixture: MQA
-                                           Case{6, 6, 48, 16},   // stories15M
-                                           Case{4, 2, 64, 16},   // gemma2 fixture
-                                           Case{14, 2, 64, 16},  // group of 7
-                                           Case{8, 4, 8, 8},     // compiled block size 8
-                                           Case{6, 2, 80, 8},    // compiled 80, block size 8
-                                           Case{4, 1, 128, 16},  // group of 4, large heads
-                                           Case{4, 2, 128, 32},  // block size 32
-                                           Case{2, 1, 256, 16},  // Gemma 2/3 head size
-                                           Case{6, 3, 112, 16},  // run-time-sized vector kernel
-                                           Case{3, 1, 24, 8},
-                                           Case{6, 3, 12, 16},  // head size without a kernel
-                                           Case{8, 2, 64, 5},   // odd block sizes
-                                           Case{3, 3, 40, 7}));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, PagedAttention,
+    ::testing::Values(AttentionCase{8, 4, 8, 16},    // stories260K
+                      AttentionCase{4, 4, 16, 16},   // MHA, compiled size
+                      AttentionCase{4, 1, 32, 16},   // gemma3 fixture: MQA
+                      AttentionCase{6, 6, 48, 16},   // stories15M
+                      AttentionCase{4, 2, 64, 16},   // gemma2 fixture
+                      AttentionCase{14, 2, 64, 16},  // group of 7
+                      AttentionCase{8, 4, 8, 8},     // compiled block size 8
+                      AttentionCase{6, 2, 80, 8},    // compiled 80, block size 8
+                      AttentionCase{4, 1, 128, 16},  // group of 4, large heads
+                      AttentionCase{4, 2, 128, 32},  // block size 32
+                      AttentionCase{2, 1, 256, 16},  // Gemma 2/3 head size
+                      AttentionCase{6, 3, 112, 16},  // run-time-sized vector kernel
+                      AttentionCase{3, 1, 24, 8},
+                      AttentionCase{6, 3, 12, 16},  // head size without a kernel
+                      AttentionCase{8, 2, 64, 5},   // odd block sizes
+                      AttentionCase{3, 3, 40, 7}));
 
 BatchInputs one_decode(int position, std::vector<int32_t> table) {
   BatchInputs in;

@@ -17,17 +17,17 @@
 namespace sluice {
 namespace {
 
-constexpr int kBlockSize = 16;
+constexpr int kTinyArchBlockSize = 16;
 constexpr int kNumBlocks = 8;  // 128 positions; the sequences have 62-64 tokens
 
-struct Case {
+struct TinyArchCase {
   const char* name;
   const char* model_path;    // relative to ../shared
   const char* expected_dir;  // relative to ../shared
   float tolerance;  // max |logit difference| allowed (README: "Checks and measured numbers")
 };
 
-void PrintTo(const Case& c, std::ostream* os) {
+void PrintTo(const TinyArchCase& c, std::ostream* os) {
   *os << c.name;
 }
 
@@ -36,7 +36,7 @@ void PrintTo(const Case& c, std::ostream* os) {
 // rounds activations to fp16 before each F16 product, Sluice keeps them in fp32 (README table:
 // 0.016-0.024, gemma up to 0.072). HF folders hold the same weights in BF16 (exactly the F32
 // GGUF values) and are compared with the F32 file's logits.
-const Case kCases[] = {
+const TinyArchCase kCases[] = {
     {"llama_q_F32", "models/tiny-arch/llama-q/gguf/llama-q-F32.gguf",
      "models/tiny-arch/llama-q/expected/F32", 1e-3f},
     {"llama_q_F16", "models/tiny-arch/llama-q/gguf/llama-q-F16.gguf",
@@ -70,10 +70,10 @@ const Case kCases[] = {
     {"gemma3_hf", "models/tiny-arch/gemma3/hf", "models/tiny-arch/gemma3/expected/F32", 0.05f},
 };
 
-class TinyArchForward : public ::testing::TestWithParam<Case> {};
+class TinyArchForward : public ::testing::TestWithParam<TinyArchCase> {};
 
 TEST_P(TinyArchForward, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
-  const Case& c = GetParam();
+  const TinyArchCase& c = GetParam();
   const test::TinyArchReference ref =
       test::read_tiny_arch_reference(test::shared_path(c.expected_dir));
   const auto model = load_model(test::shared_path(c.model_path));
@@ -82,7 +82,7 @@ TEST_P(TinyArchForward, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
   ASSERT_EQ(ref.logits.size(), static_cast<size_t>(n) * static_cast<size_t>(vocab));
 
   CpuBackend batch_backend(*model, CpuBackendOptions{.num_threads = 2});
-  batch_backend.allocate_kv_cache(kNumBlocks, kBlockSize);
+  batch_backend.allocate_kv_cache(kNumBlocks, kTinyArchBlockSize);
   std::vector<float> logits;
   batch_backend.forward(test::single_request_batch(ref.tokens, 0, kNumBlocks, true), logits);
   ASSERT_EQ(logits.size(), ref.logits.size());
@@ -113,7 +113,7 @@ TEST_P(TinyArchForward, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
 
   // The same sequence one token at a time after the prompt: decode through the KV cache.
   CpuBackend step_backend(*model, CpuBackendOptions{.num_threads = 1});
-  step_backend.allocate_kv_cache(kNumBlocks, kBlockSize);
+  step_backend.allocate_kv_cache(kNumBlocks, kTinyArchBlockSize);
   const std::vector<int32_t> prompt(ref.tokens.begin(), ref.tokens.begin() + ref.n_prompt);
   step_backend.forward(test::single_request_batch(prompt, 0, kNumBlocks, false), logits);
   float worst_step = test::max_row_difference(

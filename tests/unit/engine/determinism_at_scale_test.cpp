@@ -13,7 +13,7 @@
 namespace sluice::test {
 namespace {
 
-constexpr size_t kNumRows = 300;
+constexpr size_t kNumScaleRows = 300;
 
 struct Schedule {
   std::string name;
@@ -33,12 +33,12 @@ std::vector<Schedule> schedules() {
 void expect_every_schedule_equal(const SamplingParams& params) {
   const StoriesModel model;
   std::vector<std::vector<int32_t>> prompts;
-  for (const auto& text : alpaca_prompts(kNumRows)) prompts.push_back(model.encode(text));
-  ASSERT_EQ(prompts.size(), kNumRows);
+  for (const auto& text : alpaca_prompts(kNumScaleRows)) prompts.push_back(model.encode(text));
+  ASSERT_EQ(prompts.size(), kNumScaleRows);
 
   auto alone_engine = model.make_engine(EngineConfig{.max_num_seqs = 1});
   const auto alone = run_all(*alone_engine, prompts, params);
-  ASSERT_EQ(alone.size(), kNumRows * params.n);
+  ASSERT_EQ(alone.size(), kNumScaleRows * params.n);
   for (const Schedule& schedule : schedules()) {
     auto engine = model.make_engine(schedule.config);
     RunStats stats;

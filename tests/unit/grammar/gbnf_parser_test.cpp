@@ -12,7 +12,7 @@ namespace {
 using test::grammar_accepts;
 using ::testing::HasSubstr;
 
-std::string error_of(const std::string& text) {
+std::string gbnf_error_of(const std::string& text) {
   return test::error_message([&] { parse_gbnf(text, "g.gbnf"); });
 }
 
@@ -63,32 +63,35 @@ TEST(GbnfParser, RulesContinueOverLines) {
 }
 
 TEST(GbnfParser, ErrorsNameLineAndColumn) {
-  EXPECT_THAT(error_of("root ::= \"a\"\nx ::= [b-a]"),
+  EXPECT_THAT(gbnf_error_of("root ::= \"a\"\nx ::= [b-a]"),
               HasSubstr("g.gbnf:2:8: character range is reversed"));
-  EXPECT_THAT(error_of("root ::= \"abc"), HasSubstr("g.gbnf:1:14: unterminated string literal"));
-  EXPECT_THAT(error_of("root ::= (\"a\" | \"b\"\n"), HasSubstr("g.gbnf:2:1: expected ')'"));
-  EXPECT_THAT(error_of("root = \"a\""),
+  EXPECT_THAT(gbnf_error_of("root ::= \"abc"),
+              HasSubstr("g.gbnf:1:14: unterminated string literal"));
+  EXPECT_THAT(gbnf_error_of("root ::= (\"a\" | \"b\"\n"), HasSubstr("g.gbnf:2:1: expected ')'"));
+  EXPECT_THAT(gbnf_error_of("root = \"a\""),
               HasSubstr("g.gbnf:1:6: expected '::=' after rule name 'root'"));
-  EXPECT_THAT(error_of("root ::= \"\\q\""), HasSubstr("g.gbnf:1:13: unknown escape '\\q'"));
-  EXPECT_THAT(error_of("root ::= \"a\" @"), HasSubstr("g.gbnf:1:14: unexpected character '@'"));
-  EXPECT_THAT(error_of("root ::= \"a\"{3,2}"), HasSubstr("g.gbnf:1:13"));
-  EXPECT_THAT(error_of("root ::= \"a\"{99999}"), HasSubstr("g.gbnf:1:14: expected a repeat count"));
+  EXPECT_THAT(gbnf_error_of("root ::= \"\\q\""), HasSubstr("g.gbnf:1:13: unknown escape '\\q'"));
+  EXPECT_THAT(gbnf_error_of("root ::= \"a\" @"),
+              HasSubstr("g.gbnf:1:14: unexpected character '@'"));
+  EXPECT_THAT(gbnf_error_of("root ::= \"a\"{3,2}"), HasSubstr("g.gbnf:1:13"));
+  EXPECT_THAT(gbnf_error_of("root ::= \"a\"{99999}"),
+              HasSubstr("g.gbnf:1:14: expected a repeat count"));
 }
 
 TEST(GbnfParser, ErrorsNameRules) {
-  EXPECT_THAT(error_of("root ::= thing"),
+  EXPECT_THAT(gbnf_error_of("root ::= thing"),
               HasSubstr("g.gbnf:1:10: rule 'root' refers to undefined rule 'thing'"));
-  EXPECT_THAT(error_of("start ::= \"a\""), HasSubstr("no rule named 'root'"));
-  EXPECT_THAT(error_of("root ::= \"a\"\nroot ::= \"b\""),
+  EXPECT_THAT(gbnf_error_of("start ::= \"a\""), HasSubstr("no rule named 'root'"));
+  EXPECT_THAT(gbnf_error_of("root ::= \"a\"\nroot ::= \"b\""),
               HasSubstr("g.gbnf:2:1: rule 'root' is defined twice"));
-  EXPECT_THAT(error_of("root ::= expr\nexpr ::= expr \"+\" \"1\" | \"1\""),
+  EXPECT_THAT(gbnf_error_of("root ::= expr\nexpr ::= expr \"+\" \"1\" | \"1\""),
               HasSubstr("rule 'expr' is left-recursive"));
-  EXPECT_THAT(error_of("root ::= [^\\x00-\\U0010FFFF]"), HasSubstr("matches nothing"));
+  EXPECT_THAT(gbnf_error_of("root ::= [^\\x00-\\U0010FFFF]"), HasSubstr("matches nothing"));
 }
 
 TEST(GbnfParser, DeepGroupsAreRefused) {
   std::string text = "root ::= " + std::string(100, '(') + "\"a\"" + std::string(100, ')');
-  EXPECT_THAT(error_of(text), HasSubstr("groups nested deeper than 64"));
+  EXPECT_THAT(gbnf_error_of(text), HasSubstr("groups nested deeper than 64"));
   std::string ok = "root ::= " + std::string(60, '(') + "\"a\"" + std::string(60, ')');
   EXPECT_TRUE(grammar_accepts(parse_gbnf(ok, "g.gbnf"), "a"));
 }

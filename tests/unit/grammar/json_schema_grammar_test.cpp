@@ -16,7 +16,7 @@ bool schema_accepts(const std::string& schema, const std::string& text) {
   return grammar_accepts(json_schema_grammar(schema, "schema.json"), text);
 }
 
-std::string error_of(const std::string& schema) {
+std::string schema_error_of(const std::string& schema) {
   return test::error_message([&] { json_schema_grammar(schema, "schema.json"); });
 }
 
@@ -112,7 +112,7 @@ TEST(JsonSchemaGrammar, IntegerBoundsAreExact) {
     EXPECT_FALSE(grammar_accepts(g, "007")) << c.schema;
     EXPECT_FALSE(grammar_accepts(g, "-0")) << c.schema;
   }
-  EXPECT_THAT(error_of(R"({"type":"integer","minimum":5,"maximum":4})"),
+  EXPECT_THAT(schema_error_of(R"({"type":"integer","minimum":5,"maximum":4})"),
               HasSubstr("no integer lies within the bounds"));
 }
 
@@ -202,32 +202,33 @@ TEST(JsonSchemaGrammar, FreeJson) {
 }
 
 TEST(JsonSchemaGrammar, RefusesUnsupportedKeywordsNamingThePointer) {
-  EXPECT_THAT(error_of(R"({"type":"object","minProperties":1})"),
+  EXPECT_THAT(schema_error_of(R"({"type":"object","minProperties":1})"),
               HasSubstr("schema.json: /minProperties: unsupported keyword 'minProperties'"));
   EXPECT_THAT(
-      error_of(
+      schema_error_of(
           R"({"type":"object","properties":{"a/b":{"type":"string","contentEncoding":"base64"}}})"),
       HasSubstr("/properties/a~1b/contentEncoding: unsupported keyword 'contentEncoding'"));
-  EXPECT_THAT(error_of(R"({"type":"array","items":{"type":"integer","multipleOf":2}})"),
+  EXPECT_THAT(schema_error_of(R"({"type":"array","items":{"type":"integer","multipleOf":2}})"),
               HasSubstr("/items/multipleOf: unsupported keyword 'multipleOf'"));
-  EXPECT_THAT(error_of(R"({"patternProperties":{"x":{}}})"), HasSubstr("'patternProperties'"));
-  EXPECT_THAT(error_of(R"({"type":"string","format":"uri"})"),
+  EXPECT_THAT(schema_error_of(R"({"patternProperties":{"x":{}}})"),
+              HasSubstr("'patternProperties'"));
+  EXPECT_THAT(schema_error_of(R"({"type":"string","format":"uri"})"),
               HasSubstr("/format: unsupported format 'uri'"));
-  EXPECT_THAT(error_of(R"({"allOf":[{"type":"string"},{"minLength":1}]})"),
+  EXPECT_THAT(schema_error_of(R"({"allOf":[{"type":"string"},{"minLength":1}]})"),
               HasSubstr("/allOf: 'allOf' with more than one schema is not supported"));
-  EXPECT_THAT(error_of(R"({"$ref":"#/$defs/Missing"})"),
+  EXPECT_THAT(schema_error_of(R"({"$ref":"#/$defs/Missing"})"),
               HasSubstr("/$ref: reference '#/$defs/Missing' does not resolve"));
-  EXPECT_THAT(error_of(R"({"$ref":"http://x/y.json"})"), HasSubstr("only local references"));
-  EXPECT_THAT(error_of(R"({"type":"strin"})"), HasSubstr("/type: unknown type 'strin'"));
-  EXPECT_THAT(error_of(R"({"anyOf":[{"type":"string"}],"type":"string"})"),
+  EXPECT_THAT(schema_error_of(R"({"$ref":"http://x/y.json"})"), HasSubstr("only local references"));
+  EXPECT_THAT(schema_error_of(R"({"type":"strin"})"), HasSubstr("/type: unknown type 'strin'"));
+  EXPECT_THAT(schema_error_of(R"({"anyOf":[{"type":"string"}],"type":"string"})"),
               HasSubstr("/type: keyword 'type' beside 'anyOf'"));
-  EXPECT_THAT(error_of(R"({"type":"string","pattern":"(a)\\1"})"),
+  EXPECT_THAT(schema_error_of(R"({"type":"string","pattern":"(a)\\1"})"),
               HasSubstr("/pattern: regular expression, column 4: backreference"));
-  EXPECT_THAT(error_of("{\"type\": }"), HasSubstr("schema.json: not valid JSON at line 1"));
+  EXPECT_THAT(schema_error_of("{\"type\": }"), HasSubstr("schema.json: not valid JSON at line 1"));
   std::string nested;
   for (int i = 0; i < 80; ++i) nested += R"({"type":"array","items":)";
   nested += "{}" + std::string(80, '}');
-  EXPECT_THAT(error_of(nested), HasSubstr("schema nested deeper than 64"));
+  EXPECT_THAT(schema_error_of(nested), HasSubstr("schema nested deeper than 64"));
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ bool regex_accepts(const std::string& regex, const std::string& text) {
   return grammar_accepts(regex_grammar(regex, "--regex"), text);
 }
 
-std::string error_of(const std::string& regex) {
+std::string regex_error_of(const std::string& regex) {
   return test::error_message([&] { regex_grammar(regex, "--regex"); });
 }
 
@@ -48,20 +48,22 @@ TEST(RegexGrammar, Unicode) {
 }
 
 TEST(RegexGrammar, RefusesWhatItCannotDoNamingIt) {
-  EXPECT_THAT(error_of("(a)\\1"), HasSubstr("column 4: backreference '\\1' is not supported"));
-  EXPECT_THAT(error_of("a(?=b)"), HasSubstr("lookahead '(?=' is not supported"));
-  EXPECT_THAT(error_of("a(?!b)"), HasSubstr("lookahead '(?!' is not supported"));
-  EXPECT_THAT(error_of("(?<=a)b"), HasSubstr("lookbehind '(?<=' is not supported"));
-  EXPECT_THAT(error_of("\\bword"), HasSubstr("word boundary '\\b' is not supported"));
-  EXPECT_THAT(error_of("(?i)abc"), HasSubstr("inline flags"));
-  EXPECT_THAT(error_of("\\p{L}"), HasSubstr("Unicode property class '\\p'"));
-  EXPECT_THAT(error_of("a^b"), HasSubstr("anchor '^'"));
-  EXPECT_THAT(error_of("*a"), HasSubstr("column 1: nothing to repeat"));
-  EXPECT_THAT(error_of("(ab"), HasSubstr("missing ')'"));
-  EXPECT_THAT(error_of("[ab"), HasSubstr("missing ']'"));
-  EXPECT_THAT(error_of("[z-a]"), HasSubstr("reversed"));
-  EXPECT_THAT(error_of("a{5,2}"), HasSubstr("reversed"));
-  EXPECT_THAT(error_of(std::string(80, '(') + std::string(80, ')')), HasSubstr("nested deeper"));
+  EXPECT_THAT(regex_error_of("(a)\\1"),
+              HasSubstr("column 4: backreference '\\1' is not supported"));
+  EXPECT_THAT(regex_error_of("a(?=b)"), HasSubstr("lookahead '(?=' is not supported"));
+  EXPECT_THAT(regex_error_of("a(?!b)"), HasSubstr("lookahead '(?!' is not supported"));
+  EXPECT_THAT(regex_error_of("(?<=a)b"), HasSubstr("lookbehind '(?<=' is not supported"));
+  EXPECT_THAT(regex_error_of("\\bword"), HasSubstr("word boundary '\\b' is not supported"));
+  EXPECT_THAT(regex_error_of("(?i)abc"), HasSubstr("inline flags"));
+  EXPECT_THAT(regex_error_of("\\p{L}"), HasSubstr("Unicode property class '\\p'"));
+  EXPECT_THAT(regex_error_of("a^b"), HasSubstr("anchor '^'"));
+  EXPECT_THAT(regex_error_of("*a"), HasSubstr("column 1: nothing to repeat"));
+  EXPECT_THAT(regex_error_of("(ab"), HasSubstr("missing ')'"));
+  EXPECT_THAT(regex_error_of("[ab"), HasSubstr("missing ']'"));
+  EXPECT_THAT(regex_error_of("[z-a]"), HasSubstr("reversed"));
+  EXPECT_THAT(regex_error_of("a{5,2}"), HasSubstr("reversed"));
+  EXPECT_THAT(regex_error_of(std::string(80, '(') + std::string(80, ')')),
+              HasSubstr("nested deeper"));
 }
 
 TEST(RegexGrammar, JsonStringModeEscapes) {

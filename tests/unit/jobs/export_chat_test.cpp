@@ -80,7 +80,7 @@ TEST(AlpacaExport, SeveralSamplesExportSampleZero) {
   EXPECT_EQ(records[0]["output"], "Hi, \"there\"\r\nbye 0");
 }
 
-std::vector<Json> read_jsonl(const std::string& path) {
+std::vector<Json> read_chat_jsonl(const std::string& path) {
   std::vector<Json> records;
   std::istringstream in(test::read_file(path));
   std::string line;
@@ -97,7 +97,7 @@ TEST(OpenAiChatExport, ConversationPlusAssistantTurnPerSample) {
   EXPECT_EQ(stats.rows_written, 2);
   EXPECT_EQ(stats.rows_skipped, 1);
   EXPECT_EQ(stats.records_written, 3);
-  const std::vector<Json> records = read_jsonl(out);
+  const std::vector<Json> records = read_chat_jsonl(out);
   ASSERT_EQ(records.size(), 3u);
   const Json conversation = Json::parse(R"([
       {"role": "system", "content": "You are terse."},

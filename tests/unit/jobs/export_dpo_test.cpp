@@ -146,7 +146,7 @@ TEST(DpoPair, SaysWhyThereIsNoPair) {
   EXPECT_EQ(why, "with fewer than two successful samples with a score");
 }
 
-std::vector<Json> read_jsonl(const std::string& path) {
+std::vector<Json> read_dpo_jsonl(const std::string& path) {
   std::vector<Json> records;
   std::istringstream in(test::read_file(path));
   std::string line;
@@ -169,7 +169,7 @@ TEST(DpoExport, WritesPairsAndCountsSkippedRows) {
   EXPECT_EQ(stats.rows_skipped, 2);
   EXPECT_EQ(describe_left_out(stats),
             "2 rows left out: 1 with fewer than two successful samples, 1 failed");
-  const std::vector<Json> records = read_jsonl(out);
+  const std::vector<Json> records = read_dpo_jsonl(out);
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0],
             Json::parse(R"({"prompt": "prompt 0", "chosen": "longer one", "rejected": "tiny"})"));
@@ -197,7 +197,7 @@ TEST(DpoExport, ScoreErrorNamesTheJobAndLeavesNoOutput) {
     EXPECT_EQ(entry.path().string().find(".partial"), std::string::npos) << entry.path();
 }
 
-PairPick pick_of(int64_t row_index, int chosen, int rejected, bool is_unusable = false) {
+PairPick dpo_pick(int64_t row_index, int chosen, int rejected, bool is_unusable = false) {
   PairPick pick;
   pick.row_index = row_index;
   pick.chosen_sample_idx = chosen;
@@ -222,9 +222,9 @@ TEST(DpoExport, ReviewPicksOverrideTheRule) {
   store->flush();
   {
     const auto picks = PairPickStore::open(path);
-    picks->set(pick_of(0, 0, 1));
-    picks->set(pick_of(1, 0, 0, /*is_unusable=*/true));
-    picks->set(pick_of(2, 2, 1));
+    picks->set(dpo_pick(0, 0, 1));
+    picks->set(dpo_pick(1, 0, 0, /*is_unusable=*/true));
+    picks->set(dpo_pick(2, 2, 1));
   }
   const std::string out = dir + "/pairs.jsonl";
   const ExportStats stats = export_job(*store, ExportFormat::DpoPairs, out);
@@ -232,7 +232,7 @@ TEST(DpoExport, ReviewPicksOverrideTheRule) {
   EXPECT_EQ(stats.rows_picked, 2);
   EXPECT_EQ(describe_left_out(stats), "1 row left out: 1 marked unusable in review");
   EXPECT_EQ(describe_dpo_sources(stats, {}), "2 pairs from review picks, 1 by the longest rule");
-  const std::vector<Json> records = read_jsonl(out);
+  const std::vector<Json> records = read_dpo_jsonl(out);
   ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(records[0], Json::parse(R"({"prompt": "prompt 0", "chosen": "s0",
                             "rejected": "the longest answer 0"})"));
@@ -248,7 +248,7 @@ TEST(DpoExport, PickOfAMissingSampleNamesJobAndRow) {
   const auto store = JobStore::create(path, test::make_job_info(2));
   store->add_result(row_with_samples(5, {make_sample("a", 1), make_sample("bb", 1)}));
   store->flush();
-  PairPickStore::open(path)->set(pick_of(5, 3, 0));
+  PairPickStore::open(path)->set(dpo_pick(5, 3, 0));
   const std::string out = dir + "/pairs.jsonl";
   try {
     export_job(*store, ExportFormat::DpoPairs, out);

@@ -19,11 +19,11 @@ using test::error_of;
 using test::make_job_info;
 using test::make_row;
 
-std::string job_path(const std::string& name) {
+std::string picks_job_path(const std::string& name) {
   return test::make_temp_dir("pair-picks") + "/" + name + ".sluicejob";
 }
 
-bool contains(const std::string& text, const std::string& part) {
+bool text_contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -45,7 +45,7 @@ PairPick unusable(int64_t row_index) {
 // A job file as schema version 1 wrote it, spelled out here (not made by the current code): the
 // meta and rows tables only, schema_version "1", one done row.
 std::string write_version_1_job(const std::string& name) {
-  const std::string path = job_path(name);
+  const std::string path = picks_job_path(name);
   SqliteDb db(path, SqliteDb::Mode::CreateNew);
   db.exec("PRAGMA application_id = 1399605858");  // 0x536c4a62, "SlJb"
   db.exec(R"sql(
@@ -69,7 +69,7 @@ INSERT INTO rows VALUES (0, 1, 'done', '', '{"instruction": "hi"}', '[]', 'hi', 
 }
 
 TEST(PairPickStore, StoresReplacesAndClearsPicks) {
-  const std::string path = job_path("round-trip");
+  const std::string path = picks_job_path("round-trip");
   JobStore::create(path, make_job_info(3));
   {
     const auto picks = PairPickStore::open(path);
@@ -95,15 +95,15 @@ TEST(PairPickStore, StoresReplacesAndClearsPicks) {
 }
 
 TEST(PairPickStore, RefusesPicksThatAreNoPair) {
-  const std::string path = job_path("bad-picks");
+  const std::string path = picks_job_path("bad-picks");
   JobStore::create(path, make_job_info(2));
   const auto picks = PairPickStore::open(path);
   std::string message = error_of([&] { picks->set(pick_of(3, 1, 1)); });
-  EXPECT_TRUE(contains(message, path)) << message;
-  EXPECT_TRUE(contains(message, "row 3")) << message;
-  EXPECT_TRUE(contains(message, "both chosen and rejected")) << message;
+  EXPECT_TRUE(text_contains(message, path)) << message;
+  EXPECT_TRUE(text_contains(message, "row 3")) << message;
+  EXPECT_TRUE(text_contains(message, "both chosen and rejected")) << message;
   message = error_of([&] { picks->set(pick_of(5, -1, 0)); });
-  EXPECT_TRUE(contains(message, "row 5")) << message;
+  EXPECT_TRUE(text_contains(message, "row 5")) << message;
   EXPECT_TRUE(picks->picks().empty());
   // An unusable mark names no samples, so its sample fields are not checked.
   PairPick mark = unusable(6);
@@ -113,15 +113,15 @@ TEST(PairPickStore, RefusesPicksThatAreNoPair) {
 }
 
 TEST(PairPickStore, DamagedStoredPickNamesFileAndRow) {
-  const std::string path = job_path("damaged");
+  const std::string path = picks_job_path("damaged");
   JobStore::create(path, make_job_info(2));
   {
     SqliteDb db(path, SqliteDb::Mode::OpenExisting);
     db.exec("INSERT INTO pair_picks VALUES (12, 1, 1, 0)");
   }
   const std::string message = error_of([&] { PairPickStore::open(path)->picks(); });
-  EXPECT_TRUE(contains(message, path)) << message;
-  EXPECT_TRUE(contains(message, "row 12")) << message;
+  EXPECT_TRUE(text_contains(message, path)) << message;
+  EXPECT_TRUE(text_contains(message, "row 12")) << message;
 }
 
 TEST(PairPickStore, ReadsAVersion1JobAndUpgradesItOnTheFirstPick) {
@@ -152,7 +152,7 @@ TEST(PairPickStore, ReadsAVersion1JobAndUpgradesItOnTheFirstPick) {
 }
 
 TEST(PairPickStore, NewJobsAreCurrentVersion) {
-  const std::string path = job_path("new");
+  const std::string path = picks_job_path("new");
   JobStore::create(path, make_job_info(2))->add_result(make_row(0));
   SqliteDb db(path, SqliteDb::Mode::OpenExisting);
   EXPECT_EQ(read_job_schema_version(db), 2);
