@@ -70,6 +70,7 @@ BatchRow BatchRows::build_parsed(const DatasetRow& row, const BatchRequest& batc
   out.sampling = request.sampling;
   out.is_chat = request.kind == CompletionKind::Chat;
   out.grammar_source = request.grammar;
+  if (request.has_seed) out.own_seed = static_cast<int64_t>(request.sampling.seed);
   try {
     if (request.kind == CompletionKind::Chat) {
       DatasetRow chat = row;

@@ -23,6 +23,7 @@ struct BatchRow {
   SamplingParams sampling;  // grammar compiled when the body asks for structured output
   std::optional<GrammarSource> grammar_source;  // what it was compiled from (for a remote server)
   bool is_chat = false;                         // a /v1/chat/completions line
+  std::optional<int64_t> own_seed;              // the body's "seed", as written
 };
 
 class BatchRows {

@@ -64,6 +64,7 @@ struct GenerationJob::PendingRow {
   std::shared_ptr<const Grammar> grammar;  // the row's own schema's (RowSchemas), or null
   std::optional<GrammarSource> grammar_source;  // its source, for a remote server
   bool is_chat = true;                          // for a remote server: chat or text completion
+  std::optional<int64_t> own_seed;              // a batch line's own seed (remote servers)
   SamplingParams sampling;                 // the spec's, or a batch line's own
   std::unique_ptr<RequestHandle> handle;
   std::vector<FinishedRequest> samples;
@@ -274,6 +275,7 @@ bool GenerationJob::build_batch_row(const DatasetRow& row, PendingRow& pending,
     pending.sampling = std::move(batch.sampling);
     pending.is_chat = batch.is_chat;
     pending.grammar_source = std::move(batch.grammar_source);
+    pending.own_seed = batch.own_seed;
   } catch (const Error& e) {
     handle_bad_row(DatasetRowError(e.what(), row.line, row.row_index), progress, summary, &row);
     return false;
@@ -305,6 +307,7 @@ bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending) {
   const uint64_t row_key = next_row_key_;
   ServiceRequest request =
       request_for(pending->prompt, pending->sampling, pending->row.row_index, pending->is_chat);
+  request.exact_seed = pending->own_seed;
   if (pending->grammar) request.sampling.grammar = pending->grammar;
   try {
     pending->handle = submit_request(std::move(request), pending->grammar_source,
@@ -554,6 +557,7 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
   if (remote_ && batch_rows_) {
     BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
     request = request_for(batch.prompt, batch.sampling, row_index, batch.is_chat);
+    request.exact_seed = batch.own_seed;
     row_grammar = std::move(batch.grammar_source);
   } else if (remote_) {
     request = request_for(BuiltPrompt{stored->messages, stored->prompt, {}, ""}, spec_.sampling,

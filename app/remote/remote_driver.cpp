@@ -311,7 +311,10 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
       client->set_keep_alive(true);
       client->set_tcp_nodelay(true);  // headers and body go out at once, not after a delayed ACK
     }
-    const uint64_t seed = sample_seed(r.request.sampling.seed, r.request.sample_key, a.sample_idx);
+    const int64_t seed = a.sample_idx == 0 && r.request.exact_seed
+                             ? *r.request.exact_seed
+                             : static_cast<int64_t>(sample_seed(
+                                   r.request.sampling.seed, r.request.sample_key, a.sample_idx));
     const std::string body =
         remote_request_body(r.request, model_, seed, r.grammar ? &*r.grammar : nullptr)
             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -79,7 +79,7 @@ const char* remote_request_path(const ServiceRequest& request) {
   return request.is_chat ? "/chat/completions" : "/completions";
 }
 
-Json remote_request_body(const ServiceRequest& request, const std::string& model, uint64_t seed,
+Json remote_request_body(const ServiceRequest& request, const std::string& model, int64_t seed,
                          const GrammarSource* grammar) {
   const SamplingParams& p = request.sampling;
   Json body = Json::object();

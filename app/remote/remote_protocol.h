@@ -23,7 +23,7 @@ namespace sluice {
 // strict server refuses names it does not know), and the grammar as response_format (chat, JSON)
 // or structured_outputs. Throws Error when a JSON Schema grammar's text is not JSON.
 nlohmann::json remote_request_body(const ServiceRequest& request, const std::string& model,
-                                   uint64_t seed, const GrammarSource* grammar);
+                                   int64_t seed, const GrammarSource* grammar);
 
 // The path of the request's endpoint below the base URL: "/chat/completions" or "/completions".
 const char* remote_request_path(const ServiceRequest& request);

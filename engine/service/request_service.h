@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ struct ServiceRequest {
   Conversation messages;
   std::string prompt_text;
   bool is_chat = false;
+  // A batch line's own "seed": a remote server gets it as it is for the first sample (the same
+  // answer as the line sent to that server directly), and seeds mixed from it for the others.
+  // The local engine keys its RNG with sampling.seed either way.
+  std::optional<int64_t> exact_seed;
 };
 
 // A client's view of a submitted request. Aborts the request when destroyed before it finished,

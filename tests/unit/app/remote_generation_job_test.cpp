@@ -1,9 +1,11 @@
 // GenerationJob with a remote spec, against the fake OpenAI server: no model is loaded, each
 // row goes as chat messages (or as text with use_chat_template false) with the job's system
-// prompt, results land in the job file, a resumed job needs the same model name, and "run this
-// row alone" asks the server again.
+// prompt, results land in the job file, a resumed job needs the same model name, "run this
+// row alone" asks the server again, and a batch line's own seed reaches the server as written.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "app/generation_job.h"
 #include "tests/support/fake_openai_server.h"
@@ -97,6 +99,53 @@ TEST(RemoteGenerationJob, AResumedJobMustFindTheSameModel) {
     EXPECT_THAT(e.what(),
                 HasSubstr("the servers serve 'model-b', not the model the job started with"));
   }
+}
+
+// An OpenAI batch line's "seed" goes to the server as written for the first sample (what the
+// line sent to that server directly would get), negative seeds included; the other samples and
+// the lines without a seed get seeds mixed from (seed, row, sample).
+TEST(RemoteGenerationJob, ABatchLinesOwnSeedReachesTheServerAsWritten) {
+  FakeOpenAiServer fake;
+  const std::string dir = make_temp_dir("remote-job-batch-seed");
+  const auto line = [](const std::string& id, const nlohmann::json& extra) {
+    nlohmann::json body = {{"model", "any"},
+                           {"messages", {{{"role", "user"}, {"content", "about " + id}}}}};
+    body.update(extra);
+    return nlohmann::json{{"custom_id", id},
+                          {"method", "POST"},
+                          {"url", "/v1/chat/completions"},
+                          {"body", body}}
+               .dump() +
+           "\n";
+  };
+  write_file(dir + "/batch.jsonl", line("seeded", {{"seed", 77}, {"n", 2}}) +
+                                       line("negative", {{"seed", -5}}) +
+                                       line("plain", nlohmann::json::object()));
+  GenerationSpec spec;
+  spec.input_path = dir + "/batch.jsonl";
+  spec.remote.endpoints = {fake.url()};
+  spec.sampling.seed = 9;
+  auto job = GenerationJob::create(spec, dir + "/job.sluicejob");
+  job->load();
+  job->run(nullptr, nullptr);
+  std::multiset<int64_t> seeds_of_seeded;
+  int64_t seed_of_negative = 0, seed_of_plain = 0;
+  for (const auto& seen : fake.seen()) {
+    if (seen.path != "/v1/chat/completions") continue;
+    const std::string content = seen.body["messages"][0]["content"];
+    const int64_t seed = seen.body["seed"].get<int64_t>();
+    if (content == "about seeded") seeds_of_seeded.insert(seed);
+    if (content == "about negative") seed_of_negative = seed;
+    if (content == "about plain") seed_of_plain = seed;
+  }
+  EXPECT_EQ(seeds_of_seeded, (std::multiset<int64_t>{
+                                 77, static_cast<int64_t>(RemoteDriver::sample_seed(77, 0, 1))}));
+  EXPECT_EQ(seed_of_negative, -5);
+  EXPECT_EQ(seed_of_plain, static_cast<int64_t>(RemoteDriver::sample_seed(9, 2, 0)));
+
+  // Run alone sends the line's seed again.
+  job->run_row_alone(1);
+  EXPECT_EQ(fake.seen().back().body["seed"].get<int64_t>(), -5);
 }
 
 }  // namespace
