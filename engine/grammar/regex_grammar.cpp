@@ -110,10 +110,18 @@ class RegexParser {
         break;
       }
       GrammarExpr atom = parse_atom(depth);
-      while (pos_ < regex_.size()) {
-        auto quantified = parse_quantifier(atom);
-        if (!quantified) break;
-        atom = std::move(*quantified);
+      if (pos_ < regex_.size()) {
+        if (auto quantified = parse_quantifier(atom)) {
+          atom = std::move(*quantified);
+          // A quantifier of a quantifier ("a+++" past the possessive '+', "a{2}*") is refused,
+          // as ECMAScript and Python do: nested repeats of one atom only make the grammar
+          // ambiguous (a matcher state per way of splitting the text).
+          const size_t at = pos_;
+          if (pos_ < regex_.size() && parse_quantifier(atom)) {
+            pos_ = at;  // the column of the second quantifier
+            error("nothing to repeat before '", regex_[at], "'");
+          }
+        }
       }
       sequence.children.push_back(std::move(atom));
     }
