@@ -1,5 +1,4 @@
 #include "ui/export_dialog.h"
-#include "ui/number_format.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -21,6 +20,7 @@
 #include "engine/data/export_dpo.h"
 #include "engine/jobs/job_store.h"
 #include "engine/jobs/job_table.h"
+#include "ui/number_format.h"
 
 namespace sluice::ui {
 namespace {

@@ -1,8 +1,9 @@
 #include "ui/long_prompt_question.h"
-#include "ui/number_format.h"
 
 #include <QMessageBox>
 #include <QPushButton>
+
+#include "ui/number_format.h"
 
 namespace sluice::ui {
 

@@ -1,5 +1,4 @@
 #include "ui/prompt_preview.h"
-#include "ui/number_format.h"
 
 #include <QFontDatabase>
 #include <QLabel>
@@ -9,6 +8,7 @@
 #include "engine/data/column_template.h"
 #include "engine/data/dataset_format.h"
 #include "engine/data/dataset_reader.h"
+#include "ui/number_format.h"
 
 namespace sluice::ui {
 

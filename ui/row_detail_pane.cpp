@@ -1,5 +1,4 @@
 #include "ui/row_detail_pane.h"
-#include "ui/number_format.h"
 
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -11,6 +10,8 @@
 #include <QTextDocumentFragment>
 #include <QVBoxLayout>
 #include <cmath>
+
+#include "ui/number_format.h"
 
 namespace sluice::ui {
 namespace {

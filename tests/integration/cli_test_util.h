@@ -53,7 +53,8 @@ inline int64_t committed_rows(const std::string& job_path) {
   try {
     return JobStore::open(job_path)->counts().done;
   } catch (const std::exception&) {
-    return 0;
+    return 0;  // not created yet
   }
 }
+
 }  // namespace sluice::test
