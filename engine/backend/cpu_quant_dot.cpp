@@ -80,7 +80,9 @@ bool cpu_has(QuantKernelIsa isa) {
     case QuantKernelIsa::Scalar:
       return true;
     case QuantKernelIsa::Avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+      // (with F16C, which the direct kernels use and every AVX2 CPU has)
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
     case QuantKernelIsa::Avx512Vnni:
       // (F16C, which the direct kernels use too, comes with every AVX-512 CPU.)
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -142,7 +144,8 @@ void quant_dot_tile(const UnpackedWeights& weights, int row0, int num_rows,
 
 bool has_direct_quant_kernel(DType dtype, QuantKernelIsa isa) {
 #if SLUICE_QUANT_X86
-  return isa == QuantKernelIsa::Avx512Vnni && has_direct_quant_kernel_avx512_vnni(dtype);
+  return (isa == QuantKernelIsa::Avx2 && has_direct_quant_kernel_avx2(dtype)) ||
+         (isa == QuantKernelIsa::Avx512Vnni && has_direct_quant_kernel_avx512_vnni(dtype));
 #else
   (void)dtype;
   (void)isa;
@@ -158,13 +161,36 @@ void quant_direct_tile(DType dtype, const uint8_t* rows, size_t row_bytes, int n
   assert(cols == activations.cols);
   assert(activations.is_offset_u8 == wants_offset_activations(isa, dtype));
   assert(has_direct_quant_kernel(dtype, isa));
-  (void)isa;  // the AVX-512 VNNI version is the only one
 #if SLUICE_QUANT_X86
-  quant_direct_tile_avx512_vnni(dtype, rows, row_bytes, num_rows, cols, activations, t0, num_tokens,
-                                y, ldy);
+  if (isa == QuantKernelIsa::Avx2) {
+    quant_direct_tile_avx2(dtype, rows, row_bytes, num_rows, cols, activations, t0, num_tokens, y,
+                           ldy);
+  } else {
+    quant_direct_tile_avx512_vnni(dtype, rows, row_bytes, num_rows, cols, activations, t0,
+                                  num_tokens, y, ldy);
+  }
 #else
+  (void)isa;
   (void)dtype, (void)rows, (void)row_bytes, (void)num_rows, (void)cols, (void)activations;
   (void)t0, (void)num_tokens, (void)y, (void)ldy;
+#endif
+}
+
+bool has_direct_wide_kernel(DType dtype, QuantKernelIsa isa) {
+  return SLUICE_QUANT_X86 && isa == QuantKernelIsa::Avx2 && dtype == DType::Q8_0;
+}
+
+void quant_direct_wide(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t cols,
+                       const QuantizedActivations& activations, int64_t t, float* y,
+                       QuantKernelIsa isa) {
+  assert(cols == activations.cols);
+  assert(activations.is_offset_u8 == wants_offset_activations(isa, dtype));
+  assert(has_direct_wide_kernel(dtype, isa));
+  (void)isa;  // the AVX2 version is the only one
+#if SLUICE_QUANT_X86
+  quant_direct_wide_avx2(dtype, rows, row_bytes, cols, activations, t, y);
+#else
+  (void)dtype, (void)rows, (void)row_bytes, (void)cols, (void)activations, (void)t, (void)y;
 #endif
 }
 

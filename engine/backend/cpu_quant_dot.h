@@ -54,7 +54,7 @@ void quant_dot_tile(const UnpackedWeights& weights, int row0, int num_rows,
                     int64_t ldy, QuantKernelIsa isa);
 
 // Whether quant_direct_tile has a kernel for weights of dtype in kernel version isa (today the
-// AVX-512 VNNI version, for Q8_0, Q4_K, Q5_K and Q6_K).
+// AVX2 and AVX-512 VNNI versions, for Q8_0, Q4_K, Q5_K and Q6_K).
 bool has_direct_quant_kernel(DType dtype, QuantKernelIsa isa);
 
 // quant_dot_tile with the tile's weight rows read straight from their GGUF blocks (row r at
@@ -64,6 +64,20 @@ bool has_direct_quant_kernel(DType dtype, QuantKernelIsa isa);
 void quant_direct_tile(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
                        int64_t cols, const QuantizedActivations& activations, int64_t t0,
                        int num_tokens, float* y, int64_t ldy, QuantKernelIsa isa);
+
+// Rows that one quant_direct_wide call computes for one token.
+inline constexpr int kQuantWideRows = 8;
+
+// Whether quant_direct_wide has a kernel for dtype in kernel version isa (today AVX2, Q8_0).
+bool has_direct_wide_kernel(DType dtype, QuantKernelIsa isa);
+
+// y[r] = dot(weight row r, activation row t) for the kQuantWideRows rows at rows (row r at
+// rows + r * row_bytes, read from their blocks): one token against eight rows, one row per lane,
+// for decoding a single sequence. The same bits as quant_direct_tile. Preconditions: those of
+// quant_direct_tile, and has_direct_wide_kernel(dtype, isa).
+void quant_direct_wide(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t cols,
+                       const QuantizedActivations& activations, int64_t t, float* y,
+                       QuantKernelIsa isa);
 
 // Returns the dot product of one weight row (cols elements of dtype, in its GGUF blocks) with
 // one activation row already quantized (cols / block blocks of activation_block_type(dtype)).

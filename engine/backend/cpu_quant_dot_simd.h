@@ -144,7 +144,7 @@ inline void dispatch_quant_family_tile(int num_rows, int num_tokens, const Quant
 #endif
 #include <immintrin.h>
 
-#define SLUICE_AVX2 __attribute__((target("avx2,fma")))
+#define SLUICE_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define SLUICE_AVX2_INLINE SLUICE_AVX2 SLUICE_QUANT_INLINE
 #define SLUICE_AVX512_VNNI \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")))
@@ -216,7 +216,13 @@ void quant_dot_tile_avx512_vnni(const UnpackedWeights& weights, int row0, int nu
                                 const QuantizedActivations& act, int64_t t0, int num_tokens,
                                 float* y, int64_t ldy);
 // The arguments and preconditions of quant_direct_tile (cpu_quant_dot.h), for the types
-// has_direct_quant_kernel_avx512_vnni accepts.
+// has_direct_quant_kernel_avx2 / _avx512_vnni accept.
+bool has_direct_quant_kernel_avx2(DType dtype);
+void quant_direct_tile_avx2(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
+                            int64_t cols, const QuantizedActivations& act, int64_t t0,
+                            int num_tokens, float* y, int64_t ldy);
+void quant_direct_wide_avx2(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t cols,
+                            const QuantizedActivations& act, int64_t t, float* y);
 bool has_direct_quant_kernel_avx512_vnni(DType dtype);
 void quant_direct_tile_avx512_vnni(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
                                    int64_t cols, const QuantizedActivations& act, int64_t t0,

@@ -34,7 +34,14 @@ void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, in
   // Few tokens: unpacking a row would cost more than the products that use it, so the kernel
   // decodes the rows in registers (the same bits), once per tile of tokens.
   if (num_tokens <= kDirectMaxTokens && has_direct_quant_kernel(w.dtype, isa)) {
-    for (int64_t r = row_begin; r < row_end; r += kQuantTileRows) {
+    int64_t r = row_begin;
+    // One token (decoding one sequence): eight rows at a time where the version has the kernel.
+    if (num_tokens == 1 && has_direct_wide_kernel(w.dtype, isa)) {
+      for (; r + kQuantWideRows <= row_end; r += kQuantWideRows)
+        quant_direct_wide(w.dtype, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes,
+                          w.cols, act, 0, y + r, isa);
+    }
+    for (; r < row_end; r += kQuantTileRows) {
       const auto tile_rows = static_cast<int>(std::min<int64_t>(kQuantTileRows, row_end - r));
       for (int64_t t = 0; t < num_tokens; t += kQuantTileTokens) {
         const auto tile_tokens =
