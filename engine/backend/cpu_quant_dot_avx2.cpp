@@ -31,6 +31,20 @@ SLUICE_AVX2_INLINE __m256i pair_products(__m256i w, __m256i a) {
   return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
 }
 
+// Lane i of each 128-bit half of v in all four lanes of that half (i a constant once unrolled).
+SLUICE_AVX2_INLINE __m256i lane_of_halves(__m256i v, int i) {
+  switch (i) {
+    case 0:
+      return _mm256_shuffle_epi32(v, 0x00);
+    case 1:
+      return _mm256_shuffle_epi32(v, 0x55);
+    case 2:
+      return _mm256_shuffle_epi32(v, 0xaa);
+    default:
+      return _mm256_shuffle_epi32(v, 0xff);
+  }
+}
+
 template <bool kHasMin, int kRows, int kTokens, typename Rows>
 SLUICE_AVX2_INLINE void block32_tile(const Rows& rows, const QuantTokenPointers<kTokens>& p,
                                      int64_t num_blocks, float* y, int64_t ldy) {
@@ -72,44 +86,41 @@ SLUICE_AVX2_INLINE void super256_tile(Rows& rows, const QuantTokenPointers<kToke
   __m256 min_acc = _mm256_setzero_ps();
   for (int64_t sb = 0; sb < num_super_blocks; ++sb) {
     rows.prefetch(sb, num_super_blocks);
-    __m256i isum[kRows][kTokens][2];
+    __m256i isum[kRows][kTokens];
     // The super-block's 16 group scales as 32-bit lanes holding the scale in both 16-bit
-    // halves: groups 0-3 and 8-11 (low), 4-7 and 12-15 (high), four per 128 bits.
+    // halves, even groups in the low 128 bits and odd ones in the high: groups 0-7 in
+    // scale_pairs[r][0], 8-15 in [1]. Part p then takes lane p % 4 of each half (vpshufd).
     __m256i scale_pairs[kRows][2];
     SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
       rows.begin(r, sb);
-      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) isum[r][t][0] = isum[r][t][1] =
-          _mm256_setzero_si256();
-      const __m256i s16 = _mm256_cvtepi8_epi16(rows.group_scales(r, sb));
-      scale_pairs[r][0] = _mm256_unpacklo_epi16(s16, s16);
-      scale_pairs[r][1] = _mm256_unpackhi_epi16(s16, s16);
+      SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) isum[r][t] = _mm256_setzero_si256();
+      const __m256i by_parity = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(
+          rows.group_scales(r, sb),
+          _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15)));
+      scale_pairs[r][0] = _mm256_unpacklo_epi16(by_parity, by_parity);
+      scale_pairs[r][1] = _mm256_unpackhi_epi16(by_parity, by_parity);
     }
-    // 32 bytes at a time: part 2c + h is half h (lanes 8h..8h+7) of chunk c; its eight lanes
-    // take the scales of groups 2 * part and 2 * part + 1, four lanes each.
+    // 32 bytes at a time: part p is elements 32p..32p+31; lanes 0-3 take the scale of group
+    // 2p, lanes 4-7 that of group 2p + 1.
     SLUICE_QUANT_UNROLL for (int part = 0; part < 8; ++part) {
       const int64_t e = sb * quant::kBlockK + part * 32;
-      const int lane = (part % 2) * 2 + (part / 4) * 4;  // of group 2 * part in its scale_pairs
-      const __m256i lane_group =
-          _mm256_setr_epi32(lane, lane, lane, lane, lane + 1, lane + 1, lane + 1, lane + 1);
       __m256i w[kRows];
       __m256i scale[kRows];
       SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
         w[r] = rows.part(r, sb, part);
-        scale[r] = _mm256_permutevar8x32_epi32(scale_pairs[r][(part / 2) % 2], lane_group);
+        scale[r] = lane_of_halves(scale_pairs[r][part / 4], part % 4);
       }
       SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
         const __m256i a = load32(p.a[t] + e);
         SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-          __m256i& sum = isum[r][t][part % 2];
-          sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pair_products<kHasMin>(w[r], a), scale[r]));
+          isum[r][t] = _mm256_add_epi32(
+              isum[r][t], _mm256_madd_epi16(pair_products<kHasMin>(w[r], a), scale[r]));
         }
       }
     }
     __m256i sums[kQuantTilePairs] = {};
     SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) {
-      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
-        sums[t * kRows + r] = _mm256_add_epi32(isum[r][t][0], isum[r][t][1]);
-      }
+      SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) sums[t * kRows + r] = isum[r][t];
     }
     float dw[kRows], dm[kRows], dx_values[kTokens];
     SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
