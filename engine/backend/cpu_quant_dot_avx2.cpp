@@ -4,8 +4,6 @@
 // activation (|w| * sign(a, w)), which cannot saturate because |a| <= 127 and |w| <= 128 (the
 // types with a min have no negative weights and skip that step). Rows come unpacked or straight
 // from their GGUF blocks (cpu_quant_rows_avx2.h), through the same kernels.
-#include <type_traits>
-
 #include "engine/backend/cpu_quant_rows_avx2.h"
 
 #if SLUICE_QUANT_X86
@@ -177,17 +175,6 @@ struct DirectTile {
   float* y;
   int64_t ldy;
 
-  template <typename Source>
-  SLUICE_AVX2_INLINE void point(Source& src) const {
-    using Block =
-        std::remove_cv_t<std::remove_pointer_t<std::remove_extent_t<decltype(src.blocks)>>>;
-    constexpr int kRows = static_cast<int>(std::extent_v<decltype(src.blocks)>);
-    for (int r = 0; r < kRows; ++r)
-      src.blocks[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
-    src.next = rows + static_cast<size_t>(kRows) * row_bytes;
-    src.tile_bytes = static_cast<int64_t>(kRows * row_bytes);
-  }
-
   template <int kRows, int kTokens>
   SLUICE_AVX2 void run() const {
     const QuantTokenPointers<kTokens> p(act, t0);
@@ -195,7 +182,7 @@ struct DirectTile {
     switch (dtype) {
       case DType::Q8_0: {
         RawQ8_0Rows<kRows> src{};
-        point(src);
+        point_at_rows(src, rows, row_bytes);
         src.num_blocks = cols / quant::kBlock32;
         // Whole pairs of blocks, as the unpacked rows have.
         const int64_t num_blocks = (cols + kQuantChunk - 1) / kQuantChunk * 2;
@@ -203,17 +190,17 @@ struct DirectTile {
       }
       case DType::Q4_K: {
         RawQ45KRows<quant::BlockQ4_K, false, kRows> src{};
-        point(src);
+        point_at_rows(src, rows, row_bytes);
         return super256_tile<true, kRows, kTokens>(src, p, num_super_blocks, y, ldy);
       }
       case DType::Q5_K: {
         RawQ45KRows<quant::BlockQ5_K, true, kRows> src{};
-        point(src);
+        point_at_rows(src, rows, row_bytes);
         return super256_tile<true, kRows, kTokens>(src, p, num_super_blocks, y, ldy);
       }
       case DType::Q6_K: {
         RawQ6KRows<kRows> src{};
-        point(src);
+        point_at_rows(src, rows, row_bytes);
         return super256_tile<false, kRows, kTokens>(src, p, num_super_blocks, y, ldy);
       }
       default:

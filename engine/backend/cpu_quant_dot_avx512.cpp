@@ -7,7 +7,6 @@
 #include "engine/backend/cpu_quant_raw_rows_avx512.h"
 
 #include <cstring>
-#include <type_traits>
 
 #include "engine/core/quant_blocks.h"
 
@@ -223,17 +222,6 @@ struct DirectTile {
   float* y;
   int64_t ldy;
 
-  template <typename Source>
-  SLUICE_AVX512_VNNI_INLINE void point(Source& src) const {
-    using Block =
-        std::remove_cv_t<std::remove_pointer_t<std::remove_extent_t<decltype(src.blocks)>>>;
-    constexpr int kRows = static_cast<int>(std::extent_v<decltype(src.blocks)>);
-    for (int r = 0; r < kRows; ++r)
-      src.blocks[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
-    src.next = rows + static_cast<size_t>(kRows) * row_bytes;
-    src.tile_bytes = static_cast<int64_t>(kRows * row_bytes);
-  }
-
   template <int kRows, int kTokens>
   SLUICE_AVX512_VNNI void run() const {
     const QuantTokenPointers<kTokens> p(act, t0);
@@ -241,24 +229,24 @@ struct DirectTile {
     switch (dtype) {
       case DType::Q8_0: {
         RawQ8_0Rows<kRows> src{};
-        point(src);
+        point_at_rows(src, rows, row_bytes);
         src.num_blocks = cols / quant::kBlock32;
         return block32_tile<false, kRows, kTokens>(src, p, (cols + kQuantChunk - 1) / kQuantChunk,
                                                    y, ldy);
       }
       case DType::Q4_K: {
         RawQ45KRows<quant::BlockQ4_K, false, kRows> src{};
-        point(src);
+        point_at_rows(src, rows, row_bytes);
         return super256_tile<true, kRows, kTokens>(src, p, num_super_blocks, y, ldy);
       }
       case DType::Q5_K: {
         RawQ45KRows<quant::BlockQ5_K, true, kRows> src{};
-        point(src);
+        point_at_rows(src, rows, row_bytes);
         return super256_tile<true, kRows, kTokens>(src, p, num_super_blocks, y, ldy);
       }
       case DType::Q6_K: {
         RawQ6KRows<kRows> src{};
-        point(src);
+        point_at_rows(src, rows, row_bytes);
         return super256_tile<false, kRows, kTokens>(src, p, num_super_blocks, y, ldy);
       }
       default:

@@ -5,7 +5,9 @@
 // scalar version in cpu_quant_dot.cpp is the definition they reproduce.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "engine/backend/cpu_quant_dot.h"
 #include "engine/backend/cpu_quant_operands.h"
@@ -80,6 +82,18 @@ struct QuantTilePointers : QuantRowPointers<kRows>, QuantTokenPointers<kTokens> 
       : QuantRowPointers<kRows>(args.weights, args.row0),
         QuantTokenPointers<kTokens>(args.act, args.t0) {}
 };
+
+// Points a raw-row source (the direct path's: blocks[kRows], next, tile_bytes) at a tile's rows,
+// row r at rows + r * row_bytes, and its prefetch at the rows after them.
+template <typename Source>
+SLUICE_QUANT_INLINE void point_at_rows(Source& src, const uint8_t* rows, size_t row_bytes) {
+  using Block = std::remove_cv_t<std::remove_pointer_t<std::remove_extent_t<decltype(src.blocks)>>>;
+  constexpr int kRows = static_cast<int>(std::extent_v<decltype(src.blocks)>);
+  for (int r = 0; r < kRows; ++r)
+    src.blocks[r] = reinterpret_cast<const Block*>(rows + static_cast<size_t>(r) * row_bytes);
+  src.next = rows + static_cast<size_t>(kRows) * row_bytes;
+  src.tile_bytes = static_cast<int64_t>(kRows * row_bytes);
+}
 
 // Calls tile.template run<kRows, kTokens>() for the tile's shape.
 template <typename Tile>
