@@ -3,12 +3,31 @@
 
 #include "app/cli/cli_command.h"
 #include "engine/backend/cpu_gemm.h"
+#include "engine/backend/cpu_quant_dot.h"
 #include "engine/backend/device.h"
 #include "engine/core/build_info.h"
 #include "engine/core/dtype.h"
+#include "engine/core/error.h"
 #include "engine/model/architecture.h"
 
 namespace sluice::cli {
+
+namespace {
+
+// "8-bit integer kernels (AVX2); rows read from their blocks at 1-8 tokens: Q8_0, Q4_K, ...".
+std::string quantized_kernels_summary() {
+  const QuantKernelIsa isa = best_quant_kernel_isa();
+  std::string direct;
+  for (const DTypeTraits& t : all_dtype_traits())
+    if (has_quant_kernels(t.dtype) && has_direct_quant_kernel(t.dtype, isa))
+      direct += (direct.empty() ? "" : ", ") + std::string(t.name);
+  std::string out = str_cat("8-bit integer kernels (", quant_kernel_isa_name(isa), ")");
+  if (direct.empty()) return out + "; rows unpacked before multiplying";
+  return str_cat(out, "; rows read from their blocks at 1-", kQuantDirectMaxTokens,
+                 " tokens: ", direct, ", the other types unpacked first");
+}
+
+}  // namespace
 
 int run_version() {
   namespace bi = sluice::build_info;
@@ -21,6 +40,7 @@ int run_version() {
   }
   std::printf("device: %s\n", probe_devices().summary.c_str());
   std::printf("cpu: fixed-order fp32 kernels (%s)\n", cpu_kernel_isa());
+  std::printf("cpu quantized: %s\n", quantized_kernels_summary().c_str());
   std::printf("models: %s (Hugging Face model_type); %s (GGUF); llama2.c\n",
               supported_hf_architectures().c_str(), supported_gguf_architectures().c_str());
   std::string types;

@@ -113,6 +113,9 @@ SLUICE_AVX2_INLINE void super256_tile(Rows& rows, const QuantTokenPointers<kToke
         SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
           isum[r][t] = _mm256_add_epi32(
               isum[r][t], _mm256_madd_epi16(pair_products<kHasMin>(w[r], a), scale[r]));
+          // Keeps the sums a chain: GCC otherwise reassociates the eight parts into a tree and
+          // spills every product of the super-block to the stack.
+          __asm__("" : "+x"(isum[r][t]));
         }
       }
     }

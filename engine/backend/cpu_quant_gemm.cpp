@@ -17,9 +17,6 @@ constexpr int64_t kTokenBlock = 64;
 // With more tokens than one token block, rows are unpacked this many bytes at a time so that a
 // row block is unpacked once and serves every token block from L2.
 constexpr int64_t kRowBlockBytes = int64_t{256} << 10;
-// Up to this many tokens the rows are read straight from their blocks (quant_direct_tile): on
-// TinyLlama's shapes, 1.2-1.4x the unpacked path at 8 tokens, even at 12-16, behind at 32.
-constexpr int64_t kDirectMaxTokens = 2 * kQuantTileTokens;
 // Work below this many multiply-adds per thread is not worth waking a thread for.
 constexpr int64_t kMinWorkPerThread = int64_t{1} << 16;
 
@@ -33,7 +30,7 @@ void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, in
   const int64_t num_tokens = act.num_tokens;
   // Few tokens: unpacking a row would cost more than the products that use it, so the kernel
   // decodes the rows in registers (the same bits), once per tile of tokens.
-  if (num_tokens <= kDirectMaxTokens && has_direct_quant_kernel(w.dtype, isa)) {
+  if (num_tokens <= kQuantDirectMaxTokens && has_direct_quant_kernel(w.dtype, isa)) {
     int64_t r = row_begin;
     // One token (decoding one sequence): eight rows at a time where the version has the kernel.
     if (num_tokens == 1 && has_direct_wide_kernel(w.dtype, isa)) {
@@ -56,7 +53,7 @@ void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, in
   // Many tokens: sixteen rows at a time are unpacked and interleaved into a panel that every
   // token then multiplies, one row per lane. (Interleaving costs more than it saves for few
   // tokens: 8 tokens take 1.6x as long from panels of Q4_K rows.)
-  if (num_tokens > kDirectMaxTokens && has_quant_panel_kernel(isa)) {
+  if (num_tokens > kQuantDirectMaxTokens && has_quant_panel_kernel(isa)) {
     thread_local QuantPanel panel;
     for (int64_t rb = row_begin; rb < row_end; rb += kQuantPanelRows) {
       const auto num_block_rows =

@@ -56,6 +56,7 @@ TEST(VersionCli, PrintsVersionAndFeatures) {
   EXPECT_THAT(r.out, HasSubstr("sluice 0."));
   EXPECT_THAT(r.out, HasSubstr("cuda: "));
   EXPECT_THAT(r.out, HasSubstr("cpu: fixed-order fp32 kernels ("));
+  EXPECT_THAT(r.out, HasSubstr("cpu quantized: 8-bit integer kernels ("));
   EXPECT_THAT(r.out, HasSubstr("gui: "));
 }
 
