@@ -6,6 +6,10 @@
 #include "engine/backend/cpu_quant_dot_simd.h"
 #include "engine/core/error.h"
 
+#if SLUICE_QUANT_X86
+#include <cpuid.h>
+#endif
+
 namespace sluice {
 
 namespace {
@@ -73,6 +77,13 @@ void quant_dot_tile_scalar(const UnpackedWeights& weights, int row0, int num_row
   }
 }
 
+#if SLUICE_QUANT_X86
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+}
+#endif
+
 bool cpu_has(QuantKernelIsa isa) {
 #if SLUICE_QUANT_X86
   __builtin_cpu_init();
@@ -80,9 +91,9 @@ bool cpu_has(QuantKernelIsa isa) {
     case QuantKernelIsa::Scalar:
       return true;
     case QuantKernelIsa::Avx2:
-      // (with F16C, which the direct kernels use and every AVX2 CPU has)
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+      // (with F16C, which the direct kernels use and every AVX2 CPU has; clang's
+      // __builtin_cpu_supports does not know "f16c", so CPUID leaf 1, ECX bit 29)
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     case QuantKernelIsa::Avx512Vnni:
       // (F16C, which the direct kernels use too, comes with every AVX-512 CPU.)
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
