@@ -92,9 +92,9 @@ SLUICE_AVX2_INLINE void super256_tile(Rows& rows, const QuantTokenPointers<kToke
     SLUICE_QUANT_UNROLL for (int r = 0; r < kRows; ++r) {
       rows.begin(r, sb);
       SLUICE_QUANT_UNROLL for (int t = 0; t < kTokens; ++t) isum[r][t] = _mm256_setzero_si256();
-      const __m256i by_parity = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(
-          rows.group_scales(r, sb),
-          _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15)));
+      const __m256i by_parity = _mm256_cvtepi8_epi16(
+          _mm_shuffle_epi8(rows.group_scales(r, sb),
+                           _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15)));
       scale_pairs[r][0] = _mm256_unpacklo_epi16(by_parity, by_parity);
       scale_pairs[r][1] = _mm256_unpackhi_epi16(by_parity, by_parity);
     }
