@@ -19,7 +19,7 @@ std::string quantized_kernels_summary() {
   const QuantKernelIsa isa = best_quant_kernel_isa();
   std::string direct;
   for (const DTypeTraits& t : all_dtype_traits())
-    if (has_quant_kernels(t.dtype) && has_direct_quant_kernel(t.dtype, isa))
+    if (has_direct_quant_kernel(t.dtype, isa))
       direct += (direct.empty() ? "" : ", ") + std::string(t.name);
   std::string out = str_cat("8-bit integer kernels (", quant_kernel_isa_name(isa), ")");
   if (direct.empty()) return out + "; rows unpacked before multiplying";

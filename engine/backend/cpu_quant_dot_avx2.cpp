@@ -227,7 +227,7 @@ SLUICE_AVX2_INLINE void q8_0_rows8_one_token(const uint8_t* rows, size_t row_byt
   for (int r = 0; r < kQuantWideRows; ++r)
     blocks[r] =
         reinterpret_cast<const quant::BlockQ8_0*>(rows + static_cast<size_t>(r) * row_bytes);
-  PrefetchNextTile next;
+  NextTilePrefetch next;
   next.next = rows + kQuantWideRows * row_bytes;
   next.tile_bytes = static_cast<int64_t>(kQuantWideRows * row_bytes);
   __m256 acc = _mm256_setzero_ps();  // lane r
@@ -237,7 +237,7 @@ SLUICE_AVX2_INLINE void q8_0_rows8_one_token(const uint8_t* rows, size_t row_byt
     __m256i products[kQuantWideRows];
     uint16_t d[kQuantWideRows];
     SLUICE_QUANT_UNROLL for (int r = 0; r < kQuantWideRows; ++r) {
-      products[r] = _mm256_madd_epi16(pair_products(load32u(blocks[r][b].qs), av), ones);
+      products[r] = _mm256_madd_epi16(pair_products(loadu32(blocks[r][b].qs), av), ones);
       d[r] = blocks[r][b].d;
     }
     const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)));

@@ -215,6 +215,34 @@ SLUICE_AVX2_INLINE __m256i sum_lanes8(const __m256i* v) {
   }
 }
 
+SLUICE_AVX2_INLINE __m256i loadu32(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+// (x >> shift) & mask in every byte (the 16-bit shift's spill from the next byte is masked off).
+SLUICE_AVX2_INLINE __m256i byte_bits(__m256i x, int shift, int mask) {
+  return _mm256_and_si256(_mm256_srl_epi16(x, _mm_cvtsi32_si128(shift)),
+                          _mm256_set1_epi8(static_cast<char>(mask)));
+}
+
+// For the direct path's raw-row sources: reading blocks straight from memory, the kernel's
+// loads wait on each new block unless it is fetched ahead, so step i of n of the current tile
+// prefetches the same share of the next tile (the rows after the tile's, contiguous with them)
+// while this one is multiplied.
+struct NextTilePrefetch {
+  const uint8_t* next = nullptr;  // the first byte after the tile's rows
+  int64_t tile_bytes = 0;
+  mutable int64_t step_bytes = 0;  // whole cache lines per step, set by step 0
+
+  SLUICE_QUANT_INLINE void prefetch(int64_t i, int64_t n) const {
+    if (i == 0) step_bytes = (tile_bytes + 64 * n - 1) / (64 * n) * 64;
+    const int64_t begin = i * step_bytes;
+    const int64_t end = begin + step_bytes < tile_bytes ? begin + step_bytes : tile_bytes;
+    for (int64_t at = begin; at < end; at += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(next + at), _MM_HINT_T0);
+  }
+};
+
 // One super-block's min products for one (row, token), exact: the eight int32 lanes sum to
 // M = sum of mins[g] * bsum[g] over the 16 groups (the mins (int8) in a register).
 SLUICE_AVX2_INLINE __m256i super256_min_products(__m128i mins, const int16_t* bsum) {

@@ -156,17 +156,25 @@ inline uint64_t duplicate_bytes(uint32_t x) {
 
 // The eight 6-bit scales and mins of a Q4_K/Q5_K super-block (ggml's get_scale_min_k4 layout:
 // groups 0-3 in the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); groups 4-7 in the nibbles
-// of bytes 8-11 with their top two bits in the top bits of bytes 0-3 and 4-7), four at a time,
-// written once per 16 elements (16 scales in words 0-1, 16 mins in words 2-3).
-inline void scales_mins_k4_words(const uint8_t* s, uint64_t (&words)[4]) {
+// of bytes 8-11 with their top two bits in the top bits of bytes 0-3 and 4-7), one byte each:
+// scales 0-3 and 4-7 in words 0-1, mins 0-3 and 4-7 in words 2-3.
+inline void scales_mins_k4_bytes(const uint8_t* s, uint32_t (&words)[4]) {
   uint32_t a, b, c;
   std::memcpy(&a, s, 4);
   std::memcpy(&b, s + 4, 4);
   std::memcpy(&c, s + 8, 4);
-  words[0] = duplicate_bytes(a & 0x3f3f3f3fu);
-  words[1] = duplicate_bytes((c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u));
-  words[2] = duplicate_bytes(b & 0x3f3f3f3fu);
-  words[3] = duplicate_bytes(((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u));
+  words[0] = a & 0x3f3f3f3fu;
+  words[1] = (c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u);
+  words[2] = b & 0x3f3f3f3fu;
+  words[3] = ((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u);
+}
+
+// The same written once per 16 elements (each byte twice): 16 scales in words 0-1, 16 mins in
+// words 2-3.
+inline void scales_mins_k4_words(const uint8_t* s, uint64_t (&words)[4]) {
+  uint32_t bytes[4];
+  scales_mins_k4_bytes(s, bytes);
+  for (int i = 0; i < 4; ++i) words[i] = duplicate_bytes(bytes[i]);
 }
 
 inline void unpack_scales_mins_k4(const uint8_t* s, int8_t* scales16, int8_t* mins16) {

@@ -2,9 +2,6 @@
 // cpu_quant_panel_avx512.cpp's panels). Internal to those two files.
 #pragma once
 
-#include <algorithm>
-#include <cstring>
-
 #include "engine/backend/cpu_quant_dot_simd.h"
 #include "engine/core/quant_blocks.h"
 
@@ -52,34 +49,6 @@ SLUICE_AVX512_VNNI_INLINE __m512i join(__m256i low, __m256i high) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
 }
 
-SLUICE_AVX512_VNNI_INLINE __m256i load32(const void* p) {
-  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-}
-
-// (x >> shift) & mask in every byte (the 16-bit shift's spill from the next byte is masked off).
-SLUICE_AVX512_VNNI_INLINE __m256i shift_mask(__m256i x, int shift, int mask) {
-  return _mm256_and_si256(_mm256_srl_epi16(x, _mm_cvtsi32_si128(shift)),
-                          _mm256_set1_epi8(static_cast<char>(mask)));
-}
-
-// Reading blocks straight from memory, the kernel's loads wait on each new block unless it is
-// fetched ahead: step i of n of the current tile prefetches the same share of the next tile
-// (the rows after the tile's, contiguous with them), so the next tile arrives while this one
-// is multiplied.
-struct NextTilePrefetch {
-  const uint8_t* next = nullptr;  // the first byte after the tile's rows
-  int64_t tile_bytes = 0;
-  mutable int64_t step_bytes = 0;  // whole cache lines per step, set by step 0
-
-  SLUICE_AVX512_VNNI_INLINE void prefetch(int64_t i, int64_t n) const {
-    if (i == 0) step_bytes = (tile_bytes + 64 * n - 1) / (64 * n) * 64;
-    const int64_t begin = i * step_bytes;
-    const int64_t end = std::min(begin + step_bytes, tile_bytes);
-    for (int64_t at = begin; at < end; at += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(next + at), _MM_HINT_T0);
-  }
-};
-
 // Q8_0 rows: the values as stored; a row of an odd number of blocks ends in a half chunk whose
 // second block is zero values with a zero scale, as unpack_weight_rows pads it.
 template <int kRows>
@@ -89,7 +58,8 @@ struct RawQ8_0Rows : NextTilePrefetch {
 
   SLUICE_AVX512_VNNI_INLINE __m512i chunk(int r, int64_t c) const {
     const quant::BlockQ8_0* b = blocks[r] + 2 * c;
-    return join(load32(b[0].qs), 2 * c + 1 < num_blocks ? load32(b[1].qs) : _mm256_setzero_si256());
+    return join(loadu32(b[0].qs),
+                2 * c + 1 < num_blocks ? loadu32(b[1].qs) : _mm256_setzero_si256());
   }
   // The padding block past an odd number of blocks has a zero scale.
   SLUICE_AVX512_VNNI_INLINE float d_block(int r, int64_t b) const {
@@ -124,13 +94,13 @@ struct RawQ45KRows : NextTilePrefetch {
   SLUICE_AVX512_VNNI_INLINE float m(int r, int64_t) const { return m_value[r]; }
   SLUICE_AVX512_VNNI_INLINE __m512i chunk(int r, int64_t sb, int c) const {
     const Block& b = blocks[r][sb];
-    const __m256i q = load32(b.qs + 32 * c);
-    __m256i low = shift_mask(q, 0, 0x0f);
-    __m256i high = shift_mask(q, 4, 0x0f);
+    const __m256i q = loadu32(b.qs + 32 * c);
+    __m256i low = byte_bits(q, 0, 0x0f);
+    __m256i high = byte_bits(q, 4, 0x0f);
     if constexpr (kHasHighBit) {
-      const __m256i qh = load32(b.qh);
-      low = _mm256_or_si256(low, _mm256_slli_epi16(shift_mask(qh, 2 * c, 1), 4));
-      high = _mm256_or_si256(high, _mm256_slli_epi16(shift_mask(qh, 2 * c + 1, 1), 4));
+      const __m256i qh = loadu32(b.qh);
+      low = _mm256_or_si256(low, _mm256_slli_epi16(byte_bits(qh, 2 * c, 1), 4));
+      high = _mm256_or_si256(high, _mm256_slli_epi16(byte_bits(qh, 2 * c + 1, 1), 4));
     }
     return join(low, high);
   }
@@ -156,14 +126,14 @@ struct RawQ6KRows : NextTilePrefetch {
     const quant::BlockQ6_K& b = blocks[r][sb];
     const int half = c / 2;
     const int shift = 4 * (c % 2);
-    const __m256i qh = load32(b.qh + 32 * half);
-    const __m256i ql0 = load32(b.ql + 64 * half);
-    const __m256i ql1 = load32(b.ql + 64 * half + 32);
+    const __m256i qh = loadu32(b.qh + 32 * half);
+    const __m256i ql0 = loadu32(b.ql + 64 * half);
+    const __m256i ql1 = loadu32(b.ql + 64 * half + 32);
     const __m256i bias = _mm256_set1_epi8(32);
-    const __m256i low = _mm256_or_si256(shift_mask(ql0, shift, 0x0f),
-                                        _mm256_slli_epi16(shift_mask(qh, shift, 3), 4));
-    const __m256i high = _mm256_or_si256(shift_mask(ql1, shift, 0x0f),
-                                         _mm256_slli_epi16(shift_mask(qh, shift + 2, 3), 4));
+    const __m256i low =
+        _mm256_or_si256(byte_bits(ql0, shift, 0x0f), _mm256_slli_epi16(byte_bits(qh, shift, 3), 4));
+    const __m256i high = _mm256_or_si256(byte_bits(ql1, shift, 0x0f),
+                                         _mm256_slli_epi16(byte_bits(qh, shift + 2, 3), 4));
     return join(_mm256_sub_epi8(low, bias), _mm256_sub_epi8(high, bias));
   }
 };

@@ -8,9 +8,6 @@
 // elements 32p..32p+31 of super-block sb, in element order as unpack_weight_rows writes them.
 #pragma once
 
-#include <algorithm>
-#include <cstring>
-
 #include "engine/backend/cpu_quant_dot_simd.h"
 #include "engine/core/quant_blocks.h"
 
@@ -20,16 +17,6 @@ namespace sluice {
 
 // A named namespace, not an anonymous one: see cpu_quant_dot_avx2.cpp.
 namespace avx2_kernels {
-
-SLUICE_AVX2_INLINE __m256i load32u(const void* p) {
-  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-}
-
-// (x >> shift) & mask in every byte (the 16-bit shift's spill from the next byte is masked off).
-SLUICE_AVX2_INLINE __m256i byte_bits(__m256i x, int shift, int mask) {
-  return _mm256_and_si256(_mm256_srl_epi16(x, _mm_cvtsi32_si128(shift)),
-                          _mm256_set1_epi8(static_cast<char>(mask)));
-}
 
 template <int kRows>
 struct UnpackedRows {
@@ -58,32 +45,15 @@ struct UnpackedRows {
   }
 };
 
-// Reading blocks straight from memory, the kernel's loads wait on each new block unless it is
-// fetched ahead: step i of n of the current tile prefetches the same share of the next tile
-// (the rows after the tile's, contiguous with them), so the next tile arrives while this one
-// is multiplied.
-struct PrefetchNextTile {
-  const uint8_t* next = nullptr;  // the first byte after the tile's rows
-  int64_t tile_bytes = 0;
-  mutable int64_t step_bytes = 0;  // whole cache lines per step, set by step 0
-
-  SLUICE_AVX2_INLINE void prefetch(int64_t i, int64_t n) const {
-    if (i == 0) step_bytes = (tile_bytes + 64 * n - 1) / (64 * n) * 64;
-    const int64_t end = std::min((i + 1) * step_bytes, tile_bytes);
-    for (int64_t at = i * step_bytes; at < end; at += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(next + at), _MM_HINT_T0);
-  }
-};
-
 // Q8_0 rows: the values as stored. Rows are walked in whole pairs of blocks, as unpacked rows
 // are: the block past an odd number of blocks is zero values with a zero scale.
 template <int kRows>
-struct RawQ8_0Rows : PrefetchNextTile {
+struct RawQ8_0Rows : NextTilePrefetch {
   const quant::BlockQ8_0* blocks[kRows];
   int64_t num_blocks;
 
   SLUICE_AVX2_INLINE __m256i block(int r, int64_t b) const {
-    return b < num_blocks ? load32u(blocks[r][b].qs) : _mm256_setzero_si256();
+    return b < num_blocks ? loadu32(blocks[r][b].qs) : _mm256_setzero_si256();
   }
   SLUICE_AVX2_INLINE float d_block(int r, int64_t b) const {
     return b < num_blocks ? _cvtsh_ss(blocks[r][b].d) : 0.0f;  // exact, as half_to_float
@@ -95,24 +65,23 @@ struct RawQ8_0Rows : PrefetchNextTile {
 // qs[32c..32c+31] (Q5_K: plus bit 2c + h of qh[0..31] as the fifth bit); the scales and mins of a
 // super-block are decoded once by begin().
 template <typename Block, bool kHasHighBit, int kRows>
-struct RawQ45KRows : PrefetchNextTile {
+struct RawQ45KRows : NextTilePrefetch {
   const Block* blocks[kRows];
   __m128i scales[kRows];
   __m128i min_values[kRows];
   float d_value[kRows];
   float m_value[kRows];
 
-  // The eight 6-bit scales and mins in ggml's get_scale_min_k4 layout (as
-  // scales_mins_k4_words), each byte doubled into the scales of its two groups of 16.
+  // The eight scales and mins (scales_mins_k4_bytes), each byte doubled into the scales of its
+  // two groups of 16.
   SLUICE_AVX2_INLINE void begin(int r, int64_t sb) {
     const Block& b = blocks[r][sb];
-    uint32_t s[3];
-    std::memcpy(s, b.scales, sizeof s);
-    const __m128i v =
-        _mm_setr_epi32(static_cast<int>(s[0] & 0x3f3f3f3fu),
-                       static_cast<int>((s[2] & 0x0f0f0f0fu) | ((s[0] >> 2) & 0x30303030u)),
-                       static_cast<int>(s[1] & 0x3f3f3f3fu),
-                       static_cast<int>(((s[2] >> 4) & 0x0f0f0f0fu) | ((s[1] >> 2) & 0x30303030u)));
+    uint32_t bytes[4];
+    scales_mins_k4_bytes(b.scales, bytes);
+    // (set from registers: a 16-byte load of the four words just stored would wait on store
+    // forwarding every super-block)
+    const __m128i v = _mm_setr_epi32(static_cast<int>(bytes[0]), static_cast<int>(bytes[1]),
+                                     static_cast<int>(bytes[2]), static_cast<int>(bytes[3]));
     scales[r] = _mm_unpacklo_epi8(v, v);
     min_values[r] = _mm_unpackhi_epi8(v, v);
     d_value[r] = _cvtsh_ss(b.d);
@@ -124,9 +93,9 @@ struct RawQ45KRows : PrefetchNextTile {
   SLUICE_AVX2_INLINE float m(int r, int64_t) const { return m_value[r]; }
   SLUICE_AVX2_INLINE __m256i part(int r, int64_t sb, int part) const {
     const Block& b = blocks[r][sb];
-    __m256i v = byte_bits(load32u(b.qs + 32 * (part / 2)), 4 * (part % 2), 0x0f);
+    __m256i v = byte_bits(loadu32(b.qs + 32 * (part / 2)), 4 * (part % 2), 0x0f);
     if constexpr (kHasHighBit)
-      v = _mm256_or_si256(v, _mm256_slli_epi16(byte_bits(load32u(b.qh), part, 1), 4));
+      v = _mm256_or_si256(v, _mm256_slli_epi16(byte_bits(loadu32(b.qh), part, 1), 4));
     return v;
   }
 };
@@ -135,7 +104,7 @@ struct RawQ45KRows : PrefetchNextTile {
 // ql bytes 32 * (p % 2) onwards, their low (p % 4 < 2) or high nibbles, with bits 2 * (p % 4)
 // and up of qh as bits 4-5, less 32.
 template <int kRows>
-struct RawQ6KRows : PrefetchNextTile {
+struct RawQ6KRows : NextTilePrefetch {
   const quant::BlockQ6_K* blocks[kRows];
   float d_value[kRows];
 
@@ -149,8 +118,8 @@ struct RawQ6KRows : PrefetchNextTile {
   SLUICE_AVX2_INLINE __m256i part(int r, int64_t sb, int part) const {
     const quant::BlockQ6_K& b = blocks[r][sb];
     const int half = part / 4, j = part % 4;
-    const __m256i ql = load32u(b.ql + 64 * half + 32 * (j % 2));
-    const __m256i qh = load32u(b.qh + 32 * half);
+    const __m256i ql = loadu32(b.ql + 64 * half + 32 * (j % 2));
+    const __m256i qh = loadu32(b.qh + 32 * half);
     const __m256i v = _mm256_or_si256(byte_bits(ql, 4 * (j / 2), 0x0f),
                                       _mm256_slli_epi16(byte_bits(qh, 2 * j, 3), 4));
     return _mm256_sub_epi8(v, _mm256_set1_epi8(32));
