@@ -188,7 +188,8 @@ void quant_direct_tile(DType dtype, const uint8_t* rows, size_t row_bytes, int n
 }
 
 bool has_direct_wide_kernel(DType dtype, QuantKernelIsa isa) {
-  return SLUICE_QUANT_X86 && isa == QuantKernelIsa::Avx2 && dtype == DType::Q8_0;
+  return SLUICE_QUANT_X86 && (isa == QuantKernelIsa::Avx2 || isa == QuantKernelIsa::Avx512Vnni) &&
+         dtype == DType::Q8_0;
 }
 
 void quant_direct_wide(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t cols,
@@ -197,10 +198,14 @@ void quant_direct_wide(DType dtype, const uint8_t* rows, size_t row_bytes, int64
   assert(cols == activations.cols);
   assert(activations.is_offset_u8 == wants_offset_activations(isa, dtype));
   assert(has_direct_wide_kernel(dtype, isa));
-  (void)isa;  // the AVX2 version is the only one
 #if SLUICE_QUANT_X86
-  quant_direct_wide_avx2(dtype, rows, row_bytes, cols, activations, t, y);
+  if (isa == QuantKernelIsa::Avx512Vnni) {
+    quant_direct_wide_avx512_vnni(dtype, rows, row_bytes, cols, activations, t, y);
+  } else {
+    quant_direct_wide_avx2(dtype, rows, row_bytes, cols, activations, t, y);
+  }
 #else
+  (void)isa;
   (void)dtype, (void)rows, (void)row_bytes, (void)cols, (void)activations, (void)t, (void)y;
 #endif
 }

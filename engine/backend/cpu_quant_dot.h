@@ -74,7 +74,8 @@ void quant_direct_tile(DType dtype, const uint8_t* rows, size_t row_bytes, int n
 // Rows that one quant_direct_wide call computes for one token.
 inline constexpr int kQuantWideRows = 8;
 
-// Whether quant_direct_wide has a kernel for dtype in kernel version isa (today AVX2, Q8_0).
+// Whether quant_direct_wide has a kernel for dtype in kernel version isa (today Q8_0 in AVX2
+// and AVX-512 VNNI).
 bool has_direct_wide_kernel(DType dtype, QuantKernelIsa isa);
 
 // y[r] = dot(weight row r, activation row t) for the kQuantWideRows rows at rows (row r at

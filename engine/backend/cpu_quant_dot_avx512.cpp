@@ -255,6 +255,50 @@ struct DirectTile {
   }
 };
 
+// One token against eight Q8_0 rows read from their blocks: the eight rows' integer sums of a
+// chunk are reduced together (sum_half_lanes8, as the 2-row tile reduces two), and the chunk's
+// sixteen f16 scales are converted as one vector where the tile converts each on its own. Per
+// output the same operations as block32_tile: acc = fma(float(S_b), d_w * d_x, acc) over the
+// blocks in order, the padding block past an odd count included (zero values, zero scale).
+SLUICE_AVX512_VNNI_INLINE void q8_0_rows8_one_token(const uint8_t* rows, size_t row_bytes,
+                                                    int64_t cols, const int8_t* a, const float* dx,
+                                                    float* y) {
+  static_assert(kQuantWideRows == 8, "one row per lane of a ymm");
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i zero = _mm512_setzero_si512();
+  RawQ8_0Rows<kQuantWideRows> src{};
+  point_at_rows(src, rows, row_bytes);
+  src.num_blocks = cols / quant::kBlock32;
+  const int64_t num_chunks = (cols + kQuantChunk - 1) / kQuantChunk;
+  __m256 acc = _mm256_setzero_ps();  // lane r
+  for (int64_t c = 0; c < num_chunks; ++c) {
+    src.prefetch(c, num_chunks);
+    const __m512i av = _mm512_load_si512(a + c * kQuantChunk);
+    __m512i sums[kQuantWideRows];
+    // Scales: lanes 0-7 block 2c of rows 0-7, lanes 8-15 block 2c + 1 (zero past the end).
+    alignas(32) uint16_t d[2 * kQuantWideRows] = {};
+    const bool second = 2 * c + 1 < src.num_blocks;
+    SLUICE_QUANT_UNROLL for (int r = 0; r < kQuantWideRows; ++r) {
+      const __m512i w = src.chunk(r, c);
+      const __m512i minus_correction = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, offset, w));
+      sums[r] = _mm512_dpbusd_epi32(minus_correction, av, w);
+      d[r] = src.blocks[r][2 * c].d;
+      if (second) d[kQuantWideRows + r] = src.blocks[r][2 * c + 1].d;
+    }
+    const __m512 block_sums = _mm512_cvtepi32_ps(sum_half_lanes8<kQuantWideRows>(sums));
+    const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
+    acc =
+        _mm256_fmadd_ps(_mm512_castps512_ps256(block_sums),
+                        _mm256_mul_ps(_mm512_castps512_ps256(dw), _mm256_set1_ps(dx[2 * c])), acc);
+    acc = _mm256_fmadd_ps(
+        _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(block_sums), 1)),
+        _mm256_mul_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(dw), 1)),
+                      _mm256_set1_ps(dx[2 * c + 1])),
+        acc);
+  }
+  _mm256_storeu_ps(y, acc);
+}
+
 }  // namespace avx512_vnni_kernels
 
 bool has_direct_quant_kernel_avx512_vnni(DType dtype) {
@@ -268,6 +312,16 @@ SLUICE_AVX512_VNNI void quant_direct_tile_avx512_vnni(DType dtype, const uint8_t
                                                       int num_tokens, float* y, int64_t ldy) {
   const avx512_vnni_kernels::DirectTile tile{dtype, rows, row_bytes, cols, act, t0, y, ldy};
   dispatch_tile_shape(num_rows, num_tokens, tile);
+}
+
+SLUICE_AVX512_VNNI void quant_direct_wide_avx512_vnni(DType dtype, const uint8_t* rows,
+                                                      size_t row_bytes, int64_t cols,
+                                                      const QuantizedActivations& act, int64_t t,
+                                                      float* y) {
+  if (dtype == DType::Q8_0) {
+    avx512_vnni_kernels::q8_0_rows8_one_token(rows, row_bytes, cols, act.token_qs(t),
+                                              act.token_scale(t), y);
+  }
 }
 
 SLUICE_AVX512_VNNI void quant_dot_tile_avx512_vnni(const UnpackedWeights& weights, int row0,

@@ -269,6 +269,8 @@ bool has_direct_quant_kernel_avx512_vnni(DType dtype);
 void quant_direct_tile_avx512_vnni(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
                                    int64_t cols, const QuantizedActivations& act, int64_t t0,
                                    int num_tokens, float* y, int64_t ldy);
+void quant_direct_wide_avx512_vnni(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t cols,
+                                   const QuantizedActivations& act, int64_t t, float* y);
 #endif
 
 }  // namespace sluice
