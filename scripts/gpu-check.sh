@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the repository root, over the bundle scripts/gpu-bundle.sh made:
+# the GPU tests (ctest -L gpu's tests, run directly), the quantized CPU kernels' bit tests on that
+# machine's CPU, and the Llama-3-8B roofline of bench/RESULTS.md. Logs go to LOGS (default
+# /tmp/gpu-check). The tests open ../shared by the absolute path compiled into them (the building
+# checkout's), so that path is linked to the bundle's copy when it does not exist here.
+set -uo pipefail
+bundle=${1:-.gpu/bundle.tar.xz}
+logs=${LOGS:-/tmp/gpu-check}
+x=$(mktemp -d)
+mkdir -p "$logs"
+tar -xJf "$bundle" -C "$x" || { echo "gpu-check: cannot unpack $bundle" >&2; exit 1; }
+shared_dir=$(cat "$x/shared-path")
+if [ ! -e "$shared_dir" ]; then
+  mkdir -p "$(dirname "$shared_dir")" && ln -s "$x/shared" "$shared_dir"
+fi
+export LD_LIBRARY_PATH=$x/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+b=$x/bin
+step() { echo "=== $* ($(date +%T))"; }
+step machine
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+grep -m1 "model name" /proc/cpuinfo
+"$b/sluice" --version | tail -4
+step "quantized CPU kernels (bits of every SIMD version against the scalar one)"
+"$b/sluice_backend_tests" --gtest_filter='*Quant*' >"$logs/cpu_quant.log" 2>&1
+echo "rc $?"; grep -E "kernel versions|PASSED|FAILED" "$logs/cpu_quant.log"
+step "GPU tests"
+"$b/sluice_gpu_tests" >"$logs/gpu_tests.log" 2>&1
+echo "rc $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$logs/gpu_tests.log"
+step "roofline, Llama-3-8B shape, BF16"
+"$b/sluice" bench --roofline --device cuda --dummy-weights llama-3-8b \
+  --input "$x/shared/datasets/en/alpaca_5000.json" --limit 500 --max-tokens 256 \
+  >"$logs/roofline.log" 2>&1
+echo "rc $?"; grep -E "^GPU:|^\| " "$logs/roofline.log"
+step done
