@@ -26,7 +26,7 @@ step "quantized CPU kernels (bits of every SIMD version against the scalar one)"
 echo "rc $?"; grep -E "kernel versions|PASSED|FAILED" "$logs/cpu_quant.log"
 step "GPU tests"
 "$b/sluice_gpu_tests" >"$logs/gpu_tests.log" 2>&1
-echo "rc $?"; grep -E "^\[==========\] [0-9]|^\[  (PASSED|FAILED|SKIPPED) \] [0-9]|FAILED  \] [A-Z]" "$logs/gpu_tests.log"
+echo "rc $?"; grep -E "^\[==========\] [0-9]|^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]|^\[  FAILED  \] [A-Z]" "$logs/gpu_tests.log"
 step "roofline, Llama-3-8B shape, BF16"
 "$b/sluice" bench --roofline --device cuda --dummy-weights llama-3-8b \
   --input "$x/shared/datasets/en/alpaca_5000.json" --limit 500 --max-tokens 256 \
