@@ -120,7 +120,9 @@ void EngineService::loop() {
       fail_all(str_cat("the engine failed: ", e.what()));
       continue;
     }
-    publish(&result.stats);  // before the events, so a client that hears of them sees the step
+    // Before the events, so a client that hears of them sees the step (and, once the engine has
+    // nothing left, the map of the pool it left).
+    publish(&result.stats, !has_engine_work());
     dispatch(result);
   }
   // Shutting down: every client still waiting hears that its request ended.
@@ -262,8 +264,8 @@ void EngineService::end_stream(RequestStream& stream, FinishReason reason, const
   }
 }
 
-void EngineService::publish(const StepStats* stats) {
-  const bool wants_map = [&] {
+void EngineService::publish(const StepStats* stats, bool fresh_map) {
+  const bool wants_map = fresh_map || [&] {
     const std::lock_guard lock(mutex_);
     return is_kv_block_map_wanted_;
   }();

@@ -52,7 +52,9 @@ class EngineService final : public RequestService {
   // Returns a snapshot of the counters, gauges and the latest StepStats.
   ServiceMetrics metrics() const override;
   // Returns the KV block map published after a recent step (for the GUI); asks the thread to
-  // publish a fresh one after its next step.
+  // publish a fresh one after its next step. The step after which the engine has nothing left
+  // always publishes one, before its requests' last events: a client that has heard every
+  // request end reads the pool as the run left it.
   KvBlockMap kv_block_map() const;
   // Steps run since the service started (clients use it to notice new StepStats).
   int64_t num_steps() const override;
@@ -82,7 +84,9 @@ class EngineService final : public RequestService {
   void fail_all(const std::string& error);
   void end_stream(RequestStream& stream, FinishReason reason, const std::string& error,
                   int num_prompt_tokens);
-  void publish(const StepStats* stats);
+  // Publishes the metrics (and stats, when a step ran) and, when a client asked for one since
+  // the last or fresh_map is set, a new KV block map.
+  void publish(const StepStats* stats, bool fresh_map = false);
 
   const std::shared_ptr<const ModelSession> session_;
   const ServiceConfig config_;

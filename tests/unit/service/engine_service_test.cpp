@@ -135,6 +135,31 @@ TEST(EngineService, AbortFreesTheRequestsBlocks) {
   EXPECT_EQ(metrics.num_waiting, 0);
 }
 
+// The block map read once every request has finished is the pool as the run left it (no block
+// owned), not the map of a step from the middle of the run: the GUI's last picture of a job.
+TEST(EngineService, TheBlockMapAfterTheLastRequestEndsOwnsNoBlock) {
+  const auto service = make_service();
+  std::vector<std::unique_ptr<RequestHandle>> handles;
+  for (size_t i = 0; i < 3; ++i) {
+    handles.push_back(service->submit(
+        {encode(alpaca_prompts(3)[i]), SamplingParams{.max_tokens = 24, .ignore_eos = true}, i}));
+  }
+  const auto first = handles[0]->stream().pop(std::chrono::steady_clock::now() + 60s);
+  ASSERT_TRUE(first.has_value());
+  // A client reads the map mid-run, as the GUI does on its timer: the next step publishes one
+  // with the running requests' blocks.
+  (void)service->kv_block_map();
+  for (auto& handle : handles) wait_finished(*handle);
+  const KvBlockMap map = service->kv_block_map();
+  ASSERT_FALSE(map.states.empty());
+  int num_held = 0;
+  for (size_t b = 0; b < map.states.size(); ++b) {
+    num_held += map.states[b] == KvBlockState::Owned || map.states[b] == KvBlockState::Shared;
+    EXPECT_EQ(map.owner_rows[b], -1) << "block " << b;
+  }
+  EXPECT_EQ(num_held, 0) << "blocks still shown as held after every request ended";
+}
+
 TEST(EngineService, SubmitPastTheQueueCapThrowsQueueFull) {
   const auto service =
       make_service(ServiceConfig{.engine = EngineConfig{.max_num_seqs = 1}, .max_num_waiting = 2});
