@@ -478,9 +478,12 @@ TEST(ServeCliQueue, AFullQueueIs503) {
 // A client that sends a streaming request and never reads is cut off after --write-timeout; its
 // request is aborted, and the server answers others meanwhile and after.
 TEST(ServeCliSlowClient, AClientThatNeverReadsIsCutOff) {
-  // A 1000-character model name rides in every chunk: the stream (128 samples x 510 tokens)
-  // is far more than the socket buffers hold, so the server's writes block and time out.
-  const std::string name(1000, 'm');
+  // An 8000-character model name rides in every chunk: the stream (128 samples x 510 tokens)
+  // is far more than the socket buffers hold (4 MiB at most here), and a few decode steps fill
+  // them, so the server's writes block and time out well inside the 6 s below. (With 1000
+  // characters a sanitizer build under load decoded too slowly to fill them in 6 s: nothing
+  // blocked, and the whole stream came through once the client read.)
+  const std::string name(8000, 'm');
   ServeProcess server({"--write-timeout", "2", "--served-model-name", name});
   const std::string body = R"({"model": ")" + name +
                            R"(", "prompt": "Once", "n": 128, "max_tokens": 100000,
@@ -513,7 +516,7 @@ TEST(ServeCliSlowClient, AClientThatNeverReadsIsCutOff) {
   ::close(fd);
   EXPECT_TRUE(n == 0 || recv_errno == ECONNRESET)
       << "recv returned " << n << " (errno " << recv_errno << ") after " << received << " bytes";
-  EXPECT_LT(received, size_t{128} * 510 * 1000);
+  EXPECT_LT(received, size_t{128} * 510 * name.size());
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   std::map<std::string, double> m;
   do {
