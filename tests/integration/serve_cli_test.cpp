@@ -480,9 +480,9 @@ TEST(ServeCliQueue, AFullQueueIs503) {
 TEST(ServeCliSlowClient, AClientThatNeverReadsIsCutOff) {
   // An 8000-character model name rides in every chunk: the stream (128 samples x 510 tokens)
   // is far more than the socket buffers hold (4 MiB at most here), and a few decode steps fill
-  // them, so the server's writes block and time out well inside the 6 s below. (With 1000
-  // characters a sanitizer build under load decoded too slowly to fill them in 6 s: nothing
-  // blocked, and the whole stream came through once the client read.)
+  // them, so the server's writes block and time out. (The test once slept a fixed 6 s with
+  // 1000-character chunks; in a sanitizer build under CI's load that was not enough to fill
+  // the buffers, nothing blocked, and the whole stream came through once the client read.)
   const std::string name(8000, 'm');
   ServeProcess server({"--write-timeout", "2", "--served-model-name", name});
   const std::string body = R"({"model": ")" + name +
@@ -503,7 +503,14 @@ TEST(ServeCliSlowClient, AClientThatNeverReadsIsCutOff) {
   ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
   const std::string short_body = R"({"model": ")" + name + R"(", "prompt": "Hi", "max_tokens": 3})";
   EXPECT_EQ(server.post("/v1/completions", short_body).first, 200);  // served meanwhile
-  std::this_thread::sleep_for(6s);  // reading nothing, for three write timeouts
+  // Reading nothing until the stream's request has ended (the server counts it finished once
+  // it was cut off and aborted, or, were it never cut off, once all its tokens were made):
+  // however slowly a loaded machine decodes, the verdict below does not depend on a guess of
+  // how long that takes.
+  const auto ended = std::chrono::steady_clock::now() + 240s;
+  while (server.metrics()["request_success_total"] < 2 && std::chrono::steady_clock::now() < ended)
+    std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(server.metrics()["request_aborted_total"], 1) << "the stream was not cut off";
   // What the sockets held, then the end the server made: EOF or a reset, not a stream that
   // goes on once the client reads again (a recv that waits 10 s for more).
   const timeval wait{10, 0};
