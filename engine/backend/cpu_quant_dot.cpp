@@ -78,9 +78,14 @@ void quant_dot_tile_scalar(const UnpackedWeights& weights, int row0, int num_row
 }
 
 #if SLUICE_QUANT_X86
+// Read once: quant_kernel_isa_supported is asked on every product (in assertions), and CPUID
+// traps to the hypervisor in a VM.
 bool cpu_has_f16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+  }();
+  return has;
 }
 #endif
 
