@@ -7,8 +7,8 @@
 // (Dependent) are checked against the real stack at each step. A context of more than the top
 // frame matters: a string's characters are a one-character rule, so with the top frame alone
 // nearly every token would leave it and be Dependent. Masks are computed on first use and
-// cached; one CompiledGrammar is shared by every request that uses it (the cache is guarded by
-// a mutex).
+// cached within a byte budget shared by an engine's grammars (mask_cache_budget.h); one
+// CompiledGrammar is shared by every request that uses it (the cache is guarded by a mutex).
 #pragma once
 
 #include <cstdint>
@@ -20,12 +20,11 @@
 
 #include "engine/grammar/grammar.h"
 #include "engine/grammar/grammar_stack_arena.h"
+#include "engine/grammar/mask_cache_budget.h"
 #include "engine/grammar/token_vocabulary.h"
 
 namespace sluice {
 
-// How deep the matcher's stacks may nest by default (JSON nesting costs about two levels each).
-inline constexpr int kDefaultMaxGrammarDepth = 200;
 // How many top frames of a stack key its cached mask.
 inline constexpr size_t kMaskContextFrames = 4;
 
@@ -40,16 +39,26 @@ struct PositionMask {
 
 class CompiledGrammar {
  public:
+  // budget: shared with other grammars; null for one of this grammar's own
+  // (kDefaultMaskCacheBytes).
   CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVocabulary> vocabulary,
-                  int max_depth = kDefaultMaxGrammarDepth);
+                  int max_depth = kDefaultMaxGrammarDepth,
+                  std::shared_ptr<MaskCacheBudget> budget = nullptr);
+  ~CompiledGrammar();
+  CompiledGrammar(const CompiledGrammar&) = delete;
+  CompiledGrammar& operator=(const CompiledGrammar&) = delete;
 
   const Grammar& grammar() const { return grammar_; }
   const TokenVocabulary& vocabulary() const { return *vocabulary_; }
   int max_depth() const { return max_depth_; }
   // Returns the mask of a stack context: positions are its frames from the top (a Chars
   // symbol) down; reaches_bottom says the stack holds nothing below them (no Sentinel then).
-  // Computed on first use. Precondition: 1 <= positions.size() <= kMaskContextFrames.
-  const PositionMask& context_mask(std::span<const uint32_t> positions, bool reaches_bottom) const;
+  // Computed on first use, and kept while the budget allows. Precondition: 1 <=
+  // positions.size() <= kMaskContextFrames.
+  std::shared_ptr<const PositionMask> context_mask(std::span<const uint32_t> positions,
+                                                   bool reaches_bottom) const;
+  // The bytes of the masks this grammar holds in its cache.
+  size_t cached_mask_bytes() const;
   // The rank of each id in the vocabulary's byte order (-1 for ids that are never text).
   int32_t byte_order_rank(int32_t id) const { return byte_order_rank_[id]; }
 
@@ -60,9 +69,11 @@ class CompiledGrammar {
   std::shared_ptr<const TokenVocabulary> vocabulary_;
   int max_depth_;
   std::vector<int32_t> byte_order_rank_;
+  std::shared_ptr<MaskCacheBudget> budget_;
   mutable std::mutex mutex_;
   // Keyed by the context's positions from the top, then 1 when it reaches the bottom.
-  mutable std::map<std::vector<uint32_t>, std::unique_ptr<PositionMask>> masks_;
+  mutable std::map<std::vector<uint32_t>, std::shared_ptr<const PositionMask>> masks_;
+  mutable size_t cached_bytes_ = 0;  // taken from budget_ for masks_
   mutable GrammarStackArena walk_arena_;
 };
 

@@ -118,7 +118,17 @@ class GbnfParser {
     return sequence;
   }
 
+  // Counts n more expressions of the parse, refused past kMaxGrammarExprs as they are made.
+  void count_exprs(size_t n) {
+    num_exprs_ += n;
+    if (num_exprs_ > kMaxGrammarExprs) {
+      error("the grammar has more than ", kMaxGrammarExprs,
+            " characters, classes, references, groups and repeats (the limit of a grammar's text)");
+    }
+  }
+
   GrammarExpr parse_item(int depth) {
+    count_exprs(1);
     GrammarExpr item;
     item.line = line_;
     item.column = column();
@@ -127,6 +137,7 @@ class GbnfParser {
       advance(1);
       item.kind = GrammarExpr::Kind::Sequence;
       while (pos_ < text_.size() && text_[pos_] != '"') {
+        count_exprs(1);
         GrammarExpr ch;
         ch.kind = GrammarExpr::Kind::Chars;
         ch.chars = CharClass::single(parse_char());
@@ -245,6 +256,7 @@ class GbnfParser {
   }
 
   GrammarExpr parse_quantifier(GrammarExpr item) {
+    count_exprs(1);
     GrammarExpr repeat;
     repeat.kind = GrammarExpr::Kind::Repeat;
     repeat.line = line_;
@@ -298,6 +310,7 @@ class GbnfParser {
   size_t pos_ = 0;
   size_t line_ = 1;
   size_t line_start_ = 0;
+  size_t num_exprs_ = 0;
 };
 
 }  // namespace

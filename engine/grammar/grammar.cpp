@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "engine/core/error.h"
+#include "engine/grammar/grammar_ambiguity_check.h"
 
 namespace sluice {
 namespace {
@@ -38,9 +39,14 @@ class GrammarLowering {
     if (root == rule_index_.end()) fail(source_name_, ": no rule named '", root_name, "'");
     for (const auto& def : defs_) {
       uint32_t rule_idx = rule_index_[def.name];
+      current_line_ = def.line;
+      current_column_ = def.column;
       rules_[rule_idx] = lower_choice(def.body, def.name);
     }
     check_left_recursion();
+    // Helper rules made by factoring are appended, and factored in their turn.
+    for (uint32_t rule_idx = 0; rule_idx < rules_.size(); ++rule_idx)
+      factor_common_starts(rule_idx);
     return flatten(root->second);
   }
 
@@ -57,6 +63,55 @@ class GrammarLowering {
     return idx;
   }
 
+  // Counts num_symbols more symbols of the lowered grammar (an alternative's End included) and
+  // refuses the grammar past kMaxGrammarSymbols: checked as repeats are written out, so a
+  // grammar that would not fit is refused before it takes the memory.
+  void charge(size_t num_symbols) {
+    num_symbols_ += num_symbols;
+    if (num_symbols_ > kMaxGrammarSymbols) {
+      fail(where(source_name_, current_line_, current_column_), ": the grammar grows past ",
+           kMaxGrammarSymbols, " symbols once its repeats are written out (rule '", current_rule_,
+           "'); the limit bounds a grammar's memory and compile time");
+    }
+  }
+
+  // Rewrites rule_idx's alternatives that start with the same character class as one
+  // alternative, that class then a helper rule of their remainders (left factoring). A choice
+  // among many strings becomes a trie, so the parse after each character holds the strings
+  // still possible under one stack instead of one stack per string. The language is unchanged.
+  void factor_common_starts(uint32_t rule_idx) {
+    const std::vector<Alternative> alternatives = rules_[rule_idx];  // new rules move rules_
+    std::map<uint32_t, std::vector<size_t>> by_first_class;
+    for (size_t i = 0; i < alternatives.size(); ++i) {
+      const Alternative& alternative = alternatives[i];
+      if (!alternative.empty() && alternative[0].kind == GrammarSymbolKind::Chars)
+        by_first_class[alternative[0].value].push_back(i);
+    }
+    bool has_shared_start = false;
+    for (const auto& [class_idx, members] : by_first_class) has_shared_start |= members.size() > 1;
+    if (!has_shared_start) return;
+    std::vector<Alternative> factored;
+    for (size_t i = 0; i < alternatives.size(); ++i) {
+      const Alternative& alternative = alternatives[i];
+      if (alternative.empty() || alternative[0].kind != GrammarSymbolKind::Chars) {
+        factored.push_back(alternative);
+        continue;
+      }
+      const std::vector<size_t>& members = by_first_class[alternative[0].value];
+      if (members.size() == 1) {
+        factored.push_back(alternative);
+      } else if (members.front() == i) {
+        std::vector<Alternative> remainders;
+        for (size_t member : members)
+          remainders.emplace_back(alternatives[member].begin() + 1, alternatives[member].end());
+        charge(2);  // the remainders' rule reuses their symbols: a reference and an End more
+        const uint32_t rest = new_helper_rule(display_name(rule_idx), std::move(remainders));
+        factored.push_back({alternative[0], {GrammarSymbolKind::RuleRef, rest}});
+      }
+    }
+    rules_[rule_idx] = std::move(factored);
+  }
+
   uint32_t class_index(const CharClass& chars) {
     auto [it, inserted] = class_index_.try_emplace(chars.ranges(), char_classes_.size());
     if (inserted) char_classes_.push_back(chars);
@@ -64,13 +119,16 @@ class GrammarLowering {
   }
 
   std::vector<Alternative> lower_choice(const GrammarExpr& expr, const std::string& base) {
+    current_rule_ = base;
     std::vector<Alternative> alternatives;
     if (expr.kind == GrammarExpr::Kind::Choice) {
       for (const auto& child : expr.children) {
+        charge(1);  // the alternative's End
         alternatives.emplace_back();
         lower_sequence(child, base, alternatives.back());
       }
     } else {
+      charge(1);
       alternatives.emplace_back();
       lower_sequence(expr, base, alternatives.back());
     }
@@ -87,6 +145,7 @@ class GrammarLowering {
           fail(where(source_name_, expr.line, expr.column), ": rule '", base,
                "' has a character class that matches nothing");
         }
+        charge(1);
         out.push_back({GrammarSymbolKind::Chars, class_index(expr.chars)});
         return;
       case GrammarExpr::Kind::RuleRef: {
@@ -95,10 +154,12 @@ class GrammarLowering {
           fail(where(source_name_, expr.line, expr.column), ": rule '", base,
                "' refers to undefined rule '", expr.rule_name, "'");
         }
+        charge(1);
         out.push_back({GrammarSymbolKind::RuleRef, it->second});
         return;
       }
       case GrammarExpr::Kind::Choice:
+        charge(1);
         out.push_back(
             {GrammarSymbolKind::RuleRef, new_helper_rule(base, lower_choice(expr, base))});
         return;
@@ -110,6 +171,8 @@ class GrammarLowering {
 
   // x{m,n}: m copies of x, then n - m nested optionals (or one right-recursive star).
   void lower_repeat(const GrammarExpr& expr, const std::string& base, Alternative& out) {
+    current_line_ = expr.line;
+    current_column_ = expr.column;
     uint32_t max_count = expr.max_count;
     if (expr.min_count > kMaxGrammarRepeat ||
         (max_count != kUnboundedRepeat && max_count > kMaxGrammarRepeat)) {
@@ -124,19 +187,24 @@ class GrammarLowering {
     Alternative item;
     lower_sequence(expr.children.at(0), base, item);
     if (item.size() != 1) {
+      charge(1);  // the End of the item's own rule (its symbols are counted)
       uint32_t idx = new_helper_rule(base, {item});
       item = {{GrammarSymbolKind::RuleRef, idx}};
     }
+    charge(expr.min_count);
     for (uint32_t i = 0; i < expr.min_count; ++i) out.push_back(item[0]);
     if (max_count == kUnboundedRepeat) {
+      charge(5);  // star ::= x star | (empty), with their Ends, and the reference to star
       uint32_t star = new_rule(str_cat(base, "_", rules_.size()));
       rules_[star] = {{item[0], {GrammarSymbolKind::RuleRef, star}}, {}};
       out.push_back({GrammarSymbolKind::RuleRef, star});
       return;
     }
     if (max_count == expr.min_count) return;
+    charge(4);  // optional ::= x | (empty), with their Ends, and the reference to it
     uint32_t optional = new_helper_rule(base, {{item[0]}, {}});
     for (uint32_t i = expr.min_count + 1; i < max_count; ++i) {
+      charge(4);  // optional ::= x optional | (empty), with their Ends
       optional = new_helper_rule(base, {{item[0], {GrammarSymbolKind::RuleRef, optional}}, {}});
     }
     out.push_back({GrammarSymbolKind::RuleRef, optional});
@@ -220,7 +288,8 @@ class GrammarLowering {
       }
     }
     grammar.char_classes_ = std::move(char_classes_);
-    grammar.rule_names_ = std::move(names_);
+    grammar.rule_names_.reserve(rules_.size());
+    for (uint32_t r = 0; r < rules_.size(); ++r) grammar.rule_names_.push_back(display_name(r));
     grammar.root_rule_ = root_rule;
     return grammar;
   }
@@ -232,11 +301,18 @@ class GrammarLowering {
   std::vector<std::string> names_;
   std::vector<CharClass> char_classes_;
   std::map<std::vector<std::pair<uint32_t, uint32_t>>, size_t> class_index_;
+  size_t num_symbols_ = 2;  // the Sentinel and its End
+  // Where the lowering is, for the size error: the rule and the last repeat or rule definition.
+  std::string current_rule_;
+  size_t current_line_ = 0;
+  size_t current_column_ = 0;
 };
 
 Grammar Grammar::from_rules(const std::vector<GrammarRuleDef>& rules, const std::string& root_name,
                             const std::string& source_name) {
-  return GrammarLowering(rules, source_name).run(root_name);
+  Grammar grammar = GrammarLowering(rules, source_name).run(root_name);
+  check_grammar_ambiguity(grammar, source_name);
+  return grammar;
 }
 
 }  // namespace sluice

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/grammar/char_class.h"
+#include "engine/grammar/grammar_budget.h"
 #include "engine/grammar/grammar_expr.h"
 
 namespace sluice {
@@ -27,15 +28,14 @@ struct GrammarSymbol {
   uint32_t value = 0;
 };
 
-// The most repetitions a {m,n} may ask for; more is refused (it would unroll into as many rules).
-inline constexpr uint32_t kMaxGrammarRepeat = 10000;
-
 class Grammar {
  public:
-  // Returns the grammar of rules with root rule root_name. Throws sluice::Error naming
-  // source_name and the rule (with its line and column when known) for a reference to an
-  // undefined rule, a rule defined twice, left recursion, a missing root or a repeat count past
-  // kMaxGrammarRepeat.
+  // Returns the grammar of rules with root rule root_name. Alternatives of a rule that start
+  // with the same character class share it (a trie: a choice among 10,000 strings parses as
+  // one stack, not 10,000). Throws sluice::Error naming source_name and the rule (with its line
+  // and column when known) for a reference to an undefined rule, a rule defined twice, left
+  // recursion, a missing root, a repeat count past kMaxGrammarRepeat, a grammar past
+  // kMaxGrammarSymbols, or a rule whose closure passes kMaxGrammarStacks (grammar_budget.h).
   static Grammar from_rules(const std::vector<GrammarRuleDef>& rules, const std::string& root_name,
                             const std::string& source_name);
 
@@ -50,6 +50,7 @@ class Grammar {
   static constexpr uint32_t kSentinelPosition = 0;
   size_t num_positions() const { return symbols_.size(); }
   size_t num_rules() const { return rule_alternatives_.size(); }
+  // The name of the rule as written (a helper rule made by lowering has its parent's name).
   const std::string& rule_name(uint32_t rule_idx) const { return rule_names_[rule_idx]; }
 
  private:

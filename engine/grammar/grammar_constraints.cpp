@@ -18,15 +18,19 @@ const std::shared_ptr<const TokenVocabulary>& GrammarConstraints::vocabulary() {
 std::shared_ptr<GrammarMatcher> GrammarConstraints::make_matcher(
     const std::shared_ptr<const Grammar>& grammar) {
   // Forget the grammars nothing else holds any more (no request, no matcher, no caller): a
-  // server sees new grammars for as long as it runs.
+  // server sees new grammars for as long as it runs. Once the masks take half their budget,
+  // those no matcher uses go too, though a caller (a server's cache of grammars) keeps them.
+  const bool is_budget_tight = mask_budget_->used_bytes() > mask_budget_->max_bytes() / 2;
   for (auto entry = compiled_.begin(); entry != compiled_.end();) {
     const auto& [held_grammar, held_compiled] = entry->second;
-    entry = held_grammar.use_count() == 1 && held_compiled.use_count() == 1 ? compiled_.erase(entry)
+    const bool is_unused = held_compiled.use_count() == 1;
+    entry = is_unused && (held_grammar.use_count() == 1 || is_budget_tight) ? compiled_.erase(entry)
                                                                             : std::next(entry);
   }
   auto it = compiled_.find(grammar.get());
   if (it == compiled_.end()) {
-    auto compiled = std::make_shared<const CompiledGrammar>(*grammar, vocabulary());
+    auto compiled = std::make_shared<const CompiledGrammar>(*grammar, vocabulary(),
+                                                            kDefaultMaxGrammarDepth, mask_budget_);
     it = compiled_.emplace(grammar.get(), std::make_pair(grammar, std::move(compiled))).first;
   }
   return std::make_shared<GrammarMatcher>(it->second.second);

@@ -25,7 +25,9 @@ class GrammarConstraints {
 
   // Returns a fresh matcher at the start of grammar, compiling grammar against the tokenizer
   // the first time it is seen. Grammars that only this object still holds (no request, no
-  // matcher) are forgotten first.
+  // matcher) are forgotten first, and so are those no matcher uses once their masks take half
+  // the mask budget. Throws sluice::Error when the grammar's root cannot start (past the
+  // matcher's bounds).
   std::shared_ptr<GrammarMatcher> make_matcher(const std::shared_ptr<const Grammar>& grammar);
 
   // Sets logits[id] to -inf for every id the matcher does not allow next (ids past the
@@ -50,6 +52,8 @@ class GrammarConstraints {
 
   // Grammars compiled and still held.
   size_t num_compiled() const { return compiled_.size(); }
+  // The budget every compiled grammar's cached masks share.
+  const MaskCacheBudget& mask_budget() const { return *mask_budget_; }
 
  private:
   const Tokenizer* tokenizer_;
@@ -58,6 +62,7 @@ class GrammarConstraints {
   std::map<const Grammar*,
            std::pair<std::shared_ptr<const Grammar>, std::shared_ptr<const CompiledGrammar>>>
       compiled_;
+  std::shared_ptr<MaskCacheBudget> mask_budget_ = std::make_shared<MaskCacheBudget>();
   std::vector<uint32_t> mask_;  // [num_mask_words] scratch
   void record_mask_time(std::chrono::steady_clock::time_point begin);
 

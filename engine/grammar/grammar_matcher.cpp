@@ -11,7 +11,12 @@ namespace sluice {
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> compiled)
     : compiled_(std::move(compiled)), arena_(compiled_->grammar(), compiled_->max_depth()) {
   stacks_ = arena_.root_stacks();
+  if (stacks_.empty() && arena_.too_many_stacks) {
+    fail("grammar: the root rule's parse can be in more than ", kMaxGrammarStacks,
+         " states at once, the limit of one step of the matcher");
+  }
   if (stacks_.empty()) fail("grammar: the root rule nests deeper than ", compiled_->max_depth());
+  num_nodes_after_compact_ = arena_.mark();
 }
 
 bool GrammarMatcher::is_complete() const {
@@ -70,6 +75,11 @@ bool GrammarMatcher::accept_bytes(std::string_view bytes) {
   }
   stacks_ = scratch_a_;
   utf8_ = utf8;
+  // Nodes of stacks that died stay in the arena; a long output would keep all of them.
+  if (arena_.mark() > std::max(kMinNodesToCompact, 4 * num_nodes_after_compact_)) {
+    arena_.compact(stacks_);
+    num_nodes_after_compact_ = arena_.mark();
+  }
   return true;
 }
 
@@ -114,7 +124,9 @@ void GrammarMatcher::fill_next_token_mask(std::span<uint32_t> mask) {
         break;
       }
     }
-    const PositionMask& cached = compiled_->context_mask(context_, reaches_bottom);
+    const std::shared_ptr<const PositionMask> held =
+        compiled_->context_mask(context_, reaches_bottom);
+    const PositionMask& cached = *held;
     // The cached walk pushed max_walk_depth - top_depth frames above this one; past the limit
     // the real matcher would drop them, so the cache would promise too much.
     if (cached.hit_depth_limit ||

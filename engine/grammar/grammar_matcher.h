@@ -43,6 +43,8 @@ class GrammarMatcher {
   void fill_next_token_mask_by_walk(std::span<uint32_t> mask);
 
   const std::string& rejection_reason() const { return rejection_reason_; }
+  // The parse-stack nodes the matcher holds (its memory, for tests).
+  size_t num_arena_nodes() const { return arena_.mark(); }
   const CompiledGrammar& compiled() const { return *compiled_; }
 
  private:
@@ -56,6 +58,10 @@ class GrammarMatcher {
   std::string rejection_reason_;
   std::vector<int32_t> scratch_a_, scratch_b_, candidates_;
   std::vector<uint32_t> context_;  // positions of a stack's top frames
+  // The arena is compacted to the live stacks' nodes when it holds four times what it kept the
+  // last time (and at least this many): a matcher's memory follows its stacks, not its output.
+  static constexpr size_t kMinNodesToCompact = size_t{1} << 14;
+  size_t num_nodes_after_compact_ = 0;
 };
 
 // Returns whether text as a whole is a sentence of grammar (its bytes matched directly, no

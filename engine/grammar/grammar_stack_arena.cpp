@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 namespace sluice {
 
@@ -30,10 +31,45 @@ void GrammarStackArena::rollback(size_t mark) {
   nodes_.resize(mark);
 }
 
+size_t GrammarStackArena::set_work_allowance(size_t num_steps) {
+  const size_t taken = work_allowed_ - work_left_;
+  work_allowed_ = work_left_ = num_steps;
+  return taken;
+}
+
+void GrammarStackArena::compact(std::vector<int32_t>& stacks) {
+  std::vector<Node> old_nodes = std::move(nodes_);
+  nodes_.clear();
+  index_.clear();
+  std::vector<int32_t> new_id(old_nodes.size(), -1);
+  std::vector<int32_t> path;
+  for (int32_t& stack : stacks) {
+    if (stack < 0) continue;
+    // Copy the frames from the deepest one not yet copied up to the top.
+    path.clear();
+    for (int32_t node = stack; node >= 0 && new_id[node] < 0; node = old_nodes[node].parent)
+      path.push_back(node);
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      const Node& node = old_nodes[*it];
+      const int32_t parent = node.parent < 0 ? node.parent : new_id[node.parent];
+      nodes_.push_back({node.position, parent, node.depth});
+      new_id[*it] = static_cast<int32_t>(nodes_.size() - 1);
+      index_.emplace(key(node.position, parent), new_id[*it]);
+    }
+    stack = new_id[stack];
+  }
+  std::sort(stacks.begin(), stacks.end());
+}
+
 void GrammarStackArena::expand(uint32_t position, int32_t parent, std::vector<int32_t>& out) {
   work_.clear();
   work_.emplace_back(position, parent);
   while (!work_.empty()) {
+    if (work_left_ == 0) {
+      too_many_stacks = true;
+      return;
+    }
+    --work_left_;
     auto [pos, par] = work_.back();
     work_.pop_back();
     const GrammarSymbol& symbol = grammar_->symbol(pos);
@@ -69,11 +105,18 @@ void GrammarStackArena::expand(uint32_t position, int32_t parent, std::vector<in
 
 std::vector<int32_t> GrammarStackArena::root_stacks() {
   std::vector<int32_t> stacks;
+  const bool was_too_many = std::exchange(too_many_stacks, false);
+  set_work_allowance(kMaxStepWork);
   for (uint32_t start : grammar_->alternatives(grammar_->root_rule())) {
     expand(start, -1, stacks);
   }
   std::sort(stacks.begin(), stacks.end());
   stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
+  if (too_many_stacks || stacks.size() > kMaxGrammarStacks) {
+    too_many_stacks = true;
+    stacks.clear();
+  }
+  too_many_stacks |= was_too_many;
   return stacks;
 }
 
@@ -96,6 +139,8 @@ bool GrammarStackArena::step_byte(std::span<const int32_t> stacks, Utf8Decoder& 
     return !out.empty();
   }
   uint32_t cp = utf8.code_point();
+  const bool was_too_many = std::exchange(too_many_stacks, false);
+  set_work_allowance(kMaxStepWork);
   for (int32_t stack : stacks) {
     if (stack < 0) continue;
     const Node& node = nodes_[stack];
@@ -108,10 +153,11 @@ bool GrammarStackArena::step_byte(std::span<const int32_t> stacks, Utf8Decoder& 
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
-  if (out.size() > kMaxGrammarStacks) {
+  if (too_many_stacks || out.size() > kMaxGrammarStacks) {
     too_many_stacks = true;
     out.clear();
   }
+  too_many_stacks |= was_too_many;
   return !out.empty();
 }
 

@@ -6,7 +6,10 @@
 // Stepping expands rule references until every top is a character class, so a state is always
 // "the classes that may come next". Continuations that are the end of an alternative are not
 // pushed (a tail call), so right-recursive repeats keep the stacks flat. Stacks deeper than
-// max_depth are dropped and noted: nesting is bounded.
+// max_depth are dropped and noted: nesting is bounded. So is the work: each step of the
+// matcher (a byte, the root's closure) may take kMaxStepWork expansion steps and keep
+// kMaxGrammarStacks stacks; past either it ends with no stack and too_many_stacks set
+// (grammar_budget.h).
 #pragma once
 
 #include <cstdint>
@@ -21,16 +24,18 @@ namespace sluice {
 
 // The empty stack: the root rule has matched completely.
 inline constexpr int32_t kAcceptedStack = -1;
-// The most stacks one parse state may hold (a very ambiguous grammar is refused beyond it).
-inline constexpr size_t kMaxGrammarStacks = 4096;
 
 class GrammarStackArena {
  public:
   GrammarStackArena(const Grammar& grammar, int max_depth);
 
   // Appends to out the stacks reached from the frame (position, parent) by expanding references
-  // and ends until each top is a Chars or Sentinel symbol (or the stack is empty).
+  // and ends until each top is a Chars or Sentinel symbol (or the stack is empty). Stops, with
+  // too_many_stacks set, once the work allowance (set_work_allowance) is spent.
   void expand(uint32_t position, int32_t parent, std::vector<int32_t>& out);
+  // Allows the expansions that follow num_steps steps in all (step_byte and root_stacks set
+  // kMaxStepWork themselves). Returns the steps taken since the last call.
+  size_t set_work_allowance(size_t num_steps);
 
   // Steps stacks over one byte of text with the pending character in utf8 (updated). out
   // receives the surviving stacks, sorted and unique. Returns whether any survived. Sets
@@ -52,6 +57,9 @@ class GrammarStackArena {
   // Nodes made after mark() can be dropped with rollback(mark) once no stack refers to them.
   size_t mark() const { return nodes_.size(); }
   void rollback(size_t mark);
+  // Keeps only the nodes of stacks (and their parents), renumbered: stacks are rewritten with
+  // the new ids and sorted. Precondition: no other id of this arena is held (no open mark).
+  void compact(std::vector<int32_t>& stacks);
 
   // Whether a stack was dropped for nesting past max_depth / a state for too many stacks since
   // the flags were cleared.
@@ -75,6 +83,8 @@ class GrammarStackArena {
   std::vector<Node> nodes_;
   std::unordered_map<uint64_t, int32_t> index_;
   std::vector<std::pair<uint32_t, int32_t>> work_;  // scratch of expand
+  size_t work_left_ = kMaxStepWork;                 // expansion steps still allowed
+  size_t work_allowed_ = kMaxStepWork;              // the allowance work_left_ started from
 };
 
 }  // namespace sluice

@@ -390,6 +390,12 @@ class SchemaConverter {
                                   regex_to_expr(pattern.get<std::string>(),
                                                 str_cat(source_name_, ": ", pointer, "/pattern"),
                                                 RegexTextMode::JsonString));
+      // Each pattern is parsed within the budget of a grammar's text; so are all of them.
+      num_pattern_exprs_ += expr_size(pattern_exprs_.back().second);
+      if (num_pattern_exprs_ > kMaxGrammarExprs) {
+        error(pointer + "/pattern", "the patterns parse into more than ", kMaxGrammarExprs,
+              " characters, classes and groups in all (the limit of a grammar's text)");
+      }
       return add_rule("\"\\\"\" " + name + " \"\\\"\"");
     }
     if (!has_length) return "string";
@@ -636,6 +642,14 @@ class SchemaConverter {
   std::map<std::string, std::string> rule_by_body_;
   std::map<std::string, std::string> ref_rules_;
   std::vector<std::pair<std::string, GrammarExpr>> pattern_exprs_;
+  size_t num_pattern_exprs_ = 0;
+
+  // The expressions in expr, itself included.
+  static size_t expr_size(const GrammarExpr& expr) {
+    size_t size = 1;
+    for (const GrammarExpr& child : expr.children) size += expr_size(child);
+    return size;
+  }
 
  public:
   const std::vector<std::pair<std::string, GrammarExpr>>& pattern_exprs() const {

@@ -109,6 +109,7 @@ class RegexParser {
         ++pos_;
         break;
       }
+      count_exprs(1);  // the atom's group or repeat, at most
       GrammarExpr atom = parse_atom(depth);
       if (pos_ < regex_.size()) {
         if (auto quantified = parse_quantifier(atom)) {
@@ -381,8 +382,18 @@ class RegexParser {
     }
   }
 
+  // Counts n more expressions of the parse, refused past kMaxGrammarExprs as they are made.
+  void count_exprs(size_t n) {
+    num_exprs_ += n;
+    if (num_exprs_ > kMaxGrammarExprs) {
+      error("the expression parses into more than ", kMaxGrammarExprs,
+            " characters, classes and groups (the limit of a grammar's text)");
+    }
+  }
+
   // The expression writing the characters of chars in the output's text mode.
-  GrammarExpr text_expr(const CharClass& chars) const {
+  GrammarExpr text_expr(const CharClass& chars) {
+    count_exprs(1);
     if (mode_ == RegexTextMode::Raw) return chars_expr(chars);
     CharClass escaped = json_escaped_class();
     CharClass plain = chars.minus(escaped);
@@ -391,7 +402,10 @@ class RegexParser {
     if (!plain.empty()) choice.children.push_back(chars_expr(plain));
     for (const auto& [lo, hi] : chars.ranges()) {
       for (uint32_t cp = lo; cp <= hi && cp < 0x80; ++cp) {
-        if (escaped.contains(cp)) choice.children.push_back(literal_expr(json_escape(cp)));
+        if (escaped.contains(cp)) {
+          choice.children.push_back(literal_expr(json_escape(cp)));
+          count_exprs(1 + choice.children.back().children.size());
+        }
       }
     }
     if (choice.children.size() == 1) return std::move(choice.children[0]);
@@ -402,6 +416,7 @@ class RegexParser {
   const std::string& source_name_;
   RegexTextMode mode_;
   size_t pos_ = 0;
+  size_t num_exprs_ = 0;
 };
 
 }  // namespace

@@ -1,9 +1,10 @@
 // Feeds the grammar sources a user or an API client writes — a JSON Schema, a regular
 // expression, a GBNF text, a list of choices — to build_grammar, then runs a matcher over a
 // small vocabulary through the input's sample text. Properties: a refused source's error names
-// it; at every step the cached token mask equals the mask found by stepping every token; a token
-// is accepted exactly when the mask allows it; and the matcher ends complete exactly when the
-// grammar accepts the sample as a whole.
+// it; an accepted grammar is within its budget (grammar_budget.h: at most kMaxGrammarSymbols
+// symbols, a root closure the matcher can hold); at every step the cached token mask equals the
+// mask found by stepping every token; a token is accepted exactly when the mask allows it; and
+// the matcher ends complete exactly when the grammar accepts the sample as a whole.
 //
 // Input: byte 0 picks the kind, then the source text, a NUL, and the sample text.
 #include <cstddef>
@@ -15,6 +16,7 @@
 
 #include "engine/core/error.h"
 #include "engine/grammar/compiled_grammar.h"
+#include "engine/grammar/grammar_budget.h"
 #include "engine/grammar/grammar_matcher.h"
 #include "engine/grammar/grammar_source.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -89,10 +91,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::require_names_file(error, kSourceName);
     return 0;
   }
+  fuzz::fuzz_require(grammar.num_positions() <= kMaxGrammarSymbols,
+                     "an accepted grammar has " + std::to_string(grammar.num_positions()) +
+                         " symbols, past kMaxGrammarSymbols");
   static const std::shared_ptr<const TokenVocabulary> vocabulary = make_vocabulary();
+  auto compiled = std::make_shared<const CompiledGrammar>(grammar, vocabulary);
+  std::unique_ptr<GrammarMatcher> started;
+  try {
+    started = std::make_unique<GrammarMatcher>(compiled);
+  } catch (const Error& error) {
+    // Only nesting past the matcher's depth may stop a compiled grammar's root from starting:
+    // its closure was checked against the matcher's bounds when it compiled.
+    fuzz::fuzz_require(std::string(error.what()).find("nests deeper") != std::string::npos,
+                       std::string("an accepted grammar's root does not start: ") + error.what());
+    return 0;
+  }
+  GrammarMatcher& matcher = *started;
   const bool accepts_whole = grammar_accepts_text(grammar, sample);
-  auto compiled = std::make_shared<const CompiledGrammar>(std::move(grammar), vocabulary);
-  GrammarMatcher matcher(compiled);
   std::vector<uint32_t> cached(vocabulary->num_mask_words());
   std::vector<uint32_t> walked(vocabulary->num_mask_words());
   bool is_rejected = false;
