@@ -11,6 +11,7 @@
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
 #include "app/server/openai_server.h"
+#include "app/server/server_memory.h"
 #include "engine/backend/device.h"
 #include "engine/core/error.h"
 #include "engine/model_session.h"
@@ -34,13 +35,14 @@ struct ServeArgs {
   int num_threads = 0;
   ServiceConfig service;
   ServerOptions server;
+  bool allow_unauthenticated = false;
 };
 
 ServeArgs parse_args(const QStringList& args) {
   QCommandLineParser parser;
   parser.setApplicationDescription(
-      "Serve a model over an OpenAI-compatible HTTP API: /v1/models, /v1/completions,\n"
-      "/v1/chat/completions (streaming as server-sent events), /tokenize, /detokenize,\n"
+      "Serve a model over an OpenAI-compatible HTTP API: /v1/models, /v1/completions, "
+      "/v1/chat/completions (streaming as server-sent events), /tokenize, /detokenize, "
       "/health and /metrics (Prometheus). Sampling options set the defaults of requests.");
   parser.addHelpOption();
   parser.addOptions({
@@ -49,10 +51,25 @@ ServeArgs parse_args(const QStringList& args) {
       {"host", "Address to listen on (default 127.0.0.1).", "HOST"},
       {"port", "Port to listen on (default 8000; 0 = any free port, printed).", "PORT"},
       {"api-key", "Require 'Authorization: Bearer KEY' on /v1 and tokenizer routes.", "KEY"},
+      {"allow-unauthenticated",
+       "Serve on an address other machines can reach (--host other than 127.0.0.1, ::1 or "
+       "localhost) without --api-key: anyone who reaches the port can generate."},
+      {"protect-metrics", "/metrics needs the API key too (by default it is open, like /health)."},
       {"served-model-name", "The model name clients ask for (default: the --model path).", "NAME"},
       {"max-num-waiting", "Requests waiting for a batch slot at most; more get 503 (default 4096).",
        "N"},
-      {"max-body-bytes", "Largest request body; larger ones get 413 (default 8M).", "BYTES"},
+      {"max-body-bytes",
+       "Largest request body, counted as read (chunked or compressed too); larger ones get 413 "
+       "(default 8M).",
+       "BYTES"},
+      {"max-response-entries",
+       "Most tokens and top log-probabilities one answer may hold: n x prompts x max_tokens x "
+       "(1 + top_logprobs); more is a 400 (default 1048576).",
+       "N"},
+      {"max-response-entries-in-flight",
+       "Most the answers in flight may hold together; past it requests get 503 (default "
+       "16777216).",
+       "N"},
       {"write-timeout",
        "Seconds a client may leave its stream unread before it is cut off (default 10).", "S"},
   });
@@ -70,6 +87,14 @@ ServeArgs parse_args(const QStringList& args) {
   a.server.host = parser.isSet("host") ? parser.value("host").toStdString() : "127.0.0.1";
   a.server.port = static_cast<int>(option_int(parser, "port", 8000, 0, 65535));
   a.server.api_key = parser.value("api-key").toStdString();
+  a.server.is_metrics_protected = parser.isSet("protect-metrics");
+  if (a.server.is_metrics_protected && a.server.api_key.empty())
+    throw UsageError("--protect-metrics needs --api-key");
+  a.allow_unauthenticated = parser.isSet("allow-unauthenticated");
+  if (!is_loopback_host(a.server.host) && a.server.api_key.empty() && !a.allow_unauthenticated)
+    throw UsageError(str_cat("--host ", a.server.host,
+                             " can be reached from other machines: give --api-key KEY, or "
+                             "--allow-unauthenticated to serve anyone who reaches the port"));
   a.server.served_model_name = parser.isSet("served-model-name")
                                    ? parser.value("served-model-name").toStdString()
                                    : a.model_path;
@@ -77,6 +102,14 @@ ServeArgs parse_args(const QStringList& args) {
   if (parser.isSet("max-body-bytes"))
     a.server.max_body_bytes = parse_bytes(parser.value("max-body-bytes"), "--max-body-bytes");
   a.server.write_timeout_s = static_cast<int>(option_int(parser, "write-timeout", 10, 1, 3600));
+  a.server.max_response_entries = static_cast<uint64_t>(
+      option_int(parser, "max-response-entries",
+                 static_cast<long long>(a.server.max_response_entries), 1, 1LL << 40));
+  a.server.max_response_entries_in_flight = static_cast<uint64_t>(
+      option_int(parser, "max-response-entries-in-flight",
+                 static_cast<long long>(a.server.max_response_entries_in_flight), 1, 1LL << 40));
+  if (a.server.max_response_entries_in_flight < a.server.max_response_entries)
+    throw UsageError("--max-response-entries-in-flight must be at least --max-response-entries");
   a.server.defaults = read_sampling_options(parser);
   a.server.has_default_seed = parser.isSet("seed");
   return a;
@@ -94,6 +127,12 @@ int serve(const ServeArgs& a) {
               session->model->config.describe().c_str(), service->backend_description().c_str(),
               a.server.served_model_name.c_str(), a.server.host.c_str(), port);
   std::fflush(stdout);
+  if (!is_loopback_host(a.server.host) && a.server.api_key.empty()) {
+    std::fprintf(stderr,
+                 "sluice serve: WARNING: serving on %s:%d without an API key "
+                 "(--allow-unauthenticated): anyone who can reach this port can use the model\n",
+                 a.server.host.c_str(), port);
+  }
   g_stop = 0;
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
@@ -114,6 +153,9 @@ int serve(const ServeArgs& a) {
 }  // namespace
 
 int run_serve(const QStringList& args) {
+  // Before any thread of the server or the engine exists: glibc fixes its arena count with the
+  // first thread that needs one of its own.
+  tune_malloc_for_serving(kMaxServerMallocArenas);
   ServeArgs parsed;
   try {
     parsed = parse_args(args);

@@ -35,6 +35,12 @@ ApiError body_too_large(size_t max_body_bytes) {
                   str_cat("the request body is larger than ", max_body_bytes, " bytes"));
 }
 
+ApiError head_too_large(size_t max_head_bytes) {
+  return ApiError(
+      431, "invalid_request_error", "request_header_too_large", "",
+      str_cat("the request line and headers are larger than ", max_head_bytes, " bytes"));
+}
+
 ApiError overloaded(const std::string& message) {
   return ApiError(503, "server_error", "overloaded", "", message);
 }

@@ -43,6 +43,8 @@ ApiError model_not_found(const std::string& model);
 ApiError route_not_found(const std::string& method, const std::string& path);
 // 413 for a body past the limit.
 ApiError body_too_large(size_t max_body_bytes);
+// 431 for a request line and headers past the limit.
+ApiError head_too_large(size_t max_head_bytes);
 // 503 when the engine's queue is full.
 ApiError overloaded(const std::string& message);
 // 500 for a failure of the server itself.

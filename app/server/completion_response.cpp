@@ -77,24 +77,43 @@ Json finish_reason_json(FinishReason reason) {
   return to_string(reason);
 }
 
+Json choice_json(CompletionKind kind, const Choice& c) {
+  Json choice = {{"index", c.index}};
+  if (kind == CompletionKind::Text) {
+    choice["text"] = c.text;
+  } else {
+    choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+  }
+  choice["logprobs"] = c.logprobs;
+  choice["finish_reason"] = finish_reason_json(c.finish_reason);
+  return choice;
+}
+
 Json completion_json(const ResponseHeader& header, const std::vector<Choice>& choices,
                      const Usage& usage) {
   Json out = header_json(header, "text_completion", "chat.completion");
   Json list = Json::array();
-  for (const Choice& c : choices) {
-    Json choice = {{"index", c.index}};
-    if (header.kind == CompletionKind::Text) {
-      choice["text"] = c.text;
-    } else {
-      choice["message"] = {{"role", "assistant"}, {"content", c.text}};
-    }
-    choice["logprobs"] = c.logprobs;
-    choice["finish_reason"] = finish_reason_json(c.finish_reason);
-    list.push_back(std::move(choice));
-  }
+  for (const Choice& c : choices) list.push_back(choice_json(header.kind, c));
   out["choices"] = std::move(list);
   out["usage"] = usage_json(usage);
   return out;
+}
+
+std::vector<std::string> completion_pieces(const ResponseHeader& header,
+                                           std::vector<std::string> choice_texts,
+                                           const Usage& usage) {
+  std::string head = dump_body(header_json(header, "text_completion", "chat.completion"));
+  head.pop_back();  // the closing brace: the choices and usage follow
+  head += R"(,"choices":[)";
+  std::vector<std::string> pieces;
+  pieces.reserve(choice_texts.size() + 2);
+  pieces.push_back(std::move(head));
+  for (size_t i = 0; i < choice_texts.size(); ++i) {
+    if (i + 1 < choice_texts.size()) choice_texts[i] += ',';
+    pieces.push_back(std::move(choice_texts[i]));
+  }
+  pieces.push_back(R"(],"usage":)" + dump_body(usage_json(usage)) + "}");
+  return pieces;
 }
 
 Json chunk_json(const ResponseHeader& header, int index, const std::string& text, bool is_first,

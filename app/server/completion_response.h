@@ -57,6 +57,17 @@ nlohmann::json finish_reason_json(FinishReason reason);
 nlohmann::json completion_json(const ResponseHeader& header, const std::vector<Choice>& choices,
                                const Usage& usage);
 
+// Returns one choice of a whole response, as completion_json writes it.
+nlohmann::json choice_json(CompletionKind kind, const Choice& choice);
+
+// Returns a whole response as text pieces, for an answer too large to hold as one JSON value
+// (nlohmann::json takes many times the text's size): concatenated, they are
+// completion_json(header, choices, usage) (keys in another order). choice_texts: each choice's
+// dump_body(choice_json(...)), in order.
+std::vector<std::string> completion_pieces(const ResponseHeader& header,
+                                           std::vector<std::string> choice_texts,
+                                           const Usage& usage);
+
 // Returns one streamed chunk for a choice: new text (a chat chunk's delta carries the role
 // with the choice's first chunk) and, for the last chunk, its finish reason; logprobs those of
 // the chunk's tokens (logprobs_json) or null. usage is null when stream_options.include_usage

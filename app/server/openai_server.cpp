@@ -11,8 +11,15 @@
 #include "app/server/client_connection.h"
 #include "app/server/completion_request.h"
 #include "app/server/completion_response.h"
+#include "app/server/connection_stream.h"
+#include "app/server/http_exchange.h"
+#include "app/server/http_server.h"
 #include "app/server/prometheus_metrics.h"
+#include "app/server/request_gate.h"
 #include "app/server/request_group.h"
+#include "app/server/server_memory.h"
+#include "app/server/stream_response.h"
+#include "app/server/whole_response.h"
 #include "engine/core/error.h"
 #include "engine/data/dataset_reader.h"
 
@@ -22,6 +29,11 @@ namespace {
 
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
+
+// A request whose answer may hold this many entries, or whose body is this large, has the
+// allocator give its free memory back once it is answered.
+constexpr uint64_t kTrimAfterEntries = uint64_t{1} << 16;
+constexpr size_t kTrimAfterBodyBytes = size_t{1} << 20;
 
 void send_json(httplib::Response& res, int status, const Json& body) {
   res.status = status;
@@ -68,36 +80,41 @@ PromptBuilder make_builder(const EngineService& service, bool use_chat_template)
   return builder;
 }
 
-// The state of one streamed response, kept alive by the content provider.
-struct StreamState {
-  std::unique_ptr<RequestGroup> group;
-  ResponseHeader header;
-  bool include_usage = false;
-  std::vector<bool> has_sent;  // [choices]: the first chunk (with a chat's role) went out
-  Usage usage;
-  std::vector<bool> is_prompt_counted;  // [prompts]
-  // Log-probabilities asked for: each choice's tokens not yet sent (a token that ends inside a
-  // UTF-8 character has no text of its own and goes with the next chunk), and its bytes so far.
-  bool wants_logprobs = false;
-  TokenBytesFn bytes_of;
-  std::vector<std::vector<int32_t>> pending_ids;             // [choices]
-  std::vector<std::vector<TokenLogprobs>> pending_logprobs;  // [choices]
-  std::vector<size_t> num_bytes_sent;                        // [choices]
+std::vector<std::string> header_values(const httplib::Request& req, const char* name) {
+  std::vector<std::string> values;
+  const auto [begin, end] = req.headers.equal_range(name);
+  for (auto it = begin; it != end; ++it) values.push_back(it->second);
+  return values;
+}
 
-  // Returns the logprobs of choice's pending tokens for its next chunk (null when not asked or
-  // none are pending).
-  nlohmann::json take_logprobs(size_t choice) {
-    if (!wants_logprobs || pending_ids[choice].empty()) return nullptr;
-    nlohmann::json out = logprobs_json(header.kind, pending_ids[choice], pending_logprobs[choice],
-                                       bytes_of, num_bytes_sent[choice]);
-    for (const int32_t id : pending_ids[choice]) num_bytes_sent[choice] += bytes_of(id).size();
-    pending_ids[choice].clear();
-    pending_logprobs[choice].clear();
-    return out;
-  }
+// The routes: a request for anything else is answered 404 from its head.
+struct Route {
+  const char* method;
+  const char* path;
+};
+constexpr Route kRoutes[] = {
+    {"GET", "/health"},
+    {"GET", "/metrics"},
+    {"GET", "/v1/models"},
+    {"POST", "/v1/completions"},
+    {"POST", "/v1/chat/completions"},
+    {"POST", "/tokenize"},
+    {"POST", "/detokenize"},
 };
 
+bool is_route(const std::string& method, const std::string& path) {
+  const std::string as = method == "HEAD" ? "GET" : method;  // httplib answers HEAD as GET
+  for (const Route& route : kRoutes) {
+    if (as == route.method && path == route.path) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
 
 OpenAiServer::OpenAiServer(std::shared_ptr<EngineService> service, ServerOptions options)
     : service_(std::move(service)),
@@ -105,7 +122,12 @@ OpenAiServer::OpenAiServer(std::shared_ptr<EngineService> service, ServerOptions
       created_(static_cast<int64_t>(std::time(nullptr))),
       chat_prompts_(make_builder(*service_, true)),
       plain_prompts_(make_builder(*service_, false)),
-      http_(std::make_unique<httplib::Server>()) {
+      response_budget_(options_.max_response_entries_in_flight),
+      http_(std::make_unique<HttpServer>(HttpServer::Limits{
+          .max_drain_bytes = std::max<uint64_t>(uint64_t{4} * options_.max_body_bytes, 1 << 20)})) {
+  // The thresholds take effect now; the arena cap only when no thread has an arena yet (the
+  // CLI calls this first; in the app the cap comes too late and the trimming does the work).
+  tune_malloc_for_serving(kMaxServerMallocArenas);
   const int num_threads = options_.num_http_threads;
   http_->new_task_queue = [num_threads] {
     return new httplib::ThreadPool(static_cast<size_t>(num_threads));
@@ -155,17 +177,90 @@ void OpenAiServer::stop() {
   http_->stop();
 }
 
-void OpenAiServer::check_key(const httplib::Request& req) const {
-  if (options_.api_key.empty()) return;
-  if (req.get_header_value("Authorization") != "Bearer " + options_.api_key) throw unauthorized();
+bool OpenAiServer::needs_key(const std::string& method, const std::string& path) const {
+  if (options_.api_key.empty() || path == "/health") return false;  // probes need no key
+  return !(path == "/metrics" && (method == "GET" || method == "HEAD")) ||
+         options_.is_metrics_protected;
+}
+
+bool OpenAiServer::admit(const httplib::Request& req, httplib::Response& res) const {
+  HttpExchange* exchange = HttpExchange::current();
+  try {
+    const BodyFraming framing = read_body_framing(header_values(req, "Content-Length"),
+                                                  header_values(req, "Transfer-Encoding"));
+    if (exchange) {
+      exchange->framing = framing;
+      exchange->is_admitted = true;
+    }
+    if (!is_route(req.method, req.path)) throw route_not_found(req.method, req.path);
+    if (needs_key(req.method, req.path) &&
+        !is_authorized(req.get_header_value("Authorization"), options_.api_key))
+      throw unauthorized();
+    check_body_size(framing, options_.max_body_bytes);
+    // The body may now be read: its bytes, or a chunked body's bytes and framing, at most.
+    if (exchange && exchange->stream) {
+      exchange->stream->limit_request_bytes(
+          framing.kind == BodyFraming::Kind::Chunked
+              ? options_.max_body_bytes + max_chunked_framing_bytes(options_.max_body_bytes)
+              : framing.length);
+    }
+    return true;
+  } catch (const ApiError& e) {
+    send_error(res, e);
+    // Framing that cannot be trusted leaves no way to find the next request.
+    if (exchange && !exchange->is_admitted) exchange->must_close = true;
+    return false;
+  }
+}
+
+std::string OpenAiServer::read_body(const httplib::Request& req,
+                                    const httplib::ContentReader& reader) const {
+  HttpExchange* exchange = HttpExchange::current();
+  const BodyFraming framing = exchange ? exchange->framing
+                                       : read_body_framing(header_values(req, "Content-Length"),
+                                                           header_values(req, "Transfer-Encoding"));
+  std::string body;
+  // A request with neither header has no body (RFC 9112 §6.3); httplib would read to the end of
+  // the connection.
+  if (!framing.has_body()) {
+    if (exchange) exchange->is_body_read = true;
+    return body;
+  }
+  if (framing.kind == BodyFraming::Kind::Length) body.reserve(framing.length);
+  bool is_too_large = false;
+  const bool is_read = reader([&](const char* data, size_t size) {
+    // Counted as decoded: a chunked or compressed body stops at the limit too.
+    if (body.size() + size > options_.max_body_bytes) {
+      is_too_large = true;
+      return false;
+    }
+    body.append(data, size);
+    return true;
+  });
+  const bool is_past_framing_limit =
+      exchange && exchange->stream && exchange->stream->is_past_limit();
+  if (is_too_large || is_past_framing_limit) throw body_too_large(options_.max_body_bytes);
+  if (!is_read)
+    throw bad_request("",
+                      "the request body could not be read: it ended early, or its chunks or "
+                      "encoding are malformed");
+  if (exchange) {
+    exchange->is_body_read = true;
+    exchange->wants_memory_trim |= body.size() >= kTrimAfterBodyBytes;
+  }
+  return body;
 }
 
 void OpenAiServer::route() {
-  // Errors httplib answers itself (no route, body too large) get the OpenAI body too.
+  // Errors httplib answers itself (a head it cannot parse) get the OpenAI body too.
   const httplib::Server::HandlerWithResponse on_error = [this](const httplib::Request& req,
                                                                httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    if (res.status == 413) {
+    const HttpExchange* exchange = HttpExchange::current();
+    if (exchange && exchange->stream && exchange->stream->is_past_limit() &&
+        !exchange->is_admitted) {
+      send_error(res, head_too_large(http_->max_head_bytes()));
+    } else if (res.status == 413) {
       send_error(res, body_too_large(options_.max_body_bytes));
     } else if (res.status == 404) {
       send_error(res, route_not_found(req.method, req.path));
@@ -176,30 +271,53 @@ void OpenAiServer::route() {
     return httplib::Server::HandlerResponse::Handled;
   };
   http_->set_error_handler(on_error);
+  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return admit(req, res) ? httplib::Server::HandlerResponse::Unhandled
+                           : httplib::Server::HandlerResponse::Handled;
+  });
+  // A client that asks before sending its body hears a refusal without sending it.
+  http_->set_expect_100_continue_handler(
+      [this](const httplib::Request& req, httplib::Response& res) {
+        return admit(req, res) ? 100 : res.status;
+      });
+  // A response after which the connection closes says so (httplib would offer keep-alive); a
+  // refusal written before routing (Expect: 100-continue) gets its Content-Length here.
+  http_->set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    const HttpExchange* exchange = HttpExchange::current();
+    if (exchange && !exchange->can_keep_alive()) {
+      res.headers.erase("Keep-Alive");
+      res.set_header("Connection", "close");
+    }
+    if (!res.body.empty() && !res.has_header("Content-Length"))
+      res.set_header("Content-Length", std::to_string(res.body.size()));
+  });
   http_->Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
   http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(prometheus_text(service_->metrics(), options_.served_model_name),
                     "text/plain; version=0.0.4");
   });
-  http_->Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, [&] {
-      check_key(req);
-      send_json(res, 200,
-                models_json(options_.served_model_name, created_, service_->max_model_len()));
-    });
+  http_->Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200,
+              models_json(options_.served_model_name, created_, service_->max_model_len()));
   });
-  http_->Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, [&] { completions(req, res, false); });
-  });
-  http_->Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, [&] { completions(req, res, true); });
-  });
-  http_->Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, [&] { tokenize(req, res); });
-  });
-  http_->Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
-    guarded(res, [&] { detokenize(req, res); });
-  });
+  // Handlers that read their body themselves (read_body), so that it is counted as it arrives.
+  using Reader = httplib::ContentReader;
+  http_->Post("/v1/completions",
+              [this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+                guarded(res, [&] { completions(read_body(req, reader), res, false); });
+              });
+  http_->Post("/v1/chat/completions",
+              [this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+                guarded(res, [&] { completions(read_body(req, reader), res, true); });
+              });
+  http_->Post("/tokenize",
+              [this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+                guarded(res, [&] { tokenize(read_body(req, reader), res); });
+              });
+  http_->Post("/detokenize",
+              [this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
+                guarded(res, [&] { detokenize(read_body(req, reader), res); });
+              });
 }
 
 namespace {
@@ -235,12 +353,8 @@ void check_fits(const std::vector<int32_t>& ids, const EngineService& service, c
 
 }  // namespace
 
-void OpenAiServer::completions(const httplib::Request& req, httplib::Response& res, bool is_chat) {
-  check_key(req);
-  const CompletionKind kind = is_chat ? CompletionKind::Chat : CompletionKind::Text;
-  const CompletionRequest r =
-      parse_completion_request(parse_request_body(req.body), kind, options_.defaults);
-  if (r.model != options_.served_model_name) throw model_not_found(r.model);
+std::vector<std::vector<int32_t>> OpenAiServer::prompt_ids(const CompletionRequest& r,
+                                                           bool is_chat) const {
   std::vector<std::vector<int32_t>> prompts;
   if (is_chat) {
     DatasetRow row;
@@ -256,6 +370,24 @@ void OpenAiServer::completions(const httplib::Request& req, httplib::Response& r
   } else {
     for (const auto& p : r.prompts) prompts.push_back(prompt_tokens(p, plain_prompts_, *service_));
   }
+  for (const auto& ids : prompts) check_fits(ids, *service_, is_chat ? "messages" : "prompt");
+  return prompts;
+}
+
+void OpenAiServer::completions(const std::string& body, httplib::Response& res, bool is_chat) {
+  const CompletionKind kind = is_chat ? CompletionKind::Chat : CompletionKind::Text;
+  const CompletionRequest r =
+      parse_completion_request(parse_request_body(body), kind, options_.defaults);
+  if (r.model != options_.served_model_name) throw model_not_found(r.model);
+  std::vector<std::vector<int32_t>> prompts = prompt_ids(r, is_chat);
+  std::vector<size_t> prompt_lengths;
+  for (const auto& ids : prompts) prompt_lengths.push_back(ids.size());
+  const int max_model_len = service_->max_model_len();
+  check_response_entries(r, prompt_lengths, max_model_len, options_.max_response_entries);
+  const uint64_t num_entries = count_response_entries(r.sampling, prompt_lengths, max_model_len);
+  ResponseBudget::Reservation reservation = response_budget_.reserve(num_entries);
+  if (HttpExchange* exchange = HttpExchange::current())
+    exchange->wants_memory_trim |= num_entries >= kTrimAfterEntries;
   SamplingParams sampling = r.sampling;
   if (!r.has_seed && !options_.has_default_seed) sampling.seed = random_seed();
   if (r.grammar) {
@@ -266,10 +398,7 @@ void OpenAiServer::completions(const httplib::Request& req, httplib::Response& r
     }
   }
   std::vector<ServiceRequest> requests;
-  for (auto& ids : prompts) {
-    check_fits(ids, *service_, is_chat ? "messages" : "prompt");
-    requests.push_back({std::move(ids), sampling, 0, r.stream});
-  }
+  for (auto& ids : prompts) requests.push_back({std::move(ids), sampling, 0, r.stream});
   std::unique_ptr<RequestGroup> group;
   try {
     group = std::make_unique<RequestGroup>(*service_, std::move(requests));
@@ -281,107 +410,42 @@ void OpenAiServer::completions(const httplib::Request& req, httplib::Response& r
   ResponseHeader header{kind, random_id(is_chat ? "chatcmpl-" : "cmpl-"),
                         static_cast<int64_t>(std::time(nullptr)), options_.served_model_name};
   const size_t num_choices = prompts.size() * static_cast<size_t>(r.sampling.n);
-
   const bool wants_logprobs = r.sampling.logprobs >= 0;
   TokenBytesFn bytes_of = [service = service_](int32_t id) {
     return service->session().tokenizer->token_to_bytes(id, /*at_sequence_start=*/false);
   };
-  if (!r.stream) {
-    std::vector<Choice> choices(num_choices);
-    Usage usage;
-    std::vector<bool> is_prompt_counted(prompts.size(), false);
-    std::string error;
-    bool is_aborted = false;
-    // A client that goes away aborts its request, as a stream's does when a write fails.
-    const auto connection =
-        ClientConnection::find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
-    while (!group->is_done()) {
-      if (connection && connection->is_closed()) {
-        group.reset();     // aborts every unfinished sample and frees its blocks
-        res.status = 499;  // nobody reads it: nginx's "client closed request"
-        return;
-      }
-      for (auto& e : group->wait(200ms)) {
-        if (!e.event.is_finished) continue;
-        const FinishedRequest& f = e.event.finished;
-        Choice& choice = choices[static_cast<size_t>(e.choice_index)];
-        choice = {e.choice_index, f.output_text, f.finish_reason, nullptr};
-        if (wants_logprobs) {
-          choice.logprobs = logprobs_json(kind, f.output_token_ids, f.output_logprobs, bytes_of);
-        }
-        usage.completion_tokens += static_cast<int64_t>(f.output_token_ids.size());
-        if (!is_prompt_counted[e.prompt_idx]) {
-          is_prompt_counted[e.prompt_idx] = true;
-          usage.prompt_tokens += f.num_prompt_tokens;
-        }
-        if (f.finish_reason == FinishReason::Error && error.empty()) error = f.error;
-        is_aborted |= f.finish_reason == FinishReason::Abort;
-      }
-    }
-    if (!error.empty()) throw bad_request("", error);
-    if (is_aborted) throw overloaded("the server is shutting down");
-    send_json(res, 200, completion_json(header, choices, usage));
+  if (r.stream) {
+    send_stream(res, std::move(group), std::move(header),
+                {num_choices, prompts.size(), r.include_usage, wants_logprobs, std::move(bytes_of)},
+                std::move(reservation));
     return;
   }
-
-  auto state = std::make_shared<StreamState>();
-  state->group = std::move(group);
-  state->header = std::move(header);
-  state->include_usage = r.include_usage;
-  state->has_sent.assign(num_choices, false);
-  state->is_prompt_counted.assign(prompts.size(), false);
-  state->wants_logprobs = wants_logprobs;
-  state->bytes_of = std::move(bytes_of);
-  state->pending_ids.resize(num_choices);
-  state->pending_logprobs.resize(num_choices);
-  state->num_bytes_sent.assign(num_choices, 0);
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider("text/event-stream", [state](size_t, httplib::DataSink& sink) {
-    // A write that fails means the client went away: returning false ends the response, and
-    // dropping the state aborts the requests and frees their blocks.
-    std::string out;
-    for (auto& e : state->group->wait(200ms)) {
-      const size_t choice = static_cast<size_t>(e.choice_index);
-      const bool is_first = !state->has_sent[choice];
-      if (!e.event.is_finished) {
-        const TokenDelta& token = e.event.token;
-        if (state->wants_logprobs && token.logprobs && token.token_id >= 0) {
-          state->pending_ids[choice].push_back(token.token_id);
-          state->pending_logprobs[choice].push_back(*token.logprobs);
-        }
-        if (token.text.empty()) continue;
-        state->has_sent[choice] = true;
-        out += sse_event(chunk_json(state->header, e.choice_index, token.text, is_first,
-                                    FinishReason::None, state->include_usage,
-                                    state->take_logprobs(choice)));
-        continue;
-      }
-      const FinishedRequest& f = e.event.finished;
-      state->usage.completion_tokens += static_cast<int64_t>(f.output_token_ids.size());
-      if (!state->is_prompt_counted[e.prompt_idx]) {
-        state->is_prompt_counted[e.prompt_idx] = true;
-        state->usage.prompt_tokens += f.num_prompt_tokens;
-      }
-      if (f.finish_reason == FinishReason::Error)
-        out += sse_event(error_json(bad_request("", f.error)));
-      state->has_sent[choice] = true;
-      out += sse_event(chunk_json(state->header, e.choice_index, "", is_first, f.finish_reason,
-                                  state->include_usage, state->take_logprobs(choice)));
-    }
-    if (!out.empty() && !sink.write(out.data(), out.size())) return false;
-    if (!state->group->is_done()) return true;
-    std::string tail;
-    if (state->include_usage) tail += sse_event(usage_chunk_json(state->header, state->usage));
-    tail += kSseDone;
-    if (!sink.write(tail.data(), tail.size())) return false;
-    sink.done();
-    return true;
-  });
+  answer_whole(std::move(group),
+               WholeResponse(std::move(header), num_choices, prompts.size(), wants_logprobs,
+                             std::move(bytes_of)),
+               std::move(reservation), res);
 }
 
-void OpenAiServer::tokenize(const httplib::Request& req, httplib::Response& res) {
-  check_key(req);
-  const Json body = parse_request_body(req.body);
+void OpenAiServer::answer_whole(std::unique_ptr<RequestGroup> group, WholeResponse answer,
+                                ResponseBudget::Reservation reservation,
+                                httplib::Response& res) const {
+  // A client that goes away aborts its request, as a stream's does when a write fails.
+  const auto connection = ClientConnection::of_current_request();
+  while (!group->is_done()) {
+    if (connection && connection->is_closed()) {
+      group.reset();     // aborts every unfinished sample and frees its blocks
+      res.status = 499;  // nobody reads it: nginx's "client closed request"
+      return;
+    }
+    for (const auto& e : group->wait(200ms)) answer.add(e);
+  }
+  if (!answer.error().empty()) throw bad_request("", answer.error());
+  if (answer.is_aborted()) throw overloaded("the server is shutting down");
+  answer.send(res, std::move(reservation));
+}
+
+void OpenAiServer::tokenize(const std::string& text, httplib::Response& res) {
+  const Json body = parse_request_body(text);
   for (const auto& [key, value] : body.items()) {
     if (key != "model" && key != "prompt" && key != "messages" && key != "add_special_tokens")
       throw bad_request(key, str_cat("unknown parameter '", key, "'"));
@@ -422,9 +486,8 @@ void OpenAiServer::tokenize(const httplib::Request& req, httplib::Response& res)
             {{"tokens", ids}, {"count", ids.size()}, {"max_model_len", service_->max_model_len()}});
 }
 
-void OpenAiServer::detokenize(const httplib::Request& req, httplib::Response& res) {
-  check_key(req);
-  const Json body = parse_request_body(req.body);
+void OpenAiServer::detokenize(const std::string& text, httplib::Response& res) {
+  const Json body = parse_request_body(text);
   for (const auto& [key, value] : body.items()) {
     if (key != "model" && key != "tokens")
       throw bad_request(key, str_cat("unknown parameter '", key, "'"));

@@ -9,28 +9,42 @@
 #include <string>
 
 #include "app/server/grammar_cache.h"
+#include "app/server/response_budget.h"
 #include "engine/data/prompt_builder.h"
 #include "engine/service/engine_service.h"
 
 namespace httplib {
-class Server;
-class Request;
-class Response;
+struct Request;
+struct Response;
+class ContentReader;
 }  // namespace httplib
 
 namespace sluice {
 
+class HttpServer;
+class RequestGroup;
+class WholeResponse;
+struct CompletionRequest;
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;                // 0: any free port (see bound_port)
-  std::string api_key;            // empty: no key needed
-  std::string served_model_name;  // the name clients ask for
-  SamplingParams defaults;        // for parameters a request leaves out
-  bool has_default_seed = false;  // false: a request without "seed" gets a random one
+  int port = 8000;                    // 0: any free port (see bound_port)
+  std::string api_key;                // empty: no key needed
+  bool is_metrics_protected = false;  // /metrics needs the API key too
+  std::string served_model_name;      // the name clients ask for
+  SamplingParams defaults;            // for parameters a request leaves out
+  bool has_default_seed = false;      // false: a request without "seed" gets a random one
   size_t max_body_bytes = size_t{8} << 20;
+  // An answer's tokens and top log-probabilities (response_budget.h): one request's at most, and
+  // all requests' in flight together at most.
+  uint64_t max_response_entries = uint64_t{1} << 20;
+  uint64_t max_response_entries_in_flight = uint64_t{1} << 24;
   int num_http_threads = 512;  // connections served at once (streams hold one each)
   int write_timeout_s = 10;    // a client that reads nothing for this long is cut off
 };
+
+// True for an address only this machine can reach (127.0.0.0/8, ::1, localhost).
+bool is_loopback_host(const std::string& host);
 
 class OpenAiServer {
  public:
@@ -50,10 +64,21 @@ class OpenAiServer {
 
  private:
   void route();
-  void check_key(const httplib::Request& req) const;
-  void completions(const httplib::Request& req, httplib::Response& res, bool is_chat);
-  void tokenize(const httplib::Request& req, httplib::Response& res);
-  void detokenize(const httplib::Request& req, httplib::Response& res);
+  // The gate every request passes on its head alone (request_gate.h): its body's framing, its
+  // route, the API key, the body's size. Returns false with res set to the refusal.
+  bool admit(const httplib::Request& req, httplib::Response& res) const;
+  bool needs_key(const std::string& method, const std::string& path) const;
+  // Returns the body of an admitted request, read to its end; throws ApiError 413 past
+  // max_body_bytes (counted as read, chunked or compressed) and 400 for a body cut short.
+  std::string read_body(const httplib::Request& req, const httplib::ContentReader& reader) const;
+  void completions(const std::string& body, httplib::Response& res, bool is_chat);
+  // Returns the token ids of each prompt of a request, checked against the context.
+  std::vector<std::vector<int32_t>> prompt_ids(const CompletionRequest& r, bool is_chat) const;
+  // Waits for a whole answer and sets res to it (499 when the client left meanwhile).
+  void answer_whole(std::unique_ptr<RequestGroup> group, WholeResponse answer,
+                    ResponseBudget::Reservation reservation, httplib::Response& res) const;
+  void tokenize(const std::string& text, httplib::Response& res);
+  void detokenize(const std::string& text, httplib::Response& res);
 
   std::shared_ptr<EngineService> service_;
   ServerOptions options_;
@@ -61,7 +86,8 @@ class OpenAiServer {
   PromptBuilder chat_prompts_;   // the model's chat template
   PromptBuilder plain_prompts_;  // text completions: the prompt as given
   GrammarCache grammars_;        // response_format / structured_outputs, by source
-  std::unique_ptr<httplib::Server> http_;
+  ResponseBudget response_budget_;
+  std::unique_ptr<HttpServer> http_;
   int listen_socket_ = -1;  // the listening socket, noted when httplib makes it
 };
 

@@ -343,6 +343,25 @@ TEST(CompletionResponse, WholeResponsesCarryChoicesAndUsage) {
             Json::parse(R"({"role": "assistant", "content": "Hello"})"));
 }
 
+// A large answer is sent as text pieces, choice by choice (issue 27: building it as one JSON
+// value took 1.4 GB for 87 MB); joined, they are the same response.
+TEST(CompletionResponse, PiecesJoinToTheWholeResponse) {
+  const std::vector<Choice> choices = {
+      {0, "Once", FinishReason::Length, Json{{"content", Json::array()}}},
+      {1, "Hi \"there\"", FinishReason::Stop},
+      {2, "", FinishReason::Abort}};
+  for (const ResponseHeader& header : {kText, kChat}) {
+    std::vector<std::string> texts;
+    for (const Choice& c : choices) texts.push_back(dump_body(choice_json(header.kind, c)));
+    std::string joined;
+    for (const auto& piece : completion_pieces(header, texts, {5, 7})) joined += piece;
+    EXPECT_EQ(Json::parse(joined), completion_json(header, choices, {5, 7})) << joined;
+  }
+  std::string empty;
+  for (const auto& piece : completion_pieces(kText, {}, {1, 0})) empty += piece;
+  EXPECT_EQ(Json::parse(empty), completion_json(kText, {}, {1, 0}));
+}
+
 TEST(CompletionResponse, ChunksStreamDeltasThenTheFinishAndTheUsage) {
   const Json first = chunk_json(kChat, 1, "Hel", true, FinishReason::None, true);
   EXPECT_EQ(

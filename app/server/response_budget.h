@@ -1,0 +1,55 @@
+// How large an answer may grow. An answer grows with its choices, their tokens and each token's
+// top log-probabilities — the engine keeps them until a choice ends, the server until the answer
+// is sent — so its size is counted in entries, a token or one of its top alternatives: at most
+// n × prompts × max_tokens (or what the context leaves) × (1 + top log-probabilities). One request
+// may ask for at most --max-response-entries (a 400 naming the parameters and the limit), and the
+// requests in flight together hold at most --max-response-entries-in-flight (past it, a 503 that
+// clients retry), which bounds the server's memory however many clients ask at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+
+#include "app/server/completion_request.h"
+
+namespace sluice {
+
+// The entries a request's answer may hold: for each prompt (of prompt_lengths tokens), n choices
+// of at most min(max_tokens, max_model_len - prompt length) tokens, each with 1 + top entries
+// when log-probabilities are asked for (sampling.logprobs >= 0), 1 otherwise.
+uint64_t count_response_entries(const SamplingParams& sampling,
+                                std::span<const size_t> prompt_lengths, int max_model_len);
+
+// Throws ApiError 400 when num_entries passes max_entries, naming n, the prompts, max_tokens and
+// the top log-probabilities the request asked for, and the limit.
+void check_response_entries(const CompletionRequest& request,
+                            std::span<const size_t> prompt_lengths, int max_model_len,
+                            uint64_t max_entries);
+
+// The entries that the requests in flight may hold together. Thread-safe.
+class ResponseBudget {
+ public:
+  // Entries held by one request; given back when the last copy is destroyed.
+  using Reservation = std::shared_ptr<void>;
+
+  explicit ResponseBudget(uint64_t max_entries) : max_entries_(max_entries) {}
+
+  // Reserves num_entries until the reservation is destroyed. Throws ApiError 503 when the
+  // requests in flight hold so many that these would pass the budget (a request larger than the
+  // whole budget is never admitted: check_response_entries refuses it first).
+  Reservation reserve(uint64_t num_entries);
+  uint64_t num_reserved() const;
+
+ private:
+  struct State {
+    std::mutex mutex;
+    uint64_t num_reserved = 0;
+  };
+  uint64_t max_entries_;
+  std::shared_ptr<State> state_ = std::make_shared<State>();  // outlives a late reservation
+};
+
+}  // namespace sluice
