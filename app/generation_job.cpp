@@ -61,11 +61,11 @@ RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt, const Ge
 struct GenerationJob::PendingRow {
   DatasetRow row;
   BuiltPrompt prompt;
-  std::shared_ptr<const Grammar> grammar;  // the row's own schema's (RowSchemas), or null
+  std::shared_ptr<const Grammar> grammar;       // the row's own schema's (RowSchemas), or null
   std::optional<GrammarSource> grammar_source;  // its source, for a remote server
   bool is_chat = true;                          // for a remote server: chat or text completion
   std::optional<int64_t> own_seed;              // a batch line's own seed (remote servers)
-  SamplingParams sampling;                 // the spec's, or a batch line's own
+  SamplingParams sampling;                      // the spec's, or a batch line's own
   std::unique_ptr<RequestHandle> handle;
   std::vector<FinishedRequest> samples;
   int num_finished = 0;
@@ -99,10 +99,14 @@ GenerationJob::GenerationJob(GenerationSpec spec, std::unique_ptr<JobStore> stor
 
 GenerationJob::~GenerationJob() = default;
 
-std::unique_ptr<GenerationJob> GenerationJob::create(const GenerationSpec& spec, const std::string& job_path) {
+std::unique_ptr<GenerationJob> GenerationJob::create(const GenerationSpec& spec,
+                                                     const std::string& job_path) {
+  // Locked before the file is looked at: two runs starting one new job must not both create it.
+  auto lock = JobLock::acquire(job_path);
   const bool replaces_uninitialised = is_uninitialised_job_file(job_path);
   if (std::filesystem::exists(job_path) && !replaces_uninitialised) {
-    fail(job_path, ": a job file already exists; resume it with --resume ", job_path, " or remove it");
+    fail(job_path, ": a job file already exists; resume it with --resume ", job_path,
+         " or remove it");
   }
   if (!std::filesystem::is_regular_file(spec.input_path)) fail(spec.input_path, ": no such file");
   GenerationSpec stored = spec;
@@ -110,21 +114,29 @@ std::unique_ptr<GenerationJob> GenerationJob::create(const GenerationSpec& spec,
   auto job = std::unique_ptr<GenerationJob>(new GenerationJob(stored, nullptr));
   job->job_path_ = job_path;  // the store is created by load(), once the model is known
   job->replaces_uninitialised_job_ = replaces_uninitialised;
+  job->lock_taken_over_ = lock->taken_over();
+  job->lock_ = std::move(lock);
   return job;
 }
 
-std::unique_ptr<GenerationJob> GenerationJob::resume(const std::string& job_path, const std::string& device,
-                                                     int num_threads) {
+std::unique_ptr<GenerationJob> GenerationJob::resume(const std::string& job_path,
+                                                     const std::string& device, int num_threads) {
+  // Locked before the finished rows are read: a second process would run all the others again.
+  auto lock = JobLock::acquire(job_path);
   auto store = JobStore::open(job_path);
   GenerationSpec spec = spec_from_json(store->info().params);
   spec.device = device;
   spec.num_threads = num_threads;
-  if (!std::filesystem::exists(spec.input_path)) fail(job_path, ": the job's input ", spec.input_path, " is gone");
+  if (!std::filesystem::exists(spec.input_path))
+    fail(job_path, ": the job's input ", spec.input_path, " is gone");
   if (sha256_file_hex(spec.input_path) != store->info().source_sha256) {
-    fail(job_path, ": the input ", spec.input_path, " changed since the job started; its rows would not match");
+    fail(job_path, ": the input ", spec.input_path,
+         " changed since the job started; its rows would not match");
   }
   auto job = std::unique_ptr<GenerationJob>(new GenerationJob(std::move(spec), std::move(store)));
   job->is_resume_ = true;
+  job->lock_taken_over_ = lock->taken_over();
+  job->lock_ = std::move(lock);
   return job;
 }
 
@@ -133,8 +145,8 @@ std::string GenerationJob::model_identity() const {
   // as long as the name is the same.
   if (remote_) return sha256_hex(str_cat("remote|", remote_->model()));
   const Model& m = *session_->model;
-  return sha256_hex(str_cat(m.format_name(), "|", m.config.describe(), "|", m.weight_dtypes(), "|", m.weight_bytes(),
-                            "|", session_->tokenizer->describe()));
+  return sha256_hex(str_cat(m.format_name(), "|", m.config.describe(), "|", m.weight_dtypes(), "|",
+                            m.weight_bytes(), "|", session_->tokenizer->describe()));
 }
 
 void GenerationJob::change_remote(const std::function<void(RemoteSpec&)>& change) {
@@ -180,7 +192,8 @@ void GenerationJob::load(const LoadOptions& load_options,
   if (preloaded) {
     session_ = std::move(preloaded);
   } else if (!is_remote) {
-    session_ = std::make_shared<const ModelSession>(open_model_session(spec_.model_path, spec_.tokenizer_path, load_options));
+    session_ = std::make_shared<const ModelSession>(
+        open_model_session(spec_.model_path, spec_.tokenizer_path, load_options));
   }
   reader_ = open_dataset(spec_.input_path, spec_.format);
   // Everything that can refuse the job (the prompt template, the device, the memory plan) comes
@@ -226,7 +239,8 @@ void GenerationJob::load(const LoadOptions& load_options,
       if (remote_)
         fail(store_->path(), ": the servers serve '", remote_->model(),
              "', not the model the job started with");
-      fail(store_->path(), ": the model at ", spec_.model_path, " is not the one the job started with");
+      fail(store_->path(), ": the model at ", spec_.model_path,
+           " is not the one the job started with");
     }
   } else {
     JobInfo info;
@@ -490,9 +504,10 @@ void GenerationJob::collect_ready(JobProgress& progress) {
   }
 }
 
-RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)>& on_row,
-                              const std::function<void(const StepStats&, const JobProgress&)>& on_step,
-                              const std::atomic<bool>* cancel, const std::atomic<bool>* pause) {
+RunSummary GenerationJob::run(
+    const std::function<void(const RowResult&, double)>& on_row,
+    const std::function<void(const StepStats&, const JobProgress&)>& on_step,
+    const std::atomic<bool>* cancel, const std::atomic<bool>* pause) {
   if (!requests_) fail("generation job: run() before load()");
   RunSummary summary;
   JobProgress& progress = summary.progress;
@@ -528,6 +543,9 @@ RunSummary GenerationJob::run(const std::function<void(const RowResult&, double)
     progress.job.total_rows = progress.rows_total;
   }
   flush_and_announce(progress);
+  // Every row this run adds is committed: another process may take the job from here on (the
+  // app keeps a finished job to run rows alone, which writes nothing).
+  lock_.reset();
   return summary;
 }
 
@@ -544,7 +562,8 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
   // Its own connection: run() may be committing through store_ on another thread.
   const std::optional<RowResult> stored = JobTable::open(store_->path())->row(row_index);
   if (!stored) fail(store_->path(), ": row ", row_index, " has no result yet");
-  if (stored->status == RowStatus::Skipped) fail(store_->path(), ": row ", row_index, " was skipped: ", stored->error);
+  if (stored->status == RowStatus::Skipped)
+    fail(store_->path(), ": row ", row_index, " was skipped: ", stored->error);
   // The same prompt tokens: the stored text encoded by the same rules (a batch line's own
   // prompt and parameters built again from its line).
   ServiceRequest request{{}, spec_.sampling, static_cast<uint64_t>(row_index), false};

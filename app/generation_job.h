@@ -9,6 +9,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -21,6 +22,7 @@
 #include "engine/data/dataset_reader.h"
 #include "engine/data/prompt_builder.h"
 #include "engine/engine.h"
+#include "engine/jobs/job_lock.h"
 #include "engine/jobs/job_store.h"
 #include "engine/model_session.h"
 #include "engine/service/engine_service.h"
@@ -29,14 +31,14 @@ namespace sluice {
 
 // Rows count here once committed to the job file, never before: what is shown is safe.
 struct JobProgress {
-  int64_t rows_done = 0;      // finished and committed this run (any status)
-  int64_t rows_failed = 0;    // of which failed
-  int64_t rows_skipped = 0;   // of which skipped bad rows
-  int64_t rows_resumed = 0;   // found finished in the job and not run again
+  int64_t rows_done = 0;     // finished and committed this run (any status)
+  int64_t rows_failed = 0;   // of which failed
+  int64_t rows_skipped = 0;  // of which skipped bad rows
+  int64_t rows_resumed = 0;  // found finished in the job and not run again
   int64_t rows_in_flight = 0;
   int64_t rows_committing = 0;  // finished, waiting for the commit that announces them
   int64_t rows_total = -1;      // known once the whole file has been read (or counted ahead)
-  double file_fraction = 0.0; // bytes of the input read so far
+  double file_fraction = 0.0;   // bytes of the input read so far
   // The job file's counts (rows of every run, a resumed job's earlier ones included): what it
   // held when run() started plus this run's commits, so they equal `sluice jobs show`.
   JobCounts job;
@@ -45,17 +47,21 @@ struct JobProgress {
 struct RunSummary {
   JobProgress progress;
   bool is_cancelled = false;
-  std::string stop_error;     // a bad row that stopped the job (--on-bad-row stop), or ""
+  std::string stop_error;  // a bad row that stopped the job (--on-bad-row stop), or ""
 };
 
+// A job runs in one process at a time: create() and resume() take the job's lock (job_lock.h)
+// and throw JobInUse, naming the holder's pid, when another process runs it; the lock is held
+// until run() returns (or the job is destroyed without running).
 class GenerationJob {
  public:
   // A new job stored at job_path, which must not exist yet or be an uninitialised job file (one
   // whose run stopped before its first commit; it holds no rows): load() then replaces it.
-  static std::unique_ptr<GenerationJob> create(const GenerationSpec& spec, const std::string& job_path);
+  static std::unique_ptr<GenerationJob> create(const GenerationSpec& spec,
+                                               const std::string& job_path);
   // Resumes the job at job_path with its stored parameters; device and threads may differ.
-  static std::unique_ptr<GenerationJob> resume(const std::string& job_path, const std::string& device,
-                                               int num_threads);
+  static std::unique_ptr<GenerationJob> resume(const std::string& job_path,
+                                               const std::string& device, int num_threads);
   ~GenerationJob();
 
   // Loads the model and tokenizer (or takes `preloaded`, a session of the same model path
@@ -79,7 +85,8 @@ class GenerationJob {
   // for a resume) or a bad row stops it.
   RunSummary run(const std::function<void(const RowResult&, double arrival_s)>& on_row,
                  const std::function<void(const StepStats&, const JobProgress&)>& on_step,
-                 const std::atomic<bool>* cancel = nullptr, const std::atomic<bool>* pause = nullptr);
+                 const std::atomic<bool>* cancel = nullptr,
+                 const std::atomic<bool>* pause = nullptr);
 
   // Generates one committed row again through the job's service (the same parameters and sample
   // key; beside whatever else runs there) and returns its samples, to check that a row does not
@@ -103,6 +110,10 @@ class GenerationJob {
   void set_on_note(std::function<void(const std::string&)> on_note) {
     on_note_ = std::move(on_note);
   }
+
+  // The process that held the job before and died without releasing it (killed, crashed), whose
+  // lock create() or resume() took over; nullopt when the job was free.
+  const std::optional<JobLockHolder>& lock_taken_over() const { return lock_taken_over_; }
 
   // True when create() found an uninitialised job file at the path, which load() replaces.
   bool replaces_uninitialised_job() const { return replaces_uninitialised_job_; }
@@ -160,7 +171,9 @@ class GenerationJob {
   int64_t rows_read() const;
 
   GenerationSpec spec_;
-  std::string job_path_;               // a new job's file, created by load()
+  std::unique_ptr<JobLock> lock_;  // held from create()/resume() until run() returns
+  std::optional<JobLockHolder> lock_taken_over_;
+  std::string job_path_;  // a new job's file, created by load()
   std::unique_ptr<JobStore> store_;
   bool is_resume_ = false;
   bool replaces_uninitialised_job_ = false;

@@ -30,13 +30,15 @@ constexpr const char* kCommand = "generate";
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
-void on_interrupt(int) { g_interrupted = 1; }
+void on_interrupt(int) {
+  g_interrupted = 1;
+}
 
 struct GenerateArgs {
   GenerationSpec spec;
   std::string output_path;
-  std::string job_path;       // --job, or "" for a job kept only while running
-  std::string resume_path;    // --resume
+  std::string job_path;     // --job, or "" for a job kept only while running
+  std::string resume_path;  // --resume
   std::optional<ExportFormat> export_format;
   ExportOptions export_options;
   bool quiet = false;
@@ -48,7 +50,8 @@ std::string unescape(const QString& text) {
   std::string out;
   const std::string s = text.toStdString();
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == '\\')) {
+    if (s[i] == '\\' && i + 1 < s.size() &&
+        (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == '\\')) {
       out += s[i + 1] == 'n' ? '\n' : (s[i + 1] == 't' ? '\t' : '\\');
       ++i;
     } else {
@@ -169,8 +172,10 @@ GenerationSpec read_spec(const QCommandLineParser& parser) {
   s.tokenizer_path = parser.value("tokenizer").toStdString();
   s.input_path = required_option(parser, "input").toStdString();
   try {
-    if (parser.isSet("format")) s.format = parse_dataset_format(parser.value("format").toStdString());
-    if (parser.isSet("on-bad-row")) s.on_bad_row = parse_bad_row_policy(parser.value("on-bad-row").toStdString());
+    if (parser.isSet("format"))
+      s.format = parse_dataset_format(parser.value("format").toStdString());
+    if (parser.isSet("on-bad-row"))
+      s.on_bad_row = parse_bad_row_policy(parser.value("on-bad-row").toStdString());
     if (parser.isSet("on-long-prompt"))
       s.on_long_prompt = parse_long_prompt_policy(parser.value("on-long-prompt").toStdString());
   } catch (const Error& e) {
@@ -180,7 +185,8 @@ GenerationSpec read_spec(const QCommandLineParser& parser) {
   s.prompt.system_prompt = unescape(parser.value("system"));
   s.prompt.use_chat_template = !parser.isSet("no-chat-template");
   if (parser.isSet("chat-template")) {
-    if (parser.isSet("no-chat-template")) throw UsageError("give --chat-template or --no-chat-template, not both");
+    if (parser.isSet("no-chat-template"))
+      throw UsageError("give --chat-template or --no-chat-template, not both");
     s.prompt.chat_template = read_text_file(parser.value("chat-template").toStdString());
   }
   s.limit = static_cast<size_t>(option_int(parser, "limit", 0, 1, 1LL << 40));
@@ -217,7 +223,8 @@ GenerateArgs parse_args(const QStringList& args) {
   if (parser.isSet("export")) {
     try {
       a.export_format = parse_export_format(parser.value("export").toStdString());
-      if (parser.isSet("dpo-rule")) a.export_options.dpo_rule = parse_dpo_rule(parser.value("dpo-rule").toStdString());
+      if (parser.isSet("dpo-rule"))
+        a.export_options.dpo_rule = parse_dpo_rule(parser.value("dpo-rule").toStdString());
     } catch (const Error& e) {
       throw UsageError(e.what());
     }
@@ -249,7 +256,8 @@ GenerateArgs parse_args(const QStringList& args) {
                              "choice",
                              "grammar",
                              "schema-column"}) {
-      if (parser.isSet(name)) throw UsageError(std::string("--resume takes the job's own parameters; drop --") + name);
+      if (parser.isSet(name))
+        throw UsageError(std::string("--resume takes the job's own parameters; drop --") + name);
     }
     a.spec.device = read_device(parser);
     a.spec.num_threads = read_thread_count(parser);
@@ -336,13 +344,20 @@ void check_resumable(const std::string& job_path) {
 
 int run_job(const GenerateArgs& a) {
   const bool is_resume = !a.resume_path.empty();
-  const std::string job_path = is_resume ? a.resume_path : (a.job_path.empty() ? a.output_path + ".sluicejob" : a.job_path);
+  const std::string job_path =
+      is_resume ? a.resume_path : (a.job_path.empty() ? a.output_path + ".sluicejob" : a.job_path);
   const bool is_temporary_job = !is_resume && a.job_path.empty();
   // Hours of generation must not end in "cannot write the output": ask before the model loads.
   if (!a.output_path.empty()) ExportOutput::check_destination(a.output_path);
   if (is_resume) check_resumable(job_path);
   auto job = is_resume ? GenerationJob::resume(job_path, a.spec.device, a.spec.num_threads)
                        : GenerationJob::create(a.spec, job_path);
+  if (const auto& dead = job->lock_taken_over()) {
+    std::fprintf(stderr,
+                 "%s: taking over from %s, which stopped without releasing the job (killed or "
+                 "crashed)\n",
+                 job_path.c_str(), describe_job_lock_holder(*dead).c_str());
+  }
   if (job->replaces_uninitialised_job()) {
     std::fprintf(stderr,
                  "replacing %s: its run stopped before the first commit, so it held no rows\n",
@@ -371,10 +386,12 @@ int run_job(const GenerateArgs& a) {
                  is_resume ? "resuming job" : "job", job_path.c_str());
   } else if (!a.quiet) {
     const ModelSession& session = job->session();
-    std::fprintf(stderr, "model: %s (%s, %s, %.1f MB)\ntokenizer: %s\n%s %s\n", session.model->config.describe().c_str(),
-                 session.model->format_name().c_str(), session.model->weight_dtypes().c_str(),
-                 static_cast<double>(session.model->weight_bytes()) / 1e6, session.tokenizer->describe().c_str(),
-                 is_resume ? "resuming job" : "job", job_path.c_str());
+    std::fprintf(stderr, "model: %s (%s, %s, %.1f MB)\ntokenizer: %s\n%s %s\n",
+                 session.model->config.describe().c_str(), session.model->format_name().c_str(),
+                 session.model->weight_dtypes().c_str(),
+                 static_cast<double>(session.model->weight_bytes()) / 1e6,
+                 session.tokenizer->describe().c_str(), is_resume ? "resuming job" : "job",
+                 job_path.c_str());
   }
   g_interrupted = 0;
   std::signal(SIGINT, on_interrupt);
@@ -394,7 +411,8 @@ int run_job(const GenerateArgs& a) {
       [&](const RowResult& r, double) {
         // Skipped rows' errors already name the file and line; engine failures do not.
         if (r.status == RowStatus::Skipped) progress.note("skipped " + r.error);
-        if (r.status == RowStatus::Failed) progress.note(str_cat(job->spec().input_path, ":", r.line, ": ", r.error));
+        if (r.status == RowStatus::Failed)
+          progress.note(str_cat(job->spec().input_path, ":", r.line, ": ", r.error));
       },
       [&](const StepStats& stats, const JobProgress& p) {
         if (g_interrupted) cancel = true;
@@ -407,12 +425,13 @@ int run_job(const GenerateArgs& a) {
   std::signal(SIGTERM, SIG_DFL);
   progress.finish(summary.progress);
   if (summary.is_cancelled) {
-    print_error(kCommand, str_cat("interrupted; the finished rows are in ", job_path, "; continue with --resume ", job_path));
+    print_error(kCommand, str_cat("interrupted; the finished rows are in ", job_path,
+                                  "; continue with --resume ", job_path));
     return 1;
   }
   if (!summary.stop_error.empty()) {
-    print_error(kCommand, str_cat(summary.stop_error, "\n(the rows finished before it are in ", job_path,
-                                  "; --on-bad-row skip records bad rows and goes on)"));
+    print_error(kCommand, str_cat(summary.stop_error, "\n(the rows finished before it are in ",
+                                  job_path, "; --on-bad-row skip records bad rows and goes on)"));
     return 1;
   }
   ExportStats written;

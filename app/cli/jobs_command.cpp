@@ -1,7 +1,8 @@
 // sluice jobs: the job files `generate --job` and the app leave behind.
 //   sluice jobs list [DIR]                  every *.sluicejob in DIR (default: the app's jobs
 //                                           folder, where the desktop app saves new jobs)
-//   sluice jobs show FILE                   source, model, parameters, counts
+//   sluice jobs show FILE                   source, model, parameters, counts, and whether a
+//                                           process runs it (or died running it)
 //   sluice jobs compare A B [--rows N] [--width W]
 //                                           two jobs over one input: statistics side by side,
 //                                           and the first N rows whose outputs differ
@@ -23,6 +24,7 @@
 #include "engine/data/exporters.h"
 #include "engine/jobs/job_comparison.h"
 #include "engine/jobs/job_listing.h"
+#include "engine/jobs/job_lock.h"
 #include "engine/jobs/job_store.h"
 #include "engine/jobs/job_table.h"
 
@@ -32,11 +34,15 @@ namespace {
 
 constexpr const char* kCommand = "jobs";
 
+// The finished rows first: those a resume does not run again (what it reports as already in the
+// job), failed and skipped ones included.
 std::string counts_text(const JobCounts& c) {
-  return str_cat(c.done, " done, ", c.failed, " failed, ", c.skipped, " skipped",
-                 c.unreadable > 0 ? str_cat(", ", c.unreadable, " unreadable") : std::string(),
-                 c.total_rows >= 0 ? str_cat(" of ", c.total_rows, " rows")
-                                   : std::string(", total not known yet"));
+  const std::string parts =
+      str_cat(" (", c.done, " done, ", c.failed, " failed, ", c.skipped, " skipped",
+              c.unreadable > 0 ? str_cat(", ", c.unreadable, " unreadable") : std::string(), ")");
+  if (c.total_rows >= 0)
+    return str_cat(c.finished(), " of ", c.total_rows, " rows finished", parts);
+  return str_cat(c.finished(), " rows finished", parts, ", total not known yet");
 }
 
 int run_list(const QStringList& args) {
@@ -60,20 +66,46 @@ int run_list(const QStringList& args) {
       std::printf("%s\tunreadable: %s\n", job.path.c_str(), job.error.c_str());
       continue;
     }
-    std::printf("%s\t%s\t%s\t%s\n", job.path.c_str(), job.info.created_at.c_str(), job.info.source_path.c_str(),
-                counts_text(job.counts).c_str());
+    std::printf("%s\t%s\t%s\t%s\n", job.path.c_str(), job.info.created_at.c_str(),
+                job.info.source_path.c_str(), counts_text(job.counts).c_str());
   }
   return 0;
+}
+
+// Whether a process runs the job now, or the last one died mid-run, from its lock file (read, not
+// taken: a reader must never refuse a process starting the job).
+std::string state_text(const std::string& path, const JobCounts& counts) {
+  const JobLockStatus lock = inspect_job_lock(path);
+  const std::string holder = describe_job_lock_holder(lock.holder);
+  switch (lock.state) {
+    case JobLockStatus::State::Running:
+      return str_cat("running in ", holder, "; the counts grow while it runs");
+    case JobLockStatus::State::Abandoned:
+      return str_cat("stopped mid-run: ", holder,
+                     " ended without finishing (killed or crashed); the rows counted here are "
+                     "safe, and `sluice generate --resume ",
+                     path, "` runs the others");
+    case JobLockStatus::State::Unknown:
+      return str_cat("locked by ", holder, "; whether it still runs cannot be told from here");
+    case JobLockStatus::State::Free:
+      break;
+  }
+  if (counts.total_rows >= 0 && counts.finished() >= counts.total_rows) return "finished";
+  return str_cat("not running; `sluice generate --resume ", path, "` runs the unfinished rows");
 }
 
 int run_show(const QStringList& args) {
   if (args.size() != 1) throw UsageError("jobs show takes one job file");
   const auto job = JobStore::open(args.front().toStdString());
   const JobInfo& info = job->info();
-  std::printf("job: %s\ncreated: %s\nsource: %s (%s, %lld bytes, sha256 %s)\nmodel: %s\nrows: %s\nparameters:\n%s\n",
-              job->path().c_str(), info.created_at.c_str(), info.source_path.c_str(), info.source_format.c_str(),
-              static_cast<long long>(info.source_size_bytes), info.source_sha256.c_str(), info.model_path.c_str(),
-              counts_text(job->counts()).c_str(), info.params.dump(2).c_str());
+  const JobCounts counts = job->counts();
+  std::printf(
+      "job: %s\ncreated: %s\nsource: %s (%s, %lld bytes, sha256 %s)\nmodel: %s\nrows: %s\nstate: "
+      "%s\nparameters:\n%s\n",
+      job->path().c_str(), info.created_at.c_str(), info.source_path.c_str(),
+      info.source_format.c_str(), static_cast<long long>(info.source_size_bytes),
+      info.source_sha256.c_str(), info.model_path.c_str(), counts_text(counts).c_str(),
+      state_text(job->path(), counts).c_str(), info.params.dump(2).c_str());
   return 0;
 }
 
@@ -208,7 +240,8 @@ int run_export(const QStringList& args) {
   ExportFormat format;
   try {
     format = parse_export_format(required_option(parser, "format").toStdString());
-    if (parser.isSet("dpo-rule")) options.dpo_rule = parse_dpo_rule(parser.value("dpo-rule").toStdString());
+    if (parser.isSet("dpo-rule"))
+      options.dpo_rule = parse_dpo_rule(parser.value("dpo-rule").toStdString());
   } catch (const Error& e) {
     throw UsageError(e.what());
   }

@@ -65,6 +65,25 @@ FinishReason finish_reason_of(const Json& value) {
        "' is not one Sluice knows");
 }
 
+// Why a choice's text is null, with what the server sent instead when it says (a refusal, tool
+// calls).
+std::string null_text_reason(const Json& choice, bool is_chat) {
+  std::string reason =
+      str_cat("the answer's ", is_chat ? "message.content" : "text", " is null, not text");
+  const auto message = choice.find("message");
+  if (!is_chat || message == choice.end() || !message->is_object()) return reason;
+  const auto refusal = message->find("refusal");
+  if (refusal != message->end() && refusal->is_string()) {
+    constexpr size_t kMaxRefusalBytes = 200;
+    const std::string text = refusal->get<std::string>();
+    reason += str_cat(" (the model refused: ", valid_utf8(text.substr(0, kMaxRefusalBytes)),
+                      text.size() > kMaxRefusalBytes ? "…)" : ")");
+  } else if (message->contains("tool_calls") || message->contains("function_call")) {
+    reason += " (the model called a tool instead)";
+  }
+  return reason;
+}
+
 int count_of(const Json& usage, const char* key) {
   if (!usage.is_object() || !usage.contains(key)) return -1;
   const Json& v = usage[key];
@@ -132,12 +151,14 @@ FinishedRequest parse_remote_response(std::string_view body, bool is_chat) {
     const auto it = choice.find("text");
     if (it != choice.end()) text = &*it;
   }
-  FinishedRequest f;
-  if (text && text->is_string()) {
-    f.output_text = text->get<std::string>();
-  } else if (!(text && text->is_null())) {  // a null content is an empty answer
+  // OpenAI sends a null content only beside tool calls or a refusal: neither is an answer a
+  // dataset row can keep, so it is malformed like any other missing text (retried, then the row
+  // fails with this reason), never a finished empty row.
+  if (text && text->is_null()) fail(null_text_reason(choice, is_chat));
+  if (!text || !text->is_string())
     fail("the answer's choice has no ", is_chat ? "message.content" : "text", " string");
-  }
+  FinishedRequest f;
+  f.output_text = text->get<std::string>();
   f.finish_reason =
       finish_reason_of(choice.contains("finish_reason") ? choice["finish_reason"] : Json());
   const Json usage = answer.contains("usage") ? answer["usage"] : Json();

@@ -29,8 +29,8 @@ nlohmann::json remote_request_body(const ServiceRequest& request, const std::str
 const char* remote_request_path(const ServiceRequest& request);
 
 // Parses a 200 answer into one sample: its text, finish reason and token counts (usage). Throws
-// Error saying what is wrong with the body (not JSON, no choices, no text, an unknown finish
-// reason).
+// Error saying what is wrong with the body (not JSON, no choices, no text or a null one, which
+// OpenAI sends beside tool calls or a refusal, an unknown finish reason).
 FinishedRequest parse_remote_response(std::string_view body, bool is_chat);
 
 // Returns the message of an OpenAI-shaped error body ({"error": {"message": ...}}), else the

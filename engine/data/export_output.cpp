@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "engine/core/error.h"
+#include "engine/jobs/abandoned_files.h"
 
 namespace sluice {
 namespace {
@@ -16,9 +17,11 @@ namespace {
 // Large writes keep the export I/O-bound on the disk, not on system calls.
 constexpr size_t kWriteBufferBytes = size_t{1} << 20;
 
+constexpr const char* kPartialInfix = ".partial-";
+
 // The temporary file beside path that an export writes and renames.
 std::string temp_path_for(const std::string& path) {
-  return path + ".partial-" + std::to_string(::getpid());
+  return path + kPartialInfix + std::to_string(::getpid());
 }
 
 }  // namespace
@@ -46,6 +49,9 @@ void ExportOutput::check_destination(const std::string& path) {
 
 ExportOutput::ExportOutput(std::string path)
     : path_(std::move(path)), temp_path_(temp_path_for(path_)) {
+  // An export killed part-way (kill -9, a crash) never reached its destructor: its partial file
+  // goes now. Those of running processes stay: two exports to one place may run at once.
+  remove_abandoned_files(path_, kPartialInfix);
   file_ = std::fopen(temp_path_.c_str(), "wb");
   if (file_ == nullptr) fail(temp_path_, ": cannot create the export file: ", std::strerror(errno));
   std::setvbuf(file_, nullptr, _IOFBF, kWriteBufferBytes);

@@ -1,6 +1,7 @@
 // The file an export writes: a temporary file beside the destination ("<path>.partial-<pid>")
 // that commit() syncs and renames over the destination, so readers only ever see a complete
-// export. Without commit() (an error part-way) the temporary file is removed.
+// export. Without commit() (an error part-way) the temporary file is removed; one left by a
+// killed export is removed by the next export to the same path.
 #pragma once
 
 #include <cstdio>
@@ -16,7 +17,9 @@ class ExportOutput {
   // the OS reason (a missing or read-only directory, ...).
   static void check_destination(const std::string& path);
 
-  // Opens the temporary file for path. Throws Error naming it when it cannot be created.
+  // Opens the temporary file for path, first removing the temporary files of earlier exports to
+  // path whose processes are gone (killed part-way). Throws Error naming it when it cannot be
+  // created.
   explicit ExportOutput(std::string path);
   // Removes the temporary file unless commit() succeeded.
   ~ExportOutput();

@@ -1,17 +1,16 @@
 #include "engine/jobs/job_store.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
 #include <utility>
 
 #include "engine/core/error.h"
+#include "engine/jobs/abandoned_files.h"
 #include "engine/jobs/job_schema.h"
 #include "engine/jobs/pair_pick_store.h"
 #include "engine/jobs/row_codec.h"
@@ -41,26 +40,6 @@ constexpr const char* kCreatingInfix = ".creating-";
 void remove_side_files(const std::string& path) {
   std::error_code ignored;
   for (const char* suffix : kSideFileSuffixes) std::filesystem::remove(path + suffix, ignored);
-}
-
-// Removes what a create() killed before it published its file left behind: "<path>.creating-<pid>"
-// files whose process is gone.
-void remove_abandoned_creations(const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const std::string prefix = target.filename().string() + kCreatingInfix;
-  const fs::path directory = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code error;
-  for (fs::directory_iterator it(directory, error), end; !error && it != end; it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    char* digits_end = nullptr;
-    const long pid = std::strtol(name.c_str() + prefix.size(), &digits_end, 10);
-    if (pid <= 0 || *digits_end != '\0') continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
-    std::error_code ignored;
-    fs::remove(it->path(), ignored);
-  }
 }
 
 // Creates a new file at temp_path (failing if anything is there) holding a complete, empty job.
@@ -120,8 +99,9 @@ std::unique_ptr<JobStore> JobStore::create(const std::string& path, const JobInf
   JobInfo stored = info;
   stored.created_at = utc_timestamp_now();
   // The job is built beside path and appears there complete, so a run killed at any moment
-  // leaves either no job file or one with its info: never a file that cannot be resumed.
-  remove_abandoned_creations(path);
+  // leaves either no job file or one with its info: never a file that cannot be resumed. What a
+  // create() killed before publishing its file left behind goes first.
+  remove_abandoned_files(path, kCreatingInfix);
   const std::string temp_path = str_cat(path, kCreatingInfix, ::getpid());
   try {
     write_new_job_file(temp_path, stored);

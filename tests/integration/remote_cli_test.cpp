@@ -17,6 +17,7 @@
 #include "tests/integration/cli_test_util.h"
 #include "tests/integration/serve_process.h"
 #include "tests/support/fake_openai_server.h"
+#include "tests/unit/remote/null_content_server.h"
 
 namespace sluice::test {
 namespace {
@@ -143,6 +144,35 @@ TEST_F(RemoteCli, FaultsAreSurvivedAndARowTheServerAlwaysRefusesIsRecordedAsFail
   }
   // The failed row is named on stderr by its line.
   EXPECT_THAT(result.err, HasSubstr("input.jsonl:21: " + fake.url() + ": HTTP 500"));
+}
+
+// Issue 27: answers with `"content": null` were stored as finished empty rows (exit 0). Such a
+// row is retried, then recorded as failed with the reason (exit 3); the other rows are done.
+TEST_F(RemoteCli, ANullContentAnswerFailsItsRowWithTheReasonInsteadOfAnEmptyOutput) {
+  NullContentServer server;
+  const std::string input = write_rows(dir_, 6, std::string("Say ") + NullContentServer::kMarker);
+  const std::string job = dir_ + "/null.sluicejob";
+  const auto result =
+      run_process(generate_args({"--endpoint", server.url(), "--input", input, "--output",
+                                 dir_ + "/out.jsonl", "--job", job, "--retries", "1", "--quiet"}));
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  EXPECT_EQ(server.num_null_answers(), 2);  // the first answer and its one retry
+  const auto rows = read_jsonl(dir_ + "/out.jsonl");
+  ASSERT_EQ(rows.size(), 7u);
+  for (const auto& row : rows) {
+    if (row["id"] != "extra") {
+      EXPECT_FALSE(row.contains("status")) << row.dump();
+      continue;
+    }
+    EXPECT_EQ(row["status"], "failed") << row.dump();
+    const std::string error = row.value("error", "");
+    EXPECT_THAT(error, HasSubstr("message.content is null"));
+    EXPECT_THAT(error, HasSubstr(NullContentServer::kRefusal));
+    EXPECT_THAT(error, HasSubstr("gave up after 2 attempts"));
+  }
+  const JobCounts counts = JobStore::open(job)->counts();
+  EXPECT_EQ(counts.done, 6);
+  EXPECT_EQ(counts.failed, 1);
 }
 
 TEST_F(RemoteCli, AServerThatWantsAKeyRefusesAJobWithoutIt) {

@@ -13,6 +13,7 @@
 
 #include "engine/core/error.h"
 #include "tests/support/fake_openai_server.h"
+#include "tests/unit/remote/null_content_server.h"
 
 namespace sluice::test {
 namespace {
@@ -278,6 +279,22 @@ TEST(RemoteDriver, TheKeyIsSentAsABearerToken) {
   auto handle = driver.submit(chat("k"));
   finish(*handle);
   for (const auto& seen : fake.seen()) EXPECT_EQ(seen.authorization, "Bearer sekrit") << seen.path;
+}
+
+// Issue 27: a `"content": null` answer finished as an empty sample (a done row with no output).
+// It is retried like any malformed answer, then the sample fails saying why.
+TEST(RemoteDriver, ANullContentIsRetriedThenFailsWithTheReason) {
+  NullContentServer server;
+  RemoteDriver driver(spec_for({server.url()}, 1));
+  auto handle = driver.submit(chat(std::string("please ") + NullContentServer::kMarker));
+  const FinishedRequest f = finish(*handle)[0];
+  EXPECT_EQ(f.finish_reason, FinishReason::Error);
+  EXPECT_EQ(f.output_text, "");
+  EXPECT_THAT(f.error, HasSubstr(server.url()));
+  EXPECT_THAT(f.error, HasSubstr("message.content is null"));
+  EXPECT_THAT(f.error, HasSubstr(NullContentServer::kRefusal));
+  EXPECT_THAT(f.error, HasSubstr("gave up after 2 attempts"));
+  EXPECT_EQ(server.num_null_answers(), 2);  // retried once
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <vector>
+
 #include "engine/core/error.h"
 
 namespace sluice::test {
@@ -114,9 +117,37 @@ TEST(RemoteProtocol, AnswersParseIntoTextFinishReasonAndUsage) {
   EXPECT_EQ(text.finish_reason, FinishReason::Length);
   EXPECT_EQ(text.num_output_tokens, -1);  // no usage: unknown, not zero
   FinishedRequest empty = parse_remote_response(
-      R"({"choices":[{"message":{"role":"assistant","content":null},"finish_reason":"stop"}]})",
+      R"({"choices":[{"message":{"role":"assistant","content":""},"finish_reason":"stop"}]})",
       true);
-  EXPECT_EQ(empty.output_text, "");
+  EXPECT_EQ(empty.output_text, "");  // an empty string is an answer; a null one is not (below)
+}
+
+// Issue 27: a null content (what OpenAI sends beside a refusal or tool calls) was stored as a
+// finished empty row. It is malformed: refused with the reason, so the driver retries it and
+// then fails the row saying why.
+TEST(RemoteProtocol, ANullContentIsMalformedNotAnEmptyAnswer) {
+  const std::tuple<const char*, bool, std::vector<const char*>> cases[] = {
+      {R"({"choices":[{"message":{"role":"assistant","content":null},"finish_reason":"stop"}]})",
+       true,
+       {"message.content is null"}},
+      {R"({"choices":[{"message":{"content":null,"refusal":"I cannot help with that."},
+           "finish_reason":"stop"}]})",
+       true,
+       {"message.content is null", "refused: I cannot help with that."}},
+      {R"({"choices":[{"message":{"content":null,"tool_calls":[{"id":"t"}]},
+           "finish_reason":"tool_calls"}]})",
+       true,
+       {"message.content is null", "called a tool"}},
+      {R"({"choices":[{"text":null,"finish_reason":"stop"}]})", false, {"text is null"}},
+  };
+  for (const auto& [body, is_chat, expected] : cases) {
+    try {
+      parse_remote_response(body, is_chat);
+      ADD_FAILURE() << "accepted: " << body;
+    } catch (const Error& e) {
+      for (const char* part : expected) EXPECT_THAT(e.what(), HasSubstr(part)) << body;
+    }
+  }
 }
 
 TEST(RemoteProtocol, MalformedAnswersAreRefusedSayingWhatIsWrong) {
