@@ -2,7 +2,8 @@
 // Retry-After header) to the remote driver's parsing: a completion or chat completion answer,
 // an error body, the header. Properties: an answer is parsed into a finished sample (stop or
 // length, token counts -1 or more) or refused with a sluice::Error that says why; an error
-// message is valid UTF-8 and short; a Retry-After is never negative.
+// message is valid UTF-8 and short; a Retry-After is never negative; an accepted answer's text
+// was a string (a null one, sent beside a refusal or tool calls, is refused).
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,11 @@ void parse_as(std::string_view body, bool is_chat) {
       "an answer finished with neither stop nor length");
   fuzz::fuzz_require(f.num_output_tokens >= -1 && f.num_prompt_tokens >= 0,
                      "a negative token count");
+  // An accepted answer had text: a null one (a refusal, tool calls) is no row's output.
+  const auto answer = nlohmann::json::parse(body, nullptr, false);
+  const auto& choice = answer.at("choices").at(0);
+  const auto& text = is_chat ? choice.at("message").at("content") : choice.at("text");
+  fuzz::fuzz_require(text.is_string(), "an answer without text was accepted");
 }
 
 }  // namespace
