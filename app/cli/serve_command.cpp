@@ -62,13 +62,17 @@ ServeArgs parse_args(const QStringList& args) {
        "Largest request body, counted as read (chunked or compressed too); larger ones get 413 "
        "(default 8M).",
        "BYTES"},
+      {"max-body-bytes-in-flight",
+       "Most bytes of request bodies read and parsed at once, all requests together; past it "
+       "requests get 503 (default 32M).",
+       "BYTES"},
       {"max-response-entries",
        "Most tokens and top log-probabilities one answer may hold: n x prompts x max_tokens x "
        "(1 + top_logprobs); more is a 400 (default 1048576).",
        "N"},
       {"max-response-entries-in-flight",
        "Most the answers in flight may hold together; past it requests get 503 (default "
-       "16777216).",
+       "8388608).",
        "N"},
       {"write-timeout",
        "Seconds a client may leave its stream unread before it is cut off (default 10).", "S"},
@@ -101,6 +105,11 @@ ServeArgs parse_args(const QStringList& args) {
   if (a.server.served_model_name.empty()) throw UsageError("--served-model-name must not be empty");
   if (parser.isSet("max-body-bytes"))
     a.server.max_body_bytes = parse_bytes(parser.value("max-body-bytes"), "--max-body-bytes");
+  if (parser.isSet("max-body-bytes-in-flight"))
+    a.server.max_body_bytes_in_flight =
+        parse_bytes(parser.value("max-body-bytes-in-flight"), "--max-body-bytes-in-flight");
+  if (a.server.max_body_bytes_in_flight < a.server.max_body_bytes)
+    throw UsageError("--max-body-bytes-in-flight must be at least --max-body-bytes");
   a.server.write_timeout_s = static_cast<int>(option_int(parser, "write-timeout", 10, 1, 3600));
   a.server.max_response_entries = static_cast<uint64_t>(
       option_int(parser, "max-response-entries",

@@ -155,8 +155,9 @@ void ConnectionStream::drain_and_close_write(uint64_t max_bytes,
   const auto deadline = Clock::now() + max_time;
   uint64_t num_dropped = 0;
   while (num_dropped < max_bytes) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+    // A client that paused is not sending a body any more.
+    const auto left = std::min<std::chrono::microseconds>(
+        std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()), 250ms);
     if (left <= 0us || !poll_socket(POLLIN, left)) return;
     const ssize_t n = recv_retrying(socket_, read_ahead_.data(), read_ahead_.size(), 0);
     if (n <= 0) return;  // the client finished (or reset): nothing more to drop

@@ -43,8 +43,9 @@ class ConnectionStream final : public httplib::Stream {
   bool wait_for_request(std::chrono::milliseconds timeout,
                         const std::function<bool()>& should_stop) const;
   // Closes the sending side, then reads and drops what the client still sends — at most
-  // max_bytes, for at most max_time — so that a client still sending a body the server refused
-  // reads the answer instead of a reset (closing a socket with unread bytes resets it).
+  // max_bytes, for at most max_time, until it pauses for a quarter of a second — so that a client
+  // still sending a body the server refused reads the answer instead of a reset (closing a socket
+  // with unread bytes resets it).
   void drain_and_close_write(uint64_t max_bytes, std::chrono::milliseconds max_time);
   uint64_t num_bytes_written() const { return num_bytes_written_; }
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <ctime>
+#include <optional>
 #include <random>
 
 #include "app/server/api_error.h"
@@ -17,6 +18,7 @@
 #include "app/server/prometheus_metrics.h"
 #include "app/server/request_gate.h"
 #include "app/server/request_group.h"
+#include "app/server/response_budget.h"
 #include "app/server/server_memory.h"
 #include "app/server/stream_response.h"
 #include "app/server/whole_response.h"
@@ -122,7 +124,12 @@ OpenAiServer::OpenAiServer(std::shared_ptr<EngineService> service, ServerOptions
       created_(static_cast<int64_t>(std::time(nullptr))),
       chat_prompts_(make_builder(*service_, true)),
       plain_prompts_(make_builder(*service_, false)),
-      response_budget_(options_.max_response_entries_in_flight),
+      body_budget_(std::make_shared<InFlightBudget>(options_.max_body_bytes_in_flight,
+                                                    "bytes of request bodies",
+                                                    "--max-body-bytes-in-flight")),
+      answer_budget_(std::make_shared<InFlightBudget>(options_.max_response_entries_in_flight,
+                                                      "tokens and log-probabilities of answers",
+                                                      "--max-response-entries-in-flight")),
       http_(std::make_unique<HttpServer>(HttpServer::Limits{
           .max_drain_bytes = std::max<uint64_t>(uint64_t{4} * options_.max_body_bytes, 1 << 20)})) {
   // The thresholds take effect now; the arena cap only when no thread has an arena yet (the
@@ -213,40 +220,55 @@ bool OpenAiServer::admit(const httplib::Request& req, httplib::Response& res) co
   }
 }
 
-std::string OpenAiServer::read_body(const httplib::Request& req,
-                                    const httplib::ContentReader& reader) const {
+OpenAiServer::RequestBody OpenAiServer::read_body(const httplib::Request& req,
+                                                  const httplib::ContentReader& reader) const {
   HttpExchange* exchange = HttpExchange::current();
   const BodyFraming framing = exchange ? exchange->framing
                                        : read_body_framing(header_values(req, "Content-Length"),
                                                            header_values(req, "Transfer-Encoding"));
-  std::string body;
+  RequestBody body;
   // A request with neither header has no body (RFC 9112 §6.3); httplib would read to the end of
   // the connection.
   if (!framing.has_body()) {
     if (exchange) exchange->is_body_read = true;
     return body;
   }
-  if (framing.kind == BodyFraming::Kind::Length) body.reserve(framing.length);
+  // A body of known length is reserved whole before it is read; a chunked one as it arrives.
+  if (framing.kind == BodyFraming::Kind::Length) {
+    body.reservation = InFlightBudget::reserve(body_budget_, framing.length);
+    body.text.reserve(framing.length);
+  } else {
+    body.reservation = InFlightBudget::reserve(body_budget_, 0);
+  }
   bool is_too_large = false;
+  std::optional<ApiError> refusal;
   const bool is_read = reader([&](const char* data, size_t size) {
     // Counted as decoded: a chunked or compressed body stops at the limit too.
-    if (body.size() + size > options_.max_body_bytes) {
+    if (body.text.size() + size > options_.max_body_bytes) {
       is_too_large = true;
       return false;
     }
-    body.append(data, size);
+    try {
+      if (body.text.size() + size > body.reservation.num_units())
+        body.reservation.grow(body.text.size() + size - body.reservation.num_units());
+    } catch (const ApiError& e) {
+      refusal = e;
+      return false;
+    }
+    body.text.append(data, size);
     return true;
   });
   const bool is_past_framing_limit =
       exchange && exchange->stream && exchange->stream->is_past_limit();
   if (is_too_large || is_past_framing_limit) throw body_too_large(options_.max_body_bytes);
+  if (refusal) throw *refusal;
   if (!is_read)
     throw bad_request("",
                       "the request body could not be read: it ended early, or its chunks or "
                       "encoding are malformed");
   if (exchange) {
     exchange->is_body_read = true;
-    exchange->wants_memory_trim |= body.size() >= kTrimAfterBodyBytes;
+    exchange->wants_memory_trim |= body.text.size() >= kTrimAfterBodyBytes;
   }
   return body;
 }
@@ -293,7 +315,8 @@ void OpenAiServer::route() {
   });
   http_->Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
   http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(prometheus_text(service_->metrics(), options_.served_model_name),
+    const ServerGauges gauges{body_budget_->num_reserved(), answer_budget_->num_reserved()};
+    res.set_content(prometheus_text(service_->metrics(), options_.served_model_name, gauges),
                     "text/plain; version=0.0.4");
   });
   http_->Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
@@ -312,11 +335,11 @@ void OpenAiServer::route() {
               });
   http_->Post("/tokenize",
               [this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
-                guarded(res, [&] { tokenize(read_body(req, reader), res); });
+                guarded(res, [&] { tokenize(read_body(req, reader).text, res); });
               });
   http_->Post("/detokenize",
               [this](const httplib::Request& req, httplib::Response& res, const Reader& reader) {
-                guarded(res, [&] { detokenize(read_body(req, reader), res); });
+                guarded(res, [&] { detokenize(read_body(req, reader).text, res); });
               });
 }
 
@@ -374,10 +397,11 @@ std::vector<std::vector<int32_t>> OpenAiServer::prompt_ids(const CompletionReque
   return prompts;
 }
 
-void OpenAiServer::completions(const std::string& body, httplib::Response& res, bool is_chat) {
+void OpenAiServer::completions(RequestBody body, httplib::Response& res, bool is_chat) {
   const CompletionKind kind = is_chat ? CompletionKind::Chat : CompletionKind::Text;
   const CompletionRequest r =
-      parse_completion_request(parse_request_body(body), kind, options_.defaults);
+      parse_completion_request(parse_request_body(body.text), kind, options_.defaults);
+  body = {};  // parsed: the text and its share of the bodies' budget go back now
   if (r.model != options_.served_model_name) throw model_not_found(r.model);
   std::vector<std::vector<int32_t>> prompts = prompt_ids(r, is_chat);
   std::vector<size_t> prompt_lengths;
@@ -385,7 +409,8 @@ void OpenAiServer::completions(const std::string& body, httplib::Response& res, 
   const int max_model_len = service_->max_model_len();
   check_response_entries(r, prompt_lengths, max_model_len, options_.max_response_entries);
   const uint64_t num_entries = count_response_entries(r.sampling, prompt_lengths, max_model_len);
-  ResponseBudget::Reservation reservation = response_budget_.reserve(num_entries);
+  auto reservation = std::make_shared<InFlightBudget::Reservation>(
+      InFlightBudget::reserve(answer_budget_, num_entries));
   if (HttpExchange* exchange = HttpExchange::current())
     exchange->wants_memory_trim |= num_entries >= kTrimAfterEntries;
   SamplingParams sampling = r.sampling;
@@ -427,8 +452,7 @@ void OpenAiServer::completions(const std::string& body, httplib::Response& res, 
 }
 
 void OpenAiServer::answer_whole(std::unique_ptr<RequestGroup> group, WholeResponse answer,
-                                ResponseBudget::Reservation reservation,
-                                httplib::Response& res) const {
+                                std::shared_ptr<void> reservation, httplib::Response& res) const {
   // A client that goes away aborts its request, as a stream's does when a write fails.
   const auto connection = ClientConnection::of_current_request();
   while (!group->is_done()) {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "app/server/grammar_cache.h"
-#include "app/server/response_budget.h"
+#include "app/server/in_flight_budget.h"
 #include "engine/data/prompt_builder.h"
 #include "engine/service/engine_service.h"
 
@@ -35,10 +35,12 @@ struct ServerOptions {
   SamplingParams defaults;            // for parameters a request leaves out
   bool has_default_seed = false;      // false: a request without "seed" gets a random one
   size_t max_body_bytes = size_t{8} << 20;
+  // Bytes of request bodies that the requests being read and parsed hold together at most.
+  uint64_t max_body_bytes_in_flight = uint64_t{32} << 20;
   // An answer's tokens and top log-probabilities (response_budget.h): one request's at most, and
   // all requests' in flight together at most.
   uint64_t max_response_entries = uint64_t{1} << 20;
-  uint64_t max_response_entries_in_flight = uint64_t{1} << 24;
+  uint64_t max_response_entries_in_flight = uint64_t{1} << 23;
   int num_http_threads = 512;  // connections served at once (streams hold one each)
   int write_timeout_s = 10;    // a client that reads nothing for this long is cut off
 };
@@ -68,25 +70,32 @@ class OpenAiServer {
   // route, the API key, the body's size. Returns false with res set to the refusal.
   bool admit(const httplib::Request& req, httplib::Response& res) const;
   bool needs_key(const std::string& method, const std::string& path) const;
-  // Returns the body of an admitted request, read to its end; throws ApiError 413 past
-  // max_body_bytes (counted as read, chunked or compressed) and 400 for a body cut short.
-  std::string read_body(const httplib::Request& req, const httplib::ContentReader& reader) const;
-  void completions(const std::string& body, httplib::Response& res, bool is_chat);
+  // The body of a request, and the share of the body budget it holds until dropped.
+  struct RequestBody {
+    std::string text;
+    InFlightBudget::Reservation reservation;
+  };
+  // Returns the body of an admitted request, read to its end. Throws ApiError 413 past
+  // max_body_bytes (counted as read, chunked or compressed), 503 past the bodies' budget, 400 for
+  // a body cut short.
+  RequestBody read_body(const httplib::Request& req, const httplib::ContentReader& reader) const;
+  void completions(RequestBody body, httplib::Response& res, bool is_chat);
   // Returns the token ids of each prompt of a request, checked against the context.
   std::vector<std::vector<int32_t>> prompt_ids(const CompletionRequest& r, bool is_chat) const;
   // Waits for a whole answer and sets res to it (499 when the client left meanwhile).
   void answer_whole(std::unique_ptr<RequestGroup> group, WholeResponse answer,
-                    ResponseBudget::Reservation reservation, httplib::Response& res) const;
+                    std::shared_ptr<void> reservation, httplib::Response& res) const;
   void tokenize(const std::string& text, httplib::Response& res);
   void detokenize(const std::string& text, httplib::Response& res);
 
   std::shared_ptr<EngineService> service_;
   ServerOptions options_;
   int64_t created_ = 0;
-  PromptBuilder chat_prompts_;   // the model's chat template
-  PromptBuilder plain_prompts_;  // text completions: the prompt as given
-  GrammarCache grammars_;        // response_format / structured_outputs, by source
-  ResponseBudget response_budget_;
+  PromptBuilder chat_prompts_;                   // the model's chat template
+  PromptBuilder plain_prompts_;                  // text completions: the prompt as given
+  GrammarCache grammars_;                        // response_format / structured_outputs, by source
+  std::shared_ptr<InFlightBudget> body_budget_;  // bytes of bodies being read and parsed
+  std::shared_ptr<InFlightBudget> answer_budget_;  // entries of answers (response_budget.h)
   std::unique_ptr<HttpServer> http_;
   int listen_socket_ = -1;  // the listening socket, noted when httplib makes it
 };

@@ -56,7 +56,8 @@ class Exposition {
 
 }  // namespace
 
-std::string prometheus_text(const ServiceMetrics& m, const std::string& model_name) {
+std::string prometheus_text(const ServiceMetrics& m, const std::string& model_name,
+                            const ServerGauges& server) {
   Exposition e(model_name);
   e.scalar("num_requests_running", "gauge", "Requests (samples) in the engine's running batch.",
            m.num_running);
@@ -85,6 +86,13 @@ std::string prometheus_text(const ServiceMetrics& m, const std::string& model_na
            m.latest_step.generation_tokens_per_s);
   e.scalar("batch_occupancy", "gauge", "Requests in the last step's batch over max_num_seqs.",
            m.latest_step.batch_occupancy());
+  e.scalar("request_body_bytes_in_flight", "gauge",
+           "Bytes of request bodies being read or parsed (of --max-body-bytes-in-flight).",
+           server.request_body_bytes_in_flight);
+  e.scalar("response_entries_in_flight", "gauge",
+           "Tokens and top log-probabilities the answers in flight may hold (of "
+           "--max-response-entries-in-flight).",
+           server.response_entries_in_flight);
   e.histogram("time_to_first_token_seconds", "Seconds from a request's arrival to its first token.",
               m.time_to_first_token);
   e.histogram("inter_token_latency_seconds", "Seconds between a sample's successive tokens.",

@@ -53,27 +53,4 @@ void check_response_entries(const CompletionRequest& request,
               logprobs_name));
 }
 
-ResponseBudget::Reservation ResponseBudget::reserve(uint64_t num_entries) {
-  {
-    const std::lock_guard lock(state_->mutex);
-    if (state_->num_reserved + num_entries > max_entries_)
-      throw overloaded(str_cat("the answers in flight hold ", state_->num_reserved, " of the ",
-                               max_entries_,
-                               " tokens and log-probabilities this server keeps "
-                               "at once (--max-response-entries-in-flight), and this one could "
-                               "add ",
-                               num_entries, "; retry later"));
-    state_->num_reserved += num_entries;
-  }
-  return Reservation(nullptr, [state = state_, num_entries](void*) {
-    const std::lock_guard lock(state->mutex);
-    state->num_reserved -= num_entries;
-  });
-}
-
-uint64_t ResponseBudget::num_reserved() const {
-  const std::lock_guard lock(state_->mutex);
-  return state_->num_reserved;
-}
-
 }  // namespace sluice

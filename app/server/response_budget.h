@@ -2,15 +2,12 @@
 // top log-probabilities — the engine keeps them until a choice ends, the server until the answer
 // is sent — so its size is counted in entries, a token or one of its top alternatives: at most
 // n × prompts × max_tokens (or what the context leaves) × (1 + top log-probabilities). One request
-// may ask for at most --max-response-entries (a 400 naming the parameters and the limit), and the
-// requests in flight together hold at most --max-response-entries-in-flight (past it, a 503 that
-// clients retry), which bounds the server's memory however many clients ask at once.
+// may ask for at most --max-response-entries (a 400 naming the parameters and the limit); the
+// requests in flight together reserve at most --max-response-entries-in-flight (InFlightBudget).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <mutex>
 #include <span>
 
 #include "app/server/completion_request.h"
@@ -28,28 +25,5 @@ uint64_t count_response_entries(const SamplingParams& sampling,
 void check_response_entries(const CompletionRequest& request,
                             std::span<const size_t> prompt_lengths, int max_model_len,
                             uint64_t max_entries);
-
-// The entries that the requests in flight may hold together. Thread-safe.
-class ResponseBudget {
- public:
-  // Entries held by one request; given back when the last copy is destroyed.
-  using Reservation = std::shared_ptr<void>;
-
-  explicit ResponseBudget(uint64_t max_entries) : max_entries_(max_entries) {}
-
-  // Reserves num_entries until the reservation is destroyed. Throws ApiError 503 when the
-  // requests in flight hold so many that these would pass the budget (a request larger than the
-  // whole budget is never admitted: check_response_entries refuses it first).
-  Reservation reserve(uint64_t num_entries);
-  uint64_t num_reserved() const;
-
- private:
-  struct State {
-    std::mutex mutex;
-    uint64_t num_reserved = 0;
-  };
-  uint64_t max_entries_;
-  std::shared_ptr<State> state_ = std::make_shared<State>();  // outlives a late reservation
-};
 
 }  // namespace sluice

@@ -434,6 +434,43 @@ TEST(ServeCliKey, AnApiKeyIsRequiredAndAWrongOneRefused) {
   EXPECT_EQ(server.client().Get("/health")->status, 200);  // probes need no key
 }
 
+// Issue 27 item 7: `serve --host 0.0.0.0` without --api-key started silently. It is refused
+// unless --allow-unauthenticated says so, and then it warns.
+TEST(ServeCliKey, AReachableAddressWithoutAKeyNeedsConsent) {
+  BackgroundProcess refused({SLUICE_EXECUTABLE, "serve", "--model",
+                             shared_path("models/stories260K/gguf/stories260K-f32.gguf"), "--host",
+                             "0.0.0.0", "--port", std::to_string(free_port())});
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (refused.is_running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_FALSE(refused.is_running()) << "serves 0.0.0.0 without a key";
+  const ProcessResult result = refused.wait();
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.err, HasSubstr("--api-key"));
+  EXPECT_THAT(result.err, HasSubstr("--allow-unauthenticated"));
+
+  ServeProcess server({"--host", "0.0.0.0", "--allow-unauthenticated"});
+  EXPECT_EQ(
+      server.post("/v1/completions", R"({"model": "stories", "prompt": "Hi", "max_tokens": 2})")
+          .first,
+      200);
+  EXPECT_THAT(server.kill_and_read_stderr(), HasSubstr("WARNING: serving on 0.0.0.0"));
+}
+
+// /metrics is open by default, as /health is (README: what it shows); --protect-metrics puts it
+// behind the key.
+TEST(ServeCliKey, MetricsCanBePutBehindTheKey) {
+  ServeProcess open({"--api-key", "s3cret"});
+  EXPECT_EQ(open.client().Get("/metrics")->status, 200);
+  ServeProcess closed({"--api-key", "s3cret", "--protect-metrics"});
+  EXPECT_EQ(closed.client().Get("/metrics")->status, 401);
+  EXPECT_EQ(closed.client().Get("/metrics", {{"Authorization", "Bearer s3cret"}})->status, 200);
+  EXPECT_EQ(closed.client().Get("/health")->status, 200);
+  const auto usage = run_sluice({"serve", "--model", "x", "--protect-metrics"});
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_THAT(usage.err, HasSubstr("--protect-metrics needs --api-key"));
+}
+
 // Past --max-num-waiting the server answers 503 and serves again once the queue drains.
 TEST(ServeCliQueue, AFullQueueIs503) {
   ServeProcess server({"--max-num-seqs", "1", "--max-num-waiting", "1"});

@@ -398,7 +398,7 @@ TEST(PrometheusText, HasGaugesCountersAndCumulativeHistograms) {
   m.time_to_first_token.observe(0.05);
   m.time_to_first_token.observe(0.5);
   m.time_to_first_token.observe(5.0);
-  const std::string text = prometheus_text(m, "st\"ories");
+  const std::string text = prometheus_text(m, "st\"ories", {1024, 77});
   const std::string labels = R"({model_name="st\"ories"})";
   EXPECT_THAT(text,
               HasSubstr("# TYPE sluice:num_requests_running gauge\nsluice:num_requests_running" +
@@ -412,6 +412,8 @@ TEST(PrometheusText, HasGaugesCountersAndCumulativeHistograms) {
   EXPECT_THAT(text, HasSubstr("sluice:generation_tokens_total" + labels + " 70\n"));
   EXPECT_THAT(text, HasSubstr("sluice:num_preemptions_total" + labels + " 1\n"));
   EXPECT_THAT(text, HasSubstr("sluice:request_aborted_total" + labels + " 4\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:request_body_bytes_in_flight" + labels + " 1024\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:response_entries_in_flight" + labels + " 77\n"));
   EXPECT_THAT(
       text,
       HasSubstr(

@@ -69,28 +69,5 @@ TEST(ResponseBudget, ARequestPastTheLimitIsA400NamingItsParameters) {
   }
 }
 
-TEST(ResponseBudget, ReservationsShareTheBudgetUntilTheyEnd) {
-  ResponseBudget budget(1000);
-  ResponseBudget::Reservation a = budget.reserve(600);
-  EXPECT_EQ(budget.num_reserved(), 600u);
-  try {
-    budget.reserve(401);
-    FAIL() << "reserved past the budget";
-  } catch (const ApiError& e) {
-    EXPECT_EQ(e.status(), 503);
-    EXPECT_EQ(e.code(), "overloaded");
-    EXPECT_THAT(e.what(), HasSubstr("--max-response-entries-in-flight"));
-  }
-  EXPECT_EQ(budget.num_reserved(), 600u);  // the refused one holds nothing
-  ResponseBudget::Reservation b = budget.reserve(400);
-  ResponseBudget::Reservation copy = b;
-  b.reset();
-  EXPECT_EQ(budget.num_reserved(), 1000u);  // a copy still holds it
-  copy.reset();
-  a.reset();
-  EXPECT_EQ(budget.num_reserved(), 0u);
-  EXPECT_NO_THROW(budget.reserve(1000));
-}
-
 }  // namespace
 }  // namespace sluice
