@@ -64,7 +64,7 @@ ServeArgs parse_args(const QStringList& args) {
        "BYTES"},
       {"max-body-bytes-in-flight",
        "Most bytes of request bodies read and parsed at once, all requests together; past it "
-       "requests get 503 (default 32M).",
+       "requests get 503 (default 16M).",
        "BYTES"},
       {"max-response-entries",
        "Most tokens and top log-probabilities one answer may hold: n x prompts x max_tokens x "
@@ -72,7 +72,7 @@ ServeArgs parse_args(const QStringList& args) {
        "N"},
       {"max-response-entries-in-flight",
        "Most the answers in flight may hold together; past it requests get 503 (default "
-       "8388608).",
+       "4194304).",
        "N"},
       {"write-timeout",
        "Seconds a client may leave its stream unread before it is cut off (default 10).", "S"},

@@ -36,11 +36,11 @@ struct ServerOptions {
   bool has_default_seed = false;      // false: a request without "seed" gets a random one
   size_t max_body_bytes = size_t{8} << 20;
   // Bytes of request bodies that the requests being read and parsed hold together at most.
-  uint64_t max_body_bytes_in_flight = uint64_t{32} << 20;
+  uint64_t max_body_bytes_in_flight = uint64_t{16} << 20;
   // An answer's tokens and top log-probabilities (response_budget.h): one request's at most, and
   // all requests' in flight together at most.
   uint64_t max_response_entries = uint64_t{1} << 20;
-  uint64_t max_response_entries_in_flight = uint64_t{1} << 23;
+  uint64_t max_response_entries_in_flight = uint64_t{1} << 22;
   int num_http_threads = 512;  // connections served at once (streams hold one each)
   int write_timeout_s = 10;    // a client that reads nothing for this long is cut off
 };
