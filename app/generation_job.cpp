@@ -121,6 +121,8 @@ std::unique_ptr<GenerationJob> GenerationJob::create(const GenerationSpec& spec,
 
 std::unique_ptr<GenerationJob> GenerationJob::resume(const std::string& job_path,
                                                      const std::string& device, int num_threads) {
+  // A missing job is named as one, not as a lock file that cannot be created.
+  if (!std::filesystem::exists(job_path)) fail(job_path, ": no such job file");
   // Locked before the finished rows are read: a second process would run all the others again.
   auto lock = JobLock::acquire(job_path);
   auto store = JobStore::open(job_path);

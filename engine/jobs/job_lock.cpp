@@ -134,6 +134,10 @@ std::unique_ptr<JobLock> JobLock::acquire(const std::string& job_path) {
   for (int attempt = 0; attempt < kMaxAcquireTries; ++attempt) {
     // O_CLOEXEC: a program the holder starts must not inherit (and outlive it with) the lock.
     const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == ENOENT) {
+      const std::filesystem::path parent = std::filesystem::path(job_path).parent_path();
+      fail(job_path, ": no such directory ", parent.empty() ? std::string(".") : parent.string());
+    }
     if (fd < 0) fail(lock_path, ": cannot create the job's lock file: ", std::strerror(errno));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int flock_errno = errno;
@@ -165,8 +169,9 @@ JobLock::JobLock(std::string lock_path, int fd, std::optional<JobLockHolder> tak
 
 JobLock::~JobLock() {
   // Removed while still locked: whoever opened this file meanwhile finds it gone once it gets
-  // the lock, and starts again on a new one (see is_still_at).
-  ::unlink(lock_path_.c_str());
+  // the lock, and starts again on a new one (see is_still_at). Only if it is still ours: after a
+  // hand removal the path may be another holder's file.
+  if (is_still_at(fd_, lock_path_)) ::unlink(lock_path_.c_str());
   ::close(fd_);
 }
 

@@ -99,6 +99,16 @@ TEST(JobLock, ADirectoryIsNotAJob) {
   EXPECT_FALSE(std::filesystem::exists(job_lock_path(dir))) << "a stray lock file beside it";
 }
 
+TEST(JobLock, AMissingDirectoryIsNamed) {
+  const std::string dir = test::make_temp_dir("job-lock-missing") + "/gone";
+  try {
+    JobLock::acquire(dir + "/run.sluicejob");
+    FAIL() << "a job in a missing directory was locked";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no such directory " + dir));
+  }
+}
+
 // Takers race to lock and release one job: never two hold it at once. (A smoke test of the
 // whole: the narrow race it also covers, a taker locking the file a releasing holder has just
 // removed, is rarely hit here.)
