@@ -3,7 +3,6 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
-#include <atomic>
 #include <ctime>
 #include <optional>
 #include <random>
@@ -153,6 +152,7 @@ OpenAiServer::OpenAiServer(std::shared_ptr<EngineService> service, ServerOptions
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     listen_socket_ = static_cast<int>(sock);
   });
+  install_hooks();
   route();
 }
 
@@ -273,7 +273,7 @@ OpenAiServer::RequestBody OpenAiServer::read_body(const httplib::Request& req,
   return body;
 }
 
-void OpenAiServer::route() {
+void OpenAiServer::install_hooks() {
   // Errors httplib answers itself (a head it cannot parse) get the OpenAI body too.
   const httplib::Server::HandlerWithResponse on_error = [this](const httplib::Request& req,
                                                                httplib::Response& res) {
@@ -313,6 +313,9 @@ void OpenAiServer::route() {
     if (!res.body.empty() && !res.has_header("Content-Length"))
       res.set_header("Content-Length", std::to_string(res.body.size()));
   });
+}
+
+void OpenAiServer::route() {
   http_->Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
   http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     const ServerGauges gauges{body_budget_->num_reserved(), answer_budget_->num_reserved()};

@@ -2,7 +2,10 @@
 // Handlers parse and check requests with the pure protocol functions (completion_request.h),
 // submit them to the service, and write the responses (completion_response.h); no handler
 // touches the engine. A client that disconnects mid-stream aborts its request; every error is
-// OpenAI-shaped JSON and the server goes on serving.
+// OpenAI-shaped JSON and the server goes on serving. Every request passes a gate on its head
+// before its body is read (request_gate.h), its body and its answer are capped and share budgets
+// with the other requests in flight (in_flight_budget.h, response_budget.h), and connections are
+// served by HttpServer's own loop (pipelining, a cap on each head).
 #pragma once
 
 #include <memory>
@@ -65,6 +68,9 @@ class OpenAiServer {
   void stop();
 
  private:
+  // Sets httplib's hooks around every request: the gate (admit), OpenAI-shaped errors for what
+  // httplib refuses itself, and Connection: close on a response after which the connection ends.
+  void install_hooks();
   void route();
   // The gate every request passes on its head alone (request_gate.h): its body's framing, its
   // route, the API key, the body's size. Returns false with res set to the refusal.
