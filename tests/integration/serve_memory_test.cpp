@@ -4,7 +4,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -88,46 +87,36 @@ TEST(ServeMemory, LargeAnswersLeaveNoLastingFootprint) {
 // Answers in flight share --max-response-entries-in-flight: one that would pass it is a 503
 // naming the option, served again once the others end.
 TEST(ServeMemory, AnswersInFlightShareABudget) {
-  ServeProcess server(
-      {"--max-response-entries", "70000", "--max-response-entries-in-flight", "100000"});
-  // 128 choices to the end of the context (510 tokens after "Once"): 65280 entries reserved
-  // for as long as the stream runs, which is until the holder lets go.
-  httplib::Request req;
-  req.method = "POST";
-  req.path = "/v1/completions";
-  req.set_header("Content-Type", "application/json");
-  req.body = R"({"model": "stories", "prompt": "Once", "n": 128, "max_tokens": 100000,
-                 "ignore_eos": true, "stream": true})";
-  std::atomic<bool> is_released{false};
-  std::atomic<bool> has_started{false};
-  std::thread holder([&] {
-    req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
-      has_started = true;
-      return !is_released.load();
-    };
-    server.client().send(req);
-  });
-  std::shared_ptr<void> release(nullptr, [&](void*) {
-    is_released = true;
-    holder.join();
-  });
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (!has_started && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(5ms);
-  ASSERT_TRUE(has_started);
+  // An 8000-character model name rides in every chunk of the holder's stream (128 choices x 510
+  // tokens: 500 MB), which cannot fit in the sockets' buffers: once its client stops reading,
+  // the stream waits on its write (for up to the write timeout) and keeps its reservation.
+  const std::string name(8000, 'm');
+  ServeProcess server({"--served-model-name", name, "--write-timeout", "600",
+                       "--max-response-entries", "70000", "--max-response-entries-in-flight",
+                       "100000"});
+  auto holder = std::make_unique<RawConnection>(server.port());
+  const std::string stream_body = R"({"model": ")" + name +
+                                  R"(", "prompt": "Once", "n": 128, "max_tokens": 100000,
+                                      "ignore_eos": true, "stream": true})";  // 65280 entries
+  ASSERT_TRUE(holder->send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                           std::to_string(stream_body.size()) + "\r\n\r\n" + stream_body));
+  std::string head;
+  char byte = 0;
+  while (head.find("\r\n\r\n") == std::string::npos && ::recv(holder->fd(), &byte, 1, 0) == 1)
+    head += byte;
+  ASSERT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
   const std::string second =
-      R"({"model": "stories", "prompt": "Once", "n": 128, "max_tokens": 300})";  // 38400
+      R"({"model": ")" + name + R"(", "prompt": "Once", "n": 128, "max_tokens": 300})";  // 38400
   const auto [status, error] = server.post("/v1/completions", second);
-  ASSERT_EQ(status, 503) << error.dump();
+  ASSERT_EQ(status, 503) << error.dump().substr(0, 300);
   EXPECT_EQ(error["error"]["code"], "overloaded");
   EXPECT_THAT(error["error"]["message"].get<std::string>(),
               HasSubstr("--max-response-entries-in-flight"));
-  release.reset();
-  // The stream's entries come back when its response is gone.
+  holder.reset();  // the stream's next write fails: it ends, and its entries come back
   int after = 0;
-  const auto drained = std::chrono::steady_clock::now() + 60s;
+  const auto released = std::chrono::steady_clock::now() + 60s;
   while ((after = server.post("/v1/completions", second).first) == 503 &&
-         std::chrono::steady_clock::now() < drained)
+         std::chrono::steady_clock::now() < released)
     std::this_thread::sleep_for(20ms);
   EXPECT_EQ(after, 200);
 }
