@@ -191,7 +191,7 @@ TEST(ServeLoad, SixtyFourClientsMixingNormalAndHostileRequests) {
   const size_t idle_bytes = server.status_bytes("VmRSS");
   constexpr int kClients = 64;
   // Eight kinds of request, each client starting at another: every kind runs all the time.
-  const int num_rounds = kIsSanitized ? 3 : 16;
+  const int num_rounds = kIsSanitized ? 6 : 16;
   std::vector<std::thread> clients;
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {

@@ -48,8 +48,10 @@ TEST(ServeMemory, AnAnswerPastTheEntryLimitIsA400) {
 
 // Issue 27 item 3: each repeat of a large answer kept about 1.4 GB more (glibc's per-thread
 // arenas kept what was freed; the answer was built as one JSON value). Three more answers of
-// 21 MB each after the first leave the server's resident memory where the first left it, and
-// while one is built the server holds about twice its size.
+// 21 MB each after the first leave the server's resident memory where the first left it (the
+// server before the fix: 526 MiB after the first, 1610 MiB after three more), and while one is
+// built the server holds less than three times its size. (Sanitizer build: smaller answers, one
+// repeat, no bounds.)
 TEST(ServeMemory, LargeAnswersLeaveNoLastingFootprint) {
   ServeProcess server;
   const int num_choices = kIsSanitized ? 8 : 32;
@@ -68,7 +70,7 @@ TEST(ServeMemory, LargeAnswersLeaveNoLastingFootprint) {
   }
   EXPECT_GT(answer_bytes, static_cast<size_t>(num_choices) * kMiB / 2);
   const size_t settled_bytes = server.status_bytes("VmRSS");
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < (kIsSanitized ? 1 : 3); ++i) {
     auto res = server.client().Post("/v1/chat/completions", body, "application/json");
     ASSERT_TRUE(res);
     ASSERT_EQ(res->status, 200);
@@ -79,7 +81,7 @@ TEST(ServeMemory, LargeAnswersLeaveNoLastingFootprint) {
   if (kIsSanitized) return;  // the quarantine keeps freed memory resident
   EXPECT_LT(after_bytes, settled_bytes + 16 * kMiB)
       << "resident " << (settled_bytes >> 20) << " MiB after the first answer, "
-      << (after_bytes >> 20) << " MiB after three more";
+      << (after_bytes >> 20) << " MiB after the others";
   EXPECT_LT(peak_bytes, settled_bytes + 3 * answer_bytes)
       << "peak " << (peak_bytes >> 20) << " MiB, settled " << (settled_bytes >> 20) << " MiB";
 }
@@ -93,7 +95,7 @@ TEST(ServeMemory, AnswersInFlightShareABudget) {
   const std::string name(8000, 'm');
   ServeProcess server({"--served-model-name", name, "--write-timeout", "600",
                        "--max-response-entries", "70000", "--max-response-entries-in-flight",
-                       "100000"});
+                       "70000"});
   auto holder = std::make_unique<RawConnection>(server.port());
   const std::string stream_body = R"({"model": ")" + name +
                                   R"(", "prompt": "Once", "n": 128, "max_tokens": 100000,
@@ -106,7 +108,7 @@ TEST(ServeMemory, AnswersInFlightShareABudget) {
     head += byte;
   ASSERT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
   const std::string second =
-      R"({"model": ")" + name + R"(", "prompt": "Once", "n": 128, "max_tokens": 300})";  // 38400
+      R"({"model": ")" + name + R"(", "prompt": "Once", "n": 64, "max_tokens": 100})";  // 6400
   const auto [status, error] = server.post("/v1/completions", second);
   ASSERT_EQ(status, 503) << error.dump().substr(0, 300);
   EXPECT_EQ(error["error"]["code"], "overloaded");
