@@ -35,12 +35,14 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
     const uint64_t num_written_before = stream.num_bytes_written();
     bool connection_closed = false;
     ok = process_request(stream, num_left == 1, connection_closed, nullptr);
-    if (!ok && stream.is_past_limit() && stream.num_bytes_written() == num_written_before)
-      answer_head_too_large(stream);
+    const bool is_head_too_large =
+        !ok && stream.is_past_limit() && stream.num_bytes_written() == num_written_before;
+    if (is_head_too_large) answer_head_too_large(stream);
     // The response (and whatever the handler held for it) is gone by now.
     if (exchange.wants_memory_trim) release_free_memory();
     if (!ok || connection_closed || !exchange.can_keep_alive()) {
-      should_drain = ok && !exchange.can_keep_alive();
+      // Bytes the client sent that were never read: let it read the answer before the close.
+      should_drain = (ok && !exchange.can_keep_alive()) || is_head_too_large;
       break;
     }
   }
