@@ -44,6 +44,18 @@ ServePanel::ServePanel(QWidget* parent) : QWidget(parent) {
   m_apiKey = new QLineEdit(this);
   m_apiKey->setPlaceholderText(tr("none: no key needed"));
   m_apiKey->setToolTip(tr("Clients then send 'Authorization: Bearer KEY'"));
+  // `sluice serve` refuses such an address without a key unless told --allow-unauthenticated;
+  // here the choice is the person's, made in front of this warning.
+  m_openWarning = new QLabel(
+      tr("⚠ Without an API key, anyone who can reach this computer over the network can use "
+         "the model and read /metrics. Set a key, or serve on this computer only."),
+      this);
+  m_openWarning->setWordWrap(true);
+  m_openWarning->setStyleSheet(
+      "QLabel { color: palette(highlighted-text); background: #b3261e; "
+      "padding: 4px; border-radius: 3px; }");
+  connect(m_host, &QComboBox::currentIndexChanged, this, &ServePanel::updateOpenWarning);
+  connect(m_apiKey, &QLineEdit::textChanged, this, &ServePanel::updateOpenWarning);
   m_status = new QLabel(this);
   m_status->setWordWrap(true);
   m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -63,6 +75,7 @@ ServePanel::ServePanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(portRow);
   layout->addLayout(form);
+  layout->addWidget(m_openWarning);
   layout->addWidget(m_status);
   layout->addWidget(note);
   layout->addStretch(1);
@@ -78,6 +91,15 @@ ServePanel::ServePanel(QWidget* parent) : QWidget(parent) {
     }
   });
   setIdle(tr("Not serving. Open a model first."));
+  updateOpenWarning();
+}
+
+bool ServePanel::isOpenToTheNetwork() const {
+  return m_host->currentData().toString() == kAllInterfaces && m_apiKey->text().trimmed().isEmpty();
+}
+
+void ServePanel::updateOpenWarning() {
+  m_openWarning->setVisible(isOpenToTheNetwork());
 }
 
 QString ServePanel::servedModelName(const QString& modelPath) {
@@ -114,7 +136,8 @@ void ServePanel::setServing(const QString& url, const QString& modelName, int po
     m_serve->setChecked(true);
   }
   setFieldsEnabled(false);
-  const QString status = tr("Serving %1 on %2").arg(modelName, url);
+  QString status = tr("Serving %1 on %2").arg(modelName, url);
+  if (isOpenToTheNetwork()) status += tr(" to anyone on the network (no API key)");
   m_status->setText(status);
   emit servingChanged(status);
 }

@@ -1,7 +1,8 @@
 // "Serve on port …": serves the loaded model over the OpenAI-compatible HTTP API of `sluice
 // serve`, from the engine the jobs use (HTTP requests and a running job batch together). A
 // checkable button with the port, the address (this computer only, or every interface as an
-// opt-in) and an optional API key, and a line saying what is served where. The panel only shows
+// opt-in, with a warning while it has no key) and an optional API key, and a line saying what is
+// served where. The panel only shows
 // and asks; the owner starts and stops the server off the GUI thread and calls the slots, which
 // also turn the button back off when serving failed or stopped.
 #pragma once
@@ -44,6 +45,10 @@ class ServePanel final : public QWidget {
   QSpinBox* portBox() const { return m_port; }
   QComboBox* hostBox() const { return m_host; }
   QLineEdit* apiKeyEdit() const { return m_apiKey; }
+  // Whether the address is every interface and no key is set: anyone on the network may use it
+  // (a warning then shows under the fields, and the status line says so while serving).
+  bool isOpenToTheNetwork() const;
+  QLabel* openNetworkWarning() const { return m_openWarning; }
 
  public slots:
   void setServing(const QString& url, const QString& modelName, int port);
@@ -61,6 +66,7 @@ class ServePanel final : public QWidget {
  private:
   void setIdle(const QString& message);
   void setFieldsEnabled(bool enabled);
+  void updateOpenWarning();
 
   QString m_modelName;
   int m_boundPort = 0;
@@ -69,6 +75,7 @@ class ServePanel final : public QWidget {
   QComboBox* m_host = nullptr;
   QLineEdit* m_apiKey = nullptr;
   QLabel* m_status = nullptr;
+  QLabel* m_openWarning = nullptr;
 };
 
 }  // namespace sluice::ui

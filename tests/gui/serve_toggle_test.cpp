@@ -244,6 +244,33 @@ class ServeToggleTest : public QObject {
     QCOMPARE(request(port, "/v1/completions", body).status, 200);
   }
 
+  // Every interface without a key is open to anyone on the network: the panel says so before
+  // the start and in its status line while serving (`sluice serve` would refuse it without
+  // --allow-unauthenticated).
+  void servingToTheNetworkWithoutAKeyIsWarnedOf() {
+    ShownWindow shown;
+    MainWindow& window = shown.window;
+    QVERIFY(loadModel(window));
+    ServePanel* panel = window.servePanel();
+    QVERIFY(!panel->openNetworkWarning()->isVisibleTo(panel));
+    panel->hostBox()->setCurrentIndex(1);  // all interfaces
+    QVERIFY(panel->isOpenToTheNetwork());
+    QVERIFY(panel->openNetworkWarning()->isVisibleTo(panel));
+    panel->apiKeyEdit()->setText("secret");
+    QVERIFY(!panel->openNetworkWarning()->isVisibleTo(panel));
+    panel->apiKeyEdit()->clear();
+    QVERIFY(panel->openNetworkWarning()->isVisibleTo(panel));
+
+    toggleOn(panel, 0);
+    QVERIFY2(panel->isServing(), qPrintable(panel->statusText()));
+    QVERIFY2(panel->statusText().contains("to anyone on the network (no API key)"),
+             qPrintable(panel->statusText()));
+    QTest::mouseClick(panel->serveButton(), Qt::LeftButton);  // off
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isServing(), 30000);
+    panel->hostBox()->setCurrentIndex(0);
+    QVERIFY(!panel->openNetworkWarning()->isVisibleTo(panel));
+  }
+
   void aPortInUseIsReportedAndTheToggleGoesOff() {
     QTcpServer occupant;
     QVERIFY(occupant.listen(QHostAddress("127.0.0.1"), 0));
