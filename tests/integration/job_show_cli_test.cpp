@@ -17,7 +17,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kShownJobRows = 3000;
+constexpr int64_t kShownJobRows = 1500;
 
 // Returns the integer the first group of pattern captures in text, or -1.
 int64_t captured_count(const std::string& text, const std::string& pattern) {
@@ -36,7 +36,7 @@ TEST(JobShowCli, AfterAKillTheShownRowsAreThoseTheResumeFindsAndTheDeadRunIsName
   const std::string job = dir + "/run.sluicejob";
   {
     BackgroundProcess run({SLUICE_EXECUTABLE, "generate", "--model", shared_path(kGgufF32),
-                           "--input", input, "--job", job, "--max-tokens", "32", "--threads", "1",
+                           "--input", input, "--job", job, "--max-tokens", "16", "--threads", "1",
                            "--max-num-seqs", "4", "--quiet"});
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
     while (run.is_running() && committed_rows(job) < 64 &&
