@@ -15,6 +15,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
+#include "engine/jobs/job_lock.h"
 #include "ui/job_compare_dialog.h"
 
 namespace sluice::ui {
@@ -154,10 +155,20 @@ bool JobsView::deleteJob(const QString& path) {
                              tr("The job is running: cancel it before deleting it."));
     return false;
   }
+  // Another process (`sluice generate`, a second window) may run it: its lock file says so.
+  const JobLockStatus lock = inspect_job_lock(path.toStdString());
+  if (lock.state == JobLockStatus::State::Running || lock.state == JobLockStatus::State::Unknown) {
+    QMessageBox::information(
+        this, tr("Delete job"),
+        tr("The job is in use by %1: stop that run before deleting the job.")
+            .arg(QString::fromStdString(describe_job_lock_holder(lock.holder))));
+    return false;
+  }
   if (!m_confirmDelete(path)) return false;
-  // SQLite's write-ahead log and its index go with the job.
+  // SQLite's write-ahead log and its index go with the job, and so does the lock file a run that
+  // was killed left behind.
   bool ok = QFile::remove(path);
-  for (const char* suffix : {"-wal", "-shm"}) {
+  for (const char* suffix : {"-wal", "-shm", ".lock"}) {
     if (QFileInfo::exists(path + suffix)) ok = QFile::remove(path + suffix) && ok;
   }
   if (!ok)

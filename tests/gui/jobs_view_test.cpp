@@ -4,9 +4,12 @@
 // the status counts are the job file's, earlier runs included; a relaunch reopens the last files
 // that still exist.
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMessageBox>
+#include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -14,6 +17,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <unistd.h>
+
+#include "engine/jobs/job_lock.h"
 #include "engine/jobs/job_store.h"
 #include "tests/support/test_paths.h"
 #include "ui/app_settings.h"
@@ -193,6 +199,56 @@ class JobsViewTest : public QObject {
     QVERIFY(!QFileInfo::exists(path));
     QVERIFY(!QFileInfo::exists(path + "-wal"));
     QTRY_COMPARE_WITH_TIMEOUT(view.model()->rowCount(), 0, 10000);
+  }
+
+  // A job another process runs (its lock held) is not deleted; the lock file a killed run left
+  // goes with the job.
+  void deleteRefusesAJobInUseAndTakesAKilledRunsLockFile() {
+    QTemporaryDir dir;
+    sluice::GenerationSpec spec;
+    const QString path = dir.filePath("held.sluicejob");
+    writeJob(path, spec, 1, 1);
+    sluice::ui::JobsView view;
+    view.setSources(dir.path(), {});
+    QSignalSpy listed(&view, &sluice::ui::JobsView::listed);
+    view.refresh();
+    QVERIFY(listed.wait(10000));
+    view.setConfirmDelete([](const QString&) { return true; });
+    {
+      const auto lock = sluice::JobLock::acquire(path.toStdString());  // as a running generate
+      QString refusal;
+      QTimer closer;
+      connect(&closer, &QTimer::timeout, [&] {
+        if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+          refusal = box->text();
+          box->close();
+        }
+      });
+      closer.start(10);
+      QVERIFY(!view.deleteJob(path));
+      QVERIFY2(
+          refusal.contains(QString("in use by process %1").arg(QCoreApplication::applicationPid())),
+          qPrintable(refusal));
+      QVERIFY(QFileInfo::exists(path));
+    }
+    // A run killed mid-job leaves its record: a process that has ended.
+    QProcess ended;
+    ended.start("/bin/true", {});
+    QVERIFY(ended.waitForStarted());
+    const qint64 endedPid = ended.processId();
+    QVERIFY(ended.waitForFinished());
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    QFile record(path + ".lock");
+    QVERIFY(record.open(QIODevice::WriteOnly));
+    record.write(QString(R"({"pid": %1, "host": "%2", "since": "2026-11-29T00:00:00Z"})")
+                     .arg(endedPid)
+                     .arg(host)
+                     .toUtf8());
+    record.close();
+    QVERIFY(view.deleteJob(path));
+    QVERIFY(!QFileInfo::exists(path));
+    QVERIFY(!QFileInfo::exists(path + ".lock"));
   }
 
   void openingAJobRestoresThePanels() {
