@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "app/server/grammar_cache.h"
 #include "engine/data/dataset_row.h"
 #include "engine/grammar/grammar.h"
+#include "engine/grammar/grammar_cache.h"
 #include "engine/grammar/grammar_source.h"
 #include "engine/jobs/row_result.h"
 

@@ -11,9 +11,9 @@
 #include <memory>
 #include <string>
 
-#include "app/server/grammar_cache.h"
 #include "app/server/in_flight_budget.h"
 #include "engine/data/prompt_builder.h"
+#include "engine/grammar/grammar_cache.h"
 #include "engine/service/engine_service.h"
 
 namespace httplib {

@@ -1,4 +1,4 @@
-#include "app/server/grammar_cache.h"
+#include "engine/grammar/grammar_cache.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// The server's compiled grammars, by source: requests that ask for the same structure share one
+// Compiled grammars by source: requests that ask for the same structure share one
 // Grammar (and so the engine's cached token masks for it). Bounded: the least recently used
 // sources are dropped past the capacity or past a total size, and the engine lets go of a
 // grammar's masks once no request uses it any more. A grammar is built on the caller's thread

@@ -1,6 +1,6 @@
-// The server's grammars by source: one Grammar per source while it is recently used, a bounded
+// GrammarCache: one Grammar per source while it is recently used, a bounded
 // number and size of them, build errors passed on, and a slow build holding up no other lookup.
-#include "app/server/grammar_cache.h"
+#include "engine/grammar/grammar_cache.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,21 +15,21 @@
 namespace sluice::test {
 namespace {
 
-GrammarSource regex(const std::string& text) {
+GrammarSource regex_of(const std::string& text) {
   return GrammarSource{GrammarSourceKind::Regex, "structured_outputs.regex", text, {}};
 }
 
 TEST(GrammarCache, SameSourceSameGrammarAndTheLeastRecentlyUsedGoes) {
   GrammarCache cache(2);
-  const auto a = cache.get(regex("a+"));
-  EXPECT_EQ(cache.get(regex("a+")), a);
-  const auto b = cache.get(regex("b+"));
+  const auto a = cache.get(regex_of("a+"));
+  EXPECT_EQ(cache.get(regex_of("a+")), a);
+  const auto b = cache.get(regex_of("b+"));
   EXPECT_NE(b, a);
-  cache.get(regex("a+"));  // a is now the most recently used
-  cache.get(regex("c+"));  // so b goes
+  cache.get(regex_of("a+"));  // a is now the most recently used
+  cache.get(regex_of("c+"));  // so b goes
   EXPECT_EQ(cache.size(), 2u);
-  EXPECT_EQ(cache.get(regex("a+")), a);
-  EXPECT_NE(cache.get(regex("b+")), b);
+  EXPECT_EQ(cache.get(regex_of("a+")), a);
+  EXPECT_NE(cache.get(regex_of("b+")), b);
 }
 
 TEST(GrammarCache, ChoicesAreKeyedWhole) {
@@ -42,7 +42,7 @@ TEST(GrammarCache, ChoicesAreKeyedWhole) {
 TEST(GrammarCache, BuildErrorsNameTheSource) {
   GrammarCache cache;
   try {
-    cache.get(regex("(a"));
+    cache.get(regex_of("(a"));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("structured_outputs.regex"));
@@ -51,13 +51,13 @@ TEST(GrammarCache, BuildErrorsNameTheSource) {
 }
 
 TEST(GrammarCache, TheSymbolsHeldStayWithinTheBudget) {
-  const size_t one = build_grammar(regex("[a-z]{0,1000}")).num_positions();
+  const size_t one = build_grammar(regex_of("[a-z]{0,1000}")).num_positions();
   GrammarCache cache(64, 3 * one);
-  for (int i = 0; i < 10; ++i) cache.get(regex("[a-z]{0," + std::to_string(1000 - i) + "}"));
+  for (int i = 0; i < 10; ++i) cache.get(regex_of("[a-z]{0," + std::to_string(1000 - i) + "}"));
   EXPECT_LE(cache.num_symbols(), 3 * one);
   EXPECT_EQ(cache.size(), 3u);
   // The newest is kept whatever its size.
-  cache.get(regex("[a-z]{0,9000}"));
+  cache.get(regex_of("[a-z]{0,9000}"));
   EXPECT_EQ(cache.size(), 1u);
 }
 
@@ -74,10 +74,10 @@ TEST(GrammarCache, ASlowBuildDoesNotHoldUpOtherLookups) {
     }
     return build_grammar(source);
   });
-  const auto held = cache.get(regex("held"));
-  auto slow = std::async(std::launch::async, [&] { return cache.get(regex("slow")); });
+  const auto held = cache.get(regex_of("held"));
+  auto slow = std::async(std::launch::async, [&] { return cache.get(regex_of("slow")); });
   slow_started.get_future().wait();
-  auto lookup = std::async(std::launch::async, [&] { return cache.get(regex("held")); });
+  auto lookup = std::async(std::launch::async, [&] { return cache.get(regex_of("held")); });
   const bool answered = lookup.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
   release_slow.set_value();
   ASSERT_TRUE(answered) << "a lookup of a held grammar waited for another source's build";
@@ -105,8 +105,8 @@ TEST(GrammarCache, AtMostTheAllowedNumberOfBuildsRunAtOnce) {
       2);
   std::vector<std::future<std::shared_ptr<const Grammar>>> builds;
   for (int i = 0; i < 5; ++i) {
-    builds.push_back(std::async(std::launch::async,
-                                [&cache, i] { return cache.get(regex("x" + std::to_string(i))); }));
+    builds.push_back(std::async(
+        std::launch::async, [&cache, i] { return cache.get(regex_of("x" + std::to_string(i))); }));
   }
   // Let the five threads reach the cache; two may be in the builder, three must wait.
   for (int polls = 0; polls < 3000 && running < 2; ++polls)
