@@ -334,7 +334,11 @@ FilterFn find_filter(std::string_view name) {
 }
 
 Value run_filter(RenderState& state, FilterFn fn, const Value& input, const CallArgs& args) {
-  state.budget.spend_value(input);
+  // |length of a list or dict reads its size only. Counting the whole value would charge work
+  // that is not done: Qwen3's template takes messages|length in every turn of a loop over the
+  // messages, which for a long conversation is gigabytes never read.
+  const bool reads_size_only = fn == filter_length && (input.is_list() || input.is_dict());
+  state.budget.spend_bytes(reads_size_only ? kItemBytes : value_bytes(input));
   state.budget.spend_args(args);
   Value result = fn(state, input, args);
   state.budget.spend_value(result);
