@@ -69,7 +69,6 @@ BatchRow BatchRows::build_parsed(const DatasetRow& row, const BatchRequest& batc
   BatchRow out;
   out.sampling = request.sampling;
   out.is_chat = request.kind == CompletionKind::Chat;
-  out.grammar_source = request.grammar;
   if (request.has_seed) out.own_seed = static_cast<int64_t>(request.sampling.seed);
   try {
     if (request.kind == CompletionKind::Chat) {
@@ -83,12 +82,10 @@ BatchRow BatchRows::build_parsed(const DatasetRow& row, const BatchRequest& batc
     fail(input_path_, ":", row.line, ": batch line '", batch.custom_id, "': ", e.what());
   }
   if (request.grammar) {
-    try {
-      out.sampling.grammar = grammars_.get(*request.grammar);
-    } catch (const Error& e) {
-      fail(input_path_, ":", row.line, ": batch line '", batch.custom_id, "': invalid body: '",
-           request.grammar_param, "': ", e.what());
-    }
+    GrammarSource source = *request.grammar;
+    source.name = str_cat(input_path_, ":", row.line, ": batch line '", batch.custom_id,
+                          "': invalid body: '", request.grammar_param, "': ", source.name);
+    out.sampling.grammar = std::make_shared<const GrammarSource>(std::move(source));
   }
   return out;
 }

@@ -11,7 +11,7 @@
 #include "app/batch_request.h"
 #include "engine/data/dataset_row.h"
 #include "engine/data/prompt_builder.h"
-#include "engine/grammar/grammar_cache.h"
+#include "engine/grammar/grammar_source.h"
 #include "engine/jobs/row_result.h"
 #include "engine/sched/sampling_params.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -20,10 +20,11 @@ namespace sluice {
 
 struct BatchRow {
   BuiltPrompt prompt;
-  SamplingParams sampling;  // grammar compiled when the body asks for structured output
-  std::optional<GrammarSource> grammar_source;  // what it was compiled from (for a remote server)
-  bool is_chat = false;                         // a /v1/chat/completions line
-  std::optional<int64_t> own_seed;              // the body's "seed", as written
+  // sampling.grammar: the body's structured output, named after the line and the parameter so
+  // that the service's compile error says which line and body parameter it comes from.
+  SamplingParams sampling;
+  bool is_chat = false;             // a /v1/chat/completions line
+  std::optional<int64_t> own_seed;  // the body's "seed", as written
 };
 
 class BatchRows {
@@ -35,8 +36,8 @@ class BatchRows {
 
   // Returns row's prompt and sampling parameters; chat_builder renders chat messages (the
   // job's PromptBuilder). Throws Error starting "path:line: " when the line is refused
-  // (BatchRequests::parse), its chat template fails, a prompt token id is outside the
-  // vocabulary, or its structured output does not compile.
+  // (BatchRequests::parse), its chat template fails, or a prompt token id is outside the
+  // vocabulary. Its structured output is a source, compiled by the service that runs it.
   BatchRow build(const DatasetRow& row, const PromptBuilder& chat_builder,
                  const SamplingParams& defaults);
 
@@ -62,7 +63,6 @@ class BatchRows {
   const Tokenizer* tokenizer_;
   BatchRequests requests_;
   PromptBuilder plain_builder_;
-  mutable GrammarCache grammars_{256};  // thread-safe
 };
 
 }  // namespace sluice

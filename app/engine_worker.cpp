@@ -10,7 +10,6 @@
 #include "engine/backend/device.h"
 #include "engine/core/error.h"
 #include "engine/data/exporters.h"
-#include "engine/grammar/grammar_source.h"
 #include "engine/jobs/job_table.h"
 
 namespace sluice {
@@ -140,7 +139,8 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
 }
 
 void EngineWorker::probeDevices() {
-  emit devicesProbed(probe_devices());  // starting the CUDA runtime can take a while: not on the GUI thread
+  emit devicesProbed(
+      probe_devices());  // starting the CUDA runtime can take a while: not on the GUI thread
 }
 
 EngineWorker::~EngineWorker() {
@@ -196,14 +196,10 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     m_isJobLoading = true;
   }
   try {
-    // The app's spec carries the grammar's source; it is compiled here, off the GUI thread (a
-    // resumed job compiles its own from the job file).
-    GenerationSpec compiled = spec;
-    if (!resume && compiled.grammar && !compiled.sampling.grammar)
-      compiled.sampling.grammar = std::make_shared<const Grammar>(build_grammar(*compiled.grammar));
+    // The spec carries its grammar's source: the job's service compiles it.
     std::shared_ptr<GenerationJob> job =
         resume ? GenerationJob::resume(jobPath.toStdString(), spec.device, spec.num_threads)
-               : GenerationJob::create(compiled, jobPath.toStdString());
+               : GenerationJob::create(spec, jobPath.toStdString());
     // Counted beside the load and the run, so progress is rows of a known total early on.
     const BackgroundRowCount rowCount(job->spec().input_path, job->spec().format,
                                       static_cast<int64_t>(job->spec().limit));

@@ -61,11 +61,12 @@ RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt, const Ge
 struct GenerationJob::PendingRow {
   DatasetRow row;
   BuiltPrompt prompt;
-  std::shared_ptr<const Grammar> grammar;       // the row's own schema's (RowSchemas), or null
-  std::optional<GrammarSource> grammar_source;  // its source, for a remote server
-  bool is_chat = true;                          // for a remote server: chat or text completion
-  std::optional<int64_t> own_seed;              // a batch line's own seed (remote servers)
-  SamplingParams sampling;                      // the spec's, or a batch line's own
+  bool is_chat = true;              // for a remote server: chat or text completion
+  std::optional<int64_t> own_seed;  // a batch line's own seed (remote servers)
+  // The spec's, or a batch line's own; its grammar is the spec's source, or the row's own (its
+  // schema column's, its batch line's).
+  SamplingParams sampling;
+  bool has_own_grammar = false;
   std::unique_ptr<RequestHandle> handle;
   std::vector<FinishedRequest> samples;
   int num_finished = 0;
@@ -233,6 +234,9 @@ void GenerationJob::load(const LoadOptions& load_options,
     requests_ = service_.get();
   }
   inbox_ = std::make_shared<Inbox>();
+  // The job's grammar is checked by the service that runs it (compiled through its cache, for a
+  // local one) before the job file exists: a grammar it refuses leaves nothing behind.
+  if (spec_.sampling.grammar) requests_->check_grammar(*spec_.sampling.grammar);
   // A prompt that cannot fit is refused before it is tokenized (a hostile row costs no tokens).
   prompt_builder_->set_max_model_len(requests_->max_model_len());
   if (batch_rows_) batch_rows_->set_max_model_len(requests_->max_model_len());
@@ -289,8 +293,10 @@ bool GenerationJob::build_batch_row(const DatasetRow& row, PendingRow& pending,
     BatchRow batch = batch_rows_->build(row, *prompt_builder_, spec_.sampling);
     pending.prompt = std::move(batch.prompt);
     pending.sampling = std::move(batch.sampling);
+    // A line without structured output of its own keeps the job's (the same source).
+    pending.has_own_grammar =
+        pending.sampling.grammar && pending.sampling.grammar != spec_.sampling.grammar;
     pending.is_chat = batch.is_chat;
-    pending.grammar_source = std::move(batch.grammar_source);
     pending.own_seed = batch.own_seed;
   } catch (const Error& e) {
     handle_bad_row(DatasetRowError(e.what(), row.line, row.row_index), progress, summary, &row);
@@ -310,26 +316,31 @@ ServiceRequest GenerationJob::request_for(const BuiltPrompt& prompt, const Sampl
   return request;
 }
 
-std::unique_ptr<RequestHandle> GenerationJob::submit_request(
-    ServiceRequest request, const std::optional<GrammarSource>& row_grammar,
-    std::function<void()> on_event) {
-  if (!remote_) return service_->submit(std::move(request), std::move(on_event));
-  return remote_->submit_remote(std::move(request), row_grammar ? row_grammar : spec_.grammar,
-                                std::move(on_event));
-}
-
 // Submits a row to the service; returns false (keeping the row) when the service's queue is full.
-bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending) {
+// A row whose own grammar the service refuses is recorded (failed, or a bad batch line) and
+// dropped; the job's own grammar refused stops the job (load() checked it: it cannot happen).
+bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending, JobProgress& progress,
+                           RunSummary& summary) {
   const uint64_t row_key = next_row_key_;
   ServiceRequest request =
       request_for(pending->prompt, pending->sampling, pending->row.row_index, pending->is_chat);
   request.exact_seed = pending->own_seed;
-  if (pending->grammar) request.sampling.grammar = pending->grammar;
   try {
-    pending->handle = submit_request(std::move(request), pending->grammar_source,
-                                     [inbox = inbox_, row_key] { inbox->post(row_key); });
+    pending->handle =
+        requests_->submit(std::move(request), [inbox = inbox_, row_key] { inbox->post(row_key); });
   } catch (const QueueFull&) {
     return false;
+  } catch (const InvalidGrammar& e) {
+    if (!pending->has_own_grammar) throw;
+    const PendingRow& p = *pending;
+    if (row_schemas_) {
+      store_result(refused_row(p.row, p.prompt, spec_, e.what()), progress, 0.0);
+    } else {  // a batch line's body: the line is refused as a bad one
+      handle_bad_row(DatasetRowError(e.what(), p.row.line, p.row.row_index), progress, summary,
+                     &p.row);
+    }
+    pending.reset();
+    return true;
   }
   ++next_row_key_;
   in_flight_[row_key] = std::move(pending);
@@ -340,7 +351,7 @@ bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending) {
 // come.
 bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
   const size_t window = window_size();
-  if (deferred_ && !is_stopping_ && submit(deferred_)) deferred_.reset();
+  if (deferred_ && !is_stopping_ && submit(deferred_, progress, summary)) deferred_.reset();
   while (!deferred_ && !is_reader_done_ && !is_stopping_ && in_flight_.size() < window) {
     std::optional<DatasetRow> row;
     try {
@@ -378,8 +389,9 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
     if (!fit_context(*row, pending->prompt, progress)) continue;
     if (row_schemas_) {
       try {
-        pending->grammar = row_schemas_->grammar_for(*row);
-        if (remote_) pending->grammar_source = row_schemas_->source_for(row->fields, row->line);
+        pending->sampling.grammar =
+            std::make_shared<const GrammarSource>(row_schemas_->source_for(*row));
+        pending->has_own_grammar = true;
       } catch (const Error& e) {
         store_result(refused_row(*row, pending->prompt, spec_, e.what()), progress, 0.0);
         continue;
@@ -387,7 +399,8 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
     }
     pending->row = std::move(*row);
     pending->samples.resize(static_cast<size_t>(pending->sampling.n));
-    if (!submit(pending)) deferred_ = std::move(pending);  // other clients filled the queue
+    // Kept for later when other clients filled the queue.
+    if (!submit(pending, progress, summary)) deferred_ = std::move(pending);
   }
   if (is_stopping_) deferred_.reset();
   progress.file_fraction = reader_->progress();
@@ -574,16 +587,13 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
       truncate_prompt(prompt, *prompt_builder_, max_model_len, spec_.sampling.max_tokens,
                       session_->tokenizer->bos_id());
   };
-  std::optional<GrammarSource> row_grammar;
   if (remote_ && batch_rows_) {
     BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
     request = request_for(batch.prompt, batch.sampling, row_index, batch.is_chat);
     request.exact_seed = batch.own_seed;
-    row_grammar = std::move(batch.grammar_source);
   } else if (remote_) {
     request = request_for(BuiltPrompt{stored->messages, stored->prompt, {}, ""}, spec_.sampling,
                           row_index, spec_.prompt.use_chat_template);
-    if (row_schemas_) row_grammar = row_schemas_->source_for(stored->input, stored->line);
   } else if (batch_rows_) {
     BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
     if (spec_.on_long_prompt == LongPromptPolicy::Truncate) truncate_stored(batch.prompt);
@@ -598,13 +608,15 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
   } else {
     request.prompt_token_ids = prompt_builder_->encode(stored->prompt);
   }
-  if (row_schemas_) request.sampling.grammar = row_schemas_->grammar_for(*stored);
+  if (row_schemas_)
+    request.sampling.grammar =
+        std::make_shared<const GrammarSource>(row_schemas_->source_for(*stored));
   std::unique_ptr<RequestHandle> handle;
   for (bool told_full = false; !handle;) {
     if (cancel && cancel->load()) throw Cancelled();
     const int num_ahead = requests_->metrics().num_waiting;
     try {
-      handle = submit_request(request, row_grammar, {});
+      handle = requests_->submit(request);
     } catch (const QueueFull& e) {
       if (on_wait && !told_full)
         on_wait(str_cat(e.what(), "; the row is submitted when a place frees"));

@@ -147,7 +147,7 @@ class GenerationJob {
   // refused (recorded as a bad row).
   bool build_batch_row(const DatasetRow& row, PendingRow& pending, JobProgress& progress,
                        RunSummary& summary);
-  bool submit(std::unique_ptr<PendingRow>& pending);
+  bool submit(std::unique_ptr<PendingRow>& pending, JobProgress& progress, RunSummary& summary);
   // Applies the spec's LongPromptPolicy to a prompt that does not fit the context (a fitting one
   // passes untouched); returns false when the row was recorded (failed or skipped) instead.
   bool fit_context(const DatasetRow& row, BuiltPrompt& prompt, JobProgress& progress);
@@ -164,9 +164,6 @@ class GenerationJob {
   // The request a pending row (or a stored one, for run_row_alone) is submitted as.
   ServiceRequest request_for(const BuiltPrompt& prompt, const SamplingParams& sampling,
                              int64_t row_index, bool is_chat) const;
-  std::unique_ptr<RequestHandle> submit_request(ServiceRequest request,
-                                                const std::optional<GrammarSource>& row_grammar,
-                                                std::function<void()> on_event);
   // Returns the rows read so far, bad ones included, within the spec's limit.
   int64_t rows_read() const;
 

@@ -75,7 +75,9 @@ GrammarSource grammar_from_json(const Json& j) {
 
 }  // namespace
 
-const char* to_string(BadRowPolicy policy) { return policy == BadRowPolicy::Skip ? "skip" : "stop"; }
+const char* to_string(BadRowPolicy policy) {
+  return policy == BadRowPolicy::Skip ? "skip" : "stop";
+}
 
 BadRowPolicy parse_bad_row_policy(const std::string& name) {
   if (name == "skip") return BadRowPolicy::Skip;
@@ -129,7 +131,7 @@ Json spec_to_json(const GenerationSpec& s) {
            {"max_model_len", s.engine.max_model_len},
            {"enable_prefix_caching", s.engine.enable_prefix_caching},
            {"gpu_memory_utilization", s.engine.gpu_memory_utilization}}}};
-  if (s.grammar) j["grammar"] = grammar_to_json(*s.grammar);
+  if (s.sampling.grammar) j["grammar"] = grammar_to_json(*s.sampling.grammar);
   if (!s.schema_column.empty()) j["schema_column"] = s.schema_column;
   if (s.remote.is_remote()) j["remote"] = remote_spec_to_json(s.remote);
   // Only when asked for: jobs that let long prompts fail keep the parameters they always had.
@@ -161,14 +163,15 @@ GenerationSpec spec_from_json(const Json& j) {
   s.engine.enable_prefix_caching = get<bool>(e, "enable_prefix_caching");
   // Added with the CUDA backend: job files written before it have neither.
   if (j.contains("device")) s.device = get<std::string>(j, "device");
-  if (e.contains("gpu_memory_utilization")) s.engine.gpu_memory_utilization = get<double>(e, "gpu_memory_utilization");
+  if (e.contains("gpu_memory_utilization"))
+    s.engine.gpu_memory_utilization = get<double>(e, "gpu_memory_utilization");
   if (j.contains("on_long_prompt"))
     s.on_long_prompt = parse_long_prompt_policy(get<std::string>(j, "on_long_prompt"));
-  // Added with structured output: absent in older jobs and in unconstrained ones.
-  if (j.contains("grammar")) {
-    s.grammar = grammar_from_json(get<Json>(j, "grammar"));
-    s.sampling.grammar = std::make_shared<const Grammar>(build_grammar(*s.grammar));
-  }
+  // Added with structured output: absent in older jobs and in unconstrained ones. Read, not
+  // compiled: the service that runs the job compiles it (so opening a job compiles nothing).
+  if (j.contains("grammar"))
+    s.sampling.grammar =
+        std::make_shared<const GrammarSource>(grammar_from_json(get<Json>(j, "grammar")));
   if (j.contains("schema_column")) s.schema_column = get<std::string>(j, "schema_column");
   // Added with remote jobs: absent in local ones.
   if (j.contains("remote")) s.remote = remote_spec_from_json(get<Json>(j, "remote"));

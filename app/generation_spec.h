@@ -30,15 +30,16 @@ struct GenerationSpec {
   std::string input_path;
   DatasetFormat format = DatasetFormat::Auto;
   PromptOptions prompt;
-  size_t limit = 0;            // 0: every row
+  size_t limit = 0;  // 0: every row
   BadRowPolicy on_bad_row = BadRowPolicy::Stop;
   LongPromptPolicy on_long_prompt = LongPromptPolicy::Fail;
   bool with_token_ids = false;
   EngineConfig engine;
-  SamplingParams sampling;               // sampling.grammar is built from grammar
-  std::optional<GrammarSource> grammar;  // constrains every output (none: free text)
+  // sampling.grammar: the source that constrains every output (null: free text), stored as it
+  // is so a resumed job compiles the same grammar; the service that runs the rows compiles it.
+  SamplingParams sampling;
   // Each row's output follows the JSON Schema in this field of the row (app/row_schemas.h);
-  // "" for none. Exclusive with grammar.
+  // "" for none. Exclusive with sampling.grammar.
   std::string schema_column;
   // Where the run happens; not part of what determines outputs on the CPU.
   std::string device = "cpu";

@@ -7,17 +7,12 @@ namespace sluice {
 RowSchemas::RowSchemas(std::string column, std::string input_path)
     : column_(std::move(column)), input_path_(std::move(input_path)) {}
 
-std::shared_ptr<const Grammar> RowSchemas::grammar_for(const DatasetRow& row) {
-  return grammar_for(row.fields, row.line);
+GrammarSource RowSchemas::source_for(const DatasetRow& row) const {
+  return source_for(row.fields, row.line);
 }
 
-std::shared_ptr<const Grammar> RowSchemas::grammar_for(const RowResult& row) {
-  return grammar_for(row.input, row.line);
-}
-
-std::shared_ptr<const Grammar> RowSchemas::grammar_for(const nlohmann::ordered_json& fields,
-                                                       size_t line) {
-  return cache_.get(source_for(fields, line));
+GrammarSource RowSchemas::source_for(const RowResult& row) const {
+  return source_for(row.input, row.line);
 }
 
 GrammarSource RowSchemas::source_for(const nlohmann::ordered_json& fields, size_t line) const {

@@ -112,8 +112,11 @@ void Engine::check_kv_pool_fits_host_memory(int num_blocks, size_t block_bytes) 
 }
 
 RequestId Engine::add_request(std::vector<int32_t> prompt_token_ids, const SamplingParams& params,
-                              uint64_t sample_key) {
+                              uint64_t sample_key, std::shared_ptr<const Grammar> grammar) {
   validate_sampling_params(params);
+  // The engine never compiles: a source reaching it uncompiled would run unconstrained.
+  if (params.grammar && !grammar)
+    fail("a request's grammar source reached the engine uncompiled (compile it first)");
   for (const int32_t id : prompt_token_ids) {
     if (id < 0 || id >= model_config_.vocab_size)
       fail("prompt token id ", id, " is outside the vocabulary");
@@ -122,7 +125,7 @@ RequestId Engine::add_request(std::vector<int32_t> prompt_token_ids, const Sampl
   const bool at_start = prompt_token_ids.empty() || (prompt_token_ids.size() == 1 &&
                                                      prompt_token_ids[0] == tokenizer_.bos_id());
   auto request = make_request(id, std::move(prompt_token_ids), params, sample_key, 0);
-  if (params.grammar) request->grammar_matcher = grammar_constraints_.make_matcher(params.grammar);
+  if (grammar) request->grammar_matcher = grammar_constraints_.make_matcher(grammar);
   request->arrival_time = Clock::now();
   group_of_[id] = id;
   group_members_[id] = {id};

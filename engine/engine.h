@@ -95,10 +95,13 @@ class Engine {
 
   // Queues a prompt for params.n samples; returns the id that names the group in outputs.
   // sample_key keys the RNG (for example the input row index), so a row's output does not
-  // depend on the rest of the batch. Throws Error for invalid sampling parameters. A request
-  // that can never run is reported finished with an error by the next step.
+  // depend on the rest of the batch. grammar constrains the outputs: the compiled form of
+  // params.grammar, compiled off the engine's thread by whoever owns the engine (EngineService,
+  // through its GrammarCache); null for free text. Throws Error for invalid sampling parameters
+  // and for a params.grammar without its compiled grammar. A request that can never run is
+  // reported finished with an error by the next step.
   RequestId add_request(std::vector<int32_t> prompt_token_ids, const SamplingParams& params,
-                        uint64_t sample_key);
+                        uint64_t sample_key, std::shared_ptr<const Grammar> grammar = nullptr);
 
   // Aborts every sample of the group; they are reported finished (Abort) by the next step.
   void abort(RequestId group_id);

@@ -10,10 +10,10 @@ namespace sluice::ui {
 
 namespace {
 
-// What a valid output is valid as.
-QString validAs(std::optional<sluice::GrammarSourceKind> kind) {
-  if (!kind) return QObject::tr("valid JSON for the row's schema");
-  switch (*kind) {
+// What a valid output is valid as; source null: each row's own schema.
+QString validAs(const sluice::GrammarSource* source) {
+  if (!source) return QObject::tr("valid JSON for the row's schema");
+  switch (source->kind) {
     case GrammarSourceKind::JsonSchema:
       return QObject::tr("valid JSON for the schema");
     case GrammarSourceKind::JsonObject:
@@ -31,28 +31,23 @@ QString validAs(std::optional<sluice::GrammarSourceKind> kind) {
 }  // namespace
 
 std::unique_ptr<OutputValidity> OutputValidity::forSpec(const sluice::GenerationSpec& spec) {
-  if (!spec.grammar && spec.schema_column.empty()) return nullptr;
+  if (!spec.sampling.grammar && spec.schema_column.empty()) return nullptr;
   std::unique_ptr<OutputValidity> validity(new OutputValidity);
-  if (spec.grammar) {
-    validity->m_kind = spec.grammar->kind;
-    try {
-      validity->m_grammar = std::make_shared<const Grammar>(build_grammar(*spec.grammar));
-    } catch (const Error& e) {
-      validity->m_grammarError = QString::fromUtf8(e.what());
-    }
-  } else {
+  if (spec.sampling.grammar)
+    validity->m_source = spec.sampling.grammar;
+  else
     validity->m_rowSchemas = std::make_unique<RowSchemas>(spec.schema_column, spec.input_path);
-  }
   return validity;
 }
 
 std::shared_ptr<const sluice::Grammar> OutputValidity::grammarFor(const sluice::RowResult& row) {
-  if (!m_rowSchemas) return m_grammar;
+  m_grammarError = m_rowSchemas ? QString() : m_sourceError;
+  if (!m_grammarError.isEmpty()) return nullptr;  // the job's grammar is not compiled again
   try {
-    m_grammarError.clear();
-    return m_rowSchemas->grammar_for(row);
+    return m_grammars.get(m_rowSchemas ? m_rowSchemas->source_for(row) : *m_source);
   } catch (const Error& e) {
     m_grammarError = QString::fromUtf8(e.what());
+    if (!m_rowSchemas) m_sourceError = m_grammarError;
     return nullptr;
   }
 }
@@ -66,7 +61,7 @@ std::optional<bool> OutputValidity::isValid(const sluice::RowResult& row, size_t
 QString OutputValidity::describe(const sluice::RowResult& row, size_t sampleIdx) {
   const std::optional<bool> valid = isValid(row, sampleIdx);
   if (!valid) return {};
-  if (*valid) return validAs(m_kind);
+  if (*valid) return validAs(m_source.get());
   if (!m_grammarError.isEmpty()) return QObject::tr("not valid: %1").arg(m_grammarError);
   const std::string& reason = row.samples[sampleIdx].finish_reason;
   if (reason == "length") return QObject::tr("not valid: cut off by max tokens");

@@ -1,6 +1,8 @@
 // Whether a job's outputs are sentences of its grammar (the job's one grammar, or each row's own
 // schema): what the results table's Valid column and the row detail show. A sample is valid when
-// its whole output matches; an output cut off by max_tokens inside a structure is not.
+// its whole output matches; an output cut off by max_tokens inside a structure is not. Grammars
+// are compiled (through a GrammarCache) when a row is first checked, never when the checker is
+// made: the checks run on a pool thread, so opening a job compiles nothing on the GUI thread.
 #pragma once
 
 #include <QString>
@@ -13,6 +15,7 @@
 #include "app/generation_spec.h"
 #include "app/row_schemas.h"
 #include "engine/grammar/grammar.h"
+#include "engine/grammar/grammar_cache.h"
 #include "engine/jobs/row_result.h"
 
 namespace sluice {
@@ -24,6 +27,7 @@ namespace sluice::ui {
 class OutputValidity final {
  public:
   // Returns the checker for a job run with spec, or nullptr for free text (nothing to check).
+  // Compiles nothing.
   static std::unique_ptr<OutputValidity> forSpec(const sluice::GenerationSpec& spec);
 
   // Returns whether row's sample sampleIdx is valid; nullopt when the row has no such sample.
@@ -38,10 +42,11 @@ class OutputValidity final {
   // build (the job's grammar, or the row's own schema).
   std::shared_ptr<const sluice::Grammar> grammarFor(const sluice::RowResult& row);
 
-  std::optional<sluice::GrammarSourceKind> m_kind;   // the job's grammar; none: a schema per row
-  std::shared_ptr<const sluice::Grammar> m_grammar;  // the job's grammar, built once
-  std::unique_ptr<sluice::RowSchemas> m_rowSchemas;  // a schema per row
-  QString m_grammarError;
+  std::shared_ptr<const sluice::GrammarSource> m_source;  // the job's grammar; null: one per row
+  std::unique_ptr<sluice::RowSchemas> m_rowSchemas;       // a schema per row
+  sluice::GrammarCache m_grammars{64};
+  QString m_grammarError;  // why the last row's grammar did not build
+  QString m_sourceError;   // why the job's grammar did not build
 };
 
 // The Valid column's reads: a page of a job's rows read whole (validity needs the whole output,

@@ -210,7 +210,8 @@ std::optional<sluice::GrammarSource> StructuredOutputPanel::grammarSource() cons
 }
 
 void StructuredOutputPanel::applyToSpec(sluice::GenerationSpec& spec) const {
-  spec.grammar = grammarSource();
+  const std::optional<GrammarSource> source = grammarSource();
+  spec.sampling.grammar = source ? std::make_shared<const GrammarSource>(*source) : nullptr;
   spec.schema_column = mode() == Mode::SchemaColumn ? m_column->currentText().toStdString() : "";
 }
 
@@ -223,19 +224,21 @@ void StructuredOutputPanel::setFromSpec(const sluice::GenerationSpec& spec) {
     const QString column = QString::fromStdString(spec.schema_column);
     if (m_column->findText(column) < 0) m_column->addItem(column);
     m_column->setCurrentIndex(m_column->findText(column));
-  } else if (spec.grammar) {
+  } else if (spec.sampling.grammar) {
     for (const ModeKind& entry : kModeKinds) {
-      if (entry.kind == spec.grammar->kind) shown = entry.mode;
+      if (entry.kind == spec.sampling.grammar->kind) shown = entry.mode;
     }
     QStringList lines;
-    for (const std::string& choice : spec.grammar->choices) lines << QString::fromStdString(choice);
-    shownText = spec.grammar->kind == GrammarSourceKind::Choice
+    for (const std::string& choice : spec.sampling.grammar->choices)
+      lines << QString::fromStdString(choice);
+    shownText = spec.sampling.grammar->kind == GrammarSourceKind::Choice
                     ? lines.join('\n')
-                    : QString::fromStdString(spec.grammar->text);
+                    : QString::fromStdString(spec.sampling.grammar->text);
   }
   setMode(shown);
   m_editor->setPlainText(shownText);
-  m_loadedPath = spec.grammar ? QString::fromStdString(spec.grammar->name) : QString();
+  m_loadedPath =
+      spec.sampling.grammar ? QString::fromStdString(spec.sampling.grammar->name) : QString();
   m_updating = false;
   onModeChanged();
 }

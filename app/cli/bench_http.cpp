@@ -257,8 +257,8 @@ HttpBenchResult run_http_bench_mode(HttpBenchMode mode, const std::vector<Servic
   std::vector<std::string> bodies;
   bodies.reserve(requests.size());
   for (const ServiceRequest& r : requests) {
-    Json body = remote_request_body(
-        r, spec.model, RemoteDriver::sample_seed(r.sampling.seed, r.sample_key, 0), nullptr);
+    Json body = remote_request_body(r, spec.model,
+                                    RemoteDriver::sample_seed(r.sampling.seed, r.sample_key, 0));
     body["stream"] = true;
     body["stream_options"] = {{"include_usage", true}};
     bodies.push_back(body.dump(-1, ' ', false, Json::error_handler_t::replace));

@@ -140,13 +140,15 @@ BenchResult run_bench_mode(BenchMode mode, const ModelSession& session,
   int64_t preemptions_base = 0;
   const auto begin = std::chrono::steady_clock::now();
   if (mode == BenchMode::Continuous) {
-    for (size_t i = 0; i < prompts.size(); ++i) engine.add_request(prompts[i], spec.sampling, i);
+    for (size_t i = 0; i < prompts.size(); ++i)
+      engine.add_request(prompts[i], spec.sampling, i, spec.grammar);
     drain(engine, acc, preemptions_base);
   } else {
     // Sequential is static batching with batches of one: a batch starts when the last ends.
     for (size_t start = 0; start < prompts.size(); start += static_cast<size_t>(batch)) {
       const size_t end = std::min(prompts.size(), start + static_cast<size_t>(batch));
-      for (size_t i = start; i < end; ++i) engine.add_request(prompts[i], spec.sampling, i);
+      for (size_t i = start; i < end; ++i)
+        engine.add_request(prompts[i], spec.sampling, i, spec.grammar);
       drain(engine, acc, preemptions_base);
     }
   }
@@ -177,7 +179,7 @@ BenchResult run_bench_mode(BenchMode mode, const ModelSession& session,
   r.naive_reserved_bytes = static_cast<size_t>(acc.peak_running) *
                            static_cast<size_t>(engine.max_model_len()) * token_bytes;
   r.num_preemptions = acc.preemptions;
-  r.is_constrained = spec.sampling.grammar != nullptr;
+  r.is_constrained = spec.grammar != nullptr;
   std::vector<float> mask_us = engine.grammar_constraints().mask_times_us();
   r.num_masks = static_cast<int64_t>(mask_us.size());
   if (!mask_us.empty()) {
@@ -266,7 +268,8 @@ std::vector<RooflinePoint> run_roofline_engine(int batch, bool is_continuous, Ba
   SamplingParams sampling = spec.sampling;
   sampling.ignore_eos = true;  // every request decodes max_tokens: full batches throughout
   const size_t count = is_continuous ? prompts.size() : static_cast<size_t>(batch);
-  for (size_t i = 0; i < count; ++i) engine.add_request(prompts[i % prompts.size()], sampling, i);
+  for (size_t i = 0; i < count; ++i)
+    engine.add_request(prompts[i % prompts.size()], sampling, i, spec.grammar);
   Accumulator acc;
   acc.roofline = &model;
   acc.full_batch = is_continuous ? 0 : batch;

@@ -22,6 +22,9 @@ BenchMode parse_bench_mode(const std::string& name);
 struct BenchSpec {
   EngineConfig engine;      // KV pool and limits shared by every mode
   SamplingParams sampling;  // max_tokens etc.
+  // sampling.grammar compiled: the benchmark drives engines directly, without a service to
+  // compile it (null: free text).
+  std::shared_ptr<const Grammar> grammar;
   int static_batch = 32;
   std::string device = "cpu";
   int num_threads = 0;

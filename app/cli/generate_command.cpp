@@ -19,6 +19,7 @@
 #include "engine/core/mapped_file.h"
 #include "engine/data/export_output.h"
 #include "engine/data/exporters.h"
+#include "engine/grammar/grammar_cache.h"
 #include "engine/grammar/grammar_matcher.h"
 #include "engine/jobs/job_schema.h"
 
@@ -192,10 +193,11 @@ GenerationSpec read_spec(const QCommandLineParser& parser) {
   s.limit = static_cast<size_t>(option_int(parser, "limit", 0, 1, 1LL << 40));
   s.with_token_ids = parser.isSet("token-ids");
   s.sampling = read_sampling_options(parser);
-  s.grammar = read_grammar_source(parser);
-  if (s.grammar) s.sampling.grammar = std::make_shared<const Grammar>(build_grammar(*s.grammar));
+  if (auto grammar = read_grammar_source(parser))
+    s.sampling.grammar = std::make_shared<const GrammarSource>(std::move(*grammar));
   if (parser.isSet("schema-column")) {
-    if (s.grammar) throw UsageError("give --schema-column or a grammar for every row, not both");
+    if (s.sampling.grammar)
+      throw UsageError("give --schema-column or a grammar for every row, not both");
     s.schema_column = parser.value("schema-column").toStdString();
     if (s.schema_column.empty()) throw UsageError("--schema-column needs a column name");
   }
@@ -291,7 +293,8 @@ void add_validity(nlohmann::ordered_json& row, const RowResult& r, const Grammar
 // what was written and left out: export formats leave out rows they cannot use, and any format
 // leaves out stored rows that do not read back. With a grammar (the job's, or each row's own
 // schema), rows say whether they are valid.
-ExportStats write_output(JobStore& store, const GenerateArgs& a, const GenerationSpec& spec) {
+ExportStats write_output(JobStore& store, const GenerateArgs& a, const GenerationSpec& spec,
+                         GrammarCache& grammars) {
   if (a.export_format)
     return export_job(store, *a.export_format, a.output_path,
                       with_batch_responses(a.export_options));
@@ -300,14 +303,17 @@ ExportStats write_output(JobStore& store, const GenerateArgs& a, const Generatio
   std::unique_ptr<RowSchemas> row_schemas;
   if (!spec.schema_column.empty())
     row_schemas = std::make_unique<RowSchemas>(spec.schema_column, spec.input_path);
+  // The job's grammar ran: it compiles (and was compiled through grammars already).
+  const std::shared_ptr<const Grammar> grammar =
+      spec.sampling.grammar ? grammars.get(*spec.sampling.grammar) : nullptr;
   store.for_each_result(
       [&](const RowResult& r) {
         nlohmann::ordered_json row = output_row_json(r);
-        if (spec.sampling.grammar) add_validity(row, r, spec.sampling.grammar.get());
+        if (grammar) add_validity(row, r, grammar.get());
         if (row_schemas) {
           std::shared_ptr<const Grammar> own;
           try {
-            own = row_schemas->grammar_for(r);
+            own = grammars.get(row_schemas->source_for(r));
           } catch (const Error&) {
             // the row failed for it: its error says why
           }
@@ -437,7 +443,8 @@ int run_job(const GenerateArgs& a) {
   ExportStats written;
   if (!a.output_path.empty()) {
     try {
-      written = write_output(job->store(), a, job->spec());
+      GrammarCache grammars;
+      written = write_output(job->store(), a, job->spec(), grammars);
     } catch (const Error& e) {
       fail(e.what(), "\n(the results are in the job ", job_path,
            "; write them with sluice jobs export ", job_path, ")");

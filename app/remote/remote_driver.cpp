@@ -70,7 +70,6 @@ EndpointUrl parse_endpoint_url(const std::string& url) {
 
 struct RemoteDriver::Request {
   ServiceRequest request;
-  std::optional<GrammarSource> grammar;
   std::shared_ptr<RequestStream> stream;
   double arrival_s = 0.0;
   Clock::time_point submit_time;
@@ -215,17 +214,11 @@ uint64_t RemoteDriver::sample_seed(uint64_t seed, uint64_t sample_key, uint32_t 
 
 std::unique_ptr<RequestHandle> RemoteDriver::submit(ServiceRequest request,
                                                     std::function<void()> on_event) {
-  return submit_remote(std::move(request), std::nullopt, std::move(on_event));
-}
-
-std::unique_ptr<RequestHandle> RemoteDriver::submit_remote(ServiceRequest request,
-                                                           std::optional<GrammarSource> grammar,
-                                                           std::function<void()> on_event) {
   if (request.sampling.n < 1) fail("remote request: n must be at least 1");
   if (request.is_chat && request.messages.empty()) fail("remote request: no messages");
+  // A schema that is not JSON is refused now, not sent to every endpoint in turn.
+  if (request.sampling.grammar) remote_request_body(request, model_, 0);
   auto r = std::make_shared<Request>();
-  r->grammar = std::move(grammar);
-  if (r->grammar) remote_request_body(request, model_, 0, &*r->grammar);  // throws for a bad schema
   r->request = std::move(request);
   r->stream = std::make_shared<RequestStream>(static_cast<uint32_t>(r->request.sampling.n),
                                               std::move(on_event));
@@ -246,6 +239,12 @@ std::unique_ptr<RequestHandle> RemoteDriver::submit_remote(ServiceRequest reques
   }
   wake_.notify_all();
   return handle;
+}
+
+void RemoteDriver::check_grammar(const GrammarSource& source) {
+  ServiceRequest request;
+  request.sampling.grammar = std::make_shared<const GrammarSource>(source);
+  remote_request_body(request, model_, 0);
 }
 
 std::optional<RemoteDriver::Attempt> RemoteDriver::next_attempt(
@@ -315,9 +314,8 @@ void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
                              ? *r.request.exact_seed
                              : static_cast<int64_t>(sample_seed(
                                    r.request.sampling.seed, r.request.sample_key, a.sample_idx));
-    const std::string body =
-        remote_request_body(r.request, model_, seed, r.grammar ? &*r.grammar : nullptr)
-            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string body = remote_request_body(r.request, model_, seed)
+                                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     {
       const std::lock_guard lock(worker.mutex);
       worker.busy_client = client.get();

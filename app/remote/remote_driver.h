@@ -26,7 +26,6 @@
 #include "app/remote/endpoint_rotation.h"
 #include "app/remote/rate_limiter.h"
 #include "app/remote/remote_spec.h"
-#include "engine/grammar/grammar_source.h"
 #include "engine/service/request_service.h"
 
 namespace httplib {
@@ -58,14 +57,14 @@ class RemoteDriver final : public RequestService {
   RemoteDriver& operator=(const RemoteDriver&) = delete;
 
   // ServiceRequest: messages (is_chat) or prompt_text, sampling (n samples, each its own HTTP
-  // request), sample_key (keys each sample's seed with sampling.seed, so a rerun of the row sends
-  // the same seeds). grammar: the source of sampling.grammar (sent as response_format or
-  // structured_outputs), or null.
-  std::unique_ptr<RequestHandle> submit_remote(ServiceRequest request,
-                                               std::optional<GrammarSource> grammar,
-                                               std::function<void()> on_event = {});
+  // request; its grammar source sent as response_format or structured_outputs), sample_key (keys
+  // each sample's seed with sampling.seed, so a rerun of the row sends the same seeds). Throws
+  // InvalidGrammar for a JSON Schema source that is not JSON (the servers compile the rest).
   std::unique_ptr<RequestHandle> submit(ServiceRequest request,
                                         std::function<void()> on_event = {}) override;
+  // Checks what would be sent for source: a JSON Schema must be JSON (the servers compile it).
+  // Throws InvalidGrammar.
+  void check_grammar(const GrammarSource& source) override;
   ServiceMetrics metrics() const override;
   int64_t num_steps() const override;
   int max_model_len() const override { return 0; }  // the servers check prompts themselves

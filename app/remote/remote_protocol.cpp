@@ -24,7 +24,8 @@ void add_grammar(Json& body, const GrammarSource& g, bool is_chat) {
   switch (g.kind) {
     case GrammarSourceKind::JsonSchema: {
       Json schema = Json::parse(g.text, nullptr, false);
-      if (schema.is_discarded()) fail(g.name, ": the JSON Schema is not JSON");
+      if (schema.is_discarded())
+        throw InvalidGrammar(str_cat(g.name, ": the JSON Schema is not JSON"));
       if (is_chat) {
         body["response_format"] = {
             {"type", "json_schema"},
@@ -98,8 +99,7 @@ const char* remote_request_path(const ServiceRequest& request) {
   return request.is_chat ? "/chat/completions" : "/completions";
 }
 
-Json remote_request_body(const ServiceRequest& request, const std::string& model, int64_t seed,
-                         const GrammarSource* grammar) {
+Json remote_request_body(const ServiceRequest& request, const std::string& model, int64_t seed) {
   const SamplingParams& p = request.sampling;
   Json body = Json::object();
   body["model"] = model;
@@ -128,7 +128,7 @@ Json remote_request_body(const ServiceRequest& request, const std::string& model
   if (p.repetition_penalty != 1.0f) body["repetition_penalty"] = p.repetition_penalty;
   if (!p.stop_token_ids.empty()) body["stop_token_ids"] = p.stop_token_ids;
   if (p.ignore_eos) body["ignore_eos"] = true;
-  if (grammar) add_grammar(body, *grammar, request.is_chat);
+  if (p.grammar) add_grammar(body, *p.grammar, request.is_chat);
   return body;
 }
 

@@ -20,10 +20,11 @@ namespace sluice {
 // Returns the body of one sample's request: model, messages (is_chat) or prompt, max_tokens,
 // temperature, top_p, seed, n = 1, stop and penalties when set, vLLM's top_k, min_p,
 // repetition_penalty, stop_token_ids and ignore_eos only when they differ from the defaults (a
-// strict server refuses names it does not know), and the grammar as response_format (chat, JSON)
-// or structured_outputs. Throws Error when a JSON Schema grammar's text is not JSON.
+// strict server refuses names it does not know), and the grammar source (sampling.grammar) as
+// response_format (chat, JSON) or structured_outputs: the server compiles it. Throws
+// InvalidGrammar when a JSON Schema grammar's text is not JSON.
 nlohmann::json remote_request_body(const ServiceRequest& request, const std::string& model,
-                                   int64_t seed, const GrammarSource* grammar);
+                                   int64_t seed);
 
 // The path of the request's endpoint below the base URL: "/chat/completions" or "/completions".
 const char* remote_request_path(const ServiceRequest& request);

@@ -42,7 +42,8 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   // The structure every output must have: response_format (json_object, json_schema) or vLLM's
-  // structured_outputs (json, regex, choice, grammar); grammar_param names the one given.
+  // structured_outputs (json, regex, choice, grammar); grammar_param names the one given, for
+  // errors. (sampling.grammar stays null: the requests submitted for this one carry the source.)
   std::optional<GrammarSource> grammar;
   std::string grammar_param;
 };
@@ -55,7 +56,8 @@ nlohmann::json parse_request_body(std::string_view body);
 // the server's sampling options (max_tokens, temperature, ... when the body omits them).
 // Throws ApiError (400) naming the parameter: unknown, of the wrong type, out of range, or
 // unsupported (echo, best_of, suffix, logit_bias, tools), or both
-// response_format and structured_outputs. A grammar is read, not compiled (GrammarCache does).
+// response_format and structured_outputs. A grammar is read, not compiled (the engine service
+// does, when the request is submitted).
 CompletionRequest parse_completion_request(const nlohmann::json& body, CompletionKind kind,
                                            const SamplingParams& defaults);
 

@@ -418,13 +418,7 @@ void OpenAiServer::completions(RequestBody body, httplib::Response& res, bool is
     exchange->wants_memory_trim |= num_entries >= kTrimAfterEntries;
   SamplingParams sampling = r.sampling;
   if (!r.has_seed && !options_.has_default_seed) sampling.seed = random_seed();
-  if (r.grammar) {
-    try {
-      sampling.grammar = grammars_.get(*r.grammar);
-    } catch (const Error& e) {
-      throw bad_request(r.grammar_param, e.what());
-    }
-  }
+  if (r.grammar) sampling.grammar = std::make_shared<const GrammarSource>(*r.grammar);
   std::vector<ServiceRequest> requests;
   for (auto& ids : prompts) requests.push_back({std::move(ids), sampling, 0, r.stream});
   std::unique_ptr<RequestGroup> group;
@@ -432,6 +426,8 @@ void OpenAiServer::completions(RequestBody body, httplib::Response& res, bool is
     group = std::make_unique<RequestGroup>(*service_, std::move(requests));
   } catch (const QueueFull&) {
     throw;
+  } catch (const InvalidGrammar& e) {
+    throw bad_request(r.grammar_param, e.what());  // compiled by the service, on this thread
   } catch (const Error& e) {
     throw bad_request("", e.what());
   }

@@ -13,7 +13,6 @@
 
 #include "app/server/in_flight_budget.h"
 #include "engine/data/prompt_builder.h"
-#include "engine/grammar/grammar_cache.h"
 #include "engine/service/engine_service.h"
 
 namespace httplib {
@@ -97,10 +96,9 @@ class OpenAiServer {
   std::shared_ptr<EngineService> service_;
   ServerOptions options_;
   int64_t created_ = 0;
-  PromptBuilder chat_prompts_;                   // the model's chat template
-  PromptBuilder plain_prompts_;                  // text completions: the prompt as given
-  GrammarCache grammars_;                        // response_format / structured_outputs, by source
-  std::shared_ptr<InFlightBudget> body_budget_;  // bytes of bodies being read and parsed
+  PromptBuilder chat_prompts_;                     // the model's chat template
+  PromptBuilder plain_prompts_;                    // text completions: the prompt as given
+  std::shared_ptr<InFlightBudget> body_budget_;    // bytes of bodies being read and parsed
   std::shared_ptr<InFlightBudget> answer_budget_;  // entries of answers (response_budget.h)
   std::unique_ptr<HttpServer> http_;
   int listen_socket_ = -1;  // the listening socket, noted when httplib makes it

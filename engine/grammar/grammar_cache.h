@@ -1,10 +1,14 @@
-// Compiled grammars by source: requests that ask for the same structure share one
-// Grammar (and so the engine's cached token masks for it). Bounded: the least recently used
-// sources are dropped past the capacity or past a total size, and the engine lets go of a
-// grammar's masks once no request uses it any more. A grammar is built on the caller's thread
-// (an HTTP handler's, never the engine's) outside the cache's lock, so a slow compile holds up
-// nobody else's request; at most a few build at once (each may take up to about 100 MB while it
-// compiles, grammar_budget.h), the others wait for a turn.
+// Compiled grammars by source, and the one place a request's grammar is compiled: an engine
+// service compiles every request's source through its cache (EngineService::submit), so requests
+// that ask for the same structure share one Grammar (and so the engine's cached token masks for
+// it). A compiled grammar does not depend on the model (the engine binds it to its vocabulary),
+// so one cache may serve every service of a ModelHost and the checks made before a run. Bounded:
+// the least recently used sources are dropped past the capacity or past a total size, and the
+// engine lets go of a grammar's masks once no request uses it any more. A grammar is built on
+// the caller's thread (an HTTP handler's, a job's; never the engine's, never the GUI's) outside
+// the cache's lock, so a slow compile holds up nobody else's request; at most a few build at once
+// (each may take up to about 100 MB while it compiles, grammar_budget.h), the others wait for a
+// turn.
 #pragma once
 
 #include <cstddef>

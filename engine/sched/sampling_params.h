@@ -8,7 +8,7 @@
 
 namespace sluice {
 
-class Grammar;
+struct GrammarSource;
 
 struct SamplingParams {
   int n = 1;                        // samples of this prompt
@@ -23,12 +23,14 @@ struct SamplingParams {
   int max_tokens = 256;             // new tokens at most
   std::vector<std::string> stop;    // stop strings (not included in the output)
   std::vector<int32_t> stop_token_ids;  // extra ids that end generation (not included)
-  bool ignore_eos = false;          // keep going past EOS (benchmarks)
+  bool ignore_eos = false;              // keep going past EOS (benchmarks)
   // -1: none; k >= 0: each output token's log-probability and the k likeliest tokens' (at most
   // kMaxTopLogprobs), from the model's raw distribution (engine/runner/token_logprobs.h).
   int logprobs = -1;
-  // Constrains the output to the grammar's sentences (null: free text); shared, never changed.
-  std::shared_ptr<const Grammar> grammar;
+  // Constrains the output to the sentences of this grammar source (null: free text); shared,
+  // never changed. A request carries the source, not a compiled grammar: whoever runs it compiles
+  // it (the engine service through its GrammarCache; a remote server itself).
+  std::shared_ptr<const GrammarSource> grammar;
 };
 
 }  // namespace sluice

@@ -29,7 +29,10 @@ struct EngineService::Active {
 
 EngineService::EngineService(std::shared_ptr<const ModelSession> session,
                              std::unique_ptr<Backend> backend, const ServiceConfig& config)
-    : session_(std::move(session)), config_(config) {
+    : session_(std::move(session)),
+      config_(config),
+      grammars_(config.grammars ? config.grammars
+                                : std::make_shared<GrammarCache>(kServiceGrammarCacheCapacity)) {
   if (!session_) fail("engine service: no model session");
   if (config_.max_num_waiting < 1) fail("engine service: max_num_waiting must be at least 1");
   backend_description_ = backend->describe();
@@ -58,6 +61,10 @@ std::unique_ptr<RequestHandle> EngineService::submit(ServiceRequest request,
   for (const int32_t id : request.prompt_token_ids) {
     if (id < 0 || id >= vocab_size) fail("prompt token id ", id, " is outside the vocabulary");
   }
+  // Here, on the submitter's thread and outside the service's lock: a slow compile holds up
+  // neither the engine nor other clients.
+  std::shared_ptr<const Grammar> grammar;
+  if (request.sampling.grammar) grammar = compile(*request.sampling.grammar);
   auto stream = std::make_shared<RequestStream>(static_cast<uint32_t>(request.sampling.n),
                                                 std::move(on_event));
   {
@@ -65,11 +72,19 @@ std::unique_ptr<RequestHandle> EngineService::submit(ServiceRequest request,
     if (is_stopping_) fail("engine service: submit during shutdown");
     if (static_cast<int>(incoming_.size()) + num_engine_waiting_ >= config_.max_num_waiting)
       throw QueueFull(config_.max_num_waiting);
-    incoming_.push_back({std::move(request), stream, Clock::now()});
+    incoming_.push_back({std::move(request), std::move(grammar), stream, Clock::now()});
     metrics_.num_waiting = static_cast<int>(incoming_.size()) + num_engine_waiting_;
   }
   wake_.notify_all();
   return std::make_unique<RequestHandle>(stream);
+}
+
+std::shared_ptr<const Grammar> EngineService::compile(const GrammarSource& source) {
+  try {
+    return grammars_->get(source);
+  } catch (const Error& e) {
+    throw InvalidGrammar(e.what());
+  }
 }
 
 ServiceMetrics EngineService::metrics() const {
@@ -153,8 +168,9 @@ void EngineService::admit(std::vector<Incoming>& incoming) {
     }
     const int num_prompt_tokens = static_cast<int>(in.request.prompt_token_ids.size());
     try {
-      const RequestId id = engine_->add_request(std::move(in.request.prompt_token_ids),
-                                                in.request.sampling, in.request.sample_key);
+      const RequestId id =
+          engine_->add_request(std::move(in.request.prompt_token_ids), in.request.sampling,
+                               in.request.sample_key, std::move(in.grammar));
       auto active = std::make_unique<Active>();
       active->stream = in.stream;
       active->submit_time = in.submit_time;

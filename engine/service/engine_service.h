@@ -3,7 +3,11 @@
 // row alone", HTTP requests — submit requests and get a RequestHandle: a stream of token deltas
 // and one final result per sample, and abort(). Every client shares the one engine and its KV
 // pool, so requests from different clients batch together. A bounded queue of requests that are
-// not yet running gives backpressure: submit past the cap throws QueueFull.
+// not yet running gives backpressure: submit past the cap throws QueueFull. A request carries its
+// grammar's source; submit compiles it through the service's GrammarCache on the caller's thread
+// (an HTTP handler's, a job's; never the engine's), so requests with the same source share one
+// compiled grammar and its cached masks, and a source that does not compile is refused to its
+// submitter.
 #pragma once
 
 #include <chrono>
@@ -17,6 +21,7 @@
 
 #include "engine/core/error.h"
 #include "engine/engine.h"
+#include "engine/grammar/grammar_cache.h"
 #include "engine/model_session.h"
 #include "engine/service/request_service.h"
 #include "engine/service/request_stream.h"
@@ -29,7 +34,15 @@ struct ServiceConfig {
   // Requests submitted and not yet running (the service's queue and the scheduler's waiting
   // list) at most; submit past it throws QueueFull.
   int max_num_waiting = 4096;
+  // Where the requests' grammars are compiled and kept; null: the service makes its own. A cache
+  // may be shared (ModelHost lends one to every service it builds, and to the checks made before
+  // a run), since a compiled grammar does not depend on the model.
+  std::shared_ptr<GrammarCache> grammars;
 };
+
+// The grammar cache a service makes when its config gives none: as many sources as a job's rows
+// with schemas of their own commonly use at once.
+inline constexpr size_t kServiceGrammarCacheCapacity = 256;
 
 class EngineService final : public RequestService {
  public:
@@ -45,10 +58,14 @@ class EngineService final : public RequestService {
 
   // Queues a request and returns its handle. on_event (may be empty) runs on the service's
   // thread after each event for this request; it must be cheap and must not call submit.
-  // Throws Error for invalid sampling parameters or token ids, QueueFull past the cap.
+  // Compiles request.sampling.grammar (through grammars()) first, on the calling thread. Throws
+  // InvalidGrammar for a grammar source that does not compile, Error for invalid sampling
+  // parameters or token ids, QueueFull past the cap.
   std::unique_ptr<RequestHandle> submit(ServiceRequest request,
                                         std::function<void()> on_event = {}) override;
 
+  // Compiles source through grammars(), as submit does. Throws InvalidGrammar.
+  void check_grammar(const GrammarSource& source) override { compile(source); }
   // Returns a snapshot of the counters, gauges and the latest StepStats.
   ServiceMetrics metrics() const override;
   // Returns the KV block map published after a recent step (for the GUI); asks the thread to
@@ -62,6 +79,8 @@ class EngineService final : public RequestService {
   const ModelSession& session() const { return *session_; }
   std::shared_ptr<const ModelSession> shared_session() const { return session_; }
   const ServiceConfig& config() const { return config_; }
+  // The cache the requests' grammars are compiled through (thread-safe).
+  GrammarCache& grammars() const { return *grammars_; }
   int max_model_len() const override { return max_model_len_; }
   const std::string& backend_description() const { return backend_description_; }
   // Seconds since the engine was made: the clock of FinishedRequest::arrival_s.
@@ -70,11 +89,14 @@ class EngineService final : public RequestService {
  private:
   struct Incoming {
     ServiceRequest request;
+    std::shared_ptr<const Grammar> grammar;  // request.sampling.grammar compiled, or null
     std::shared_ptr<RequestStream> stream;
     std::chrono::steady_clock::time_point submit_time;
   };
   struct Active;
 
+  // Returns source compiled through grammars_; throws InvalidGrammar when it does not compile.
+  std::shared_ptr<const Grammar> compile(const GrammarSource& source);
   void loop();
   // After a failed step the engine is never stepped again: its state is unknown.
   bool has_engine_work() const { return !is_engine_failed_ && engine_->has_unfinished(); }
@@ -90,6 +112,7 @@ class EngineService final : public RequestService {
 
   const std::shared_ptr<const ModelSession> session_;
   const ServiceConfig config_;
+  const std::shared_ptr<GrammarCache> grammars_;
   std::unique_ptr<Engine> engine_;  // touched by the service's thread only, after construction
   int max_model_len_ = 0;
   std::string backend_description_;

@@ -13,6 +13,7 @@
 
 #include "engine/core/error.h"
 #include "engine/data/chat_message.h"
+#include "engine/grammar/grammar_source.h"
 #include "engine/sched/sampling_params.h"
 #include "engine/service/request_stream.h"
 #include "engine/service/service_metrics.h"
@@ -27,6 +28,17 @@ class QueueFull : public Error {
                       " requests waiting); try again later")) {}
 };
 
+// Thrown by submit when the request's grammar source (sampling.grammar) does not compile; the
+// message names the source (GrammarSource::name) and what is at fault. The server answers 400
+// naming the parameter it came from; a job records the row whose own grammar it was as failed.
+class InvalidGrammar : public Error {
+ public:
+  explicit InvalidGrammar(const std::string& message) : Error(message) {}
+};
+
+// One request as every RequestService takes it. Its grammar is a source (sampling.grammar), never
+// a compiled grammar: the service that runs it compiles it (EngineService, through one cache) or
+// forwards it (RemoteDriver, as response_format or structured_outputs).
 struct ServiceRequest {
   std::vector<int32_t> prompt_token_ids;
   SamplingParams sampling;
@@ -68,9 +80,14 @@ class RequestService {
 
   // Queues a request and returns its handle. on_event (may be empty) runs on the service's
   // thread after each event for this request; it must be cheap and must not call submit.
-  // Throws Error for invalid requests, QueueFull past the service's cap.
+  // Throws InvalidGrammar for a grammar source that does not compile (checked on the calling
+  // thread), Error for other invalid requests, QueueFull past the service's cap.
   virtual std::unique_ptr<RequestHandle> submit(ServiceRequest request,
                                                 std::function<void()> on_event = {}) = 0;
+  // Checks a grammar source as submit would, on the calling thread: a local service compiles it
+  // (keeping it for the requests to come), a remote one checks what it sends. Throws
+  // InvalidGrammar naming the source and what is at fault.
+  virtual void check_grammar(const GrammarSource& source) = 0;
   // Returns a snapshot of the counters, gauges and the latest StepStats.
   virtual ServiceMetrics metrics() const = 0;
   // Increases whenever there is a new latest StepStats (a step run, a remote request answered).

@@ -384,14 +384,13 @@ TEST(CudaBackendEngine, ConstrainedRowsSampleOnTheDeviceAsOnTheHost) {
                                 .top_p = 0.95f,
                                 .repetition_penalty = 1.1f,
                                 .seed = 5,
-                                .max_tokens = 64,
-                                .grammar = grammar};
+                                .max_tokens = 64};
     CudaBackend backend(*model.session.model, fp32());
     Outputs runs[2];
     for (const bool on_device : {false, true}) {
       auto engine = make_engine(model, backend,
                                 EngineConfig{.num_kv_blocks = 256, .sample_on_device = on_device});
-      runs[on_device ? 1 : 0] = test::run_all(*engine, prompts, params);
+      runs[on_device ? 1 : 0] = test::run_all(*engine, prompts, params, nullptr, grammar);
     }
     EXPECT_GT(backend.step_counters().num_masked_rows, static_cast<int64_t>(prompts.size()) * 4);
     ASSERT_EQ(runs[0].size(), prompts.size());

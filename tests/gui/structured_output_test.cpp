@@ -159,7 +159,7 @@ class StructuredOutputTest : public QObject {
     sluice::GenerationSpec spec;
     panel.applyToSpec(spec);
     QCOMPARE(spec.schema_column, std::string("schema"));
-    QVERIFY(!spec.grammar);
+    QVERIFY(!spec.sampling.grammar);
   }
 
   // A schema loaded from a file is named by its path in the engine's errors.
@@ -187,20 +187,21 @@ class StructuredOutputTest : public QObject {
     QVERIFY(parameters.isValid());
     sluice::GenerationSpec spec;
     parameters.applyToSpec(spec);
-    QVERIFY(spec.grammar);
-    QCOMPARE(spec.grammar->kind, GrammarSourceKind::Choice);
-    QCOMPARE(spec.grammar->choices, (std::vector<std::string>{"yes", "no", "maybe"}));
+    QVERIFY(spec.sampling.grammar);
+    QCOMPARE(spec.sampling.grammar->kind, GrammarSourceKind::Choice);
+    QCOMPARE(spec.sampling.grammar->choices, (std::vector<std::string>{"yes", "no", "maybe"}));
     QVERIFY(spec.schema_column.empty());
 
     ParametersPanel restored;
     sluice::GenerationSpec schema;
-    schema.grammar = GrammarSource{GrammarSourceKind::Gbnf, "g.gbnf", "root ::= \"a\"", {}};
+    schema.sampling.grammar = std::make_shared<const GrammarSource>(
+        GrammarSource{GrammarSourceKind::Gbnf, "g.gbnf", "root ::= \"a\"", {}});
     restored.setFromSpec(schema);
     QCOMPARE(restored.structuredOutput()->mode(), Mode::Gbnf);
     QCOMPARE(restored.structuredOutput()->text(), QString("root ::= \"a\""));
     sluice::GenerationSpec again;
     restored.applyToSpec(again);
-    QCOMPARE(*again.grammar, *schema.grammar);
+    QCOMPARE(*again.sampling.grammar, *schema.sampling.grammar);
     restored.setFromSpec(sluice::GenerationSpec{});
     QCOMPARE(restored.structuredOutput()->mode(), Mode::FreeText);
   }
@@ -211,11 +212,12 @@ class StructuredOutputTest : public QObject {
     QTemporaryDir dir;
     const QString job = dir.filePath("schema.sluicejob");
     sluice::GenerationSpec spec;
-    spec.grammar = GrammarSource{GrammarSourceKind::JsonSchema,
-                                 "s.json",
-                                 R"({"type":"object","properties":{"a":{"type":"string"}},)"
-                                 R"("required":["a"]})",
-                                 {}};
+    spec.sampling.grammar = std::make_shared<const GrammarSource>(
+        GrammarSource{GrammarSourceKind::JsonSchema,
+                      "s.json",
+                      R"({"type":"object","properties":{"a":{"type":"string"}},)"
+                      R"("required":["a"]})",
+                      {}});
     writeGrammarJob(job, spec);
     ResultsModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -311,8 +313,8 @@ class StructuredOutputTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(window.runControls()->startButton()->isEnabled(), 3000);
     const sluice::GenerationSpec spec =
         sluice::ui::specFromPanels("m", "", *window.datasetPanel(), *window.parametersPanel());
-    QVERIFY(spec.grammar);
-    QCOMPARE(spec.grammar->choices, (std::vector<std::string>{"Once", "Tom", "Lily"}));
+    QVERIFY(spec.sampling.grammar);
+    QCOMPARE(spec.sampling.grammar->choices, (std::vector<std::string>{"Once", "Tom", "Lily"}));
 
     const QString job = dir.filePath("choice.sluicejob");
     window.setNewJobPath(job);
@@ -322,8 +324,8 @@ class StructuredOutputTest : public QObject {
     QCOMPARE(finished.first().at(1).toString(), QString());
     const auto stored =
         sluice::spec_from_json(sluice::JobStore::open(job.toStdString())->info().params);
-    QVERIFY(stored.grammar);
-    QCOMPARE(stored.grammar->choices, (std::vector<std::string>{"Once", "Tom", "Lily"}));
+    QVERIFY(stored.sampling.grammar);
+    QCOMPARE(stored.sampling.grammar->choices, (std::vector<std::string>{"Once", "Tom", "Lily"}));
 
     // Every output is one of the choices and marked valid.
     const ResultsModel* results = window.resultsPanel()->model();

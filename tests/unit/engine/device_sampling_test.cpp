@@ -74,10 +74,14 @@ class DeviceSamplingCpuBackend final : public Backend {
 using Outputs = std::map<std::pair<RequestId, uint32_t>, std::vector<int32_t>>;
 
 // Runs prompts with per-prompt parameters; keys the outputs by (add order, sample index).
+// grammars: each prompt's compiled grammar (null: free text); none given: every prompt is free.
 Outputs run(Engine& engine, const std::vector<std::vector<int32_t>>& prompts,
-            const std::vector<SamplingParams>& params) {
+            const std::vector<SamplingParams>& params,
+            const std::vector<std::shared_ptr<const Grammar>>& grammars = {}) {
   std::map<RequestId, RequestId> order;
-  for (size_t i = 0; i < prompts.size(); ++i) order[engine.add_request(prompts[i], params[i], 1000 + i)] = i;
+  for (size_t i = 0; i < prompts.size(); ++i)
+    order[engine.add_request(prompts[i], params[i], 1000 + i,
+                             grammars.empty() ? nullptr : grammars[i])] = i;
   Outputs out;
   while (engine.has_unfinished()) {
     for (auto& f : engine.step().finished) out[{order.at(f.group_id), f.sample_idx}] = f.output_token_ids;
@@ -108,16 +112,17 @@ struct HostAndDevice {
   size_t num_masks = 0;  // masks the engine built
 };
 
-HostAndDevice run_host_and_device(StoriesModel& model,
-                                  const std::vector<std::vector<int32_t>>& prompts,
-                                  const std::vector<SamplingParams>& params) {
+HostAndDevice run_host_and_device(
+    StoriesModel& model, const std::vector<std::vector<int32_t>>& prompts,
+    const std::vector<SamplingParams>& params,
+    const std::vector<std::shared_ptr<const Grammar>>& grammars = {}) {
   const EngineConfig config{.max_num_batched_tokens = 256, .check_invariants = true};
   HostAndDevice out;
-  out.host = run(*model.make_engine(config), prompts, params);
+  out.host = run(*model.make_engine(config), prompts, params, grammars);
   auto backend = std::make_unique<DeviceSamplingCpuBackend>(*model.session.model);
   DeviceSamplingCpuBackend* device = backend.get();
   Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend), config);
-  out.device = run(engine, prompts, params);
+  out.device = run(engine, prompts, params, grammars);
   out.num_device_steps = device->num_device_steps;
   out.num_logits_steps = device->num_logits_steps;
   out.num_masked_rows = device->num_masked_rows;
@@ -172,14 +177,15 @@ TEST(DeviceSampling, ConstrainedRowsSampleOnTheDeviceWithTheHostPathsTokens) {
   auto choice =
       std::make_shared<const Grammar>(choice_grammar({" yes", " no", " maybe"}, "choice"));
   auto params = mixed_params(prompts.size());
+  std::vector<std::shared_ptr<const Grammar>> grammars(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
-    if (i % 3 == 0) params[i].grammar = schema;
-    if (i % 3 == 1) params[i].grammar = choice;
+    if (i % 3 == 0) grammars[i] = schema;
+    if (i % 3 == 1) grammars[i] = choice;
     params[i].max_tokens = 60;
   }
   params[3].n = 2;  // a constrained fork
 
-  const HostAndDevice r = run_host_and_device(model, prompts, params);
+  const HostAndDevice r = run_host_and_device(model, prompts, params, grammars);
   EXPECT_EQ(r.device, r.host);
   EXPECT_GT(r.num_device_steps, 10);
   EXPECT_GT(r.num_masked_rows, 100);

@@ -43,12 +43,13 @@ struct RunStats {
 
 // Adds every prompt (sample key = its index), steps until done, returns the outputs keyed by
 // (prompt index, sample index).
+// grammar: every prompt's compiled grammar (null: free text).
 inline std::map<std::pair<size_t, uint32_t>, FinishedRequest> run_all(
     Engine& engine, const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params,
-    RunStats* stats = nullptr) {
+    RunStats* stats = nullptr, const std::shared_ptr<const Grammar>& grammar = nullptr) {
   std::map<RequestId, size_t> index_of;
   for (size_t i = 0; i < prompts.size(); ++i)
-    index_of[engine.add_request(prompts[i], params, i)] = i;
+    index_of[engine.add_request(prompts[i], params, i, grammar)] = i;
   std::map<std::pair<size_t, uint32_t>, FinishedRequest> out;
   while (engine.has_unfinished()) {
     StepResult step = engine.step();

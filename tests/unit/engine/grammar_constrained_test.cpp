@@ -33,13 +33,11 @@ class GrammarConstrained : public ::testing::Test {
     delete model_;
     model_ = nullptr;
   }
-  static SamplingParams params(std::shared_ptr<const Grammar> grammar, uint64_t seed,
-                               int max_tokens = 200) {
+  static SamplingParams params(uint64_t seed, int max_tokens = 200) {
     SamplingParams p;
     p.temperature = 1.0f;
     p.seed = seed;
     p.max_tokens = max_tokens;
-    p.grammar = std::move(grammar);
     return p;
   }
   static StoriesModel* model_;
@@ -54,7 +52,7 @@ TEST_F(GrammarConstrained, EveryFinishedRowIsValidJsonForTheSchema) {
   int num_valid = 0;
   for (uint64_t seed : {1, 2, 3}) {
     auto engine = model_->make_engine(EngineConfig{.check_invariants = true});
-    auto out = run_all(*engine, prompts_, params(grammar, seed));
+    auto out = run_all(*engine, prompts_, params(seed), nullptr, grammar);
     for (const auto& [key, f] : out) {
       ASSERT_TRUE(f.is_valid.has_value());
       if (f.finish_reason == FinishReason::Length) {
@@ -79,13 +77,13 @@ TEST_F(GrammarConstrained, EveryFinishedRowIsValidJsonForTheSchema) {
 TEST_F(GrammarConstrained, RowCutOffInsideTheStructureIsMarkedInvalid) {
   auto grammar = std::make_shared<const Grammar>(json_schema_grammar(kSchema, "schema.json"));
   auto engine = model_->make_engine(EngineConfig{});
-  auto out = run_all(*engine, {prompts_[0]}, params(grammar, 1, /*max_tokens=*/3));
+  auto out = run_all(*engine, {prompts_[0]}, params(1, /*max_tokens=*/3), nullptr, grammar);
   const FinishedRequest& f = out.at({0, 0});
   EXPECT_EQ(f.finish_reason, FinishReason::Length);
   ASSERT_TRUE(f.is_valid.has_value());
   EXPECT_FALSE(*f.is_valid);
   // Unconstrained rows carry no validity.
-  auto free = run_all(*engine, {prompts_[0]}, params(nullptr, 1, 3));
+  auto free = run_all(*engine, {prompts_[0]}, params(1, 3));
   EXPECT_FALSE(free.at({0, 0}).is_valid.has_value());
 }
 
@@ -96,12 +94,12 @@ TEST_F(GrammarConstrained, RegexAndChoiceRowsMatch) {
       std::make_shared<const Grammar>(choice_grammar({" yes", " no", " maybe"}, "choice"));
   auto engine = model_->make_engine(EngineConfig{});
   for (uint64_t seed : {4, 5}) {
-    for (const auto& [key, f] : run_all(*engine, prompts_, params(regex, seed, 40))) {
+    for (const auto& [key, f] : run_all(*engine, prompts_, params(seed, 40), nullptr, regex)) {
       ASSERT_EQ(f.finish_reason, FinishReason::Stop) << f.output_text << f.error;
       EXPECT_TRUE(*f.is_valid);
       EXPECT_TRUE(grammar_accepts_text(*regex, f.output_text)) << f.output_text;
     }
-    for (const auto& [key, f] : run_all(*engine, prompts_, params(choice, seed, 40))) {
+    for (const auto& [key, f] : run_all(*engine, prompts_, params(seed, 40), nullptr, choice)) {
       ASSERT_EQ(f.finish_reason, FinishReason::Stop) << f.error;
       EXPECT_TRUE(f.output_text == " yes" || f.output_text == " no" || f.output_text == " maybe")
           << f.output_text;
@@ -116,11 +114,13 @@ TEST_F(GrammarConstrained, ConstrainedRowEqualsTheSameRowAlone) {
   auto engine = model_->make_engine(EngineConfig{.max_num_seqs = 16, .check_invariants = true});
   std::map<RequestId, size_t> index_of;
   std::vector<SamplingParams> row_params;
+  std::vector<std::shared_ptr<const Grammar>> row_grammars;
   for (size_t i = 0; i < prompts_.size(); ++i) {
-    SamplingParams p = params(i % 3 == 0 ? grammar : (i % 3 == 1 ? free_grammar : nullptr), 7, 60);
+    SamplingParams p = params(7, 60);
     p.n = i % 4 == 0 ? 2 : 1;
     row_params.push_back(p);
-    index_of[engine->add_request(prompts_[i], p, i)] = i;
+    row_grammars.push_back(i % 3 == 0 ? grammar : (i % 3 == 1 ? free_grammar : nullptr));
+    index_of[engine->add_request(prompts_[i], p, i, row_grammars.back())] = i;
   }
   std::map<std::pair<size_t, uint32_t>, FinishedRequest> batch;
   while (engine->has_unfinished()) {
@@ -128,7 +128,8 @@ TEST_F(GrammarConstrained, ConstrainedRowEqualsTheSameRowAlone) {
   }
   for (size_t i = 0; i < prompts_.size(); ++i) {
     auto alone_engine = model_->make_engine(EngineConfig{});
-    alone_engine->add_request(prompts_[i], row_params[i], i);  // the same RNG key as in the batch
+    // The same RNG key as in the batch.
+    alone_engine->add_request(prompts_[i], row_params[i], i, row_grammars[i]);
     int num_samples = 0;
     while (alone_engine->has_unfinished()) {
       for (const auto& f : alone_engine->step().finished) {
@@ -157,10 +158,9 @@ TEST(GrammarConstrainedTinyArch, FinishedRowsAreValidOnQwen3) {
   p.temperature = 1.0f;
   p.seed = 11;
   p.max_tokens = 120;
-  p.grammar = grammar;
   auto engine = model.make_engine(EngineConfig{.check_invariants = true});
   int num_finished = 0;
-  for (const auto& [key, f] : run_all(*engine, prompts, p)) {
+  for (const auto& [key, f] : run_all(*engine, prompts, p, nullptr, grammar)) {
     ASSERT_TRUE(f.is_valid.has_value());
     EXPECT_EQ(*f.is_valid, f.finish_reason == FinishReason::Stop) << f.output_text;
     if (f.finish_reason != FinishReason::Stop) continue;

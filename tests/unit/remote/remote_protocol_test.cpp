@@ -27,8 +27,14 @@ ServiceRequest chat_request() {
   return r;
 }
 
+// The request carrying source as its grammar.
+ServiceRequest constrained(ServiceRequest r, const GrammarSource& source) {
+  r.sampling.grammar = std::make_shared<const GrammarSource>(source);
+  return r;
+}
+
 TEST(RemoteProtocol, ChatBodyCarriesMessagesAndOnlyTheParametersThatAreSet) {
-  const Json body = remote_request_body(chat_request(), "m", 1234, nullptr);
+  const Json body = remote_request_body(chat_request(), "m", 1234);
   EXPECT_EQ(body["model"], "m");
   EXPECT_EQ(body["messages"], Json::parse(R"([{"role":"system","content":"Be brief."},
                                                {"role":"user","content":"Name a colour."}])"));
@@ -53,7 +59,7 @@ TEST(RemoteProtocol, TextBodySendsThePromptAndVllmExtrasWhenTheyDifferFromDefaul
   r.sampling.presence_penalty = 0.5f;
   r.sampling.stop = {"\n\n"};
   r.sampling.ignore_eos = true;
-  const Json body = remote_request_body(r, "m", 7, nullptr);
+  const Json body = remote_request_body(r, "m", 7);
   EXPECT_EQ(body["prompt"], "Be brief.\n\nName a colour.");
   EXPECT_FALSE(body.contains("messages"));
   EXPECT_EQ(body["top_k"], 20);
@@ -68,36 +74,37 @@ TEST(RemoteProtocol, TextBodySendsThePromptAndVllmExtrasWhenTheyDifferFromDefaul
 TEST(RemoteProtocol, InvalidUtf8InAPromptIsReplacedNotThrown) {
   ServiceRequest r = chat_request();
   r.messages.back().content = "bad \xC3\x28 byte";
-  const Json body = remote_request_body(r, "m", 0, nullptr);
+  const Json body = remote_request_body(r, "m", 0);
   EXPECT_EQ(body["messages"][1]["content"], "bad \xEF\xBF\xBD( byte");
 }
 
 TEST(RemoteProtocol, GrammarsGoAsResponseFormatForChatJsonAndStructuredOutputsOtherwise) {
   const GrammarSource schema{GrammarSourceKind::JsonSchema, "s.json", R"({"type":"object"})", {}};
-  Json chat = remote_request_body(chat_request(), "m", 0, &schema);
+  Json chat = remote_request_body(constrained(chat_request(), schema), "m", 0);
   EXPECT_EQ(chat["response_format"]["type"], "json_schema");
   EXPECT_EQ(chat["response_format"]["json_schema"]["schema"], Json::parse(R"({"type":"object"})"));
   ServiceRequest text = chat_request();
   text.is_chat = false;
-  EXPECT_EQ(remote_request_body(text, "m", 0, &schema)["structured_outputs"]["json"],
+  EXPECT_EQ(remote_request_body(constrained(text, schema), "m", 0)["structured_outputs"]["json"],
             Json::parse(R"({"type":"object"})"));
   const GrammarSource object{GrammarSourceKind::JsonObject, "--json-object", "", {}};
-  EXPECT_EQ(remote_request_body(chat_request(), "m", 0, &object)["response_format"],
+  EXPECT_EQ(remote_request_body(constrained(chat_request(), object), "m", 0)["response_format"],
             Json::parse(R"({"type":"json_object"})"));
   const GrammarSource regex{GrammarSourceKind::Regex, "--regex", "[0-9]+", {}};
-  EXPECT_EQ(remote_request_body(chat_request(), "m", 0, &regex)["structured_outputs"],
+  EXPECT_EQ(remote_request_body(constrained(chat_request(), regex), "m", 0)["structured_outputs"],
             Json::parse(R"({"regex":"[0-9]+"})"));
   const GrammarSource choice{GrammarSourceKind::Choice, "--choice", "", {"yes", "no"}};
-  EXPECT_EQ(remote_request_body(chat_request(), "m", 0, &choice)["structured_outputs"],
+  EXPECT_EQ(remote_request_body(constrained(chat_request(), choice), "m", 0)["structured_outputs"],
             Json::parse(R"({"choice":["yes","no"]})"));
   const GrammarSource gbnf{GrammarSourceKind::Gbnf, "g.gbnf", "root ::= \"a\"", {}};
-  EXPECT_EQ(remote_request_body(chat_request(), "m", 0, &gbnf)["structured_outputs"]["grammar"],
+  EXPECT_EQ(remote_request_body(constrained(chat_request(), gbnf), "m",
+                                0)["structured_outputs"]["grammar"],
             "root ::= \"a\"");
   const GrammarSource broken{GrammarSourceKind::JsonSchema, "broken.json", "{not json", {}};
   try {
-    remote_request_body(chat_request(), "m", 0, &broken);
+    remote_request_body(constrained(chat_request(), broken), "m", 0);
     FAIL() << "a schema that is not JSON was sent";
-  } catch (const Error& e) {
+  } catch (const InvalidGrammar& e) {
     EXPECT_THAT(e.what(), HasSubstr("broken.json"));
   }
 }
