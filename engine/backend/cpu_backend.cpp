@@ -160,27 +160,6 @@ void CpuBackend::copy_blocks(std::span<const int32_t> src_block_ids,
   }
 }
 
-void CpuBackend::check_inputs(const BatchInputs& in) const {
-  if (num_blocks_ == 0) fail("forward pass before the KV cache was allocated");
-  const int64_t num_slots = static_cast<int64_t>(num_blocks_) * block_size_;
-  for (int t = 0; t < in.num_tokens(); ++t) {
-    const int32_t id = in.token_ids[static_cast<size_t>(t)];
-    if (id < 0 || id >= config_.vocab_size)
-      fail("token id ", id, " is outside the vocabulary (", config_.vocab_size, ")");
-    const int64_t slot = in.slot_mapping[static_cast<size_t>(t)];
-    if (slot < 0 || slot >= num_slots)
-      fail("KV slot ", slot, " is outside the pool (", num_slots, " slots)");
-    if (in.positions[static_cast<size_t>(t)] >= config_.max_position_embeddings) {
-      fail("position ", in.positions[static_cast<size_t>(t)], " is past the model's context (",
-           config_.max_position_embeddings, ")");
-    }
-  }
-  for (const int32_t block : in.block_tables) {
-    if (block >= num_blocks_)
-      fail("block id ", block, " is outside the pool (", num_blocks_, " blocks)");
-  }
-}
-
 // The primitives of the forward pass over this backend's buffers, for one step.
 class CpuBackend::Ops final : public ForwardOps {
  public:
@@ -348,7 +327,12 @@ class CpuBackend::Ops final : public ForwardOps {
 };
 
 void CpuBackend::forward(const BatchInputs& inputs, std::vector<float>& logits) {
-  check_inputs(inputs);
+  validate_batch_inputs(inputs,
+                        BatchLimits{.vocab_size = config_.vocab_size,
+                                    .max_position_embeddings = config_.max_position_embeddings,
+                                    .num_blocks = num_blocks_,
+                                    .block_size = block_size_,
+                                    .kv_window = config_.kv_window()});
   Ops ops(*this, inputs, logits);
   run_forward(config_, ops);
 }

@@ -47,8 +47,6 @@ class CpuBackend final : public Backend {
   struct Scratch;
   class Ops;
 
-  void check_inputs(const BatchInputs& inputs) const;
-
   const Model& model_;
   ModelConfig config_;
   ThreadPool pool_;

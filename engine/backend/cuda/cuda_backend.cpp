@@ -55,7 +55,6 @@ ActivationDType parse_activation_dtype(std::string_view name) {
 struct CudaBackend::Impl {
   Impl(const Model& m, const CudaBackendOptions& o);
 
-  void check_inputs(const BatchInputs& in) const;
   // Enqueues the inputs' copy and the forward pass; returns the number of logits rows.
   int enqueue_step(const BatchInputs& in);
   ForwardShape plan_shape(const BatchInputs& in, std::optional<CudaGraphKey>& key);
@@ -139,52 +138,6 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   graph_max_model_len = config.max_position_embeddings;
 }
 
-void CudaBackend::Impl::check_inputs(const BatchInputs& in) const {
-  if (num_blocks == 0) fail("forward pass before the KV cache was allocated");
-  const int num_tokens = in.num_tokens();
-  const int num_requests = in.num_requests();
-  if (in.positions.size() != in.token_ids.size() || in.slot_mapping.size() != in.token_ids.size() ||
-      static_cast<int>(in.query_start_loc.size()) != num_requests + 1 ||
-      in.block_tables.size() !=
-          static_cast<size_t>(num_requests) * static_cast<size_t>(in.max_blocks_per_request) ||
-      in.query_start_loc.front() != 0 || in.query_start_loc.back() != num_tokens) {
-    fail("malformed batch: ", num_tokens, " tokens, ", num_requests, " requests");
-  }
-  const int64_t num_slots = static_cast<int64_t>(num_blocks) * kv.block_size;
-  for (int t = 0; t < num_tokens; ++t) {
-    const auto i = static_cast<size_t>(t);
-    if (in.token_ids[i] < 0 || in.token_ids[i] >= config.vocab_size)
-      fail("token id ", in.token_ids[i], " is outside the vocabulary (", config.vocab_size, ")");
-    if (in.slot_mapping[i] < 0 || in.slot_mapping[i] >= num_slots)
-      fail("KV slot ", in.slot_mapping[i], " is outside the pool (", num_slots, " slots)");
-    if (in.positions[i] < 0 || in.positions[i] >= config.max_position_embeddings) {
-      fail("position ", in.positions[i], " is past the model's context (",
-           config.max_position_embeddings, ")");
-    }
-  }
-  for (int r = 0; r < num_requests; ++r) {
-    const auto i = static_cast<size_t>(r);
-    const int query_len = in.query_start_loc[i + 1] - in.query_start_loc[i];
-    const int seq_len = in.seq_lens[i];
-    const int num_used = (seq_len + kv.block_size - 1) / kv.block_size;
-    if (query_len < 0 || seq_len < query_len || num_used > in.max_blocks_per_request)
-      fail("request ", r, " of the batch: context ", seq_len, " for ", query_len, " new tokens");
-    const int32_t* table = in.block_table(r);
-    // Blocks wholly before the window of the request's first query may have been given back
-    // (-1): the kernels never read them.
-    const int window = config.kv_window();
-    const int first_seen = window > 0 ? seq_len - query_len - window + 1 : 0;
-    for (int b = 0; b < num_used; ++b) {
-      const bool given_back = table[b] == -1 && (b + 1) * kv.block_size <= first_seen;
-      if (!given_back && (table[b] < 0 || table[b] >= num_blocks))
-        fail("block id ", table[b], " is outside the pool (", num_blocks, " blocks)");
-    }
-  }
-  for (const int32_t row : in.logits_indices) {
-    if (row < 0 || row >= num_tokens) fail("logits row ", row, " of ", num_tokens, " tokens");
-  }
-}
-
 // Decode-only steps (one sampled token per request) that fit a bucket are padded to it: with
 // graphs on they replay the bucket's graph, with graphs off they run the same launches eagerly,
 // so switching graphs changes how the work is launched and never what is computed.
@@ -222,7 +175,11 @@ ForwardShape CudaBackend::Impl::plan_shape(const BatchInputs& in,
 }
 
 int CudaBackend::Impl::enqueue_step(const BatchInputs& in) {
-  check_inputs(in);
+  validate_batch_inputs(in, BatchLimits{.vocab_size = config.vocab_size,
+                                        .max_position_embeddings = config.max_position_embeddings,
+                                        .num_blocks = num_blocks,
+                                        .block_size = kv.block_size,
+                                        .kv_window = config.kv_window()});
   std::optional<CudaGraphKey> key;
   const ForwardShape shape = plan_shape(in, key);
   const BatchInputs& batch = key ? padded : in;
