@@ -1,7 +1,5 @@
 #include "app/run_snapshots.h"
 
-#include "engine/backend/cuda_model_support.h"
-
 namespace sluice {
 
 ModelSummary summarize_model(std::shared_ptr<const ModelSession> session) {
@@ -12,7 +10,6 @@ ModelSummary summarize_model(std::shared_ptr<const ModelSession> session) {
   s.architecture = QString::fromStdString(m.config.architecture);
   s.description = QString::fromStdString(m.config.describe());
   s.dtypes = QString::fromStdString(m.weight_dtypes());
-  s.cudaMissing = QString::fromStdString(cuda_unsupported_features(m.config));
   s.tokenizer = QString::fromStdString(session->tokenizer->describe());
   s.weightBytes = static_cast<qint64>(m.weight_bytes());
   const ModelConfig& c = m.config;

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cassert>
 
-#include "engine/backend/gpu_plan.h"
 #include "engine/cache/block.h"
 #include "engine/core/error.h"
 #include "engine/core/system_memory.h"
+#include "engine/memory_plan.h"
 
 namespace sluice {
 

@@ -37,7 +37,7 @@ struct EngineConfig {
   bool enable_chunked_prefill = true;
   bool check_invariants = false;  // verify scheduler and block pool after every step
   // GPU backends: the share of device memory the run may use (weights, activations and the KV
-  // pool, see engine/backend/gpu_plan.h). Unused by the CPU backend.
+  // pool, see engine/memory_plan.h). Unused by the CPU backend.
   double gpu_memory_utilization = 0.90;
   // Backends that can sample on their device do so (only token ids cross back to the host),
   // except in steps where a prompt's n > 1 samples fork from shared logits.

@@ -17,9 +17,10 @@ namespace {
 
 // Fills the fit of the rows into plan's pool: mean row length, rows at once, the max-length
 // reservation. Needs kv_bytes_per_token, block_size, num_blocks and max_model_len set.
-void fit_rows(MemoryPlan& plan, const EngineConfig& engine, const std::vector<int>& prompt_lengths, int max_tokens) {
-  plan.kv_pool_bytes = static_cast<size_t>(plan.num_blocks) * static_cast<size_t>(engine.block_size) *
-                       plan.kv_bytes_per_token;
+void fit_rows(MemoryPlan& plan, const EngineConfig& engine, const std::vector<int>& prompt_lengths,
+              int max_tokens) {
+  plan.kv_pool_bytes = static_cast<size_t>(plan.num_blocks) *
+                       static_cast<size_t>(engine.block_size) * plan.kv_bytes_per_token;
   double total_blocks = 0.0;
   for (const int length : prompt_lengths) {
     const int row_tokens = std::min(plan.max_model_len, length + max_tokens);
@@ -36,7 +37,8 @@ void fit_rows(MemoryPlan& plan, const EngineConfig& engine, const std::vector<in
   const int fit = total_blocks > 0 ? static_cast<int>(plan.num_blocks / total_blocks) : 0;
   plan.max_concurrent_rows = std::min(fit, engine.max_num_seqs);
   plan.max_length_reservation_bytes = static_cast<size_t>(engine.max_num_seqs) *
-                                      static_cast<size_t>(plan.max_model_len) * plan.kv_bytes_per_token;
+                                      static_cast<size_t>(plan.max_model_len) *
+                                      plan.kv_bytes_per_token;
 }
 
 int max_model_len_of(const ModelConfig& config, const EngineConfig& engine) {
@@ -45,6 +47,20 @@ int max_model_len_of(const ModelConfig& config, const EngineConfig& engine) {
 }
 
 }  // namespace
+
+EngineConfig fit_engine_to_backend(Backend& backend, EngineConfig config) {
+  config.max_num_batched_tokens = resolve_max_num_batched_tokens(config, backend);
+  const bool is_pool_fixed = config.num_kv_blocks > 0 || config.kv_cache_bytes > 0;
+  const size_t available = backend.determine_available_memory(
+      MemoryPlanRequest{.max_num_batched_tokens = config.max_num_batched_tokens,
+                        .max_num_seqs = config.max_num_seqs,
+                        .max_model_len = config.max_model_len,
+                        .block_size = config.block_size,
+                        .gpu_memory_utilization = config.gpu_memory_utilization,
+                        .is_pool_fixed = is_pool_fixed});
+  if (!is_pool_fixed) config.kv_cache_bytes = available;
+  return config;
+}
 
 MemoryPlan plan_memory(const ModelConfig& config, size_t weight_bytes, const EngineConfig& engine,
                        const std::vector<int>& prompt_lengths, int max_tokens) {
@@ -62,8 +78,9 @@ MemoryPlan plan_memory(const ModelConfig& config, size_t weight_bytes, const Eng
   return plan;
 }
 
-MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu, const EngineConfig& engine,
-                           const std::vector<int>& prompt_lengths, int max_tokens) {
+MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu,
+                           const EngineConfig& engine, const std::vector<int>& prompt_lengths,
+                           int max_tokens) {
   constexpr size_t kElementBytes = 2;  // BF16
   MemoryPlan plan;
   plan.device = gpu.label;
@@ -71,8 +88,8 @@ MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu, 
   plan.device_budget_bytes =
       static_cast<size_t>(engine.gpu_memory_utilization * static_cast<double>(gpu.total_bytes));
   plan.weight_bytes = static_cast<size_t>(gpu.num_weights) * kElementBytes;
-  plan.kv_bytes_per_token =
-      2 * static_cast<size_t>(config.num_layers) * static_cast<size_t>(config.kv_size()) * kElementBytes;
+  plan.kv_bytes_per_token = 2 * static_cast<size_t>(config.num_layers) *
+                            static_cast<size_t>(config.kv_size()) * kElementBytes;
   const int step_tokens = engine.max_num_batched_tokens > 0 ? engine.max_num_batched_tokens
                                                             : kDefaultMaxNumBatchedTokens;
   plan.activation_bytes = cuda_activation_bytes(config, kElementBytes, step_tokens,
@@ -84,8 +101,9 @@ MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu, 
     plan.num_blocks = plan_num_kv_blocks(engine, block_bytes, plan.max_model_len, 0);
   } else {
     const size_t spent = plan.weight_bytes + plan.activation_bytes;
-    plan.num_blocks =
-        plan.device_budget_bytes > spent ? static_cast<int>((plan.device_budget_bytes - spent) / block_bytes) : 0;
+    plan.num_blocks = plan.device_budget_bytes > spent
+                          ? static_cast<int>((plan.device_budget_bytes - spent) / block_bytes)
+                          : 0;
   }
   fit_rows(plan, engine, prompt_lengths, max_tokens);
   return plan;

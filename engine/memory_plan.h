@@ -1,6 +1,12 @@
 // How much memory a run needs and what fits: weights, KV bytes per token, the pool the engine
 // would allocate, and how many rows of a dataset can be in flight at once given their prompt
-// lengths. Shown in the model panel before a run starts.
+// lengths. Shown in the model panel before a run starts. And fitting an engine's config to the
+// backend it will run on, which the engine does before it allocates its pool.
+//
+// On a GPU the KV pool is sized the way vLLM's profile run sizes it: weights first (uploaded
+// when the backend was built), then the activations and workspaces of the largest step the
+// config allows, then the pool takes what is left of gpu_memory_utilization x device memory
+// (Backend::determine_available_memory; the arithmetic is engine/backend/cuda/cuda_memory_plan.h).
 #pragma once
 
 #include <cstddef>
@@ -38,12 +44,19 @@ size_t cpu_kv_bytes_per_token(const ModelConfig& config);
 MemoryPlan plan_memory(const ModelConfig& config, size_t weight_bytes, const EngineConfig& engine,
                        const std::vector<int>& prompt_lengths, int max_tokens);
 
+// Returns config ready for an Engine over backend: max_num_batched_tokens resolved, the largest
+// step's activations reserved on the backend, and, unless num_kv_blocks or kv_cache_bytes fixes
+// the pool, kv_cache_bytes set to what the backend's device has left for it (a GPU's share of
+// gpu_memory_utilization; the CPU leaves it to the engine's host-memory rules). Throws Error
+// when the device has no room left for a KV cache.
+EngineConfig fit_engine_to_backend(Backend& backend, EngineConfig config);
+
 // A GPU to plan for. The CUDA backend holds weights in BF16, two bytes per weight whatever the
 // file stores (F32 halved; Q8_0's 34 bytes per 32 weights become 64).
 struct GpuDevicePlan {
-  std::string label;              // "cuda:0 NVIDIA H100 ..."
-  size_t total_bytes = 0;         // the device's memory
-  int64_t num_weights = 0;        // weight elements of the model (2 bytes each on the GPU)
+  std::string label;        // "cuda:0 NVIDIA H100 ..."
+  size_t total_bytes = 0;   // the device's memory
+  int64_t num_weights = 0;  // weight elements of the model (2 bytes each on the GPU)
 };
 
 // Plans a run on a GPU before its backend exists, as the CUDA backend will run it (BF16 weights,
@@ -51,7 +64,8 @@ struct GpuDevicePlan {
 // engine.gpu_memory_utilization x the device's memory unless the config fixes it). The device
 // is taken as empty: the CUDA context and other processes, which the real run subtracts, make
 // the pool somewhat smaller. The pool is 0 when weights and activations already exceed the share.
-MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu, const EngineConfig& engine,
-                           const std::vector<int>& prompt_lengths, int max_tokens);
+MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu,
+                           const EngineConfig& engine, const std::vector<int>& prompt_lengths,
+                           int max_tokens);
 
 }  // namespace sluice

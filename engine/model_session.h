@@ -1,11 +1,12 @@
-// A model ready to serve: its weights, its tokenizer, and a backend built for a device. Shared
-// by the CLI commands, the GUI worker and the server so they load models the same way.
+// A model ready to serve: its weights and its tokenizer (its backend comes from make_backend).
+// Shared by the CLI commands, the GUI worker and the server so they load models the same way.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "engine/backend/backend.h"
+// The callers that open a session build its backend (engine/backend/make_backend.h).
+#include "engine/backend/make_backend.h"
 #include "engine/core/dtype.h"
 #include "engine/model/model.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -26,11 +27,5 @@ ModelSession open_model_session(const std::string& model_path, const std::string
 // tokenizer_path, or a byte tokenizer when it is empty.
 ModelSession open_dummy_session(const std::string& preset, const std::string& tokenizer_path,
                                 DType dtype);
-
-// Builds a backend for device "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable, else CPU).
-// num_threads applies to the CPU backend (0 = all cores). Throws Error when the device is not
-// available, saying why.
-std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device,
-                                      int num_threads);
 
 }  // namespace sluice

@@ -4,8 +4,8 @@
 #include <random>
 
 #include "engine/backend/borrowed_backend.h"
-#include "engine/backend/gpu_plan.h"
 #include "engine/core/error.h"
+#include "engine/memory_plan.h"
 
 namespace sluice::cli {
 

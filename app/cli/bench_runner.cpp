@@ -4,8 +4,8 @@
 #include <chrono>
 
 #include "engine/backend/borrowed_backend.h"
-#include "engine/backend/gpu_plan.h"
 #include "engine/core/error.h"
+#include "engine/memory_plan.h"
 #ifdef SLUICE_HAS_CUDA
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_roofline.h"

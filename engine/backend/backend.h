@@ -45,6 +45,17 @@ struct BackendMemory {
 // A step's token budget on a GPU (and the default of every backend that does not choose less).
 inline constexpr int kDefaultMaxNumBatchedTokens = 2048;
 
+// What an engine will ask of a backend's memory: its largest step, and the share of the device
+// the run may use.
+struct MemoryPlanRequest {
+  int max_num_batched_tokens = kDefaultMaxNumBatchedTokens;
+  int max_num_seqs = 256;
+  int max_model_len = 0;  // 0: the model's context
+  int block_size = 16;
+  double gpu_memory_utilization = 0.90;  // (0, 1]: weights, activations and KV pool together
+  bool is_pool_fixed = false;  // the engine's config fixes the pool: reserve, but size nothing
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -75,6 +86,14 @@ class Backend {
   virtual void forward(const BatchInputs& inputs, std::vector<float>& logits) = 0;
 
   virtual BackendMemory memory() const = 0;
+
+  // Plans the memory of an engine's run (vLLM's determine_available_memory): reserves the
+  // activations and workspaces of the largest step the request allows, so that the device's
+  // free memory counts them, and returns the bytes of gpu_memory_utilization x device memory
+  // left for the KV pool. Returns 0 when the pool is not the backend's to size: request.
+  // is_pool_fixed, or no device memory of its own (the CPU, whose pool the engine sizes in host
+  // memory from its config). Throws Error when the share leaves no room for a block.
+  virtual size_t determine_available_memory(const MemoryPlanRequest& request);
 
   // The most tokens one step schedules when the engine config leaves it open
   // (EngineConfig::max_num_batched_tokens == 0): kDefaultMaxNumBatchedTokens, or less where a

@@ -15,10 +15,10 @@
 
 #include "engine/backend/borrowed_backend.h"
 #include "engine/backend/cpu_backend.h"
-#include "engine/backend/gpu_plan.h"
 #include "engine/grammar/grammar_matcher.h"
 #include "engine/grammar/json_schema_grammar.h"
 #include "engine/grammar/regex_grammar.h"
+#include "engine/memory_plan.h"
 #include "tests/gpu/gpu_test_support.h"
 #include "tests/support/reference_data.h"
 #include "tests/support/single_request_batch.h"

@@ -14,7 +14,6 @@
 #include "engine/backend/cuda/cuda_types.h"
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/pinned_batch.h"
-#include "engine/backend/cuda_model_support.h"
 #include "kernels/block_copy.cuh"
 #include "kernels/paged_attention.cuh"
 #include "kernels/sampling.cuh"
@@ -61,6 +60,9 @@ struct CudaBackend::Impl {
   void ensure_step_buffers(int num_tokens, int num_rows);
   void ensure_attention_workspace(size_t bytes);
   void ensure_sampling_workspace(size_t bytes);
+  // Allocates the activations and workspaces of the largest step limits allows, and sizes the
+  // decode graphs for it.
+  void reserve_activations(const MemoryPlanRequest& limits);
   void synchronize() const { SLUICE_CUDA_CHECK(cudaStreamSynchronize(stream->get())); }
   int32_t padding_block_id() const { return num_blocks; }  // the block past the engine's pool
   ForwardContext context() const {
@@ -113,10 +115,6 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
       config(m.config),
       options(o),
       element_bytes(activation_element_bytes(o.activation_dtype)) {
-  if (const std::string missing = cuda_unsupported_features(m.config); !missing.empty()) {
-    fail(m.path, ": the CUDA backend cannot run this ", m.config.architecture, " model yet (",
-         missing, "); run it on the CPU (--device cpu)");
-  }
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
@@ -415,55 +413,58 @@ void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const 
   }
 }
 
-void CudaBackend::reserve_activations(const CudaStepLimits& limits) {
-  Impl& s = *impl_;
+void CudaBackend::Impl::reserve_activations(const MemoryPlanRequest& limits) {
   if (limits.max_num_batched_tokens < 1 || limits.max_num_seqs < 1 || limits.block_size < 1)
     fail("CUDA backend: step limits must be positive");
-  make_device_current(s.options.device_index);
+  make_device_current(options.device_index);
   const int max_len = limits.max_model_len > 0
-                          ? std::min(limits.max_model_len, s.config.max_position_embeddings)
-                          : s.config.max_position_embeddings;
+                          ? std::min(limits.max_model_len, config.max_position_embeddings)
+                          : config.max_position_embeddings;
   const int max_decode = std::min(limits.max_num_seqs, limits.max_num_batched_tokens);
-  s.graphs.clear();
-  s.graph_max_model_len = max_len;
-  s.graph_batch_sizes = cuda_graph_batch_sizes(max_decode);
-  const int max_graph = s.graph_batch_sizes.back();
+  graphs.clear();
+  graph_max_model_len = max_len;
+  graph_batch_sizes = cuda_graph_batch_sizes(max_decode);
+  const int max_graph = graph_batch_sizes.back();
   const int max_tokens = std::max(limits.max_num_batched_tokens, max_graph);
   const int max_rows = std::max(max_decode, max_graph);
-  s.ensure_step_buffers(max_tokens, max_rows);
+  ensure_step_buffers(max_tokens, max_rows);
 
   // The attention workspace and staged inputs of the largest eager step and decode graph.
   const int stride = (max_len + limits.block_size - 1) / limits.block_size;
   const int seq_bucket = cuda_graph_seq_len_bucket(max_len, max_len, limits.block_size);
   const ForwardShape decode{max_graph, max_graph, max_graph, seq_bucket / limits.block_size,
                             1,         seq_bucket};
-  size_t workspace = kernels::paged_attention_workspace_bytes(
-      attention_params(s.config, limits.block_size, decode));
+  size_t workspace =
+      kernels::paged_attention_workspace_bytes(attention_params(config, limits.block_size, decode));
   for (const int query_len : {1, limits.max_num_batched_tokens}) {
     const ForwardShape eager{
         limits.max_num_batched_tokens, max_decode, max_decode, stride, query_len, max_len};
     workspace = std::max(workspace, kernels::paged_attention_workspace_bytes(
-                                        attention_params(s.config, limits.block_size, eager)));
+                                        attention_params(config, limits.block_size, eager)));
   }
-  s.ensure_attention_workspace(workspace);
+  ensure_attention_workspace(workspace);
   const size_t staged =
       std::max(cuda_batch_layout(max_tokens, max_decode, stride, max_decode).total_bytes,
                cuda_batch_layout(max_graph, max_graph, decode.max_blocks_per_request, max_graph)
                    .total_bytes);
-  s.batch_staging.reserve_device(staged, "a step's inputs");
-  s.ensure_sampling_workspace(kernels::sampling_workspace_bytes(max_rows, s.config.vocab_size));
+  batch_staging.reserve_device(staged, "a step's inputs");
+  ensure_sampling_workspace(kernels::sampling_workspace_bytes(max_rows, config.vocab_size));
 }
 
-CudaMemoryPlan CudaBackend::plan_kv_cache(double gpu_memory_utilization, int block_size) const {
+size_t CudaBackend::determine_available_memory(const MemoryPlanRequest& request) {
   make_device_current(impl_->options.device_index);
+  impl_->reserve_activations(request);
+  if (request.is_pool_fixed) return 0;
   size_t free_bytes = 0;
   size_t total_bytes = 0;
   SLUICE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return plan_cuda_kv_cache(CudaMemoryPlanInputs{.device_total_bytes = total_bytes,
-                                                 .device_free_bytes = free_bytes,
-                                                 .gpu_memory_utilization = gpu_memory_utilization,
-                                                 .kv_block_bytes = kv_block_bytes(block_size),
-                                                 .num_reserved_blocks = 1});
+  return plan_cuda_kv_cache(
+             CudaMemoryPlanInputs{.device_total_bytes = total_bytes,
+                                  .device_free_bytes = free_bytes,
+                                  .gpu_memory_utilization = request.gpu_memory_utilization,
+                                  .kv_block_bytes = kv_block_bytes(request.block_size),
+                                  .num_reserved_blocks = 1})
+      .kv_cache_bytes;
 }
 
 BackendMemory CudaBackend::memory() const {

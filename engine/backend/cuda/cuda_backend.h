@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
-#include "engine/backend/device.h"
 #include "engine/backend/cuda/cuda_memory_plan.h"
+#include "engine/backend/device.h"
 #include "engine/model/model.h"
 #include "engine/runner/sampler.h"
 #include "engine/sched/sampling_params.h"
@@ -40,19 +40,10 @@ std::string_view activation_dtype_name(ActivationDType dtype);
 // Parses "fp32"/"f32", "fp16"/"f16", "bf16"; throws Error for anything else.
 ActivationDType parse_activation_dtype(std::string_view name);
 
-
 struct CudaBackendOptions {
   int device_index = 0;
   ActivationDType activation_dtype = ActivationDType::BF16;
   bool enable_cuda_graphs = true;  // replay decode-only steps as CUDA graphs
-};
-
-// The largest steps the engine will schedule (EngineConfig's limits).
-struct CudaStepLimits {
-  int max_num_batched_tokens = 2048;
-  int max_num_seqs = 256;
-  int max_model_len = 0;  // 0: the model's context
-  int block_size = 16;
 };
 
 using CudaSampleRow = SampleRow;
@@ -85,14 +76,11 @@ class CudaBackend final : public Backend {
   // stored weights ("Q4_K weights dequantized to bf16 at load", "F32 weights converted to bf16").
   std::string describe() const override;
 
-  // Allocates the activations and workspaces of the largest step the engine may schedule, and
-  // sizes the decode graphs, so that the memory plan sees them in use. Larger steps still run
-  // (their buffers grow, and captured graphs are dropped).
-  void reserve_activations(const CudaStepLimits& limits);
-
-  // Returns the KV pool that fits gpu_memory_utilization of the device now (call after
-  // reserve_activations). Throws Error when nothing is left for the cache.
-  CudaMemoryPlan plan_kv_cache(double gpu_memory_utilization, int block_size) const;
+  // Allocates the activations and workspaces of the request's largest step and sizes the decode
+  // graphs for it (larger steps still run: their buffers grow, and captured graphs are dropped),
+  // then returns the KV pool that fits gpu_memory_utilization of the device now, with one block
+  // kept for padded decode rows (cuda_memory_plan.h). Throws Error when nothing is left for it.
+  size_t determine_available_memory(const MemoryPlanRequest& request) override;
 
   // Runs the forward pass and samples every logits row on the device with the host Sampler's
   // semantics (kernels/sampling.cuh); token_ids gets one id per row. Only the ids cross to the
