@@ -1,16 +1,10 @@
 #include "engine/backend/cpu_backend.h"
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <cassert>
 #include <cstring>
 #include <new>
 
 #include "engine/backend/cpu_attention.h"
-#include "engine/backend/cpu_gemm.h"
 #include "engine/backend/cpu_ops.h"
-#include "engine/backend/cpu_quant_dot.h"
 #include "engine/backend/rope.h"
 #include "engine/core/error.h"
 #include "engine/model/forward_pass.h"
@@ -18,10 +12,11 @@
 namespace sluice {
 
 struct CpuBackend::Layer {
-  // Norm weights with the model's offset applied (Gemma's 1 + w); empty when the layer has none.
-  std::vector<float> attn_norm, ffn_norm, q_norm, k_norm, post_attn_norm, post_ffn_norm;
-  std::vector<float> bq, bk, bv;
-  CpuMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
+  // [role] the layer's matrices; empty for the roles the model lacks.
+  LayerRoleArray<CpuMatrix> matrices;
+  // [role] its norm weights with the model's offset applied (Gemma's 1 + w) and its biases, in
+  // fp32; empty for the roles the model lacks.
+  LayerRoleArray<std::vector<float>> vectors;
   std::vector<double> rope_inv_freq;  // this layer's RoPE frequencies (one per rotated pair)
 };
 
@@ -39,19 +34,6 @@ struct CpuBackend::Scratch {
 
 namespace {
 
-size_t default_widen_budget() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page_size = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return size_t{4} << 30;
-  return static_cast<size_t>(pages) * static_cast<size_t>(page_size) / 4;
-}
-
-// The fp32 copy widening would make: none for F32 and for quantized weights (never widened).
-size_t widened_bytes(const WeightTensor& w) {
-  if (gemm_multiplies_in_place(w.dtype) || has_quant_kernels(w.dtype)) return 0;
-  return static_cast<size_t>(w.num_elements()) * sizeof(float);
-}
-
 template <typename T>
 void resize_scratch(std::vector<T>& buffer, int64_t n) {
   if (buffer.size() < static_cast<size_t>(n)) buffer.resize(static_cast<size_t>(n));
@@ -65,55 +47,40 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
       pool_(options.num_threads),
       scratch_(std::make_unique<Scratch>()) {
   const ModelWeights& w = model.weights;
-  size_t total_widened = 0;
-  for (const auto& l : w.layers) {
-    for (const auto* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-      total_widened += widened_bytes(*t);
-  }
-  total_widened += widened_bytes(w.lm_head);
-  const size_t budget =
-      options.widen_budget_set ? options.widen_budget_bytes : default_widen_budget();
-  const bool widen_now = total_widened <= budget;
-
-  const float offset = config_.norm_weight_offset;
-  auto norm_weights = [offset](const WeightTensor& t) {
-    if (t.empty()) return std::vector<float>();
-    std::vector<float> out = widen_vector(t);
-    for (float& x : out) x += offset;
-    return out;
-  };
   layers_.resize(w.layers.size());
   for (size_t i = 0; i < w.layers.size(); ++i) {
-    const LayerWeights& src = w.layers[i];
-    Layer& dst = layers_[i];
-    dst.attn_norm = norm_weights(src.attn_norm);
-    dst.ffn_norm = norm_weights(src.ffn_norm);
-    dst.q_norm = norm_weights(src.q_norm);
-    dst.k_norm = norm_weights(src.k_norm);
-    dst.post_attn_norm = norm_weights(src.post_attn_norm);
-    dst.post_ffn_norm = norm_weights(src.post_ffn_norm);
-    if (!src.bq.empty()) {
-      dst.bq = widen_vector(src.bq);
-      dst.bk = widen_vector(src.bk);
-      dst.bv = widen_vector(src.bv);
+    for (const WeightRole role : all_weight_roles()) {
+      if (is_layer_role(role)) prepare(role, w.layers[i][role], layers_[i]);
     }
-    dst.wq = CpuMatrix(src.wq, widen_now, pool_);
-    dst.wk = CpuMatrix(src.wk, widen_now, pool_);
-    dst.wv = CpuMatrix(src.wv, widen_now, pool_);
-    dst.wo = CpuMatrix(src.wo, widen_now, pool_);
-    dst.w_gate = CpuMatrix(src.w_gate, widen_now, pool_);
-    dst.w_up = CpuMatrix(src.w_up, widen_now, pool_);
-    dst.w_down = CpuMatrix(src.w_down, widen_now, pool_);
-    for (const auto* m :
-         {&dst.wq, &dst.wk, &dst.wv, &dst.wo, &dst.w_gate, &dst.w_up, &dst.w_down}) {
-      owned_weight_bytes_ += m->owned_bytes();
-    }
-    dst.rope_inv_freq = rope_inverse_frequencies(config_, static_cast<int>(i), w.rope_freq_factors);
+    layers_[i].rope_inv_freq =
+        rope_inverse_frequencies(config_, static_cast<int>(i), w.rope_freq_factors);
   }
-  embedding_ = CpuMatrix(w.token_embedding, false, pool_);  // rows are widened on lookup
-  lm_head_ = CpuMatrix(w.lm_head, widen_now, pool_);
+  embedding_ = CpuMatrix(w.token_embedding);  // rows are widened on lookup
+  lm_head_ = CpuMatrix(w.lm_head);
   owned_weight_bytes_ += lm_head_.owned_bytes();
   final_norm_ = norm_weights(w.final_norm);
+}
+
+void CpuBackend::prepare(WeightRole role, const WeightTensor& tensor, Layer& layer) {
+  if (tensor.empty()) return;
+  switch (weight_kind(role)) {
+    case WeightKind::Matrix:
+      layer.matrices[role] = CpuMatrix(tensor);
+      owned_weight_bytes_ += layer.matrices[role].owned_bytes();
+      return;
+    case WeightKind::Norm:
+      layer.vectors[role] = norm_weights(tensor);
+      return;
+    case WeightKind::Bias:
+      layer.vectors[role] = widen_vector(tensor);
+      return;
+  }
+}
+
+std::vector<float> CpuBackend::norm_weights(const WeightTensor& tensor) const {
+  std::vector<float> out = widen_vector(tensor);
+  for (float& x : out) x += config_.norm_weight_offset;
+  return out;
 }
 
 CpuBackend::~CpuBackend() = default;
@@ -204,23 +171,21 @@ class CpuBackend::Ops final : public ForwardOps {
   }
 
   void qkv_projection(int l) override {
-    const Layer& layer = b_.layers_[static_cast<size_t>(l)];
-    layer.wq.multiply(s_.xn.data(), T_, s_.q.data(), b_.pool_);
-    layer.wk.multiply(s_.xn.data(), T_, s_.k.data(), b_.pool_);
-    layer.wv.multiply(s_.xn.data(), T_, s_.v.data(), b_.pool_);
-    if (!layer.bq.empty()) {
-      add_bias(s_.q.data(), layer.bq.data(), T_, c_.q_size());
-      add_bias(s_.k.data(), layer.bk.data(), T_, c_.kv_size());
-      add_bias(s_.v.data(), layer.bv.data(), T_, c_.kv_size());
-    }
+    using enum WeightRole;
+    linear(StepBuffer::Normed, {Wq, l}, StepBuffer::Q);
+    linear(StepBuffer::Normed, {Wk, l}, StepBuffer::K);
+    linear(StepBuffer::Normed, {Wv, l}, StepBuffer::V);
+    if (b_.layers_[static_cast<size_t>(l)].vectors[Bq].empty()) return;
+    add_bias(s_.q.data(), vector({Bq, l}).data(), T_, c_.q_size());
+    add_bias(s_.k.data(), vector({Bk, l}).data(), T_, c_.kv_size());
+    add_bias(s_.v.data(), vector({Bv, l}).data(), T_, c_.kv_size());
   }
 
   void head_norms(int l) override {
-    const Layer& layer = b_.layers_[static_cast<size_t>(l)];
-    rms_norm(s_.q.data(), layer.q_norm.data(), c_.rms_norm_eps, T_ * c_.num_heads, c_.head_dim,
-             s_.q.data());
-    rms_norm(s_.k.data(), layer.k_norm.data(), c_.rms_norm_eps, T_ * c_.num_kv_heads, c_.head_dim,
-             s_.k.data());
+    rms_norm(s_.q.data(), norm_weight({WeightRole::QNorm, l}).data(), c_.rms_norm_eps,
+             T_ * c_.num_heads, c_.head_dim, s_.q.data());
+    rms_norm(s_.k.data(), norm_weight({WeightRole::KNorm, l}).data(), c_.rms_norm_eps,
+             T_ * c_.num_kv_heads, c_.head_dim, s_.k.data());
   }
 
   void rope(int l) override {
@@ -241,16 +206,12 @@ class CpuBackend::Ops final : public ForwardOps {
   }
 
   void linear(StepBuffer x, WeightRef weight, StepBuffer out) override {
-    const Layer& layer = b_.layers_[static_cast<size_t>(weight.layer)];
-    const CpuMatrix& m = weight.role == WeightRole::Wo ? layer.wo : layer.w_down;
-    assert(weight.role == WeightRole::Wo || weight.role == WeightRole::Down);
-    m.multiply(buffer(x), T_, buffer(out), b_.pool_);
+    matrix(weight).multiply(buffer(x), T_, buffer(out), b_.pool_);
   }
 
   void gated_ffn(int l, Activation activation) override {
-    const Layer& layer = b_.layers_[static_cast<size_t>(l)];
-    layer.w_gate.multiply(s_.xn.data(), T_, s_.hidden.data(), b_.pool_);
-    layer.w_up.multiply(s_.xn.data(), T_, s_.up.data(), b_.pool_);
+    linear(StepBuffer::Normed, {WeightRole::Gate, l}, StepBuffer::Hidden);
+    matrix({WeightRole::Up, l}).multiply(s_.xn.data(), T_, s_.up.data(), b_.pool_);
     const int64_t n = T_ * c_.intermediate_size;
     if (activation == Activation::GeluTanh) {
       gelu_tanh_mul(s_.hidden.data(), s_.up.data(), n);
@@ -301,21 +262,27 @@ class CpuBackend::Ops final : public ForwardOps {
     return nullptr;
   }
 
+  // The layer's matrix of a role. Throws Error for a role the layer has no matrix of.
+  const CpuMatrix& matrix(WeightRef w) const {
+    const CpuMatrix& m = b_.layers_[static_cast<size_t>(w.layer)].matrices[w.role];
+    if (m.empty())
+      fail("the CPU backend has no matrix ", weight_role_name(w.role), " in layer ", w.layer);
+    return m;
+  }
+
+  // The layer's norm weight or bias of a role. Throws Error for a role the layer has none of.
+  const std::vector<float>& vector(WeightRef w) const {
+    const std::vector<float>& v = b_.layers_[static_cast<size_t>(w.layer)].vectors[w.role];
+    if (v.empty())
+      fail("the CPU backend has no vector ", weight_role_name(w.role), " in layer ", w.layer);
+    return v;
+  }
+
   const std::vector<float>& norm_weight(WeightRef w) const {
     if (w.role == WeightRole::FinalNorm) return b_.final_norm_;
-    const Layer& layer = b_.layers_[static_cast<size_t>(w.layer)];
-    switch (w.role) {
-      case WeightRole::AttnNorm:
-        return layer.attn_norm;
-      case WeightRole::FfnNorm:
-        return layer.ffn_norm;
-      case WeightRole::PostAttnNorm:
-        return layer.post_attn_norm;
-      case WeightRole::PostFfnNorm:
-        return layer.post_ffn_norm;
-      default:
-        fail("the CPU backend has no norm ", weight_role_name(w.role));
-    }
+    if (!is_norm_role(w.role))
+      fail("the CPU backend's norm got ", weight_role_name(w.role), ", not a norm");
+    return vector(w);
   }
 
   CpuBackend& b_;

@@ -16,11 +16,6 @@ namespace sluice {
 
 struct CpuBackendOptions {
   int num_threads = 0;  // 0 = one per hardware thread
-  // Quantized weights (Q8_0) are widened to fp32 once when the widened copies fit in this many
-  // bytes (default: a quarter of physical memory); otherwise they are widened tile by tile per
-  // step. F32, F16 and BF16 weights are multiplied where they lie.
-  size_t widen_budget_bytes = 0;
-  bool widen_budget_set = false;
 };
 
 class CpuBackend final : public Backend {
@@ -46,6 +41,11 @@ class CpuBackend final : public Backend {
   struct Layer;
   struct Scratch;
   class Ops;
+
+  // Prepares a layer's tensor of a role for the forward pass, by the role's kind.
+  void prepare(WeightRole role, const WeightTensor& tensor, Layer& layer);
+  // Returns a norm weight widened to fp32 with the model's offset applied.
+  std::vector<float> norm_weights(const WeightTensor& tensor) const;
 
   const Model& model_;
   ModelConfig config_;

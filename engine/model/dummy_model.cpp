@@ -406,7 +406,7 @@ std::unique_ptr<Model> make_dummy_model(const std::string& preset, DType dtype, 
     WeightTensor t = factory.make(tensor_name(role, arch, NameScheme::Gguf, layer),
                                   weight_shape(role, c), is_norm_role(role));
     if (is_layer_role(role)) {
-      *w.layers[static_cast<size_t>(layer)].slot(role) = std::move(t);
+      w.layers[static_cast<size_t>(layer)][role] = std::move(t);
     } else if (role == WeightRole::TokenEmbedding) {
       w.token_embedding = std::move(t);
     } else if (role == WeightRole::FinalNorm) {

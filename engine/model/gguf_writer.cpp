@@ -208,13 +208,13 @@ OutputTensor fused_tensor(const std::string& name, const std::vector<OutputTenso
   return out;
 }
 
-const WeightTensor& require_weight(const Model& model, const WeightTensor* t, WeightRole role,
+const WeightTensor& require_weight(const Model& model, const WeightTensor& t, WeightRole role,
                                    int layer) {
-  if (!t || t->empty()) {
+  if (t.empty()) {
     fail(model.path, ": the ", model.config.architecture, " model has no ", weight_role_name(role),
          " weight in layer ", layer);
   }
-  return *t;
+  return t;
 }
 
 // The RoPE factors of llama3 scaling, computed as llama.cpp's converter does: the divisor of
@@ -265,19 +265,19 @@ std::vector<OutputTensor> file_tensors(const Model& model, const FileLayout& lay
   for (int l = 0; l < c.num_layers; ++l) {
     const LayerWeights& layer = w.layers[static_cast<size_t>(l)];
     const auto part = [&](WeightRole role) {
-      return role_tensor(model, layout, role, require_weight(model, layer.slot(role), role, l), l);
+      return role_tensor(model, layout, role, require_weight(model, layer[role], role, l), l);
     };
     for (const WeightRole role : all_weight_roles()) {
       if (!is_layer_role(role) || !weight_role_in_files(role, *layout.arch, c)) continue;
       const std::string name = tensor_name(role, *layout.arch, NameScheme::Gguf, l);
-      if (role == WeightRole::Wqkv) {
-        out.push_back(
-            fused_tensor(name, {part(WeightRole::Wq), part(WeightRole::Wk), part(WeightRole::Wv)}));
-      } else if (role == WeightRole::GateUp) {
-        out.push_back(fused_tensor(name, {part(WeightRole::Gate), part(WeightRole::Up)}));
-      } else {
+      const std::span<const WeightRole> parts = fused_parts(role);
+      if (parts.empty()) {
         out.push_back(part(role));
+        continue;
       }
+      std::vector<OutputTensor> pieces;
+      for (const WeightRole p : parts) pieces.push_back(part(p));
+      out.push_back(fused_tensor(name, pieces));
     }
   }
   out.push_back(role_tensor(model, layout, WeightRole::FinalNorm, w.final_norm, 0));

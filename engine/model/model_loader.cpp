@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <span>
 
 #include "engine/core/error.h"
 #include "engine/model/architecture.h"
@@ -96,17 +97,17 @@ ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c
     LayerWeights& layer = w.layers[static_cast<size_t>(l)];
     for (const WeightRole role : all_weight_roles()) {
       if (!is_layer_role(role) || !weight_role_in_files(role, arch, c)) continue;
-      if (role == WeightRole::Wqkv) {
-        const WeightTensor qkv = take(role, l);
-        layer.wq = row_range(qkv, 0, c.q_size(), "q");
-        layer.wk = row_range(qkv, c.q_size(), c.kv_size(), "k");
-        layer.wv = row_range(qkv, c.q_size() + c.kv_size(), c.kv_size(), "v");
-      } else if (role == WeightRole::GateUp) {
-        const WeightTensor gate_up = take(role, l);
-        layer.w_gate = row_range(gate_up, 0, c.intermediate_size, "gate");
-        layer.w_up = row_range(gate_up, c.intermediate_size, c.intermediate_size, "up");
-      } else {
-        *layer.slot(role) = take(role, l);
+      const std::span<const WeightRole> parts = fused_parts(role);
+      if (parts.empty()) {
+        layer[role] = take(role, l);
+        continue;
+      }
+      const WeightTensor fused = take(role, l);
+      int64_t first_row = 0;
+      for (const WeightRole part : parts) {
+        const int64_t num_rows = weight_shape(part, c)[0];
+        layer[part] = row_range(fused, first_row, num_rows, weight_role_name(part));
+        first_row += num_rows;
       }
     }
   }
@@ -231,8 +232,7 @@ std::vector<const WeightTensor*> all_tensors(const ModelWeights& w) {
   std::vector<const WeightTensor*> out = {&w.token_embedding};
   for (const auto& l : w.layers) {
     for (const WeightRole role : all_weight_roles()) {
-      const WeightTensor* t = is_layer_role(role) ? l.slot(role) : nullptr;
-      if (t && !t->empty()) out.push_back(t);
+      if (is_layer_role(role) && !l[role].empty()) out.push_back(&l[role]);
     }
   }
   out.push_back(&w.final_norm);

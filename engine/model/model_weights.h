@@ -11,28 +11,10 @@
 
 namespace sluice {
 
-struct LayerWeights {
-  WeightTensor attn_norm;  // [hidden_size]
-  WeightTensor wq;         // [num_heads * head_dim, hidden_size]
-  WeightTensor wk;         // [num_kv_heads * head_dim, hidden_size]
-  WeightTensor wv;         // [num_kv_heads * head_dim, hidden_size]
-  WeightTensor bq;         // [num_heads * head_dim] (Qwen2) or empty
-  WeightTensor bk;         // [num_kv_heads * head_dim] or empty
-  WeightTensor bv;         // [num_kv_heads * head_dim] or empty
-  WeightTensor wo;         // [hidden_size, num_heads * head_dim]
-  WeightTensor ffn_norm;   // [hidden_size]
-  WeightTensor w_gate;     // [intermediate_size, hidden_size]
-  WeightTensor w_up;       // [intermediate_size, hidden_size]
-  WeightTensor w_down;     // [hidden_size, intermediate_size]
-  WeightTensor q_norm;     // [head_dim] (Qwen3, Gemma 3) or empty
-  WeightTensor k_norm;     // [head_dim] or empty
-  WeightTensor post_attn_norm;  // [hidden_size] (Gemma 2/3) or empty
-  WeightTensor post_ffn_norm;   // [hidden_size] or empty
-
-  // The member holding a per-layer role; nullptr for the fused roles (split at load).
-  WeightTensor* slot(WeightRole role);
-  const WeightTensor* slot(WeightRole role) const;
-};
+// A layer's tensors by role, shaped as weight_shape() says (Wq: [num_heads * head_dim,
+// hidden_size], ...). Empty for the roles the architecture lacks and for the fused roles (Wqkv,
+// GateUp), which the loader splits into their parts.
+using LayerWeights = LayerRoleArray<WeightTensor>;
 
 struct ModelWeights {
   WeightTensor token_embedding;  // [vocab_size, hidden_size]
@@ -41,9 +23,6 @@ struct ModelWeights {
   WeightTensor lm_head;     // [vocab_size, hidden_size]; the embedding when tied
   WeightTensor
       rope_freq_factors;  // [head_dim / 2] divisors of RoPE frequencies (GGUF llama3) or empty
-
-  // The member holding a model-wide role.
-  const WeightTensor* slot(WeightRole role) const;
 };
 
 }  // namespace sluice

@@ -7,48 +7,88 @@ namespace sluice {
 namespace {
 
 using enum WeightRole;
+using enum WeightKind;
 
-struct RoleNames {
-  WeightRole role;
-  const char* name;  // for messages
-  const char* hf;    // after "model.layers.N." for layer roles
-  const char* gguf;  // after "blk.N." for layer roles
+// A dimension of a role's shape, from the configuration.
+enum class Dim : uint8_t { None, Hidden, Q, Kv, Head, Ffn, Vocab, Qkv, TwoFfn };
+
+// When a model's files hold a role.
+enum class InFiles : uint8_t {
+  Always,
+  SeparateQkv,     // !fused_qkv
+  FusedQkv,        // fused_qkv
+  SeparateGateUp,  // !fused_gate_up
+  FusedGateUp,     // fused_gate_up
+  QkvBias,         // has_qkv_bias
+  QkNorm,          // qk_norm
+  PostNorms,       // post_norms
+  UntiedHead,      // !tie_word_embeddings
 };
 
-constexpr RoleNames kRoles[] = {
-    {AttnNorm, "attn_norm", "input_layernorm.weight", "attn_norm.weight"},
-    {Wq, "attn_q", "self_attn.q_proj.weight", "attn_q.weight"},
-    {Wk, "attn_k", "self_attn.k_proj.weight", "attn_k.weight"},
-    {Wv, "attn_v", "self_attn.v_proj.weight", "attn_v.weight"},
-    {Bq, "attn_q.bias", "self_attn.q_proj.bias", "attn_q.bias"},
-    {Bk, "attn_k.bias", "self_attn.k_proj.bias", "attn_k.bias"},
-    {Bv, "attn_v.bias", "self_attn.v_proj.bias", "attn_v.bias"},
-    {QNorm, "attn_q_norm", "self_attn.q_norm.weight", "attn_q_norm.weight"},
-    {KNorm, "attn_k_norm", "self_attn.k_norm.weight", "attn_k_norm.weight"},
-    {Wo, "attn_output", "self_attn.o_proj.weight", "attn_output.weight"},
-    {PostAttnNorm, "post_attention_norm", "post_attention_layernorm.weight",
-     "post_attention_norm.weight"},
+constexpr WeightRole kQkvParts[] = {Wq, Wk, Wv};
+constexpr WeightRole kGateUpParts[] = {Gate, Up};
+
+struct RoleRow {
+  WeightRole role;
+  WeightKind kind;
+  Dim rows;
+  Dim cols;  // None: a vector of `rows`
+  InFiles in_files;
+  const char* name;                        // for messages
+  const char* hf;                          // after "model.layers.N." for layer roles
+  const char* gguf;                        // after "blk.N." for layer roles
+  std::span<const WeightRole> parts = {};  // a fused role's parts, in row order
+};
+
+using enum Dim;
+using enum InFiles;
+
+constexpr RoleRow kRoles[] = {
+    {AttnNorm, Norm, Hidden, None, Always, "attn_norm", "input_layernorm.weight",
+     "attn_norm.weight"},
+    {Wq, Matrix, Q, Hidden, SeparateQkv, "attn_q", "self_attn.q_proj.weight", "attn_q.weight"},
+    {Wk, Matrix, Kv, Hidden, SeparateQkv, "attn_k", "self_attn.k_proj.weight", "attn_k.weight"},
+    {Wv, Matrix, Kv, Hidden, SeparateQkv, "attn_v", "self_attn.v_proj.weight", "attn_v.weight"},
+    {Bq, Bias, Q, None, QkvBias, "attn_q.bias", "self_attn.q_proj.bias", "attn_q.bias"},
+    {Bk, Bias, Kv, None, QkvBias, "attn_k.bias", "self_attn.k_proj.bias", "attn_k.bias"},
+    {Bv, Bias, Kv, None, QkvBias, "attn_v.bias", "self_attn.v_proj.bias", "attn_v.bias"},
+    // [head_dim], applied to each head.
+    {QNorm, Norm, Head, None, QkNorm, "attn_q_norm", "self_attn.q_norm.weight",
+     "attn_q_norm.weight"},
+    {KNorm, Norm, Head, None, QkNorm, "attn_k_norm", "self_attn.k_norm.weight",
+     "attn_k_norm.weight"},
+    {Wo, Matrix, Hidden, Q, Always, "attn_output", "self_attn.o_proj.weight", "attn_output.weight"},
+    {PostAttnNorm, Norm, Hidden, None, PostNorms, "post_attention_norm",
+     "post_attention_layernorm.weight", "post_attention_norm.weight"},
     // Llama-style HF files call the FFN's input norm post_attention_layernorm; the families
     // with post norms call it pre_feedforward_layernorm (tensor_name picks).
-    {FfnNorm, "ffn_norm", "post_attention_layernorm.weight", "ffn_norm.weight"},
-    {Gate, "ffn_gate", "mlp.gate_proj.weight", "ffn_gate.weight"},
-    {Up, "ffn_up", "mlp.up_proj.weight", "ffn_up.weight"},
-    {Down, "ffn_down", "mlp.down_proj.weight", "ffn_down.weight"},
-    {PostFfnNorm, "post_ffw_norm", "post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
-    {Wqkv, "attn_qkv", "self_attn.qkv_proj.weight", "attn_qkv.weight"},
+    {FfnNorm, Norm, Hidden, None, Always, "ffn_norm", "post_attention_layernorm.weight",
+     "ffn_norm.weight"},
+    {Gate, Matrix, Ffn, Hidden, SeparateGateUp, "ffn_gate", "mlp.gate_proj.weight",
+     "ffn_gate.weight"},
+    {Up, Matrix, Ffn, Hidden, SeparateGateUp, "ffn_up", "mlp.up_proj.weight", "ffn_up.weight"},
+    {Down, Matrix, Hidden, Ffn, Always, "ffn_down", "mlp.down_proj.weight", "ffn_down.weight"},
+    {PostFfnNorm, Norm, Hidden, None, PostNorms, "post_ffw_norm",
+     "post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
+    {Wqkv, Matrix, Qkv, Hidden, FusedQkv, "attn_qkv", "self_attn.qkv_proj.weight",
+     "attn_qkv.weight", kQkvParts},
     // llama.cpp writes Phi-3's fused [gate; up] as ffn_up with twice the rows.
-    {GateUp, "ffn_gate_up", "mlp.gate_up_proj.weight", "ffn_up.weight"},
-    {TokenEmbedding, "token_embd", "model.embed_tokens.weight", "token_embd.weight"},
-    {FinalNorm, "output_norm", "model.norm.weight", "output_norm.weight"},
-    {LmHead, "output", "lm_head.weight", "output.weight"},
+    {GateUp, Matrix, TwoFfn, Hidden, FusedGateUp, "ffn_gate_up", "mlp.gate_up_proj.weight",
+     "ffn_up.weight", kGateUpParts},
+    {TokenEmbedding, Matrix, Vocab, Hidden, Always, "token_embd", "model.embed_tokens.weight",
+     "token_embd.weight"},
+    {FinalNorm, Norm, Hidden, None, Always, "output_norm", "model.norm.weight",
+     "output_norm.weight"},
+    {LmHead, Matrix, Vocab, Hidden, UntiedHead, "output", "lm_head.weight", "output.weight"},
 };
 
-constexpr WeightRole kAllRoles[] = {
-    AttnNorm,     Wq,      Wk,   Wv, Bq,   Bk,          Bv,   QNorm,  KNorm,          Wo,
-    PostAttnNorm, FfnNorm, Gate, Up, Down, PostFfnNorm, Wqkv, GateUp, TokenEmbedding, FinalNorm,
-    LmHead};
+constexpr auto kAllRoles = [] {
+  std::array<WeightRole, std::size(kRoles)> roles{};
+  for (size_t i = 0; i < roles.size(); ++i) roles[i] = kRoles[i].role;
+  return roles;
+}();
 
-const RoleNames& names_of(WeightRole role) {
+const RoleRow& row_of(WeightRole role) {
   return kRoles[static_cast<size_t>(role)];
 }
 
@@ -56,9 +96,34 @@ constexpr bool table_is_in_enum_order() {
   for (size_t i = 0; i < std::size(kRoles); ++i) {
     if (static_cast<size_t>(kRoles[i].role) != i) return false;
   }
-  return std::size(kRoles) == std::size(kAllRoles);
+  return static_cast<size_t>(kRoles[std::size(kRoles) - 1].role) == std::size(kRoles) - 1;
 }
 static_assert(table_is_in_enum_order());
+static_assert(kRoles[kNumLayerWeightRoles].role == TokenEmbedding);  // layer roles first
+
+int64_t size_of(Dim dim, const ModelConfig& c) {
+  switch (dim) {
+    case None:
+      return 0;
+    case Hidden:
+      return c.hidden_size;
+    case Q:
+      return c.q_size();
+    case Kv:
+      return c.kv_size();
+    case Head:
+      return c.head_dim;
+    case Ffn:
+      return c.intermediate_size;
+    case Vocab:
+      return c.vocab_size;
+    case Qkv:
+      return c.q_size() + 2 * static_cast<int64_t>(c.kv_size());
+    case TwoFfn:
+      return 2 * static_cast<int64_t>(c.intermediate_size);
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -66,97 +131,63 @@ std::span<const WeightRole> all_weight_roles() {
   return kAllRoles;
 }
 
-bool is_layer_role(WeightRole role) {
-  return role < TokenEmbedding;
+WeightKind weight_kind(WeightRole role) {
+  return row_of(role).kind;
 }
 
 bool is_norm_role(WeightRole role) {
-  return role == AttnNorm || role == QNorm || role == KNorm || role == PostAttnNorm ||
-         role == FfnNorm || role == PostFfnNorm || role == FinalNorm;
+  return weight_kind(role) == Norm;
 }
 
 const char* weight_role_name(WeightRole role) {
-  return names_of(role).name;
+  return row_of(role).name;
+}
+
+std::span<const WeightRole> fused_parts(WeightRole role) {
+  return row_of(role).parts;
+}
+
+void fail_not_a_layer_role(WeightRole role) {
+  fail("weight ", weight_role_name(role), " is a model-wide role, not one of a layer");
 }
 
 std::string tensor_name(WeightRole role, const Architecture& arch, NameScheme scheme, int layer) {
-  const RoleNames& n = names_of(role);
+  const RoleRow& row = row_of(role);
   const bool hf = scheme == NameScheme::HuggingFace;
-  const char* suffix = hf ? n.hf : n.gguf;
+  const char* suffix = hf ? row.hf : row.gguf;
   if (hf && role == FfnNorm && arch.post_norms) suffix = "pre_feedforward_layernorm.weight";
   if (!is_layer_role(role)) return suffix;
   return str_cat(hf ? "model.layers." : "blk.", layer, ".", suffix);
 }
 
 std::vector<int64_t> weight_shape(WeightRole role, const ModelConfig& c) {
-  const int64_t hidden = c.hidden_size, ffn = c.intermediate_size, q = c.q_size(), kv = c.kv_size(),
-                head = c.head_dim;
-  switch (role) {
-    case AttnNorm:
-    case PostAttnNorm:
-    case FfnNorm:
-    case PostFfnNorm:
-    case FinalNorm:
-      return {hidden};
-    case QNorm:
-    case KNorm:
-      return {head};
-    case Wq:
-      return {q, hidden};
-    case Wk:
-    case Wv:
-      return {kv, hidden};
-    case Bq:
-      return {q};
-    case Bk:
-    case Bv:
-      return {kv};
-    case Wo:
-      return {hidden, q};
-    case Gate:
-    case Up:
-      return {ffn, hidden};
-    case Down:
-      return {hidden, ffn};
-    case Wqkv:
-      return {q + 2 * kv, hidden};
-    case GateUp:
-      return {2 * ffn, hidden};
-    case TokenEmbedding:
-    case LmHead:
-      return {c.vocab_size, hidden};
-  }
-  return {};
+  const RoleRow& row = row_of(role);
+  if (row.cols == None) return {size_of(row.rows, c)};
+  return {size_of(row.rows, c), size_of(row.cols, c)};
 }
 
 bool weight_role_in_files(WeightRole role, const Architecture& arch, const ModelConfig& c) {
-  switch (role) {
-    case Wq:
-    case Wk:
-    case Wv:
-      return !arch.fused_qkv;
-    case Wqkv:
-      return arch.fused_qkv;
-    case Gate:
-    case Up:
-      return !arch.fused_gate_up;
-    case GateUp:
-      return arch.fused_gate_up;
-    case Bq:
-    case Bk:
-    case Bv:
-      return c.has_qkv_bias;
-    case QNorm:
-    case KNorm:
-      return c.qk_norm;
-    case PostAttnNorm:
-    case PostFfnNorm:
-      return c.post_norms;
-    case LmHead:
-      return !c.tie_word_embeddings;
-    default:
+  switch (row_of(role).in_files) {
+    case Always:
       return true;
+    case SeparateQkv:
+      return !arch.fused_qkv;
+    case FusedQkv:
+      return arch.fused_qkv;
+    case SeparateGateUp:
+      return !arch.fused_gate_up;
+    case FusedGateUp:
+      return arch.fused_gate_up;
+    case QkvBias:
+      return c.has_qkv_bias;
+    case QkNorm:
+      return c.qk_norm;
+    case PostNorms:
+      return c.post_norms;
+    case UntiedHead:
+      return !c.tie_word_embeddings;
   }
+  return false;
 }
 
 }  // namespace sluice

@@ -1,8 +1,12 @@
-// The one weight-role table: every tensor a model definition uses, its name in each file format
-// (per architecture where the families differ) and its shape from the configuration. The loader
-// reads by it, and backends and tools refer to weights by role.
+// The one weight-role table: every tensor a model definition uses, what kind of tensor it is,
+// its name in each file format (per architecture where the families differ), its shape from the
+// configuration and when a model's files hold it. The loader reads by it, and backends and tools
+// hold a layer's weights in arrays indexed by role (LayerRoleArray), so a new role is a new row
+// of the table.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -39,14 +43,52 @@ enum class WeightRole : uint8_t {
   LmHead,
 };
 
+// The per-layer roles come first in the enum, the model-wide ones after.
+inline constexpr size_t kNumLayerWeightRoles = static_cast<size_t>(WeightRole::TokenEmbedding);
+
+// What a role's tensor is, which decides how a backend prepares it.
+enum class WeightKind : uint8_t {
+  Matrix,  // [out_features, in_features], multiplied (the embedding is read by row)
+  Norm,    // an RMSNorm's weight: the norm multiplies by (norm_weight_offset + w)
+  Bias,    // added to a product's output
+};
+
 enum class NameScheme : uint8_t { HuggingFace, Gguf };
 
 // Every role, in enum order.
 std::span<const WeightRole> all_weight_roles();
-bool is_layer_role(WeightRole role);
+inline bool is_layer_role(WeightRole role) {
+  return static_cast<size_t>(role) < kNumLayerWeightRoles;
+}
+WeightKind weight_kind(WeightRole role);
 bool is_norm_role(WeightRole role);
 // "attn_q", for messages and describe().
 const char* weight_role_name(WeightRole role);
+
+// The roles a fused role of the files holds, in row order (Wqkv: Wq, Wk, Wv; GateUp: Gate, Up);
+// empty for every other role.
+std::span<const WeightRole> fused_parts(WeightRole role);
+
+// Throws Error: role is not a per-layer role (a model-wide one was asked of a layer).
+[[noreturn]] void fail_not_a_layer_role(WeightRole role);
+
+// One T per per-layer role, indexed by the role: a layer's weights as the loader and each
+// backend hold them, so that reading a role is a lookup and a new role needs no new member.
+template <typename T>
+class LayerRoleArray {
+ public:
+  // The entry of role; throws Error for a model-wide role (never another role's entry).
+  T& operator[](WeightRole role) { return items_[index(role)]; }
+  const T& operator[](WeightRole role) const { return items_[index(role)]; }
+
+ private:
+  static size_t index(WeightRole role) {
+    if (!is_layer_role(role)) fail_not_a_layer_role(role);
+    return static_cast<size_t>(role);
+  }
+
+  std::array<T, kNumLayerWeightRoles> items_{};
+};
 
 // The tensor's name in a file of `scheme` ("model.layers.3.self_attn.q_proj.weight",
 // "blk.3.attn_q.weight"); layer is ignored for model-wide roles.

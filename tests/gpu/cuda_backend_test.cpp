@@ -132,7 +132,9 @@ std::unique_ptr<Model> widened_to_f32(const Model& model) {
     widen(out->weights.lm_head);
   }
   for (LayerWeights& l : out->weights.layers) {
-    for (WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) widen(*t);
+    for (const WeightRole role : all_weight_roles()) {
+      if (is_layer_role(role) && weight_kind(role) == WeightKind::Matrix) widen(l[role]);
+    }
   }
   return out;
 }
@@ -167,8 +169,9 @@ TEST(CudaQuantizedGguf, MixedFileDequantizedAtLoadAgreesWithCpu) {
     widened_bytes += static_cast<size_t>(t->num_elements()) * sizeof(float);
   }
   for (const LayerWeights& l : w.layers) {
-    for (const WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
-      widened_bytes += static_cast<size_t>(t->num_elements()) * sizeof(float);
+    for (const WeightRole role : all_weight_roles()) {
+      if (is_layer_role(role) && weight_kind(role) == WeightKind::Matrix && !l[role].empty())
+        widened_bytes += static_cast<size_t>(l[role].num_elements()) * sizeof(float);
     }
   }
   EXPECT_GE(gpu.memory().weight_bytes, widened_bytes);

@@ -6,7 +6,9 @@
 // - CudaTinyShapeVsCpu: the small test shapes of every architecture with all their layers (Gemma
 //   3's local and global RoPE bases, Gemma 2's alternating windows), partial rotary and LongRoPE
 //   (Phi-3), which the tiny-arch fixtures do not have; they run in the emulator;
-// - CudaWeightsRope: the RoPE tables uploaded once per distinct set of frequencies.
+// - CudaWeightsRope: the RoPE tables uploaded once per distinct set of frequencies;
+// - CudaWeightsByRole: a layer's weights on the device by role (q|k|v and gate|up stacked under
+//   their fused roles), and a role the layer lacks is an error naming it, never another's weights.
 // Every test skips (never passes) without a CUDA device.
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_buffer.h"
 #include "engine/backend/cuda/cuda_weights.h"
+#include "engine/core/error.h"
 #include "engine/model/dummy_model.h"
 #include "tests/gpu/gpu_test_support.h"
 
@@ -212,6 +215,41 @@ TEST(CudaWeightsRope, OneTablePerDistinctFrequencies) {
     const CudaWeights w(model->weights, model->config, ActivationDType::F32, stream.get());
     EXPECT_EQ(w.num_rope_tables(), 1) << preset;
     EXPECT_EQ(w.layer(1).rope_inv_freq, w.layer(0).rope_inv_freq) << preset;
+  }
+}
+
+TEST(CudaWeightsByRole, StackedUnderTheirFusedRolesAndLookedUpByRole) {
+  SLUICE_REQUIRE_CUDA();
+  CudaStream stream;
+  const auto qwen2 = make_dummy_model("tiny-qwen2");
+  const ModelConfig& c = qwen2->config;
+  const CudaWeights w(qwen2->weights, c, ActivationDType::F32, stream.get());
+  const CudaMatrix& qkv = w.matrix({WeightRole::Wqkv, 1});
+  EXPECT_EQ(qkv.rows, c.q_size() + 2 * c.kv_size());
+  EXPECT_EQ(qkv.cols, c.hidden_size);
+  EXPECT_EQ(w.matrix({WeightRole::GateUp, 1}).rows, 2 * c.intermediate_size);
+  EXPECT_EQ(w.matrix({WeightRole::Down, 1}).cols, c.intermediate_size);
+  EXPECT_NE(w.vector({WeightRole::Bq, 1}), nullptr);  // the q|k|v biases, stacked
+  EXPECT_NE(w.vector({WeightRole::FfnNorm, 1}), nullptr);
+  for (const WeightRole stacked : {WeightRole::Wq, WeightRole::Up}) {
+    EXPECT_THROW(w.matrix({stacked, 1}), Error) << weight_role_name(stacked);
+  }
+  EXPECT_THROW(w.vector({WeightRole::Bk, 1}), Error);
+  EXPECT_THROW(w.vector({WeightRole::QNorm, 1}), Error);  // qwen2 has no q/k norms
+  EXPECT_THROW(w.matrix({WeightRole::AttnNorm, 1}), Error);
+  EXPECT_THROW(w.matrix({WeightRole::LmHead, 1}), Error);
+}
+
+TEST(CudaWeightsByRole, AMatrixTheLayerLacksIsAnErrorNamingIt) {
+  SLUICE_REQUIRE_CUDA();
+  const auto model = make_dummy_model("tiny-llama");
+  model->weights.layers[1][WeightRole::Down] = WeightTensor{};
+  CudaBackend backend(*model, CudaBackendOptions{.activation_dtype = ActivationDType::F32});
+  try {
+    run_three_steps(backend, model->config.vocab_size);
+    ADD_FAILURE() << "a layer without ffn_down ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ffn_down in layer 1"), std::string::npos) << e.what();
   }
 }
 

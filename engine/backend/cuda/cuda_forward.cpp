@@ -97,7 +97,6 @@ class CudaForwardOps final : public ForwardOps {
     assert((x == StepBuffer::Residual && out == StepBuffer::Normed) ||
            (x == StepBuffer::Proj && out == StepBuffer::Proj));  // what run_forward asks for
     const float* w = norm_weight(weight);
-    assert(w != nullptr);  // the loader checked that the model has the roles it uses
     SLUICE_KERNEL_CHECK(
         kernels::rms_norm_residual<T>(buffer(x), nullptr, nullptr, w, cfg_.rms_norm_eps,
                                       buffer(out), shape_.num_tokens, cfg_.hidden_size, c_.stream));
@@ -114,21 +113,21 @@ class CudaForwardOps final : public ForwardOps {
   }
 
   void qkv_projection(int l) override {
-    const CudaLayerWeights& w = c_.weights.layer(l);
     auto* qkv = static_cast<T*>(c_.buffers.qkv);
-    linear_raw(normed_, w.wqkv, qkv, cfg_.hidden_size, qkv_size());
-    if (w.bqkv)
+    linear_raw(normed_, c_.weights.matrix({WeightRole::Wqkv, l}), qkv);
+    // The q, k and v biases, stacked as the product is (cuda_weights.h).
+    if (const float* bias = c_.weights.layer(l).vectors[WeightRole::Bq]) {
       SLUICE_KERNEL_CHECK(
-          kernels::add_bias<T>(qkv, w.bqkv, shape_.num_tokens, qkv_size(), c_.stream));
+          kernels::add_bias<T>(qkv, bias, shape_.num_tokens, qkv_size(), c_.stream));
+    }
   }
 
   // Q and K heads in one launch, in place in the q|k|v rows, before rope_and_cache rotates them.
   void head_norms(int l) override {
-    const CudaLayerWeights& w = c_.weights.layer(l);
-    assert(w.q_norm != nullptr && w.k_norm != nullptr);  // validated weights of a qk_norm model
     auto* q = static_cast<T*>(c_.buffers.qkv);
     SLUICE_KERNEL_CHECK(kernels::head_rms_norm<T>(
-        q, q + cfg_.q_size(), w.q_norm, w.k_norm, cfg_.rms_norm_eps, shape_.num_tokens,
+        q, q + cfg_.q_size(), c_.weights.vector({WeightRole::QNorm, l}),
+        c_.weights.vector({WeightRole::KNorm, l}), cfg_.rms_norm_eps, shape_.num_tokens,
         cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim, qkv_size(), c_.stream));
   }
 
@@ -157,25 +156,16 @@ class CudaForwardOps final : public ForwardOps {
         b.attention_workspace_bytes, c_.stream));
   }
 
+  // Hidden is read over the gate half of the gate|up rows, where gated_ffn left act(gate) * up.
   void linear(StepBuffer x, WeightRef weight, StepBuffer out) override {
-    assert(out == StepBuffer::Proj);
-    (void)out;
-    const CudaLayerWeights& w = c_.weights.layer(weight.layer);
-    if (weight.role == WeightRole::Wo) {
-      assert(x == StepBuffer::Attn);
-      linear_raw(c_.buffers.attn, w.wo, spare_, cfg_.q_size(), cfg_.hidden_size);
-    } else {
-      assert(weight.role == WeightRole::Down && x == StepBuffer::Hidden);
-      const int ffn = cfg_.intermediate_size;
-      linear_raw(c_.buffers.gate_up, w.w_down, spare_, ffn, cfg_.hidden_size, 2 * ffn);
-    }
-    (void)x;
+    const int x_row_stride = x == StepBuffer::Hidden ? 2 * cfg_.intermediate_size : 0;
+    linear_raw(input(x), c_.weights.matrix(weight), buffer(out), x_row_stride);
   }
 
   void gated_ffn(int l, Activation activation) override {
     const int ffn = cfg_.intermediate_size;
     auto* gate_up = static_cast<T*>(c_.buffers.gate_up);
-    linear_raw(normed_, c_.weights.layer(l).w_gate_up, gate_up, cfg_.hidden_size, 2 * ffn);
+    linear_raw(normed_, c_.weights.matrix({WeightRole::GateUp, l}), gate_up);
     // act(gate) * up over the gate half of each row, read from there by the down product.
     const auto gated_mul = activation == Activation::GeluTanh ? &kernels::gelu_tanh_mul_rows<T>
                                                               : &kernels::silu_mul_rows<T>;
@@ -215,13 +205,14 @@ class CudaForwardOps final : public ForwardOps {
  private:
   int qkv_size() const { return cfg_.q_size() + 2 * cfg_.kv_size(); }
 
-  void linear_raw(const void* x, const void* w, void* y, int in_features, int out_features,
-                  int x_row_stride = 0) {
-    c_.gemm.linear(x, w, y, shape_.num_tokens, in_features, out_features, ab_type_, ab_type_,
+  // y[num_tokens, w.rows] = x[num_tokens, w.cols] . w^T, x's rows x_row_stride apart (0: dense).
+  void linear_raw(const void* x, const CudaMatrix& w, void* y, int x_row_stride = 0) {
+    c_.gemm.linear(x, w.data, y, shape_.num_tokens, w.cols, w.rows, ab_type_, ab_type_,
                    x_row_stride);
   }
 
-  // The buffers norm() works on; the pending projection is the spare residual buffer.
+  // The buffers norm() and the products write; the pending projection is the spare residual
+  // buffer.
   T* buffer(StepBuffer b) const {
     switch (b) {
       case StepBuffer::Residual:
@@ -231,24 +222,26 @@ class CudaForwardOps final : public ForwardOps {
       case StepBuffer::Proj:
         return spare_;
       default:
-        fail("the CUDA forward pass has no norm over step buffer ", static_cast<int>(b));
+        fail("the CUDA forward pass has no step buffer ", static_cast<int>(b), " for this use");
+    }
+  }
+
+  // The buffers a product reads: those above, the attention output, and act(gate) * up.
+  const void* input(StepBuffer b) const {
+    switch (b) {
+      case StepBuffer::Attn:
+        return c_.buffers.attn;
+      case StepBuffer::Hidden:
+        return c_.buffers.gate_up;
+      default:
+        return buffer(b);
     }
   }
 
   const float* norm_weight(WeightRef weight) const {
-    const CudaLayerWeights& w = c_.weights.layer(weight.layer);
-    switch (weight.role) {
-      case WeightRole::AttnNorm:
-        return w.attn_norm;
-      case WeightRole::FfnNorm:
-        return w.ffn_norm;
-      case WeightRole::PostAttnNorm:
-        return w.post_attn_norm;
-      case WeightRole::PostFfnNorm:
-        return w.post_ffn_norm;
-      default:
-        fail("the CUDA backend has no norm ", weight_role_name(weight.role));
-    }
+    if (!is_norm_role(weight.role))
+      fail("the CUDA backend's norm got ", weight_role_name(weight.role), ", not a norm");
+    return c_.weights.vector(weight);
   }
 
   const ForwardContext& c_;

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cassert>
-#include <initializer_list>
 #include <set>
+#include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "engine/backend/cuda/cuda_types.h"
@@ -21,15 +22,51 @@ namespace {
 // conversion never needs a second full-size copy of the largest tensor.
 constexpr size_t kStagingBytes = size_t{64} << 20;
 
-// Every matrix of the model, in the order they are placed.
-template <typename Fn>
-void for_each_matrix(const ModelWeights& w, Fn&& fn) {
-  fn(w.token_embedding);
-  for (const LayerWeights& l : w.layers) {
-    for (const WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-      fn(*t);
+// A tensor of a layer as the device holds it: one role's tensor, or parts stacked into one and
+// kept under `role`.
+struct DevicePlacement {
+  WeightRole role;
+  std::vector<const WeightTensor*> parts;
+};
+
+// The biases of the stacked q|k|v product, stacked the same way (under Bq).
+constexpr WeightRole kQkvBiases[] = {WeightRole::Bq, WeightRole::Bk, WeightRole::Bv};
+
+// The layer's tensors on the device, in placement order: the fused roles' parts (q|k|v under
+// Wqkv, gate|up under GateUp) and the q|k|v biases (under Bq) stacked, every other role the layer
+// has alone.
+std::vector<DevicePlacement> device_placements(const LayerWeights& l) {
+  std::vector<DevicePlacement> out;
+  LayerRoleArray<bool> is_stacked;
+  const std::pair<WeightRole, std::span<const WeightRole>> stacks[] = {
+      {WeightRole::Wqkv, fused_parts(WeightRole::Wqkv)},
+      {WeightRole::GateUp, fused_parts(WeightRole::GateUp)},
+      {WeightRole::Bq, kQkvBiases}};
+  for (const auto& [role, parts] : stacks) {
+    DevicePlacement stack{role, {}};
+    for (const WeightRole part : parts) {
+      is_stacked[part] = true;
+      if (!l[part].empty()) stack.parts.push_back(&l[part]);
+    }
+    if (stack.parts.empty()) continue;
+    if (stack.parts.size() != parts.size())
+      fail("weight ", stack.parts[0]->name, ": only some of the parts stacked with it are present");
+    out.push_back(std::move(stack));
   }
-  if (w.lm_head.data != w.token_embedding.data) fn(w.lm_head);
+  for (const WeightRole role : all_weight_roles()) {
+    if (is_layer_role(role) && !is_stacked[role] && !l[role].empty())
+      out.push_back({role, {&l[role]}});
+  }
+  return out;
+}
+
+// The bytes a placement takes in the weights' allocation: matrices in the activation type,
+// vectors in fp32.
+size_t placed_bytes(const DevicePlacement& p, size_t element_bytes) {
+  size_t elements = 0;
+  for (const WeightTensor* t : p.parts) elements += static_cast<size_t>(t->num_elements());
+  const bool is_matrix = weight_kind(p.role) == WeightKind::Matrix;
+  return align_256(elements * (is_matrix ? element_bytes : sizeof(float)));
 }
 
 template <typename From, typename To>
@@ -54,11 +91,6 @@ RopeTables rope_tables(const ModelConfig& config, const WeightTensor& freq_facto
   return out;
 }
 
-// The norm vectors of a layer, in the order they are placed.
-std::vector<const WeightTensor*> layer_norms(const LayerWeights& l) {
-  return {&l.attn_norm, &l.ffn_norm, &l.q_norm, &l.k_norm, &l.post_attn_norm, &l.post_ffn_norm};
-}
-
 }  // namespace
 
 // Places tensors one after the other in the weights' allocation and uploads them.
@@ -67,29 +99,52 @@ class CudaWeights::Uploader {
   Uploader(ActivationDType dtype, cudaStream_t stream, unsigned char* base, size_t capacity)
       : dtype_(dtype), stream_(stream), base_(base), capacity_(capacity) {}
 
-  // Uploads a matrix in the activation type; returns its device address.
-  const void* matrix(const WeightTensor& t) { return stacked({&t}); }
+  // Uploads one placement of a layer's tensors by its role's kind and records it under the role.
+  void layer_tensor(const DevicePlacement& p, float norm_offset, CudaLayerWeights& layer) {
+    switch (weight_kind(p.role)) {
+      case WeightKind::Matrix:
+        layer.matrices[p.role] = stacked(p.parts);
+        return;
+      case WeightKind::Norm:
+        assert(p.parts.size() == 1);  // norms are never stacked
+        // The offset is folded in once, as the CPU backend does.
+        layer.vectors[p.role] = floats(*p.parts[0], norm_offset);
+        return;
+      case WeightKind::Bias:
+        layer.vectors[p.role] = stacked_floats(p.parts);
+        return;
+    }
+  }
 
-  // Uploads matrices of one column count as one, their rows one after the other; returns its
-  // device address.
-  const void* stacked(std::initializer_list<const WeightTensor*> parts) {
+  // Uploads a matrix in the activation type.
+  CudaMatrix matrix(const WeightTensor& t) {
+    const WeightTensor* parts[] = {&t};
+    return stacked(parts);
+  }
+
+  // Uploads matrices of one column count as one, their rows one after the other.
+  CudaMatrix stacked(std::span<const WeightTensor* const> parts) {
     const size_t element_bytes = activation_element_bytes(dtype_);
     size_t elements = 0;
-    for (const WeightTensor* t : parts) elements += static_cast<size_t>(t->num_elements());
+    int64_t rows = 0;
+    for (const WeightTensor* t : parts) {
+      elements += static_cast<size_t>(t->num_elements());
+      rows += t->rows();
+    }
     auto* dst = static_cast<unsigned char*>(place(elements * element_bytes));
     size_t offset = 0;
     for (const WeightTensor* t : parts) {
-      assert(t->cols() == (*parts.begin())->cols());  // validated shapes: all [*, hidden]
+      assert(t->cols() == parts.front()->cols());  // validated shapes: all [*, hidden]
       visit_activation_type(dtype_, [&](auto tag) {
         upload_as<typename decltype(tag)::type>(*t, dst + offset * element_bytes);
       });
       offset += static_cast<size_t>(t->num_elements());
     }
-    return dst;
+    return CudaMatrix{dst, static_cast<int>(rows), static_cast<int>(parts.front()->cols())};
   }
 
   // Uploads vectors as one fp32 vector, one after the other.
-  const float* stacked_floats(std::initializer_list<const WeightTensor*> parts) {
+  const float* stacked_floats(std::span<const WeightTensor* const> parts) {
     std::vector<float> host;
     for (const WeightTensor* t : parts) {
       const size_t first = host.size();
@@ -241,16 +296,16 @@ class CudaWeights::Uploader {
 CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, ActivationDType dtype,
                          cudaStream_t stream) {
   const size_t element_bytes = activation_element_bytes(dtype);
-  size_t total = 0;
-  for_each_matrix(w, [&](const WeightTensor& t) {
-    total += align_256(static_cast<size_t>(t.num_elements()) * element_bytes);
-  });
+  std::vector<std::vector<DevicePlacement>> placements;
   const auto floats_bytes = [](int64_t n) { return align_256(static_cast<size_t>(n) * 4); };
+  const auto matrix_bytes = [&](const WeightTensor& t) {
+    return align_256(static_cast<size_t>(t.num_elements()) * element_bytes);
+  };
+  const bool is_tied = w.lm_head.data == w.token_embedding.data;
+  size_t total = matrix_bytes(w.token_embedding) + (is_tied ? 0 : matrix_bytes(w.lm_head));
   for (const LayerWeights& l : w.layers) {
-    for (const WeightTensor* norm : layer_norms(l)) {
-      if (!norm->empty()) total += floats_bytes(norm->num_elements());
-    }
-    if (!l.bq.empty()) total += floats_bytes(config.q_size()) + 2 * floats_bytes(config.kv_size());
+    placements.push_back(device_placements(l));
+    for (const DevicePlacement& p : placements.back()) total += placed_bytes(p, element_bytes);
   }
   const RopeTables rope = rope_tables(config, w.rope_freq_factors);
   total +=
@@ -258,25 +313,13 @@ CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, Activ
   storage_ = DeviceBuffer(total, "the model's weights");
 
   Uploader up(dtype, stream, storage_.as<unsigned char>(), total);
-  token_embedding_ = up.matrix(w.token_embedding);
+  token_embedding_ = up.matrix(w.token_embedding).data;
   layers_.resize(w.layers.size());
   for (size_t i = 0; i < w.layers.size(); ++i) {
-    const LayerWeights& src = w.layers[i];
-    CudaLayerWeights& dst = layers_[i];
-    dst.wqkv = up.stacked({&src.wq, &src.wk, &src.wv});
-    dst.wo = up.matrix(src.wo);
-    dst.w_gate_up = up.stacked({&src.w_gate, &src.w_up});
-    dst.w_down = up.matrix(src.w_down);
-    const float offset = config.norm_weight_offset;  // folded in once, as the CPU backend does
-    dst.attn_norm = up.floats(src.attn_norm, offset);
-    dst.ffn_norm = up.floats(src.ffn_norm, offset);
-    dst.q_norm = up.floats(src.q_norm, offset);
-    dst.k_norm = up.floats(src.k_norm, offset);
-    dst.post_attn_norm = up.floats(src.post_attn_norm, offset);
-    dst.post_ffn_norm = up.floats(src.post_ffn_norm, offset);
-    if (!src.bq.empty()) dst.bqkv = up.stacked_floats({&src.bq, &src.bk, &src.bv});
+    for (const DevicePlacement& p : placements[i])
+      up.layer_tensor(p, config.norm_weight_offset, layers_[i]);
   }
-  lm_head_ = w.lm_head.data == w.token_embedding.data ? token_embedding_ : up.matrix(w.lm_head);
+  lm_head_ = is_tied ? token_embedding_ : up.matrix(w.lm_head).data;
   final_norm_ = up.floats(w.final_norm, config.norm_weight_offset);
   std::vector<const float*> rope_on_device;
   for (const std::vector<float>& table : rope.tables) rope_on_device.push_back(up.floats(table));
@@ -285,6 +328,24 @@ CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, Activ
   num_rope_tables_ = static_cast<int>(rope.tables.size());
   SLUICE_CUDA_CHECK(cudaStreamSynchronize(stream));
   conversion_summary_ = up.summary() + "; norms and biases fp32";
+}
+
+const CudaMatrix& CudaWeights::matrix(WeightRef weight) const {
+  const CudaMatrix& m = layer(weight.layer).matrices[weight.role];
+  if (!m.data) {
+    fail("the CUDA backend has no matrix ", weight_role_name(weight.role), " in layer ",
+         weight.layer);
+  }
+  return m;
+}
+
+const float* CudaWeights::vector(WeightRef weight) const {
+  const float* v = layer(weight.layer).vectors[weight.role];
+  if (!v) {
+    fail("the CUDA backend has no vector ", weight_role_name(weight.role), " in layer ",
+         weight.layer);
+  }
+  return v;
 }
 
 }  // namespace sluice

@@ -2,11 +2,11 @@
 // activation type, converted on the device from their stored type (F32/F16/BF16 by the convert
 // kernel, the quantized types by the dequantize kernel: none is kept quantized, so the weights
 // take their widened size on the device), norm weights (with the model's offset applied, as the
-// CPU backend does: Gemma's 1 + w), biases and RoPE frequencies in fp32. One allocation holds
-// everything; a tied LM head shares the embedding's copy, and layers whose RoPE frequencies are
-// equal share one table. q/k/v and gate/up are stacked into one matrix each (fewer, larger
-// products: at batch 1 the separate k and v products ran at a third of the memory bandwidth on an
-// H200).
+// CPU backend does: Gemma's 1 + w), biases and RoPE frequencies in fp32, each layer's by role.
+// One allocation holds everything; a tied LM head shares the embedding's copy, and layers whose
+// RoPE frequencies are equal share one table. q/k/v and gate/up are stacked into one matrix each
+// (fewer, larger products: at batch 1 the separate k and v products ran at a third of the memory
+// bandwidth on an H200).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,25 +16,28 @@
 
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_buffer.h"
+#include "engine/model/forward_pass.h"
 #include "engine/model/model_config.h"
 #include "engine/model/model_weights.h"
 
 namespace sluice {
 
+// A matrix on the device, in the activation type.
+struct CudaMatrix {
+  const void* data = nullptr;  // [rows, cols]
+  int rows = 0;                // out_features
+  int cols = 0;                // in_features
+};
+
 struct CudaLayerWeights {
-  // q, k and v stacked into one matrix, so one product yields a row of q | k | v per token.
-  const void* wqkv = nullptr;        // [q_size + 2 * kv_size, hidden_size]
-  const void* wo = nullptr;          // [hidden_size, q_size]
-  // gate and up stacked: one product yields gate | up per token.
-  const void* w_gate_up = nullptr;   // [2 * intermediate_size, hidden_size]
-  const void* w_down = nullptr;      // [hidden_size, intermediate_size]
-  const float* attn_norm = nullptr;  // [hidden_size]
-  const float* ffn_norm = nullptr;   // [hidden_size]
-  const float* bqkv = nullptr;       // [q_size + 2 * kv_size] or null (no bias)
-  const float* q_norm = nullptr;     // [head_dim] or null (no q/k norms)
-  const float* k_norm = nullptr;     // [head_dim] or null
-  const float* post_attn_norm = nullptr;  // [hidden_size] or null (no post norms)
-  const float* post_ffn_norm = nullptr;   // [hidden_size] or null
+  // [role] the layer's matrices; null for the roles the model lacks. q, k and v are stacked
+  // under Wqkv, so one product yields a row of q | k | v per token, and gate and up under GateUp
+  // (gate | up per token): Wq, Wk, Wv, Gate and Up stay null.
+  LayerRoleArray<CudaMatrix> matrices;
+  // [role] fp32 vectors: norm weights with the model's offset applied, and biases, the q, k and v
+  // biases stacked under Bq as their product is (Bk and Bv stay null); null for the roles the
+  // model lacks.
+  LayerRoleArray<const float*> vectors;
   // [rope_dims / 2] this layer's RoPE inverse frequencies (rope.h), shared with every layer
   // whose frequencies are the same.
   const float* rope_inv_freq = nullptr;
@@ -51,6 +54,9 @@ class CudaWeights {
   const CudaLayerWeights& layer(int layer_idx) const {
     return layers_[static_cast<size_t>(layer_idx)];
   }
+  // The layer's matrix or vector of a role. Throw Error for a role the layer has none of.
+  const CudaMatrix& matrix(WeightRef weight) const;
+  const float* vector(WeightRef weight) const;
   const void* token_embedding() const { return token_embedding_; }  // [vocab, hidden]
   const void* lm_head() const { return lm_head_; }                  // [vocab, hidden]
   const float* final_norm() const { return final_norm_; }           // [hidden]

@@ -81,7 +81,7 @@ TEST(CpuLinear, MatchesDoublePrecisionReference) {
     for (const DType dtype : {DType::F32, DType::F16, DType::BF16}) {
       SCOPED_TRACE(str_cat(s.rows, "x", s.cols, " ", dtype_name(dtype)));
       const Matrix w = random_matrix(s.rows, s.cols, dtype, 7);
-      const CpuMatrix m(w.tensor, /*widen_now=*/false, pool);
+      const CpuMatrix m(w.tensor);
       const std::vector<float> x = random_inputs(kTokens * s.cols, 11);
       std::vector<float> y(static_cast<size_t>(kTokens * s.rows));
       m.multiply(x.data(), kTokens, y.data(), pool);
@@ -106,18 +106,16 @@ TEST(CpuLinear, MatchesDoublePrecisionReference) {
 
 // The same 300 tokens multiplied all at once, in batches of every size the scheduler may form,
 // and with one or two threads: every output element has the same bits. F32, F16 and BF16 weights
-// are multiplied in place; Q8_0 weights widened once or tile by tile per call.
+// are multiplied in place, Q8_0 weights by the quantized GEMM on their blocks.
 TEST(CpuLinear, ATokensOutputDoesNotDependOnTheBatchOrTheThreads) {
   ThreadPool one(1), two(2);
   for (const Shape& s : kShapes) {
     for (const DType dtype : {DType::F32, DType::F16, DType::BF16, DType::Q8_0}) {
       if (dtype == DType::Q8_0 && s.cols % kQ8_0BlockSize != 0) continue;
-      for (const bool widen_now : {false, true}) {
-        if (widen_now && dtype != DType::Q8_0) continue;  // only quantized weights are widened
-        SCOPED_TRACE(
-            str_cat(s.rows, "x", s.cols, " ", dtype_name(dtype), widen_now ? " widened" : ""));
+      {
+        SCOPED_TRACE(str_cat(s.rows, "x", s.cols, " ", dtype_name(dtype)));
         const Matrix w = random_matrix(s.rows, s.cols, dtype, 3);
-        const CpuMatrix m(w.tensor, widen_now, one);
+        const CpuMatrix m(w.tensor);
         const std::vector<float> x = random_inputs(kTokens * s.cols, 5);
         std::vector<float> whole(static_cast<size_t>(kTokens * s.rows));
         m.multiply(x.data(), kTokens, whole.data(), two);
@@ -144,13 +142,35 @@ TEST(CpuLinear, ATokensOutputDoesNotDependOnTheBatchOrTheThreads) {
   }
 }
 
-// F16 and BF16 weights stay 16-bit: nothing is widened at load, even when widening is allowed.
+// F16 and BF16 weights stay 16-bit: nothing is widened at load.
 TEST(CpuLinear, SixteenBitWeightsAreNotWidenedAtLoad) {
-  ThreadPool pool(2);
   for (const DType dtype : {DType::F16, DType::BF16}) {
     const Matrix w = random_matrix(172, 64, dtype, 9);
-    const CpuMatrix m(w.tensor, /*widen_now=*/true, pool);
+    const CpuMatrix m(w.tensor);
     EXPECT_EQ(m.owned_bytes(), 0u) << dtype_name(dtype);
+  }
+}
+
+// A float-type weight at an odd address in its file is copied once, as it is (its own bytes,
+// not an fp32 widening), and its products are the aligned weight's, bit for bit.
+TEST(CpuLinear, AMisalignedWeightIsCopiedAsStoredAndGivesTheSameProducts) {
+  ThreadPool pool(2);
+  for (const DType dtype : {DType::F32, DType::F16, DType::BF16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Matrix w = random_matrix(37, 1001, dtype, 21);
+    std::vector<uint8_t> shifted(w.bytes.size() + 1);
+    std::memcpy(shifted.data() + 1, w.bytes.data(), w.bytes.size());
+    WeightTensor odd = w.tensor;
+    odd.data = shifted.data() + 1;
+    const CpuMatrix aligned(w.tensor), copied(odd);
+    EXPECT_EQ(aligned.owned_bytes(), 0u);
+    EXPECT_GE(copied.owned_bytes(), w.bytes.size());
+    EXPECT_LT(copied.owned_bytes(), w.bytes.size() + sizeof(float));
+    const std::vector<float> x = random_inputs(5 * 1001, 23);
+    std::vector<float> y_aligned(5 * 37), y_copied(5 * 37);
+    aligned.multiply(x.data(), 5, y_aligned.data(), pool);
+    copied.multiply(x.data(), 5, y_copied.data(), pool);
+    EXPECT_EQ(std::memcmp(y_aligned.data(), y_copied.data(), y_aligned.size() * sizeof(float)), 0);
   }
 }
 
@@ -171,7 +191,7 @@ TEST(CpuLinear, SixteenBitProductsEqualTheFp32ProductsOfTheWidenedWeights) {
       w32.tensor.dtype = DType::F32;
       w32.tensor.data = w32.bytes.data();
       w32.tensor.num_bytes = w32.bytes.size();
-      const CpuMatrix m16(w16.tensor, false, pool), m32(w32.tensor, false, pool);
+      const CpuMatrix m16(w16.tensor), m32(w32.tensor);
       for (const int64_t num_tokens : {int64_t{1}, int64_t{7}, kTokens}) {
         const std::vector<float> x = random_inputs(num_tokens * s.cols, 17);
         std::vector<float> y16(static_cast<size_t>(num_tokens * s.rows)), y32(y16.size());

@@ -109,8 +109,7 @@ TEST(QuantGemm, EqualsTheDotProductOfEachRowAndToken) {
   }
 }
 
-// Quantized weights stay in their blocks even when the budget would widen them, and multiply is
-// the quantized GEMM.
+// Quantized weights stay in their blocks, and multiply is the quantized GEMM.
 TEST(QuantGemm, CpuMatrixKeepsQuantizedWeightsQuantized) {
   ThreadPool pool(2);
   for (const DType dtype : test::kernel_dtypes()) {
@@ -122,7 +121,7 @@ TEST(QuantGemm, CpuMatrixKeepsQuantizedWeightsQuantized) {
     tensor.shape = {kRows, p.view.cols};
     tensor.data = p.weights.data();
     tensor.num_bytes = p.weights.size();
-    const CpuMatrix matrix(tensor, /*widen_now=*/true, pool);
+    const CpuMatrix matrix(tensor);
     EXPECT_EQ(matrix.owned_bytes(), 0u);
     std::vector<float> y(static_cast<size_t>(5 * kRows));
     matrix.multiply(p.x.data(), 5, y.data(), pool);

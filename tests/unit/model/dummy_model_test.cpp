@@ -38,10 +38,10 @@ TEST(DummyModel, WeightsAreSeededAndRunOnTheCpu) {
   const auto a = make_dummy_model("stories15M", DType::F32, 1);
   const auto b = make_dummy_model("stories15M", DType::F32, 1);
   const auto c = make_dummy_model("stories15M", DType::F32, 2);
-  const auto& wa = a->weights.layers[3].w_up;
+  const auto& wa = a->weights.layers[3][WeightRole::Up];
   ASSERT_EQ(wa.shape, (std::vector<int64_t>{768, 288}));
-  EXPECT_EQ(std::memcmp(wa.data, b->weights.layers[3].w_up.data, wa.num_bytes), 0);
-  EXPECT_NE(std::memcmp(wa.data, c->weights.layers[3].w_up.data, wa.num_bytes), 0);
+  EXPECT_EQ(std::memcmp(wa.data, b->weights.layers[3][WeightRole::Up].data, wa.num_bytes), 0);
+  EXPECT_NE(std::memcmp(wa.data, c->weights.layers[3][WeightRole::Up].data, wa.num_bytes), 0);
 
   CpuBackend backend(*a, CpuBackendOptions{.num_threads = 2});
   backend.allocate_kv_cache(4, 16);
@@ -64,9 +64,9 @@ TEST(DummyModel, WeightsAreSeededAndRunOnTheCpu) {
 
 TEST(DummyModel, Bf16WeightsAreStoredAsBf16) {
   const auto m = make_dummy_model("stories15M", DType::BF16);
-  EXPECT_EQ(m->weights.layers[0].wq.dtype, DType::BF16);
-  EXPECT_EQ(m->weights.layers[0].wq.num_bytes, 288u * 288 * 2);
-  EXPECT_EQ(m->weights.layers[0].attn_norm.dtype, DType::F32);
+  EXPECT_EQ(m->weights.layers[0][WeightRole::Wq].dtype, DType::BF16);
+  EXPECT_EQ(m->weights.layers[0][WeightRole::Wq].num_bytes, 288u * 288 * 2);
+  EXPECT_EQ(m->weights.layers[0][WeightRole::AttnNorm].dtype, DType::F32);
 }
 
 // The presets' numbers are those of each model's config.json (see dummy_model.cpp).
@@ -155,7 +155,7 @@ void expect_role_shapes(const Model& m) {
   const ModelConfig& c = m.config;
   for (int l = 0; l < c.num_layers; ++l) {
     for (const WeightRole role : all_weight_roles()) {
-      const WeightTensor* t = is_layer_role(role) ? m.weights.layers[l].slot(role) : nullptr;
+      const WeightTensor* t = is_layer_role(role) ? &m.weights.layers[l][role] : nullptr;
       if (!t || t->empty()) continue;
       EXPECT_EQ(t->shape, weight_shape(role, c)) << weight_role_name(role);
       EXPECT_EQ(t->num_bytes, dtype_num_bytes(t->dtype, t->num_elements()));
@@ -166,23 +166,24 @@ void expect_role_shapes(const Model& m) {
 TEST(DummyModel, WeightsCoverEveryRoleTheArchitectureUses) {
   const auto qwen3 = make_dummy_model("tiny-qwen3");
   const LayerWeights& q = qwen3->weights.layers[1];
-  EXPECT_EQ(q.q_norm.shape, (std::vector<int64_t>{128}));
-  EXPECT_EQ(q.k_norm.shape, (std::vector<int64_t>{128}));
-  EXPECT_TRUE(q.post_attn_norm.empty());
-  EXPECT_TRUE(q.bq.empty());
+  EXPECT_EQ(q[WeightRole::QNorm].shape, (std::vector<int64_t>{128}));
+  EXPECT_EQ(q[WeightRole::KNorm].shape, (std::vector<int64_t>{128}));
+  EXPECT_TRUE(q[WeightRole::PostAttnNorm].empty());
+  EXPECT_TRUE(q[WeightRole::Bq].empty());
   expect_role_shapes(*qwen3);
 
   const auto gemma2 = make_dummy_model("tiny-gemma2");
   const LayerWeights& g2 = gemma2->weights.layers[0];
-  EXPECT_FALSE(g2.post_attn_norm.empty());
-  EXPECT_FALSE(g2.post_ffn_norm.empty());
-  EXPECT_TRUE(g2.q_norm.empty());
+  EXPECT_FALSE(g2[WeightRole::PostAttnNorm].empty());
+  EXPECT_FALSE(g2[WeightRole::PostFfnNorm].empty());
+  EXPECT_TRUE(g2[WeightRole::QNorm].empty());
   EXPECT_EQ(gemma2->weights.lm_head.data, gemma2->weights.token_embedding.data);  // tied
   expect_role_shapes(*gemma2);
 
   const auto gemma3 = make_dummy_model("tiny-gemma3");
   for (const LayerWeights& l : gemma3->weights.layers) {
-    for (const WeightTensor* t : {&l.q_norm, &l.k_norm, &l.post_attn_norm, &l.post_ffn_norm}) {
+    for (const WeightTensor* t : {&l[WeightRole::QNorm], &l[WeightRole::KNorm],
+                                  &l[WeightRole::PostAttnNorm], &l[WeightRole::PostFfnNorm]}) {
       ASSERT_FALSE(t->empty());
       EXPECT_EQ(t->dtype, DType::F32);
     }
@@ -190,15 +191,16 @@ TEST(DummyModel, WeightsCoverEveryRoleTheArchitectureUses) {
   expect_role_shapes(*gemma3);
 
   const auto qwen2 = make_dummy_model("tiny-qwen2", DType::BF16);
-  EXPECT_EQ(qwen2->weights.layers[0].bq.dtype, DType::F32);  // biases stay F32, as norms do
-  EXPECT_EQ(qwen2->weights.layers[0].bv.shape, (std::vector<int64_t>{128}));
+  EXPECT_EQ(qwen2->weights.layers[0][WeightRole::Bq].dtype,
+            DType::F32);  // biases stay F32, as norms do
+  EXPECT_EQ(qwen2->weights.layers[0][WeightRole::Bv].shape, (std::vector<int64_t>{128}));
   expect_role_shapes(*qwen2);
 
   // Phi-3's files fuse [q; k; v] and [gate; up]; the model holds the parts, as a load gives them.
   const auto phi3 = make_dummy_model("tiny-phi3");
   const LayerWeights& p = phi3->weights.layers[0];
-  EXPECT_EQ(p.wk.shape, (std::vector<int64_t>{128, 256}));
-  EXPECT_EQ(p.w_gate.shape, (std::vector<int64_t>{512, 256}));
+  EXPECT_EQ(p[WeightRole::Wk].shape, (std::vector<int64_t>{128, 256}));
+  EXPECT_EQ(p[WeightRole::Gate].shape, (std::vector<int64_t>{512, 256}));
   EXPECT_EQ(phi3->config.rope_dims(), 32);  // partial rotary: half of head_dim 64
   expect_role_shapes(*phi3);
 }
@@ -255,10 +257,10 @@ std::vector<float> dequantize_q4_k(const uint8_t* data, int64_t num_blocks) {
 
 TEST(DummyModel, QuantizedWeightsAreRandomBlocksWithTheFloatSpread) {
   const auto q8 = make_dummy_model("tiny-llama", DType::Q8_0, 4);
-  const WeightTensor& w8 = q8->weights.layers[0].w_up;
+  const WeightTensor& w8 = q8->weights.layers[0][WeightRole::Up];
   ASSERT_EQ(w8.dtype, DType::Q8_0);
   ASSERT_EQ(w8.num_bytes, dtype_num_bytes(DType::Q8_0, 512 * 256));
-  EXPECT_EQ(q8->weights.layers[0].ffn_norm.dtype, DType::F32);
+  EXPECT_EQ(q8->weights.layers[0][WeightRole::FfnNorm].dtype, DType::F32);
   std::vector<float> values(static_cast<size_t>(w8.num_elements()));
   dequantize_row(DType::Q8_0, w8.data, values.data(), w8.num_elements());
   for (int64_t b = 0; b < w8.num_elements() / 32; ++b) {
@@ -270,7 +272,7 @@ TEST(DummyModel, QuantizedWeightsAreRandomBlocksWithTheFloatSpread) {
   EXPECT_NEAR(spread, kFloatStd, 0.1 * kFloatStd);
 
   const auto q4 = make_dummy_model("tiny-llama", DType::Q4_K, 4);
-  const WeightTensor& w4 = q4->weights.layers[1].wq;
+  const WeightTensor& w4 = q4->weights.layers[1][WeightRole::Wq];
   ASSERT_EQ(w4.dtype, DType::Q4_K);
   ASSERT_EQ(w4.num_bytes, 256u * 144);  // 256 rows of one 256-value block
   values = dequantize_q4_k(w4.data, 256);
@@ -286,11 +288,11 @@ TEST(DummyModel, EveryQuantizedTypeFillsDeterministicallyWithFiniteScales) {
     const auto a = make_dummy_model("tiny-qwen3", traits.dtype, 9);
     const auto b = make_dummy_model("tiny-qwen3", traits.dtype, 9);
     const auto c = make_dummy_model("tiny-qwen3", traits.dtype, 10);
-    const WeightTensor& t = a->weights.layers[0].w_down;
+    const WeightTensor& t = a->weights.layers[0][WeightRole::Down];
     ASSERT_EQ(t.dtype, traits.dtype) << traits.name;
     ASSERT_EQ(t.num_bytes, dtype_num_bytes(traits.dtype, 256 * 512)) << traits.name;
-    EXPECT_EQ(std::memcmp(t.data, b->weights.layers[0].w_down.data, t.num_bytes), 0);
-    EXPECT_NE(std::memcmp(t.data, c->weights.layers[0].w_down.data, t.num_bytes), 0);
+    EXPECT_EQ(std::memcmp(t.data, b->weights.layers[0][WeightRole::Down].data, t.num_bytes), 0);
+    EXPECT_NE(std::memcmp(t.data, c->weights.layers[0][WeightRole::Down].data, t.num_bytes), 0);
     // Every 16-bit word that is a block's fp16 d is finite and non-zero: check d of the first
     // block of each type at its layout offset.
     size_t d_offset = 0;

@@ -140,8 +140,8 @@ TEST(GgufWriter, StoredTypesLoadBackBitIdentical) {
   for (const DType dtype : {DType::F16, DType::BF16, DType::Q8_0}) {
     const auto original = make_dummy_model("tiny-qwen3", dtype, 13);
     const auto loaded = write_and_load(*original, str_cat("qwen3-", dtype_name(dtype), ".gguf"));
-    EXPECT_EQ(loaded->weights.layers[1].wq.dtype, dtype);
-    EXPECT_EQ(loaded->weights.layers[1].q_norm.dtype, DType::F32);
+    EXPECT_EQ(loaded->weights.layers[1][WeightRole::Wq].dtype, dtype);
+    EXPECT_EQ(loaded->weights.layers[1][WeightRole::QNorm].dtype, DType::F32);
     EXPECT_EQ(loaded->weight_dtypes(), original->weight_dtypes());
     expect_bit_identical(cpu_logits(*original), cpu_logits(*loaded));
   }
@@ -173,11 +173,13 @@ TEST(GgufWriter, LlamaQkRowsArePermutedAsLlamaCppsConverterDoes) {
     write_gguf_model(*model, path);
     const auto gguf = GgufFile::open(path);
     const LayerWeights& l1 = model->weights.layers[1];
-    expect_rows_permuted_per_head(*gguf->find_tensor("blk.1.attn_q.weight"), l1.wq, 4, 64);
-    expect_rows_permuted_per_head(*gguf->find_tensor("blk.1.attn_k.weight"), l1.wk, 2, 64);
+    expect_rows_permuted_per_head(*gguf->find_tensor("blk.1.attn_q.weight"), l1[WeightRole::Wq], 4,
+                                  64);
+    expect_rows_permuted_per_head(*gguf->find_tensor("blk.1.attn_k.weight"), l1[WeightRole::Wk], 2,
+                                  64);
     const GgufTensorInfo* v = gguf->find_tensor("blk.1.attn_v.weight");
-    ASSERT_EQ(v->num_bytes, l1.wv.num_bytes);
-    EXPECT_EQ(std::memcmp(v->data, l1.wv.data, v->num_bytes), 0);  // v keeps its rows
+    ASSERT_EQ(v->num_bytes, l1[WeightRole::Wv].num_bytes);
+    EXPECT_EQ(std::memcmp(v->data, l1[WeightRole::Wv].data, v->num_bytes), 0);  // v keeps its rows
   }
   // Sluice reads the file with adjacent pairs: the same model up to the order of the sums over
   // a head's dimensions in q.k.
@@ -394,7 +396,7 @@ TEST(GgufWriter, QuantizedTypesAreWrittenAsTheirGgufTypes) {
       EXPECT_EQ(t->ggml_type, traits.ggml_type) << traits.name << " " << name;
     }
     const GgufTensorInfo* down = gguf->find_tensor("blk.1.ffn_down.weight");
-    const WeightTensor& w = model->weights.layers[1].w_down;
+    const WeightTensor& w = model->weights.layers[1][WeightRole::Down];
     ASSERT_EQ(down->num_bytes, w.num_bytes) << traits.name;
     EXPECT_EQ(std::memcmp(down->data, w.data, w.num_bytes), 0) << traits.name;
     EXPECT_EQ(gguf->find_tensor("blk.1.attn_q_norm.weight")->ggml_type, 0u);  // F32

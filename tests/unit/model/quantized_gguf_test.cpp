@@ -37,11 +37,11 @@ TEST(QuantizedGguf, MixedFileLoadsEachTensorWithItsOwnType) {
   const ModelWeights& w = model->weights;
   EXPECT_EQ(w.token_embedding.dtype, DType::Q4_K);
   EXPECT_EQ(w.lm_head.dtype, DType::Q6_K);
-  EXPECT_EQ(w.layers[0].wv.dtype, DType::Q4_K);
-  EXPECT_EQ(w.layers[0].w_down.dtype, DType::Q4_K);
-  EXPECT_EQ(w.layers[1].wv.dtype, DType::Q6_K);
-  EXPECT_EQ(w.layers[1].w_down.dtype, DType::Q6_K);
-  EXPECT_EQ(w.layers[1].w_up.dtype, DType::Q4_K);
+  EXPECT_EQ(w.layers[0][WeightRole::Wv].dtype, DType::Q4_K);
+  EXPECT_EQ(w.layers[0][WeightRole::Down].dtype, DType::Q4_K);
+  EXPECT_EQ(w.layers[1][WeightRole::Wv].dtype, DType::Q6_K);
+  EXPECT_EQ(w.layers[1][WeightRole::Down].dtype, DType::Q6_K);
+  EXPECT_EQ(w.layers[1][WeightRole::Up].dtype, DType::Q4_K);
   EXPECT_EQ(w.final_norm.dtype, DType::F32);
   EXPECT_EQ(model->weight_dtypes(), "F32+Q4_K+Q6_K");
 }
@@ -53,8 +53,9 @@ TEST(QuantizedGguf, EveryPureFileLoadsItsMatricesInItsType) {
     SCOPED_TRACE(traits.name);
     const auto model = load_model(llama_q_file(traits.name));
     EXPECT_EQ(model->weight_dtypes(), std::string("F32+") + traits.name);
-    EXPECT_EQ(model->weights.layers[1].w_gate.dtype, traits.dtype);
-    EXPECT_EQ(model->weights.layers[1].w_gate.num_bytes, dtype_num_bytes(traits.dtype, 512 * 256));
+    EXPECT_EQ(model->weights.layers[1][WeightRole::Gate].dtype, traits.dtype);
+    EXPECT_EQ(model->weights.layers[1][WeightRole::Gate].num_bytes,
+              dtype_num_bytes(traits.dtype, 512 * 256));
   }
 }
 
