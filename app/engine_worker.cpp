@@ -20,15 +20,6 @@ constexpr qint64 kRowsIntervalMs = 100;
 constexpr qint64 kMapIntervalMs = 500;
 constexpr int kServedPollMs = 100;
 
-// What an engine service is built for: a job with another key needs another service.
-QString serviceKey(const GenerationSpec& spec) {
-  const EngineConfig& e = spec.engine;
-  const auto key = spec_to_json(spec)["engine"].dump() +
-                   str_cat("|", spec.device, "|", spec.num_threads, "|", e.enable_chunked_prefill,
-                           "|", e.check_invariants, "|", e.sample_on_device);
-  return QString::fromStdString(key);
-}
-
 RowSnapshot snapshot(const RowResult& r, double arrivalS) {
   RowSnapshot row;
   row.rowIndex = r.row_index;
@@ -136,49 +127,75 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
   m_pollTimer = new QTimer(this);  // moves to the worker's thread with it
   m_pollTimer->setInterval(kServedPollMs);
   connect(m_pollTimer, &QTimer::timeout, this, &EngineWorker::pollServing);
+  m_host = std::make_unique<ModelHost>(servingEvents());
+}
+
+ServingEvents EngineWorker::servingEvents() {
+  ServingEvents events;
+  events.started = [this](const std::string& baseUrl, const std::string& modelName, int port,
+                          const std::shared_ptr<EngineService>& service) {
+    beginServedSeries(service);
+    emit servingStarted(QString::fromStdString(baseUrl), QString::fromStdString(modelName), port);
+  };
+  events.stopped = [this](ServingStop reason, const std::string& baseUrl) {
+    switch (reason) {
+      case ServingStop::Asked:
+        emit servingStopped(
+            baseUrl.empty() ? QString()
+                            : tr("Stopped serving on %1.").arg(QString::fromStdString(baseUrl)));
+        return;
+      case ServingStop::AnotherModelLoaded:
+        emit servingStopped(
+            tr("Stopped serving: another model was loaded (turn serving on again to serve it)."));
+        return;
+      case ServingStop::JobBuildsEngine:
+        emit servingStopped(
+            tr("Serving stops while the job builds an engine with its options; it "
+               "resumes on that engine."));
+        return;
+      case ServingStop::JobRunsAnotherModel:
+        emit servingStopped(tr("Stopped serving: the job runs another model."));
+        return;
+      case ServingStop::JobStoppedBeforeEngine:
+        emit servingStopped(
+            tr("Stopped serving: the job stopped before its engine was built (turn serving on "
+               "again)."));
+        return;
+    }
+  };
+  events.failed = [this](const std::string& message) {
+    emit servingFailed(tr("Cannot serve: %1").arg(QString::fromStdString(message)));
+  };
+  return events;
 }
 
 void EngineWorker::probeDevices() {
-  emit devicesProbed(
-      probe_devices());  // starting the CUDA runtime can take a while: not on the GUI thread
+  // Starting the CUDA runtime can take a while: not on the GUI thread.
+  emit devicesProbed(probe_devices());
 }
 
 EngineWorker::~EngineWorker() {
   m_isClosing.store(true);
   m_servePool.waitForDone();
-  {
-    const std::lock_guard lock(m_serviceMutex);
-    m_served.reset();
-  }
-  m_rowAlonePool.waitForDone();
+  m_host.reset();  // stops serving, waits for the rows running alone
+}
+
+LoadOptions EngineWorker::loadOptions(quint64 generation) {
+  LoadOptions options;
+  options.on_progress = [this, generation](const LoadProgress& p) {
+    emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
+    return !m_cancel.load();
+  };
+  return options;
 }
 
 void EngineWorker::loadModel(quint64 generation, const QString& path,
                              const QString& tokenizerPath) {
   m_cancel.store(false);
   try {
-    LoadOptions options;
-    options.on_progress = [&](const LoadProgress& p) {
-      emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
-      return !m_cancel.load();
-    };
-    // The loaded model (and its engine) stay until the new one has loaded: a failed or
-    // cancelled load leaves the working model in place.
-    auto session = std::make_shared<const ModelSession>(
-        open_model_session(path.toStdString(), tokenizerPath.toStdString(), options));
-    m_rowAlonePool.waitForDone();  // a row running alone holds the old engine
-    {
-      const std::lock_guard lock(m_serviceMutex);
-      if (stopServingLocked())
-        emit servingStopped(
-            tr("Stopped serving: another model was loaded (turn serving on again "
-               "to serve it)."));
-      m_service.reset();
-      m_serviceKey.clear();
-      m_session = std::move(session);
-    }
-    m_sessionPath = path;
-    emit modelLoaded(generation, summarize_model(m_session));
+    const auto session = m_host->load_model(path.toStdString(), tokenizerPath.toStdString(),
+                                            loadOptions(generation));
+    emit modelLoaded(generation, summarize_model(session));
   } catch (const Cancelled&) {
     emit modelLoadFailed(generation, "Loading was cancelled.");
   } catch (const std::exception& e) {
@@ -186,15 +203,17 @@ void EngineWorker::loadModel(quint64 generation, const QString& path,
   }
 }
 
+void EngineWorker::setJob(std::shared_ptr<GenerationJob> job, bool isLoading) {
+  const std::lock_guard lock(m_jobMutex);
+  m_job = std::move(job);
+  m_isJobLoading = isLoading;
+}
+
 void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec,
                           const QString& jobPath, bool resume) {
   m_cancel.store(false);
   m_pause.store(false);
-  {
-    const std::lock_guard lock(m_jobMutex);
-    m_job.reset();
-    m_isJobLoading = true;
-  }
+  setJob(nullptr, true);
   try {
     // The spec carries its grammar's source: the job's service compiles it.
     std::shared_ptr<GenerationJob> job =
@@ -203,78 +222,22 @@ void EngineWorker::runJob(quint64 generation, const sluice::GenerationSpec& spec
     // Counted beside the load and the run, so progress is rows of a known total early on.
     const BackgroundRowCount rowCount(job->spec().input_path, job->spec().format,
                                       static_cast<int64_t>(job->spec().limit));
-    // A remote job's servers run the model: it loads none and leaves the local one and its
-    // engine as they are.
-    const bool isRemote = job->spec().remote.is_remote();
-    const bool reuse =
-        !isRemote && m_session && m_sessionPath == QString::fromStdString(job->spec().model_path);
-    LoadOptions options;
-    options.on_progress = [&](const LoadProgress& p) {
-      emit modelLoadProgress(generation, p.fraction, QString::fromStdString(p.stage));
-      return !m_cancel.load();
-    };
-    const QString key = serviceKey(job->spec());
-    std::shared_ptr<EngineService> reusedService;
-    bool hasStoppedServing = false;
-    if (!isRemote) {
-      const std::lock_guard lock(m_serviceMutex);
-      if (reuse && m_service && m_serviceKey == key) {
-        reusedService = m_service;
-      } else {
-        m_rowAlonePool.waitForDone();  // a row running alone holds the old engine
-        // So does the server: it serves again from the job's engine once that is built.
-        if (auto served = stopServingLocked()) {
-          hasStoppedServing = true;
-          if (reuse) m_serveAfterLoad = std::move(served);
-        }
-        m_service.reset();  // the old engine's memory goes before the new one is built
-        m_serviceKey.clear();
-      }
-    }
-    if (hasStoppedServing)
-      emit servingStopped(reuse ? tr("Serving stops while the job builds an engine with its "
-                                     "options; it resumes on that engine.")
-                                : tr("Stopped serving: the job runs another model."));
-    job->load(options, reuse ? m_session : nullptr, reusedService);
-    if (!isRemote) {
-      const std::lock_guard lock(m_serviceMutex);
-      if (!reuse) m_session = job->shared_session();
-      m_service = job->shared_service();
-      m_serviceKey = key;
-      if (auto pending = std::exchange(m_serveAfterLoad, std::nullopt)) {
-        if (reuse)
-          reserveLocked(*pending);
-        else
-          emit servingStopped(tr("Stopped serving: the job runs another model."));
-      }
-    }
-    if (!reuse && !isRemote) {
-      m_sessionPath = QString::fromStdString(job->spec().model_path);
-      emit modelLoaded(generation, summarize_model(m_session));
-    }
-    {
-      const std::lock_guard lock(m_jobMutex);
-      m_job = job;
-      m_isJobLoading = false;
-    }
-    emit jobStarted(generation, jobPath,
-                    QString::fromStdString(isRemote ? job->remote().describe()
-                                                    : m_service->backend_description()));
+    // The host reuses the loaded model and its engine when the job's match, else loads and
+    // builds them; a remote job's servers run the model and leave the loaded one as it is.
+    const auto loadedBefore = m_host->session();
+    job->load(m_host->lend_for_job(job->spec(), loadOptions(generation)));
+    if (job->lease().session && job->lease().session != loadedBefore)
+      emit modelLoaded(generation, summarize_model(job->lease().session));
+    setJob(job, false);
+    emit jobStarted(generation, jobPath, QString::fromStdString(job->service().describe()));
     runLoop(generation, *job, rowCount);
   } catch (const Cancelled&) {
     emit jobFinished(generation, JobProgress{}, true);
   } catch (const std::exception& e) {
     emit jobFailed(generation, QString::fromStdString(e.what()));
   }
-  {
-    const std::lock_guard lock(m_serviceMutex);
-    if (std::exchange(m_serveAfterLoad, std::nullopt))
-      emit servingStopped(
-          tr("Stopped serving: the job stopped before its engine was built (turn "
-             "serving on again)."));
-    // The plots showed the job: served traffic starts a new series.
-    if (m_served) beginServedSeriesLocked();
-  }
+  // The plots showed the job: served traffic starts a new series.
+  if (const auto served = m_host->served_service()) beginServedSeries(served);
   const std::lock_guard lock(m_jobMutex);
   m_isJobLoading = false;
 }
@@ -288,8 +251,7 @@ void EngineWorker::runLoop(quint64 generation, GenerationJob& job,
   StepStats lastStats;
   JobProgress lastProgress;
   // A kept service's counters and clock run on from earlier jobs: the GUI gets this job's own.
-  StepStatsBaseline baseline(
-      (job.is_remote() ? job.remote().metrics() : job.service().metrics()).latest_step);
+  StepStatsBaseline baseline(job.service().metrics().latest_step);
   auto flushRows = [&] {
     if (!pending.isEmpty()) emit rowsFinished(generation, pending);
     pending.clear();
@@ -338,11 +300,11 @@ void EngineWorker::startRowAlone(quint64 generation, qint64 rowIndex) {
                                               "resume the job first."));
     return;
   }
-  m_rowAlonePool.start(
+  m_host->run_beside(
       [this, job, generation, rowIndex] { runRowAlone(*job, generation, rowIndex); });
 }
 
-// On a thread of m_rowAlonePool, beside the job's own loop.
+// On a thread of the host's, beside the job's own loop.
 void EngineWorker::runRowAlone(GenerationJob& job, quint64 generation, qint64 rowIndex) {
   try {
     const std::optional<RowResult> stored = JobTable::open(job.store().path())->row(rowIndex);
@@ -364,82 +326,26 @@ void EngineWorker::runRowAlone(GenerationJob& job, quint64 generation, qint64 ro
 }
 
 void EngineWorker::startServing(const ServerOptions& options, const GenerationSpec& spec) {
-  m_servePool.start([this, options, spec] { serve(options, spec); });
+  // On m_servePool's thread: the worker's own may be busy with a job.
+  m_servePool.start([this, options, spec] { m_host->serve(options, spec); });
 }
 
 void EngineWorker::stopServing() {
   m_servePool.start([this] {
-    const std::lock_guard lock(m_serviceMutex);
-    const bool wasServing = m_served != nullptr;
-    const QString url = wasServing ? QString::fromStdString(m_served->baseUrl()) : QString();
-    stopServingLocked();
-    m_serveAfterLoad.reset();
-    emit servingStopped(wasServing ? tr("Stopped serving on %1.").arg(url) : QString());
+    const std::optional<std::string> url = m_host->stop_serving();
+    emit servingStopped(url ? tr("Stopped serving on %1.").arg(QString::fromStdString(*url))
+                            : QString());
   });
 }
 
-// On m_servePool's thread: the worker's own may be busy with a job.
-void EngineWorker::serve(ServerOptions options, const GenerationSpec& spec) {
-  options.defaults = spec.sampling;
-  options.defaults.grammar.reset();  // structured output is per request over HTTP
-  const std::lock_guard lock(m_serviceMutex);
-  try {
-    stopServingLocked();  // serving again, with other options
-    if (!m_session) fail("no model is loaded: open a model first");
-    bool isJobLoading = false;
-    {
-      const std::lock_guard jobLock(m_jobMutex);
-      isJobLoading = m_isJobLoading;
-    }
-    if (!m_service && isJobLoading) {
-      // The job builds the engine: serving starts from it once it is built (not from a second
-      // engine beside it).
-      m_serveAfterLoad = options;
-      return;
-    }
-    if (!m_service) {
-      // Built as a job builds its own: a job with the same options then reuses it.
-      const int maxNumWaiting = std::max(4096, 4 * spec.engine.max_num_seqs);
-      m_service = std::make_shared<EngineService>(
-          m_session, make_backend(*m_session->model, spec.device, spec.num_threads),
-          ServiceConfig{.engine = spec.engine, .max_num_waiting = maxNumWaiting});
-      m_serviceKey = serviceKey(spec);
-    }
-  } catch (const std::exception& e) {
-    emit servingFailed(tr("Cannot serve: %1").arg(QString::fromStdString(e.what())));
-    return;
-  }
-  reserveLocked(options);
-}
-
-void EngineWorker::reserveLocked(const ServerOptions& options) {
-  try {
-    m_served = std::make_unique<ServedModel>(m_service, options);
-  } catch (const std::exception& e) {
-    emit servingFailed(tr("Cannot serve: %1").arg(QString::fromStdString(e.what())));
-    return;
-  }
-  beginServedSeriesLocked();
-  emit servingStarted(QString::fromStdString(m_served->baseUrl()),
-                      QString::fromStdString(options.served_model_name), m_served->port());
-}
-
-void EngineWorker::beginServedSeriesLocked() {
-  const EngineService* service = m_served->service().get();
+void EngineWorker::beginServedSeries(const std::shared_ptr<EngineService>& service) {
+  const EngineService* served = service.get();
   const int64_t numSteps = service->num_steps();
   const StepStats before = service->metrics().latest_step;
   // Queued: the series' state belongs to the worker's thread, which may be busy with a job.
   QMetaObject::invokeMethod(
-      this, [this, service, before, numSteps] { startPolling(service, before, numSteps); },
+      this, [this, served, before, numSteps] { startPolling(served, before, numSteps); },
       Qt::QueuedConnection);
-}
-
-std::optional<ServerOptions> EngineWorker::stopServingLocked() {
-  if (!m_served) return std::nullopt;
-  ServerOptions options = m_served->options();
-  options.port = m_served->port();  // the same address when it serves again
-  m_served.reset();
-  return options;
 }
 
 void EngineWorker::startPolling(const EngineService* service, const StepStats& before,
@@ -455,11 +361,7 @@ void EngineWorker::startPolling(const EngineService* service, const StepStats& b
 // On the worker's thread, between jobs (a job's run loop keeps the thread, and its own
 // statistics cover the served requests too).
 void EngineWorker::pollServing() {
-  std::shared_ptr<EngineService> service;
-  {
-    const std::lock_guard lock(m_serviceMutex);
-    if (m_served) service = m_served->service();
-  }
+  const std::shared_ptr<EngineService> service = m_host->served_service();
   if (!service) {
     m_pollTimer->stop();
     m_polledService = nullptr;

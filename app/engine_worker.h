@@ -1,11 +1,12 @@
-// The engine's thread in the app. EngineWorker lives in its own QThread and owns the loaded
-// model and the running job. The GUI sends commands as queued calls (load a model, run a job,
-// run a row alone) or, for what must act during a run, through atomic flags (pause, cancel);
-// the worker answers with value snapshots through queued signals at a bounded rate: rows and
-// statistics about ten times a second, the KV block map and memory twice a second. Every
-// signal carries the command's generation id, so a window drops results of a job it replaced.
-// Statistics are the job's own: time since the job started, tokens and preemptions during it
-// (the engine service, kept across jobs, counts from its start).
+// The engine's thread in the app: a thin Qt adapter over ModelHost (app/model_host.h), which owns
+// the loaded model and its engine service and lends them to jobs, rows run alone and the server.
+// EngineWorker lives in its own QThread and runs the job. The GUI sends commands as queued calls
+// (load a model, run a job, run a row alone) or, for what must act during a run, through atomic
+// flags (pause, cancel); the worker answers with value snapshots through queued signals at a
+// bounded rate: rows and statistics about ten times a second, the KV block map and memory twice
+// a second. Every signal carries the command's generation id, so a window drops results of a job
+// it replaced. Statistics are the job's own: time since the job started, tokens and preemptions
+// during it (the engine service, kept across jobs, counts from its start).
 // The loaded model can be served over HTTP (startServing) from the engine service the jobs use,
 // so HTTP requests and a job's rows batch together; between jobs a timer on the worker's thread
 // reports the served traffic's statistics instead (servingStatsUpdated).
@@ -25,8 +26,8 @@
 
 #include "app/background_row_count.h"
 #include "app/generation_job.h"
+#include "app/model_host.h"
 #include "app/run_snapshots.h"
-#include "app/served_model.h"
 #include "app/step_stats_baseline.h"
 
 namespace sluice {
@@ -109,34 +110,27 @@ class EngineWorker : public QObject {
   void servingMapUpdated(const sluice::KvBlockMap& map, const sluice::MemorySample& sample);
 
  private:
+  // The host's news about serving, as signals.
+  ServingEvents servingEvents();
+  LoadOptions loadOptions(quint64 generation);
+  void setJob(std::shared_ptr<GenerationJob> job, bool isLoading);
   void runLoop(quint64 generation, GenerationJob& job, const BackgroundRowCount& rowCount);
   void runRowAlone(GenerationJob& job, quint64 generation, qint64 rowIndex);
-  void serve(ServerOptions options, const GenerationSpec& spec);
-  // Stops serving, when it does; returns what it served with. Precondition: m_serviceMutex held.
-  std::optional<ServerOptions> stopServingLocked();
-  // Serves over m_service again after a job replaced it. Precondition: m_serviceMutex held.
-  void reserveLocked(const ServerOptions& options);
-  // Counts the served traffic from now on, in a series of its own (m_service's counters are
-  // read here, on the calling thread). Precondition: m_serviceMutex held, m_served set.
-  void beginServedSeriesLocked();
+  // Counts the served traffic of service from now on, in a series of its own (its counters are
+  // read here, on the calling thread).
+  void beginServedSeries(const std::shared_ptr<EngineService>& service);
   // On the worker's thread: polls the served traffic while no job runs.
   void startPolling(const EngineService* service, const StepStats& before, int64_t numSteps);
   void pollServing();
 
   std::atomic<bool> m_cancel{false};
   std::atomic<bool> m_pause{false};
-  // Written by the worker's thread under m_serviceMutex, read by the serving thread under it.
-  mutable std::mutex m_serviceMutex;
-  std::shared_ptr<const ModelSession> m_session;  // the loaded model
-  QString m_sessionPath;
-  // The loaded model's engine service, kept across jobs run with the same device and engine
-  // options (m_serviceKey), so the weights stay on the backend.
-  std::shared_ptr<EngineService> m_service;
-  QString m_serviceKey;
-  std::unique_ptr<ServedModel> m_served;  // over m_service while serving
-  // Serving waits for the engine a loading job builds (asked for meanwhile, or stopped while
-  // the job replaces the engine it served from).
-  std::optional<ServerOptions> m_serveAfterLoad;
+  std::atomic<bool> m_isClosing{false};  // aborts the rows running alone
+  // The last job once loaded (null while one loads), kept for startRowAlone: written by the
+  // worker's thread, read by any; a row running alone holds its job.
+  std::mutex m_jobMutex;
+  std::shared_ptr<GenerationJob> m_job;
+  bool m_isJobLoading = false;
   // The worker's thread only: the served traffic's statistics between jobs.
   QTimer* m_pollTimer = nullptr;
   int64_t m_numStepsPolled = -1;
@@ -146,14 +140,10 @@ class EngineWorker : public QObject {
   bool m_isServedIdle = true;   // the plots' last served point says nothing runs
   StepStats m_lastServedStats;  // rebased
   QElapsedTimer m_sinceServedMap;
-  // The last job once loaded (null while one loads), kept for startRowAlone: written by the
-  // worker's thread, read by any (under m_jobMutex); a row running alone holds its job.
-  std::mutex m_jobMutex;
-  std::shared_ptr<GenerationJob> m_job;
-  bool m_isJobLoading = false;
-  std::atomic<bool> m_isClosing{false};  // aborts the rows running alone
-  QThreadPool m_rowAlonePool;            // joined before the members above go
-  QThreadPool m_servePool;               // one thread: serving commands in order
+  QThreadPool m_servePool;  // one thread: serving commands in order
+  // Last: destroyed first, it stops serving and waits for the rows running alone (which use the
+  // members above).
+  std::unique_ptr<ModelHost> m_host;
 };
 
 }  // namespace sluice

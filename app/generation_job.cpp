@@ -1,18 +1,14 @@
 #include "app/generation_job.h"
 
 #include <algorithm>
-#include <cassert>
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
-#include <mutex>
 #include <thread>
 
+#include "app/job_rows.h"
 #include "app/prompt_truncation.h"
-#include "engine/backend/device.h"
 #include "engine/core/error.h"
 #include "engine/core/sha256.h"
-#include "engine/data/field_discovery.h"
 #include "engine/jobs/job_schema.h"
 #include "engine/jobs/job_table.h"
 
@@ -22,38 +18,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
-  SampleResult s;
-  s.output = f.output_text;
-  s.output_tokens =
-      f.num_output_tokens >= 0 ? f.num_output_tokens : static_cast<int>(f.output_token_ids.size());
-  s.finish_reason = to_string(f.finish_reason);
-  if (with_token_ids) s.output_token_ids = f.output_token_ids;
-  return s;
-}
-
-// A row recorded without running: its input and prompt, a status and why.
-RowResult unrun_row(const DatasetRow& row, const BuiltPrompt& prompt, const GenerationSpec& spec,
-                    RowStatus status, std::string error) {
-  RowResult r;
-  r.row_index = row.row_index;
-  r.line = row.line;
-  r.input = row.fields;
-  r.messages = prompt.messages;
-  r.prompt = prompt.text;
-  r.seed = spec.sampling.seed;
-  r.status = status;
-  r.error = std::move(error);
-  return r;
-}
-
-// A row refused before it reaches the engine (its prompt cannot fit the context, its schema does
-// not compile) fails as a prompt the engine rejects does: every sample ends with "error".
-RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt, const GenerationSpec& spec,
-                      std::string error) {
-  RowResult r = unrun_row(row, prompt, spec, RowStatus::Failed, std::move(error));
-  r.samples.assign(static_cast<size_t>(spec.sampling.n), SampleResult{.finish_reason = "error"});
-  return r;
+// Options only a local model has are refused for a remote job, before anything runs.
+void check_remote_options(const GenerationSpec& spec) {
+  if (!spec.remote.is_remote()) return;
+  if (!spec.prompt.chat_template.empty())
+    fail(
+        "a remote job cannot use --chat-template: the servers apply their own chat template (give "
+        "--no-chat-template to send the filled-in text as a plain completion)");
+  if (spec.with_token_ids) fail("a remote job cannot keep output token ids: the servers send text");
 }
 
 }  // namespace
@@ -61,38 +33,15 @@ RowResult refused_row(const DatasetRow& row, const BuiltPrompt& prompt, const Ge
 struct GenerationJob::PendingRow {
   DatasetRow row;
   BuiltPrompt prompt;
-  bool is_chat = true;              // for a remote server: chat or text completion
+  bool is_chat = true;              // for a service that takes text: chat or text completion
   std::optional<int64_t> own_seed;  // a batch line's own seed (remote servers)
   // The spec's, or a batch line's own; its grammar is the spec's source, or the row's own (its
-  // schema column's, its batch line's).
+  // schema column's, its batch line's), which the service compiles.
   SamplingParams sampling;
   bool has_own_grammar = false;
   std::unique_ptr<RequestHandle> handle;
   std::vector<FinishedRequest> samples;
   int num_finished = 0;
-};
-
-// Where the streams' callbacks (on the service's thread) leave the keys of rows with news.
-struct GenerationJob::Inbox {
-  std::mutex mutex;
-  std::condition_variable ready;
-  std::vector<uint64_t> row_keys;
-
-  void post(uint64_t row_key) {
-    {
-      const std::lock_guard lock(mutex);
-      row_keys.push_back(row_key);
-    }
-    ready.notify_one();
-  }
-  // Returns the keys posted so far, waiting up to timeout for the first.
-  std::vector<uint64_t> take(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mutex);
-    ready.wait_for(lock, timeout, [&] { return !row_keys.empty(); });
-    std::vector<uint64_t> out;
-    out.swap(row_keys);
-    return out;
-  }
 };
 
 GenerationJob::GenerationJob(GenerationSpec spec, std::unique_ptr<JobStore> store)
@@ -102,6 +51,7 @@ GenerationJob::~GenerationJob() = default;
 
 std::unique_ptr<GenerationJob> GenerationJob::create(const GenerationSpec& spec,
                                                      const std::string& job_path) {
+  check_remote_options(spec);
   // Locked before the file is looked at: two runs starting one new job must not both create it.
   auto lock = JobLock::acquire(job_path);
   const bool replaces_uninitialised = is_uninitialised_job_file(job_path);
@@ -130,6 +80,7 @@ std::unique_ptr<GenerationJob> GenerationJob::resume(const std::string& job_path
   GenerationSpec spec = spec_from_json(store->info().params);
   spec.device = device;
   spec.num_threads = num_threads;
+  check_remote_options(spec);
   if (!std::filesystem::exists(spec.input_path))
     fail(job_path, ": the job's input ", spec.input_path, " is gone");
   if (sha256_file_hex(spec.input_path) != store->info().source_sha256) {
@@ -146,10 +97,10 @@ std::unique_ptr<GenerationJob> GenerationJob::resume(const std::string& job_path
 std::string GenerationJob::model_identity() const {
   // A remote job's model is the name the servers serve it under: resuming it elsewhere is fine
   // as long as the name is the same.
-  if (remote_) return sha256_hex(str_cat("remote|", remote_->model()));
-  const Model& m = *session_->model;
+  if (takes_text()) return sha256_hex(str_cat("remote|", lease_.model_name));
+  const Model& m = *lease_.session->model;
   return sha256_hex(str_cat(m.format_name(), "|", m.config.describe(), "|", m.weight_dtypes(), "|",
-                            m.weight_bytes(), "|", session_->tokenizer->describe()));
+                            m.weight_bytes(), "|", lease_.session->tokenizer->describe()));
 }
 
 void GenerationJob::change_remote(const std::function<void(RemoteSpec&)>& change) {
@@ -159,114 +110,88 @@ void GenerationJob::change_remote(const std::function<void(RemoteSpec&)>& change
   change(spec_.remote);
 }
 
-size_t GenerationJob::window_size() const {
-  // Rows in the engine at once: enough to keep every batch slot (or every remote request slot)
-  // busy, bounded so a huge file costs memory for its in-flight rows only.
-  if (spec_.remote.is_remote())
-    return std::max<size_t>(256, 4 * static_cast<size_t>(spec_.remote.concurrency));
-  return std::max<size_t>(1024, 4 * static_cast<size_t>(spec_.engine.max_num_seqs));
-}
-
-void GenerationJob::load_remote() {
-  if (!spec_.prompt.chat_template.empty())
-    fail(
-        "a remote job cannot use --chat-template: the servers apply their own chat template (give "
-        "--no-chat-template to send the filled-in text as a plain completion)");
-  if (spec_.with_token_ids)
-    fail("a remote job cannot keep output token ids: the servers send text");
-  if (reader_->format() == DatasetFormat::OpenAiBatch)
-    batch_rows_ = std::make_unique<BatchRows>(spec_.input_path, nullptr);
-  const auto fields = discover_fields(spec_.input_path, reader_->format());
-  prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, reader_->format(), fields);
-  remote_ = std::make_shared<RemoteDriver>(spec_.remote, on_note_);
-  requests_ = remote_.get();
-}
-
-void GenerationJob::load(const LoadOptions& load_options,
-                         std::shared_ptr<const ModelSession> preloaded,
-                         std::shared_ptr<EngineService> service) {
-  if (spec_.remote.is_remote() && (preloaded || service))
-    fail("generation job: a remote job runs no local model");
-  if (service && service->shared_session() != preloaded)
-    fail("generation job: the engine service serves another model session than the one given");
-  const bool is_remote = spec_.remote.is_remote();
-  if (!service && !is_remote)
-    resolve_device(spec_.device);  // a missing GPU is reported before the model loads
-  if (preloaded) {
-    session_ = std::move(preloaded);
-  } else if (!is_remote) {
-    session_ = std::make_shared<const ModelSession>(
-        open_model_session(spec_.model_path, spec_.tokenizer_path, load_options));
-  }
+void GenerationJob::load(ServiceLease lease) {
+  if (!lease.service) fail("generation job: no service to run the rows on");
+  if (is_remote() && lease.session) fail("generation job: a remote job runs no local model");
+  if (!is_remote() && !lease.session)
+    fail("generation job: a local job needs its model's session beside its service");
+  lease_ = std::move(lease);
   reader_ = open_dataset(spec_.input_path, spec_.format);
-  // Everything that can refuse the job (the prompt template, the device, the memory plan) comes
-  // before the job file, so a refused start leaves nothing behind to resume or remove.
+  // Everything that can refuse the job (the prompt template, the schema column, the grammar)
+  // comes before the job file, so a refused start leaves nothing behind to resume or remove.
   const auto fields = discover_fields(spec_.input_path, reader_->format());
-  if (!spec_.schema_column.empty()) {
-    const bool has_column = std::any_of(fields.begin(), fields.end(), [&](const FieldInfo& f) {
-      return f.name == spec_.schema_column;
-    });
-    if (!has_column) {
-      std::string names;
-      for (const FieldInfo& f : fields) names += (names.empty() ? "" : ", ") + f.name;
-      fail(spec_.input_path, ": no column '", spec_.schema_column,
-           "' for --schema-column (the rows have: ", names, ")");
-    }
-    row_schemas_ = std::make_unique<RowSchemas>(spec_.schema_column, spec_.input_path);
-  }
-  if (is_remote) {
-    load_remote();
-  } else {
-    prompt_builder_ = std::make_unique<PromptBuilder>(
-        spec_.prompt, session_->model->chat_template, *session_->tokenizer, reader_->format(),
-        fields, session_->model->chat_template_origin);
-    if (reader_->format() == DatasetFormat::OpenAiBatch)
-      batch_rows_ = std::make_unique<BatchRows>(spec_.input_path, &*session_->tokenizer);
-    if (service) {
-      service_ = std::move(service);
-    } else {
-      // The job's own service: its queue holds the job's whole window of rows.
-      const int max_num_waiting = static_cast<int>(window_size());
-      service_ = std::make_shared<EngineService>(
-          session_, make_backend(*session_->model, spec_.device, spec_.num_threads),
-          ServiceConfig{.engine = spec_.engine, .max_num_waiting = max_num_waiting});
-    }
-    requests_ = service_.get();
-  }
-  inbox_ = std::make_shared<Inbox>();
+  check_schema_column(fields);
+  open_input(fields);
   // The job's grammar is checked by the service that runs it (compiled through its cache, for a
-  // local one) before the job file exists: a grammar it refuses leaves nothing behind.
-  if (spec_.sampling.grammar) requests_->check_grammar(*spec_.sampling.grammar);
-  // A prompt that cannot fit is refused before it is tokenized (a hostile row costs no tokens).
-  prompt_builder_->set_max_model_len(requests_->max_model_len());
-  if (batch_rows_) batch_rows_->set_max_model_len(requests_->max_model_len());
-  if (is_resume_) {
-    if (store_->info().model_identity != model_identity()) {
-      if (remote_)
-        fail(store_->path(), ": the servers serve '", remote_->model(),
-             "', not the model the job started with");
-      fail(store_->path(), ": the model at ", spec_.model_path,
-           " is not the one the job started with");
-    }
-  } else {
-    JobInfo info;
-    info.source_path = spec_.input_path;
-    info.source_sha256 = sha256_file_hex(spec_.input_path);
-    info.source_size_bytes = static_cast<int64_t>(std::filesystem::file_size(spec_.input_path));
-    info.source_format = to_string(reader_->format());
-    info.model_path = remote_ ? str_cat(remote_->model(), " at ", spec_.remote.endpoints.front())
-                              : spec_.model_path;
-    info.model_identity = model_identity();
-    info.params = spec_to_json(spec_);
-    store_ = JobStore::create(job_path_, info,
-                              replaces_uninitialised_job_ ? JobStore::IfExists::ReplaceUninitialised
-                                                          : JobStore::IfExists::Fail);
-  }
+  // local one): a grammar it refuses leaves no job file behind.
+  if (spec_.sampling.grammar) lease_.service->check_grammar(*spec_.sampling.grammar);
+  open_job_store();
   unreadable_rows_.clear();
   for (const int64_t row_index : store_->finished_row_indices(&unreadable_rows_))
     finished_rows_[row_index] = true;
-  unreadable_row_indices_.clear();
-  for (const UnreadableRow& row : unreadable_rows_) unreadable_row_indices_.insert(row.row_index);
+  results_ = std::make_unique<JobResults>(*store_, unreadable_rows_);
+}
+
+void GenerationJob::check_schema_column(const std::vector<FieldInfo>& fields) const {
+  if (spec_.schema_column.empty()) return;
+  const bool has_column = std::any_of(fields.begin(), fields.end(), [&](const FieldInfo& f) {
+    return f.name == spec_.schema_column;
+  });
+  if (has_column) return;
+  std::string names;
+  for (const FieldInfo& f : fields) names += (names.empty() ? "" : ", ") + f.name;
+  fail(spec_.input_path, ": no column '", spec_.schema_column,
+       "' for --schema-column (the rows have: ", names, ")");
+}
+
+// The prompt builder (the model's chat template, or text for a service that takes text), a batch
+// file's rows and the rows' own schemas.
+void GenerationJob::open_input(const std::vector<FieldInfo>& fields) {
+  const DatasetFormat format = reader_->format();
+  if (takes_text()) {
+    prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, format, fields);
+  } else {
+    const ModelSession& session = *lease_.session;
+    prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session.model->chat_template,
+                                                      *session.tokenizer, format, fields,
+                                                      session.model->chat_template_origin);
+  }
+  if (format == DatasetFormat::OpenAiBatch) {
+    batch_rows_ = std::make_unique<BatchRows>(spec_.input_path,
+                                              takes_text() ? nullptr : &*lease_.session->tokenizer);
+  }
+  if (!spec_.schema_column.empty())
+    row_schemas_ = std::make_unique<RowSchemas>(spec_.schema_column, spec_.input_path);
+  inbox_ = std::make_shared<JobInbox>();
+  // A prompt that cannot fit is refused before it is tokenized (a hostile row costs no tokens).
+  const int max_model_len = lease_.service->max_model_len();
+  prompt_builder_->set_max_model_len(max_model_len);
+  if (batch_rows_) batch_rows_->set_max_model_len(max_model_len);
+}
+
+// A new job's file is created; a resumed one's model is checked against the one it started with.
+void GenerationJob::open_job_store() {
+  if (is_resume_) {
+    if (store_->info().model_identity == model_identity()) return;
+    if (takes_text())
+      fail(store_->path(), ": the servers serve '", lease_.model_name,
+           "', not the model the job started with");
+    fail(store_->path(), ": the model at ", spec_.model_path,
+         " is not the one the job started with");
+  }
+  JobInfo info;
+  info.source_path = spec_.input_path;
+  info.source_sha256 = sha256_file_hex(spec_.input_path);
+  info.source_size_bytes = static_cast<int64_t>(std::filesystem::file_size(spec_.input_path));
+  info.source_format = to_string(reader_->format());
+  info.model_path = takes_text()
+                        ? str_cat(lease_.model_name, " at ", spec_.remote.endpoints.front())
+                        : spec_.model_path;
+  info.model_identity = model_identity();
+  info.params = spec_to_json(spec_);
+  store_ = JobStore::create(job_path_, info,
+                            replaces_uninitialised_job_ ? JobStore::IfExists::ReplaceUninitialised
+                                                        : JobStore::IfExists::Fail);
 }
 
 void GenerationJob::handle_bad_row(const DatasetRowError& e, JobProgress& progress,
@@ -308,7 +233,7 @@ bool GenerationJob::build_batch_row(const DatasetRow& row, PendingRow& pending,
 ServiceRequest GenerationJob::request_for(const BuiltPrompt& prompt, const SamplingParams& sampling,
                                           int64_t row_index, bool is_chat) const {
   ServiceRequest request{prompt.token_ids, sampling, static_cast<uint64_t>(row_index), false};
-  if (remote_) {
+  if (takes_text()) {
     request.messages = prompt.messages;
     request.prompt_text = prompt.text;
     request.is_chat = is_chat;
@@ -326,8 +251,8 @@ bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending, JobProgress& pr
       request_for(pending->prompt, pending->sampling, pending->row.row_index, pending->is_chat);
   request.exact_seed = pending->own_seed;
   try {
-    pending->handle =
-        requests_->submit(std::move(request), [inbox = inbox_, row_key] { inbox->post(row_key); });
+    pending->handle = lease_.service->submit(std::move(request),
+                                             [inbox = inbox_, row_key] { inbox->post(row_key); });
   } catch (const QueueFull&) {
     return false;
   } catch (const InvalidGrammar& e) {
@@ -371,36 +296,9 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
       ++progress.rows_resumed;
       continue;
     }
-    auto pending = std::make_unique<PendingRow>();
-    pending->sampling = spec_.sampling;
-    pending->is_chat = spec_.prompt.use_chat_template;
-    if (batch_rows_) {
-      if (!build_batch_row(*row, *pending, progress, summary)) continue;
-    } else {
-      try {
-        pending->prompt = prompt_builder_->build(*row);
-      } catch (const DatasetRowError& e) {
-        handle_bad_row(DatasetRowError(str_cat(spec_.input_path, ":", e.line, ": ", e.what()),
-                                       e.line, e.row_index),
-                       progress, summary);
-        continue;
-      }
-    }
-    if (!fit_context(*row, pending->prompt, progress)) continue;
-    if (row_schemas_) {
-      try {
-        pending->sampling.grammar =
-            std::make_shared<const GrammarSource>(row_schemas_->source_for(*row));
-        pending->has_own_grammar = true;
-      } catch (const Error& e) {
-        store_result(refused_row(*row, pending->prompt, spec_, e.what()), progress, 0.0);
-        continue;
-      }
-    }
-    pending->row = std::move(*row);
-    pending->samples.resize(static_cast<size_t>(pending->sampling.n));
+    std::unique_ptr<PendingRow> pending = prepare_row(std::move(*row), progress, summary);
     // Kept for later when other clients filled the queue.
-    if (!submit(pending, progress, summary)) deferred_ = std::move(pending);
+    if (pending && !submit(pending, progress, summary)) deferred_ = std::move(pending);
   }
   if (is_stopping_) deferred_.reset();
   progress.file_fraction = reader_->progress();
@@ -408,8 +306,42 @@ bool GenerationJob::fill_window(JobProgress& progress, RunSummary& summary) {
   return !in_flight_.empty() || deferred_ != nullptr;
 }
 
+std::unique_ptr<GenerationJob::PendingRow> GenerationJob::prepare_row(DatasetRow row,
+                                                                      JobProgress& progress,
+                                                                      RunSummary& summary) {
+  auto pending = std::make_unique<PendingRow>();
+  pending->sampling = spec_.sampling;
+  pending->is_chat = spec_.prompt.use_chat_template;
+  if (batch_rows_) {
+    if (!build_batch_row(row, *pending, progress, summary)) return nullptr;
+  } else {
+    try {
+      pending->prompt = prompt_builder_->build(row);
+    } catch (const DatasetRowError& e) {
+      handle_bad_row(DatasetRowError(str_cat(spec_.input_path, ":", e.line, ": ", e.what()), e.line,
+                                     e.row_index),
+                     progress, summary);
+      return nullptr;
+    }
+  }
+  if (!fit_context(row, pending->prompt, progress)) return nullptr;
+  if (row_schemas_) {
+    try {
+      pending->sampling.grammar =
+          std::make_shared<const GrammarSource>(row_schemas_->source_for(row));
+      pending->has_own_grammar = true;
+    } catch (const Error& e) {
+      store_result(refused_row(row, pending->prompt, spec_, e.what()), progress, 0.0);
+      return nullptr;
+    }
+  }
+  pending->row = std::move(row);
+  pending->samples.resize(static_cast<size_t>(pending->sampling.n));
+  return pending;
+}
+
 bool GenerationJob::fit_context(const DatasetRow& row, BuiltPrompt& prompt, JobProgress& progress) {
-  const int max_model_len = requests_->max_model_len();
+  const int max_model_len = lease_.service->max_model_len();
   if (max_model_len <= 0) return true;  // a remote server checks the length itself
   const bool is_refused = !prompt.refusal.empty();
   if (!is_refused && prompt.token_ids.size() < static_cast<size_t>(max_model_len)) return true;
@@ -430,47 +362,15 @@ bool GenerationJob::fit_context(const DatasetRow& row, BuiltPrompt& prompt, JobP
     }
     case LongPromptPolicy::Truncate:
       truncate_prompt(prompt, *prompt_builder_, max_model_len, spec_.sampling.max_tokens,
-                      session_->tokenizer->bos_id());
+                      lease_.session->tokenizer->bos_id());
       return true;
   }
   return true;
 }
 
 void GenerationJob::store_result(const RowResult& result, JobProgress& progress, double arrival_s) {
-  store_->add_result(result);  // commits the queue now and then, this row included
   finished_rows_[result.row_index] = true;
-  unannounced_.push_back({result, arrival_s});
-  announce_committed(progress);
-}
-
-void GenerationJob::flush_and_announce(JobProgress& progress) {
-  store_->flush();
-  announce_committed(progress);
-}
-
-// Keeps counts equal to the job file's after result's commit: a row that replaced an unreadable
-// one moves out of the unreadable count.
-void GenerationJob::count_in_job(const RowResult& result, JobCounts& counts) {
-  if (unreadable_row_indices_.erase(result.row_index) > 0) --counts.unreadable;
-  if (result.status == RowStatus::Done) ++counts.done;
-  if (result.status == RowStatus::Failed) ++counts.failed;
-  if (result.status == RowStatus::Skipped) ++counts.skipped;
-}
-
-// Announces the rows the store's last commits made durable: every added row but the queued ones.
-void GenerationJob::announce_committed(JobProgress& progress) {
-  // Every result reaches the store through store_result, so the queue is a suffix of these.
-  assert(store_->num_queued() <= unannounced_.size());
-  const size_t num_committed = unannounced_.size() - store_->num_queued();
-  for (size_t i = 0; i < num_committed; ++i) {
-    const UnannouncedRow row = std::move(unannounced_.front());
-    unannounced_.pop_front();
-    ++progress.rows_done;
-    if (row.result.status == RowStatus::Failed) ++progress.rows_failed;
-    if (row.result.status == RowStatus::Skipped) ++progress.rows_skipped;
-    count_in_job(row.result, progress.job);
-    if (on_row_) on_row_(row.result, row.arrival_s);
-  }
+  results_->add(result, progress, arrival_s);
 }
 
 void GenerationJob::collect(uint64_t row_key, FinishedRequest finished, JobProgress& progress) {
@@ -480,27 +380,10 @@ void GenerationJob::collect(uint64_t row_key, FinishedRequest finished, JobProgr
   const size_t sample_idx = finished.sample_idx;
   p.samples[sample_idx] = std::move(finished);
   if (++p.num_finished < p.sampling.n) return;
-  RowResult r;
-  r.row_index = p.row.row_index;
-  r.line = p.row.line;
-  r.input = p.row.fields;
-  r.messages = p.prompt.messages;
-  r.prompt = p.prompt.text;
-  r.prompt_tokens = p.samples.front().num_prompt_tokens;
-  r.seed = p.sampling.seed;
-  r.status = RowStatus::Done;
-  bool is_aborted = false;
-  for (const auto& s : p.samples) {
-    r.samples.push_back(sample_from(s, spec_.with_token_ids));
-    r.total_ms = std::max(r.total_ms, s.total_ms);
-    is_aborted |= s.finish_reason == FinishReason::Abort;
-    if (s.finish_reason == FinishReason::Error && r.status != RowStatus::Failed) {
-      r.status = RowStatus::Failed;
-      r.error = s.error;
-    }
-  }
-  r.queue_ms = p.samples.front().queue_ms;
-  r.ttft_ms = p.samples.front().ttft_ms;
+  const RowResult r = finished_row(p.row, p.prompt, p.sampling, p.samples, spec_.with_token_ids);
+  const bool is_aborted =
+      std::any_of(p.samples.begin(), p.samples.end(),
+                  [](const FinishedRequest& s) { return s.finish_reason == FinishReason::Abort; });
   // A shared service's clock started with its first client: this job's timeline starts at run().
   const double arrival_s = std::max(0.0, p.samples.front().arrival_s - arrival_origin_s_);
   in_flight_.erase(it);    // no lock held: the handle's callback may be running
@@ -523,17 +406,18 @@ RunSummary GenerationJob::run(
     const std::function<void(const RowResult&, double)>& on_row,
     const std::function<void(const StepStats&, const JobProgress&)>& on_step,
     const std::atomic<bool>* cancel, const std::atomic<bool>* pause) {
-  if (!requests_) fail("generation job: run() before load()");
+  if (!results_) fail("generation job: run() before load()");
+  RequestService& service = *lease_.service;
   RunSummary summary;
   JobProgress& progress = summary.progress;
-  on_row_ = on_row;  // bad rows found while reading are reported too
+  results_->set_on_row(on_row);  // bad rows found while reading are reported too
   progress.job = store_->counts();
   auto last_flush = Clock::now();
-  int64_t last_step_seen = requests_->num_steps();
-  arrival_origin_s_ = requests_->seconds_since_start();
+  int64_t last_step_seen = service.num_steps();
+  arrival_origin_s_ = service.seconds_since_start();
   while (fill_window(progress, summary)) {
     while (pause && pause->load() && !(cancel && cancel->load())) {
-      flush_and_announce(progress);
+      results_->flush(progress);
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (cancel && cancel->load() && !summary.is_cancelled) {
@@ -543,13 +427,13 @@ RunSummary GenerationJob::run(
     }
     collect_ready(progress);
     if (Clock::now() - last_flush >= std::chrono::seconds(1)) {
-      flush_and_announce(progress);  // no finished row waits in memory for more than a second
+      results_->flush(progress);  // no finished row waits in memory for more than a second
       last_flush = Clock::now();
     }
     progress.rows_in_flight = static_cast<int64_t>(in_flight_.size());
-    progress.rows_committing = static_cast<int64_t>(unannounced_.size());
-    const int64_t num_steps = requests_->num_steps();
-    if (on_step && num_steps != last_step_seen) on_step(requests_->metrics().latest_step, progress);
+    progress.rows_committing = static_cast<int64_t>(results_->num_unannounced());
+    const int64_t num_steps = service.num_steps();
+    if (on_step && num_steps != last_step_seen) on_step(service.metrics().latest_step, progress);
     last_step_seen = num_steps;
   }
   if (is_reader_done_ && !is_stopping_) {
@@ -557,7 +441,7 @@ RunSummary GenerationJob::run(
     store_->set_total_rows(progress.rows_total);
     progress.job.total_rows = progress.rows_total;
   }
-  flush_and_announce(progress);
+  results_->flush(progress);
   // Every row this run adds is committed: another process may take the job from here on (the
   // app keeps a finished job to run rows alone, which writes nothing).
   lock_.reset();
@@ -573,50 +457,64 @@ int64_t GenerationJob::rows_read() const {
 std::vector<SampleResult> GenerationJob::run_row_alone(
     int64_t row_index, const std::atomic<bool>* cancel,
     const std::function<void(const std::string&)>& on_wait) {
-  if (!requests_) fail("generation job: run_row_alone() before load()");
+  if (!results_) fail("generation job: run_row_alone() before load()");
   // Its own connection: run() may be committing through store_ on another thread.
   const std::optional<RowResult> stored = JobTable::open(store_->path())->row(row_index);
   if (!stored) fail(store_->path(), ": row ", row_index, " has no result yet");
   if (stored->status == RowStatus::Skipped)
     fail(store_->path(), ": row ", row_index, " was skipped: ", stored->error);
-  // The same prompt tokens: the stored text encoded by the same rules (a batch line's own
-  // prompt and parameters built again from its line).
+  return run_alone(stored_row_request(*stored), cancel, on_wait);
+}
+
+// The same request as the run submitted: the stored text encoded by the same rules (a batch
+// line's own prompt and parameters built again from its line), its prompt cut as fit_context()
+// cut it, the row's own schema.
+ServiceRequest GenerationJob::stored_row_request(const RowResult& stored) const {
+  const int64_t row_index = stored.row_index;
   ServiceRequest request{{}, spec_.sampling, static_cast<uint64_t>(row_index), false};
-  const auto truncate_stored = [this](BuiltPrompt& prompt) {  // as fit_context() did in the run
-    if (const int max_model_len = requests_->max_model_len(); max_model_len > 0)
+  const auto truncate_stored = [this](BuiltPrompt& prompt) {
+    if (const int max_model_len = lease_.service->max_model_len(); max_model_len > 0)
       truncate_prompt(prompt, *prompt_builder_, max_model_len, spec_.sampling.max_tokens,
-                      session_->tokenizer->bos_id());
+                      lease_.session->tokenizer->bos_id());
   };
-  if (remote_ && batch_rows_) {
-    BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
+  if (takes_text() && batch_rows_) {
+    BatchRow batch = batch_rows_->rebuild(stored, *prompt_builder_, spec_.sampling);
     request = request_for(batch.prompt, batch.sampling, row_index, batch.is_chat);
     request.exact_seed = batch.own_seed;
-  } else if (remote_) {
-    request = request_for(BuiltPrompt{stored->messages, stored->prompt, {}, ""}, spec_.sampling,
+  } else if (takes_text()) {
+    request = request_for(BuiltPrompt{stored.messages, stored.prompt, {}, ""}, spec_.sampling,
                           row_index, spec_.prompt.use_chat_template);
   } else if (batch_rows_) {
-    BatchRow batch = batch_rows_->rebuild(*stored, *prompt_builder_, spec_.sampling);
+    BatchRow batch = batch_rows_->rebuild(stored, *prompt_builder_, spec_.sampling);
     if (spec_.on_long_prompt == LongPromptPolicy::Truncate) truncate_stored(batch.prompt);
     request.prompt_token_ids = std::move(batch.prompt.token_ids);
     request.sampling = std::move(batch.sampling);
   } else if (spec_.on_long_prompt == LongPromptPolicy::Truncate) {
     // The stored prompt is the whole text; the run gave the engine its end.
-    BuiltPrompt prompt{stored->messages, stored->prompt,
-                       prompt_builder_->encode_whole(stored->prompt), ""};
+    BuiltPrompt prompt{stored.messages, stored.prompt, prompt_builder_->encode_whole(stored.prompt),
+                       ""};
     truncate_stored(prompt);
     request.prompt_token_ids = std::move(prompt.token_ids);
   } else {
-    request.prompt_token_ids = prompt_builder_->encode(stored->prompt);
+    request.prompt_token_ids = prompt_builder_->encode(stored.prompt);
   }
   if (row_schemas_)
     request.sampling.grammar =
-        std::make_shared<const GrammarSource>(row_schemas_->source_for(*stored));
+        std::make_shared<const GrammarSource>(row_schemas_->source_for(stored));
+  return request;
+}
+
+// Submits request (retrying while the queue is full) and returns its samples.
+std::vector<SampleResult> GenerationJob::run_alone(
+    const ServiceRequest& request, const std::atomic<bool>* cancel,
+    const std::function<void(const std::string&)>& on_wait) {
+  RequestService& service = *lease_.service;
   std::unique_ptr<RequestHandle> handle;
   for (bool told_full = false; !handle;) {
     if (cancel && cancel->load()) throw Cancelled();
-    const int num_ahead = requests_->metrics().num_waiting;
+    const int num_ahead = service.metrics().num_waiting;
     try {
-      handle = requests_->submit(request);
+      handle = service.submit(request);
     } catch (const QueueFull& e) {
       if (on_wait && !told_full)
         on_wait(str_cat(e.what(), "; the row is submitted when a place frees"));
@@ -639,38 +537,6 @@ std::vector<SampleResult> GenerationJob::run_row_alone(
       samples[event->finished.sample_idx] = sample_from(event->finished, spec_.with_token_ids);
   }
   return samples;
-}
-
-nlohmann::ordered_json output_row_json(const RowResult& r) {
-  nlohmann::ordered_json out;
-  out["id"] = r.input.contains("id") ? r.input["id"] : nlohmann::ordered_json(r.row_index);
-  out["prompt"] = r.prompt;
-  out["prompt_tokens"] = r.prompt_tokens;
-  auto sample_json = [](const SampleResult& s) {
-    nlohmann::ordered_json j;
-    j["output"] = s.output;
-    j["output_tokens"] = s.output_tokens;
-    j["finish_reason"] = s.finish_reason;
-    if (!s.output_token_ids.empty()) j["output_token_ids"] = s.output_token_ids;
-    return j;
-  };
-  if (r.samples.size() == 1) {
-    out.update(sample_json(r.samples.front()));
-  } else if (r.samples.size() > 1) {
-    out["samples"] = nlohmann::ordered_json::array();
-    for (const auto& s : r.samples) out["samples"].push_back(sample_json(s));
-  }
-  if (r.status != RowStatus::Done) {
-    out["status"] = to_string(r.status);
-    if (r.samples.empty()) out["finish_reason"] = "error";
-    out["error"] = r.error;
-  }
-  out["timings"] = {{"queue_ms", r.queue_ms}, {"ttft_ms", r.ttft_ms}, {"total_ms", r.total_ms}};
-  return out;
-}
-
-std::string dump_jsonl_row(const nlohmann::ordered_json& row) {
-  return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace sluice

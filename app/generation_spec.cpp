@@ -108,6 +108,12 @@ int truncated_prompt_tokens(int max_model_len, int max_tokens) {
   return std::min(max_model_len - 1, std::max(max_model_len / 2, max_model_len - max_tokens));
 }
 
+size_t job_window_size(const GenerationSpec& spec) {
+  if (spec.remote.is_remote())
+    return std::max<size_t>(256, 4 * static_cast<size_t>(spec.remote.concurrency));
+  return std::max<size_t>(1024, 4 * static_cast<size_t>(spec.engine.max_num_seqs));
+}
+
 Json spec_to_json(const GenerationSpec& s) {
   Json j{{"model_path", s.model_path},
          {"tokenizer_path", s.tokenizer_path},

@@ -63,5 +63,9 @@ const char* to_string(LongPromptPolicy policy);
 LongPromptPolicy parse_long_prompt_policy(const std::string& name);
 // Returns how many tokens a truncated prompt keeps (see LongPromptPolicy).
 int truncated_prompt_tokens(int max_model_len, int max_tokens);
+// Returns how many of a job's rows are in its service at once: enough to keep every batch slot
+// (or every remote request slot) busy, bounded so a huge file costs memory for its in-flight rows
+// only. A local job's own engine service queues this many.
+size_t job_window_size(const GenerationSpec& spec);
 
 }  // namespace sluice

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "app/generation_job.h"
-#include "app/remote/remote_driver.h"
+#include "app/model_host.h"
 #include "app/remote/remote_spec.h"
 
 namespace sluice {
@@ -57,9 +57,10 @@ int run_headless_job(const QStringList& args) {
   try {
     if (is_remote) check_remote_spec(spec.remote);
     auto job = GenerationJob::create(spec, job_path);
-    job->load();
+    ModelHost host;
+    job->load(host.lend_for_job(job->spec()));
     if (is_remote) {
-      std::fprintf(stderr, "remote: model %s on %zu endpoint(s)\n", job->remote().model().c_str(),
+      std::fprintf(stderr, "remote: model %s on %zu endpoint(s)\n", job->lease().model_name.c_str(),
                    spec.remote.endpoints.size());
     } else {
       std::fprintf(stderr, "model: %s\n", job->session().model->config.describe().c_str());

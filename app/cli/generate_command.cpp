@@ -15,6 +15,7 @@
 #include "app/cli/progress_printer.h"
 #include "app/cli/remote_options.h"
 #include "app/generation_job.h"
+#include "app/model_host.h"
 #include "engine/core/error.h"
 #include "engine/core/mapped_file.h"
 #include "engine/data/export_output.h"
@@ -44,6 +45,9 @@ struct GenerateArgs {
   ExportOptions export_options;
   bool quiet = false;
   std::function<void(RemoteSpec&)> remote_override;  // --endpoint and friends given with --resume
+  // Where the grammar was checked before the model loads, and where the run's engine compiles it
+  // (the model host's cache): compiled once.
+  std::shared_ptr<GrammarCache> grammars = std::make_shared<GrammarCache>();
 };
 
 // "\n", "\t" and "\\" in command-line text become the characters they name.
@@ -117,8 +121,11 @@ void add_generate_options(QCommandLineParser& parser) {
   add_remote_options(parser);
 }
 
-// The grammar options: at most one; a source that does not compile is a usage error.
-std::optional<GrammarSource> read_grammar_source(const QCommandLineParser& parser) {
+// The grammar options: at most one; a source that does not compile is a usage error. It is
+// compiled through grammars, the cache the run's engine compiles through: the check is the
+// compile.
+std::optional<GrammarSource> read_grammar_source(const QCommandLineParser& parser,
+                                                 GrammarCache& grammars) {
   std::vector<const char*> given;
   for (const char* name : {"json-schema", "json-object", "regex", "choice", "grammar"}) {
     if (parser.isSet(name)) given.push_back(name);
@@ -149,14 +156,14 @@ std::optional<GrammarSource> read_grammar_source(const QCommandLineParser& parse
       source.name = parser.value("grammar").toStdString();
       source.text = read_text_file(source.name);
     }
-    build_grammar(source);  // refuse it now, before the model loads
+    grammars.get(source);  // refused now, before the model loads
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
   return source;
 }
 
-GenerationSpec read_spec(const QCommandLineParser& parser) {
+GenerationSpec read_spec(const QCommandLineParser& parser, GrammarCache& grammars) {
   GenerationSpec s;
   if (auto remote = read_remote_options(parser)) {
     s.remote = std::move(*remote);
@@ -193,7 +200,7 @@ GenerationSpec read_spec(const QCommandLineParser& parser) {
   s.limit = static_cast<size_t>(option_int(parser, "limit", 0, 1, 1LL << 40));
   s.with_token_ids = parser.isSet("token-ids");
   s.sampling = read_sampling_options(parser);
-  if (auto grammar = read_grammar_source(parser))
+  if (auto grammar = read_grammar_source(parser, grammars))
     s.sampling.grammar = std::make_shared<const GrammarSource>(std::move(*grammar));
   if (parser.isSet("schema-column")) {
     if (s.sampling.grammar)
@@ -269,7 +276,7 @@ GenerateArgs parse_args(const QStringList& args) {
     return a;
   }
   if (a.output_path.empty() && a.job_path.empty()) throw UsageError("give --output, --job or both");
-  a.spec = read_spec(parser);
+  a.spec = read_spec(parser, *a.grammars);
   if (a.export_format == ExportFormat::DpoPairs && a.spec.sampling.n < 2)
     throw UsageError("--export dpo pairs two samples of each prompt: give --n 2 or more");
   return a;
@@ -303,7 +310,7 @@ ExportStats write_output(JobStore& store, const GenerateArgs& a, const Generatio
   std::unique_ptr<RowSchemas> row_schemas;
   if (!spec.schema_column.empty())
     row_schemas = std::make_unique<RowSchemas>(spec.schema_column, spec.input_path);
-  // The job's grammar ran: it compiles (and was compiled through grammars already).
+  // The job's grammar ran: it compiles (a local run compiled it through grammars already).
   const std::shared_ptr<const Grammar> grammar =
       spec.sampling.grammar ? grammars.get(*spec.sampling.grammar) : nullptr;
   store.for_each_result(
@@ -348,11 +355,31 @@ void check_resumable(const std::string& job_path) {
        job_path, " and the run's options (that replaces it)");
 }
 
-int run_job(const GenerateArgs& a) {
-  const bool is_resume = !a.resume_path.empty();
-  const std::string job_path =
-      is_resume ? a.resume_path : (a.job_path.empty() ? a.output_path + ".sluicejob" : a.job_path);
-  const bool is_temporary_job = !is_resume && a.job_path.empty();
+// Notes from the remote driver's threads, printed between progress lines.
+class RunNotes {
+ public:
+  void add(const std::string& text) {
+    const std::lock_guard lock(mutex_);
+    notes_.push_back(text);
+  }
+  void print(ProgressPrinter& progress) {
+    std::vector<std::string> taken;
+    {
+      const std::lock_guard lock(mutex_);
+      taken.swap(notes_);
+    }
+    for (const std::string& text : taken) progress.note(text);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> notes_;
+};
+
+// Creates the job at job_path (or resumes it), saying when it takes over a dead run's lock or
+// replaces an uninitialised file, with the command line's remote overrides.
+std::unique_ptr<GenerationJob> open_job(const GenerateArgs& a, const std::string& job_path,
+                                        bool is_resume) {
   // Hours of generation must not end in "cannot write the output": ask before the model loads.
   if (!a.output_path.empty()) ExportOutput::check_destination(a.output_path);
   if (is_resume) check_resumable(job_path);
@@ -376,60 +403,71 @@ int run_job(const GenerateArgs& a) {
       fail(e.what());
     }
   }
-  // Notes come from the remote driver's threads; they are printed between progress lines.
-  std::mutex notes_mutex;
-  std::vector<std::string> notes;
-  job->set_on_note([&](const std::string& text) {
-    const std::lock_guard lock(notes_mutex);
-    notes.push_back(text);
-  });
-  job->load();
-  for (const UnreadableRow& row : job->unreadable_rows())
+  return job;
+}
+
+// Says what runs the job (the model, or the remote servers) and which rows run again.
+void print_job_header(const GenerationJob& job, const GenerateArgs& a, const std::string& job_path,
+                      bool is_resume) {
+  for (const UnreadableRow& row : job.unreadable_rows())
     std::fprintf(stderr, "row %lld does not read back; it runs again: %s\n",
                  static_cast<long long>(row.row_index), row.error.c_str());
-  if (job->is_remote() && !a.quiet) {
-    std::fprintf(stderr, "remote: %s\n%s %s\n", job->remote().describe().c_str(),
-                 is_resume ? "resuming job" : "job", job_path.c_str());
-  } else if (!a.quiet) {
-    const ModelSession& session = job->session();
-    std::fprintf(stderr, "model: %s (%s, %s, %.1f MB)\ntokenizer: %s\n%s %s\n",
-                 session.model->config.describe().c_str(), session.model->format_name().c_str(),
-                 session.model->weight_dtypes().c_str(),
-                 static_cast<double>(session.model->weight_bytes()) / 1e6,
-                 session.tokenizer->describe().c_str(), is_resume ? "resuming job" : "job",
+  if (a.quiet) return;
+  const char* what = is_resume ? "resuming job" : "job";
+  if (job.is_remote()) {
+    std::fprintf(stderr, "remote: %s\n%s %s\n", job.lease().service->describe().c_str(), what,
                  job_path.c_str());
+    return;
   }
+  const ModelSession& session = job.session();
+  std::fprintf(stderr, "model: %s (%s, %s, %.1f MB)\ntokenizer: %s\n%s %s\n",
+               session.model->config.describe().c_str(), session.model->format_name().c_str(),
+               session.model->weight_dtypes().c_str(),
+               static_cast<double>(session.model->weight_bytes()) / 1e6,
+               session.tokenizer->describe().c_str(), what, job_path.c_str());
+}
+
+// Runs the job with progress on stderr until it ends or SIGINT / SIGTERM cancels it.
+RunSummary run_with_progress(GenerationJob& job, ProgressPrinter& progress, RunNotes& notes) {
   g_interrupted = 0;
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   std::atomic<bool> cancel{false};
-  ProgressPrinter progress(a.quiet);
-  const auto print_notes = [&] {
-    std::vector<std::string> taken;
-    {
-      const std::lock_guard lock(notes_mutex);
-      taken.swap(notes);
-    }
-    for (const std::string& text : taken) progress.note(text);
-  };
-  print_notes();  // from the endpoints' start-up check
-  const RunSummary summary = job->run(
+  notes.print(progress);  // from the endpoints' start-up check
+  const RunSummary summary = job.run(
       [&](const RowResult& r, double) {
         // Skipped rows' errors already name the file and line; engine failures do not.
         if (r.status == RowStatus::Skipped) progress.note("skipped " + r.error);
         if (r.status == RowStatus::Failed)
-          progress.note(str_cat(job->spec().input_path, ":", r.line, ": ", r.error));
+          progress.note(str_cat(job.spec().input_path, ":", r.line, ": ", r.error));
       },
       [&](const StepStats& stats, const JobProgress& p) {
         if (g_interrupted) cancel = true;
-        print_notes();
+        notes.print(progress);
         progress.update(stats, p);
       },
       &cancel);
-  print_notes();
+  notes.print(progress);
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   progress.finish(summary.progress);
+  return summary;
+}
+
+int run_job(const GenerateArgs& a) {
+  const bool is_resume = !a.resume_path.empty();
+  const std::string job_path =
+      is_resume ? a.resume_path : (a.job_path.empty() ? a.output_path + ".sluicejob" : a.job_path);
+  const bool is_temporary_job = !is_resume && a.job_path.empty();
+  RunNotes notes;  // before the job: its remote driver's threads add to it until it goes
+  auto job = open_job(a, job_path, is_resume);
+  // The model host compiles grammars through the cache the command line's grammar was checked
+  // with: compiled once.
+  ModelHost host({}, a.grammars);
+  job->load(host.lend_for_job(job->spec(), {}, [&](const std::string& text) { notes.add(text); }));
+  print_job_header(*job, a, job_path, is_resume);
+  ProgressPrinter progress(a.quiet);
+  const RunSummary summary = run_with_progress(*job, progress, notes);
   if (summary.is_cancelled) {
     print_error(kCommand, str_cat("interrupted; the finished rows are in ", job_path,
                                   "; continue with --resume ", job_path));
@@ -443,8 +481,7 @@ int run_job(const GenerateArgs& a) {
   ExportStats written;
   if (!a.output_path.empty()) {
     try {
-      GrammarCache grammars;
-      written = write_output(job->store(), a, job->spec(), grammars);
+      written = write_output(job->store(), a, job->spec(), host.grammars());
     } catch (const Error& e) {
       fail(e.what(), "\n(the results are in the job ", job_path,
            "; write them with sluice jobs export ", job_path, ")");

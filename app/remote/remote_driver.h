@@ -73,7 +73,7 @@ class RemoteDriver final : public RequestService {
   const std::string& model() const { return model_; }
   const std::vector<EndpointUrl>& endpoints() const { return endpoints_; }
   // "2 endpoints (http://a:8000/v1, http://b:8000/v1), model m, 16 in flight at most"
-  std::string describe() const;
+  std::string describe() const override;
 
   // The seed a sample is sent with: the job's seed, the row's key and the sample's index mixed.
   static uint64_t sample_seed(uint64_t seed, uint64_t sample_key, uint32_t sample_idx);

@@ -72,7 +72,7 @@ class EngineService final : public RequestService {
   // publish a fresh one after its next step. The step after which the engine has nothing left
   // always publishes one, before its requests' last events: a client that has heard every
   // request end reads the pool as the run left it.
-  KvBlockMap kv_block_map() const;
+  KvBlockMap kv_block_map() const override;
   // Steps run since the service started (clients use it to notice new StepStats).
   int64_t num_steps() const override;
 
@@ -83,6 +83,8 @@ class EngineService final : public RequestService {
   GrammarCache& grammars() const { return *grammars_; }
   int max_model_len() const override { return max_model_len_; }
   const std::string& backend_description() const { return backend_description_; }
+  // The backend, in words (backend_description()).
+  std::string describe() const override { return backend_description_; }
   // Seconds since the engine was made: the clock of FinishedRequest::arrival_s.
   double seconds_since_start() const override;
 

@@ -14,6 +14,7 @@
 #include "engine/core/error.h"
 #include "engine/data/chat_message.h"
 #include "engine/grammar/grammar_source.h"
+#include "engine/kv_block_map.h"
 #include "engine/sched/sampling_params.h"
 #include "engine/service/request_stream.h"
 #include "engine/service/service_metrics.h"
@@ -90,6 +91,12 @@ class RequestService {
   virtual void check_grammar(const GrammarSource& source) = 0;
   // Returns a snapshot of the counters, gauges and the latest StepStats.
   virtual ServiceMetrics metrics() const = 0;
+  // Returns what runs the requests, in words: the backend ("cpu", "cuda:0 NVIDIA ...: bf16 ...")
+  // or the remote endpoints and model.
+  virtual std::string describe() const = 0;
+  // Returns the KV block map of the engine that runs the requests, when this process sees it
+  // (empty for remote servers).
+  virtual KvBlockMap kv_block_map() const { return {}; }
   // Increases whenever there is a new latest StepStats (a step run, a remote request answered).
   virtual int64_t num_steps() const = 0;
   // The longest prompt plus output a request may have; 0 when the service cannot tell (a remote

@@ -13,32 +13,18 @@
 #include "app/engine_worker.h"
 #include "engine/jobs/job_table.h"
 #include "engine/jobs/sqlite_db.h"
+#include "tests/unit/app/job_test_util.h"
 #include "tests/unit/engine/engine_test_util.h"
 
 namespace sluice::test {
 namespace {
-
-// A spec over the first num_rows Alpaca prompts, greedy and short so a row takes milliseconds.
-GenerationSpec stories_spec(const std::string& dir, size_t num_rows) {
-  std::string jsonl;
-  for (const std::string& prompt : alpaca_prompts(num_rows))
-    jsonl += nlohmann::json{{"prompt", prompt}}.dump() + "\n";
-  write_file(dir + "/input.jsonl", jsonl);
-  GenerationSpec spec;
-  spec.model_path = shared_path("models/stories260K/gguf/stories260K-f32.gguf");
-  spec.input_path = dir + "/input.jsonl";
-  spec.sampling.max_tokens = 12;
-  spec.engine.max_num_seqs = 16;
-  spec.num_threads = 1;
-  return spec;
-}
 
 TEST(GenerationJob, RowsAreAnnouncedOnlyOnceCommittedAndInBatches) {
   constexpr int64_t kNumRows = 200;
   const std::string dir = make_temp_dir("gen-job-commit");
   const std::string path = dir + "/job.sluicejob";
   auto job = GenerationJob::create(stories_spec(dir, kNumRows), path);
-  job->load();
+  job->load(lend_alone(job->spec()));
   // Another connection, as the GUI's table and a crash's survivor would see the file.
   const auto file = JobTable::open(path);
   int64_t num_announced = 0;
@@ -77,7 +63,7 @@ TEST(GenerationJob, ResumeRunsAnUnreadableRowAgain) {
   std::vector<SampleResult> row2_samples;
   {
     auto job = GenerationJob::create(stories_spec(dir, 6), path);
-    job->load();
+    job->load(lend_alone(job->spec()));
     EXPECT_EQ(job->run(nullptr, nullptr).progress.rows_done, 6);
     row2_samples = job->store().result(2)->samples;
   }
@@ -86,7 +72,7 @@ TEST(GenerationJob, ResumeRunsAnUnreadableRowAgain) {
     db.exec("UPDATE rows SET samples = '[{' WHERE row_index = 2");
   }
   auto job = GenerationJob::resume(path, "cpu", 1);
-  job->load();
+  job->load(lend_alone(job->spec()));
   ASSERT_EQ(job->unreadable_rows().size(), 1u);
   EXPECT_EQ(job->unreadable_rows()[0].row_index, 2);
   std::vector<int64_t> rerun;
@@ -105,7 +91,7 @@ TEST(GenerationJob, ProgressCountsAreTheJobFilesAfterAResume) {
   const std::string path = dir + "/job.sluicejob";
   {
     auto job = GenerationJob::create(stories_spec(dir, 6), path);
-    job->load();
+    job->load(lend_alone(job->spec()));
     const JobProgress progress = job->run(nullptr, nullptr).progress;
     EXPECT_EQ(progress.job.done, 6);
     EXPECT_EQ(progress.job.total_rows, 6);
@@ -116,7 +102,7 @@ TEST(GenerationJob, ProgressCountsAreTheJobFilesAfterAResume) {
     db.exec("UPDATE rows SET status = 'bogus' WHERE row_index = 4");   // unreadable: runs again
   }
   auto job = GenerationJob::resume(path, "cpu", 1);
-  job->load();
+  job->load(lend_alone(job->spec()));
   std::vector<JobCounts> seen;
   const JobProgress progress =
       job->run(nullptr, [&](const StepStats&, const JobProgress& p) { seen.push_back(p.job); })
@@ -137,7 +123,7 @@ TEST(GenerationJob, ProgressCountsAreTheJobFilesAfterAResume) {
 TEST(GenerationJob, RunRowAloneRunsOnTheJobsServiceBesideItsRows) {
   const std::string dir = make_temp_dir("gen-job-alone");
   auto job = GenerationJob::create(stories_spec(dir, 60), dir + "/job.sluicejob");
-  job->load();
+  job->load(lend_alone(job->spec()));
   int num_checked = 0;
   job->run(
       [&](const RowResult& row, double) {
@@ -162,7 +148,7 @@ TEST(GenerationJob, BatchLinesRunWithTheirOwnParametersAloneToo) {
       R"({"custom_id": "b", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": [{"role": "user", "content": "Tom"}], "max_tokens": 5}})"
       "\n");
   auto job = GenerationJob::create(spec, dir + "/job.sluicejob");
-  job->load();
+  job->load(lend_alone(job->spec()));
   std::vector<RowResult> rows;
   job->run([&](const RowResult& row, double) { rows.push_back(row); }, nullptr);
   ASSERT_EQ(rows.size(), 2u);
@@ -179,17 +165,19 @@ TEST(GenerationJob, BatchLinesRunWithTheirOwnParametersAloneToo) {
   EXPECT_EQ(job->run_row_alone(1), rows[1].samples);
 }
 
-// A model stays loaded across jobs: two jobs given the same service both run on it.
+// A model stays loaded across jobs: two jobs lent by one host, with the same options, both run on
+// its one service.
 TEST(GenerationJob, JobsShareAServiceGivenToThem) {
   const std::string dir = make_temp_dir("gen-job-shared");
   const GenerationSpec spec = stories_spec(dir, 20);
+  ModelHost host;
   auto first = GenerationJob::create(spec, dir + "/first.sluicejob");
-  first->load();
-  const std::shared_ptr<EngineService> service = first->shared_service();
+  first->load(host.lend_for_job(first->spec()));
+  const std::shared_ptr<RequestService> service = first->lease().service;
   first->run(nullptr, nullptr);
   auto second = GenerationJob::create(spec, dir + "/second.sluicejob");
-  second->load({}, first->shared_session(), service);
-  EXPECT_EQ(second->shared_service(), service);
+  second->load(host.lend_for_job(second->spec()));
+  EXPECT_EQ(second->lease().service, service);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   double first_arrival_s = 1e9;  // the second job's timeline starts with its run, not the service
   second->run([&](const RowResult&,
@@ -201,9 +189,10 @@ TEST(GenerationJob, JobsShareAServiceGivenToThem) {
   EXPECT_EQ(service->metrics().num_requests_finished, 40);
   for (int64_t row = 0; row < 20; ++row)
     EXPECT_EQ(second->store().result(row)->samples, first->store().result(row)->samples);
-  // A service over another session is refused rather than mixing models.
+  // A local job lent a service without its model's session (whose tokenizer builds its prompts)
+  // is refused rather than guessing at the model.
   auto third = GenerationJob::create(spec, dir + "/third.sluicejob");
-  EXPECT_THROW(third->load({}, nullptr, service), Error);
+  EXPECT_THROW(third->load(ServiceLease{service, nullptr, ""}), Error);
 }
 
 // While paused the job submits nothing and commits nothing; it finishes once resumed.
@@ -211,7 +200,7 @@ TEST(GenerationJob, PauseCommitsNothingUntilResumed) {
   const std::string dir = make_temp_dir("gen-job-pause");
   const std::string path = dir + "/job.sluicejob";
   auto job = GenerationJob::create(stories_spec(dir, 40), path);
-  job->load();
+  job->load(lend_alone(job->spec()));
   const auto file = JobTable::open(path);
   std::atomic<bool> pause{true};
   std::atomic<bool> cancel{false};
@@ -243,7 +232,7 @@ TEST(GenerationJob, LongPromptsFailAreSkippedOrTruncatedAsAsked) {
     spec.on_long_prompt = policy;
     const std::string path = dir + "/job.sluicejob";
     auto job = GenerationJob::create(spec, path);
-    job->load();
+    job->load(lend_alone(job->spec()));
     std::vector<RowResult> rows(3);
     job->run(
         [&](const RowResult& row, double) { rows.at(static_cast<size_t>(row.row_index)) = row; },
@@ -289,7 +278,7 @@ TEST(GenerationJob, RunRowAloneTruncatesALongPromptAsTheRunDid) {
   spec.engine.max_model_len = 64;
   spec.on_long_prompt = LongPromptPolicy::Truncate;
   auto job = GenerationJob::create(spec, dir + "/job.sluicejob");
-  job->load();
+  job->load(lend_alone(job->spec()));
   std::vector<RowResult> rows(2);
   job->run([&](const RowResult& row, double) { rows.at(static_cast<size_t>(row.row_index)) = row; },
            nullptr);

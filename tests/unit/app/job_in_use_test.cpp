@@ -10,6 +10,7 @@
 #include "app/engine_worker.h"
 #include "app/generation_job.h"
 #include "engine/jobs/job_lock.h"
+#include "tests/unit/app/job_test_util.h"
 #include "tests/unit/engine/engine_test_util.h"
 
 namespace sluice::test {
@@ -44,7 +45,7 @@ TEST(JobInUse, ResumeAndCreateAreRefusedWhileAnotherProcessHoldsTheJob) {
   const GenerationSpec spec = job_in_use_spec(dir, 4);
   {
     auto job = GenerationJob::create(spec, path);
-    job->load();
+    job->load(lend_alone(job->spec()));
     job->run(nullptr, nullptr);
   }
   const auto other = hold_as_another_process(path);
@@ -67,7 +68,7 @@ TEST(JobInUse, TheLockIsHeldUntilRunReturns) {
   const std::string path = dir + "/job.sluicejob";
   auto first = GenerationJob::create(job_in_use_spec(dir, 4), path);
   EXPECT_THROW(JobLock::acquire(path), JobInUse);  // before load(): the file is not there yet
-  first->load();
+  first->load(lend_alone(first->spec()));
   EXPECT_THROW(GenerationJob::resume(path, "cpu", 1), JobInUse);
   first->run(nullptr, nullptr);
   auto second = GenerationJob::resume(path, "cpu", 1);

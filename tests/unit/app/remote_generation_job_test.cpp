@@ -8,8 +8,10 @@
 #include <set>
 
 #include "app/generation_job.h"
+#include "app/remote/remote_driver.h"
 #include "tests/support/fake_openai_server.h"
 #include "tests/support/test_paths.h"
+#include "tests/unit/app/job_test_util.h"
 
 namespace sluice::test {
 namespace {
@@ -33,9 +35,9 @@ TEST(RemoteGenerationJob, RowsGoAsChatMessagesAndLandInTheJob) {
   FakeOpenAiServer fake;
   const std::string dir = make_temp_dir("remote-job");
   auto job = GenerationJob::create(remote_spec(dir, fake.url(), 12), dir + "/job.sluicejob");
-  job->load();
+  job->load(lend_alone(job->spec()));
   EXPECT_TRUE(job->is_remote());
-  EXPECT_EQ(job->remote().model(), "fake");
+  EXPECT_EQ(job->lease().model_name, "fake");
   std::vector<int64_t> rows;
   const RunSummary summary =
       job->run([&](const RowResult& r, double) { rows.push_back(r.row_index); }, nullptr);
@@ -70,7 +72,7 @@ TEST(RemoteGenerationJob, WithoutAChatTemplateTheTextGoesToCompletions) {
   GenerationSpec spec = remote_spec(dir, fake.url(), 2);
   spec.prompt.use_chat_template = false;
   auto job = GenerationJob::create(spec, dir + "/job.sluicejob");
-  job->load();
+  job->load(lend_alone(job->spec()));
   job->run(nullptr, nullptr);
   for (const auto& seen : fake.seen()) {
     EXPECT_EQ(seen.path, "/v1/completions");
@@ -86,14 +88,14 @@ TEST(RemoteGenerationJob, AResumedJobMustFindTheSameModel) {
   {
     FakeOpenAiServer fake("model-a");
     auto job = GenerationJob::create(remote_spec(dir, fake.url(), 2), path);
-    job->load();
+    job->load(lend_alone(job->spec()));
     job->run(nullptr, nullptr);
   }
   FakeOpenAiServer other("model-b");
   auto job = GenerationJob::resume(path, "cpu", 1);
   job->change_remote([&](RemoteSpec& s) { s.endpoints = {other.url()}; });
   try {
-    job->load();
+    job->load(lend_alone(job->spec()));
     FAIL() << "a job resumed on another model";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(),
@@ -126,7 +128,7 @@ TEST(RemoteGenerationJob, ABatchLinesOwnSeedReachesTheServerAsWritten) {
   spec.remote.endpoints = {fake.url()};
   spec.sampling.seed = 9;
   auto job = GenerationJob::create(spec, dir + "/job.sluicejob");
-  job->load();
+  job->load(lend_alone(job->spec()));
   job->run(nullptr, nullptr);
   std::multiset<int64_t> seeds_of_seeded;
   int64_t seed_of_negative = 0, seed_of_plain = 0;
