@@ -75,6 +75,14 @@ PageValidityReader::PageValidityReader(std::string jobPath, sluice::GenerationSp
 
 PageValidityReader::~PageValidityReader() = default;
 
+QStringList PageValidityReader::describe(const sluice::RowResult& row) {
+  QStringList texts;
+  if (!m_validity) m_validity = OutputValidity::forSpec(m_spec);
+  if (!m_validity) return texts;  // free text: nothing to check
+  for (size_t i = 0; i < row.samples.size(); ++i) texts << m_validity->describe(row, i);
+  return texts;
+}
+
 std::vector<std::optional<bool>> PageValidityReader::read(const std::vector<int64_t>& rowIndices,
                                                           std::string& error) {
   std::vector<std::optional<bool>> isValid(rowIndices.size());

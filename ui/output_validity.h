@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -60,6 +61,9 @@ class PageValidityReader final {
   // Returns per row whether its sample 0 is valid; nullopt for a row without samples (or not
   // stored), and for every row when the job cannot be read (error then names the file).
   std::vector<std::optional<bool>> read(const std::vector<int64_t>& rowIndices, std::string& error);
+  // Returns a sentence per sample of row saying whether it is valid (OutputValidity::describe);
+  // empty for free text.
+  QStringList describe(const sluice::RowResult& row);
 
  private:
   std::string m_jobPath;

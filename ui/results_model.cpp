@@ -98,8 +98,8 @@ bool ResultsModel::setJobPath(const QString& jobPath) {
   clearPages();
   m_rowIndices.clear();
   m_table.reset();
-  m_validity.reset();
   m_validityReader.reset();
+  ++m_jobGeneration;
   m_dataVersion = -1;
   m_jobPath = jobPath;
   bool isOpen = jobPath.isEmpty();
@@ -109,9 +109,9 @@ bool ResultsModel::setJobPath(const QString& jobPath) {
       m_dataVersion = m_table->data_version();
       m_rowIndices = m_table->row_indices(m_query);
       try {
+        // Read, not compiled: the reader compiles the job's grammar on the validity pool.
         const sluice::GenerationSpec spec = sluice::spec_from_json(m_table->info().params);
-        m_validity = OutputValidity::forSpec(spec);
-        if (m_validity)
+        if (OutputValidity::forSpec(spec))
           m_validityReader = std::make_shared<PageValidityReader>(jobPath.toStdString(), spec);
       } catch (const sluice::Error&) {
         // A job whose parameters do not read as a spec (written by hand, or by an older
@@ -291,11 +291,17 @@ int ResultsModel::rowOf(qint64 rowIndex) const {
   return found == m_rowIndices.end() ? -1 : static_cast<int>(found - m_rowIndices.begin());
 }
 
-QStringList ResultsModel::validityTexts(const sluice::RowResult& row) const {
-  QStringList texts;
-  if (!m_validity) return texts;
-  for (size_t i = 0; i < row.samples.size(); ++i) texts << m_validity->describe(row, i);
-  return texts;
+void ResultsModel::requestValidityTexts(const sluice::RowResult& row) {
+  if (!m_validityReader) return;
+  m_validityPool.start([this, reader = m_validityReader, generation = m_jobGeneration, row] {
+    QStringList texts = reader->describe(row);
+    QMetaObject::invokeMethod(
+        this,
+        [this, generation, rowIndex = row.row_index, texts = std::move(texts)] {
+          if (generation == m_jobGeneration) emit validityTextsRead(rowIndex, texts);
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 std::optional<sluice::RowResult> ResultsModel::rowResult(qint64 rowIndex) const {

@@ -22,7 +22,6 @@
 
 namespace sluice::ui {
 
-class OutputValidity;
 class PageValidityReader;
 
 class ResultsModel final : public QAbstractTableModel {
@@ -78,12 +77,13 @@ class ResultsModel final : public QAbstractTableModel {
   // read).
   std::optional<sluice::RowResult> rowResult(qint64 rowIndex) const;
   // Whether the job constrains its outputs (a grammar or a schema per row).
-  bool hasGrammar() const { return m_validity != nullptr; }
+  bool hasGrammar() const { return m_validityReader != nullptr; }
   // True while a page's validity is being checked on the pool.
   bool isCheckingValidity() const { return m_numValidityReads > 0; }
-  // Returns a sentence per sample of row saying whether it is valid ("valid JSON for the
-  // schema", "not valid: cut off by max tokens"); empty for a job of free text.
-  QStringList validityTexts(const sluice::RowResult& row) const;
+  // Checks row's samples against the job's grammar on the validity pool and answers with
+  // validityTextsRead: a sentence per sample saying whether it is valid ("valid JSON for the
+  // schema", "not valid: cut off by max tokens"). Does nothing for a job of free text.
+  void requestValidityTexts(const sluice::RowResult& row);
 
   int rowCount(const QModelIndex& parent = QModelIndex()) const override;
   int columnCount(const QModelIndex& parent = QModelIndex()) const override;
@@ -96,6 +96,8 @@ class ResultsModel final : public QAbstractTableModel {
  signals:
   // A job file could not be read; message names the file and says why.
   void errorOccurred(const QString& message);
+  // requestValidityTexts' answer for the job row rowIndex of the job shown.
+  void validityTextsRead(qint64 rowIndex, const QStringList& texts);
 
  private:
   struct Page {
@@ -125,8 +127,6 @@ class ResultsModel final : public QAbstractTableModel {
 
   QString m_jobPath;
   std::unique_ptr<sluice::JobTable> m_table;
-  // Checks outputs against the job's grammar (nullptr: free text); reading a page fills its cache.
-  mutable std::unique_ptr<OutputValidity> m_validity;
   sluice::JobTableQuery m_query;
   int64_t m_dataVersion = -1;         // the job's data_version when m_rowIndices was read
   std::vector<int64_t> m_rowIndices;  // the view: job row index per view row
@@ -137,6 +137,7 @@ class ResultsModel final : public QAbstractTableModel {
   // Changes with every clearPages(): a page's validity read before it is dropped.
   mutable quint64 m_pageGeneration = 0;
   mutable int m_numValidityReads = 0;
+  quint64 m_jobGeneration = 0;  // changes with the job shown: a row's validity read before drops
   // Used by the validity pool's one thread only (nullptr for free text).
   std::shared_ptr<PageValidityReader> m_validityReader;
   // Last, so it is destroyed (waiting for its task) first: tasks call back into the model.

@@ -99,6 +99,10 @@ ResultsPanel::ResultsPanel(QWidget* parent) : QWidget(parent) {
   connect(m_model, &ResultsModel::modelReset, this, &ResultsPanel::reselectShownRow);
   connect(m_model, &ResultsModel::rowsInserted, this, &ResultsPanel::updateSummary);
   connect(m_model, &ResultsModel::errorOccurred, this, &ResultsPanel::showError);
+  connect(m_model, &ResultsModel::validityTextsRead, this,
+          [this](qint64 rowIndex, const QStringList& texts) {
+            if (m_shownRow && m_shownRow->row_index == rowIndex) m_detail->setValidity(texts);
+          });
   connect(m_detail, &RowDetailPane::rowAloneRequested, this, &ResultsPanel::rowAloneRequested);
   updateSummary();
 }
@@ -259,7 +263,8 @@ void ResultsPanel::showInDetail(const std::optional<RowResult>& rowResult) {
   if (!rowResult) return;
   if (m_shownRow && *m_shownRow == *rowResult) return;
   m_shownRow = rowResult;
-  m_detail->showRow(*rowResult, m_model->validityTexts(*rowResult));
+  m_detail->showRow(*rowResult);
+  m_model->requestValidityTexts(*rowResult);  // checked on the pool: its answer fills the pane
 }
 
 void ResultsPanel::reselectShownRow() {

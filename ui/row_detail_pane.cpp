@@ -103,13 +103,7 @@ void RowDetailPane::showRow(const sluice::RowResult& row, const QStringList& val
   m_facts->setText(factsFor(row));
   m_error->setText(QString::fromStdString(row.error));
   m_error->setVisible(!row.error.empty());
-  QStringList validityLines;
-  for (qsizetype i = 0; i < validity.size(); ++i) {
-    validityLines << (validity.size() == 1 ? tr("Output: %1").arg(validity[i])
-                                           : tr("Sample %1: %2").arg(i + 1).arg(validity[i]));
-  }
-  m_validity->setText(validityLines.join('\n'));
-  m_validity->setVisible(!validityLines.isEmpty());
+  setValidity(validity);
   m_prompt->setPlainText(QString::fromStdString(row.prompt));
 
   clearSamples();
@@ -126,6 +120,16 @@ void RowDetailPane::showRow(const sluice::RowResult& row, const QStringList& val
   m_samples->setVisible(!row.samples.empty());
   m_runAlone->setEnabled(true);
   showRowAloneState();
+}
+
+void RowDetailPane::setValidity(const QStringList& validity) {
+  QStringList validityLines;
+  for (qsizetype i = 0; i < validity.size(); ++i) {
+    validityLines << (validity.size() == 1 ? tr("Output: %1").arg(validity[i])
+                                           : tr("Sample %1: %2").arg(i + 1).arg(validity[i]));
+  }
+  m_validity->setText(validityLines.join('\n'));
+  m_validity->setVisible(!validityLines.isEmpty());
 }
 
 void RowDetailPane::clear() {

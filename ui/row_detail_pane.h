@@ -29,6 +29,8 @@ class RowDetailPane final : public QWidget {
   // Shows row in full (replacing what was shown); validity: a sentence per sample saying whether
   // its output follows the job's grammar (empty for free text).
   void showRow(const sluice::RowResult& row, const QStringList& validity = {});
+  // Shows whether the shown row's outputs are valid, a sentence per sample (as showRow does).
+  void setValidity(const QStringList& validity);
   // Shows nothing (no row selected).
   void clear();
 

@@ -11,6 +11,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <iterator>
 
@@ -140,6 +141,8 @@ StructuredOutputPanel::StructuredOutputPanel(QWidget* parent) : QWidget(parent) 
     emit changed();
   });
   connect(m_editor, &QPlainTextEdit::textChanged, this, &StructuredOutputPanel::onTextEdited);
+  connect(&m_checkWatcher, &QFutureWatcher<GrammarCheck>::finished, this,
+          &StructuredOutputPanel::onChecked);
   connect(m_loadButton, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Load a schema, regex or grammar"));
     if (!path.isEmpty()) loadFile(path);
@@ -271,6 +274,7 @@ void StructuredOutputPanel::onTextEdited() {
 
 void StructuredOutputPanel::validate() {
   m_problem.clear();
+  const quint64 generation = ++m_checkGeneration;  // a check still running answers nothing now
   QString status;
   const Mode shown = mode();
   if (shown == Mode::SchemaColumn) {
@@ -287,14 +291,35 @@ void StructuredOutputPanel::validate() {
     } else if (text().size() > kMaxCheckedBytes) {
       status = tr("Not checked as you type (over 100 KB): the run checks it when it starts");
     } else {
-      try {
-        build_grammar(*grammarSource());
-        status = tr("✓ valid %1").arg(modeNoun(shown));
-      } catch (const Error& e) {
-        m_problem = QString::fromUtf8(e.what());
-      }
+      status = tr("Checking the %1…").arg(modeNoun(shown));
+      startCheck(generation, *grammarSource());
     }
   }
+  showStatus(status);
+}
+
+void StructuredOutputPanel::startCheck(quint64 generation, GrammarSource source) {
+  m_checkWatcher.setFuture(
+      QtConcurrent::run([generation, source = std::move(source), checks = m_checks] {
+        GrammarCheck check{generation, {}};
+        try {
+          checks->get(source);
+        } catch (const Error& e) {
+          check.error = QString::fromUtf8(e.what());
+        }
+        return check;
+      }));
+}
+
+void StructuredOutputPanel::onChecked() {
+  const GrammarCheck check = m_checkWatcher.result();
+  if (check.generation != m_checkGeneration) return;  // the text or mode changed since
+  m_problem = check.error;
+  showStatus(tr("✓ valid %1").arg(modeNoun(mode())));
+  emit changed();
+}
+
+void StructuredOutputPanel::showStatus(const QString& status) {
   m_status->setText(m_problem.isEmpty() ? status : m_problem);
   m_status->setStyleSheet(m_problem.isEmpty() ? "color: #1e8449;" : "color: #c0392b;");
   m_status->setVisible(!m_status->text().isEmpty());

@@ -1,16 +1,22 @@
 // The "Structured output" section of the parameters: what constrains every output (a JSON Schema,
 // any JSON object, a regular expression, a choice among lines, a GBNF grammar, or each row's own
-// schema in a dataset column) and an editor whose text is checked as you type with the engine's
-// own build_grammar, so a run never starts on a grammar the engine would refuse.
+// schema in a dataset column) and an editor whose text is checked as you type by compiling it as
+// the engine does (through a GrammarCache), on a pool thread: the GUI thread never compiles a
+// grammar, and a check superseded by more typing is dropped. Until a check answers the text
+// counts as valid (as during the debounce); the run's service checks it again before the job
+// file exists.
 #pragma once
 
+#include <QFutureWatcher>
 #include <QString>
 #include <QStringList>
 #include <QTimer>
 #include <QWidget>
+#include <memory>
 #include <optional>
 
 #include "app/generation_spec.h"
+#include "engine/grammar/grammar_cache.h"
 
 class QComboBox;
 class QFormLayout;
@@ -52,10 +58,13 @@ class StructuredOutputPanel final : public QWidget {
   bool isValid() const { return m_problem.isEmpty(); }
   // Returns why the structured output settings would be refused, or "" when they are valid.
   QString validationError() const { return m_problem; }
-  // Returns the line under the editor ("✓ valid JSON Schema" or the engine's error).
+  // Returns the line under the editor ("✓ valid JSON Schema", "Checking …" or the engine's
+  // error).
   QString statusText() const;
-  // Checks the text now rather than after the debounce.
+  // Checks the text now rather than after the debounce (a grammar's compile answers later).
   void validateNow();
+  // True while a grammar's check runs in the background.
+  bool isChecking() const { return m_checkWatcher.isRunning(); }
 
   QComboBox* modeSelector() const { return m_mode; }
   QPlainTextEdit* editor() const { return m_editor; }
@@ -65,15 +74,30 @@ class StructuredOutputPanel final : public QWidget {
   void changed();
 
  private:
+  // A background check's answer: the error ("" when the grammar compiles) for the check
+  // numbered generation.
+  struct GrammarCheck {
+    quint64 generation = 0;
+    QString error;
+  };
+
   void onModeChanged();
   void onTextEdited();
   void validate();
+  // Compiles source on a pool thread; onChecked takes the answer.
+  void startCheck(quint64 generation, sluice::GrammarSource source);
+  void onChecked();
+  void showStatus(const QString& status);
   QString sourceName() const;
 
   QString m_loadedPath;  // the file the editor's text came from; "" when typed
   QString m_problem;
   bool m_updating = false;
   QTimer m_debounce;
+  quint64 m_checkGeneration = 0;  // the latest check; an answer to an older one is dropped
+  // The checks' compiles (shared with a check still running when the panel goes).
+  std::shared_ptr<sluice::GrammarCache> m_checks = std::make_shared<sluice::GrammarCache>(8);
+  QFutureWatcher<GrammarCheck> m_checkWatcher;
 
   QFormLayout* m_form = nullptr;
   QComboBox* m_mode = nullptr;

@@ -1,7 +1,8 @@
-// The "Structured output" section of the parameters: the grammar text is checked as you type with
-// the engine's own build_grammar (its errors shown as the engine words them), Start waits while it
-// is invalid, the spec a Start builds carries the grammar, and a job opened shows it again; a run
-// on stories260K with a choice grammar gives outputs among the choices, marked valid.
+// The "Structured output" section of the parameters: the grammar text is checked as you type by
+// the engine's own compile, off the GUI thread (its errors shown as the engine words them), Start
+// waits while it is invalid, the spec a Start builds carries the grammar, and a job opened shows
+// it again; a run on stories260K with a choice grammar gives outputs among the choices, marked
+// valid.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QHeaderView>
@@ -148,6 +149,26 @@ class StructuredOutputTest : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(panel.statusText(), QString("✓ valid regular expression"), 3000);
   }
 
+  // The check compiles on the pool, not on the GUI thread: right after validateNow() the status
+  // says it is checking, and the answer comes through the event loop; an answer for text since
+  // replaced is dropped. Catches a compile on the GUI thread, and a slow stale answer that would
+  // mark a valid grammar invalid.
+  void checksOffTheGuiThreadAndDropsStaleAnswers() {
+    StructuredOutputPanel panel;
+    panel.setMode(Mode::JsonSchema);
+    panel.setText(kMisspeltType);
+    panel.validateNow();
+    QVERIFY2(panel.statusText().startsWith("Checking"), qPrintable(panel.statusText()));
+    QVERIFY(panel.isValid());  // until the answer, as during the debounce
+    panel.setText(R"({"type":"object","properties":{"a":{"type":"string"}}})");
+    panel.validateNow();
+    QTRY_COMPARE_WITH_TIMEOUT(panel.statusText(), QString("✓ valid JSON Schema"), 3000);
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.isChecking(), 3000);
+    QTest::qWait(50);  // any answer still queued for the misspelt text arrives and is dropped
+    QVERIFY(panel.isValid());
+    QCOMPARE(panel.statusText(), QString("✓ valid JSON Schema"));
+  }
+
   // A schema per row needs a column; the dataset's columns are offered.
   void schemaPerRowNeedsAColumn() {
     StructuredOutputPanel panel;
@@ -173,7 +194,9 @@ class StructuredOutputTest : public QObject {
     StructuredOutputPanel panel;
     panel.setMode(Mode::JsonSchema);
     QVERIFY(panel.loadFile(path));
-    QVERIFY2(panel.validationError().startsWith(path + ": "), qPrintable(panel.validationError()));
+    // Checked on the pool: the answer follows.
+    QTRY_VERIFY2(panel.validationError().startsWith(path + ": "),
+                 qPrintable(panel.validationError()));
     QVERIFY(!panel.loadFile(dir.filePath("missing.json")));
   }
 
