@@ -167,8 +167,8 @@ StepResult Engine::step() {
 
 // A prompt's first sample with n > 1 hands its logits to the other n - 1 samples.
 bool Engine::is_fork_point(const Request& request) {
-  return request.sampling_params.n > 1 && request.num_output_tokens() == 0 && request.sample_idx == 0 &&
-         group_members_[request.request_id].size() == 1;
+  return request.sampling_params.n > 1 && request.num_output_tokens() == 0 &&
+         request.sample_idx == 0 && group_members_[request.request_id].size() == 1;
 }
 
 void Engine::prepare_device_sampling(const SchedulerOutput& step) {
@@ -395,8 +395,9 @@ KvBlockMap Engine::kv_block_map() const {
   map.owner_rows.assign(map.states.size(), -1);
   for (int32_t id = 0; id < pool.num_blocks(); ++id) {
     const Block& block = pool.block(id);
-    map.states[static_cast<size_t>(id)] = block.is_free ? (block.has_hash ? KvBlockState::CachedFree : KvBlockState::Free)
-                                                        : (block.ref_count > 1 ? KvBlockState::Shared : KvBlockState::Owned);
+    map.states[static_cast<size_t>(id)] =
+        block.is_free ? (block.has_hash ? KvBlockState::CachedFree : KvBlockState::Free)
+                      : (block.ref_count > 1 ? KvBlockState::Shared : KvBlockState::Owned);
   }
   for (const auto& [request_id, group_id] : group_of_) {
     if (!kv_cache_manager_->has_request(request_id)) continue;

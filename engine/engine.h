@@ -32,7 +32,7 @@ struct EngineConfig {
   size_t kv_cache_bytes = 0;  // > 0 (and no num_kv_blocks): the pool's memory budget
   int max_num_seqs = 256;
   int max_num_batched_tokens = 0;  // 0: the backend's default (512 on the CPU, 2048 on a GPU)
-  int max_model_len = 0;  // 0: the model's context
+  int max_model_len = 0;           // 0: the model's context
   bool enable_prefix_caching = true;
   bool enable_chunked_prefill = true;
   bool check_invariants = false;  // verify scheduler and block pool after every step
@@ -74,9 +74,9 @@ struct FinishedRequest {
   // One per output token when the request asked for log-probabilities (else empty).
   std::vector<TokenLogprobs> output_logprobs;
   double arrival_s = 0.0;  // when it was added, in seconds since the engine was made
-  double queue_ms = 0.0;  // arrival to first scheduled
-  double ttft_ms = 0.0;   // arrival to first token
-  double total_ms = 0.0;  // arrival to finish
+  double queue_ms = 0.0;   // arrival to first scheduled
+  double ttft_ms = 0.0;    // arrival to first token
+  double total_ms = 0.0;   // arrival to finish
 };
 
 struct StepResult {

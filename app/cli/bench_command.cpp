@@ -65,8 +65,7 @@ std::vector<int> parse_batch_sizes(const QString& list, const char* option) {
   return sizes;
 }
 
-BenchArgs parse_args(const QStringList& args) {
-  QCommandLineParser parser;
+void add_bench_options(QCommandLineParser& parser) {
   parser.setApplicationDescription(
       "Compare sequential, static and continuous batching on one instruction file.");
   parser.addHelpOption();
@@ -121,8 +120,10 @@ BenchArgs parse_args(const QStringList& args) {
   });
   add_sampling_options(parser);
   add_engine_options(parser);
-  parse_command_line(parser, args, "bench");
-  BenchArgs a;
+}
+
+// What is benchmarked: a model, random weights of a preset (or a GGUF file written of them).
+void read_model_args(const QCommandLineParser& parser, BenchArgs& a) {
   a.dummy_preset = parser.value("dummy-weights").toStdString();
   if (a.dummy_preset.empty()) {
     a.model_path = required_option(parser, "model").toStdString();
@@ -137,6 +138,10 @@ BenchArgs parse_args(const QStringList& args) {
   if (!a.save_gguf_path.empty() && a.dummy_preset.empty())
     throw UsageError("--save-gguf writes a --dummy-weights model; give --dummy-weights PRESET");
   a.tokenizer_path = parser.value("tokenizer").toStdString();
+}
+
+// What is measured: the modes over an instruction file, or a batched sweep.
+void read_mode_args(const QCommandLineParser& parser, BenchArgs& a) {
   if (parser.isSet("batched")) {
     if (parser.isSet("modes") || parser.isSet("roofline"))
       throw UsageError("give --batched, --roofline or --modes, not two of them");
@@ -158,6 +163,10 @@ BenchArgs parse_args(const QStringList& args) {
   if (a.modes.empty()) throw UsageError("--modes names no mode");
   a.as_json = parser.isSet("json");
   a.schema_path = parser.value("json-schema").toStdString();
+}
+
+// How it runs: sampling, engine and device options, and the roofline's.
+void read_run_args(const QCommandLineParser& parser, BenchArgs& a) {
   a.spec.sampling = read_sampling_options(parser);
   if (!parser.isSet("max-tokens")) a.spec.sampling.max_tokens = 128;
   a.spec.engine = read_engine_options(parser);
@@ -180,6 +189,16 @@ BenchArgs parse_args(const QStringList& args) {
   if (a.spec.activations != "bf16" && a.spec.activations != "fp16" && a.spec.activations != "fp32")
     throw UsageError("--activations must be bf16, fp16 or fp32");
   a.spec.cuda_graphs = !parser.isSet("no-cuda-graphs");
+}
+
+BenchArgs parse_args(const QStringList& args) {
+  QCommandLineParser parser;
+  add_bench_options(parser);
+  parse_command_line(parser, args, "bench");
+  BenchArgs a;
+  read_model_args(parser, a);
+  read_mode_args(parser, a);
+  read_run_args(parser, a);
   return a;
 }
 
@@ -402,6 +421,38 @@ void print_batched(const BatchedReport& report, const BenchArgs& a, const ModelS
       "the\nsteps without (S_TG); total: prompt and generated tokens over the wall time (S).\n");
 }
 
+// Runs each mode over the prompts (and again constrained to --json-schema's schema, compiled once
+// and timed) and prints the results.
+void run_modes(const BenchArgs& a, const ModelSession& session,
+               const std::vector<std::vector<int32_t>>& prompts) {
+  BenchSpec constrained = a.spec;
+  double compile_ms = 0.0;
+  if (!a.schema_path.empty()) {
+    constrained.sampling.grammar = std::make_shared<const GrammarSource>(GrammarSource{
+        GrammarSourceKind::JsonSchema, a.schema_path, read_text_file(a.schema_path), {}});
+    GrammarCache grammars;  // the one way a grammar is compiled, timed here
+    const auto begin = std::chrono::steady_clock::now();
+    constrained.grammar = grammars.get(*constrained.sampling.grammar);
+    compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+  }
+  std::vector<BenchResult> results;
+  for (const BenchMode mode : a.modes) {
+    std::fprintf(stderr, "bench: %s...\n", to_string(mode));
+    results.push_back(run_bench_mode(mode, session, prompts, a.spec));
+    if (constrained.grammar) {
+      std::fprintf(stderr, "bench: %s with the schema...\n", to_string(mode));
+      results.push_back(run_bench_mode(mode, session, prompts, constrained));
+    }
+  }
+  if (a.as_json) {
+    print_json(results, a, session);
+  } else {
+    print_table(results, a, session);
+    if (constrained.grammar) print_grammar_lines(results, a.schema_path, compile_ms);
+  }
+}
+
 // --save-gguf: builds the dummy model as a benchmark would (same seed and type) and writes it.
 void save_dummy_gguf(const BenchArgs& a) {
   std::fprintf(stderr, "bench: building %s with %s weights...\n", a.dummy_preset.c_str(),
@@ -453,33 +504,7 @@ int run_bench(const QStringList& args) {
       }
       return 0;
     }
-    BenchSpec constrained = a.spec;
-    double compile_ms = 0.0;
-    if (!a.schema_path.empty()) {
-      constrained.sampling.grammar = std::make_shared<const GrammarSource>(GrammarSource{
-          GrammarSourceKind::JsonSchema, a.schema_path, read_text_file(a.schema_path), {}});
-      GrammarCache grammars;  // the one way a grammar is compiled, timed here
-      const auto begin = std::chrono::steady_clock::now();
-      constrained.grammar = grammars.get(*constrained.sampling.grammar);
-      compile_ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin)
-              .count();
-    }
-    std::vector<BenchResult> results;
-    for (const BenchMode mode : a.modes) {
-      std::fprintf(stderr, "bench: %s...\n", to_string(mode));
-      results.push_back(run_bench_mode(mode, session, prompts, a.spec));
-      if (constrained.grammar) {
-        std::fprintf(stderr, "bench: %s with the schema...\n", to_string(mode));
-        results.push_back(run_bench_mode(mode, session, prompts, constrained));
-      }
-    }
-    if (a.as_json) {
-      print_json(results, a, session);
-    } else {
-      print_table(results, a, session);
-      if (constrained.grammar) print_grammar_lines(results, a.schema_path, compile_ms);
-    }
+    run_modes(a, session, prompts);
     return 0;
   } catch (const std::exception& e) {
     print_error(kCommand, e.what());

@@ -135,7 +135,8 @@ BenchResult run_bench_mode(BenchMode mode, const ModelSession& session,
       break;
   }
   config.max_num_seqs = batch;
-  Engine engine(session.model->config, *session.tokenizer, make_bench_backend(*session.model, spec), config);
+  Engine engine(session.model->config, *session.tokenizer, make_bench_backend(*session.model, spec),
+                config);
   Accumulator acc;
   int64_t preemptions_base = 0;
   const auto begin = std::chrono::steady_clock::now();
@@ -249,7 +250,6 @@ GpuCeilings measure_gpu_ceilings(const std::string& device) {
 }
 
 namespace {
-
 
 // Runs one engine over the backend and returns its roofline points: one for a fixed batch
 // (its full-batch decode steps), two for the continuous run (decode steps, all steps).

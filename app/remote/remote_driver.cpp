@@ -290,126 +290,159 @@ void RemoteDriver::work(Worker& worker) {
   }
 }
 
-void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
-  Request& r = *a.request;
-  const EndpointUrl& e = endpoints_[a.endpoint];
-  const auto started = Clock::now();
-  std::optional<httplib::Result> res;
-  std::string answer;  // the body of the answer
+// What one attempt's HTTP request came back with.
+struct RemoteDriver::Sent {
+  std::optional<httplib::Result> result;  // nullopt: not sent (the request was aborted)
+  std::string answer;                     // the answer's body, up to spec_.max_answer_bytes
   bool is_too_long = false;
-  bool is_timed_out = false;
-  if (!r.stream->is_abort_requested()) {
-    auto& client = worker.clients[a.endpoint];
-    if (!client) {
-      const auto timeout = std::chrono::duration<double>(spec_.request_timeout_s);
-      client = std::make_unique<httplib::Client>(e.scheme_host);
-      client->set_connection_timeout(
-          std::min<std::chrono::duration<double>>(timeout, std::chrono::seconds(10)));
-      client->set_read_timeout(timeout);
-      client->set_write_timeout(timeout);
-      client->set_keep_alive(true);
-      client->set_tcp_nodelay(true);  // headers and body go out at once, not after a delayed ACK
-    }
-    const int64_t seed = a.sample_idx == 0 && r.request.exact_seed
-                             ? *r.request.exact_seed
-                             : static_cast<int64_t>(sample_seed(
-                                   r.request.sampling.seed, r.request.sample_key, a.sample_idx));
-    const std::string body = remote_request_body(r.request, model_, seed)
-                                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    {
-      const std::lock_guard lock(worker.mutex);
-      worker.busy_client = client.get();
-      worker.busy_request = a.request;
-      worker.busy_since = started;
-      worker.is_timed_out = false;
-    }
-    // The answer is read into answer, up to spec_.max_answer_bytes: httplib would read a body
-    // of any length into memory.
-    httplib::Request post;
-    post.method = "POST";
-    post.path = e.base_path + remote_request_path(r.request);
-    post.headers = auth_headers(api_key_);
-    post.headers.emplace("Content-Type", "application/json");
-    post.body = body;
-    post.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
-      if (static_cast<int64_t>(answer.size() + size) > spec_.max_answer_bytes) {
-        is_too_long = true;
-        return false;
-      }
-      answer.append(data, size);
-      return true;
-    };
-    res.emplace(client->send(post));
-    const std::lock_guard lock(worker.mutex);
-    worker.busy_client = nullptr;
-    worker.busy_request.reset();
-    is_timed_out = worker.is_timed_out;
-  }
+  bool is_timed_out = false;  // the watcher cut it off at --request-timeout
+  Clock::time_point started;
+};
+
+// One attempt in named steps: send it (no lock held), then, under the lock, end it as what came
+// back says: aborted, a connection error (retried), an answer, or a refusal (retried or failed).
+void RemoteDriver::run_attempt(Worker& worker, Attempt a) {
+  Sent sent;
+  sent.started = Clock::now();
+  if (!a.request->stream->is_abort_requested()) send(worker, a, sent);
   const auto now = Clock::now();
   std::unique_lock lock(mutex_);
   --metrics_.num_running;
-  if (r.stream->is_abort_requested() || is_stopping_) {
+  if (a.request->stream->is_abort_requested() || is_stopping_) {
     rotation_.end_without_outcome(a.endpoint);
     FinishedRequest f;
     f.finish_reason = FinishReason::Abort;
-    finish_sample(r, a.sample_idx, std::move(f));
+    finish_sample(*a.request, a.sample_idx, std::move(f));
     return;
   }
-  const httplib::Result& result = *res;
-  if (!result) {
-    const std::string error =
-        is_timed_out ? str_cat("no answer within --request-timeout ", spec_.request_timeout_s, " s")
-        : is_too_long ? too_long_message(spec_.max_answer_bytes)
-                      : httplib::to_string(result.error());
-    if (rotation_.fail(a.endpoint, now))
-      note(str_cat(e.url, " left the rotation after repeated failures (", error,
-                   "); probing it again in ", rotation_.cool_down_s(a.endpoint), " s"));
-    retry_or_fail(std::move(a), str_cat(e.url, ": ", error), std::nullopt);
-    return;
+  if (!*sent.result) {
+    on_connection_error(std::move(a), sent, now);
+  } else if ((*sent.result)->status == 200) {
+    on_answer(std::move(a), sent, now);
+  } else {
+    on_refusal(std::move(a), sent, now);
   }
-  const int status = result->status;
-  if (status == 200) {
-    FinishedRequest f;
-    try {
-      f = parse_remote_response(answer, r.request.is_chat);
-    } catch (const Error& error) {
-      rotation_.fail(a.endpoint, now);
-      retry_or_fail(std::move(a), str_cat(e.url, ": ", error.what()), std::nullopt);
-      return;
+}
+
+httplib::Client& RemoteDriver::client_for(Worker& worker, size_t endpoint) const {
+  auto& client = worker.clients[endpoint];
+  if (!client) {
+    const auto timeout = std::chrono::duration<double>(spec_.request_timeout_s);
+    client = std::make_unique<httplib::Client>(endpoints_[endpoint].scheme_host);
+    client->set_connection_timeout(
+        std::min<std::chrono::duration<double>>(timeout, std::chrono::seconds(10)));
+    client->set_read_timeout(timeout);
+    client->set_write_timeout(timeout);
+    client->set_keep_alive(true);
+    client->set_tcp_nodelay(true);  // headers and body go out at once, not after a delayed ACK
+  }
+  return *client;
+}
+
+void RemoteDriver::send(Worker& worker, const Attempt& a, Sent& sent) {
+  const Request& r = *a.request;
+  httplib::Client& client = client_for(worker, a.endpoint);
+  const int64_t seed = a.sample_idx == 0 && r.request.exact_seed
+                           ? *r.request.exact_seed
+                           : static_cast<int64_t>(sample_seed(r.request.sampling.seed,
+                                                              r.request.sample_key, a.sample_idx));
+  {
+    const std::lock_guard lock(worker.mutex);
+    worker.busy_client = &client;
+    worker.busy_request = a.request;
+    worker.busy_since = sent.started;
+    worker.is_timed_out = false;
+  }
+  // The answer is read into sent.answer, up to spec_.max_answer_bytes: httplib would read a body
+  // of any length into memory.
+  httplib::Request post;
+  post.method = "POST";
+  post.path = endpoints_[a.endpoint].base_path + remote_request_path(r.request);
+  post.headers = auth_headers(api_key_);
+  post.headers.emplace("Content-Type", "application/json");
+  post.body = remote_request_body(r.request, model_, seed)
+                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  post.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
+    if (static_cast<int64_t>(sent.answer.size() + size) > spec_.max_answer_bytes) {
+      sent.is_too_long = true;
+      return false;
     }
-    const bool was_out = !rotation_.is_in_rotation(a.endpoint);
-    rotation_.succeed(a.endpoint);
-    if (was_out) note(str_cat(e.url, " answers again; back in the rotation"));
-    const double actual = f.num_prompt_tokens + std::max(0, f.num_output_tokens);
-    limiter_.correct(a.estimated_tokens, actual);
-    const double ms_since_submit =
-        std::chrono::duration<double, std::milli>(now - r.submit_time).count();
-    f.queue_ms = std::chrono::duration<double, std::milli>(started - r.submit_time).count();
-    f.ttft_ms = ms_since_submit;  // a whole answer: its first token comes with its last
-    f.total_ms = ms_since_submit;
-    const double t = seconds_since_start();
-    recent_outputs_.emplace_back(t, std::max(0, f.num_output_tokens));
-    std::erase_if(recent_outputs_, [&](const auto& p) { return p.first < t - kThroughputWindowS; });
-    StepStats& s = metrics_.latest_step;
-    s.step_index = ++num_answers_;
-    s.elapsed_s = t;
-    s.step_time_ms = ms_since_submit;
-    s.num_generation_tokens = std::max(0, f.num_output_tokens);
-    s.total_prompt_tokens += f.num_prompt_tokens;
-    s.total_generation_tokens += std::max(0, f.num_output_tokens);
-    double window_tokens = 0;
-    for (const auto& p : recent_outputs_) window_tokens += p.second;
-    s.generation_tokens_per_s = window_tokens / std::min(kThroughputWindowS, std::max(t, 1e-3));
-    finish_sample(r, a.sample_idx, std::move(f));
+    sent.answer.append(data, size);
+    return true;
+  };
+  sent.result.emplace(client.send(post));
+  const std::lock_guard lock(worker.mutex);
+  worker.busy_client = nullptr;
+  worker.busy_request.reset();
+  sent.is_timed_out = worker.is_timed_out;
+}
+
+void RemoteDriver::on_connection_error(Attempt a, const Sent& sent, Clock::time_point now) {
+  const EndpointUrl& e = endpoints_[a.endpoint];
+  const std::string error = sent.is_timed_out  ? str_cat("no answer within --request-timeout ",
+                                                         spec_.request_timeout_s, " s")
+                            : sent.is_too_long ? too_long_message(spec_.max_answer_bytes)
+                                               : httplib::to_string(sent.result->error());
+  if (rotation_.fail(a.endpoint, now))
+    note(str_cat(e.url, " left the rotation after repeated failures (", error,
+                 "); probing it again in ", rotation_.cool_down_s(a.endpoint), " s"));
+  retry_or_fail(std::move(a), str_cat(e.url, ": ", error), std::nullopt);
+}
+
+void RemoteDriver::on_answer(Attempt a, const Sent& sent, Clock::time_point now) {
+  Request& r = *a.request;
+  const EndpointUrl& e = endpoints_[a.endpoint];
+  FinishedRequest f;
+  try {
+    f = parse_remote_response(sent.answer, r.request.is_chat);
+  } catch (const Error& error) {
+    rotation_.fail(a.endpoint, now);
+    retry_or_fail(std::move(a), str_cat(e.url, ": ", error.what()), std::nullopt);
     return;
   }
-  const std::string error = str_cat(e.url, ": HTTP ", status, ": ", remote_error_message(answer));
+  const bool was_out = !rotation_.is_in_rotation(a.endpoint);
+  rotation_.succeed(a.endpoint);
+  if (was_out) note(str_cat(e.url, " answers again; back in the rotation"));
+  const double actual = f.num_prompt_tokens + std::max(0, f.num_output_tokens);
+  limiter_.correct(a.estimated_tokens, actual);
+  const double ms_since_submit =
+      std::chrono::duration<double, std::milli>(now - r.submit_time).count();
+  f.queue_ms = std::chrono::duration<double, std::milli>(sent.started - r.submit_time).count();
+  f.ttft_ms = ms_since_submit;  // a whole answer: its first token comes with its last
+  f.total_ms = ms_since_submit;
+  count_answer(f, ms_since_submit);
+  finish_sample(r, a.sample_idx, std::move(f));
+}
+
+// The answers' statistics: one "step" per answer, throughput over the last few seconds.
+void RemoteDriver::count_answer(const FinishedRequest& f, double ms_since_submit) {
+  const double t = seconds_since_start();
+  recent_outputs_.emplace_back(t, std::max(0, f.num_output_tokens));
+  std::erase_if(recent_outputs_, [&](const auto& p) { return p.first < t - kThroughputWindowS; });
+  StepStats& s = metrics_.latest_step;
+  s.step_index = ++num_answers_;
+  s.elapsed_s = t;
+  s.step_time_ms = ms_since_submit;
+  s.num_generation_tokens = std::max(0, f.num_output_tokens);
+  s.total_prompt_tokens += f.num_prompt_tokens;
+  s.total_generation_tokens += std::max(0, f.num_output_tokens);
+  double window_tokens = 0;
+  for (const auto& p : recent_outputs_) window_tokens += p.second;
+  s.generation_tokens_per_s = window_tokens / std::min(kThroughputWindowS, std::max(t, 1e-3));
+}
+
+void RemoteDriver::on_refusal(Attempt a, const Sent& sent, Clock::time_point now) {
+  const EndpointUrl& e = endpoints_[a.endpoint];
+  const httplib::Result& result = *sent.result;
+  const int status = result->status;
+  const std::string error =
+      str_cat(e.url, ": HTTP ", status, ": ", remote_error_message(sent.answer));
   if (!is_retryable_status(status)) {
     rotation_.succeed(a.endpoint);  // it answered; the request is what it refused
     FinishedRequest f;
     f.finish_reason = FinishReason::Error;
     f.error = error;
-    finish_sample(r, a.sample_idx, std::move(f));
+    finish_sample(*a.request, a.sample_idx, std::move(f));
     return;
   }
   const auto retry_after = result->has_header("Retry-After")

@@ -89,7 +89,17 @@ class RemoteDriver final : public RequestService {
   void watch();
   // Under mutex_: the next attempt that may start now, with its endpoint; or how long to wait.
   std::optional<Attempt> next_attempt(std::unique_lock<std::mutex>& lock);
+  struct Sent;
+  // Sends an attempt and ends it as its answer says. Called with mutex_ not held.
   void run_attempt(Worker& worker, Attempt attempt);
+  // run_attempt()'s steps. send: the HTTP request (no lock held); the others end the attempt as
+  // what came back says (mutex_ held): retried, finished with an answer, or failed.
+  httplib::Client& client_for(Worker& worker, size_t endpoint) const;
+  void send(Worker& worker, const Attempt& attempt, Sent& sent);
+  void on_connection_error(Attempt attempt, const Sent& sent, Clock::time_point now);
+  void on_answer(Attempt attempt, const Sent& sent, Clock::time_point now);
+  void count_answer(const FinishedRequest& f, double ms_since_submit);
+  void on_refusal(Attempt attempt, const Sent& sent, Clock::time_point now);
   void finish_sample(Request& request, uint32_t sample_idx, FinishedRequest finished);
   void retry_or_fail(Attempt attempt, const std::string& error,
                      std::optional<double> retry_after_s);

@@ -400,13 +400,44 @@ std::vector<std::vector<int32_t>> OpenAiServer::prompt_ids(const CompletionReque
   return prompts;
 }
 
+// A completion in named steps: parse the body (its share of the bodies' budget goes back once it
+// is parsed), build the prompts, reserve the answer's share of the answers' budget, submit (the
+// service compiles the grammar), and answer whole or as a stream.
 void OpenAiServer::completions(RequestBody body, httplib::Response& res, bool is_chat) {
-  const CompletionKind kind = is_chat ? CompletionKind::Chat : CompletionKind::Text;
-  const CompletionRequest r =
-      parse_completion_request(parse_request_body(body.text), kind, options_.defaults);
-  body = {};  // parsed: the text and its share of the bodies' budget go back now
-  if (r.model != options_.served_model_name) throw model_not_found(r.model);
+  const CompletionRequest r = parse_completion(std::move(body), is_chat);
   std::vector<std::vector<int32_t>> prompts = prompt_ids(r, is_chat);
+  const size_t num_prompts = prompts.size();
+  auto reservation = reserve_answer(r, prompts);
+  std::unique_ptr<RequestGroup> group = submit(r, std::move(prompts));
+  ResponseHeader header{r.kind, random_id(is_chat ? "chatcmpl-" : "cmpl-"),
+                        static_cast<int64_t>(std::time(nullptr)), options_.served_model_name};
+  const size_t num_choices = num_prompts * static_cast<size_t>(r.sampling.n);
+  const bool wants_logprobs = r.sampling.logprobs >= 0;
+  TokenBytesFn bytes_of = [service = service_](int32_t id) {
+    return service->session().tokenizer->token_to_bytes(id, /*at_sequence_start=*/false);
+  };
+  if (r.stream) {
+    send_stream(res, std::move(group), std::move(header),
+                {num_choices, num_prompts, r.include_usage, wants_logprobs, std::move(bytes_of)},
+                std::move(reservation));
+    return;
+  }
+  answer_whole(std::move(group),
+               WholeResponse(std::move(header), num_choices, num_prompts, wants_logprobs,
+                             std::move(bytes_of)),
+               std::move(reservation), res);
+}
+
+CompletionRequest OpenAiServer::parse_completion(RequestBody body, bool is_chat) const {
+  const CompletionKind kind = is_chat ? CompletionKind::Chat : CompletionKind::Text;
+  CompletionRequest r =
+      parse_completion_request(parse_request_body(body.text), kind, options_.defaults);
+  if (r.model != options_.served_model_name) throw model_not_found(r.model);
+  return r;
+}
+
+std::shared_ptr<InFlightBudget::Reservation> OpenAiServer::reserve_answer(
+    const CompletionRequest& r, const std::vector<std::vector<int32_t>>& prompts) const {
   std::vector<size_t> prompt_lengths;
   for (const auto& ids : prompts) prompt_lengths.push_back(ids.size());
   const int max_model_len = service_->max_model_len();
@@ -416,14 +447,18 @@ void OpenAiServer::completions(RequestBody body, httplib::Response& res, bool is
       InFlightBudget::reserve(answer_budget_, num_entries));
   if (HttpExchange* exchange = HttpExchange::current())
     exchange->wants_memory_trim |= num_entries >= kTrimAfterEntries;
+  return reservation;
+}
+
+std::unique_ptr<RequestGroup> OpenAiServer::submit(
+    const CompletionRequest& r, std::vector<std::vector<int32_t>> prompts) const {
   SamplingParams sampling = r.sampling;
   if (!r.has_seed && !options_.has_default_seed) sampling.seed = random_seed();
   if (r.grammar) sampling.grammar = std::make_shared<const GrammarSource>(*r.grammar);
   std::vector<ServiceRequest> requests;
   for (auto& ids : prompts) requests.push_back({std::move(ids), sampling, 0, r.stream});
-  std::unique_ptr<RequestGroup> group;
   try {
-    group = std::make_unique<RequestGroup>(*service_, std::move(requests));
+    return std::make_unique<RequestGroup>(*service_, std::move(requests));
   } catch (const QueueFull&) {
     throw;
   } catch (const InvalidGrammar& e) {
@@ -431,23 +466,6 @@ void OpenAiServer::completions(RequestBody body, httplib::Response& res, bool is
   } catch (const Error& e) {
     throw bad_request("", e.what());
   }
-  ResponseHeader header{kind, random_id(is_chat ? "chatcmpl-" : "cmpl-"),
-                        static_cast<int64_t>(std::time(nullptr)), options_.served_model_name};
-  const size_t num_choices = prompts.size() * static_cast<size_t>(r.sampling.n);
-  const bool wants_logprobs = r.sampling.logprobs >= 0;
-  TokenBytesFn bytes_of = [service = service_](int32_t id) {
-    return service->session().tokenizer->token_to_bytes(id, /*at_sequence_start=*/false);
-  };
-  if (r.stream) {
-    send_stream(res, std::move(group), std::move(header),
-                {num_choices, prompts.size(), r.include_usage, wants_logprobs, std::move(bytes_of)},
-                std::move(reservation));
-    return;
-  }
-  answer_whole(std::move(group),
-               WholeResponse(std::move(header), num_choices, prompts.size(), wants_logprobs,
-                             std::move(bytes_of)),
-               std::move(reservation), res);
 }
 
 void OpenAiServer::answer_whole(std::unique_ptr<RequestGroup> group, WholeResponse answer,

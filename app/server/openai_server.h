@@ -85,8 +85,19 @@ class OpenAiServer {
   // a body cut short.
   RequestBody read_body(const httplib::Request& req, const httplib::ContentReader& reader) const;
   void completions(RequestBody body, httplib::Response& res, bool is_chat);
+  // completions()' steps. Returns the body parsed into a request for the served model (the body,
+  // and its share of the bodies' budget, go back on return); throws ApiError 400 or 404.
+  CompletionRequest parse_completion(RequestBody body, bool is_chat) const;
   // Returns the token ids of each prompt of a request, checked against the context.
   std::vector<std::vector<int32_t>> prompt_ids(const CompletionRequest& r, bool is_chat) const;
+  // Returns the answer's share of the answers' budget, held until the answer is written. Throws
+  // ApiError 400 for an answer past max_response_entries, 503 past the budget.
+  std::shared_ptr<InFlightBudget::Reservation> reserve_answer(
+      const CompletionRequest& r, const std::vector<std::vector<int32_t>>& prompts) const;
+  // Submits one request per prompt (the grammar's source with each; the service compiles it).
+  // Throws QueueFull, ApiError 400 naming the grammar's parameter when it does not compile.
+  std::unique_ptr<RequestGroup> submit(const CompletionRequest& r,
+                                       std::vector<std::vector<int32_t>> prompts) const;
   // Waits for a whole answer and sets res to it (499 when the client left meanwhile).
   void answer_whole(std::unique_ptr<RequestGroup> group, WholeResponse answer,
                     std::shared_ptr<void> reservation, httplib::Response& res) const;
