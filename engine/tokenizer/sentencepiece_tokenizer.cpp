@@ -145,6 +145,27 @@ TextKeeping text_keeping(std::span<const uint8_t> model) {
   return keeping;
 }
 
+// Returns the index of the first piece whose text holds a NUL byte, or -1. libsentencepiece
+// builds its trie from the pieces as C strings, where such a piece is cut short (an empty key
+// ends the process inside the trie builder), so it is refused before the library sees it.
+int64_t first_piece_with_nul(std::span<const uint8_t> model) {
+  ProtoFields fields(model);
+  ProtoFields::Field field;
+  int64_t index = 0;
+  while (fields.next(field)) {
+    if (field.number != kPiecesField || field.wire_type != 2) continue;
+    ProtoFields piece(field.payload);
+    ProtoFields::Field text;
+    while (piece.next(text)) {
+      if (text.number != kPieceTextField || text.wire_type != 2) continue;
+      if (std::find(text.payload.begin(), text.payload.end(), uint8_t{0}) != text.payload.end())
+        return index;
+    }
+    ++index;
+  }
+  return -1;
+}
+
 }  // namespace
 
 bool SentencePieceTokenizer::looks_like_sentencepiece_model(std::span<const uint8_t> bytes) {
@@ -182,6 +203,9 @@ void SentencePieceTokenizer::init(const std::string& path, SentencePieceOptions 
     fail(path,
          ": corrupt or truncated SentencePiece model: the protobuf framing breaks near offset ",
          fields.offset(), " of ", bytes.size());
+  }
+  if (const int64_t bad = first_piece_with_nul(bytes); bad >= 0) {
+    fail(path, ": corrupt SentencePiece model: piece ", bad, " contains a NUL byte");
   }
   processor_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
   const auto status = processor_->LoadFromSerializedProto(

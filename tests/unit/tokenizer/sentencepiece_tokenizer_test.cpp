@@ -147,6 +147,17 @@ TEST(SentencePieceTokenizer, RejectsFilesThatAreNoModel) {
   EXPECT_THAT([&] { SentencePieceTokenizer::load(dir + "/cut.model"); },
               ::testing::ThrowsMessage<Error>(
                   HasSubstr(dir + "/cut.model: corrupt or truncated SentencePiece model")));
+  // A piece with a NUL byte (found by the fuzzer): libsentencepiece's trie builder would end
+  // the process on it; the pieces are "<unj>" (unknown) and "\0\0\x05" "8unk>\x15\x03".
+  const std::string nul_piece(
+      "\x0a\x0e\x0a\x05<unj>\x15\0\0\0\0\x18\x02"
+      "\x0a\x0c\x0a\x0a\0\0\x05"
+      "8unk>\x15\x03",
+      30);
+  test::write_file(dir + "/nul.model", nul_piece);
+  EXPECT_THAT([&] { SentencePieceTokenizer::load(dir + "/nul.model"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(
+                  dir + "/nul.model: corrupt SentencePiece model: piece 1 contains a NUL byte")));
   EXPECT_THAT([&] { SentencePieceTokenizer::load(dir + "/missing.model"); },
               ::testing::ThrowsMessage<Error>(HasSubstr(dir + "/missing.model")));
 }
