@@ -4,6 +4,22 @@
 
 namespace sluice {
 
+namespace {
+
+// The row's input and prompt, as every recorded row carries them.
+RowResult row_with_prompt(const DatasetRow& row, const BuiltPrompt& prompt, uint64_t seed) {
+  RowResult r;
+  r.row_index = row.row_index;
+  r.line = row.line;
+  r.input = row.fields;
+  r.messages = prompt.messages;
+  r.prompt = prompt.text;
+  r.seed = seed;
+  return r;
+}
+
+}  // namespace
+
 SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
   SampleResult s;
   s.output = f.output_text;
@@ -17,14 +33,8 @@ SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
 RowResult finished_row(const DatasetRow& row, const BuiltPrompt& prompt,
                        const SamplingParams& sampling, const std::vector<FinishedRequest>& samples,
                        bool with_token_ids) {
-  RowResult r;
-  r.row_index = row.row_index;
-  r.line = row.line;
-  r.input = row.fields;
-  r.messages = prompt.messages;
-  r.prompt = prompt.text;
+  RowResult r = row_with_prompt(row, prompt, sampling.seed);
   r.prompt_tokens = samples.front().num_prompt_tokens;
-  r.seed = sampling.seed;
   r.status = RowStatus::Done;
   for (const auto& s : samples) {
     r.samples.push_back(sample_from(s, with_token_ids));
@@ -41,13 +51,7 @@ RowResult finished_row(const DatasetRow& row, const BuiltPrompt& prompt,
 
 RowResult unrun_row(const DatasetRow& row, const BuiltPrompt& prompt, const GenerationSpec& spec,
                     RowStatus status, std::string error) {
-  RowResult r;
-  r.row_index = row.row_index;
-  r.line = row.line;
-  r.input = row.fields;
-  r.messages = prompt.messages;
-  r.prompt = prompt.text;
-  r.seed = spec.sampling.seed;
+  RowResult r = row_with_prompt(row, prompt, spec.sampling.seed);
   r.status = status;
   r.error = std::move(error);
   return r;

@@ -2,8 +2,8 @@
 // (StructuredOutputPanel) and the engine limits a person is likely to touch (device, GPU memory
 // share, running requests, KV budget, threads), or, with the device "Remote server(s)…", the
 // servers a remote job's requests go to (RemoteServersPanel). Values are checked with the engine's
-// own validate_sampling_params and build_grammar and problems are shown inline, so a run never
-// starts on settings the engine would refuse.
+// own validate_sampling_params and grammar compile (on a pool thread, StructuredOutputPanel) and
+// problems are shown inline, so a run never starts on settings the engine would refuse.
 #pragma once
 
 #include <QString>

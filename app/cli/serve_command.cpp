@@ -128,8 +128,12 @@ int serve(const ServeArgs& a) {
   resolve_device(a.device);  // a missing GPU is reported before the model loads
   auto session =
       std::make_shared<const ModelSession>(open_model_session(a.model_path, a.tokenizer_path));
+  ServiceConfig config = a.service;
+  // The requests' compiled grammars: the 64 most recently used sources (as the README says),
+  // within the cache's symbol budget.
+  config.grammars = std::make_shared<GrammarCache>(64);
   auto service = std::make_shared<EngineService>(
-      session, make_backend(*session->model, a.device, a.num_threads), a.service);
+      session, make_backend(*session->model, a.device, a.num_threads), config);
   OpenAiServer server(service, a.server);
   const int port = server.bind();
   std::printf("sluice serve: %s on %s as '%s'\nlistening on http://%s:%d\n",

@@ -20,15 +20,9 @@ using ::testing::HasSubstr;
 
 // A short greedy job over num_rows Alpaca prompts on stories260K.
 GenerationSpec job_in_use_spec(const std::string& dir, size_t num_rows) {
-  std::string jsonl;
-  for (const std::string& prompt : alpaca_prompts(num_rows))
-    jsonl += nlohmann::json{{"prompt", prompt}}.dump() + "\n";
-  write_file(dir + "/input.jsonl", jsonl);
-  GenerationSpec spec;
-  spec.model_path = shared_path("models/stories260K/gguf/stories260K-f32.gguf");
-  spec.input_path = dir + "/input.jsonl";
+  GenerationSpec spec = stories_spec(dir, num_rows);
   spec.sampling.max_tokens = 8;
-  spec.num_threads = 1;
+  spec.engine.max_num_seqs = EngineConfig{}.max_num_seqs;
   return spec;
 }
 
