@@ -5,11 +5,14 @@
 deps:
 	scripts/install-deps.sh
 
+# Every target of the release build (the app, tests, benchmarks) in build/.
 build: deps
 	scripts/build.sh release
 
-# The main job: the app with the demo model and sample file (headless without a display).
-run: build
+# The main job: the app with the demo model and sample file (headless without a display). Builds
+# only the sluice binary, with CUDA only for this machine's GPU (none: no CUDA backend).
+run: deps
+	scripts/build.sh app
 	scripts/run-demo.sh
 
 # Every test: release build (all tests), then the sanitizer build (unit + integration), then a
@@ -22,7 +25,7 @@ test: deps
 fuzz: deps
 	scripts/fuzz.sh
 
-# The Debian package: build/sluice_<version>_<arch>.deb.
+# The Debian package: build/sluice_<version>_<arch>.deb (CUDA for every supported architecture).
 package: deps
 	scripts/package.sh
 
