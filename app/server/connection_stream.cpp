@@ -108,13 +108,21 @@ ssize_t ConnectionStream::read(char* ptr, size_t size) {
 }
 
 ssize_t ConnectionStream::write(const char* ptr, size_t size) {
-  if (!is_writable()) return -1;
-  ssize_t n = 0;
-  do {
-    n = ::send(socket_, ptr, size, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  if (n > 0) num_bytes_written_ += static_cast<uint64_t>(n);
-  return n;
+  // Without MSG_DONTWAIT a send on the (blocking) socket waits until all of ptr is queued, with
+  // no timeout: a write larger than the room poll saw blocked for as long as the client did not
+  // read, so a client that never reads was never cut off. Here a send takes what fits and
+  // returns; the caller writes the rest through write() again, which waits for room at most
+  // write_timeout each time.
+  for (;;) {
+    if (!is_writable()) return -1;
+    ssize_t n = 0;
+    do {
+      n = ::send(socket_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) continue;  // the room went: wait again
+    if (n > 0) num_bytes_written_ += static_cast<uint64_t>(n);
+    return n;
+  }
 }
 
 void ConnectionStream::get_remote_ip_and_port(std::string& ip, int& port) const {

@@ -149,6 +149,32 @@ TEST(ConnectionStream, AWriteToAClientThatLeftFails) {
   EXPECT_EQ(stream.num_bytes_written(), 2u);
 }
 
+// A write far larger than the socket's buffers, to a client that reads nothing: it takes what
+// fits and fails after the write timeout, however much is left (a blocking send of it all waited
+// for the client for ever, so the server never cut off a stream nobody read).
+TEST(ConnectionStream, AWriteToAClientThatReadsNothingFailsAfterTheTimeout) {
+  SocketPair sockets;
+  ConnectionStream stream(sockets.server(), 1s, 200ms);
+  const std::string answer(size_t{64} << 20, 'x');
+  std::atomic<bool> has_returned = false;
+  std::thread writer([&] {
+    size_t offset = 0;
+    ssize_t n = 0;
+    while (offset < answer.size() &&
+           (n = stream.write(answer.data() + offset, answer.size() - offset)) > 0)
+      offset += static_cast<size_t>(n);
+    EXPECT_LT(offset, answer.size());
+    EXPECT_EQ(n, -1);
+    has_returned = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!has_returned && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(has_returned) << "the write still waits for a client that reads nothing";
+  if (!has_returned) ::shutdown(sockets.client(), SHUT_RDWR);  // ends a blocked send
+  writer.join();
+}
+
 TEST(ConnectionStream, WaitingForARequestEndsWhenTheServerStops) {
   SocketPair sockets;
   const ConnectionStream stream = stream_on(sockets);
