@@ -11,7 +11,7 @@
 #include "engine/core/build_info.h"
 
 #ifdef SLUICE_HAS_GUI
-#include "ui/gui_main.h"
+#include "ui/window/gui_main.h"
 #endif
 
 int main(int argc, char** argv) {

@@ -12,7 +12,7 @@
 
 #include "engine/jobs/job_store.h"
 #include "tests/gui/locked_job_file.h"
-#include "ui/export_dialog.h"
+#include "ui/results/export_dialog.h"
 
 using sluice::ExportFormat;
 using sluice::JobInfo;

@@ -22,13 +22,13 @@
 #include "engine/data/exporters.h"
 #include "engine/jobs/job_store.h"
 #include "tests/support/test_paths.h"
-#include "ui/job_compare_dialog.h"
-#include "ui/job_compare_model.h"
-#include "ui/jobs_model.h"
-#include "ui/jobs_view.h"
-#include "ui/main_window.h"
-#include "ui/parameters_panel.h"
-#include "ui/run_controls.h"
+#include "ui/jobs/job_compare_dialog.h"
+#include "ui/jobs/job_compare_model.h"
+#include "ui/jobs/jobs_model.h"
+#include "ui/jobs/jobs_view.h"
+#include "ui/live/run_controls.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/window/main_window.h"
 
 using sluice::ui::JobCompareDialog;
 using sluice::ui::JobCompareModel;

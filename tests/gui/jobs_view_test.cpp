@@ -22,14 +22,14 @@
 #include "engine/jobs/job_lock.h"
 #include "engine/jobs/job_store.h"
 #include "tests/support/test_paths.h"
-#include "ui/app_settings.h"
-#include "ui/dataset_panel.h"
-#include "ui/job_naming.h"
-#include "ui/jobs_model.h"
-#include "ui/jobs_view.h"
-#include "ui/main_window.h"
-#include "ui/parameters_panel.h"
-#include "ui/run_controls.h"
+#include "ui/jobs/job_naming.h"
+#include "ui/jobs/jobs_model.h"
+#include "ui/jobs/jobs_view.h"
+#include "ui/live/run_controls.h"
+#include "ui/setup/dataset_panel.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/window/app_settings.h"
+#include "ui/window/main_window.h"
 
 using sluice::ui::JobsModel;
 using sluice::ui::MainWindow;

@@ -19,15 +19,15 @@
 #include <utility>
 
 #include "tests/support/test_paths.h"
-#include "ui/app_palette.h"
-#include "ui/length_histogram.h"
-#include "ui/live_plots.h"
-#include "ui/main_window.h"
-#include "ui/number_format.h"
-#include "ui/parameters_panel.h"
-#include "ui/run_controls.h"
-#include "ui/run_summary.h"
-#include "ui/setup_steps.h"
+#include "ui/common/length_histogram.h"
+#include "ui/common/number_format.h"
+#include "ui/live/live_plots.h"
+#include "ui/live/run_controls.h"
+#include "ui/live/run_summary.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/setup/setup_steps.h"
+#include "ui/window/app_palette.h"
+#include "ui/window/main_window.h"
 
 using sluice::ui::MainWindow;
 using sluice::ui::SetupSteps;

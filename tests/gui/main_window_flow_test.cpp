@@ -19,14 +19,14 @@
 
 #include "engine/jobs/job_store.h"
 #include "tests/support/test_paths.h"
-#include "ui/dataset_panel.h"
-#include "ui/gui_main.h"
-#include "ui/main_window.h"
-#include "ui/number_format.h"
-#include "ui/parameters_panel.h"
-#include "ui/results_model.h"
-#include "ui/results_panel.h"
-#include "ui/run_controls.h"
+#include "ui/common/number_format.h"
+#include "ui/live/run_controls.h"
+#include "ui/results/results_model.h"
+#include "ui/results/results_panel.h"
+#include "ui/setup/dataset_panel.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/window/gui_main.h"
+#include "ui/window/main_window.h"
 
 using sluice::ui::MainWindow;
 

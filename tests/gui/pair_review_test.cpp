@@ -18,8 +18,8 @@
 #include "engine/jobs/job_table.h"
 #include "engine/jobs/pair_pick_store.h"
 #include "tests/gui/locked_job_file.h"
-#include "ui/pair_review_view.h"
-#include "ui/word_diff.h"
+#include "ui/pairs/pair_review_view.h"
+#include "ui/pairs/word_diff.h"
 
 using sluice::JobInfo;
 using sluice::JobStore;

@@ -23,13 +23,13 @@
 #include "engine/jobs/job_table.h"
 #include "tests/integration/cli_test_util.h"
 #include "tests/integration/serve_process.h"
-#include "ui/main_window.h"
-#include "ui/model_panel.h"
-#include "ui/parameters_panel.h"
-#include "ui/remote_servers_panel.h"
-#include "ui/results_model.h"
-#include "ui/results_panel.h"
-#include "ui/run_controls.h"
+#include "ui/live/run_controls.h"
+#include "ui/results/results_model.h"
+#include "ui/results/results_panel.h"
+#include "ui/setup/model_panel.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/setup/remote_servers_panel.h"
+#include "ui/window/main_window.h"
 
 using sluice::ui::MainWindow;
 using sluice::ui::RemoteServersPanel;

@@ -25,10 +25,10 @@
 #include <string>
 
 #include "engine/jobs/job_store.h"
-#include "ui/export_dialog.h"
-#include "ui/results_model.h"
-#include "ui/results_panel.h"
-#include "ui/row_detail_pane.h"
+#include "ui/results/export_dialog.h"
+#include "ui/results/results_model.h"
+#include "ui/results/results_panel.h"
+#include "ui/results/row_detail_pane.h"
 
 using sluice::JobInfo;
 using sluice::JobStore;

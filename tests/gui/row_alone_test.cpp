@@ -12,9 +12,9 @@
 
 #include "engine/jobs/job_table.h"
 #include "tests/support/test_paths.h"
-#include "ui/main_window.h"
-#include "ui/parameters_panel.h"
-#include "ui/run_controls.h"
+#include "ui/live/run_controls.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/window/main_window.h"
 
 using sluice::ui::MainWindow;
 

@@ -6,12 +6,12 @@
 #include <QPushButton>
 #include <QtTest>
 
-#include "ui/dataset_panel.h"
-#include "ui/number_format.h"
-#include "ui/parameters_panel.h"
-#include "ui/run_controls.h"
-#include "ui/run_progress.h"
-#include "ui/run_spec.h"
+#include "ui/common/number_format.h"
+#include "ui/live/run_controls.h"
+#include "ui/live/run_progress.h"
+#include "ui/setup/dataset_panel.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/setup/run_spec.h"
 
 using sluice::ui::RunControls;
 using sluice::ui::RunProgress;

@@ -8,10 +8,10 @@
 #include <QImage>
 #include <QtTest>
 
-#include "ui/kv_block_map_widget.h"
-#include "ui/live_plots.h"
-#include "ui/request_timeline_widget.h"
-#include "ui/run_view_palette.h"
+#include "ui/common/run_view_palette.h"
+#include "ui/live/kv_block_map_widget.h"
+#include "ui/live/live_plots.h"
+#include "ui/live/request_timeline_widget.h"
 
 using sluice::KvBlockMap;
 using sluice::KvBlockState;

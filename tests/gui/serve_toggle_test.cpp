@@ -22,12 +22,12 @@
 #include <memory>
 
 #include "tests/support/test_paths.h"
-#include "ui/live_plots.h"
-#include "ui/main_window.h"
-#include "ui/parameters_panel.h"
-#include "ui/results_panel.h"
-#include "ui/run_controls.h"
-#include "ui/serve_panel.h"
+#include "ui/live/live_plots.h"
+#include "ui/live/run_controls.h"
+#include "ui/results/results_panel.h"
+#include "ui/serve/serve_panel.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/window/main_window.h"
 
 using sluice::ui::LivePlots;
 using sluice::ui::MainWindow;

@@ -18,13 +18,13 @@
 #include "engine/memory_plan.h"
 #include "engine/model_session.h"
 #include "tests/support/test_paths.h"
-#include "ui/dataset_panel.h"
-#include "ui/file_drop.h"
-#include "ui/length_histogram.h"
-#include "ui/memory_plan_view.h"
-#include "ui/model_panel.h"
-#include "ui/parameters_panel.h"
-#include "ui/prompt_preview.h"
+#include "ui/common/length_histogram.h"
+#include "ui/setup/dataset_panel.h"
+#include "ui/setup/file_drop.h"
+#include "ui/setup/memory_plan_view.h"
+#include "ui/setup/model_panel.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/setup/prompt_preview.h"
 
 using sluice::ui::DatasetPanel;
 using sluice::ui::LengthHistogram;

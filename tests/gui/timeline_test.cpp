@@ -6,9 +6,9 @@
 #include <QScrollBar>
 #include <QTest>
 
-#include "ui/length_histogram.h"
-#include "ui/request_timeline_widget.h"
-#include "ui/timeline_panel.h"
+#include "ui/common/length_histogram.h"
+#include "ui/live/request_timeline_widget.h"
+#include "ui/live/timeline_panel.h"
 
 using sluice::RowSnapshot;
 using sluice::ui::RequestTimelineWidget;

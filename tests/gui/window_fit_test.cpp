@@ -4,8 +4,8 @@
 #include <QScreen>
 #include <QTest>
 
-#include "ui/main_window.h"
-#include "ui/window_fit.h"
+#include "ui/window/main_window.h"
+#include "ui/window/window_fit.h"
 
 using sluice::ui::fittedWindowRect;
 using sluice::ui::fittedWindowSize;

@@ -1,4 +1,4 @@
-#include "ui/length_histogram.h"
+#include "ui/common/length_histogram.h"
 
 #include <qcustomplot.h>
 
@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/number_format.h"
-#include "ui/plot_palette.h"
+#include "ui/common/number_format.h"
+#include "ui/common/plot_palette.h"
 
 namespace sluice::ui {
 

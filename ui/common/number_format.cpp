@@ -1,4 +1,4 @@
-#include "ui/number_format.h"
+#include "ui/common/number_format.h"
 
 #include <QLocale>
 #include <cmath>

@@ -1,8 +1,8 @@
-#include "ui/plot_palette.h"
+#include "ui/common/plot_palette.h"
 
 #include <qcustomplot.h>
 
-#include "ui/run_view_palette.h"
+#include "ui/common/run_view_palette.h"
 
 namespace sluice::ui {
 

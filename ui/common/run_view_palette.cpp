@@ -1,4 +1,4 @@
-#include "ui/run_view_palette.h"
+#include "ui/common/run_view_palette.h"
 
 #include <array>
 

@@ -1,4 +1,4 @@
-#include "ui/job_compare_dialog.h"
+#include "ui/jobs/job_compare_dialog.h"
 
 #include <QCheckBox>
 #include <QDir>
@@ -20,10 +20,10 @@
 
 #include "engine/core/error.h"
 #include "engine/jobs/job_table.h"
-#include "ui/job_compare_model.h"
-#include "ui/job_naming.h"
-#include "ui/number_format.h"
-#include "ui/window_fit.h"
+#include "ui/common/number_format.h"
+#include "ui/jobs/job_compare_model.h"
+#include "ui/jobs/job_naming.h"
+#include "ui/window/window_fit.h"
 
 namespace sluice::ui {
 

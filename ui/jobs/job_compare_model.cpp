@@ -1,4 +1,4 @@
-#include "ui/job_compare_model.h"
+#include "ui/jobs/job_compare_model.h"
 
 #include <QBrush>
 #include <QColor>

@@ -1,4 +1,4 @@
-#include "ui/job_naming.h"
+#include "ui/jobs/job_naming.h"
 
 #include <QDir>
 #include <QFileInfo>

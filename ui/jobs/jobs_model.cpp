@@ -1,4 +1,4 @@
-#include "ui/jobs_model.h"
+#include "ui/jobs/jobs_model.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "ui/number_format.h"
+#include "ui/common/number_format.h"
 
 namespace sluice::ui {
 

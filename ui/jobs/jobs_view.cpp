@@ -1,4 +1,4 @@
-#include "ui/jobs_view.h"
+#include "ui/jobs/jobs_view.h"
 
 #include <QDesktopServices>
 #include <QDir>
@@ -16,7 +16,7 @@
 #include <algorithm>
 
 #include "engine/jobs/job_lock.h"
-#include "ui/job_compare_dialog.h"
+#include "ui/jobs/job_compare_dialog.h"
 
 namespace sluice::ui {
 

@@ -11,7 +11,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "ui/jobs_model.h"
+#include "ui/jobs/jobs_model.h"
 
 class QLabel;
 class QPushButton;

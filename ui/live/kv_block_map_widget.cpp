@@ -1,4 +1,4 @@
-#include "ui/kv_block_map_widget.h"
+#include "ui/live/kv_block_map_widget.h"
 
 #include <QEvent>
 #include <QHelpEvent>
@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/number_format.h"
-#include "ui/run_view_palette.h"
+#include "ui/common/number_format.h"
+#include "ui/common/run_view_palette.h"
 
 namespace sluice::ui {
 

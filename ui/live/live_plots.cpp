@@ -1,4 +1,4 @@
-#include "ui/live_plots.h"
+#include "ui/live/live_plots.h"
 
 #include <qcustomplot.h>
 
@@ -9,9 +9,9 @@
 #include <iterator>
 #include <limits>
 
-#include "ui/plot_palette.h"
-#include "ui/run_view_palette.h"
-#include "ui/series_history.h"
+#include "ui/common/plot_palette.h"
+#include "ui/common/run_view_palette.h"
+#include "ui/live/series_history.h"
 
 namespace sluice::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/request_timeline_widget.h"
+#include "ui/live/request_timeline_widget.h"
 
 #include <QEvent>
 #include <QHelpEvent>
@@ -10,7 +10,7 @@
 #include <cmath>
 #include <functional>
 
-#include "ui/run_view_palette.h"
+#include "ui/common/run_view_palette.h"
 
 namespace sluice::ui {
 

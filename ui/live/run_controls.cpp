@@ -1,4 +1,4 @@
-#include "ui/run_controls.h"
+#include "ui/live/run_controls.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -6,7 +6,7 @@
 #include <QPushButton>
 #include <algorithm>
 
-#include "ui/number_format.h"
+#include "ui/common/number_format.h"
 
 namespace sluice::ui {
 

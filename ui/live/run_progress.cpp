@@ -1,4 +1,4 @@
-#include "ui/run_progress.h"
+#include "ui/live/run_progress.h"
 
 #include <QString>
 #include <algorithm>

@@ -1,10 +1,10 @@
-#include "ui/run_summary.h"
+#include "ui/live/run_summary.h"
 
 #include <QObject>
 #include <algorithm>
 
-#include "ui/number_format.h"
-#include "ui/run_progress.h"
+#include "ui/common/number_format.h"
+#include "ui/live/run_progress.h"
 
 namespace sluice::ui {
 

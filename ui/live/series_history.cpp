@@ -1,4 +1,4 @@
-#include "ui/series_history.h"
+#include "ui/live/series_history.h"
 
 #include <qcustomplot.h>
 

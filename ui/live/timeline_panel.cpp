@@ -1,4 +1,4 @@
-#include "ui/timeline_panel.h"
+#include "ui/live/timeline_panel.h"
 
 #include <QHBoxLayout>
 #include <QPushButton>
@@ -6,8 +6,8 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
-#include "ui/length_histogram.h"
-#include "ui/request_timeline_widget.h"
+#include "ui/common/length_histogram.h"
+#include "ui/live/request_timeline_widget.h"
 
 namespace sluice::ui {
 

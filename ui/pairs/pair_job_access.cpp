@@ -1,4 +1,4 @@
-#include "ui/pair_job_access.h"
+#include "ui/pairs/pair_job_access.h"
 
 #include <exception>
 

@@ -1,4 +1,4 @@
-#include "ui/pair_review_view.h"
+#include "ui/pairs/pair_review_view.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -10,9 +10,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "ui/number_format.h"
-#include "ui/pair_job_access.h"
-#include "ui/word_diff.h"
+#include "ui/common/number_format.h"
+#include "ui/pairs/pair_job_access.h"
+#include "ui/pairs/word_diff.h"
 
 namespace sluice::ui {
 namespace {

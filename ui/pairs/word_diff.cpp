@@ -1,4 +1,4 @@
-#include "ui/word_diff.h"
+#include "ui/pairs/word_diff.h"
 
 #include <QColor>
 #include <QPlainTextEdit>

@@ -1,4 +1,4 @@
-#include "ui/export_dialog.h"
+#include "ui/results/export_dialog.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -20,7 +20,7 @@
 #include "engine/data/export_dpo.h"
 #include "engine/jobs/job_store.h"
 #include "engine/jobs/job_table.h"
-#include "ui/number_format.h"
+#include "ui/common/number_format.h"
 
 namespace sluice::ui {
 namespace {

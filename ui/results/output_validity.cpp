@@ -1,4 +1,4 @@
-#include "ui/output_validity.h"
+#include "ui/results/output_validity.h"
 
 #include <QObject>
 

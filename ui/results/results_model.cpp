@@ -1,4 +1,4 @@
-#include "ui/results_model.h"
+#include "ui/results/results_model.h"
 
 #include <QBrush>
 #include <QColor>
@@ -9,8 +9,8 @@
 
 #include "app/generation_spec.h"
 #include "engine/core/error.h"
-#include "ui/number_format.h"
-#include "ui/output_validity.h"
+#include "ui/common/number_format.h"
+#include "ui/results/output_validity.h"
 
 namespace sluice::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "ui/results_panel.h"
+#include "ui/results/results_panel.h"
 
 #include <QComboBox>
 #include <QElapsedTimer>
@@ -13,9 +13,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "ui/number_format.h"
-#include "ui/results_model.h"
-#include "ui/row_detail_pane.h"
+#include "ui/common/number_format.h"
+#include "ui/results/results_model.h"
+#include "ui/results/row_detail_pane.h"
 
 namespace sluice::ui {
 namespace {

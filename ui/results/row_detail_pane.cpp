@@ -1,4 +1,4 @@
-#include "ui/row_detail_pane.h"
+#include "ui/results/row_detail_pane.h"
 
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -11,7 +11,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "ui/number_format.h"
+#include "ui/common/number_format.h"
 
 namespace sluice::ui {
 namespace {

@@ -1,4 +1,4 @@
-#include "ui/serve_panel.h"
+#include "ui/serve/serve_panel.h"
 
 #include <QComboBox>
 #include <QFileInfo>

@@ -1,4 +1,4 @@
-#include "ui/dataset_panel.h"
+#include "ui/setup/dataset_panel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -25,10 +25,10 @@
 #include "engine/data/column_template.h"
 #include "engine/data/dataset_reader.h"
 #include "engine/data/field_value.h"
-#include "ui/file_drop.h"
-#include "ui/length_histogram.h"
-#include "ui/number_format.h"
-#include "ui/prompt_preview.h"
+#include "ui/common/length_histogram.h"
+#include "ui/common/number_format.h"
+#include "ui/setup/file_drop.h"
+#include "ui/setup/prompt_preview.h"
 
 namespace sluice::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/file_drop.h"
+#include "ui/setup/file_drop.h"
 
 #include <QDragEnterEvent>
 #include <QDropEvent>

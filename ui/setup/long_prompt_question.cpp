@@ -1,9 +1,9 @@
-#include "ui/long_prompt_question.h"
+#include "ui/setup/long_prompt_question.h"
 
 #include <QMessageBox>
 #include <QPushButton>
 
-#include "ui/number_format.h"
+#include "ui/common/number_format.h"
 
 namespace sluice::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/memory_plan_view.h"
+#include "ui/setup/memory_plan_view.h"
 
 #include <QFormLayout>
 #include <QLabel>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "ui/number_format.h"
+#include "ui/common/number_format.h"
 
 namespace sluice::ui {
 

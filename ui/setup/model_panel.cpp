@@ -1,4 +1,4 @@
-#include "ui/model_panel.h"
+#include "ui/setup/model_panel.h"
 
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -17,9 +17,9 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "ui/file_drop.h"
-#include "ui/memory_plan_view.h"
-#include "ui/number_format.h"
+#include "ui/common/number_format.h"
+#include "ui/setup/file_drop.h"
+#include "ui/setup/memory_plan_view.h"
 
 namespace sluice::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/parameters_panel.h"
+#include "ui/setup/parameters_panel.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -13,8 +13,8 @@
 
 #include "engine/core/error.h"
 #include "engine/runner/sampler.h"
-#include "ui/remote_servers_panel.h"
-#include "ui/structured_output_panel.h"
+#include "ui/setup/remote_servers_panel.h"
+#include "ui/setup/structured_output_panel.h"
 
 namespace sluice::ui {
 

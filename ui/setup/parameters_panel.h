@@ -59,6 +59,10 @@ class ParametersPanel final : public QWidget {
   // Writes the panel's sampling, structured output, engine and thread settings into spec, and
   // the remote servers' settings when "Remote server(s)…" is chosen (else none).
   void applyToSpec(sluice::GenerationSpec& spec) const;
+  // Shows spec's sampling, structured output, device, remote servers, engine and thread settings.
+  // A plain method, not a slot: a slot would make this header's moc code instantiate
+  // GenerationSpec's metatype before app/engine_worker.h declares it (Q_DECLARE_METATYPE).
+  void setFromSpec(const sluice::GenerationSpec& spec);
 
   bool isValid() const { return validationError().isEmpty(); }
   // Returns why the settings are invalid (sampling first, then structured output, then the remote
@@ -74,9 +78,6 @@ class ParametersPanel final : public QWidget {
   static QString formatStopStrings(const std::vector<std::string>& stops);
   // Parses the editor's text back: one stop string per line, escapes undone, empty lines skipped.
   static std::vector<std::string> parseStopStrings(const QString& text);
-
- public slots:
-  void setFromSpec(const sluice::GenerationSpec& spec);
 
  signals:
   void changed();

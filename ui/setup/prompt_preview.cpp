@@ -1,4 +1,4 @@
-#include "ui/prompt_preview.h"
+#include "ui/setup/prompt_preview.h"
 
 #include <QFontDatabase>
 #include <QLabel>
@@ -8,7 +8,7 @@
 #include "engine/data/column_template.h"
 #include "engine/data/dataset_format.h"
 #include "engine/data/dataset_reader.h"
-#include "ui/number_format.h"
+#include "ui/common/number_format.h"
 
 namespace sluice::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/remote_servers_panel.h"
+#include "ui/setup/remote_servers_panel.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>

@@ -1,7 +1,7 @@
-#include "ui/run_spec.h"
+#include "ui/setup/run_spec.h"
 
-#include "ui/dataset_panel.h"
-#include "ui/parameters_panel.h"
+#include "ui/setup/dataset_panel.h"
+#include "ui/setup/parameters_panel.h"
 
 namespace sluice::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/setup_steps.h"
+#include "ui/setup/setup_steps.h"
 
 #include <QButtonGroup>
 #include <QFrame>

@@ -1,4 +1,4 @@
-#include "ui/structured_output_panel.h"
+#include "ui/setup/structured_output_panel.h"
 
 #include <QComboBox>
 #include <QFile>

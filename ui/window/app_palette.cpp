@@ -1,4 +1,4 @@
-#include "ui/app_palette.h"
+#include "ui/window/app_palette.h"
 
 #include <QApplication>
 #include <QStyle>

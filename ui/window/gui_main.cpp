@@ -1,4 +1,4 @@
-#include "ui/gui_main.h"
+#include "ui/window/gui_main.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -11,16 +11,16 @@
 
 #include "app/headless_job.h"
 #include "engine/core/build_info.h"
-#include "ui/app_palette.h"
-#include "ui/job_compare_dialog.h"
-#include "ui/job_compare_model.h"
-#include "ui/jobs_view.h"
-#include "ui/main_window.h"
-#include "ui/parameters_panel.h"
-#include "ui/remote_servers_panel.h"
-#include "ui/screenshot_recorder.h"
-#include "ui/serve_panel.h"
-#include "ui/structured_output_panel.h"
+#include "ui/jobs/job_compare_dialog.h"
+#include "ui/jobs/job_compare_model.h"
+#include "ui/jobs/jobs_view.h"
+#include "ui/serve/serve_panel.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/setup/remote_servers_panel.h"
+#include "ui/setup/structured_output_panel.h"
+#include "ui/window/app_palette.h"
+#include "ui/window/main_window.h"
+#include "ui/window/screenshot_recorder.h"
 
 namespace sluice::ui {
 

@@ -11,9 +11,9 @@
 #include <optional>
 
 #include "app/engine_worker.h"
-#include "ui/app_settings.h"
-#include "ui/run_progress.h"
-#include "ui/run_summary.h"
+#include "ui/live/run_progress.h"
+#include "ui/live/run_summary.h"
+#include "ui/window/app_settings.h"
 
 class QLabel;
 class QMenu;

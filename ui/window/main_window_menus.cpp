@@ -9,12 +9,12 @@
 #include <QToolBar>
 
 #include "engine/core/build_info.h"
-#include "ui/dataset_panel.h"
-#include "ui/live_plots.h"
-#include "ui/main_window.h"
-#include "ui/model_panel.h"
-#include "ui/run_controls.h"
-#include "ui/setup_steps.h"
+#include "ui/live/live_plots.h"
+#include "ui/live/run_controls.h"
+#include "ui/setup/dataset_panel.h"
+#include "ui/setup/model_panel.h"
+#include "ui/setup/setup_steps.h"
+#include "ui/window/main_window.h"
 
 namespace sluice::ui {
 

@@ -4,11 +4,11 @@
 #include <QStatusBar>
 
 #include "app/engine_worker.h"
-#include "ui/kv_block_map_widget.h"
-#include "ui/live_plots.h"
-#include "ui/main_window.h"
-#include "ui/serve_panel.h"
-#include "ui/setup_steps.h"
+#include "ui/live/kv_block_map_widget.h"
+#include "ui/live/live_plots.h"
+#include "ui/serve/serve_panel.h"
+#include "ui/setup/setup_steps.h"
+#include "ui/window/main_window.h"
 
 namespace sluice::ui {
 

@@ -3,13 +3,13 @@
 // "3 Parameters: greedy · 256 tokens").
 #include <QFileInfo>
 
-#include "ui/dataset_panel.h"
-#include "ui/main_window.h"
-#include "ui/number_format.h"
-#include "ui/parameters_panel.h"
-#include "ui/remote_servers_panel.h"
-#include "ui/run_controls.h"
-#include "ui/setup_steps.h"
+#include "ui/common/number_format.h"
+#include "ui/live/run_controls.h"
+#include "ui/setup/dataset_panel.h"
+#include "ui/setup/parameters_panel.h"
+#include "ui/setup/remote_servers_panel.h"
+#include "ui/setup/setup_steps.h"
+#include "ui/window/main_window.h"
 
 namespace sluice::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/screenshot_recorder.h"
+#include "ui/window/screenshot_recorder.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>

@@ -1,4 +1,4 @@
-#include "ui/window_fit.h"
+#include "ui/window/window_fit.h"
 
 #include <algorithm>
 
