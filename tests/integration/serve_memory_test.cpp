@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -69,14 +70,27 @@ TEST(ServeMemory, LargeAnswersLeaveNoLastingFootprint) {
     answer_bytes = res->body.size();
   }
   EXPECT_GT(answer_bytes, static_cast<size_t>(num_choices) * kMiB / 2);
-  const size_t settled_bytes = server.status_bytes("VmRSS");
+  // The server trims its heap after it has sent an answer, so the client can read the answer
+  // before the trim: each reading waits for the resident size to settle (the same twice, 200 ms
+  // apart, within 10 s).
+  const auto settled_rss = [&server] {
+    size_t last = server.status_bytes("VmRSS");
+    for (int i = 0; i < 50; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const size_t now = server.status_bytes("VmRSS");
+      if (now == last) break;
+      last = now;
+    }
+    return last;
+  };
+  const size_t settled_bytes = settled_rss();
   for (int i = 0; i < (kIsSanitized ? 1 : 3); ++i) {
     auto res = server.client().Post("/v1/chat/completions", body, "application/json");
     ASSERT_TRUE(res);
     ASSERT_EQ(res->status, 200);
     EXPECT_EQ(res->body.size(), answer_bytes);
   }
-  const size_t after_bytes = server.status_bytes("VmRSS");
+  const size_t after_bytes = settled_rss();
   const size_t peak_bytes = server.status_bytes("VmHWM");
   if (kIsSanitized) return;  // the quarantine keeps freed memory resident
   EXPECT_LT(after_bytes, settled_bytes + 16 * kMiB)
