@@ -3,6 +3,9 @@
 // against each request alone, graphs on vs off, device sampling against the host sampler, and the
 // GPU memory plan (the models of published shapes against the CPU backend:
 // cuda_shapes_vs_cpu_test.cpp). Every test skips (never passes) without a CUDA device.
+// On the CPU kernel emulator (test::kIsEmulated), where a decode step of stories260K takes tens of
+// milliseconds, the engine runs use fewer prompts and output tokens; each test says what its
+// emulated run keeps (preemption, graph replays, forks, grammar masks: the same paths).
 #include "engine/backend/cuda/cuda_backend.h"
 
 #include <gtest/gtest.h>
@@ -53,15 +56,18 @@ std::vector<int32_t> greedy_ids(Backend& backend, int vocab, size_t count) {
 
 class CudaStories260K : public ::testing::TestWithParam<bool> {};  // param: CUDA graphs on
 
+// All 256 reference ids; the emulator checks the first 128 (the same single decode bucket).
 TEST_P(CudaStories260K, Fp32GreedyReproducesReferenceIds) {
   SLUICE_REQUIRE_CUDA();
   const auto model = load_model(test::shared_path("models/stories260K/llama2c/stories260K.bin"));
   CudaBackend backend(*model, fp32(GetParam()));
-  const auto expected = test::reference_generated_ids();
+  auto expected = test::reference_generated_ids();
+  if (test::kIsEmulated) expected.resize(128);
   EXPECT_EQ(greedy_ids(backend, model->config.vocab_size, expected.size()), expected);
   if (GetParam()) {
-    EXPECT_GT(backend.step_counters().num_graph_replays, 200);  // every decode step but the first
-    EXPECT_EQ(backend.step_counters().num_graph_captures, 1);   // one bucket: 1 request, <= 256
+    // Every decode step but the first.
+    EXPECT_GT(backend.step_counters().num_graph_replays, test::kIsEmulated ? 100 : 200);
+    EXPECT_EQ(backend.step_counters().num_graph_captures, 1);  // one bucket: 1 request, <= 256
   } else {
     EXPECT_EQ(backend.step_counters().num_graph_replays, 0);
   }
@@ -193,7 +199,6 @@ TEST(CudaQuantizedGguf, MixedFileDequantizedAtLoadAgreesWithCpu) {
 
 // ---- engine runs ---------------------------------------------------------------------------
 
-
 using Outputs = std::map<std::pair<size_t, uint32_t>, FinishedRequest>;
 
 std::unique_ptr<Engine> make_engine(const test::StoriesModel& model, Backend& backend,
@@ -223,21 +228,23 @@ Difference compare(const Outputs& batch, const Outputs& alone) {
 
 // 256 prompts of 20-90 tokens in a pool of 160 blocks (about a tenth of what they need): heavy
 // preemption. Each request is then run alone. With fp32 activations the two are expected to
-// agree; the differing rows (products of other shapes round differently) are reported. On the
-// emulator: 48 prompts in 40 blocks.
+// agree; the differing rows (products of other shapes round differently) are reported. The batch
+// of 256 is what this test is about on a GPU; the emulator keeps repeated preemption (more than
+// 5) and more than 8 requests in a step with 24 prompts of 32 output tokens in 32 blocks (about a
+// fifth of what they need), each then run alone.
 TEST(CudaBackendEngine, Batch256WithPreemptionAgainstAlone) {
   SLUICE_REQUIRE_CUDA();
   const test::StoriesModel model;
-  const size_t num_prompts = test::kIsEmulated ? 48 : 256;
+  const size_t num_prompts = test::kIsEmulated ? 24 : 256;
   std::vector<std::vector<int32_t>> prompts;
   for (const auto& text : test::alpaca_prompts(num_prompts)) prompts.push_back(model.encode(text));
   CudaBackend backend(*model.session.model, fp32());
-  const SamplingParams greedy{.max_tokens = 48};
+  const SamplingParams greedy{.max_tokens = test::kIsEmulated ? 32 : 48};
   test::RunStats stats;
   auto engine =
-      make_engine(model, backend, EngineConfig{.num_kv_blocks = test::kIsEmulated ? 40 : 160});
+      make_engine(model, backend, EngineConfig{.num_kv_blocks = test::kIsEmulated ? 32 : 160});
   const Outputs batch = test::run_all(*engine, prompts, greedy, &stats);
-  EXPECT_GT(stats.num_preemptions, test::kIsEmulated ? 10 : 20);
+  EXPECT_GT(stats.num_preemptions, test::kIsEmulated ? 5 : 20);
   EXPECT_GT(stats.max_scheduled_requests, 8);
   Outputs alone;
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -250,9 +257,10 @@ TEST(CudaBackendEngine, Batch256WithPreemptionAgainstAlone) {
   ASSERT_EQ(batch.size(), alone.size());
   const Difference d = compare(batch, alone);
   std::printf(
-      "batch of %zu (%lld preemptions) vs alone, fp32: %d rows differ, first at output "
-      "position %d\n",
-      num_prompts, static_cast<long long>(stats.num_preemptions), d.num_rows, d.first_position);
+      "batch of %zu (%lld preemptions, up to %d requests a step) vs alone, fp32: %d rows differ, "
+      "first at output position %d\n",
+      num_prompts, static_cast<long long>(stats.num_preemptions), stats.max_scheduled_requests,
+      d.num_rows, d.first_position);
   ::testing::Test::RecordProperty("differing_rows", d.num_rows);
   ::testing::Test::RecordProperty("first_differing_position", d.first_position);
   EXPECT_LE(d.num_rows, 5) << "first difference at output position " << d.first_position;
@@ -263,14 +271,16 @@ TEST(CudaBackendEngine, Batch256WithPreemptionAgainstAlone) {
 // On the emulator, whose cuBLAS sums every element in a fixed order, the token ids must be equal
 // to the one-at-a-time run; on a GPU the differing rows are printed (cuBLAS picks its kernels by
 // batch size, and the decode and tiled attention kernels round differently) and kept few.
+// The emulator runs every schedule on 12 prompts of 20 output tokens (the small pool of 20
+// blocks still preempts, chunks of 13 tokens still split prompts).
 TEST(CudaBackendEngine, SchedulesAgreeWithOneAtATime) {
   SLUICE_REQUIRE_CUDA();
   const test::StoriesModel model;
-  const size_t num_prompts = test::kIsEmulated ? 24 : 300;
+  const size_t num_prompts = test::kIsEmulated ? 12 : 300;
   std::vector<std::vector<int32_t>> prompts;
   for (const auto& text : test::alpaca_prompts(num_prompts)) prompts.push_back(model.encode(text));
   CudaBackend backend(*model.session.model, fp32());
-  const SamplingParams greedy{.max_tokens = 32};
+  const SamplingParams greedy{.max_tokens = test::kIsEmulated ? 20 : 32};
   const auto run = [&](const EngineConfig& config, test::RunStats* stats) {
     auto engine = make_engine(model, backend, config);
     return test::run_all(*engine, prompts, greedy, stats);
@@ -310,20 +320,23 @@ TEST(CudaBackendEngine, SchedulesAgreeWithOneAtATime) {
 
 // Graphs change how decode steps are launched, never what they compute: padded decode batches
 // run the same launches either way, so the tokens are identical (bf16, seeded sampling, a pool
-// small enough to preempt; 16 prompts in 24 blocks on the emulator).
+// small enough to preempt; 8 prompts of 32 output tokens in 16 blocks on the emulator).
 TEST(CudaBackendEngine, GraphsOnAndOffGiveIdenticalTokens) {
   SLUICE_REQUIRE_CUDA();
   const test::StoriesModel model;
   std::vector<std::vector<int32_t>> prompts;
-  for (const auto& text : test::alpaca_prompts(test::kIsEmulated ? 16 : 64))
+  for (const auto& text : test::alpaca_prompts(test::kIsEmulated ? 8 : 64))
     prompts.push_back(model.encode(text));
-  const SamplingParams seeded{
-      .temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 1234, .max_tokens = 40};
+  const SamplingParams seeded{.temperature = 0.9f,
+                              .top_k = 40,
+                              .top_p = 0.95f,
+                              .seed = 1234,
+                              .max_tokens = test::kIsEmulated ? 32 : 40};
   Outputs runs[2];
   for (const bool graphs : {false, true}) {
     CudaBackend backend(*model.session.model, CudaBackendOptions{.enable_cuda_graphs = graphs});
     auto engine =
-        make_engine(model, backend, EngineConfig{.num_kv_blocks = test::kIsEmulated ? 24 : 96});
+        make_engine(model, backend, EngineConfig{.num_kv_blocks = test::kIsEmulated ? 16 : 96});
     runs[graphs ? 1 : 0] = test::run_all(*engine, prompts, seeded);
     if (graphs) {
       EXPECT_GT(backend.step_counters().num_graph_replays, 30);
@@ -338,12 +351,13 @@ TEST(CudaBackendEngine, GraphsOnAndOffGiveIdenticalTokens) {
 }
 
 // The engine samples on the device by default; with the same logits (fp32, one backend) that
-// draws the same tokens as sampling on the host, for mixed settings and n > 1 forks.
+// draws the same tokens as sampling on the host, for mixed settings and n > 1 forks (6 prompts
+// of 24 output tokens on the emulator, 48 of 48 on a GPU).
 TEST(CudaBackendEngine, DeviceSamplingGivesTheHostSamplersTokens) {
   SLUICE_REQUIRE_CUDA();
   const test::StoriesModel model;
   std::vector<std::vector<int32_t>> prompts;
-  for (const auto& text : test::alpaca_prompts(test::kIsEmulated ? 12 : 48))
+  for (const auto& text : test::alpaca_prompts(test::kIsEmulated ? 6 : 48))
     prompts.push_back(model.encode(text));
   const SamplingParams seeded{.n = 2,
                               .temperature = 0.9f,
@@ -353,11 +367,12 @@ TEST(CudaBackendEngine, DeviceSamplingGivesTheHostSamplersTokens) {
                               .repetition_penalty = 1.1f,
                               .frequency_penalty = 0.2f,
                               .seed = 99,
-                              .max_tokens = 48};
+                              .max_tokens = test::kIsEmulated ? 24 : 48};
   CudaBackend backend(*model.session.model, fp32());
   Outputs runs[2];
   for (const bool on_device : {false, true}) {
-    auto engine = make_engine(model, backend, EngineConfig{.num_kv_blocks = 256, .sample_on_device = on_device});
+    auto engine = make_engine(model, backend,
+                              EngineConfig{.num_kv_blocks = 256, .sample_on_device = on_device});
     runs[on_device ? 1 : 0] = test::run_all(*engine, prompts, seeded);
   }
   ASSERT_EQ(runs[0].size(), runs[1].size());
@@ -368,12 +383,12 @@ TEST(CudaBackendEngine, DeviceSamplingGivesTheHostSamplersTokens) {
 
 // Constrained rows sample on the device too, their grammar masks built while the forward pass
 // runs and uploaded with the sampling parameters: the same tokens as the host's mask and
-// sampler, and every finished row valid.
+// sampler, and every finished row valid (5 prompts per grammar on the emulator, 48 on a GPU).
 TEST(CudaBackendEngine, ConstrainedRowsSampleOnTheDeviceAsOnTheHost) {
   SLUICE_REQUIRE_CUDA();
   const test::StoriesModel model;
   std::vector<std::vector<int32_t>> prompts;
-  for (const auto& text : test::alpaca_prompts(test::kIsEmulated ? 8 : 48))
+  for (const auto& text : test::alpaca_prompts(test::kIsEmulated ? 5 : 48))
     prompts.push_back(model.encode(text));
   const auto schema = std::make_shared<const Grammar>(json_schema_grammar(
       R"({"type":"object","properties":{"name":{"type":"string","maxLength":6},
