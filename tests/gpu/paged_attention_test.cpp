@@ -7,6 +7,10 @@
 // request dropped from its table (-1) or pointing at a block of NaN.
 // Tolerance: |got - ref| <= abs + rel * |ref| with FP32 (1e-4, 1e-4) and BF16/FP16 (1e-5, 2e-2).
 // The reference reads the same rounded q/K/V, so the 16-bit error is the output's rounding.
+// On the CPU kernel emulator (test::kIsEmulated), where a block of 128 threads costs about a
+// millisecond, the long contexts and prompts shrink to what still crosses the same edges (see
+// kLongContext; each test says what else it keeps); the head layouts, block sizes, dtypes,
+// tunings and options stay.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -393,9 +397,15 @@ struct DtypeNames {
 using AttentionDtypes = ::testing::Types<float, __nv_bfloat16, __half>;
 TYPED_TEST_SUITE(PagedAttentionTest, AttentionDtypes, DtypeNames);
 
-// Contexts at block edges (15, 16, 17), just under a decode partition (511) and just past 4096.
+// A long context: one position past a multiple of the default 512-position decode partition,
+// so split-KV runs several full partitions and a last one of a single key (9 partitions of 512,
+// 86 of 48 on a GPU; 4 and 33 on the emulator). Contexts past 16384, where the partitions grow,
+// are in OddBlockSizesAndVeryLongContext.
+constexpr int kLongContext = test::kIsEmulated ? 1537 : 4097;
+
+// Contexts at block edges (15, 16, 17), just under a decode partition (511) and a long one.
 const std::vector<RequestSpec> kDecodeBatch = {{1, 1},  {15, 1},  {16, 1},
-                                               {17, 1}, {511, 1}, {4097, 1}};
+                                               {17, 1}, {511, 1}, {kLongContext, 1}};
 
 TYPED_TEST(PagedAttentionTest, DecodeBatchLlama3BlockSize16) {
   SLUICE_REQUIRE_CUDA();
@@ -409,40 +419,56 @@ TYPED_TEST(PagedAttentionTest, DecodeBatchQwen25BlockSize32) {
 
 TYPED_TEST(PagedAttentionTest, PrefillBatchQwen25) {
   SLUICE_REQUIRE_CUDA();
-  // Whole prompts: seven query heads per KV head, so query tiles split tokens' head groups.
-  check_against_reference<TypeParam>(kQwen25_7B, 32,
-                                     {{15, 15}, {16, 16}, {17, 17}, {1, 1}, {511, 511}}, 3);
+  // Whole prompts: seven query heads per KV head, so query tiles split tokens' head groups. The
+  // long prompt is 511 tokens on a GPU, 200 on the emulator (still many query and key tiles,
+  // ending mid-block).
+  const int long_prompt = test::kIsEmulated ? 200 : 511;
+  check_against_reference<TypeParam>(
+      kQwen25_7B, 32, {{15, 15}, {16, 16}, {17, 17}, {1, 1}, {long_prompt, long_prompt}}, 3);
   check_against_reference<TypeParam>(kLlama3_8B, 16, {{17, 17}, {130, 130}}, 4);
 }
 
 TYPED_TEST(PagedAttentionTest, MixedBatchMistral) {
   SLUICE_REQUIRE_CUDA();
   // Decode requests, a fresh prompt, and chunked prefill resuming mid-block (500 = 31 * 16 + 4),
-  // at a block edge (32) and deep in a long context.
-  check_against_reference<TypeParam>(
-      kMistral7B, 16, {{4097, 1}, {17, 17}, {600, 100}, {1, 1}, {16, 1}, {64, 32}, {4097, 40}}, 5);
+  // at a block edge (32) and deep in a long context. The emulator's chunks are shorter: 40 and
+  // 16 queries instead of 100 and 40 (the same resume point 500, still many key tiles deep).
+  const int chunk = test::kIsEmulated ? 40 : 100, deep_chunk = test::kIsEmulated ? 16 : 40;
+  check_against_reference<TypeParam>(kMistral7B, 16,
+                                     {{kLongContext, 1},
+                                      {17, 17},
+                                      {500 + chunk, chunk},
+                                      {1, 1},
+                                      {16, 1},
+                                      {64, 32},
+                                      {kLongContext, deep_chunk}},
+                                     5);
 }
 
 TYPED_TEST(PagedAttentionTest, Stories260K) {
   SLUICE_REQUIRE_CUDA();
   check_against_reference<TypeParam>(kStories260K, 16, kDecodeBatch, 6);
   check_against_reference<TypeParam>(
-      kStories260K, 32, {{15, 15}, {511, 64}, {1, 1}, {17, 1}, {4097, 1}, {200, 200}}, 7);
+      kStories260K, 32, {{15, 15}, {511, 64}, {1, 1}, {17, 1}, {kLongContext, 1}, {200, 200}}, 7);
 }
 
 // Block sizes that are not powers of two (a block boundary falls anywhere in a tile or split
-// piece) and a context past 16384, where split pieces grow beyond 512 positions.
+// piece) and a context past 16384, where split pieces grow beyond 512 positions. The emulator
+// keeps the contexts (16384 is the edge) and Llama 3's head size and group of 4 query heads per
+// KV head, on 4 query heads instead of 32.
 TYPED_TEST(PagedAttentionTest, OddBlockSizesAndVeryLongContext) {
   SLUICE_REQUIRE_CUDA();
-  check_against_reference<TypeParam>(kLlama3_8B, 5, {{1, 1}, {4, 1}, {5, 1}, {6, 1}, {97, 1}, {300, 41}}, 37);
+  check_against_reference<TypeParam>(kLlama3_8B, 5,
+                                     {{1, 1}, {4, 1}, {5, 1}, {6, 1}, {97, 1}, {300, 41}}, 37);
   check_against_reference<TypeParam>(kMistral7B, 7, {{13, 13}, {700, 1}, {64, 9}}, 38);
-  check_against_reference<TypeParam>(kLlama3_8B, 16, {{16385, 1}, {20000, 3}}, 39);
+  constexpr HeadShape kVeryLongShape = test::kIsEmulated ? HeadShape{4, 1, 128} : kLlama3_8B;
+  check_against_reference<TypeParam>(kVeryLongShape, 16, {{16385, 1}, {20000, 3}}, 39);
 }
 
 TYPED_TEST(PagedAttentionTest, MultiHeadAttention64) {
   SLUICE_REQUIRE_CUDA();
-  check_against_reference<TypeParam>(kMha64, 16,
-                                     {{4097, 1}, {33, 33}, {511, 1}, {300, 77}, {16, 16}}, 8);
+  check_against_reference<TypeParam>(
+      kMha64, 16, {{kLongContext, 1}, {33, 33}, {511, 1}, {300, 77}, {16, 16}}, 8);
 }
 
 TYPED_TEST(PagedAttentionTest, HeadDims80And96) {
@@ -476,14 +502,18 @@ TYPED_TEST(PagedAttentionTest, QueryHeadGroupSizes) {
 
 TYPED_TEST(PagedAttentionTest, PeakedScores) {
   SLUICE_REQUIRE_CUDA();
-  // Large scores, so a late key can take over the running max of the online softmax.
-  check_against_reference<TypeParam>(kLlama3_8B, 16, {{2000, 1}, {300, 300}, {1500, 64}}, 34, {},
-                                     8.0f);
+  // Large scores, so a late key can take over the running max of the online softmax. The
+  // emulator keeps a decode over 3 partitions and prompts over 5 and 22 key tiles.
+  const std::vector<RequestSpec> batch =
+      test::kIsEmulated ? std::vector<RequestSpec>{{1100, 1}, {160, 160}, {700, 64}}
+                        : std::vector<RequestSpec>{{2000, 1}, {300, 300}, {1500, 64}};
+  check_against_reference<TypeParam>(kLlama3_8B, 16, batch, 34, {}, 8.0f);
 }
 
 TYPED_TEST(PagedAttentionTest, SplitKvAgreesWithSinglePass) {
   SLUICE_REQUIRE_CUDA();
-  const std::vector<RequestSpec> batch = {{4097, 1}, {1000, 1}, {513, 1}, {512, 1}, {100, 1}};
+  const std::vector<RequestSpec> batch = {
+      {kLongContext, 1}, {1000, 1}, {513, 1}, {512, 1}, {100, 1}};
   const AttentionCase<TypeParam> c = make_case<TypeParam>(kLlama3_8B, 16, batch, 35);
   PagedAttentionTuning single_pass, split_default, split_small;
   single_pass.decode_partition_size = -1;
@@ -535,9 +565,11 @@ TYPED_TEST(PagedAttentionTest, QueryRowsInsideFusedQkvRows) {
     for (const bool is_tiled : {false, true}) {
       SCOPED_TRACE(std::string(is_tiled ? "tiled" : "decode") + " pass, head_dim " +
                    std::to_string(shape.head_dim));
-      // Decode with split-KV partitions, a whole prompt, chunked prefill, a one-token context.
-      AttentionCase<T> c =
-          make_case<T>(shape, 16, {{4097, 1}, {17, 17}, {600, 100}, {1, 1}, {64, 1}}, 12);
+      // Decode with split-KV partitions, a whole prompt, chunked prefill (100 queries from
+      // position 500; 40 on the emulator), a one-token context.
+      const int chunk = test::kIsEmulated ? 40 : 100;
+      AttentionCase<T> c = make_case<T>(
+          shape, 16, {{kLongContext, 1}, {17, 17}, {500 + chunk, chunk}, {1, 1}, {64, 1}}, 12);
       const size_t q_size = static_cast<size_t>(shape.num_heads) * shape.head_dim;
       const size_t stride = q_size + 2 * static_cast<size_t>(shape.num_kv_heads) * shape.head_dim;
       const size_t num_tokens = c.q.size() / q_size;
