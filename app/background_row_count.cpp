@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/data/dataset_row_count.h"
+#include "engine/input/dataset_row_count.h"
 
 namespace sluice {
 

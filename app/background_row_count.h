@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/data/dataset_format.h"
+#include "engine/input/dataset_format.h"
 
 namespace sluice {
 

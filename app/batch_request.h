@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "app/server/completion_request.h"
-#include "engine/data/dataset_row.h"
+#include "engine/input/dataset_row.h"
 #include "engine/sched/sampling_params.h"
 
 namespace sluice {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/data/exporters.h"
+#include "engine/export/exporters.h"
 #include "engine/jobs/row_result.h"
 
 namespace sluice {

@@ -1,7 +1,7 @@
 #include "app/batch_rows.h"
 
 #include "engine/core/error.h"
-#include "engine/data/dataset_reader.h"
+#include "engine/input/dataset_reader.h"
 
 namespace sluice {
 

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "app/batch_request.h"
-#include "engine/data/dataset_row.h"
-#include "engine/data/prompt_builder.h"
 #include "engine/grammar/grammar_source.h"
+#include "engine/input/dataset_row.h"
+#include "engine/input/prompt_builder.h"
 #include "engine/jobs/row_result.h"
 #include "engine/sched/sampling_params.h"
 #include "engine/tokenizer/tokenizer.h"

@@ -9,7 +9,7 @@
 #include "app/batch_response.h"
 #include "engine/backend/device.h"
 #include "engine/core/error.h"
-#include "engine/data/exporters.h"
+#include "engine/export/exporters.h"
 #include "engine/jobs/job_table.h"
 
 namespace sluice {

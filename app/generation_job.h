@@ -23,8 +23,8 @@
 #include "app/output_row.h"
 #include "app/row_schemas.h"
 #include "app/service_lease.h"
-#include "engine/data/dataset_reader.h"
-#include "engine/data/prompt_builder.h"
+#include "engine/input/dataset_reader.h"
+#include "engine/input/prompt_builder.h"
 #include "engine/jobs/job_lock.h"
 #include "engine/jobs/job_store.h"
 

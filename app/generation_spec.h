@@ -7,10 +7,10 @@
 #include <string>
 
 #include "app/remote/remote_spec.h"
-#include "engine/data/dataset_format.h"
-#include "engine/data/prompt_builder.h"
 #include "engine/engine.h"
 #include "engine/grammar/grammar_source.h"
+#include "engine/input/dataset_format.h"
+#include "engine/input/prompt_builder.h"
 #include "engine/sched/sampling_params.h"
 
 namespace sluice {

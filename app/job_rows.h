@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "app/generation_spec.h"
-#include "engine/data/dataset_row.h"
-#include "engine/data/prompt_builder.h"
 #include "engine/engine.h"
+#include "engine/input/dataset_row.h"
+#include "engine/input/prompt_builder.h"
 #include "engine/jobs/row_result.h"
 
 namespace sluice {

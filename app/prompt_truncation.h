@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/data/prompt_builder.h"
+#include "engine/input/prompt_builder.h"
 
 namespace sluice {
 

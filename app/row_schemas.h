@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "engine/data/dataset_row.h"
 #include "engine/grammar/grammar_source.h"
+#include "engine/input/dataset_row.h"
 #include "engine/jobs/row_result.h"
 
 namespace sluice {

@@ -22,7 +22,7 @@ using detail::Vec;
 constexpr int kThreads = 256;
 
 // The activations of a gated feed-forward, each as the CPU backend computes it
-// (engine/backend/cpu_ops.cpp), in float.
+// (engine/backend/cpu/cpu_ops.cpp), in float.
 enum class Gate { Silu, GeluTanh };
 
 template <Gate kGate>

@@ -13,10 +13,10 @@
 #include "engine/backend/device.h"
 #include "engine/core/error.h"
 #include "engine/core/mapped_file.h"
-#include "engine/data/dataset_reader.h"
-#include "engine/data/field_discovery.h"
-#include "engine/data/prompt_builder.h"
 #include "engine/grammar/grammar_cache.h"
+#include "engine/input/dataset_reader.h"
+#include "engine/input/field_discovery.h"
+#include "engine/input/prompt_builder.h"
 #include "engine/model/dummy_model.h"
 #include "engine/model/gguf_writer.h"
 

@@ -7,9 +7,9 @@
 #include "app/cli/bench_http.h"
 #include "app/cli/cli_options.h"
 #include "engine/core/error.h"
-#include "engine/data/dataset_reader.h"
-#include "engine/data/field_discovery.h"
-#include "engine/data/prompt_builder.h"
+#include "engine/input/dataset_reader.h"
+#include "engine/input/field_discovery.h"
+#include "engine/input/prompt_builder.h"
 
 namespace sluice::cli {
 

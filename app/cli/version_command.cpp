@@ -2,8 +2,8 @@
 #include <string>
 
 #include "app/cli/cli_command.h"
-#include "engine/backend/cpu_gemm.h"
-#include "engine/backend/cpu_quant_dot.h"
+#include "engine/backend/cpu/cpu_gemm.h"
+#include "engine/backend/cpu/cpu_quant_dot.h"
 #include "engine/backend/device.h"
 #include "engine/core/build_info.h"
 #include "engine/core/dtype.h"

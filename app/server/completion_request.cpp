@@ -8,8 +8,8 @@
 #include "engine/core/error.h"
 #include "engine/core/json_depth.h"
 #include "engine/core/json_parse.h"
-#include "engine/data/utf8_validation.h"
-#include "engine/runner/token_logprobs.h"
+#include "engine/input/utf8_validation.h"
+#include "engine/sched/token_logprobs.h"
 
 namespace sluice {
 

@@ -11,7 +11,7 @@
 
 #include <optional>
 
-#include "engine/data/chat_message.h"
+#include "engine/core/chat_message.h"
 #include "engine/grammar/grammar_source.h"
 #include "engine/sched/sampling_params.h"
 

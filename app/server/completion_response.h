@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "app/server/completion_request.h"
-#include "engine/runner/token_logprobs.h"
 #include "engine/sched/request.h"
+#include "engine/sched/token_logprobs.h"
 
 namespace sluice {
 

@@ -22,7 +22,7 @@
 #include "app/server/stream_response.h"
 #include "app/server/whole_response.h"
 #include "engine/core/error.h"
-#include "engine/data/dataset_reader.h"
+#include "engine/input/dataset_reader.h"
 
 namespace sluice {
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "app/server/in_flight_budget.h"
-#include "engine/data/prompt_builder.h"
+#include "engine/input/prompt_builder.h"
 #include "engine/service/engine_service.h"
 
 namespace httplib {

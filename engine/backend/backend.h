@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/runner/batch_inputs.h"
-#include "engine/runner/sampler.h"
+#include "engine/backend/batch_inputs.h"
 #include "engine/sched/sampling_params.h"
 
 namespace sluice {

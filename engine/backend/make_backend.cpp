@@ -1,6 +1,6 @@
 #include "engine/backend/make_backend.h"
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/device.h"
 #ifdef SLUICE_HAS_CUDA
 #include "engine/backend/cuda/cuda_backend.h"

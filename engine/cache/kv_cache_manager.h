@@ -22,7 +22,7 @@
 
 #include "engine/cache/block_copy.h"
 #include "engine/cache/block_pool.h"
-#include "engine/sched/request_id.h"
+#include "engine/core/request_id.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // consecutive blocks. `d` and `dmin` are IEEE half-precision bit patterns (f16_to_f32).
 //
 // Element order inside a block follows ggml exactly; dequantization (dequantize.cpp) and the
-// quantized dot products (engine/backend/cpu_quant_*) are the only code that interprets them.
+// quantized dot products (engine/backend/cpu/cpu_quant_*) are the only code that interprets them.
 #pragma once
 
 #include <cstdint>

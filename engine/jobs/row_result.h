@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/data/chat_message.h"
+#include "engine/core/chat_message.h"
 
 namespace sluice {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
-#include "engine/runner/batch_inputs.h"
+#include "engine/backend/batch_inputs.h"
 #include "engine/sched/scheduler_output.h"
 
 namespace sluice {

@@ -11,8 +11,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/core/request_id.h"
 #include "engine/runner/stop_strings.h"
-#include "engine/sched/request_id.h"
 #include "engine/sched/sampling_params.h"
 #include "engine/tokenizer/streaming_detokenizer.h"
 #include "engine/tokenizer/tokenizer.h"

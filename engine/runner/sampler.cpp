@@ -10,7 +10,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/philox.h"
-#include "engine/runner/token_logprobs.h"
+#include "engine/sched/token_logprobs.h"
 
 namespace sluice {
 namespace {

@@ -21,14 +21,6 @@
 
 namespace sluice {
 
-// What the sampler needs to know about a request beyond its logits.
-struct SamplingContext {
-  std::span<const int32_t> prompt_token_ids;  // [num_prompt_tokens]
-  std::span<const int32_t> output_token_ids;  // [num_output_tokens] generated so far
-  uint64_t request_key = 0;  // stable per request across runs (e.g. the row id); keys the RNG
-  uint32_t sample_idx = 0;   // which of the params.n samples of the prompt this is
-};
-
 // One token still in the running during a draw (scratch of Sampler, public only for its size).
 struct SamplingCandidate {
   double weight;  // exp((logit - max_logit) / temperature), unnormalised, > 0

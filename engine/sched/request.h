@@ -5,9 +5,9 @@
 // both alike, and a prefix hit may cover outputs as well as the prompt.
 #pragma once
 
-#include "engine/runner/token_logprobs.h"
-#include "engine/sched/request_id.h"
+#include "engine/core/request_id.h"
 #include "engine/sched/sampling_params.h"
+#include "engine/sched/token_logprobs.h"
 
 #include <chrono>
 #include <cstdint>

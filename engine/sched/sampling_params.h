@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,20 @@ struct SamplingParams {
   std::vector<int32_t> stop_token_ids;  // extra ids that end generation (not included)
   bool ignore_eos = false;              // keep going past EOS (benchmarks)
   // -1: none; k >= 0: each output token's log-probability and the k likeliest tokens' (at most
-  // kMaxTopLogprobs), from the model's raw distribution (engine/runner/token_logprobs.h).
+  // kMaxTopLogprobs), from the model's raw distribution (engine/sched/token_logprobs.h).
   int logprobs = -1;
   // Constrains the output to the sentences of this grammar source (null: free text); shared,
   // never changed. A request carries the source, not a compiled grammar: whoever runs it compiles
   // it (the engine service through its GrammarCache; a remote server itself).
   std::shared_ptr<const GrammarSource> grammar;
+};
+
+// What the sampler needs to know about a request beyond its logits.
+struct SamplingContext {
+  std::span<const int32_t> prompt_token_ids;  // [num_prompt_tokens]
+  std::span<const int32_t> output_token_ids;  // [num_output_tokens] generated so far
+  uint64_t request_key = 0;  // stable per request across runs (e.g. the row id); keys the RNG
+  uint32_t sample_idx = 0;   // which of the params.n samples of the prompt this is
 };
 
 }  // namespace sluice

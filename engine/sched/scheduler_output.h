@@ -4,7 +4,7 @@
 #pragma once
 
 #include "engine/cache/block_copy.h"
-#include "engine/sched/request_id.h"
+#include "engine/core/request_id.h"
 
 #include <cstdint>
 #include <vector>

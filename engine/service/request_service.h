@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/chat_message.h"
 #include "engine/core/error.h"
-#include "engine/data/chat_message.h"
 #include "engine/grammar/grammar_source.h"
 #include "engine/kv_block_map.h"
 #include "engine/sched/sampling_params.h"

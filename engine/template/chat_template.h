@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/data/chat_message.h"
+#include "engine/core/chat_message.h"
 #include "engine/template/template_error.h"
 
 namespace sluice {

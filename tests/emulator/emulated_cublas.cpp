@@ -4,7 +4,7 @@
 // deferred and captured into graphs like a kernel. It computes in fp32: the operands are widened
 // from their type, the result rounded once to the output type (round to nearest even), which is
 // what CUBLAS_COMPUTE_32F without reduced-precision reductions promises. Every element is summed
-// in the CPU backend's fixed order (engine/backend/cpu_gemm.h), so within the emulator a
+// in the CPU backend's fixed order (engine/backend/cpu/cpu_gemm.h), so within the emulator a
 // token's products do not depend on the batch: what differs between schedules there comes from
 // the kernels, which is what the emulated determinism tests are after.
 #include <bit>
@@ -16,7 +16,7 @@
 #include "cublas_v2.h"
 #include "cuda_bf16.h"
 #include "cuda_fp16.h"
-#include "engine/backend/cpu_gemm.h"
+#include "engine/backend/cpu/cpu_gemm.h"
 
 struct cublasContext {
   cudaStream_t stream = nullptr;

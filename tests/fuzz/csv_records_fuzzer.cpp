@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/data/csv_record_reader.h"
+#include "engine/input/csv_record_reader.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_input_file.h"
 

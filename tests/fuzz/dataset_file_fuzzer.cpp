@@ -10,7 +10,7 @@
 #include <string>
 
 #include "engine/core/error.h"
-#include "engine/data/dataset_reader.h"
+#include "engine/input/dataset_reader.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_input_file.h"
 

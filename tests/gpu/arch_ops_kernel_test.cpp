@@ -1,6 +1,6 @@
 // The kernels behind the options of the model definition that go beyond Llama (Qwen3, Gemma 2/3):
 // scaled embeddings, q/k head norms, a plain in-place RMSNorm (the post norms), GeGLU and the
-// final logit soft-cap, against the CPU backend's reference code (engine/backend/cpu_ops.h and
+// final logit soft-cap, against the CPU backend's reference code (engine/backend/cpu/cpu_ops.h and
 // CpuBackend::Ops), for float, bf16 and fp16, on odd sizes. Tolerances as in kernel_ops_test.cpp
 // (|gpu - ref| <= tol * (1 + |ref|)): 1e-4 for float, 2e-2 for bf16 and fp16; the scaled
 // embedding is compared bit for bit (one float product rounded once, as the CPU backend's fp32
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/backend/cpu_ops.h"
+#include "engine/backend/cpu/cpu_ops.h"
 #include "kernels/elementwise.cuh"
 #include "kernels/embedding.cuh"
 #include "kernels/head_norm.cuh"

@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/backend/borrowed_backend.h"
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/grammar/grammar_matcher.h"
 #include "engine/grammar/json_schema_grammar.h"
 #include "engine/grammar/regex_grammar.h"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_buffer.h"
 #include "engine/backend/cuda/cuda_weights.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/model/model.h"
 #include "tests/gpu/gpu_test_support.h"

@@ -19,7 +19,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine/backend/cpu_ops.h"
+#include "engine/backend/cpu/cpu_ops.h"
 #include "engine/core/dtype.h"
 #include "engine/core/quant_blocks.h"
 #include "kernels/block_copy.cuh"

@@ -3,7 +3,7 @@
 // tables, on the head layouts of real models, block sizes 16 and 32, contexts around block and
 // partition edges, decode-only, prefill-only, mixed and chunked-prefill batches; and the
 // per-layer options (scale, logit soft-cap, sliding window) against both the reference and the
-// CPU attention (engine/backend/cpu_attention), with the blocks outside every window of a
+// CPU attention (engine/backend/cpu/cpu_attention), with the blocks outside every window of a
 // request dropped from its table (-1) or pointing at a block of NaN.
 // Tolerance: |got - ref| <= abs + rel * |ref| with FP32 (1e-4, 1e-4) and BF16/FP16 (1e-5, 2e-2).
 // The reference reads the same rounded q/K/V, so the 16-bit error is the output's rounding.
@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/backend/cpu_attention.h"
+#include "engine/backend/cpu/cpu_attention.h"
 #include "kernels/paged_attention.cuh"
 #include "kernels/paged_attention_tuning.cuh"
 #include "tests/gpu/gpu_test_support.h"
@@ -305,7 +305,7 @@ void check_against_reference(const HeadShape& shape, int block_size,
                    ", block size " + std::to_string(block_size));
 }
 
-// The CPU attention (engine/backend/cpu_attention) over the same batch: the cache converted to
+// The CPU attention (engine/backend/cpu/cpu_attention) over the same batch: the cache converted to
 // its layout (K transposed within a block), the same block tables, q rounded as the kernel reads
 // it. [num_tokens, num_heads * head_dim]
 template <typename T>

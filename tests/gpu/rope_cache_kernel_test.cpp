@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/backend/cpu_ops.h"
+#include "engine/backend/cpu/cpu_ops.h"
 #include "engine/core/thread_pool.h"
 #include "kernels/rope_cache.cuh"
 #include "tests/gpu/gpu_test_support.h"

@@ -19,7 +19,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "engine/data/exporters.h"
+#include "engine/export/exporters.h"
 #include "engine/jobs/job_store.h"
 #include "tests/support/test_paths.h"
 #include "ui/jobs/job_compare_dialog.h"

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "engine/core/error.h"
-#include "engine/data/exporters.h"
+#include "engine/export/exporters.h"
 #include "engine/jobs/job_store.h"
 #include "engine/jobs/job_table.h"
 #include "engine/jobs/pair_pick_store.h"

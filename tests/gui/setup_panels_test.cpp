@@ -12,9 +12,9 @@
 #include <memory>
 
 #include "app/run_snapshots.h"
-#include "engine/data/dataset_reader.h"
-#include "engine/data/field_discovery.h"
-#include "engine/data/prompt_builder.h"
+#include "engine/input/dataset_reader.h"
+#include "engine/input/field_discovery.h"
+#include "engine/input/prompt_builder.h"
 #include "engine/memory_plan.h"
 #include "engine/model_session.h"
 #include "tests/support/test_paths.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/runner/batch_inputs.h"
+#include "engine/backend/batch_inputs.h"
 
 namespace sluice::test {
 

@@ -17,7 +17,7 @@
 #include <exception>
 #include <string>
 
-#include "engine/data/export_dpo.h"
+#include "engine/export/export_dpo.h"
 #include "engine/jobs/job_store.h"
 #include "engine/jobs/job_table.h"
 #include "ui/common/number_format.h"

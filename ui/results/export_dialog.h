@@ -1,4 +1,4 @@
-// Export a job to a training format: pick the format (engine/data/exporters.h), the DPO rule and
+// Export a job to a training format: pick the format (engine/export/exporters.h), the DPO rule and
 // score field, for CSV whether JSON outputs' fields get their own columns (ticked by default for
 // a job with a JSON Schema grammar), whether failed rows go in (the dialog says in words whether
 // they do, and how many the job has), and the output file (by default beside the job's instruction
@@ -14,7 +14,7 @@
 #include <QFutureWatcher>
 #include <QString>
 
-#include "engine/data/exporters.h"
+#include "engine/export/exporters.h"
 
 class QCheckBox;
 class QComboBox;

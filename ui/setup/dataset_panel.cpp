@@ -22,9 +22,9 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
-#include "engine/data/column_template.h"
-#include "engine/data/dataset_reader.h"
-#include "engine/data/field_value.h"
+#include "engine/input/column_template.h"
+#include "engine/input/dataset_reader.h"
+#include "engine/input/field_value.h"
 #include "ui/common/length_histogram.h"
 #include "ui/common/number_format.h"
 #include "ui/setup/file_drop.h"

@@ -14,8 +14,8 @@
 
 #include "app/generation_spec.h"
 #include "app/run_snapshots.h"
-#include "engine/data/dataset_row.h"
-#include "engine/data/field_discovery.h"
+#include "engine/input/dataset_row.h"
+#include "engine/input/field_discovery.h"
 
 class QAbstractItemModel;
 class QCheckBox;

@@ -5,9 +5,9 @@
 #include <QPlainTextEdit>
 #include <QVBoxLayout>
 
-#include "engine/data/column_template.h"
-#include "engine/data/dataset_format.h"
-#include "engine/data/dataset_reader.h"
+#include "engine/input/column_template.h"
+#include "engine/input/dataset_format.h"
+#include "engine/input/dataset_reader.h"
 #include "ui/common/number_format.h"
 
 namespace sluice::ui {

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "app/run_snapshots.h"
-#include "engine/data/dataset_row.h"
-#include "engine/data/field_discovery.h"
-#include "engine/data/prompt_builder.h"
+#include "engine/input/dataset_row.h"
+#include "engine/input/field_discovery.h"
+#include "engine/input/prompt_builder.h"
 
 class QLabel;
 class QPlainTextEdit;

@@ -27,7 +27,6 @@
 #include "engine/backend/cuda/cuda_memory_plan.h"
 #include "engine/backend/device.h"
 #include "engine/model/model.h"
-#include "engine/runner/sampler.h"
 #include "engine/sched/sampling_params.h"
 
 namespace sluice {

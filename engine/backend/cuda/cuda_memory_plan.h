@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/batch_inputs.h"
 #include "engine/model/model_config.h"
-#include "engine/runner/batch_inputs.h"
 
 namespace sluice {
 

@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "engine/backend/batch_inputs.h"
 #include "engine/backend/cuda/cuda_buffer.h"
 #include "engine/backend/cuda/cuda_memory_plan.h"
-#include "engine/runner/batch_inputs.h"
 
 namespace sluice {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/data/export_openai_batch.h"
-#include "engine/data/exporters.h"
+#include "engine/export/export_openai_batch.h"
+#include "engine/export/exporters.h"
 #include "tests/unit/jobs/export_job.h"
 
 namespace sluice {

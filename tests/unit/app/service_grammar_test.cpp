@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/service/engine_service.h"
 #include "tests/unit/engine/engine_test_util.h"
 

@@ -1,7 +1,7 @@
 // validate_batch_inputs, the one check of a batch both backends run before their forward pass:
 // a well-formed batch passes, and each malformed field either backend's own check used to refuse
 // is refused with a message naming it.
-#include "engine/runner/batch_inputs.h"
+#include "engine/backend/batch_inputs.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 // larger than every context. Blocks wholly outside every window of a request are kNoBlock (-1)
 // in its table, and positions no query of the request sees hold NaN, so reading either
 // poisons the output or faults (ASan). Tolerance: |got - ref| <= 1e-5 + 1e-5 * |ref|.
-#include "engine/backend/cpu_attention.h"
+#include "engine/backend/cpu/cpu_attention.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/core/error.h"
 #include "engine/model/dummy_model.h"
 #include "tests/support/single_request_batch.h"

@@ -1,7 +1,7 @@
 // gemm_nt_fixed_order: every output element is summed in the order cpu_gemm.h documents (checked
 // against that order written out one element at a time), by every instruction set this CPU runs,
 // for fp32 and for 16-bit weights widened in registers.
-#include "engine/backend/cpu_gemm.h"
+#include "engine/backend/cpu/cpu_gemm.h"
 
 #include <gtest/gtest.h>
 

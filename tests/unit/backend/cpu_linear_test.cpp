@@ -1,7 +1,7 @@
 // CpuMatrix::multiply: correct against a double-precision reference, and bit-identical for a
 // token whatever else is in the batch (how many tokens, which split across threads) — the CPU
 // backend's promise that a row's output never depends on the batch it ran in.
-#include "engine/backend/cpu_linear.h"
+#include "engine/backend/cpu/cpu_linear.h"
 
 #include <gtest/gtest.h>
 

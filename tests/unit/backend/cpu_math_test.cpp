@@ -1,4 +1,4 @@
-#include "engine/backend/cpu_math.h"
+#include "engine/backend/cpu/cpu_math.h"
 
 #include <gtest/gtest.h>
 

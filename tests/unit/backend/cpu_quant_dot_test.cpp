@@ -2,7 +2,7 @@
 // of the llama-q fixture's blk.0.attn_k.weight times random activations, against the float dot
 // product with gguf-py's bit-exact dequantization of the same row. And the SIMD versions against
 // the scalar one, bit for bit.
-#include "engine/backend/cpu_quant_dot.h"
+#include "engine/backend/cpu/cpu_quant_dot.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/backend/cpu_quant_gemm.h"
-#include "engine/backend/cpu_quantize_activations.h"
+#include "engine/backend/cpu/cpu_quant_gemm.h"
+#include "engine/backend/cpu/cpu_quantize_activations.h"
 #include "engine/core/quant_blocks.h"
 #include "engine/core/thread_pool.h"
 #include "tests/unit/backend/quant_test_data.h"

@@ -1,7 +1,7 @@
 // The quantized GEMM's contract: a token's outputs are bit-identical whatever num_tokens, the
 // tiling or the thread count, and equal the single-row dot product; CpuMatrix runs it on the
 // weights' blocks without widening them.
-#include "engine/backend/cpu_quant_gemm.h"
+#include "engine/backend/cpu/cpu_quant_gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "engine/backend/cpu_backend.h"
-#include "engine/backend/cpu_linear.h"
-#include "engine/backend/cpu_quantize_activations.h"
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/cpu_linear.h"
+#include "engine/backend/cpu/cpu_quantize_activations.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/model.h"
 #include "tests/support/single_request_batch.h"

@@ -2,14 +2,14 @@
 // out with IEEE float32/float16 arithmetic outside Sluice). The cases are chosen where ggml's
 // two Q8_0 roundings disagree: its x86 SIMD path (id = 127 / amax, ties to even), which the
 // llama.cpp references used, and its scalar reference (id = 1 / d, ties away from zero).
-#include "engine/backend/cpu_quantize_activations.h"
+#include "engine/backend/cpu/cpu_quantize_activations.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "engine/backend/cpu_quant_operands.h"
+#include "engine/backend/cpu/cpu_quant_operands.h"
 
 namespace sluice {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/backend/borrowed_backend.h"
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/memory_plan.h"
 #include "engine/model/dummy_model.h"
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/model/model.h"
 #include "tests/support/single_request_batch.h"
 #include "tests/support/test_paths.h"

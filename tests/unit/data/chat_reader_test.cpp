@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "engine/data/chat_conversation.h"
+#include "engine/input/chat_conversation.h"
 #include "tests/unit/data/dataset_test_util.h"
 
 namespace sluice {

@@ -1,4 +1,4 @@
-#include "engine/data/column_template.h"
+#include "engine/input/column_template.h"
 
 #include <gtest/gtest.h>
 

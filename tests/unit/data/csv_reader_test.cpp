@@ -1,4 +1,4 @@
-#include "engine/data/csv_reader.h"
+#include "engine/input/csv_reader.h"
 
 #include <gtest/gtest.h>
 

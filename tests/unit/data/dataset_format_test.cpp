@@ -1,4 +1,4 @@
-#include "engine/data/dataset_format.h"
+#include "engine/input/dataset_format.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

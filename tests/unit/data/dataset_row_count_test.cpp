@@ -1,4 +1,4 @@
-#include "engine/data/dataset_row_count.h"
+#include "engine/input/dataset_row_count.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/data/dataset_reader.h"
+#include "engine/input/dataset_reader.h"
 #include "tests/support/test_paths.h"
 
 namespace sluice::test {

@@ -1,8 +1,8 @@
-#include "engine/data/field_discovery.h"
+#include "engine/input/field_discovery.h"
 
 #include <gtest/gtest.h>
 
-#include "engine/data/field_value.h"
+#include "engine/input/field_value.h"
 #include "tests/unit/data/dataset_test_util.h"
 
 namespace sluice {

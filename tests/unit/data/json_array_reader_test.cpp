@@ -1,4 +1,4 @@
-#include "engine/data/json_array_reader.h"
+#include "engine/input/json_array_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "engine/data/jsonl_reader.h"
+#include "engine/input/jsonl_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-#include "engine/data/prompt_builder.h"
+#include "engine/input/prompt_builder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/data/dataset_reader.h"
+#include "engine/input/dataset_reader.h"
 #include "engine/tokenizer/tokenizer_loader.h"
 #include "tests/support/test_paths.h"
 

@@ -1,4 +1,4 @@
-#include "engine/data/text_reader.h"
+#include "engine/input/text_reader.h"
 
 #include <gtest/gtest.h>
 

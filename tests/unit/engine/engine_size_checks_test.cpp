@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/data/prompt_builder.h"
+#include "engine/input/prompt_builder.h"
 #include "tests/support/memory_limit.h"
 #include "tests/unit/engine/engine_test_util.h"
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend/cpu_backend.h"
-#include "engine/data/column_template.h"
-#include "engine/data/dataset_reader.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/engine.h"
+#include "engine/input/column_template.h"
+#include "engine/input/dataset_reader.h"
 #include "engine/model_session.h"
 #include "tests/support/test_paths.h"
 

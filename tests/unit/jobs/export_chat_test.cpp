@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/data/exporters.h"
+#include "engine/export/exporters.h"
 #include "engine/jobs/job_store.h"
 #include "tests/support/test_paths.h"
 #include "tests/unit/jobs/export_job.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/data/exporters.h"
+#include "engine/export/exporters.h"
 #include "engine/jobs/job_store.h"
 #include "tests/support/test_paths.h"
 #include "tests/unit/jobs/job_test_rows.h"

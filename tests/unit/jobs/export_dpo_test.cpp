@@ -1,4 +1,4 @@
-#include "engine/data/export_dpo.h"
+#include "engine/export/export_dpo.h"
 
 #include <gtest/gtest.h>
 

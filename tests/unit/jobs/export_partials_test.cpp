@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-#include "engine/data/export_output.h"
+#include "engine/export/export_output.h"
 #include "engine/jobs/abandoned_files.h"
 #include "tests/support/test_paths.h"
 

@@ -1,4 +1,4 @@
-#include "engine/data/exporters.h"
+#include "engine/export/exporters.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/core/error.h"
 #include "engine/core/quant_blocks.h"
 #include "tests/support/single_request_batch.h"

@@ -16,7 +16,7 @@
 #include <filesystem>
 #include <set>
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/rope.h"
 #include "engine/core/error.h"
 #include "engine/model/architecture.h"

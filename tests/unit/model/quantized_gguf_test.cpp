@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/core/error.h"
 #include "engine/model/model.h"
 #include "tests/support/single_request_batch.h"

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "engine/runner/token_logprobs.h"
+#include "engine/sched/token_logprobs.h"
 
 namespace sluice {
 namespace {

@@ -10,7 +10,7 @@
 #include <map>
 #include <thread>
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "tests/unit/engine/engine_test_util.h"
 
 namespace sluice::test {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend/cpu_backend.h"
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/service/engine_service.h"
 #include "tests/support/test_paths.h"
 

@@ -1,0 +1,76 @@
+#include "engine/backend/cpu/cpu_linear.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "engine/backend/cpu/cpu_gemm.h"
+#include "engine/backend/cpu/cpu_quant_gemm.h"
+#include "engine/core/error.h"
+
+namespace sluice {
+
+namespace {
+
+bool is_aligned_for_type(const WeightTensor& w) {
+  const size_t alignment = w.dtype == DType::F32 ? alignof(float) : alignof(uint16_t);
+  return reinterpret_cast<uintptr_t>(w.data) % alignment == 0;
+}
+
+// Threads take rows in multiples of this, so that only the last tile of the matrix is partial.
+constexpr int64_t kRowUnit = 16;
+
+}  // namespace
+
+CpuMatrix::CpuMatrix(const WeightTensor& weight)
+    : weight_(weight), rows_(weight.empty() ? 0 : weight.rows()), cols_(weight.cols()) {
+  if (weight.empty() || has_quant_kernels(weight.dtype)) return;  // quant_gemm reads the blocks
+  if (!gemm_multiplies_in_place(weight.dtype)) {
+    fail("weight ", weight.name, ": the CPU backend has no product for ", dtype_name(weight.dtype),
+         " weights");
+  }
+  in_place_ = weight.data;
+  if (!is_aligned_for_type(weight)) {
+    // Rare (a file's tensor data at an odd offset): the kernels load whole elements.
+    aligned_copy_.resize((weight.num_bytes + sizeof(float) - 1) / sizeof(float));
+    std::memcpy(aligned_copy_.data(), weight.data, weight.num_bytes);
+    in_place_ = aligned_copy_.data();
+  }
+}
+
+void CpuMatrix::row(int64_t r, float* out) const {
+  dequantize_row(weight_.dtype, weight_.row(r), out, cols_);
+}
+
+void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPool& pool) const {
+  assert(rows_ > 0);  // multiply on an empty matrix is a caller bug
+  if (num_tokens <= 0) return;
+  if (has_quant_kernels(weight_.dtype)) {
+    const QuantMatrixView w{weight_.dtype, weight_.data, rows_, cols_, weight_.row_bytes()};
+    quant_gemm(w, x, num_tokens, y, rows_, pool);
+    return;
+  }
+  // Threads split the output features. gemm_nt_fixed_order sums every element in one order
+  // whatever the rows or tokens beside it, so neither the split nor the batch changes a bit.
+  // Chunks below ~64k multiply-adds are not worth a thread.
+  const int64_t min_rows =
+      std::max<int64_t>(16, (int64_t{1} << 16) / std::max<int64_t>(1, num_tokens * cols_));
+  const auto* base = static_cast<const uint8_t*>(in_place_);
+  const size_t row_bytes = dtype_num_bytes(weight_.dtype, cols_);
+  pool.parallel_for((rows_ + kRowUnit - 1) / kRowUnit,
+                    [&](int64_t begin, int64_t end) {
+                      const int64_t r0 = begin * kRowUnit, r1 = std::min(rows_, end * kRowUnit);
+                      gemm_nt_fixed_order(x, num_tokens, weight_.dtype,
+                                          base + static_cast<size_t>(r0) * row_bytes, r1 - r0,
+                                          cols_, y + r0, rows_);
+                    },
+                    (min_rows + kRowUnit - 1) / kRowUnit);
+}
+
+std::vector<float> widen_vector(const WeightTensor& tensor) {
+  std::vector<float> out(static_cast<size_t>(tensor.num_elements()));
+  dequantize_row(tensor.dtype, tensor.data, out.data(), tensor.num_elements());
+  return out;
+}
+
+}  // namespace sluice

@@ -1,0 +1,125 @@
+#include "engine/backend/cpu/cpu_quant_gemm.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "engine/backend/cpu/cpu_quant_dot.h"
+#include "engine/backend/cpu/cpu_quant_operands.h"
+#include "engine/backend/cpu/cpu_quant_panel.h"
+
+namespace sluice {
+
+namespace {
+
+// Tokens whose activations are read together by every row of a row block (64 tokens of a
+// 5632-wide row are 360 KB: they stay in L2 while the rows pass over them).
+constexpr int64_t kTokenBlock = 64;
+// With more tokens than one token block, rows are unpacked this many bytes at a time so that a
+// row block is unpacked once and serves every token block from L2.
+constexpr int64_t kRowBlockBytes = int64_t{256} << 10;
+// Work below this many multiply-adds per thread is not worth waking a thread for.
+constexpr int64_t kMinWorkPerThread = int64_t{1} << 16;
+
+int64_t unpacked_row_bytes(int64_t cols) {
+  // The values, one float scale per 32 (or 256) and the group scales and mins per 16.
+  return cols + cols / 8 + cols / 8 + 64;
+}
+
+void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, int64_t row_begin,
+                   int64_t row_end, float* y, int64_t ldy, QuantKernelIsa isa) {
+  const int64_t num_tokens = act.num_tokens;
+  // Few tokens: unpacking a row would cost more than the products that use it, so the kernel
+  // decodes the rows in registers (the same bits), once per tile of tokens.
+  if (num_tokens <= kQuantDirectMaxTokens && has_direct_quant_kernel(w.dtype, isa)) {
+    int64_t r = row_begin;
+    // One token (decoding one sequence): eight rows at a time where the version has the kernel.
+    if (num_tokens == 1 && has_direct_wide_kernel(w.dtype, isa)) {
+      for (; r + kQuantWideRows <= row_end; r += kQuantWideRows)
+        quant_direct_wide(w.dtype, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes,
+                          w.cols, act, 0, y + r, isa);
+    }
+    for (; r < row_end; r += kQuantTileRows) {
+      const auto tile_rows = static_cast<int>(std::min<int64_t>(kQuantTileRows, row_end - r));
+      for (int64_t t = 0; t < num_tokens; t += kQuantTileTokens) {
+        const auto tile_tokens =
+            static_cast<int>(std::min<int64_t>(kQuantTileTokens, num_tokens - t));
+        quant_direct_tile(w.dtype, w.data + static_cast<size_t>(r) * w.row_bytes, w.row_bytes,
+                          tile_rows, w.cols, act, t, tile_tokens, y + t * ldy + r, ldy, isa);
+      }
+    }
+    return;
+  }
+  thread_local UnpackedWeights unpacked;
+  // Many tokens: sixteen rows at a time are unpacked and interleaved into a panel that every
+  // token then multiplies, one row per lane. (Interleaving costs more than it saves for few
+  // tokens: 8 tokens take 1.6x as long from panels of Q4_K rows.)
+  if (num_tokens > kQuantDirectMaxTokens && has_quant_panel_kernel(isa)) {
+    thread_local QuantPanel panel;
+    for (int64_t rb = row_begin; rb < row_end; rb += kQuantPanelRows) {
+      const auto num_block_rows =
+          static_cast<int>(std::min<int64_t>(kQuantPanelRows, row_end - rb));
+      const uint8_t* rows = w.data + static_cast<size_t>(rb) * w.row_bytes;
+      if (!pack_quant_panel_from_blocks(w.dtype, rows, w.row_bytes, num_block_rows, w.cols,
+                                        panel)) {
+        unpack_weight_rows(w.dtype, rows, w.row_bytes, num_block_rows, w.cols, unpacked);
+        pack_quant_panel(unpacked, panel);
+      }
+      for (int64_t t = 0; t < num_tokens; t += kQuantPanelTokens) {
+        const auto tile_tokens =
+            static_cast<int>(std::min<int64_t>(kQuantPanelTokens, num_tokens - t));
+        quant_panel_tile(panel, act, t, tile_tokens, y + t * ldy + rb, ldy);
+      }
+    }
+    return;
+  }
+  int64_t block_rows = kQuantTileRows;
+  if (num_tokens > kTokenBlock) {
+    block_rows = std::max<int64_t>(kQuantTileRows, kRowBlockBytes / unpacked_row_bytes(w.cols) /
+                                                       kQuantTileRows * kQuantTileRows);
+  }
+  for (int64_t rb = row_begin; rb < row_end; rb += block_rows) {
+    const auto num_block_rows = static_cast<int>(std::min(block_rows, row_end - rb));
+    unpack_weight_rows(w.dtype, w.data + static_cast<size_t>(rb) * w.row_bytes, w.row_bytes,
+                       num_block_rows, w.cols, unpacked);
+    for (int64_t tb = 0; tb < num_tokens; tb += kTokenBlock) {
+      const int64_t tb_end = std::min(num_tokens, tb + kTokenBlock);
+      for (int r = 0; r < num_block_rows; r += kQuantTileRows) {
+        const int tile_rows = std::min(kQuantTileRows, num_block_rows - r);
+        for (int64_t t = tb; t < tb_end; t += kQuantTileTokens) {
+          const auto tile_tokens =
+              static_cast<int>(std::min<int64_t>(kQuantTileTokens, tb_end - t));
+          quant_dot_tile(unpacked, r, tile_rows, act, t, tile_tokens, y + t * ldy + rb + r, ldy,
+                         isa);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void quant_gemm(const QuantMatrixView& w, const float* x, int64_t num_tokens, float* y, int64_t ldy,
+                ThreadPool& pool, QuantKernelIsa isa) {
+  assert(has_quant_kernels(w.dtype));           // CpuMatrix routes only these here
+  assert(dtype_row_is_valid(w.dtype, w.cols));  // the loader checked the row length
+  assert(quant_kernel_isa_supported(isa));      // callers pick a supported version
+  if (num_tokens <= 0 || w.rows <= 0) return;
+  // The calling thread owns the quantized activations; the pool's threads fill and read them
+  // through this reference (naming a thread_local inside the lambdas would give each thread its
+  // own).
+  thread_local QuantizedActivations calling_thread_activations;
+  QuantizedActivations& act = calling_thread_activations;
+  shape_activations(w.dtype, num_tokens, w.cols, wants_offset_activations(isa, w.dtype), act);
+  const int64_t min_tokens =
+      std::max<int64_t>(1, kMinWorkPerThread / 16 / std::max<int64_t>(1, w.cols));
+  pool.parallel_for(
+      num_tokens, [&](int64_t begin, int64_t end) { quantize_activations(x, begin, end, act); },
+      min_tokens);
+  const int64_t min_rows = std::max<int64_t>(
+      kQuantTileRows, kMinWorkPerThread / std::max<int64_t>(1, num_tokens * w.cols));
+  pool.parallel_for(
+      w.rows, [&](int64_t begin, int64_t end) { multiply_rows(w, act, begin, end, y, ldy, isa); },
+      min_rows);
+}
+
+}  // namespace sluice

@@ -1,0 +1,35 @@
+// The CPU matrix product for weights that stay in their GGUF quantized blocks:
+// y[T, rows] = x[T, cols] · W^T. x is quantized once per call (cpu_quantize_activations.h); each
+// thread takes a contiguous range of output rows, unpacks a few rows at a time
+// (cpu_quant_operands.h) and runs the tile kernels (cpu_quant_dot.h) over every token, so a
+// weight block read from memory serves all the tokens of the call. Every output element is
+// computed in one fixed order (cpu_quant_dot.h), so a token's outputs are bit-identical whatever
+// num_tokens, the tiling or the thread split.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/backend/cpu/cpu_quant_dot.h"
+#include "engine/core/dtype.h"
+#include "engine/core/thread_pool.h"
+
+namespace sluice {
+
+// A quantized weight matrix [rows, cols] in its file's blocks; row r at data + r * row_bytes.
+struct QuantMatrixView {
+  DType dtype = DType::Q8_0;
+  const uint8_t* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  size_t row_bytes = 0;
+};
+
+// y[t * ldy + r] = sum_k x[t * cols + k] * W[r, k] for t < num_tokens, r < rows, with x
+// quantized to 8 bits as ggml does. x: [num_tokens, cols]. Preconditions: has_quant_kernels
+// (w.dtype), w.cols a whole number of blocks, isa supported, and no other parallel_for running
+// on pool.
+void quant_gemm(const QuantMatrixView& w, const float* x, int64_t num_tokens, float* y, int64_t ldy,
+                ThreadPool& pool, QuantKernelIsa isa = best_quant_kernel_isa());
+
+}  // namespace sluice

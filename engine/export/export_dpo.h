@@ -1,0 +1,37 @@
+// The dpo export: preference pairs from the n samples of one prompt, picked by a DpoRule.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "engine/export/exporters.h"
+#include "engine/jobs/row_result.h"
+
+namespace sluice {
+
+class ExportOutput;
+
+struct DpoPair {
+  size_t chosen_sample_idx = 0;
+  size_t rejected_sample_idx = 0;
+};
+
+// Returns the pair row gives under options.dpo_rule, or nullopt when it has fewer than two
+// successful samples (for DpoRule::Score: with a score) or the two picked outputs are identical;
+// then *why_none (when given) says which, worded to follow a count of rows ("with identical
+// ..."). Throws Error naming the row and sample when a score is present but not a number.
+std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions& options,
+                                       std::string* why_none = nullptr);
+
+// Writes job as DPO-pair JSONL and returns the counts. A row with a pair pick (made in the app's
+// Pairs view, stored in the job) takes its pick over options.dpo_rule: the picked samples as
+// chosen and rejected, or left out when marked unusable; rows without a pick keep the rule.
+// Throws Error naming the job file and row when a pick names a sample the row does not have.
+ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const ExportOptions& options);
+
+// Returns where a dpo export's pairs came from, e.g. "3 pairs from review picks, 5 by the
+// longest rule".
+std::string describe_dpo_sources(const ExportStats& stats, const ExportOptions& options);
+
+}  // namespace sluice

@@ -1,0 +1,75 @@
+#include "engine/export/export_jsonl.h"
+
+#include <algorithm>
+
+#include "engine/export/export_output.h"
+#include "engine/export/export_rows.h"
+#include "engine/jobs/job_store.h"
+#include "engine/jobs/row_codec.h"
+
+namespace sluice {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The flat shape is for jobs with n = 1: the job's params say so, and (in case they do not say)
+// no stored row has more than one sample, which the flat shape could not hold.
+bool is_flat_job(const JobStore& job) {
+  const Json& params = job.info().params;
+  const auto n = params.find("n");
+  if (n != params.end() && !(n->is_number_integer() && n->get<int64_t>() == 1)) return false;
+  size_t max_num_samples = 0;
+  for_each_readable_row(job, [&](const RowResult& row) {
+    max_num_samples = std::max(max_num_samples, row.samples.size());
+  });
+  return max_num_samples <= 1;
+}
+
+}  // namespace
+
+Json jsonl_record(const RowResult& row, bool is_flat) {
+  Json record = Json::object();
+  record["row_index"] = row.row_index;
+  record["line"] = row.line;
+  record["status"] = to_string(row.status);
+  record["input"] = row.input;
+  record["messages"] = messages_to_json(row.messages);
+  record["prompt"] = row.prompt;
+  record["prompt_tokens"] = row.prompt_tokens;
+  if (is_flat) {
+    const Json sample = row.samples.empty() ? Json() : sample_to_json(row.samples[0]);
+    for (const char* key :
+         {"output", "output_tokens", "finish_reason", "output_token_ids", "extra"}) {
+      record[key] = sample.is_null() ? Json() : sample[key];
+    }
+  } else {
+    Json samples = Json::array();
+    for (const SampleResult& sample : row.samples) samples.push_back(sample_to_json(sample));
+    record["samples"] = std::move(samples);
+  }
+  record["seed"] = row.seed;
+  record["queue_ms"] = row.queue_ms;
+  record["ttft_ms"] = row.ttft_ms;
+  record["total_ms"] = row.total_ms;
+  record["error"] = row.error;
+  return record;
+}
+
+ExportStats write_jsonl_export(const JobStore& job, ExportOutput& out,
+                               const ExportOptions& options) {
+  const bool is_flat = is_flat_job(job);
+  ExportStats stats;
+  for_each_readable_row(job, stats, [&](const RowResult& row) {
+    if (!is_row_exported(row, options, /*honours_include_failed=*/true)) {
+      stats.leave_out(to_string(row.status));
+      return;
+    }
+    out.write(to_json_text(jsonl_record(row, is_flat)));
+    out.write("\n");
+    stats.rows_written++;
+    stats.records_written++;
+  });
+  return stats;
+}
+
+}  // namespace sluice
