@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "engine/core/json_depth.h"
-#include "tests/unit/data/dataset_test_util.h"
+#include "tests/unit/input/dataset_test_util.h"
 
 namespace sluice {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/unit/data/dataset_test_util.h"
+#include "tests/unit/input/dataset_test_util.h"
 
 namespace sluice {
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "engine/input/chat_conversation.h"
-#include "tests/unit/data/dataset_test_util.h"
+#include "tests/unit/input/dataset_test_util.h"
 
 namespace sluice {
 namespace {

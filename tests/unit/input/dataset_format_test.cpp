@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "engine/core/error.h"
-#include "tests/unit/data/dataset_test_util.h"
+#include "tests/unit/input/dataset_test_util.h"
 
 namespace sluice {
 namespace {

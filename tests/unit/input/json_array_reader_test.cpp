@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/core/json_depth.h"
-#include "tests/unit/data/dataset_test_util.h"
+#include "tests/unit/input/dataset_test_util.h"
 
 namespace sluice {
 namespace {
