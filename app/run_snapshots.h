@@ -51,7 +51,6 @@ struct ModelSummary {
   QString architecture;
   QString description;  // ModelConfig::describe()
   QString dtypes;       // "F32", "Q8_0+F16+F32"
-  QString cudaMissing;  // what the CUDA backend lacks for this model, e.g. "q/k norms"; empty: none
   QString tokenizer;    // Tokenizer::describe()
   qint64 weightBytes = 0;
   qint64 parameterCount = 0;

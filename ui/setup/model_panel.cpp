@@ -235,7 +235,6 @@ void ModelPanel::setLoaded(const sluice::ModelSummary& summary) {
                                                 : "<pre>" + tip.toHtmlEscaped() + "</pre>");
   m_viewTemplateButton->setVisible(summary.hasChatTemplate);
   m_weightDtypes = summary.dtypes;
-  m_cudaMissing = summary.cudaMissing;
   setDevice(m_device);
   showFacts(true);
 }
@@ -254,11 +253,6 @@ void ModelPanel::setDevice(const QString& device) {
                 .arg(quantized.join('+'),
                      device == "cpu" ? QString()
                                      : QString("; on a GPU they are dequantized to BF16 at load"));
-  }
-  if (device != "cpu" && !m_cudaMissing.isEmpty()) {
-    text += QString(device == "auto" ? "; this model runs on the CPU: the CUDA backend lacks %1"
-                                     : "; the CUDA backend cannot run this model yet (it lacks %1)")
-                .arg(m_cudaMissing);
   }
   m_runsOn->setText(text);
   m_runsOn->setToolTip(QString());

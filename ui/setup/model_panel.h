@@ -102,7 +102,6 @@ class ModelPanel final : public QWidget {
   QLabel* m_runsOn = nullptr;
   QLabel* m_remoteLabel = nullptr;
   QString m_weightDtypes;  // the loaded model's, e.g. "Q8_0+F32"
-  QString m_cudaMissing;   // what the CUDA backend lacks for the loaded model; empty: none
   QString m_device = "cpu";
   QToolButton* m_viewTemplateButton = nullptr;
   MemoryPlanView* m_planView = nullptr;
