@@ -1,5 +1,7 @@
 #include "app/run_snapshots.h"
 
+#include "engine/backend/cuda/cuda_weight_layout.h"
+
 namespace sluice {
 
 ModelSummary summarize_model(std::shared_ptr<const ModelSession> session) {
@@ -14,6 +16,7 @@ ModelSummary summarize_model(std::shared_ptr<const ModelSession> session) {
   s.weightBytes = static_cast<qint64>(m.weight_bytes());
   const ModelConfig& c = m.config;
   s.parameterCount = static_cast<qint64>(m.parameter_count());
+  s.gpuWeightBytes = static_cast<qint64>(cuda_weight_bytes(m.weights, c, /*element_bytes=*/2));
   s.contextLength = c.max_position_embeddings;
   s.hasChatTemplate = !m.chat_template.empty();
   s.chatTemplate = QString::fromStdString(m.chat_template);

@@ -52,7 +52,8 @@ struct ModelSummary {
   QString description;  // ModelConfig::describe()
   QString dtypes;       // "F32", "Q8_0+F16+F32"
   QString tokenizer;    // Tokenizer::describe()
-  qint64 weightBytes = 0;
+  qint64 weightBytes = 0;     // in host memory (the file's tensors)
+  qint64 gpuWeightBytes = 0;  // on a GPU with BF16 activations (quantized blocks kept as they are)
   qint64 parameterCount = 0;
   int contextLength = 0;
   bool hasChatTemplate = false;

@@ -87,7 +87,7 @@ MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu,
   plan.device_total_bytes = gpu.total_bytes;
   plan.device_budget_bytes =
       static_cast<size_t>(engine.gpu_memory_utilization * static_cast<double>(gpu.total_bytes));
-  plan.weight_bytes = static_cast<size_t>(gpu.num_weights) * kElementBytes;
+  plan.weight_bytes = gpu.weight_bytes;
   plan.kv_bytes_per_token = 2 * static_cast<size_t>(config.num_layers) *
                             static_cast<size_t>(config.kv_size()) * kElementBytes;
   const int step_tokens = engine.max_num_batched_tokens > 0 ? engine.max_num_batched_tokens

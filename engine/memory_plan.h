@@ -51,16 +51,17 @@ MemoryPlan plan_memory(const ModelConfig& config, size_t weight_bytes, const Eng
 // when the device has no room left for a KV cache.
 EngineConfig fit_engine_to_backend(Backend& backend, EngineConfig config);
 
-// A GPU to plan for. The CUDA backend holds weights in BF16, two bytes per weight whatever the
-// file stores (F32 halved; Q8_0's 34 bytes per 32 weights become 64).
+// A GPU to plan for, and what the model's weights take on it: the CUDA backend keeps quantized
+// matrices in their GGUF blocks (the file's bytes) and holds float ones in BF16, two bytes per
+// weight (cuda_weight_bytes in engine/backend/cuda/cuda_weight_layout.h says exactly).
 struct GpuDevicePlan {
   std::string label;        // "cuda:0 NVIDIA H100 ..."
   size_t total_bytes = 0;   // the device's memory
-  int64_t num_weights = 0;  // weight elements of the model (2 bytes each on the GPU)
+  size_t weight_bytes = 0;  // the weights on the device
 };
 
-// Plans a run on a GPU before its backend exists, as the CUDA backend will run it (BF16 weights,
-// activations and KV cache; the largest step's activations; the pool from
+// Plans a run on a GPU before its backend exists, as the CUDA backend will run it (the weights as
+// gpu.weight_bytes says, BF16 activations and KV cache; the largest step's activations; the pool from
 // engine.gpu_memory_utilization x the device's memory unless the config fixes it). The device
 // is taken as empty: the CUDA context and other processes, which the real run subtracts, make
 // the pool somewhat smaller. The pool is 0 when weights and activations already exceed the share.

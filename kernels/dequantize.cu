@@ -1,20 +1,11 @@
-// Dequantization of GGUF blocks to T. One kernel body for every format: a grid-stride loop in
-// which each thread widens a group of 8 consecutive values (one vector store when the output is
-// aligned for it); a group never straddles a block or a sub-block, so the format only decodes
-// values [first, first + 8) of one block. Blocks are read byte by byte: they start at any offset
-// (18, 20, 22, ... byte blocks back to back), where wider loads would be misaligned.
-//
-// Bit-exactness with the CPU (engine/core/dequantize.cpp, which matches ggml): the same float
-// operations in the same order, each rounded on its own. nvcc contracts a * b + c into an FMA
-// by default, which rounds once, so products and sums are written with __fmul_rn / __fadd_rn /
-// __fsub_rn, which it never contracts.
-//
-// Byte offsets: the layouts of engine/core/quant_blocks.h (ggml's block_* structs), repeated
-// here because kernels/ depends on CUDA alone; the kernel tests compare every format with the
-// CPU's dequantize_row bit for bit.
+// Dequantization of GGUF blocks to T. One kernel body for every format (kernels/quant_formats.cuh
+// decodes them): a grid-stride loop in which each thread widens a group of 8 consecutive values
+// (one vector store when the output is aligned for it). The same groups serve dequantize_rows,
+// the embedding lookup of a table kept in its blocks.
 #include "kernels/dequantize.cuh"
 
 #include "kernels/dtype_traits.cuh"
+#include "kernels/quant_formats.cuh"
 
 namespace sluice::kernels {
 namespace {
@@ -23,196 +14,9 @@ using detail::from_float;
 using detail::global_thread_idx;
 using detail::grid_stride;
 using detail::Vec;
+using quant::kGroup;
 
 constexpr int kThreads = 256;
-constexpr int kGroup = 8;  // values per thread
-
-__device__ __forceinline__ float half_at(const uint8_t* p) {
-  return __half2float(__ushort_as_half(static_cast<unsigned short>(p[0] | (p[1] << 8))));
-}
-
-__device__ __forceinline__ uint32_t u32_at(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
-}
-
-// Element e (0..31) of a 32-element block's 16 nibble bytes: low nibbles 0..15, high 16..31.
-__device__ __forceinline__ int nibble_at(const uint8_t* qs, int e) {
-  return e < 16 ? qs[e] & 0xF : qs[e - 16] >> 4;
-}
-
-// d * q - m and d * q + m with two roundings, as ggml computes them.
-__device__ __forceinline__ float scaled_minus(float d, int q, float m) {
-  return __fsub_rn(__fmul_rn(d, static_cast<float>(q)), m);
-}
-__device__ __forceinline__ float scaled_plus(float d, int q, float m) {
-  return __fadd_rn(__fmul_rn(d, static_cast<float>(q)), m);
-}
-
-// Each format: its block, and decode(block, first, out) writing values [first, first + kGroup)
-// of the block (first a multiple of kGroup).
-
-// Q8_0: d (fp16), 32 int8. x = d * q.
-struct Q8_0 {
-  static constexpr int kBlockElements = 32, kBlockBytes = 34;
-  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
-    const float d = half_at(block);
-    const auto* qs = reinterpret_cast<const int8_t*>(block + 2);
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j) out[j] = __fmul_rn(d, static_cast<float>(qs[first + j]));
-  }
-};
-
-// Q4_0: d, 16 nibble bytes. x = d * (q - 8).
-struct Q4_0 {
-  static constexpr int kBlockElements = 32, kBlockBytes = 18;
-  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
-    const float d = half_at(block);
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      out[j] = __fmul_rn(d, static_cast<float>(nibble_at(block + 2, first + j) - 8));
-    }
-  }
-};
-
-// Q4_1: d, m, 16 nibble bytes. x = d * q + m.
-struct Q4_1 {
-  static constexpr int kBlockElements = 32, kBlockBytes = 20;
-  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
-    const float d = half_at(block), m = half_at(block + 2);
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j) out[j] = scaled_plus(d, nibble_at(block + 4, first + j), m);
-  }
-};
-
-// Q5_0: d, qh (bit e: the fifth bit of element e), 16 nibble bytes. x = d * (q - 16).
-struct Q5_0 {
-  static constexpr int kBlockElements = 32, kBlockBytes = 22;
-  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
-    const float d = half_at(block);
-    const uint32_t qh = u32_at(block + 2);
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      const int e = first + j;
-      const int q = nibble_at(block + 6, e) | static_cast<int>((qh >> e) & 1u) << 4;
-      out[j] = __fmul_rn(d, static_cast<float>(q - 16));
-    }
-  }
-};
-
-// Q5_1: d, m, qh, 16 nibble bytes. x = d * q + m.
-struct Q5_1 {
-  static constexpr int kBlockElements = 32, kBlockBytes = 24;
-  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
-    const float d = half_at(block), m = half_at(block + 2);
-    const uint32_t qh = u32_at(block + 4);
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      const int e = first + j;
-      out[j] = scaled_plus(d, nibble_at(block + 8, e) | static_cast<int>((qh >> e) & 1u) << 4, m);
-    }
-  }
-};
-
-// The 2-bit field of element e of a Q2_K/Q3_K super-block's 64 qs bytes: half e / 128, shift
-// 2 ((e % 128) / 32), lane e % 32.
-__device__ __forceinline__ int two_bits_at(const uint8_t* qs, int e) {
-  return (qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
-}
-
-// Q2_K: 16 scale bytes (low nibble scale, high nibble min per 16 values), 64 qs, d, dmin.
-// x = (d * scale) * q - dmin * min.
-struct Q2_K {
-  static constexpr int kBlockElements = 256, kBlockBytes = 84;
-  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
-    const uint8_t scale_byte = block[first / 16];
-    const float dl = __fmul_rn(half_at(block + 80), static_cast<float>(scale_byte & 0xF));
-    const float ml = __fmul_rn(half_at(block + 82), static_cast<float>(scale_byte >> 4));
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j)
-      out[j] = scaled_minus(dl, two_bits_at(block + 16, first + j), ml);
-  }
-};
-
-// Q3_K: 32 hmask bytes (bit e / 32 of byte e % 32: the third bit, set means no -4), 64 qs,
-// 12 bytes of 6-bit signed scales (offset 32) per 16 values, d. x = (d * scale) * q.
-struct Q3_K {
-  static constexpr int kBlockElements = 256, kBlockBytes = 110;
-  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
-    const uint8_t* scales = block + 96;
-    const int sub = first / 16;
-    const int low = sub < 8 ? scales[sub] & 0x0F : scales[sub - 8] >> 4;
-    const int high = (scales[8 + sub % 4] >> (2 * (sub / 4))) & 0x03;
-    const float dl = __fmul_rn(half_at(block + 108), static_cast<float>((low | high << 4) - 32));
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      const int e = first + j;
-      const int q = two_bits_at(block + 32, e) - ((block[e % 32] >> (e / 32)) & 1 ? 0 : 4);
-      out[j] = __fmul_rn(dl, static_cast<float>(q));
-    }
-  }
-};
-
-// The 6-bit scale and min of sub-block sub (0..7) of the 12 scale bytes of Q4_K/Q5_K.
-__device__ __forceinline__ void scale_min_at(const uint8_t* scales, int sub, int& scale, int& min) {
-  if (sub < 4) {
-    scale = scales[sub] & 0x3F;
-    min = scales[sub + 4] & 0x3F;
-  } else {
-    scale = (scales[sub + 4] & 0x0F) | ((scales[sub - 4] >> 6) << 4);
-    min = (scales[sub + 4] >> 4) | ((scales[sub] >> 6) << 4);
-  }
-}
-
-// Q4_K and Q5_K: d, dmin, 12 scale bytes, [Q5_K: 32 qh bytes,] 128 qs bytes; sub-block s of 32
-// takes nibble s % 2 of qs[32 (s / 2) + l] (and bit s of qh[l]). x = (d * scale) * q - dmin * min.
-template <int kQhOffset, int kQsOffset>
-__device__ __forceinline__ void decode_k4(const uint8_t* block, int first, float (&out)[kGroup]) {
-  const int sub = first / 32;
-  int scale, min;
-  scale_min_at(block + 4, sub, scale, min);
-  const float d1 = __fmul_rn(half_at(block), static_cast<float>(scale));
-  const float m1 = __fmul_rn(half_at(block + 2), static_cast<float>(min));
-#pragma unroll
-  for (int j = 0; j < kGroup; ++j) {
-    const int l = (first + j) % 32;
-    int q = (block[kQsOffset + 32 * (sub / 2) + l] >> (4 * (sub % 2))) & 0xF;
-    if constexpr (kQhOffset >= 0) q |= ((block[kQhOffset + l] >> sub) & 1) << 4;
-    out[j] = scaled_minus(d1, q, m1);
-  }
-}
-
-struct Q4_K {
-  static constexpr int kBlockElements = 256, kBlockBytes = 144;
-  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
-    decode_k4<-1, 16>(block, first, out);
-  }
-};
-
-struct Q5_K {
-  static constexpr int kBlockElements = 256, kBlockBytes = 176;
-  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
-    decode_k4<16, 48>(block, first, out);
-  }
-};
-
-// Q6_K: 128 ql bytes (low nibbles), 64 qh bytes (2 high bits), 16 int8 scales, d. Element e in
-// half h = e / 128 at r = e % 128: nibble r / 64 of ql[64h + r % 64], bits 2 (r / 32) of
-// qh[32h + r % 32]. x = (d * scale) * (q - 32).
-struct Q6_K {
-  static constexpr int kBlockElements = 256, kBlockBytes = 210;
-  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
-    const auto scale = static_cast<int8_t>(block[192 + first / 16]);
-    const float dl = __fmul_rn(half_at(block + 208), static_cast<float>(scale));
-#pragma unroll
-    for (int j = 0; j < kGroup; ++j) {
-      const int e = first + j, half = e / 128, r = e % 128;
-      const int low = (block[64 * half + r % 64] >> (4 * (r / 64))) & 0xF;
-      const int high = (block[128 + 32 * half + r % 32] >> (2 * (r / 32))) & 3;
-      out[j] = __fmul_rn(dl, static_cast<float>((low | high << 4) - 32));
-    }
-  }
-};
 
 // blocks: n_elements / Format::kBlockElements blocks of Format::kBlockBytes
 // out:    [n_elements]
@@ -239,52 +43,81 @@ __global__ void dequantize_kernel(const uint8_t* __restrict__ blocks, T* __restr
   }
 }
 
+// table:     [vocab_size] rows of row_bytes bytes, each cols values in Format blocks
+// token_ids: [num_tokens]
+// out:       [num_tokens, cols]
+// One value: the table's value rounded to T (as a widened table would hold it), times scale in
+// float, rounded to T again (scale 1: the rounded value itself).
 template <typename Format, typename T>
-KernelStatus launch_dequantize(const uint8_t* blocks, T* out, int64_t n_elements,
-                               cudaStream_t stream) {
-  if (n_elements % Format::kBlockElements != 0) return detail::invalid_argument();
-  if (n_elements == 0) return kKernelOk;
-  const bool is_packed = detail::is_aligned(out, alignof(Vec<T, kGroup>));
-  detail::launch_kernel(dequantize_kernel<Format, T>,
-                        detail::grid_stride_blocks(n_elements / kGroup, kThreads), kThreads, 0,
-                        stream, blocks, out, n_elements, is_packed);
-  return detail::launch_status();
+__global__ void dequantize_rows_kernel(const uint8_t* __restrict__ table, size_t row_bytes,
+                                       const int32_t* __restrict__ token_ids, T* __restrict__ out,
+                                       int num_tokens, int cols, int vocab_size, float scale) {
+  const int groups_per_row = cols / kGroup;
+  const int64_t num_groups = static_cast<int64_t>(num_tokens) * groups_per_row;
+  for (int64_t g = global_thread_idx(); g < num_groups; g += grid_stride()) {
+    const auto token = static_cast<int>(g / groups_per_row);
+    const int first = static_cast<int>(g % groups_per_row) * kGroup;
+    T* dst = out + static_cast<int64_t>(token) * cols + first;
+    const int32_t id = token_ids[token];
+    float values[kGroup] = {};
+    if (id >= 0 && id < vocab_size) {
+      Format::decode(table + static_cast<size_t>(id) * row_bytes +
+                         static_cast<size_t>(first / Format::kBlockElements) * Format::kBlockBytes,
+                     first % Format::kBlockElements, values);
+    }
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) {
+      const T rounded = from_float<T>(values[j]);
+      dst[j] = scale == 1.0f ? rounded : from_float<T>(detail::to_float(rounded) * scale);
+    }
+  }
 }
 
 }  // namespace
 
-// The one place a runtime format becomes a kernel.
 template <typename T>
 KernelStatus dequantize(QuantFormat format, const uint8_t* blocks, T* out, int64_t n_elements,
                         cudaStream_t stream) {
   if (n_elements < 0) return detail::invalid_argument();
-  switch (format) {
-    case QuantFormat::Q8_0:
-      return launch_dequantize<Q8_0>(blocks, out, n_elements, stream);
-    case QuantFormat::Q4_0:
-      return launch_dequantize<Q4_0>(blocks, out, n_elements, stream);
-    case QuantFormat::Q4_1:
-      return launch_dequantize<Q4_1>(blocks, out, n_elements, stream);
-    case QuantFormat::Q5_0:
-      return launch_dequantize<Q5_0>(blocks, out, n_elements, stream);
-    case QuantFormat::Q5_1:
-      return launch_dequantize<Q5_1>(blocks, out, n_elements, stream);
-    case QuantFormat::Q2_K:
-      return launch_dequantize<Q2_K>(blocks, out, n_elements, stream);
-    case QuantFormat::Q3_K:
-      return launch_dequantize<Q3_K>(blocks, out, n_elements, stream);
-    case QuantFormat::Q4_K:
-      return launch_dequantize<Q4_K>(blocks, out, n_elements, stream);
-    case QuantFormat::Q5_K:
-      return launch_dequantize<Q5_K>(blocks, out, n_elements, stream);
-    case QuantFormat::Q6_K:
-      return launch_dequantize<Q6_K>(blocks, out, n_elements, stream);
-  }
-  return detail::invalid_argument();
+  KernelStatus status = detail::invalid_argument();
+  quant::visit_quant_format(format, [&]<typename Format>(Format) {
+    if (n_elements % Format::kBlockElements != 0) return;
+    status = kKernelOk;
+    if (n_elements == 0) return;
+    const bool is_packed = detail::is_aligned(out, alignof(Vec<T, kGroup>));
+    detail::launch_kernel(dequantize_kernel<Format, T>,
+                          detail::grid_stride_blocks(n_elements / kGroup, kThreads), kThreads, 0,
+                          stream, blocks, out, n_elements, is_packed);
+    status = detail::launch_status();
+  });
+  return status;
 }
 
-#define SLUICE_INSTANTIATE_DEQUANTIZE(T) \
-  template KernelStatus dequantize<T>(QuantFormat, const uint8_t*, T*, int64_t, cudaStream_t);
+template <typename T>
+KernelStatus dequantize_rows(QuantFormat format, const uint8_t* table, size_t row_bytes,
+                             const int32_t* token_ids, T* out, int num_tokens, int cols,
+                             int vocab_size, float scale, cudaStream_t stream) {
+  if (num_tokens < 0 || cols < 0 || vocab_size < 0) return detail::invalid_argument();
+  KernelStatus status = detail::invalid_argument();
+  quant::visit_quant_format(format, [&]<typename Format>(Format) {
+    if (cols % Format::kBlockElements != 0 ||
+        row_bytes != static_cast<size_t>(cols / Format::kBlockElements) * Format::kBlockBytes)
+      return;
+    status = kKernelOk;
+    if (num_tokens == 0 || cols == 0) return;
+    const int64_t groups = static_cast<int64_t>(num_tokens) * (cols / kGroup);
+    detail::launch_kernel(dequantize_rows_kernel<Format, T>,
+                          detail::grid_stride_blocks(groups, kThreads), kThreads, 0, stream, table,
+                          row_bytes, token_ids, out, num_tokens, cols, vocab_size, scale);
+    status = detail::launch_status();
+  });
+  return status;
+}
+
+#define SLUICE_INSTANTIATE_DEQUANTIZE(T)                                                        \
+  template KernelStatus dequantize<T>(QuantFormat, const uint8_t*, T*, int64_t, cudaStream_t);  \
+  template KernelStatus dequantize_rows<T>(QuantFormat, const uint8_t*, size_t, const int32_t*, \
+                                           T*, int, int, int, float, cudaStream_t);
 SLUICE_INSTANTIATE_DEQUANTIZE(float)
 SLUICE_INSTANTIATE_DEQUANTIZE(__nv_bfloat16)
 SLUICE_INSTANTIATE_DEQUANTIZE(__half)

@@ -1,7 +1,8 @@
-// Widening of GGUF's quantized weight blocks to the activation type on the device: the CUDA
-// backend uploads quantized matrices as they are stored and dequantizes them here at load.
-// Each value is computed with the float operations, order and roundings of the CPU's
-// engine/core/dequantize.cpp (which reproduces ggml bit for bit), then rounded once to T.
+// Widening of GGUF's quantized weight blocks to the activation type on the device: a whole
+// tensor (tests and tools), or the rows of an embedding table kept in its blocks (the CUDA
+// backend's token lookup). Products read the blocks directly (quant_linear.cuh). Each value is
+// computed with the float operations, order and roundings of the CPU's engine/core/dequantize.cpp
+// (which reproduces ggml bit for bit), then rounded once to T.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,6 +26,8 @@ enum class QuantFormat : uint32_t {
   Q4_K = 12,
   Q5_K = 13,
   Q6_K = 14,
+  // Not a block format: values stored in the activation type T (quant_linear only).
+  Dense = 0xFFFFFFFFu,
 };
 
 // Widens n_elements values stored as `format` blocks to T.
@@ -35,5 +38,18 @@ enum class QuantFormat : uint32_t {
 template <typename T>
 KernelStatus dequantize(QuantFormat format, const uint8_t* blocks, T* out, int64_t n_elements,
                         cudaStream_t stream);
+
+// The embedding lookup of a table kept in its blocks: out[t, :] = table[token_ids[t], :], each
+// value rounded to T and, when scale is not 1, multiplied by scale in float and rounded to T again
+// (what embedding_gather gives over the table widened to T).
+// table:     [vocab_size rows of row_bytes bytes], cols values per row
+// token_ids: [num_tokens]; ids outside [0, vocab_size) produce zero rows
+// out:       [num_tokens, cols]
+// Returns an invalid-argument status for a format that is not a block format, a cols that is not
+// whole blocks, or a row_bytes that is not cols' blocks.
+template <typename T>
+KernelStatus dequantize_rows(QuantFormat format, const uint8_t* table, size_t row_bytes,
+                             const int32_t* token_ids, T* out, int num_tokens, int cols,
+                             int vocab_size, float scale, cudaStream_t stream);
 
 }  // namespace sluice::kernels

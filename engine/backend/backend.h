@@ -63,8 +63,8 @@ class Backend {
   virtual std::string name() const = 0;
 
   // One line for logs and panels: the name, and what the backend does with the weights (the CPU's
-  // fp32 compute; on a GPU the device, activation type and conversions such as "Q8_0
-  // dequantized to BF16 at load").
+  // fp32 compute; on a GPU the device, activation type and what became of the stored types,
+  // such as "Q8_0 weights kept in their blocks").
   virtual std::string describe() const { return name(); }
 
   // Returns the bytes one KV block of block_size tokens takes over all layers, K and V.

@@ -1,5 +1,5 @@
 // The CUDA backend end to end against the references and the CPU backend: stories260K greedy
-// ids with fp32 activations, a quantized GGUF dequantized at load, a batch of 256 with preemption
+// ids with fp32 activations, a Q8_0 GGUF from its blocks (every type: cuda_quantized_test.cpp), a batch of 256 with preemption
 // against each request alone, graphs on vs off, device sampling against the host sampler, and the
 // GPU memory plan (the models of published shapes against the CPU backend:
 // cuda_shapes_vs_cpu_test.cpp). Every test skips (never passes) without a CUDA device.
@@ -91,12 +91,13 @@ TEST_P(CudaStories260K, Fp32PrefillLogitsMatchReference) {
   }
 }
 
-// Q8_0 is dequantized at load (exactly, into fp32 here): the first 60 ids of the reference.
-TEST_P(CudaStories260K, Q8_0DequantizedAtLoadFollowsReference) {
+// Q8_0 multiplied from its blocks (the prompt through the tile kernel, each decode step, graphs
+// on and off, through the GEMV): the first 60 ids of the reference.
+TEST_P(CudaStories260K, Q8_0FromItsBlocksFollowsReference) {
   SLUICE_REQUIRE_CUDA();
   const auto model = load_model(test::shared_path("models/stories260K/gguf/stories260K-q8_0.gguf"));
   CudaBackend backend(*model, fp32(GetParam()));
-  EXPECT_NE(backend.describe().find("Q8_0 weights dequantized to fp32 at load"), std::string::npos)
+  EXPECT_NE(backend.describe().find("Q8_0 weights kept in their blocks"), std::string::npos)
       << backend.describe();
   const auto expected = test::reference_generated_ids();
   EXPECT_EQ(greedy_ids(backend, model->config.vocab_size, 60),
@@ -105,97 +106,6 @@ TEST_P(CudaStories260K, Q8_0DequantizedAtLoadFollowsReference) {
 
 INSTANTIATE_TEST_SUITE_P(Graphs, CudaStories260K, ::testing::Bool(),
                          [](const auto& param_info) { return param_info.param ? "on" : "off"; });
-
-// ---- quantized GGUF ------------------------------------------------------------------------
-
-// llama-q-Q4_K_M (Q4_K and Q6_K tensors, as llama-quantize mixes them) through the CUDA backend:
-// both types are dequantized at load, exactly (into fp32 here), so teacher-forced logits over
-// the fixture's sequence follow the CPU backend's on the same weights within the fp32 tolerance
-// of CudaOneLayerVsCpu; and the matrices take their widened size on the device, which is what
-// the memory plan measures after the upload.
-// The model with every weight dequantized to F32 (what the CUDA backend computes with): the CPU
-// backend multiplies quantized weights with 8-bit activations, so the fair CPU reference for a
-// dequantized-at-load GPU is the same weights widened.
-std::unique_ptr<Model> widened_to_f32(const Model& model) {
-  auto out = std::make_unique<Model>();
-  out->path = model.path;
-  out->format = model.format;
-  out->config = model.config;
-  out->weights = model.weights;
-  auto widen = [&out](WeightTensor& t) {
-    if (t.empty() || t.dtype == DType::F32) return;
-    auto& storage = out->owned_storage.emplace_back(static_cast<size_t>(t.num_elements()) * 4);
-    dequantize_row(t.dtype, t.data, reinterpret_cast<float*>(storage.data()), t.num_elements());
-    t.dtype = DType::F32;
-    t.data = storage.data();
-    t.num_bytes = storage.size();
-  };
-  const bool tied = out->weights.lm_head.data == out->weights.token_embedding.data;
-  widen(out->weights.token_embedding);
-  if (tied) {
-    out->weights.lm_head = out->weights.token_embedding;
-  } else {
-    widen(out->weights.lm_head);
-  }
-  for (LayerWeights& l : out->weights.layers) {
-    for (const WeightRole role : all_weight_roles()) {
-      if (is_layer_role(role) && weight_kind(role) == WeightKind::Matrix) widen(l[role]);
-    }
-  }
-  return out;
-}
-
-TEST(CudaQuantizedGguf, MixedFileDequantizedAtLoadAgreesWithCpu) {
-  SLUICE_REQUIRE_CUDA();
-  const std::string dir = "models/tiny-arch/llama-q/";
-  const auto model = load_model(test::shared_path(dir + "gguf/llama-q-Q4_K_M.gguf"));
-  const int vocab = model->config.vocab_size;
-  const auto tokens =
-      nlohmann::json::parse(test::read_file(test::shared_path(dir + "expected/Q4_K_M/logits.json")))
-          .at("tokens")
-          .get<std::vector<int32_t>>();
-  const int num_blocks = static_cast<int>(tokens.size() + kBlockSize - 1) / kBlockSize;
-  const BatchInputs batch = single_request_batch(tokens, 0, num_blocks, /*all_logits=*/true);
-
-  std::vector<float> cpu_logits, gpu_logits;
-  {
-    const auto widened = widened_to_f32(*model);
-    CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
-    cpu.allocate_kv_cache(num_blocks, kBlockSize);
-    cpu.forward(batch, cpu_logits);
-  }
-  CudaBackend gpu(*model, fp32());
-  for (const char* note :
-       {"Q4_K weights dequantized to fp32 at load", "Q6_K weights dequantized to fp32 at load"}) {
-    EXPECT_NE(gpu.describe().find(note), std::string::npos) << gpu.describe();
-  }
-  size_t widened_bytes = 0;
-  const ModelWeights& w = model->weights;
-  for (const WeightTensor* t : {&w.token_embedding, &w.lm_head}) {
-    widened_bytes += static_cast<size_t>(t->num_elements()) * sizeof(float);
-  }
-  for (const LayerWeights& l : w.layers) {
-    for (const WeightRole role : all_weight_roles()) {
-      if (is_layer_role(role) && weight_kind(role) == WeightKind::Matrix && !l[role].empty())
-        widened_bytes += static_cast<size_t>(l[role].num_elements()) * sizeof(float);
-    }
-  }
-  EXPECT_GE(gpu.memory().weight_bytes, widened_bytes);
-  EXPECT_GT(gpu.memory().weight_bytes, 5 * model->weight_bytes()) << "fp32 is ~7x Q4_K";
-
-  gpu.allocate_kv_cache(num_blocks, kBlockSize);
-  gpu.forward(batch, gpu_logits);
-  ASSERT_EQ(gpu_logits.size(), cpu_logits.size());
-  int num_outside = 0;
-  float max_diff = 0.0f;
-  for (size_t i = 0; i < cpu_logits.size(); ++i) {
-    const float diff = std::fabs(gpu_logits[i] - cpu_logits[i]);
-    max_diff = std::max(max_diff, diff);
-    if (diff > 1e-3f + 1e-3f * std::fabs(cpu_logits[i])) ++num_outside;
-  }
-  EXPECT_EQ(num_outside, 0) << "max |diff| " << max_diff << " over " << tokens.size()
-                            << " positions x " << vocab;
-}
 
 // ---- engine runs ---------------------------------------------------------------------------
 

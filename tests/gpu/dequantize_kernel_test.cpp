@@ -25,54 +25,6 @@ template <typename T>
 class DequantizeKernel : public ::testing::Test {};
 TYPED_TEST_SUITE(DequantizeKernel, ElementTypes, ElementTypeNames);
 
-// The byte offsets of the fp16 fields (scales and mins) of a quantized type's block.
-std::vector<size_t> half_fields(DType dtype) {
-  using namespace quant;
-  switch (dtype) {
-    case DType::Q8_0:
-      return {offsetof(BlockQ8_0, d)};
-    case DType::Q4_0:
-      return {offsetof(BlockQ4_0, d)};
-    case DType::Q4_1:
-      return {offsetof(BlockQ4_1, d), offsetof(BlockQ4_1, m)};
-    case DType::Q5_0:
-      return {offsetof(BlockQ5_0, d)};
-    case DType::Q5_1:
-      return {offsetof(BlockQ5_1, d), offsetof(BlockQ5_1, m)};
-    case DType::Q2_K:
-      return {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)};
-    case DType::Q3_K:
-      return {offsetof(BlockQ3_K, d)};
-    case DType::Q4_K:
-      return {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)};
-    case DType::Q5_K:
-      return {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)};
-    case DType::Q6_K:
-      return {offsetof(BlockQ6_K, d)};
-    default:
-      return {};
-  }
-}
-
-// num_blocks random blocks of dtype: random bytes (every quant value, scale and bit pattern),
-// with the fp16 fields set to finite values of either sign over a wide range, since a NaN's
-// payload need not survive the device's arithmetic.
-std::vector<uint8_t> random_blocks(DType dtype, int64_t num_blocks, uint32_t seed) {
-  const DTypeTraits& traits = dtype_traits(dtype);
-  std::mt19937 rng(seed);
-  std::vector<uint8_t> bytes(static_cast<size_t>(num_blocks) * traits.block_bytes);
-  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
-  std::uniform_real_distribution<float> exponent(-24.0f, 4.0f);
-  for (int64_t b = 0; b < num_blocks; ++b) {
-    for (const size_t field : half_fields(dtype)) {
-      const float value = (rng() % 2 == 0 ? 1.0f : -1.0f) * std::exp2(exponent(rng));
-      const uint16_t bits = f32_to_f16(value);
-      std::memcpy(bytes.data() + static_cast<size_t>(b) * traits.block_bytes + field, &bits, 2);
-    }
-  }
-  return bytes;
-}
-
 // Every quantized type widened on the device equals the CPU's dequantize_row (fp32, then rounded
 // to T as the CPU rounds) bit for bit: odd row counts, rows of three blocks, blocks from an even
 // and from an odd address.
@@ -115,6 +67,47 @@ TYPED_TEST(DequantizeKernel, EveryTypeIsBitExactWithCpu) {
       kernels::dequantize<T>(static_cast<kernels::QuantFormat>(16), nullptr, nullptr, 256, nullptr),
       kernels::kKernelOk)
       << "a format without a kernel (IQ2_XXS) is rejected";
+}
+
+// The embedding lookup from a table kept in its blocks equals the widened table's rows (the
+// CPU's values rounded to T), times the scale rounded again, with zero rows for ids out of range.
+TYPED_TEST(DequantizeKernel, RowsOfATableKeptInBlocks) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  for (const DTypeTraits& traits : all_dtype_traits()) {
+    if (!traits.quantized) continue;
+    SCOPED_TRACE(traits.name);
+    const auto format = static_cast<kernels::QuantFormat>(traits.ggml_type);
+    const int cols = static_cast<int>(2 * traits.block_elements);
+    const int vocab = 11;
+    const size_t row_bytes = dtype_num_bytes(traits.dtype, cols);
+    const auto table = random_blocks(traits.dtype, vocab * 2, traits.ggml_type + 5u, -12.0f, 0.0f);
+    const std::vector<int32_t> ids = {3, 0, 10, 3, -1, 11, 7};
+    for (const float scale : {1.0f, 1.5f}) {
+      std::vector<float> expected(ids.size() * static_cast<size_t>(cols), 0.0f);
+      std::vector<float> row(static_cast<size_t>(cols));
+      for (size_t t = 0; t < ids.size(); ++t) {
+        if (ids[t] < 0 || ids[t] >= vocab) continue;
+        dequantize_row(traits.dtype, table.data() + static_cast<size_t>(ids[t]) * row_bytes,
+                       row.data(), cols);
+        for (int c = 0; c < cols; ++c) {
+          const float rounded = ElementTraits<T>::to_float(ElementTraits<T>::from_float(row[c]));
+          expected[t * cols + c] = scale == 1.0f ? rounded : rounded * scale;
+        }
+      }
+      DeviceBuffer<uint8_t> d_table(table);
+      DeviceBuffer<int32_t> d_ids(ids);
+      DeviceBuffer<Storage<T>> d_out(expected.size());
+      expect_ok(kernels::dequantize_rows<T>(format, d_table.get(), row_bytes, d_ids.get(),
+                                            device_ptr<T>(d_out), static_cast<int>(ids.size()),
+                                            cols, vocab, scale, nullptr));
+      expect_same_bits(d_out.download(), to_storage<T>(expected), "looked up");
+    }
+    EXPECT_NE(kernels::dequantize_rows<T>(format, nullptr, row_bytes + 1, nullptr, nullptr, 1, cols,
+                                          vocab, 1.0f, nullptr),
+              kernels::kKernelOk)
+        << "a row size that is not the row's blocks is refused";
+  }
 }
 
 }  // namespace

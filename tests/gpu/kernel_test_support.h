@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -16,12 +17,63 @@
 #include <vector>
 
 #include "engine/core/dtype.h"
+#include "engine/core/quant_blocks.h"
 #include "kernels/status.h"
 #include "tests/gpu/gpu_test_support.h"
 
 namespace sluice::kernel_test {
 
 using test::DeviceBuffer;
+
+// The byte offsets of the fp16 fields (scales and mins) of a quantized type's block.
+inline std::vector<size_t> half_fields(DType dtype) {
+  using namespace quant;
+  switch (dtype) {
+    case DType::Q8_0:
+      return {offsetof(BlockQ8_0, d)};
+    case DType::Q4_0:
+      return {offsetof(BlockQ4_0, d)};
+    case DType::Q4_1:
+      return {offsetof(BlockQ4_1, d), offsetof(BlockQ4_1, m)};
+    case DType::Q5_0:
+      return {offsetof(BlockQ5_0, d)};
+    case DType::Q5_1:
+      return {offsetof(BlockQ5_1, d), offsetof(BlockQ5_1, m)};
+    case DType::Q2_K:
+      return {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)};
+    case DType::Q3_K:
+      return {offsetof(BlockQ3_K, d)};
+    case DType::Q4_K:
+      return {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)};
+    case DType::Q5_K:
+      return {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)};
+    case DType::Q6_K:
+      return {offsetof(BlockQ6_K, d)};
+    default:
+      return {};
+  }
+}
+
+// num_blocks random blocks of dtype: random bytes (every quant value, scale and bit pattern),
+// with the fp16 fields set to finite values of either sign over a wide range, since a NaN's
+// payload need not survive the device's arithmetic.
+// The fp16 fields' magnitudes are 2^e for e uniform in [min_exponent, max_exponent).
+inline std::vector<uint8_t> random_blocks(DType dtype, int64_t num_blocks, uint32_t seed,
+                                          float min_exponent = -24.0f, float max_exponent = 4.0f) {
+  const DTypeTraits& traits = dtype_traits(dtype);
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> bytes(static_cast<size_t>(num_blocks) * traits.block_bytes);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  std::uniform_real_distribution<float> exponent(min_exponent, max_exponent);
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    for (const size_t field : half_fields(dtype)) {
+      const float value = (rng() % 2 == 0 ? 1.0f : -1.0f) * std::exp2(exponent(rng));
+      const uint16_t bits = f32_to_f16(value);
+      std::memcpy(bytes.data() + static_cast<size_t>(b) * traits.block_bytes + field, &bits, 2);
+    }
+  }
+  return bytes;
+}
 
 // Host side of an element type: its storage and conversions (engine/core/dtype.h, which round
 // to nearest even as the kernels do) and the tolerance of results computed in it.
@@ -93,7 +145,7 @@ std::vector<Storage<T>> random_storage(size_t n, uint32_t seed, float low = -2.0
 // Expects |actual - expected| <= tolerance * (1 + |expected|) everywhere; reports the first few
 // misses with their index.
 inline void expect_close(const std::vector<float>& actual, const std::vector<float>& expected,
-                  double tolerance, const std::string& what) {
+                         double tolerance, const std::string& what) {
   ASSERT_EQ(actual.size(), expected.size()) << what;
   int num_bad = 0;
   for (size_t i = 0; i < actual.size(); ++i) {
@@ -105,7 +157,8 @@ inline void expect_close(const std::vector<float>& actual, const std::vector<flo
       }
     }
   }
-  EXPECT_EQ(num_bad, 0) << what << ": " << num_bad << " of " << actual.size() << " out of tolerance";
+  EXPECT_EQ(num_bad, 0) << what << ": " << num_bad << " of " << actual.size()
+                        << " out of tolerance";
 }
 
 // Expects the same bit patterns everywhere; reports the first few differences.

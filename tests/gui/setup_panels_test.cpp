@@ -180,7 +180,8 @@ void SetupPanelsTest::memoryPlanViewShowsAPlan() {
     return texts.join('\n');
   };
   QVERIFY(!visibleTexts().contains("Activations"));  // a CPU plan has none
-  const sluice::GpuDevicePlan gpu{"cuda:0 Test GPU", size_t{24} << 30, m_summary.parameterCount};
+  const sluice::GpuDevicePlan gpu{"cuda:0 Test GPU", size_t{24} << 30,
+                                  static_cast<size_t>(m_summary.parameterCount) * 2};
   view.setPlan(sluice::plan_gpu_memory(config, gpu, engine, {100, 200}, 56));
   QVERIFY2(visibleTexts().contains("cuda:0 Test GPU: 22 GiB of 24 GiB"), qPrintable(visibleTexts()));
   QVERIFY(visibleTexts().contains("Activations"));
@@ -438,7 +439,7 @@ void SetupPanelsTest::modelPanelSaysWhereTheRunGoes() {
                panel.runsOnText().contains("Q8_0 weights stay quantized on the CPU"),
            qPrintable(panel.runsOnText()));
   panel.setDevice("cuda:0");
-  QVERIFY2(panel.runsOnText().startsWith("cuda:0") && panel.runsOnText().contains("dequantized to BF16"),
+  QVERIFY2(panel.runsOnText().startsWith("cuda:0") && panel.runsOnText().contains("Q8_0 weights stay in their quantized blocks on the GPU"),
            qPrintable(panel.runsOnText()));
   panel.setLoaded(m_summary);  // F32: nothing to convert
   QVERIFY2(!panel.runsOnText().contains("Q8_0"), qPrintable(panel.runsOnText()));

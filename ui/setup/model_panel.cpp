@@ -249,10 +249,12 @@ void ModelPanel::setDevice(const QString& device) {
     if (type.startsWith('Q')) quantized << type;
   }
   if (!quantized.isEmpty()) {
-    text += QString(" (%1 weights stay quantized on the CPU, with 8-bit activations%2)")
-                .arg(quantized.join('+'),
-                     device == "cpu" ? QString()
-                                     : QString("; on a GPU they are dequantized to BF16 at load"));
+    text += device == "cpu"
+                ? QString(" (%1 weights stay quantized on the CPU, with 8-bit activations)")
+                      .arg(quantized.join('+'))
+                : QString(" (%1 weights stay in their quantized blocks on the GPU too: they take "
+                          "the file's bytes in VRAM)")
+                      .arg(quantized.join('+'));
   }
   m_runsOn->setText(text);
   m_runsOn->setToolTip(QString());

@@ -53,11 +53,11 @@ class ModelPanel final : public QWidget {
   // The load stopped at the user's request: back to choosing, without an error.
   void setLoadCancelled();
   void setMemoryPlan(const sluice::MemoryPlan& plan);
-  // Shows where the next run goes ("cpu", "auto", "cuda:N"), with what a GPU does to Q8_0
-  // weights, until a run reports its backend.
+  // Shows where the next run goes ("cpu", "auto", "cuda:N"), with what becomes of quantized
+  // weights there, until a run reports its backend.
   void setDevice(const QString& device);
   // Shows the running backend as the engine describes it (device, activation type, weight
-  // conversions such as "Q8_0 dequantized to BF16 at load").
+  // conversions such as "F32 weights converted to bf16; Q8_0 weights kept in their blocks").
   void setBackendDescription(const QString& description);
   // Shows where a remote job runs instead ("Remote: stories on 2 endpoints", no local model
   // needed) above the model's rows; "" hides it.

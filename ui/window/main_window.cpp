@@ -407,7 +407,8 @@ void MainWindow::updateMemoryPlan() {
   std::vector<int> lengths(m_promptLengths.begin(), m_promptLengths.end());
   const int maxTokens = m_parameters->samplingParams().max_tokens;
   if (const auto gpu = m_parameters->selectedGpu()) {
-    const GpuDevicePlan device{gpu->label, gpu->total_memory_bytes, m_model->parameterCount};
+    const GpuDevicePlan device{gpu->label, gpu->total_memory_bytes,
+                               static_cast<size_t>(m_model->gpuWeightBytes)};
     m_modelPanel->setMemoryPlan(plan_gpu_memory(config, device, m_parameters->engineConfig(), lengths, maxTokens));
     return;
   }

@@ -1,8 +1,9 @@
-// The CUDA backend: the CPU backend's forward pass on one GPU. Weights are uploaded once in the
-// activation type (BF16 by default; FP32 for exact comparisons in tests; FP16 possible) with
-// quantized GGUF types dequantized at load, norm weights and biases kept in fp32. Matrix products
-// go through cuBLAS (fp32 accumulation), everything else through the kernels in kernels/*.cuh, on
-// one compute stream.
+// The CUDA backend: the CPU backend's forward pass on one GPU. Weights are uploaded once: float
+// matrices in the activation type (BF16 by default; FP32 for exact comparisons in tests; FP16
+// possible), quantized GGUF matrices in their blocks, norm weights and biases in fp32
+// (cuda_weight_layout.h). Products of float matrices go through cuBLAS, products of quantized ones
+// through kernels/quant_linear.cuh (both accumulate in fp32), everything else through the kernels
+// in kernels/*.cuh, on one compute stream.
 //
 // A step: the BatchInputs are packed into one of two pinned host buffers and sent to the device
 // with a single asynchronous copy, the layers are enqueued (or, for a decode-only step, one CUDA
@@ -72,7 +73,7 @@ class CudaBackend final : public Backend {
   BackendMemory memory() const override;
 
   // One line for logs and the model panel: device, activation type, and what happened to the
-  // stored weights ("Q4_K weights dequantized to bf16 at load", "F32 weights converted to bf16").
+  // stored weights ("Q4_K weights kept in their blocks", "F32 weights converted to bf16").
   std::string describe() const override;
 
   // Allocates the activations and workspaces of the request's largest step and sizes the decode

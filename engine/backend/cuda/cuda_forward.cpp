@@ -2,14 +2,17 @@
 
 #include <cassert>
 #include <cmath>
+#include <type_traits>
 #include <utility>
 
 #include "engine/backend/cuda/cuda_types.h"
 #include "engine/core/error.h"
 #include "engine/model/forward_pass.h"
+#include "kernels/dequantize.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/embedding.cuh"
 #include "kernels/head_norm.cuh"
+#include "kernels/quant_linear.cuh"
 #include "kernels/rms_norm.cuh"
 #include "kernels/rope_cache.cuh"
 
@@ -86,10 +89,19 @@ class CudaForwardOps final : public ForwardOps {
         normed_(static_cast<T*>(c.buffers.normed)),
         ab_type_(cuda_data_type(c.dtype)) {}
 
+  // From the table in the activation type, or decoded from its blocks row by row.
   void embed(float scale) override {
-    SLUICE_KERNEL_CHECK(kernels::embedding_gather<T>(
-        static_cast<const T*>(c_.weights.token_embedding()), batch_.token_ids, residual_,
-        shape_.num_tokens, cfg_.hidden_size, cfg_.vocab_size, scale, c_.stream));
+    const CudaMatrix& table = c_.weights.token_embedding();
+    if (const void* dense = table.dense()) {
+      SLUICE_KERNEL_CHECK(kernels::embedding_gather<T>(
+          static_cast<const T*>(dense), batch_.token_ids, residual_, shape_.num_tokens,
+          cfg_.hidden_size, cfg_.vocab_size, scale, c_.stream));
+      return;
+    }
+    const CudaMatrixRun& run = table.runs.front();  // one tensor: one run
+    SLUICE_KERNEL_CHECK(kernels::dequantize_rows<T>(
+        run.format, static_cast<const uint8_t*>(run.data), run.row_bytes, batch_.token_ids,
+        residual_, shape_.num_tokens, cfg_.hidden_size, cfg_.vocab_size, scale, c_.stream));
   }
 
   // The first layer's input norm (Residual -> Normed) and Gemma's post norms (Proj in place).
@@ -194,8 +206,7 @@ class CudaForwardOps final : public ForwardOps {
                                                       final_normed, rows, hidden, c_.stream));
     // fp32 logits straight from the product's fp32 accumulator: no rounding to the activation
     // type before sampling.
-    c_.gemm.linear(final_normed, c_.weights.lm_head(), b.logits, rows, hidden, cfg_.vocab_size,
-                   ab_type_, CUDA_R_32F);
+    product(final_normed, 0, c_.weights.lm_head(), b.logits, rows);
     if (softcap > 0.0f) {
       SLUICE_KERNEL_CHECK(kernels::soft_cap<float>(
           b.logits, static_cast<int64_t>(rows) * cfg_.vocab_size, softcap, c_.stream));
@@ -207,8 +218,25 @@ class CudaForwardOps final : public ForwardOps {
 
   // y[num_tokens, w.rows] = x[num_tokens, w.cols] . w^T, x's rows x_row_stride apart (0: dense).
   void linear_raw(const void* x, const CudaMatrix& w, void* y, int x_row_stride = 0) {
-    c_.gemm.linear(x, w.data, y, shape_.num_tokens, w.cols, w.rows, ab_type_, ab_type_,
-                   x_row_stride);
+    product(x, x_row_stride, w, static_cast<T*>(y), shape_.num_tokens);
+  }
+
+  // y[num_rows, w.rows] = x . w^T in Y (T, or fp32 for the logits): cuBLAS for a matrix in the
+  // activation type, else each run from its blocks into its column range of y.
+  template <typename Y>
+  void product(const void* x, int x_row_stride, const CudaMatrix& w, Y* y, int num_rows) {
+    if (const void* dense = w.dense()) {
+      c_.gemm.linear(x, dense, y, num_rows, w.cols, w.rows, ab_type_,
+                     std::is_same_v<Y, float> ? CUDA_R_32F : ab_type_, x_row_stride);
+      return;
+    }
+    int first_row = 0;
+    for (const CudaMatrixRun& run : w.runs) {
+      SLUICE_KERNEL_CHECK((kernels::quant_linear<T, Y>(
+          run.format, static_cast<const uint8_t*>(run.data), run.row_bytes, run.rows, w.cols,
+          static_cast<const T*>(x), x_row_stride, y + first_row, w.rows, num_rows, c_.stream)));
+      first_row += run.rows;
+    }
   }
 
   // The buffers norm() and the products write; the pending projection is the spare residual

@@ -9,9 +9,8 @@
 #include <vector>
 
 #include "engine/backend/cuda/cuda_types.h"
-#include "engine/backend/rope.h"
+#include "engine/backend/cuda/cuda_weight_layout.h"
 #include "engine/core/dtype.h"
-#include "kernels/dequantize.cuh"
 #include "kernels/elementwise.cuh"
 
 namespace sluice {
@@ -22,74 +21,8 @@ namespace {
 // conversion never needs a second full-size copy of the largest tensor.
 constexpr size_t kStagingBytes = size_t{64} << 20;
 
-// A tensor of a layer as the device holds it: one role's tensor, or parts stacked into one and
-// kept under `role`.
-struct DevicePlacement {
-  WeightRole role;
-  std::vector<const WeightTensor*> parts;
-};
-
-// The biases of the stacked q|k|v product, stacked the same way (under Bq).
-constexpr WeightRole kQkvBiases[] = {WeightRole::Bq, WeightRole::Bk, WeightRole::Bv};
-
-// The layer's tensors on the device, in placement order: the fused roles' parts (q|k|v under
-// Wqkv, gate|up under GateUp) and the q|k|v biases (under Bq) stacked, every other role the layer
-// has alone.
-std::vector<DevicePlacement> device_placements(const LayerWeights& l) {
-  std::vector<DevicePlacement> out;
-  LayerRoleArray<bool> is_stacked;
-  const std::pair<WeightRole, std::span<const WeightRole>> stacks[] = {
-      {WeightRole::Wqkv, fused_parts(WeightRole::Wqkv)},
-      {WeightRole::GateUp, fused_parts(WeightRole::GateUp)},
-      {WeightRole::Bq, kQkvBiases}};
-  for (const auto& [role, parts] : stacks) {
-    DevicePlacement stack{role, {}};
-    for (const WeightRole part : parts) {
-      is_stacked[part] = true;
-      if (!l[part].empty()) stack.parts.push_back(&l[part]);
-    }
-    if (stack.parts.empty()) continue;
-    if (stack.parts.size() != parts.size())
-      fail("weight ", stack.parts[0]->name, ": only some of the parts stacked with it are present");
-    out.push_back(std::move(stack));
-  }
-  for (const WeightRole role : all_weight_roles()) {
-    if (is_layer_role(role) && !is_stacked[role] && !l[role].empty())
-      out.push_back({role, {&l[role]}});
-  }
-  return out;
-}
-
-// The bytes a placement takes in the weights' allocation: matrices in the activation type,
-// vectors in fp32.
-size_t placed_bytes(const DevicePlacement& p, size_t element_bytes) {
-  size_t elements = 0;
-  for (const WeightTensor* t : p.parts) elements += static_cast<size_t>(t->num_elements());
-  const bool is_matrix = weight_kind(p.role) == WeightKind::Matrix;
-  return align_256(elements * (is_matrix ? element_bytes : sizeof(float)));
-}
-
 template <typename From, typename To>
 constexpr bool kSameType = std::is_same_v<From, To>;
-
-// The model's distinct RoPE frequency tables in fp32 (as the kernel reads them), and which one
-// each layer uses: one table unless layers differ in base or scaling (Gemma 3's local layers).
-struct RopeTables {
-  std::vector<std::vector<float>> tables;
-  std::vector<size_t> table_of_layer;  // [num_layers]
-};
-
-RopeTables rope_tables(const ModelConfig& config, const WeightTensor& freq_factors) {
-  RopeTables out;
-  for (int l = 0; l < config.num_layers; ++l) {
-    const std::vector<double> wide = rope_inverse_frequencies(config, l, freq_factors);
-    const std::vector<float> table(wide.begin(), wide.end());
-    const auto it = std::find(out.tables.begin(), out.tables.end(), table);
-    out.table_of_layer.push_back(static_cast<size_t>(it - out.tables.begin()));
-    if (it == out.tables.end()) out.tables.push_back(table);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -100,7 +33,7 @@ class CudaWeights::Uploader {
       : dtype_(dtype), stream_(stream), base_(base), capacity_(capacity) {}
 
   // Uploads one placement of a layer's tensors by its role's kind and records it under the role.
-  void layer_tensor(const DevicePlacement& p, float norm_offset, CudaLayerWeights& layer) {
+  void layer_tensor(const CudaPlacement& p, float norm_offset, CudaLayerWeights& layer) {
     switch (weight_kind(p.role)) {
       case WeightKind::Matrix:
         layer.matrices[p.role] = stacked(p.parts);
@@ -116,31 +49,41 @@ class CudaWeights::Uploader {
     }
   }
 
-  // Uploads a matrix in the activation type.
+  // Uploads a matrix: in its blocks when quantized, else in the activation type.
   CudaMatrix matrix(const WeightTensor& t) {
     const WeightTensor* parts[] = {&t};
     return stacked(parts);
   }
 
-  // Uploads matrices of one column count as one, their rows one after the other.
+  // Uploads matrices of one column count as one, their rows one after the other, as the runs of
+  // cuda_weight_layout.h: quantized runs as their blocks, the others in the activation type.
   CudaMatrix stacked(std::span<const WeightTensor* const> parts) {
     const size_t element_bytes = activation_element_bytes(dtype_);
-    size_t elements = 0;
-    int64_t rows = 0;
-    for (const WeightTensor* t : parts) {
-      elements += static_cast<size_t>(t->num_elements());
-      rows += t->rows();
+    CudaMatrix m;
+    m.cols = static_cast<int>(parts.front()->cols());
+    for (const CudaMatrixRunLayout& run : cuda_matrix_runs(parts)) {
+      auto* dst = static_cast<unsigned char*>(place(cuda_run_bytes(run, element_bytes)));
+      const size_t row_bytes = cuda_run_row_bytes(run, element_bytes);
+      size_t offset = 0;
+      for (const WeightTensor* t : run.parts) {
+        assert(t->cols() == m.cols);  // validated shapes: all [*, hidden]
+        if (run.is_quantized) {
+          SLUICE_CUDA_CHECK(cudaMemcpyAsync(dst + offset, t->data, t->num_bytes,
+                                            cudaMemcpyHostToDevice, stream_));
+          notes_.insert(std::string(dtype_name(t->dtype)) + " weights kept in their blocks");
+        } else {
+          visit_activation_type(
+              dtype_, [&](auto tag) { upload_as<typename decltype(tag)::type>(*t, dst + offset); });
+        }
+        offset += static_cast<size_t>(t->rows()) * row_bytes;
+      }
+      const auto format =
+          run.is_quantized ? static_cast<kernels::QuantFormat>(dtype_traits(run.stored).ggml_type)
+                           : kernels::QuantFormat::Dense;
+      m.runs.push_back({dst, static_cast<int>(run.rows), row_bytes, format});
+      m.rows += static_cast<int>(run.rows);
     }
-    auto* dst = static_cast<unsigned char*>(place(elements * element_bytes));
-    size_t offset = 0;
-    for (const WeightTensor* t : parts) {
-      assert(t->cols() == parts.front()->cols());  // validated shapes: all [*, hidden]
-      visit_activation_type(dtype_, [&](auto tag) {
-        upload_as<typename decltype(tag)::type>(*t, dst + offset * element_bytes);
-      });
-      offset += static_cast<size_t>(t->num_elements());
-    }
-    return CudaMatrix{dst, static_cast<int>(rows), static_cast<int>(parts.front()->cols())};
+    return m;
   }
 
   // Uploads vectors as one fp32 vector, one after the other.
@@ -180,7 +123,7 @@ class CudaWeights::Uploader {
 
  private:
   void* place(size_t bytes) {
-    assert(used_ + align_256(bytes) <= capacity_);  // sized by weights_bytes() beforehand
+    assert(used_ + align_256(bytes) <= capacity_);  // sized by cuda_weight_bytes() beforehand
     void* p = base_ + used_;
     used_ += align_256(bytes);
     return p;
@@ -189,12 +132,6 @@ class CudaWeights::Uploader {
   template <typename T>
   void upload_as(const WeightTensor& t, void* dst) {
     const std::string target(activation_dtype_name(dtype_));
-    const DTypeTraits& traits = dtype_traits(t.dtype);
-    if (traits.quantized) {
-      dequantize_from<T>(t, dst);
-      notes_.insert(std::string(traits.name) + " weights dequantized to " + target + " at load");
-      return;
-    }
     switch (t.dtype) {
       case DType::F32:
         convert_from<float, T>(t, dst);
@@ -243,20 +180,6 @@ class CudaWeights::Uploader {
     }
   }
 
-  // Uploads the stored blocks and widens them on the device. The kernels number their formats
-  // by the GGUF type id, which the dtype table holds.
-  template <typename T>
-  void dequantize_from(const WeightTensor& t, void* dst) {
-    const auto format = static_cast<kernels::QuantFormat>(dtype_traits(t.dtype).ggml_type);
-    for_each_chunk(t, [&](const uint8_t* src, size_t bytes, int64_t first_element,
-                          int64_t num_elements) {
-      SLUICE_CUDA_CHECK(cudaMemcpyAsync(staging(), src, bytes, cudaMemcpyHostToDevice, stream_));
-      SLUICE_KERNEL_CHECK(kernels::dequantize<T>(format, static_cast<const uint8_t*>(staging()),
-                                                 static_cast<T*>(dst) + first_element, num_elements,
-                                                 stream_));
-    });
-  }
-
   // Calls fn(source bytes, byte count, first element, element count) for runs of whole rows
   // (whole quantized blocks) of at most kStagingBytes. Stream order keeps the staging buffer safe:
   // the next copy into it runs after the previous conversion read it.
@@ -295,32 +218,20 @@ class CudaWeights::Uploader {
 
 CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, ActivationDType dtype,
                          cudaStream_t stream) {
-  const size_t element_bytes = activation_element_bytes(dtype);
-  std::vector<std::vector<DevicePlacement>> placements;
-  const auto floats_bytes = [](int64_t n) { return align_256(static_cast<size_t>(n) * 4); };
-  const auto matrix_bytes = [&](const WeightTensor& t) {
-    return align_256(static_cast<size_t>(t.num_elements()) * element_bytes);
-  };
-  const bool is_tied = w.lm_head.data == w.token_embedding.data;
-  size_t total = matrix_bytes(w.token_embedding) + (is_tied ? 0 : matrix_bytes(w.lm_head));
-  for (const LayerWeights& l : w.layers) {
-    placements.push_back(device_placements(l));
-    for (const DevicePlacement& p : placements.back()) total += placed_bytes(p, element_bytes);
-  }
-  const RopeTables rope = rope_tables(config, w.rope_freq_factors);
-  total +=
-      floats_bytes(config.hidden_size) + rope.tables.size() * floats_bytes(config.rope_dims() / 2);
+  const size_t total = cuda_weight_bytes(w, config, activation_element_bytes(dtype));
   storage_ = DeviceBuffer(total, "the model's weights");
 
   Uploader up(dtype, stream, storage_.as<unsigned char>(), total);
-  token_embedding_ = up.matrix(w.token_embedding).data;
+  token_embedding_ = up.matrix(w.token_embedding);
   layers_.resize(w.layers.size());
   for (size_t i = 0; i < w.layers.size(); ++i) {
-    for (const DevicePlacement& p : placements[i])
+    for (const CudaPlacement& p : cuda_layer_placements(w.layers[i]))
       up.layer_tensor(p, config.norm_weight_offset, layers_[i]);
   }
-  lm_head_ = is_tied ? token_embedding_ : up.matrix(w.lm_head).data;
+  const bool is_tied = w.lm_head.data == w.token_embedding.data;
+  lm_head_ = is_tied ? token_embedding_ : up.matrix(w.lm_head);
   final_norm_ = up.floats(w.final_norm, config.norm_weight_offset);
+  const CudaRopeTables rope = cuda_rope_tables(config, w.rope_freq_factors);
   std::vector<const float*> rope_on_device;
   for (const std::vector<float>& table : rope.tables) rope_on_device.push_back(up.floats(table));
   for (size_t i = 0; i < layers_.size(); ++i)
@@ -332,7 +243,7 @@ CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, Activ
 
 const CudaMatrix& CudaWeights::matrix(WeightRef weight) const {
   const CudaMatrix& m = layer(weight.layer).matrices[weight.role];
-  if (!m.data) {
+  if (m.empty()) {
     fail("the CUDA backend has no matrix ", weight_role_name(weight.role), " in layer ",
          weight.layer);
   }

@@ -1,12 +1,12 @@
-// The model's weights on the device, uploaded once: matrices (and the embedding table) in the
-// activation type, converted on the device from their stored type (F32/F16/BF16 by the convert
-// kernel, the quantized types by the dequantize kernel: none is kept quantized, so the weights
-// take their widened size on the device), norm weights (with the model's offset applied, as the
-// CPU backend does: Gemma's 1 + w), biases and RoPE frequencies in fp32, each layer's by role.
-// One allocation holds everything; a tied LM head shares the embedding's copy, and layers whose
-// RoPE frequencies are equal share one table. q/k/v and gate/up are stacked into one matrix each
-// (fewer, larger products: at batch 1 the separate k and v products ran at a third of the memory
-// bandwidth on an H200).
+// The model's weights on the device, uploaded once, laid out as cuda_weight_layout.h says:
+// matrices (and the embedding table) stored in a GGUF quantized type stay in their blocks (the
+// file's bytes; products and the embedding lookup read the blocks), F32/F16/BF16 ones are
+// converted on the device to the activation type; norm weights (with the model's offset applied,
+// as the CPU backend does: Gemma's 1 + w), biases and RoPE frequencies in fp32, each layer's by
+// role. One allocation holds everything; a tied LM head shares the embedding's copy, and layers
+// whose RoPE frequencies are equal share one table. q/k/v and gate/up are stacked into one matrix
+// each (fewer, larger products: at batch 1 the separate k and v products ran at a third of the
+// memory bandwidth on an H200).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,14 +19,31 @@
 #include "engine/model/forward_pass.h"
 #include "engine/model/model_config.h"
 #include "engine/model/model_weights.h"
+#include "kernels/dequantize.cuh"
 
 namespace sluice {
 
-// A matrix on the device, in the activation type.
+// A run of a matrix's rows on the device in one stored format: GGUF blocks, or the activation
+// type (QuantFormat::Dense).
+struct CudaMatrixRun {
+  const void* data = nullptr;  // [rows] rows of row_bytes
+  int rows = 0;
+  size_t row_bytes = 0;
+  kernels::QuantFormat format = kernels::QuantFormat::Dense;
+};
+
+// A matrix on the device: its runs in row order (one, unless a stack's parts differ in type).
 struct CudaMatrix {
-  const void* data = nullptr;  // [rows, cols]
-  int rows = 0;                // out_features
-  int cols = 0;                // in_features
+  int rows = 0;  // out_features, over every run
+  int cols = 0;  // in_features
+  std::vector<CudaMatrixRun> runs;
+
+  bool empty() const { return runs.empty(); }
+  // The matrix as one run in the activation type (what cuBLAS multiplies), or null.
+  const void* dense() const {
+    return runs.size() == 1 && runs[0].format == kernels::QuantFormat::Dense ? runs[0].data
+                                                                             : nullptr;
+  }
 };
 
 struct CudaLayerWeights {
@@ -57,14 +74,14 @@ class CudaWeights {
   // The layer's matrix or vector of a role. Throw Error for a role the layer has none of.
   const CudaMatrix& matrix(WeightRef weight) const;
   const float* vector(WeightRef weight) const;
-  const void* token_embedding() const { return token_embedding_; }  // [vocab, hidden]
-  const void* lm_head() const { return lm_head_; }                  // [vocab, hidden]
-  const float* final_norm() const { return final_norm_; }           // [hidden]
+  const CudaMatrix& token_embedding() const { return token_embedding_; }  // [vocab, hidden]
+  const CudaMatrix& lm_head() const { return lm_head_; }                  // [vocab, hidden]
+  const float* final_norm() const { return final_norm_; }                 // [hidden]
   // The number of distinct RoPE frequency tables uploaded (1 unless layers differ).
   int num_rope_tables() const { return num_rope_tables_; }
   size_t bytes() const { return storage_.bytes(); }
-  // What became of the stored types, e.g. "Q4_K weights dequantized to bf16 at load; Q6_K
-  // weights dequantized to bf16 at load; norms and biases fp32".
+  // What became of the stored types, e.g. "F32 weights converted to bf16; Q4_K weights kept in
+  // their blocks; Q6_K weights kept in their blocks; norms and biases fp32".
   const std::string& conversion_summary() const { return conversion_summary_; }
 
  private:
@@ -72,8 +89,8 @@ class CudaWeights {
 
   DeviceBuffer storage_;
   std::vector<CudaLayerWeights> layers_;
-  const void* token_embedding_ = nullptr;
-  const void* lm_head_ = nullptr;
+  CudaMatrix token_embedding_;
+  CudaMatrix lm_head_;
   const float* final_norm_ = nullptr;
   int num_rope_tables_ = 0;
   std::string conversion_summary_;

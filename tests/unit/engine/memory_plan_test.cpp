@@ -16,7 +16,7 @@ TEST(GpuMemoryPlan, Llama3On80GiBFollowsTheUtilization) {
   const ModelConfig config = dummy_model_config("llama-3-8b");
   EngineConfig engine;
   engine.gpu_memory_utilization = 0.9;
-  const GpuDevicePlan gpu{"cuda:0 test", 80 * kGiB, kLlama3Weights};
+  const GpuDevicePlan gpu{"cuda:0 test", 80 * kGiB, kLlama3Weights * 2};
   const MemoryPlan plan = plan_gpu_memory(config, gpu, engine, {100, 200, 300}, 256);
   // 32 layers x 8 KV heads x 128 x (K and V) x 2 bytes: 128 KiB per token, the known figure.
   EXPECT_EQ(plan.kv_bytes_per_token, size_t{128} << 10);
@@ -36,10 +36,10 @@ TEST(GpuMemoryPlan, AFixedPoolIsKeptAndATooSmallDeviceLeavesNone) {
   const ModelConfig config = dummy_model_config("llama-3-8b");
   EngineConfig engine;
   engine.kv_cache_bytes = 4 * kGiB;
-  const MemoryPlan fixed = plan_gpu_memory(config, {"g", 80 * kGiB, kLlama3Weights}, engine, {}, 128);
+  const MemoryPlan fixed = plan_gpu_memory(config, {"g", 80 * kGiB, kLlama3Weights * 2}, engine, {}, 128);
   EXPECT_EQ(fixed.kv_pool_bytes, 4 * kGiB);
   EngineConfig automatic;
-  const MemoryPlan small = plan_gpu_memory(config, {"g", 16 * kGiB, kLlama3Weights}, automatic, {}, 128);
+  const MemoryPlan small = plan_gpu_memory(config, {"g", 16 * kGiB, kLlama3Weights * 2}, automatic, {}, 128);
   EXPECT_EQ(small.num_blocks, 0);
   EXPECT_EQ(small.max_concurrent_rows, 0);
 }

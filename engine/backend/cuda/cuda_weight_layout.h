@@ -1,0 +1,72 @@
+// How the CUDA backend lays a model's weights out on the device, with no CUDA in it: CudaWeights
+// allocates and places by it, and the model panel plans a GPU run with it on any machine.
+//
+// - A matrix stored in a GGUF quantized type stays in its blocks: it takes its bytes in the file,
+//   and products read the blocks (kernels/quant_linear.cuh). F32, F16 and BF16 matrices are
+//   converted to the activation type (cuBLAS multiplies them).
+// - q|k|v and gate|up are stacked into one matrix each (one product per stack). A stack is a list
+//   of runs: consecutive parts stored in one quantized type share a run of raw blocks, consecutive
+//   float parts share a run in the activation type, and parts of different types stay runs of
+//   their own (a Q4_K_M file stores v in Q6_K and q, k in Q4_K), each written to its column range
+//   of the product.
+// - Norm weights, biases (q|k|v's stacked as their product is) and RoPE frequency tables are fp32.
+// Every tensor starts on a 256-byte boundary.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/model/model_config.h"
+#include "engine/model/model_weights.h"
+
+namespace sluice {
+
+// A run of a matrix's rows as the device stores them.
+struct CudaMatrixRunLayout {
+  bool is_quantized = false;  // in the parts' GGUF blocks; else in the activation type
+  DType stored =
+      DType::F32;  // the parts' type in the file (one quantized type for a quantized run)
+  std::vector<const WeightTensor*> parts;
+  int64_t rows = 0;
+};
+
+// The runs of a stack of matrices of one column count, in row order (a single matrix: one run).
+std::vector<CudaMatrixRunLayout> cuda_matrix_runs(std::span<const WeightTensor* const> parts);
+
+// The bytes of a run's device copy, 256-byte aligned. element_bytes: the activation type's.
+size_t cuda_run_bytes(const CudaMatrixRunLayout& run, size_t element_bytes);
+
+// The bytes of one row of a run's device copy.
+size_t cuda_run_row_bytes(const CudaMatrixRunLayout& run, size_t element_bytes);
+
+// A layer's tensor as the device holds it: one role's tensor, or parts stacked under `role`.
+struct CudaPlacement {
+  WeightRole role;
+  std::vector<const WeightTensor*> parts;
+};
+
+// The layer's tensors on the device, in placement order: the fused roles' parts (q|k|v under
+// Wqkv, gate|up under GateUp) and the q|k|v biases (under Bq) stacked, every other role the layer
+// has alone. Throws Error when only some of a stack's parts are present.
+std::vector<CudaPlacement> cuda_layer_placements(const LayerWeights& layer);
+
+// The bytes a placement takes: matrices by their runs, vectors in fp32.
+size_t cuda_placement_bytes(const CudaPlacement& placement, size_t element_bytes);
+
+// The model's distinct RoPE frequency tables in fp32 (as the kernels read them) and which one each
+// layer uses: one table unless layers differ in base or scaling (Gemma 3's local layers).
+struct CudaRopeTables {
+  std::vector<std::vector<float>> tables;
+  std::vector<size_t> table_of_layer;  // [num_layers]
+};
+CudaRopeTables cuda_rope_tables(const ModelConfig& config, const WeightTensor& freq_factors);
+
+// Every byte the CUDA backend's weights take on the device with activations of element_bytes:
+// the embedding (and an untied LM head) by their runs, each layer's placements, the final norm
+// and the RoPE tables.
+size_t cuda_weight_bytes(const ModelWeights& weights, const ModelConfig& config,
+                         size_t element_bytes);
+
+}  // namespace sluice

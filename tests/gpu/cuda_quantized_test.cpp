@@ -1,0 +1,196 @@
+// Quantized GGUF files through the CUDA backend, their weights kept in their blocks: every block
+// type of the llama-q fixture (and the Q4_K_M mix of Q4_K and Q6_K, whose q|k|v stack holds two
+// types) against the CPU backend on the same weights widened to fp32, through both product
+// kernels (a 62-token prefill takes the tile kernel, a 12-token one the GEMV), and the device
+// memory the weights take: their bytes in the file, not a widened copy.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda/cuda_weight_layout.h"
+#include "engine/core/dequantize.h"
+#include "engine/model/model.h"
+#include "tests/gpu/gpu_test_support.h"
+#include "tests/support/single_request_batch.h"
+#include "tests/support/test_paths.h"
+
+namespace sluice {
+namespace {
+
+constexpr int kQuantBlockSize = 16;
+const std::string kLlamaQ = "models/tiny-arch/llama-q/";
+
+// The model with every matrix dequantized to F32: the CPU backend multiplies quantized weights
+// with 8-bit activations, so the fair CPU reference for products of the dequantized values is the
+// same weights widened.
+std::unique_ptr<Model> widened_to_f32(const Model& model) {
+  auto out = std::make_unique<Model>();
+  out->path = model.path;
+  out->format = model.format;
+  out->config = model.config;
+  out->weights = model.weights;
+  auto widen = [&out](WeightTensor& t) {
+    if (t.empty() || t.dtype == DType::F32) return;
+    auto& storage = out->owned_storage.emplace_back(static_cast<size_t>(t.num_elements()) * 4);
+    dequantize_row(t.dtype, t.data, reinterpret_cast<float*>(storage.data()), t.num_elements());
+    t.dtype = DType::F32;
+    t.data = storage.data();
+    t.num_bytes = storage.size();
+  };
+  const bool tied = out->weights.lm_head.data == out->weights.token_embedding.data;
+  widen(out->weights.token_embedding);
+  if (tied) {
+    out->weights.lm_head = out->weights.token_embedding;
+  } else {
+    widen(out->weights.lm_head);
+  }
+  for (LayerWeights& l : out->weights.layers) {
+    for (const WeightRole role : all_weight_roles()) {
+      if (is_layer_role(role) && weight_kind(role) == WeightKind::Matrix) widen(l[role]);
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> fixture_tokens(const std::string& type) {
+  return nlohmann::json::parse(
+             test::read_file(test::shared_path(kLlamaQ + "expected/" + type + "/logits.json")))
+      .at("tokens")
+      .get<std::vector<int32_t>>();
+}
+
+// Every position's logits of `tokens` as one prefill on a fresh KV cache.
+std::vector<float> prefill_logits(Backend& backend, const std::vector<int32_t>& tokens) {
+  const int num_blocks = static_cast<int>(tokens.size() + kQuantBlockSize - 1) / kQuantBlockSize;
+  backend.allocate_kv_cache(num_blocks, kQuantBlockSize);
+  std::vector<float> logits;
+  backend.forward(test::single_request_batch(tokens, 0, num_blocks, /*all_logits=*/true), logits);
+  return logits;
+}
+
+// The bytes of every tensor of the model as its file stores them.
+size_t file_tensor_bytes(const ModelWeights& w, int* num_tensors) {
+  size_t bytes = 0;
+  *num_tensors = 0;
+  const auto add = [&](const WeightTensor& t) {
+    if (t.empty()) return;
+    bytes += t.num_bytes;
+    ++*num_tensors;
+  };
+  add(w.token_embedding);
+  if (w.lm_head.data != w.token_embedding.data) add(w.lm_head);
+  add(w.final_norm);
+  for (const LayerWeights& l : w.layers) {
+    for (const WeightRole role : all_weight_roles()) {
+      if (is_layer_role(role)) add(l[role]);
+    }
+  }
+  return bytes;
+}
+
+class CudaQuantizedGguf : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaQuantizedGguf, FromItsBlocksAgreesWithCpuAndTakesTheFilesBytes) {
+  SLUICE_REQUIRE_CUDA();
+  const std::string type = GetParam();
+  const auto model = load_model(test::shared_path(kLlamaQ + "gguf/llama-q-" + type + ".gguf"));
+  const int vocab = model->config.vocab_size;
+  const std::vector<int32_t> tokens = fixture_tokens(type);
+  ASSERT_GT(tokens.size(), 16u) << "the full sequence must take the tile kernel";
+  std::vector<float> cpu_logits;
+  {
+    const auto widened = widened_to_f32(*model);
+    CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
+    cpu_logits = prefill_logits(cpu, tokens);
+  }
+  const CudaBackendOptions fp32{.activation_dtype = ActivationDType::F32};
+  CudaBackend gpu(*model, fp32);
+  const std::string type_note = type == "Q4_K_M" ? "Q4_K" : type;
+  EXPECT_NE(gpu.describe().find(type_note + " weights kept in their blocks"), std::string::npos)
+      << gpu.describe();
+  EXPECT_EQ(gpu.describe().find("dequantized"), std::string::npos) << gpu.describe();
+
+  // The weights take the file's bytes: each tensor where it lies, 256-byte aligned, plus the fp32
+  // RoPE table; exactly what the layout (and so the model panel's plan) says.
+  int num_tensors = 0;
+  const size_t file_bytes = file_tensor_bytes(model->weights, &num_tensors);
+  const size_t weight_bytes = gpu.memory().weight_bytes;
+  EXPECT_EQ(weight_bytes, cuda_weight_bytes(model->weights, model->config, sizeof(float)));
+  EXPECT_GE(weight_bytes, file_bytes);
+  EXPECT_LE(weight_bytes, file_bytes + 256 * static_cast<size_t>(num_tensors + 1) +
+                              static_cast<size_t>(model->config.rope_dims()) * 2)
+      << "the file's tensors take " << file_bytes << " bytes";
+
+  // Products from the blocks in fp32 against the CPU on the widened weights: the tile kernel over
+  // the whole sequence, then the GEMV over its first 12 tokens (causal attention: the same rows).
+  const auto check = [&](const std::vector<float>& gpu_logits, size_t positions, const char* path) {
+    int num_outside = 0;
+    float max_diff = 0.0f;
+    for (size_t i = 0; i < positions * static_cast<size_t>(vocab); ++i) {
+      const float diff = std::fabs(gpu_logits[i] - cpu_logits[i]);
+      max_diff = std::max(max_diff, diff);
+      if (diff > 1e-3f + 1e-3f * std::fabs(cpu_logits[i])) ++num_outside;
+    }
+    EXPECT_EQ(num_outside, 0) << type << " " << path << ": max |diff| " << max_diff << " over "
+                              << positions << " positions x " << vocab;
+  };
+  check(prefill_logits(gpu, tokens), tokens.size(), "tile kernel");
+  const std::vector<int32_t> head(tokens.begin(), tokens.begin() + 12);
+  CudaBackend gemv_gpu(*model, fp32);
+  check(prefill_logits(gemv_gpu, head), head.size(), "GEMV");
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryBlockType, CudaQuantizedGguf,
+                         ::testing::Values("Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K",
+                                           "Q4_K", "Q5_K", "Q6_K", "Q4_K_M"),
+                         [](const auto& param_info) { return param_info.param; });
+
+// bf16 activations: the tile kernel multiplies on the tensor cores (WMMA; the emulator's stand-in
+// on the CPU), the GEMV in fp32 FMAs. Against the CPU's fp32 logits on the widened weights, within
+// the bf16 bound of llama-q in cuda_tiny_arch_test.cpp (4% of the row's largest |logit|: here the
+// tile kernel also rounds each weight to bf16, as the dequantize-at-load path did).
+TEST(CudaQuantizedGgufBf16, TensorCoreTilesAndGemvFollowTheCpu) {
+  SLUICE_REQUIRE_CUDA();
+  for (const std::string type : {"Q4_K_M", "Q8_0"}) {
+    const auto model = load_model(test::shared_path(kLlamaQ + "gguf/llama-q-" + type + ".gguf"));
+    const int vocab = model->config.vocab_size;
+    const std::vector<int32_t> tokens = fixture_tokens(type);
+    std::vector<float> cpu_logits;
+    {
+      const auto widened = widened_to_f32(*model);
+      CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
+      cpu_logits = prefill_logits(cpu, tokens);
+    }
+    const CudaBackendOptions bf16{.activation_dtype = ActivationDType::BF16};
+    for (const size_t positions : {tokens.size(), size_t{12}}) {
+      CudaBackend gpu(*model, bf16);
+      const std::vector<int32_t> prefix(tokens.begin(), tokens.begin() + positions);
+      const std::vector<float> gpu_logits = prefill_logits(gpu, prefix);
+      float worst = 0.0f;
+      for (size_t t = 0; t < positions; ++t) {
+        const float* g = gpu_logits.data() + t * vocab;
+        const float* r = cpu_logits.data() + t * vocab;
+        float max_ref = 0.0f, diff = 0.0f;
+        for (int i = 0; i < vocab; ++i) {
+          max_ref = std::max(max_ref, std::fabs(r[i]));
+          diff = std::max(diff, std::fabs(g[i] - r[i]));
+        }
+        worst = std::max(worst, diff / max_ref);
+        EXPECT_LE(diff, 0.04f * max_ref) << type << ", " << positions << " tokens, position " << t;
+      }
+      std::cout << "[ measured ] " << type << " bf16, " << positions
+                << " tokens: max |logit - cpu fp32| / max |logit| = " << worst << "\n";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sluice
