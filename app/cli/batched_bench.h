@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/cli/bench_runner.h"
+#include "app/cli/read_bandwidth.h"
 
 namespace sluice::cli {
 
@@ -42,9 +43,16 @@ std::vector<std::vector<int32_t>> random_prompts(const ModelSession& session, in
 struct BatchedReport {
   std::string backend;  // Backend::describe of the backend measured
   std::vector<BatchedPoint> points;
+  // The floor of a decode step: the weights it streams over the measured read bandwidth.
+  ReadBandwidth bandwidth;
+  double weight_bytes_per_step = 0.0;
+  double floor_step_ms() const {
+    return bandwidth.bytes_per_s > 0 ? 1000.0 * weight_bytes_per_step / bandwidth.bytes_per_s : 0.0;
+  }
 };
 
-// Runs every batch size on one backend, one engine each. Throws Error when a request fails.
+// Measures the floor (the host's read bandwidth with the run's threads, or the GPU's), then runs
+// every batch size on one backend, one engine each. Throws Error when a request fails.
 BatchedReport run_batched_bench(const ModelSession& session, const BenchSpec& spec,
                                 const std::vector<int>& batch_sizes, int prompt_tokens);
 

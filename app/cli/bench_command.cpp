@@ -376,6 +376,12 @@ void print_roofline_json(const RooflineReport& report, const BenchArgs& a,
   std::printf("%s\n", out.dump(2).c_str());
 }
 
+// The floor step over the measured decode step: 1 when a step only streams its weights at the
+// measured bandwidth (KV reads and compute make it less).
+double share_of_floor(const BatchedReport& report, const BatchedPoint& p) {
+  return p.decode_step_ms() > 0 ? report.floor_step_ms() / p.decode_step_ms() : 0.0;
+}
+
 void print_batched(const BatchedReport& report, const BenchArgs& a, const ModelSession& session) {
   const std::vector<BatchedPoint>& points = report.points;
   const std::string& backend = report.backend;
@@ -396,8 +402,13 @@ void print_batched(const BatchedReport& report, const BenchArgs& a, const ModelS
                              {"decode_step_ms", p.decode_step_ms()},
                              {"decode_tokens_per_s", p.decode_tokens_per_s()},
                              {"total_s", p.total_s},
-                             {"total_tokens_per_s", p.total_tokens_per_s()}});
+                             {"total_tokens_per_s", p.total_tokens_per_s()},
+                             {"decode_share_of_floor", share_of_floor(report, p)}});
     }
+    out["read_bandwidth_bytes_per_s"] = report.bandwidth.bytes_per_s;
+    out["read_bandwidth_probe"] = report.bandwidth.how;
+    out["weight_bytes_per_step"] = report.weight_bytes_per_step;
+    out["floor_step_ms"] = report.floor_step_ms();
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -407,18 +418,24 @@ void print_batched(const BatchedReport& report, const BenchArgs& a, const ModelS
       session.model->weight_dtypes().c_str(), backend.c_str(), a.prompt_tokens,
       a.spec.sampling.max_tokens);
   std::printf(
+      "read bandwidth %.1f GB/s (%s); a decode step streams %.1f MB of weights: floor %.2f ms\n\n",
+      report.bandwidth.bytes_per_s / 1e9, report.bandwidth.how.c_str(),
+      report.weight_bytes_per_step / 1e6, report.floor_step_ms());
+  std::printf(
       "| batch | prompt tokens | prefill s | prefill tok/s | decode steps | decode step ms | "
-      "decode tok/s | total s | total tok/s |\n");
-  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "decode tok/s | total s | total tok/s | of floor |\n");
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& p : points) {
-    std::printf("| %d | %lld | %.3f | %.1f | %lld | %.2f | %.1f | %.2f | %.1f |\n", p.batch,
-                static_cast<long long>(p.prefill_tokens), p.prefill_s, p.prefill_tokens_per_s(),
-                static_cast<long long>(p.decode_steps), p.decode_step_ms(), p.decode_tokens_per_s(),
-                p.total_s, p.total_tokens_per_s());
+    std::printf("| %d | %lld | %.3f | %.1f | %lld | %.2f | %.1f | %.2f | %.1f | %.0f%% |\n",
+                p.batch, static_cast<long long>(p.prefill_tokens), p.prefill_s,
+                p.prefill_tokens_per_s(), static_cast<long long>(p.decode_steps),
+                p.decode_step_ms(), p.decode_tokens_per_s(), p.total_s, p.total_tokens_per_s(),
+                100.0 * share_of_floor(report, p));
   }
   std::printf(
       "\nprefill: the steps that computed prompt tokens (llama-batched-bench's S_PP); decode: "
-      "the\nsteps without (S_TG); total: prompt and generated tokens over the wall time (S).\n");
+      "the\nsteps without (S_TG); total: prompt and generated tokens over the wall time (S); "
+      "of floor:\nthe floor step (weights streamed / read bandwidth) over the decode step.\n");
 }
 
 // Runs each mode over the prompts (and again constrained to --json-schema's schema, compiled once

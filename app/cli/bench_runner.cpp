@@ -1,5 +1,7 @@
 #include "app/cli/bench_runner.h"
 
+#include "app/cli/read_bandwidth.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -310,8 +312,10 @@ RooflineReport run_roofline_bench(const ModelSession& session,
   const ModelConfig& config = session.model->config;
   const size_t element_bytes =
       backend->kv_block_bytes(1) / (2 * static_cast<size_t>(config.num_layers * config.kv_size()));
-  const RooflineModel model = make_roofline_model(
-      config, element_bytes, report.gpu.memory_bytes_per_s, report.gpu.bf16_flops_per_s);
+  RooflineModel model = make_roofline_model(config, element_bytes, report.gpu.memory_bytes_per_s,
+                                            report.gpu.bf16_flops_per_s);
+  // The matrices as the device holds them: quantized ones stream their blocks.
+  model.weight_bytes_per_step = streamed_weight_bytes(*session.model, element_bytes);
   for (const int batch : batch_sizes) {
     for (auto& p : run_roofline_engine(batch, false, *backend, session, prompts, spec, model))
       report.points.push_back(std::move(p));

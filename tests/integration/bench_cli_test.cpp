@@ -12,9 +12,9 @@ using ::testing::HasSubstr;
 
 TEST(BenchCli, JsonCountsEveryRequestAndTokenPerMode) {
   const auto r = run_sluice({"bench", "--model", shared_path(kGgufF32), "--input",
-                             shared_path("datasets/en/alpaca_5000.json"), "--limit", "6", "--max-tokens", "8",
-                             "--ignore-eos", "--modes", "sequential,static,continuous", "--static-batch", "4",
-                             "--json"});
+                             shared_path("datasets/en/alpaca_5000.json"), "--limit", "6",
+                             "--max-tokens", "8", "--ignore-eos", "--modes",
+                             "sequential,static,continuous", "--static-batch", "4", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto report = nlohmann::json::parse(r.out);
   ASSERT_EQ(report["modes"].size(), 3u);
@@ -47,7 +47,20 @@ TEST(BenchCli, BatchedCountsPromptAndDecodeTokensPerBatch) {
     // decode tok/s = batch x steps / decode time, so step ms x tok/s = 1000 x batch.
     EXPECT_NEAR(run["decode_step_ms"].get<double>() * run["decode_tokens_per_s"].get<double>(),
                 1000.0 * batch, 1e-6 * batch);
+    // The share of the floor: the floor step over the decode step, so at most a little over 1
+    // (a step cannot stream its weights faster than memory reads; caches blur a tiny model).
+    EXPECT_NEAR(run["decode_share_of_floor"].get<double>() * run["decode_step_ms"].get<double>(),
+                report["floor_step_ms"].get<double>(), 1e-9);
   }
+  // The probe: a host read bandwidth between 100 MB/s and 10 TB/s, and the weights a step streams
+  // (stories260K in F32: 5 layers of q and o 64 x 64, k and v 32 x 64, gate, up and down 172 x 64,
+  // and the LM head 512 x 64, 4 bytes each).
+  EXPECT_GT(report["read_bandwidth_bytes_per_s"].get<double>(), 1e8);
+  EXPECT_LT(report["read_bandwidth_bytes_per_s"].get<double>(), 1e13);
+  EXPECT_NE(report["read_bandwidth_probe"].get<std::string>().find("host read, 1 thread"),
+            std::string::npos);
+  EXPECT_EQ(report["weight_bytes_per_step"].get<double>(),
+            4.0 * (5 * (2 * 64 * 64 + 2 * 32 * 64 + 3 * 172 * 64) + 512 * 64));
   EXPECT_EQ(report["runs"][1]["batch"], 3);
   const auto usage = run_sluice({"bench", "--model", shared_path(kGgufF32), "--batched", "0"});
   EXPECT_EQ(usage.exit_code, 2);
@@ -55,21 +68,25 @@ TEST(BenchCli, BatchedCountsPromptAndDecodeTokensPerBatch) {
 
 // No machine has a hundred GPUs; the refusal comes before any weights are built.
 TEST(BenchCli, RooflineOnAMissingGpuIsRefusedWithTheDeviceNamed) {
-  const auto r = run_sluice({"bench", "--roofline", "--device", "cuda:99", "--dummy-weights", "llama-3-8b",
-                             "--input", shared_path("datasets/en/alpaca_5000.json"), "--limit", "4"});
+  const auto r =
+      run_sluice({"bench", "--roofline", "--device", "cuda:99", "--dummy-weights", "llama-3-8b",
+                  "--input", shared_path("datasets/en/alpaca_5000.json"), "--limit", "4"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("cuda:99"));
 }
 
 TEST(BenchCli, UsageErrorsExitWithTwo) {
   const std::string input = shared_path("datasets/en/alpaca_5000.json");
-  auto r = run_sluice({"bench", "--model", shared_path(kGgufF32), "--dummy-weights", "stories15M", "--input", input});
+  auto r = run_sluice({"bench", "--model", shared_path(kGgufF32), "--dummy-weights", "stories15M",
+                       "--input", input});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("not both"));
-  r = run_sluice({"bench", "--roofline", "--device", "cpu", "--dummy-weights", "stories15M", "--input", input});
+  r = run_sluice({"bench", "--roofline", "--device", "cpu", "--dummy-weights", "stories15M",
+                  "--input", input});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--device cuda"));
-  r = run_sluice({"bench", "--dummy-weights", "stories15M", "--dummy-dtype", "q4", "--input", input});
+  r = run_sluice(
+      {"bench", "--dummy-weights", "stories15M", "--dummy-dtype", "q4", "--input", input});
   EXPECT_EQ(r.exit_code, 2);
 }
 
