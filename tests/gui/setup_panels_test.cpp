@@ -439,7 +439,7 @@ void SetupPanelsTest::modelPanelSaysWhereTheRunGoes() {
                panel.runsOnText().contains("Q8_0 weights stay quantized on the CPU"),
            qPrintable(panel.runsOnText()));
   panel.setDevice("cuda:0");
-  QVERIFY2(panel.runsOnText().startsWith("cuda:0") && panel.runsOnText().contains("Q8_0 weights stay in their quantized blocks on the GPU"),
+  QVERIFY2(panel.runsOnText().startsWith("cuda:0") && panel.runsOnText().contains("Q8_0 weights stay quantized in VRAM"),
            qPrintable(panel.runsOnText()));
   panel.setLoaded(m_summary);  // F32: nothing to convert
   QVERIFY2(!panel.runsOnText().contains("Q8_0"), qPrintable(panel.runsOnText()));

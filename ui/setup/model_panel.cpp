@@ -252,8 +252,7 @@ void ModelPanel::setDevice(const QString& device) {
     text += device == "cpu"
                 ? QString(" (%1 weights stay quantized on the CPU, with 8-bit activations)")
                       .arg(quantized.join('+'))
-                : QString(" (%1 weights stay in their quantized blocks on the GPU too: they take "
-                          "the file's bytes in VRAM)")
+                : QString(" (%1 weights stay quantized in VRAM)")
                       .arg(quantized.join('+'));
   }
   m_runsOn->setText(text);
