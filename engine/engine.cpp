@@ -178,9 +178,9 @@ void Engine::prepare_device_sampling(const SchedulerOutput& step) {
   for (const auto& scheduled : step.requests) {
     if (!scheduled.needs_sample) continue;
     const Request* request = scheduler_->find_request(scheduled.request_id);
-    // Forks need the logits on the host, and so do log-probabilities (for now). A grammar's mask
-    // goes to the device with the sampling parameters.
-    if (!request || is_fork_point(*request) || request->sampling_params.logprobs >= 0) {
+    // Forks need the logits on the host. A grammar's mask goes to the device with the sampling
+    // parameters, and log-probabilities come back with the token.
+    if (!request || is_fork_point(*request)) {
       sample_rows_.clear();
       step_masks_.matchers.clear();
       return;
@@ -204,7 +204,10 @@ void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, St
       if (token_id < 0) {  // the backend's answer to a mask that allows nothing
         fail_request(*request, "the grammar allows no token of the vocabulary here", result);
       } else {
-        accept_token(*request, token_id, {}, result);
+        std::optional<TokenLogprobs> logprobs;
+        if (request->sampling_params.logprobs >= 0)
+          logprobs = std::move(runner_output.sampled_logprobs[i]);
+        accept_sampled(*request, token_id, std::move(logprobs), result);
       }
       continue;
     }
@@ -258,14 +261,22 @@ void Engine::fork_samples(Request& parent, std::span<const float> logits,
 
 void Engine::accept_token(Request& request, int32_t token_id, std::span<const float> raw_logits,
                           StepResult& result) {
+  std::optional<TokenLogprobs> logprobs;
+  if (!raw_logits.empty())
+    logprobs = token_logprobs(raw_logits, token_id, request.sampling_params.logprobs);
+  accept_sampled(request, token_id, std::move(logprobs), result);
+}
+
+void Engine::accept_sampled(Request& request, int32_t token_id,
+                            std::optional<TokenLogprobs> logprobs, StepResult& result) {
   scheduler_->append_token(request.request_id, token_id);
   if (request.first_token_time == Clock::time_point{}) request.first_token_time = Clock::now();
   const TokenOutcome outcome = output_processor_.on_token(request.request_id, token_id);
   TokenDelta delta{request.request_id, group_of_[request.request_id], request.sample_idx, token_id,
                    outcome.new_text};
-  if (!raw_logits.empty()) {
-    delta.logprobs = token_logprobs(raw_logits, token_id, request.sampling_params.logprobs);
-    request.output_logprobs.push_back(*delta.logprobs);
+  if (logprobs) {
+    request.output_logprobs.push_back(*logprobs);
+    delta.logprobs = std::move(logprobs);
   }
   result.new_tokens.push_back(std::move(delta));
   GrammarMatcher* matcher = request.grammar_matcher.get();

@@ -135,8 +135,13 @@ class Engine {
   // (else empty).
   void fork_samples(Request& parent, std::span<const float> logits,
                     std::span<const float> raw_logits, StepResult& result);
+  // Appends a token sampled on the host: its log-probabilities from raw_logits when the request
+  // wants them (raw_logits is empty otherwise).
   void accept_token(Request& request, int32_t token_id, std::span<const float> raw_logits,
                     StepResult& result);
+  // Appends a token with its log-probabilities when the request wants them.
+  void accept_sampled(Request& request, int32_t token_id, std::optional<TokenLogprobs> logprobs,
+                      StepResult& result);
   // Finishes the request with Error and the message.
   void fail_request(Request& request, std::string message, StepResult& result);
   void finish(RequestId request_id, FinishReason reason, StepResult& result);

@@ -9,7 +9,7 @@ size_t Backend::determine_available_memory(const MemoryPlanRequest&) {
 }
 
 void Backend::forward_and_sample(const BatchInputs&, std::span<const SampleRow>, TokenMaskSource*,
-                                 std::vector<int32_t>&) {
+                                 std::vector<int32_t>&, std::vector<TokenLogprobs>&) {
   fail("backend ", name(), " does not sample on its device; use forward() and the host Sampler");
 }
 

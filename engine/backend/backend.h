@@ -10,6 +10,7 @@
 
 #include "engine/backend/batch_inputs.h"
 #include "engine/sched/sampling_params.h"
+#include "engine/sched/token_logprobs.h"
 
 namespace sluice {
 
@@ -107,11 +108,15 @@ class Backend {
   // (same penalties, cuts and Philox draw, so the ids equal what Sampler::sample would return
   // from the same logits). A masked row first has the logits its mask (from masks) leaves out
   // set to -inf, as GrammarConstraints::mask_logits does on the host; a mask that allows nothing
-  // gives that row token -1 and no error. token_ids gets one id per row. Throws Error naming the
-  // row when its logits cannot be sampled. Precondition: samples_on_device(); rows.size()
-  // equals inputs.logits_indices.size(); masks is set when a row is_masked.
+  // gives that row token -1 and no error. token_ids gets one id per row, and logprobs one entry
+  // per row: for a row whose parameters ask for log-probabilities (logprobs >= 0), the chosen
+  // token's and its likeliest tokens' under the raw logits, as token_logprobs computes them on
+  // the host (within float rounding); empty for the others. Throws Error naming the row when its
+  // logits cannot be sampled. Precondition: samples_on_device(); rows.size() equals
+  // inputs.logits_indices.size(); masks is set when a row is_masked.
   virtual void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
-                                  TokenMaskSource* masks, std::vector<int32_t>& token_ids);
+                                  TokenMaskSource* masks, std::vector<int32_t>& token_ids,
+                                  std::vector<TokenLogprobs>& logprobs);
 };
 
 }  // namespace sluice

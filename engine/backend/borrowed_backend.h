@@ -35,8 +35,9 @@ class BorrowedBackend final : public Backend {
   }
   bool samples_on_device() const override { return backend_.samples_on_device(); }
   void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
-                          TokenMaskSource* masks, std::vector<int32_t>& token_ids) override {
-    backend_.forward_and_sample(inputs, rows, masks, token_ids);
+                          TokenMaskSource* masks, std::vector<int32_t>& token_ids,
+                          std::vector<TokenLogprobs>& logprobs) override {
+    backend_.forward_and_sample(inputs, rows, masks, token_ids, logprobs);
   }
 
   Backend& lender() { return backend_; }

@@ -57,6 +57,7 @@ void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out,
   out.sampled_request_ids.clear();
   out.logits.clear();
   out.sampled_token_ids.clear();
+  out.sampled_logprobs.clear();
   out.sampled_on_device = false;
   for (const auto& r : step.requests) {
     if (r.needs_sample) out.sampled_request_ids.push_back(r.request_id);
@@ -67,7 +68,8 @@ void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out,
     backend_.forward(inputs_, out.logits);
     return;
   }
-  backend_.forward_and_sample(inputs_, sample_rows, masks, out.sampled_token_ids);
+  backend_.forward_and_sample(inputs_, sample_rows, masks, out.sampled_token_ids,
+                              out.sampled_logprobs);
   out.sampled_on_device = true;
 }
 

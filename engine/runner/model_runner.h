@@ -19,6 +19,9 @@ struct RunnerOutput {
   // Filled instead of logits when the step sampled on the backend's device: one id per
   // sampled request.
   std::vector<int32_t> sampled_token_ids;
+  // With sampled_token_ids: one entry per sampled request, its log-probabilities when its
+  // parameters ask for them (Backend::forward_and_sample).
+  std::vector<TokenLogprobs> sampled_logprobs;
   bool sampled_on_device = false;
   int vocab_size = 0;
 

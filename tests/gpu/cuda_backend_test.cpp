@@ -359,7 +359,7 @@ TEST(CudaBackendSampling, DeviceSamplingMatchesHostSampler) {
     for (int b = 0; b < 4; ++b) in.block_tables.push_back(static_cast<int32_t>(r * 4) + b);
     in.logits_indices.push_back(in.num_tokens() - 1);
   }
-  const std::vector<SamplingParams> params = {
+  std::vector<SamplingParams> params = {
       SamplingParams{},  // greedy
       SamplingParams{.temperature = 0.8f, .top_k = 20, .top_p = 0.9f, .seed = 42},
       SamplingParams{.temperature = 1.2f,
@@ -368,6 +368,11 @@ TEST(CudaBackendSampling, DeviceSamplingMatchesHostSampler) {
                      .presence_penalty = 0.5f,
                      .frequency_penalty = 0.25f,
                      .seed = 7}};
+  // Log-probabilities on the device: the greedy row's 5 likeliest, none for the second, and the
+  // 20 likeliest of the penalised row (the sampler changes its logits in place: the kernel must
+  // read the raw ones).
+  params[0].logprobs = 5;
+  params[2].logprobs = 20;
   const std::vector<int32_t> outputs = {5, 9, 5};  // earlier outputs, for the penalties
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<float> logits;
@@ -384,9 +389,26 @@ TEST(CudaBackendSampling, DeviceSamplingMatchesHostSampler) {
       expected.push_back(sampler.sample(row, params[r], context));
     }
     std::vector<int32_t> sampled;
-    backend.forward_and_sample(in, rows, nullptr,
-                               sampled);  // the same K/V rewritten, the same logits
+    std::vector<TokenLogprobs> logprobs;
+    backend.forward_and_sample(in, rows, nullptr, sampled,
+                               logprobs);  // the same K/V rewritten, the same logits
     EXPECT_EQ(sampled, expected) << "trial " << trial;
+    ASSERT_EQ(logprobs.size(), prompts.size());
+    for (size_t r = 0; r < prompts.size(); ++r) {
+      if (params[r].logprobs < 0) {
+        EXPECT_EQ(logprobs[r], TokenLogprobs{}) << "row " << r << " asked for none";
+        continue;
+      }
+      const std::span<const float> raw(logits.data() + r * static_cast<size_t>(vocab),
+                                       static_cast<size_t>(vocab));
+      const TokenLogprobs host = token_logprobs(raw, sampled[r], params[r].logprobs);
+      EXPECT_NEAR(logprobs[r].logprob, host.logprob, 1e-5f) << "row " << r;
+      ASSERT_EQ(logprobs[r].top.size(), host.top.size()) << "row " << r;
+      for (size_t i = 0; i < host.top.size(); ++i) {
+        EXPECT_EQ(logprobs[r].top[i].first, host.top[i].first) << "row " << r << ", " << i;
+        EXPECT_NEAR(logprobs[r].top[i].second, host.top[i].second, 1e-5f) << "row " << r;
+      }
+    }
   }
 }
 

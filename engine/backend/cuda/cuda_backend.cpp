@@ -15,6 +15,7 @@
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/pinned_batch.h"
 #include "kernels/block_copy.cuh"
+#include "kernels/logprobs.cuh"
 #include "kernels/paged_attention.cuh"
 #include "kernels/sampling.cuh"
 
@@ -25,6 +26,9 @@ namespace {
 // cuBLAS's recommended workspace on Hopper; a workspace of our own is what lets products be
 // captured into graphs.
 constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
+// The 32-bit words of one row's log-probability results: the chosen token's, then the likeliest
+// tokens' ids and log-probabilities.
+constexpr size_t kLogprobWords = 1 + 2 * static_cast<size_t>(kernels::kMaxTopLogprobs);
 
 size_t align_16(size_t bytes) {
   return (bytes + 15) & ~size_t{15};
@@ -60,6 +64,8 @@ struct CudaBackend::Impl {
   void ensure_step_buffers(int num_tokens, int num_rows);
   void ensure_attention_workspace(size_t bytes);
   void ensure_sampling_workspace(size_t bytes);
+  // Sizes raw_logits and the log-probability results for capacity_rows rows.
+  void ensure_logprob_buffers();
   // Allocates the activations and workspaces of the largest step limits allows, and sizes the
   // decode graphs for it.
   void reserve_activations(const MemoryPlanRequest& limits);
@@ -106,6 +112,13 @@ struct CudaBackend::Impl {
   PinnedStaging sampling_staging;
   std::vector<bool> rows_masked_empty;  // [num_rows] of the last step: a mask allowed nothing
   PackedSamplingRows packed_rows;
+  // Log-probabilities (kernels/logprobs.cuh), allocated on the first step whose rows ask for them:
+  // the raw logits copied before sampling changes them, and per row the chosen token's
+  // log-probability and the likeliest tokens' ids and log-probabilities.
+  DeviceBuffer raw_logits;       // [capacity_rows, vocab] fp32
+  DeviceBuffer logprob_results;  // [capacity_rows] x kLogprobWords 32-bit words
+  PinnedBuffer logprob_results_host;
+  std::vector<int32_t> num_top;  // [num_rows] of the step: logprobs wanted, or -1
 
   CudaStepCounters counters;
 };
@@ -243,6 +256,17 @@ void CudaBackend::Impl::ensure_attention_workspace(size_t bytes) {
   buffers.attention_workspace_bytes = attention_workspace.bytes();
 }
 
+void CudaBackend::Impl::ensure_logprob_buffers() {
+  const auto rows = static_cast<size_t>(capacity_rows);
+  if (raw_logits.get() && raw_logits.bytes() >= rows * config.vocab_size * sizeof(float)) return;
+  synchronize();
+  raw_logits.reset();
+  raw_logits = DeviceBuffer(rows * static_cast<size_t>(config.vocab_size) * sizeof(float),
+                            "the raw logits kept for log-probabilities");
+  logprob_results = DeviceBuffer(rows * kLogprobWords * sizeof(uint32_t), "log-probabilities");
+  logprob_results_host = PinnedBuffer(rows * kLogprobWords * sizeof(uint32_t));
+}
+
 void CudaBackend::Impl::ensure_sampling_workspace(size_t bytes) {
   if (bytes <= sampling_workspace.bytes() && sampling_workspace.get()) return;
   synchronize();
@@ -352,7 +376,8 @@ void CudaBackend::forward(const BatchInputs& inputs, std::vector<float>& logits)
 }
 
 void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const CudaSampleRow> rows,
-                                     TokenMaskSource* masks, std::vector<int32_t>& token_ids) {
+                                     TokenMaskSource* masks, std::vector<int32_t>& token_ids,
+                                     std::vector<TokenLogprobs>& logprobs) {
   Impl& s = *impl_;
   if (rows.size() != inputs.logits_indices.size())
     fail("GPU sampling: ", rows.size(), " rows for ", inputs.logits_indices.size(), " logits rows");
@@ -362,6 +387,7 @@ void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const 
   make_device_current(s.options.device_index);
   const int num_rows = s.enqueue_step(inputs);
   token_ids.resize(static_cast<size_t>(num_rows));
+  logprobs.assign(static_cast<size_t>(num_rows), TokenLogprobs{});
   if (num_rows == 0) {
     s.synchronize();
     return;
@@ -372,7 +398,13 @@ void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const 
   const size_t ids_bytes = align_16(p.penalty_token_ids.size() * sizeof(int32_t));
   const size_t mask_words = static_cast<size_t>(kernels::mask_words(s.config.vocab_size));
   const size_t masks_offset = rows_bytes + 2 * ids_bytes;
-  const size_t total = masks_offset + p.masked_rows.size() * mask_words * sizeof(uint32_t);
+  s.num_top.clear();
+  for (const CudaSampleRow& row : rows) s.num_top.push_back(row.params->logprobs);
+  const bool wants_logprobs =
+      std::any_of(s.num_top.begin(), s.num_top.end(), [](int32_t n) { return n >= 0; });
+  const size_t num_top_offset =
+      masks_offset + align_16(p.masked_rows.size() * mask_words * sizeof(uint32_t));
+  const size_t total = num_top_offset + (wants_logprobs ? s.num_top.size() * sizeof(int32_t) : 0);
   s.sampling_staging.reserve_device(total, "sampling parameters");
   unsigned char* host = s.sampling_staging.acquire(total);
   std::memcpy(host, p.rows.data(), p.rows.size() * sizeof(kernels::SamplingRow));
@@ -391,8 +423,17 @@ void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const 
     if (masks->fill(p.masked_rows[m], words) == 0) s.rows_masked_empty[p.masked_rows[m]] = true;
   }
   s.counters.num_masked_rows += static_cast<int64_t>(p.masked_rows.size());
+  if (wants_logprobs)
+    std::memcpy(host + num_top_offset, s.num_top.data(), s.num_top.size() * sizeof(int32_t));
   const auto* device =
       static_cast<const unsigned char*>(s.sampling_staging.commit(total, s.stream->get()));
+  // The raw logits, before the sampler penalises and masks them in place.
+  const size_t logits_bytes = static_cast<size_t>(num_rows) * s.config.vocab_size * sizeof(float);
+  if (wants_logprobs) {
+    s.ensure_logprob_buffers();
+    SLUICE_CUDA_CHECK(cudaMemcpyAsync(s.raw_logits.get(), s.buffers.logits, logits_bytes,
+                                      cudaMemcpyDeviceToDevice, s.stream->get()));
+  }
   SLUICE_KERNEL_CHECK(kernels::sample_tokens(
       s.buffers.logits, reinterpret_cast<const kernels::SamplingRow*>(device),
       reinterpret_cast<const int32_t*>(device + rows_bytes),
@@ -403,8 +444,39 @@ void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const 
   const size_t token_bytes = static_cast<size_t>(num_rows) * sizeof(int32_t);
   SLUICE_CUDA_CHECK(cudaMemcpyAsync(s.sampled_tokens_host.data(), s.sampled_tokens.get(),
                                     token_bytes, cudaMemcpyDeviceToHost, s.stream->get()));
+  const size_t rows_n = static_cast<size_t>(num_rows);
+  auto* results = s.logprob_results.as<uint32_t>();
+  if (wants_logprobs) {
+    // Per row: the chosen token's log-probability, then kMaxTopLogprobs ids and log-probabilities.
+    float* chosen_lp = reinterpret_cast<float*>(results);
+    auto* top_ids = reinterpret_cast<int32_t*>(results + rows_n);
+    float* top_lp = reinterpret_cast<float*>(results + rows_n * (1 + kernels::kMaxTopLogprobs));
+    SLUICE_KERNEL_CHECK(kernels::token_logprobs(
+        s.raw_logits.as<float>(), s.sampled_tokens.as<int32_t>(),
+        reinterpret_cast<const int32_t*>(device + num_top_offset), chosen_lp, top_ids, top_lp,
+        num_rows, s.config.vocab_size, s.stream->get()));
+    SLUICE_CUDA_CHECK(cudaMemcpyAsync(s.logprob_results_host.data(), results,
+                                      rows_n * kLogprobWords * sizeof(uint32_t),
+                                      cudaMemcpyDeviceToHost, s.stream->get()));
+  }
   s.synchronize();
   std::memcpy(token_ids.data(), s.sampled_tokens_host.data(), token_bytes);
+  if (wants_logprobs) {
+    const auto* host_results = reinterpret_cast<const uint32_t*>(s.logprob_results_host.data());
+    const auto* chosen_lp = reinterpret_cast<const float*>(host_results);
+    const auto* top_ids = reinterpret_cast<const int32_t*>(host_results + rows_n);
+    const auto* top_lp =
+        reinterpret_cast<const float*>(host_results + rows_n * (1 + kernels::kMaxTopLogprobs));
+    for (size_t i = 0; i < rows_n; ++i) {
+      if (s.num_top[i] < 0 || token_ids[i] < 0) continue;
+      TokenLogprobs& out = logprobs[i];
+      out.logprob = chosen_lp[i];
+      for (int j = 0; j < s.num_top[i]; ++j) {
+        const size_t at = i * kernels::kMaxTopLogprobs + static_cast<size_t>(j);
+        out.top.emplace_back(top_ids[at], top_lp[at]);
+      }
+    }
+  }
   for (size_t i = 0; i < token_ids.size(); ++i) {
     if (token_ids[i] < 0 && !s.rows_masked_empty[i]) {
       fail("GPU sampler: row ", i,
@@ -476,7 +548,8 @@ BackendMemory CudaBackend::memory() const {
   m.activation_bytes = s.activations.bytes() + s.attention_workspace.bytes() +
                        s.gemm->workspace_bytes() + s.sampling_workspace.bytes() +
                        s.batch_staging.device_bytes() + s.copy_staging.device_bytes() +
-                       s.sampling_staging.device_bytes() + s.sampled_tokens.bytes();
+                       s.sampling_staging.device_bytes() + s.sampled_tokens.bytes() +
+                       s.raw_logits.bytes() + s.logprob_results.bytes();
   SLUICE_CUDA_CHECK(cudaMemGetInfo(&m.device_free_bytes, &m.device_total_bytes));
   return m;
 }

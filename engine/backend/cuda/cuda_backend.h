@@ -89,8 +89,11 @@ class CudaBackend final : public Backend {
   // all -inf but for a mask that allows nothing, which gives -1). Precondition: rows.size() ==
   // inputs.logits_indices.size().
   bool samples_on_device() const override { return true; }
+  // Rows that ask for log-probabilities get them from a copy of the raw logits taken before
+  // sampling changes them (kernels/logprobs.cuh); the copy is allocated on the first such step.
   void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
-                          TokenMaskSource* masks, std::vector<int32_t>& token_ids) override;
+                          TokenMaskSource* masks, std::vector<int32_t>& token_ids,
+                          std::vector<TokenLogprobs>& logprobs) override;
 
   const CudaStepCounters& step_counters() const;
   ActivationDType activation_dtype() const;

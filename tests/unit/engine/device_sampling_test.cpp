@@ -33,17 +33,20 @@ class DeviceSamplingCpuBackend final : public Backend {
   bool samples_on_device() const override { return true; }
 
   void forward_and_sample(const BatchInputs& inputs, std::span<const SampleRow> rows,
-                          TokenMaskSource* masks, std::vector<int32_t>& token_ids) override {
+                          TokenMaskSource* masks, std::vector<int32_t>& token_ids,
+                          std::vector<TokenLogprobs>& logprobs) override {
     ++num_device_steps;
     EXPECT_EQ(rows.size(), inputs.logits_indices.size());
     cpu_.forward(inputs, logits_);
     token_ids.clear();
+    logprobs.assign(rows.size(), TokenLogprobs{});
     for (size_t i = 0; i < rows.size(); ++i) {
       // The row's last context token is the token whose logits row i holds.
       const auto& c = rows[i].context;
       const int32_t last = c.output_token_ids.empty() ? c.prompt_token_ids.back() : c.output_token_ids.back();
       EXPECT_EQ(inputs.token_ids[static_cast<size_t>(inputs.logits_indices[i])], last);
       const std::span<float> row(logits_.data() + i * static_cast<size_t>(vocab_size_), static_cast<size_t>(vocab_size_));
+      const std::vector<float> raw(row.begin(), row.end());  // before mask and sampler
       if (rows[i].is_masked) {
         ++num_masked_rows;
         std::vector<uint32_t> words(static_cast<size_t>(vocab_size_ + 31) / 32, 0u);
@@ -57,12 +60,17 @@ class DeviceSamplingCpuBackend final : public Backend {
         }
       }
       token_ids.push_back(sampler_.sample(row, *rows[i].params, c));
+      if (rows[i].params->logprobs >= 0) {
+        ++num_logprob_rows;
+        logprobs[i] = token_logprobs(raw, token_ids.back(), rows[i].params->logprobs);
+      }
     }
   }
 
   int num_device_steps = 0;
   int num_logits_steps = 0;
   int num_masked_rows = 0;
+  int num_logprob_rows = 0;
 
  private:
   CpuBackend cpu_;
@@ -191,6 +199,40 @@ TEST(DeviceSampling, ConstrainedRowsSampleOnTheDeviceWithTheHostPathsTokens) {
   EXPECT_GT(r.num_masked_rows, 100);
   EXPECT_GE(r.num_logits_steps, 1);  // the fork's step
   EXPECT_GT(r.num_masks, 100u);
+}
+
+// Rows that ask for log-probabilities sample on the device too: every step stays there, and each
+// token's log-probabilities are the ones the host path reports.
+TEST(DeviceSampling, LogprobRowsStayOnTheDeviceWithTheHostPathsLogprobs) {
+  StoriesModel model;
+  const auto texts = alpaca_prompts(12);
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& t : texts) prompts.push_back(model.encode(t));
+  auto params = mixed_params(prompts.size());
+  for (size_t i = 0; i < params.size(); ++i) params[i].logprobs = i % 2 == 0 ? static_cast<int>(i % 6) : -1;
+  const EngineConfig config{.max_num_batched_tokens = 256, .check_invariants = true};
+  using Logprobs = std::map<RequestId, std::vector<TokenLogprobs>>;
+  const auto run_logprobs = [&](Engine& engine) {
+    std::map<RequestId, RequestId> order;
+    for (size_t i = 0; i < prompts.size(); ++i) order[engine.add_request(prompts[i], params[i], 1000 + i)] = i;
+    Logprobs out;
+    while (engine.has_unfinished()) {
+      for (auto& f : engine.step().finished) out[order.at(f.group_id)] = f.output_logprobs;
+    }
+    return out;
+  };
+  const Logprobs host = run_logprobs(*model.make_engine(config));
+  auto backend = std::make_unique<DeviceSamplingCpuBackend>(*model.session.model);
+  DeviceSamplingCpuBackend* device = backend.get();
+  Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend), config);
+  const Logprobs on_device = run_logprobs(engine);
+  EXPECT_EQ(device->num_logits_steps, 0) << "no step went back to host logits";
+  EXPECT_GT(device->num_logprob_rows, 0);
+  ASSERT_EQ(on_device.size(), host.size());
+  for (const auto& [i, expected] : host) {
+    EXPECT_EQ(on_device.at(i), expected) << "prompt " << i;
+    EXPECT_EQ(expected.empty(), params[i].logprobs < 0) << "prompt " << i;
+  }
 }
 
 TEST(DeviceSampling, DisabledByConfigUsesHostLogits) {
