@@ -157,7 +157,7 @@ StepResult Engine::step() {
       request->first_scheduled_time = begin;
   }
   prepare_device_sampling(step);
-  runner_->execute(step, runner_output_, sample_rows_, &step_masks_);
+  runner_->execute(step, runner_output_, sample_rows_, &step_masks_, sample_row_counts_);
   scheduler_->on_step_done(step);
   sample_step(step, runner_output_, result);
   if (config_.check_invariants) scheduler_->check_invariants();
@@ -173,44 +173,48 @@ bool Engine::is_fork_point(const Request& request) {
 
 void Engine::prepare_device_sampling(const SchedulerOutput& step) {
   sample_rows_.clear();
+  sample_row_counts_.clear();
   step_masks_.matchers.clear();
   if (!config_.sample_on_device || !backend_->samples_on_device()) return;
   for (const auto& scheduled : step.requests) {
     if (!scheduled.needs_sample) continue;
     const Request* request = scheduler_->find_request(scheduled.request_id);
-    // Forks need the logits on the host. A grammar's mask goes to the device with the sampling
-    // parameters, and log-probabilities come back with the token.
-    if (!request || is_fork_point(*request)) {
+    if (!request) {
       sample_rows_.clear();
+      sample_row_counts_.clear();
       step_masks_.matchers.clear();
       return;
     }
+    // A grammar's mask goes to the device with the sampling parameters, and log-probabilities
+    // come back with the token. A prompt forking into n samples draws all n from its logits row
+    // on the device: the parent's row, then one per child with the child's sample index (its
+    // context is the parent's: the same prompt, no output yet; its grammar state the parent's).
+    const int count = is_fork_point(*request) ? request->sampling_params.n : 1;
     GrammarMatcher* matcher = request->grammar_matcher.get();
-    sample_rows_.push_back(
-        SampleRow{&request->sampling_params,
-                  SamplingContext{request->prompt_token_ids(), request->output_token_ids(),
-                                  request->sample_key, request->sample_idx},
-                  matcher != nullptr});
-    step_masks_.matchers.push_back(matcher);
+    for (int s = 0; s < count; ++s) {
+      sample_rows_.push_back(SampleRow{
+          &request->sampling_params,
+          SamplingContext{request->prompt_token_ids(), request->output_token_ids(),
+                          request->sample_key, request->sample_idx + static_cast<uint32_t>(s)},
+          matcher != nullptr});
+      step_masks_.matchers.push_back(matcher);
+    }
+    sample_row_counts_.push_back(count);
   }
 }
 
 void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, StepResult& result) {
+  size_t device_row = 0;  // the first device row of request i (a fork has several)
   for (size_t i = 0; i < runner_output.sampled_request_ids.size(); ++i) {
     Request* request = scheduler_->find_request(runner_output.sampled_request_ids[i]);
-    if (!request || request->is_finished()) continue;  // aborted during the step
     if (runner_output.sampled_on_device) {
-      const int32_t token_id = runner_output.sampled_token_ids[i];
-      if (token_id < 0) {  // the backend's answer to a mask that allows nothing
-        fail_request(*request, "the grammar allows no token of the vocabulary here", result);
-      } else {
-        std::optional<TokenLogprobs> logprobs;
-        if (request->sampling_params.logprobs >= 0)
-          logprobs = std::move(runner_output.sampled_logprobs[i]);
-        accept_sampled(*request, token_id, std::move(logprobs), result);
-      }
+      const size_t first_row = device_row;
+      device_row += static_cast<size_t>(sample_row_counts_[i]);
+      if (!request || request->is_finished()) continue;  // aborted during the step
+      accept_device_rows(*request, runner_output, first_row, sample_row_counts_[i], result);
       continue;
     }
+    if (!request || request->is_finished()) continue;  // aborted during the step
     std::span<float> logits = runner_output.logits_row(i);
     // Log-probabilities describe the raw logits: kept before the grammar mask and the sampler
     // change them.
@@ -233,24 +237,48 @@ void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, St
   }
 }
 
-// The n samples of a prompt share its prefill: each child takes the parent's blocks (copied on
-// write later) and draws its first token from the same logits with its own sample index.
+// Takes the device's tokens for request's rows [first_row, first_row + count): the parent's, and
+// at a fork each child's, created first as fork_samples creates them on the host.
+void Engine::accept_device_rows(Request& request, RunnerOutput& out, size_t first_row, int count,
+                                StepResult& result) {
+  const auto take = [&](Request& r, size_t row) {
+    std::optional<TokenLogprobs> logprobs;
+    if (r.sampling_params.logprobs >= 0) logprobs = std::move(out.sampled_logprobs[row]);
+    accept_sampled(r, out.sampled_token_ids[row], std::move(logprobs), result);
+  };
+  if (out.sampled_token_ids[first_row] < 0) {  // the backend's answer to a mask allowing nothing
+    fail_request(request, "the grammar allows no token of the vocabulary here", result);
+    return;
+  }
+  for (int s = 1; s < count; ++s)
+    take(add_fork_child(request, static_cast<uint32_t>(s)), first_row + static_cast<size_t>(s));
+  take(request, first_row);
+}
+
+// A child of a prompt forking into n samples: it takes the parent's blocks (copied on write
+// later), its grammar state and its place in the parent's group.
+Request& Engine::add_fork_child(Request& parent, uint32_t sample_idx) {
+  const RequestId child_id = next_request_id_++;
+  auto child = make_child_request(parent, child_id, sample_idx);
+  child->arrival_time = parent.arrival_time;
+  child->first_scheduled_time = parent.first_scheduled_time;
+  group_of_[child_id] = parent.request_id;
+  group_members_[parent.request_id].push_back(child_id);
+  const bool at_start =
+      parent.num_prompt_tokens == 0 ||
+      (parent.num_prompt_tokens == 1 && parent.token_ids[0] == tokenizer_.bos_id());
+  output_processor_.add(child_id, parent.sampling_params, at_start);
+  scheduler_->fork_request(parent.request_id, std::move(child));
+  return *scheduler_->find_request(child_id);
+}
+
+// The n samples of a prompt share its prefill: each child draws its first token from the same
+// logits with its own sample index.
 void Engine::fork_samples(Request& parent, std::span<const float> logits,
                           std::span<const float> raw_logits, StepResult& result) {
   for (uint32_t sample_idx = 1; sample_idx < static_cast<uint32_t>(parent.sampling_params.n);
        ++sample_idx) {
-    const RequestId child_id = next_request_id_++;
-    auto child = make_child_request(parent, child_id, sample_idx);
-    child->arrival_time = parent.arrival_time;
-    child->first_scheduled_time = parent.first_scheduled_time;
-    group_of_[child_id] = parent.request_id;
-    group_members_[parent.request_id].push_back(child_id);
-    const bool at_start =
-        parent.num_prompt_tokens == 0 ||
-        (parent.num_prompt_tokens == 1 && parent.token_ids[0] == tokenizer_.bos_id());
-    output_processor_.add(child_id, parent.sampling_params, at_start);
-    scheduler_->fork_request(parent.request_id, std::move(child));
-    Request* forked = scheduler_->find_request(child_id);
+    Request* forked = &add_fork_child(parent, sample_idx);
     logits_copy_.assign(logits.begin(), logits.end());
     const SamplingContext context{forked->prompt_token_ids(), forked->output_token_ids(),
                                   forked->sample_key, forked->sample_idx};

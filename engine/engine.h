@@ -135,6 +135,9 @@ class Engine {
   // (else empty).
   void fork_samples(Request& parent, std::span<const float> logits,
                     std::span<const float> raw_logits, StepResult& result);
+  Request& add_fork_child(Request& parent, uint32_t sample_idx);
+  void accept_device_rows(Request& request, RunnerOutput& out, size_t first_row, int count,
+                          StepResult& result);
   // Appends a token sampled on the host: its log-probabilities from raw_logits when the request
   // wants them (raw_logits is empty otherwise).
   void accept_token(Request& request, int32_t token_id, std::span<const float> raw_logits,
@@ -162,6 +165,7 @@ class Engine {
   std::vector<float> logits_copy_;
   std::vector<float> raw_logits_;       // a row's logits kept for its log-probabilities
   std::vector<SampleRow> sample_rows_;  // reused every step
+  std::vector<int> sample_row_counts_;  // device rows per sampling request (n at a fork, else 1)
   // The token masks of the step's constrained rows, which the backend asks for while its device
   // runs the forward pass.
   class StepMasks final : public TokenMaskSource {

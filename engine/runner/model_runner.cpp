@@ -43,7 +43,8 @@ void build_batch_inputs(const SchedulerOutput& step, int block_size, BatchInputs
 }
 
 void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out,
-                          std::span<const SampleRow> sample_rows, TokenMaskSource* masks) {
+                          std::span<const SampleRow> sample_rows, TokenMaskSource* masks,
+                          std::span<const int> rows_per_request) {
   if (!step.block_copies.empty()) {
     copy_src_.clear();
     copy_dst_.clear();
@@ -67,6 +68,17 @@ void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out,
   if (sample_rows.empty() || out.sampled_request_ids.empty()) {
     backend_.forward(inputs_, out.logits);
     return;
+  }
+  if (!rows_per_request.empty()) {
+    // A request drawing several samples from one logits row (a prompt forking into n) repeats
+    // its row's index.
+    assert(rows_per_request.size() == inputs_.logits_indices.size());
+    std::vector<int32_t>& indices = inputs_.logits_indices;
+    repeated_indices_.clear();
+    for (size_t i = 0; i < indices.size(); ++i)
+      repeated_indices_.insert(repeated_indices_.end(), static_cast<size_t>(rows_per_request[i]),
+                               indices[i]);
+    indices.swap(repeated_indices_);
   }
   backend_.forward_and_sample(inputs_, sample_rows, masks, out.sampled_token_ids,
                               out.sampled_logprobs);

@@ -41,12 +41,15 @@ class ModelRunner {
       : backend_(backend), block_size_(block_size), vocab_size_(vocab_size) {}
 
   // Runs the step (block copies first, then the forward pass) and fills out with the logits
-  // to sample. out's buffers are reused from step to step. With sample_rows (one per request
-  // that samples, in batch order) the backend samples on its device and out gets token ids
-  // instead; masks gives the masked rows' token masks. Precondition: sample_rows is empty or the
-  // backend samples_on_device().
+  // to sample. out's buffers are reused from step to step. With sample_rows (rows_per_request[i]
+  // rows for the i-th request that samples, in batch order, each drawn from that request's
+  // logits; one each when rows_per_request is empty) the backend samples on its device and out
+  // gets one token id per row instead; masks gives the masked rows' token masks.
+  // Precondition: sample_rows is empty or the backend samples_on_device(), and sample_rows has
+  // as many rows as rows_per_request counts.
   void execute(const SchedulerOutput& step, RunnerOutput& out,
-               std::span<const SampleRow> sample_rows = {}, TokenMaskSource* masks = nullptr);
+               std::span<const SampleRow> sample_rows = {}, TokenMaskSource* masks = nullptr,
+               std::span<const int> rows_per_request = {});
 
  private:
   Backend& backend_;
@@ -54,6 +57,7 @@ class ModelRunner {
   int vocab_size_;
   BatchInputs inputs_;  // reused: its vectors keep their capacity
   std::vector<int32_t> copy_src_, copy_dst_;
+  std::vector<int32_t> repeated_indices_;
 };
 
 }  // namespace sluice

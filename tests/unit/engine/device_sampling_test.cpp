@@ -151,7 +151,10 @@ TEST(DeviceSampling, EngineGivesTheHostPathsTokensWithRowsInBatchOrder) {
   EXPECT_EQ(r.num_logits_steps, 0);  // no fork: every step sampled on the "device"
 }
 
-TEST(DeviceSampling, ForkStepsFallBackToHostLogitsAndMatch) {
+// A prompt forking into n samples draws all n on the device from its one logits row (the row
+// repeated in the batch's logits indices), with the host path's tokens: no step goes back to host
+// logits.
+TEST(DeviceSampling, ForkStepsSampleEverySampleOnTheDeviceAndMatch) {
   StoriesModel model;
   std::vector<std::vector<int32_t>> prompts = {model.encode("Once upon a time"), model.encode("The dog")};
   std::vector<SamplingParams> params(2, SamplingParams{.n = 3, .temperature = 1.0f, .seed = 5, .max_tokens = 30});
@@ -166,13 +169,13 @@ TEST(DeviceSampling, ForkStepsFallBackToHostLogitsAndMatch) {
   Engine engine(model.session.model->config, *model.session.tokenizer, std::move(backend),
                 EngineConfig{.check_invariants = true});
   EXPECT_EQ(run(engine, prompts, params), expected);
-  EXPECT_GE(device->num_logits_steps, 1);  // the prefill step with the fork
+  EXPECT_EQ(device->num_logits_steps, 0);
   EXPECT_GT(device->num_device_steps, 10);
 }
 
 // Grammar rows sample on the device too (with the masks the engine hands over while the forward
-// pass runs), beside free rows, and give the host path's tokens; the step that forks an n = 2
-// constrained prompt samples on the host.
+// pass runs), beside free rows, and give the host path's tokens; an n = 2 constrained prompt
+// forks on the device, both samples under the parent's mask.
 TEST(DeviceSampling, ConstrainedRowsSampleOnTheDeviceWithTheHostPathsTokens) {
   StoriesModel model;
   const auto texts = alpaca_prompts(24);
@@ -197,7 +200,7 @@ TEST(DeviceSampling, ConstrainedRowsSampleOnTheDeviceWithTheHostPathsTokens) {
   EXPECT_EQ(r.device, r.host);
   EXPECT_GT(r.num_device_steps, 10);
   EXPECT_GT(r.num_masked_rows, 100);
-  EXPECT_GE(r.num_logits_steps, 1);  // the fork's step
+  EXPECT_EQ(r.num_logits_steps, 0);
   EXPECT_GT(r.num_masks, 100u);
 }
 
