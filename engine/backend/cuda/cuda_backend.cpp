@@ -13,6 +13,7 @@
 #include "engine/backend/cuda/cuda_sampling.h"
 #include "engine/backend/cuda/cuda_types.h"
 #include "engine/backend/cuda/cuda_weights.h"
+#include "engine/backend/cuda/dense_gemv_choice.h"
 #include "engine/backend/cuda/pinned_batch.h"
 #include "kernels/block_copy.cuh"
 #include "kernels/logprobs.cuh"
@@ -72,8 +73,8 @@ struct CudaBackend::Impl {
   void synchronize() const { SLUICE_CUDA_CHECK(cudaStreamSynchronize(stream->get())); }
   int32_t padding_block_id() const { return num_blocks; }  // the block past the engine's pool
   ForwardContext context() const {
-    return ForwardContext{config, *weights,     options.activation_dtype, *gemm, buffers,
-                          kv,     stream->get()};
+    return ForwardContext{config, *weights,      options.activation_dtype, *gemm, buffers,
+                          kv,     stream->get(), dense_gemv.use_gemv};
   }
 
   const Model& model;
@@ -84,6 +85,7 @@ struct CudaBackend::Impl {
   std::unique_ptr<CudaStream> stream;
   std::unique_ptr<CudaWeights> weights;
   std::unique_ptr<CublasGemm> gemm;
+  DenseGemvChoice dense_gemv;  // how float matrices multiply 1-8 tokens
 
   // The pool holds num_blocks blocks for the engine and one more, the last, that padded decode
   // rows write into, so padding never touches a request's KV.
@@ -143,6 +145,11 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   stream = std::make_unique<CudaStream>();
   gemm = std::make_unique<CublasGemm>(stream->get(), kCublasWorkspaceBytes);
   weights = std::make_unique<CudaWeights>(m.weights, config, o.activation_dtype, stream->get());
+  if (o.dense_gemv) {
+    dense_gemv = {*o.dense_gemv, *o.dense_gemv ? "GEMV (asked for)" : "cuBLAS (asked for)"};
+  } else {
+    dense_gemv = choose_dense_gemv(*weights, *gemm, o.activation_dtype, stream->get());
+  }
   kv.k.resize(static_cast<size_t>(config.num_layers));
   kv.v.resize(static_cast<size_t>(config.num_layers));
   graph_batch_sizes = cuda_graph_batch_sizes(256);
@@ -558,8 +565,8 @@ std::string CudaBackend::describe() const {
   const Impl& s = *impl_;
   return str_cat(name(), " ", s.device_name, ": ",
                  activation_dtype_name(s.options.activation_dtype), " activations and KV cache, ",
-                 s.weights->conversion_summary(), ", CUDA graphs ",
-                 s.options.enable_cuda_graphs ? "on" : "off",
+                 s.weights->conversion_summary(), ", 1-8 token float products by ",
+                 s.dense_gemv.reason, ", CUDA graphs ", s.options.enable_cuda_graphs ? "on" : "off",
                  s.graph_error.empty() ? "" : " (capture failed: " + s.graph_error + ")");
 }
 

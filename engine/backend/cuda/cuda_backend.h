@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,10 @@ struct CudaBackendOptions {
   int device_index = 0;
   ActivationDType activation_dtype = ActivationDType::BF16;
   bool enable_cuda_graphs = true;  // replay decode-only steps as CUDA graphs
+  // Products of float matrices with 1-8 tokens: through the GEMV kernel (true), cuBLAS (false),
+  // or whichever measures faster on the device when the backend is built (unset;
+  // dense_gemv_choice.h).
+  std::optional<bool> dense_gemv;
 };
 
 using CudaSampleRow = SampleRow;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "engine/backend/cuda/cuda_types.h"
+#include "engine/backend/cuda/dense_gemv_choice.h"
 #include "engine/core/error.h"
 #include "engine/model/forward_pass.h"
 #include "kernels/dequantize.cuh"
@@ -225,7 +226,8 @@ class CudaForwardOps final : public ForwardOps {
   // activation type, else each run from its blocks into its column range of y.
   template <typename Y>
   void product(const void* x, int x_row_stride, const CudaMatrix& w, Y* y, int num_rows) {
-    if (const void* dense = w.dense()) {
+    const void* dense = w.dense();
+    if (dense && !takes_dense_gemv(w, num_rows, c_.dense_gemv)) {
       c_.gemm.linear(x, dense, y, num_rows, w.cols, w.rows, ab_type_,
                      std::is_same_v<Y, float> ? CUDA_R_32F : ab_type_, x_row_stride);
       return;

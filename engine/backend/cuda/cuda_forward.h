@@ -75,6 +75,8 @@ struct ForwardContext {
   const ForwardBuffers& buffers;
   const KvCacheLayers& kv;
   cudaStream_t stream;
+  bool dense_gemv =
+      false;  // 1-8 token products of float matrices by the GEMV (dense_gemv_choice.h)
 };
 
 // Enqueues the whole forward pass for the staged batch; the fp32 logits of the shape's logits

@@ -1,0 +1,93 @@
+#include "engine/backend/cuda/dense_gemv_choice.h"
+
+#include <cstdio>
+
+#include "engine/backend/cuda/cuda_buffer.h"
+#include "engine/backend/cuda/cuda_check.h"
+#include "engine/backend/cuda/cuda_types.h"
+#include "kernels/quant_linear.cuh"
+
+namespace sluice {
+
+namespace {
+
+constexpr int kWarmups = 3;
+constexpr int kRuns = 10;
+
+// The widest float matrix of the first layer (the one a decode step spends most time on).
+[[maybe_unused]] const CudaMatrix* widest_dense_matrix(const CudaWeights& weights,
+                                                       const char** name) {
+  const CudaMatrix* best = nullptr;
+  for (const WeightRole role : all_weight_roles()) {
+    if (!is_layer_role(role) || weight_kind(role) != WeightKind::Matrix) continue;
+    const CudaMatrix& m = weights.layer(0).matrices[role];
+    if (!m.dense() || m.cols % 8 != 0) continue;
+    if (!best ||
+        static_cast<int64_t>(m.rows) * m.cols > static_cast<int64_t>(best->rows) * best->cols) {
+      best = &m;
+      *name = weight_role_name(role);
+    }
+  }
+  return best;
+}
+
+// Milliseconds per call of fn on stream, after warm-up runs.
+template <typename Fn>
+[[maybe_unused]] float time_ms(cudaStream_t stream, Fn&& fn) {
+  for (int i = 0; i < kWarmups; ++i) fn();
+  cudaEvent_t start = nullptr, end = nullptr;
+  SLUICE_CUDA_CHECK(cudaEventCreate(&start));
+  SLUICE_CUDA_CHECK(cudaEventCreate(&end));
+  SLUICE_CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < kRuns; ++i) fn();
+  SLUICE_CUDA_CHECK(cudaEventRecord(end, stream));
+  SLUICE_CUDA_CHECK(cudaEventSynchronize(end));
+  float ms = 0.0f;
+  SLUICE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, end));
+  cudaEventDestroy(start);
+  cudaEventDestroy(end);
+  return ms / kRuns;
+}
+
+}  // namespace
+
+DenseGemvChoice choose_dense_gemv(const CudaWeights& weights, const CublasGemm& gemm,
+                                  ActivationDType dtype, cudaStream_t stream) {
+#ifdef SLUICE_KERNEL_EMULATOR
+  (void)weights;
+  (void)gemm;
+  (void)dtype;
+  (void)stream;
+  return {false, "cuBLAS (the emulator measures nothing)"};
+#else
+  const char* name = "";
+  const CudaMatrix* m = widest_dense_matrix(weights, &name);
+  if (!m) return {false, "cuBLAS (no float matrix)"};
+  const size_t element_bytes = activation_element_bytes(dtype);
+  DeviceBuffer x(static_cast<size_t>(m->cols) * element_bytes, "the GEMV measurement");
+  DeviceBuffer y(static_cast<size_t>(m->rows) * element_bytes, "the GEMV measurement");
+  SLUICE_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, x.bytes(), stream));
+  const cudaDataType ab_type = cuda_data_type(dtype);
+  const float cublas_ms = time_ms(stream, [&] {
+    gemm.linear(x.get(), m->dense(), y.get(), 1, m->cols, m->rows, ab_type, ab_type);
+  });
+  float gemv_ms = 0.0f;
+  visit_activation_type(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const CudaMatrixRun& run = m->runs.front();
+    gemv_ms = time_ms(stream, [&] {
+      SLUICE_KERNEL_CHECK((kernels::quant_linear<T, T>(
+          kernels::QuantFormat::Dense, static_cast<const uint8_t*>(run.data), run.row_bytes,
+          run.rows, m->cols, static_cast<const T*>(x.get()), 0, static_cast<T*>(y.get()), 0, 1,
+          stream)));
+    });
+  });
+  char reason[160];
+  std::snprintf(reason, sizeof reason, "%s (GEMV %.3f ms vs cuBLAS %.3f ms on %s %d x %d)",
+                gemv_ms < cublas_ms ? "GEMV" : "cuBLAS", gemv_ms, cublas_ms, name, m->rows,
+                m->cols);
+  return {gemv_ms < cublas_ms, reason};
+#endif
+}
+
+}  // namespace sluice
