@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, over the bundle scripts/gpu-bundle.sh made:
 # the GPU tests (ctest -L gpu's tests, run directly), the quantized CPU kernels' bit tests on that
-# machine's CPU, and the Llama-3-8B roofline of bench/RESULTS.md. Logs go to LOGS (default
+# machine's CPU, the Llama-3-8B roofline of bench/RESULTS.md, and issue 29's decode steps of the
+# Llama-3.1-8B shape in Q4_K, Q8_0 and BF16 against the measured floor (VRAM in the backend line). Logs go to LOGS (default
 # /tmp/gpu-check). The tests open ../shared by the absolute path compiled into them (the building
 # checkout's), so that path is linked to the bundle's copy when it does not exist here.
 set -uo pipefail
@@ -32,4 +33,10 @@ step "roofline, Llama-3-8B shape, BF16"
   --input "$x/shared/datasets/en/alpaca_5000.json" --limit 500 --max-tokens 256 \
   >"$logs/roofline.log" 2>&1
 echo "rc $?"; grep -E "^GPU:|^\| |^sluice" "$logs/roofline.log"
+for dtype in q4_k q8_0 bf16; do
+  step "issue 29: Llama-3.1-8B shape, $dtype weights, decode against the floor"
+  "$b/sluice" bench --device cuda --dummy-weights llama-3.1-8b --dummy-dtype "$dtype" \
+    --batched 1,8,32,128 --prompt-tokens 128 --max-tokens 32 >"$logs/batched-$dtype.log" 2>&1
+  echo "rc $?"; grep -E "^backend:|^weights held|^read bandwidth|^\| " "$logs/batched-$dtype.log"
+done
 step done

@@ -32,6 +32,7 @@ BatchedReport run_batched_bench(const ModelSession& session, const BenchSpec& sp
   const std::unique_ptr<Backend> backend = make_bench_backend(*session.model, spec);
   BatchedReport report;
   report.backend = backend->describe();
+  report.weight_bytes_held = backend->memory().weight_bytes;
   const ModelConfig& c = session.model->config;
   if (backend->memory().device_total_bytes == 0) {
     report.bandwidth = measure_host_read_bandwidth(spec.num_threads);

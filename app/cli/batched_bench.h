@@ -46,6 +46,7 @@ struct BatchedReport {
   // The floor of a decode step: the weights it streams over the measured read bandwidth.
   ReadBandwidth bandwidth;
   double weight_bytes_per_step = 0.0;
+  size_t weight_bytes_held = 0;  // the weights as the backend holds them (VRAM on a GPU)
   double floor_step_ms() const {
     return bandwidth.bytes_per_s > 0 ? 1000.0 * weight_bytes_per_step / bandwidth.bytes_per_s : 0.0;
   }

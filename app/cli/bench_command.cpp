@@ -408,6 +408,7 @@ void print_batched(const BatchedReport& report, const BenchArgs& a, const ModelS
     out["read_bandwidth_bytes_per_s"] = report.bandwidth.bytes_per_s;
     out["read_bandwidth_probe"] = report.bandwidth.how;
     out["weight_bytes_per_step"] = report.weight_bytes_per_step;
+    out["weight_bytes_held"] = report.weight_bytes_held;
     out["floor_step_ms"] = report.floor_step_ms();
     std::printf("%s\n", out.dump(2).c_str());
     return;
@@ -418,9 +419,10 @@ void print_batched(const BatchedReport& report, const BenchArgs& a, const ModelS
       session.model->weight_dtypes().c_str(), backend.c_str(), a.prompt_tokens,
       a.spec.sampling.max_tokens);
   std::printf(
-      "read bandwidth %.1f GB/s (%s); a decode step streams %.1f MB of weights: floor %.2f ms\n\n",
-      report.bandwidth.bytes_per_s / 1e9, report.bandwidth.how.c_str(),
-      report.weight_bytes_per_step / 1e6, report.floor_step_ms());
+      "weights held: %.1f MB\nread bandwidth %.1f GB/s (%s); a decode step streams %.1f MB of "
+      "weights: floor %.2f ms\n\n",
+      static_cast<double>(report.weight_bytes_held) / 1e6, report.bandwidth.bytes_per_s / 1e9,
+      report.bandwidth.how.c_str(), report.weight_bytes_per_step / 1e6, report.floor_step_ms());
   std::printf(
       "| batch | prompt tokens | prefill s | prefill tok/s | decode steps | decode step ms | "
       "decode tok/s | total s | total tok/s | of floor |\n");

@@ -59,6 +59,8 @@ TEST(BenchCli, BatchedCountsPromptAndDecodeTokensPerBatch) {
   EXPECT_LT(report["read_bandwidth_bytes_per_s"].get<double>(), 1e13);
   EXPECT_NE(report["read_bandwidth_probe"].get<std::string>().find("host read, 1 thread"),
             std::string::npos);
+  EXPECT_GE(report["weight_bytes_held"].get<size_t>(),
+            static_cast<size_t>(report["weight_bytes_per_step"].get<double>()));
   EXPECT_EQ(report["weight_bytes_per_step"].get<double>(),
             4.0 * (5 * (2 * 64 * 64 + 2 * 32 * 64 + 3 * 172 * 64) + 512 * 64));
   EXPECT_EQ(report["runs"][1]["batch"], 3);
