@@ -1,9 +1,9 @@
 // The CUDA backend end to end against the references and the CPU backend: stories260K greedy
-// ids with fp32 activations, a Q8_0 GGUF from its blocks (every type: cuda_quantized_test.cpp), a batch of 256 with preemption
-// against each request alone, graphs on vs off, device sampling against the host sampler, and the
-// GPU memory plan (the models of published shapes against the CPU backend:
-// cuda_shapes_vs_cpu_test.cpp). Every test skips (never passes) without a CUDA device.
-// On the CPU kernel emulator (test::kIsEmulated), where a decode step of stories260K takes tens of
+// ids with fp32 activations, a Q8_0 GGUF from its blocks (every type: cuda_quantized_test.cpp), a
+// batch of 256 with preemption against each request alone, graphs on vs off, device sampling
+// against the host sampler, and the GPU memory plan (the models of published shapes against the CPU
+// backend: cuda_shapes_vs_cpu_test.cpp). Every test skips (never passes) without a CUDA device. On
+// the CPU kernel emulator (test::kIsEmulated), where a decode step of stories260K takes tens of
 // milliseconds, the engine runs use fewer prompts and output tokens; each test says what its
 // emulated run keeps (preemption, graph replays, forks, grammar masks: the same paths).
 #include "engine/backend/cuda/cuda_backend.h"
@@ -261,8 +261,9 @@ TEST(CudaBackendEngine, GraphsOnAndOffGiveIdenticalTokens) {
 }
 
 // The engine samples on the device by default; with the same logits (fp32, one backend) that
-// draws the same tokens as sampling on the host, for mixed settings and n > 1 forks (6 prompts
-// of 24 output tokens on the emulator, 48 of 48 on a GPU).
+// draws the same tokens as sampling on the host, for mixed settings and n > 1 forks (both samples
+// drawn on the device from the prompt's one logits row), with the host's log-probabilities (6
+// prompts of 24 output tokens on the emulator, 48 of 48 on a GPU).
 TEST(CudaBackendEngine, DeviceSamplingGivesTheHostSamplersTokens) {
   SLUICE_REQUIRE_CUDA();
   const test::StoriesModel model;
@@ -277,7 +278,8 @@ TEST(CudaBackendEngine, DeviceSamplingGivesTheHostSamplersTokens) {
                               .repetition_penalty = 1.1f,
                               .frequency_penalty = 0.2f,
                               .seed = 99,
-                              .max_tokens = test::kIsEmulated ? 24 : 48};
+                              .max_tokens = test::kIsEmulated ? 24 : 48,
+                              .logprobs = 3};
   CudaBackend backend(*model.session.model, fp32());
   Outputs runs[2];
   for (const bool on_device : {false, true}) {
@@ -287,7 +289,19 @@ TEST(CudaBackendEngine, DeviceSamplingGivesTheHostSamplersTokens) {
   }
   ASSERT_EQ(runs[0].size(), runs[1].size());
   for (const auto& [key, host] : runs[0]) {
-    EXPECT_EQ(runs[1].at(key).output_token_ids, host.output_token_ids) << "prompt " << key.first;
+    const FinishedRequest& device = runs[1].at(key);
+    EXPECT_EQ(device.output_token_ids, host.output_token_ids) << "prompt " << key.first;
+    ASSERT_EQ(device.output_logprobs.size(), host.output_logprobs.size()) << "prompt " << key.first;
+    for (size_t t = 0; t < host.output_logprobs.size(); ++t) {
+      const TokenLogprobs& d = device.output_logprobs[t];
+      const TokenLogprobs& h = host.output_logprobs[t];
+      EXPECT_NEAR(d.logprob, h.logprob, 1e-5f) << "prompt " << key.first << ", token " << t;
+      ASSERT_EQ(d.top.size(), 3u);
+      for (size_t i = 0; i < h.top.size(); ++i) {
+        EXPECT_EQ(d.top[i].first, h.top[i].first) << "prompt " << key.first << ", token " << t;
+        EXPECT_NEAR(d.top[i].second, h.top[i].second, 1e-5f);
+      }
+    }
   }
 }
 
