@@ -33,16 +33,14 @@ BatchedReport run_batched_bench(const ModelSession& session, const BenchSpec& sp
   BatchedReport report;
   report.backend = backend->describe();
   report.weight_bytes_held = backend->memory().weight_bytes;
-  const ModelConfig& c = session.model->config;
   if (backend->memory().device_total_bytes == 0) {
     report.bandwidth = measure_host_read_bandwidth(spec.num_threads);
     report.weight_bytes_per_step = streamed_weight_bytes(*session.model, 0);
   } else {
     const GpuCeilings gpu = measure_gpu_ceilings(spec.device);
     report.bandwidth = {gpu.memory_bytes_per_s, "device copy bandwidth, " + gpu.device};
-    const size_t element_bytes =
-        backend->kv_block_bytes(1) / (2 * static_cast<size_t>(c.num_layers * c.kv_size()));
-    report.weight_bytes_per_step = streamed_weight_bytes(*session.model, element_bytes);
+    report.weight_bytes_per_step =
+        streamed_weight_bytes(*session.model, kv_element_bytes(*backend, session.model->config));
   }
   SamplingParams sampling = spec.sampling;
   sampling.ignore_eos = true;  // every request decodes max_tokens tokens

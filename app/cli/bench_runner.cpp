@@ -1,10 +1,9 @@
 #include "app/cli/bench_runner.h"
 
-#include "app/cli/read_bandwidth.h"
-
 #include <algorithm>
 #include <chrono>
 
+#include "app/cli/read_bandwidth.h"
 #include "engine/backend/borrowed_backend.h"
 #include "engine/core/error.h"
 #include "engine/memory_plan.h"
@@ -219,6 +218,11 @@ RooflineModel::Step RooflineModel::step(int num_tokens, int num_logits_rows,
   return out;
 }
 
+size_t kv_element_bytes(const Backend& backend, const ModelConfig& config) {
+  return backend.kv_block_bytes(1) /
+         (2 * static_cast<size_t>(config.num_layers) * static_cast<size_t>(config.kv_size()));
+}
+
 RooflineModel make_roofline_model(const ModelConfig& c, size_t element_bytes,
                                   double memory_bytes_per_s, double flops_per_s) {
   const double hidden = c.hidden_size;
@@ -310,8 +314,7 @@ RooflineReport run_roofline_bench(const ModelSession& session,
     fail("the GPU roofline needs a CUDA device; device ", spec.device, " is ", backend->name());
   report.backend = backend->describe();
   const ModelConfig& config = session.model->config;
-  const size_t element_bytes =
-      backend->kv_block_bytes(1) / (2 * static_cast<size_t>(config.num_layers * config.kv_size()));
+  const size_t element_bytes = kv_element_bytes(*backend, config);
   RooflineModel model = make_roofline_model(config, element_bytes, report.gpu.memory_bytes_per_s,
                                             report.gpu.bf16_flops_per_s);
   // The matrices as the device holds them: quantized ones stream their blocks.

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "engine/core/dtype.h"
+#include "engine/backend/cuda/cuda_weight_layout.h"
 #include "engine/core/error.h"
 #include "engine/core/thread_pool.h"
 
@@ -40,7 +40,7 @@ ReadBandwidth measure_host_read_bandwidth(int num_threads) {
   pool.parallel_for(static_cast<int64_t>(num_words), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) buffer[static_cast<size_t>(i)] = static_cast<uint64_t>(i);
   });
-  std::atomic<uint64_t> sink{0};
+  std::atomic<uint64_t> sink{0};  // the sums are stored: no pass can be optimised away
   double best_s = 0.0;
   for (int pass = 0; pass < kPasses; ++pass) {
     const auto start = std::chrono::steady_clock::now();
@@ -56,7 +56,6 @@ ReadBandwidth measure_host_read_bandwidth(int num_threads) {
   }
   ReadBandwidth out;
   out.bytes_per_s = static_cast<double>(kProbeBytes) / best_s;
-  if (sink.load() == 1) out.how = "";  // the sums are used: no pass can be optimised away
   out.how =
       str_cat("host read, ", pool.num_threads(), " thread", pool.num_threads() == 1 ? "" : "s",
               ", ", kProbeBytes >> 20, " MiB, best of ", kPasses, " passes");
@@ -66,9 +65,8 @@ ReadBandwidth measure_host_read_bandwidth(int num_threads) {
 double streamed_weight_bytes(const Model& model, size_t gpu_element_bytes) {
   const auto bytes = [&](const WeightTensor& t) {
     if (t.empty()) return 0.0;
-    if (gpu_element_bytes == 0 || dtype_traits(t.dtype).quantized)
-      return static_cast<double>(t.num_bytes);
-    return static_cast<double>(t.num_elements()) * static_cast<double>(gpu_element_bytes);
+    return static_cast<double>(gpu_element_bytes == 0 ? t.num_bytes
+                                                      : cuda_matrix_bytes(t, gpu_element_bytes));
   };
   double total = bytes(model.weights.lm_head);
   for (const LayerWeights& l : model.weights.layers) {

@@ -33,6 +33,11 @@ std::vector<CudaMatrixRunLayout> cuda_matrix_runs(std::span<const WeightTensor* 
   return runs;
 }
 
+size_t cuda_matrix_bytes(const WeightTensor& t, size_t element_bytes) {
+  return dtype_traits(t.dtype).quantized ? t.num_bytes
+                                         : static_cast<size_t>(t.num_elements()) * element_bytes;
+}
+
 size_t cuda_run_row_bytes(const CudaMatrixRunLayout& run, size_t element_bytes) {
   const int64_t cols = run.parts.front()->cols();
   return run.is_quantized ? dtype_num_bytes(run.stored, cols)

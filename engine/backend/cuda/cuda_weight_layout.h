@@ -38,6 +38,10 @@ std::vector<CudaMatrixRunLayout> cuda_matrix_runs(std::span<const WeightTensor* 
 // The bytes of a run's device copy, 256-byte aligned. element_bytes: the activation type's.
 size_t cuda_run_bytes(const CudaMatrixRunLayout& run, size_t element_bytes);
 
+// The bytes of matrix t on the device, unaligned: its file bytes when quantized, else its elements
+// in the activation type (element_bytes each).
+size_t cuda_matrix_bytes(const WeightTensor& t, size_t element_bytes);
+
 // The bytes of one row of a run's device copy.
 size_t cuda_run_row_bytes(const CudaMatrixRunLayout& run, size_t element_bytes);
 

@@ -9,14 +9,14 @@
 
 namespace sluice {
 
+#ifndef SLUICE_KERNEL_EMULATOR
 namespace {
 
 constexpr int kWarmups = 3;
 constexpr int kRuns = 10;
 
 // The widest float matrix of the first layer (the one a decode step spends most time on).
-[[maybe_unused]] const CudaMatrix* widest_dense_matrix(const CudaWeights& weights,
-                                                       const char** name) {
+const CudaMatrix* widest_dense_matrix(const CudaWeights& weights, const char** name) {
   const CudaMatrix* best = nullptr;
   for (const WeightRole role : all_weight_roles()) {
     if (!is_layer_role(role) || weight_kind(role) != WeightKind::Matrix) continue;
@@ -33,7 +33,7 @@ constexpr int kRuns = 10;
 
 // Milliseconds per call of fn on stream, after warm-up runs.
 template <typename Fn>
-[[maybe_unused]] float time_ms(cudaStream_t stream, Fn&& fn) {
+float time_ms(cudaStream_t stream, Fn&& fn) {
   for (int i = 0; i < kWarmups; ++i) fn();
   cudaEvent_t start = nullptr, end = nullptr;
   SLUICE_CUDA_CHECK(cudaEventCreate(&start));
@@ -50,6 +50,7 @@ template <typename Fn>
 }
 
 }  // namespace
+#endif
 
 DenseGemvChoice choose_dense_gemv(const CudaWeights& weights, const CublasGemm& gemm,
                                   ActivationDType dtype, cudaStream_t stream) {
