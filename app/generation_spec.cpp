@@ -142,6 +142,9 @@ Json spec_to_json(const GenerationSpec& s) {
   if (s.remote.is_remote()) j["remote"] = remote_spec_to_json(s.remote);
   // Only when asked for: jobs that let long prompts fail keep the parameters they always had.
   if (s.on_long_prompt != LongPromptPolicy::Fail) j["on_long_prompt"] = to_string(s.on_long_prompt);
+  // Only when asked for, like on_long_prompt.
+  if (s.engine.kv_cache_dtype != KvCacheDType::Auto)
+    j["engine"]["kv_cache_dtype"] = std::string(kv_cache_dtype_name(s.engine.kv_cache_dtype));
   return j;
 }
 
@@ -171,6 +174,8 @@ GenerationSpec spec_from_json(const Json& j) {
   if (j.contains("device")) s.device = get<std::string>(j, "device");
   if (e.contains("gpu_memory_utilization"))
     s.engine.gpu_memory_utilization = get<double>(e, "gpu_memory_utilization");
+  if (e.contains("kv_cache_dtype"))
+    s.engine.kv_cache_dtype = parse_kv_cache_dtype(get<std::string>(e, "kv_cache_dtype"));
   if (j.contains("on_long_prompt"))
     s.on_long_prompt = parse_long_prompt_policy(get<std::string>(j, "on_long_prompt"));
   // Added with structured output: absent in older jobs and in unconstrained ones. Read, not

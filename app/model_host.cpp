@@ -5,7 +5,6 @@
 
 #include "app/remote/remote_driver.h"
 #include "app/served_model.h"
-#include "engine/backend/device.h"
 #include "engine/backend/make_backend.h"
 #include "engine/core/error.h"
 
@@ -115,7 +114,8 @@ void ModelHost::drop_service(bool reuse) {
 std::shared_ptr<EngineService> ModelHost::build_service(std::shared_ptr<const ModelSession> session,
                                                         const GenerationSpec& spec,
                                                         int max_num_waiting) {
-  auto backend = make_backend(*session->model, spec.device, spec.num_threads);
+  auto backend =
+      make_backend(*session->model, spec.device, spec.num_threads, spec.engine.kv_cache_dtype);
   return std::make_shared<EngineService>(
       std::move(session), std::move(backend),
       ServiceConfig{
@@ -138,7 +138,8 @@ ServiceLease ModelHost::lend_for_job(const GenerationSpec& spec, const LoadOptio
   }
   const JobLoading loading(*this);
   drop_service(reuse);
-  resolve_device(spec.device);  // a missing GPU is reported before the model loads
+  // A missing GPU (or a cache it would need) is reported before the model loads.
+  check_backend_choice(spec.device, spec.engine.kv_cache_dtype);
   std::shared_ptr<const ModelSession> session =
       reuse ? this->session()
             : std::make_shared<const ModelSession>(

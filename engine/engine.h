@@ -39,6 +39,9 @@ struct EngineConfig {
   // GPU backends: the share of device memory the run may use (weights, activations and the KV
   // pool, see engine/memory_plan.h). Unused by the CPU backend.
   double gpu_memory_utilization = 0.90;
+  // The KV cache's element type, which the backend is built with (make_backend): Auto, or FP8
+  // codes on a GPU (about twice the rows in flight for the same memory).
+  KvCacheDType kv_cache_dtype = KvCacheDType::Auto;
   // Backends that can sample on their device do so (only token ids cross back to the host),
   // except in steps where a prompt's n > 1 samples fork from shared logits.
   bool sample_on_device = true;

@@ -88,8 +88,7 @@ MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu,
   plan.device_budget_bytes =
       static_cast<size_t>(engine.gpu_memory_utilization * static_cast<double>(gpu.total_bytes));
   plan.weight_bytes = gpu.weight_bytes;
-  plan.kv_bytes_per_token = 2 * static_cast<size_t>(config.num_layers) *
-                            static_cast<size_t>(config.kv_size()) * kElementBytes;
+  plan.kv_bytes_per_token = cuda_kv_bytes_per_token(config, kElementBytes, engine.kv_cache_dtype);
   const int step_tokens = engine.max_num_batched_tokens > 0 ? engine.max_num_batched_tokens
                                                             : kDefaultMaxNumBatchedTokens;
   plan.activation_bytes = cuda_activation_bytes(config, kElementBytes, step_tokens,

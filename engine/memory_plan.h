@@ -61,10 +61,11 @@ struct GpuDevicePlan {
 };
 
 // Plans a run on a GPU before its backend exists, as the CUDA backend will run it (the weights as
-// gpu.weight_bytes says, BF16 activations and KV cache; the largest step's activations; the pool from
-// engine.gpu_memory_utilization x the device's memory unless the config fixes it). The device
-// is taken as empty: the CUDA context and other processes, which the real run subtracts, make
-// the pool somewhat smaller. The pool is 0 when weights and activations already exceed the share.
+// gpu.weight_bytes says, BF16 activations, a BF16 or FP8 KV cache as engine.kv_cache_dtype says;
+// the largest step's activations; the pool from engine.gpu_memory_utilization x the device's memory
+// unless the config fixes it). The device is taken as empty: the CUDA context and other processes,
+// which the real run subtracts, make the pool somewhat smaller. The pool is 0 when weights and
+// activations already exceed the share.
 MemoryPlan plan_gpu_memory(const ModelConfig& config, const GpuDevicePlan& gpu,
                            const EngineConfig& engine, const std::vector<int>& prompt_lengths,
                            int max_tokens);

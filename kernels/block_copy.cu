@@ -53,12 +53,13 @@ KernelStatus copy_blocks(T* const* k_caches, T* const* v_caches, const int32_t* 
   return detail::launch_status();
 }
 
-#define SLUICE_INSTANTIATE_COPY_BLOCKS(T)                                                      \
-  template KernelStatus copy_blocks<T>(T* const*, T* const*, const int32_t*, const int32_t*, \
-                                       int, int, int64_t, cudaStream_t);
+#define SLUICE_INSTANTIATE_COPY_BLOCKS(T)                                                         \
+  template KernelStatus copy_blocks<T>(T* const*, T* const*, const int32_t*, const int32_t*, int, \
+                                       int, int64_t, cudaStream_t);
 SLUICE_INSTANTIATE_COPY_BLOCKS(float)
 SLUICE_INSTANTIATE_COPY_BLOCKS(__nv_bfloat16)
 SLUICE_INSTANTIATE_COPY_BLOCKS(__half)
+SLUICE_INSTANTIATE_COPY_BLOCKS(uint8_t)  // FP8 codes (their float scales copy as float)
 #undef SLUICE_INSTANTIATE_COPY_BLOCKS
 
 }  // namespace sluice::kernels

@@ -90,19 +90,25 @@ size_t paged_attention_workspace_bytes(const PagedAttentionParams& params) {
   return paged_attention_workspace_bytes(params, PagedAttentionTuning{});
 }
 
-template <typename T>
-KernelStatus paged_attention_tuned(const PagedAttentionParams& params,
-                                   const PagedAttentionTuning& tuning, const T* q, const T* k_cache,
-                                   const T* v_cache, const int32_t* block_tables,
-                                   const int32_t* query_start_loc, const int32_t* seq_lens,
-                                   const int32_t* positions, T* out, void* workspace,
-                                   size_t workspace_bytes, cudaStream_t stream) {
+namespace {
+
+// Both entry points: C is T (the cache in the activation type) or Fp8E4M3 (codes, with k_scales
+// and v_scales).
+template <typename T, typename C>
+KernelStatus run_paged_attention(const PagedAttentionParams& params,
+                                 const PagedAttentionTuning& tuning, const T* q, const C* k_cache,
+                                 const C* v_cache, const float* k_scales, const float* v_scales,
+                                 const int32_t* block_tables, const int32_t* query_start_loc,
+                                 const int32_t* seq_lens, const int32_t* positions, T* out,
+                                 void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   if (params.num_tokens == 0) return kKernelOk;
   const DecodePlan plan = plan_decode(params, tuning);
   if (!are_params_supported(params, plan)) return cudaErrorInvalidValue;
   if (q == nullptr || k_cache == nullptr || v_cache == nullptr || out == nullptr ||
       block_tables == nullptr || query_start_loc == nullptr || seq_lens == nullptr ||
       positions == nullptr)
+    return cudaErrorInvalidValue;
+  if (attention::kIsFp8Cache<C> && (k_scales == nullptr || v_scales == nullptr))
     return cudaErrorInvalidValue;
   // Rows are read and written 8 (or 4) elements at a time with 16-byte (8-byte) accesses.
   if (!is_aligned(q, 16) || !is_aligned(k_cache, 16) || !is_aligned(v_cache, 16) ||
@@ -113,10 +119,12 @@ KernelStatus paged_attention_tuned(const PagedAttentionParams& params,
       (workspace == nullptr || workspace_bytes < needed_bytes || !is_aligned(workspace, 16)))
     return cudaErrorInvalidValue;
 
-  attention::PagedAttentionArgs<T> args{};
+  attention::PagedAttentionArgs<T, C> args{};
   args.q = q;
   args.k_cache = k_cache;
   args.v_cache = v_cache;
+  args.k_scales = k_scales;
+  args.v_scales = v_scales;
   args.block_tables = block_tables;
   args.query_start_loc = query_start_loc;
   args.seq_lens = seq_lens;
@@ -162,6 +170,48 @@ KernelStatus paged_attention_tuned(const PagedAttentionParams& params,
   return kKernelOk;
 }
 
+const Fp8E4M3* as_codes(const uint8_t* codes) {
+  return reinterpret_cast<const Fp8E4M3*>(codes);
+}
+
+}  // namespace
+
+template <typename T>
+KernelStatus paged_attention_tuned(const PagedAttentionParams& params,
+                                   const PagedAttentionTuning& tuning, const T* q, const T* k_cache,
+                                   const T* v_cache, const int32_t* block_tables,
+                                   const int32_t* query_start_loc, const int32_t* seq_lens,
+                                   const int32_t* positions, T* out, void* workspace,
+                                   size_t workspace_bytes, cudaStream_t stream) {
+  return run_paged_attention<T, T>(params, tuning, q, k_cache, v_cache, nullptr, nullptr,
+                                   block_tables, query_start_loc, seq_lens, positions, out,
+                                   workspace, workspace_bytes, stream);
+}
+
+template <typename T>
+KernelStatus paged_attention_fp8_tuned(const PagedAttentionParams& params,
+                                       const PagedAttentionTuning& tuning, const T* q,
+                                       const Fp8KvLayer& cache, const int32_t* block_tables,
+                                       const int32_t* query_start_loc, const int32_t* seq_lens,
+                                       const int32_t* positions, T* out, void* workspace,
+                                       size_t workspace_bytes, cudaStream_t stream) {
+  return run_paged_attention<T, Fp8E4M3>(params, tuning, q, as_codes(cache.k_codes),
+                                         as_codes(cache.v_codes), cache.k_scales, cache.v_scales,
+                                         block_tables, query_start_loc, seq_lens, positions, out,
+                                         workspace, workspace_bytes, stream);
+}
+
+template <typename T>
+KernelStatus paged_attention_fp8(const PagedAttentionParams& params, const T* q,
+                                 const Fp8KvLayer& cache, const int32_t* block_tables,
+                                 const int32_t* query_start_loc, const int32_t* seq_lens,
+                                 const int32_t* positions, T* out, void* workspace,
+                                 size_t workspace_bytes, cudaStream_t stream) {
+  return paged_attention_fp8_tuned(params, PagedAttentionTuning{}, q, cache, block_tables,
+                                   query_start_loc, seq_lens, positions, out, workspace,
+                                   workspace_bytes, stream);
+}
+
 template <typename T>
 KernelStatus paged_attention(const PagedAttentionParams& params, const T* q, const T* k_cache,
                              const T* v_cache, const int32_t* block_tables,
@@ -179,6 +229,13 @@ KernelStatus paged_attention(const PagedAttentionParams& params, const T* q, con
       const int32_t*, const int32_t*, T*, void*, size_t, cudaStream_t);                          \
   template KernelStatus paged_attention_tuned<T>(                                                \
       const PagedAttentionParams&, const PagedAttentionTuning&, const T*, const T*, const T*,    \
+      const int32_t*, const int32_t*, const int32_t*, const int32_t*, T*, void*, size_t,         \
+      cudaStream_t);                                                                             \
+  template KernelStatus paged_attention_fp8<T>(                                                  \
+      const PagedAttentionParams&, const T*, const Fp8KvLayer&, const int32_t*, const int32_t*,  \
+      const int32_t*, const int32_t*, T*, void*, size_t, cudaStream_t);                          \
+  template KernelStatus paged_attention_fp8_tuned<T>(                                            \
+      const PagedAttentionParams&, const PagedAttentionTuning&, const T*, const Fp8KvLayer&,     \
       const int32_t*, const int32_t*, const int32_t*, const int32_t*, T*, void*, size_t,         \
       cudaStream_t);
 SLUICE_PAGED_ATTENTION_FOR_EACH_DTYPE(SLUICE_INSTANTIATE_PAGED_ATTENTION)

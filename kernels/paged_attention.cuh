@@ -14,16 +14,17 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/kv_cache_fp8.cuh"
 #include "kernels/status.h"
 
 namespace sluice::kernels {
 
 struct PagedAttentionParams {
-  int num_tokens = 0;              // query tokens in the batch
+  int num_tokens = 0;  // query tokens in the batch
   int num_requests = 0;
   int num_heads = 0;
   int num_kv_heads = 0;
-  int head_dim = 0;                // a multiple of 8 up to 256 (64, 80, 96, 128, 256 have tuned paths)
+  int head_dim = 0;  // a multiple of 8 up to 256 (64, 80, 96, 128, 256 have tuned paths)
   int block_size = 0;
   int max_blocks_per_request = 0;  // row stride of block_tables
   int max_query_len = 0;           // longest query chunk of a request in this batch
@@ -48,10 +49,20 @@ struct PagedAttentionParams {
 // out:             [num_tokens, num_heads * head_dim]
 // workspace:       at least paged_attention_workspace_bytes(params) bytes (for split-KV partials)
 template <typename T>
-KernelStatus paged_attention(const PagedAttentionParams& params, const T* q, const T* k_cache, const T* v_cache,
-                             const int32_t* block_tables, const int32_t* query_start_loc, const int32_t* seq_lens,
-                             const int32_t* positions, T* out, void* workspace, size_t workspace_bytes,
-                             cudaStream_t stream);
+KernelStatus paged_attention(const PagedAttentionParams& params, const T* q, const T* k_cache,
+                             const T* v_cache, const int32_t* block_tables,
+                             const int32_t* query_start_loc, const int32_t* seq_lens,
+                             const int32_t* positions, T* out, void* workspace,
+                             size_t workspace_bytes, cudaStream_t stream);
+
+// As paged_attention, over an FP8 E4M3 cache (kv_cache_fp8.cuh): each key and value row is its
+// codes times its row's scale.
+template <typename T>
+KernelStatus paged_attention_fp8(const PagedAttentionParams& params, const T* q,
+                                 const Fp8KvLayer& cache, const int32_t* block_tables,
+                                 const int32_t* query_start_loc, const int32_t* seq_lens,
+                                 const int32_t* positions, T* out, void* workspace,
+                                 size_t workspace_bytes, cudaStream_t stream);
 
 // Returns the workspace the call with these params needs (0 when none).
 size_t paged_attention_workspace_bytes(const PagedAttentionParams& params);

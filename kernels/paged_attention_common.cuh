@@ -27,12 +27,19 @@
 #include <cstring>
 #include <type_traits>
 
+#include "engine/core/fp8_e4m3.h"
 #include "kernels/dtype_traits.cuh"
+#include "kernels/kv_cache_fp8.cuh"
 #include "kernels/paged_attention.cuh"
 
 // The element types every paged-attention kernel is instantiated for (the one place they are
 // listed): X(float) X(__half) X(__nv_bfloat16).
 #define SLUICE_PAGED_ATTENTION_FOR_EACH_DTYPE(X) X(float) X(__half) X(__nv_bfloat16)
+// The (activation type, cache element type) pairs: each type's own cache, and FP8 codes.
+#define SLUICE_PAGED_ATTENTION_FOR_EACH_CACHE(X)                                         \
+  X(float, float)                                                                        \
+  X(__half, __half) X(__nv_bfloat16, __nv_bfloat16) X(float, Fp8E4M3) X(__half, Fp8E4M3) \
+      X(__nv_bfloat16, Fp8E4M3)
 
 namespace sluice::kernels::attention {
 
@@ -52,13 +59,20 @@ __host__ __device__ constexpr int next_pow2(int n) {
   return p;
 }
 
+// True for the FP8 cache, whose rows carry a scale (engine/core/fp8_e4m3.h).
+template <typename C>
+inline constexpr bool kIsFp8Cache = std::is_same_v<C, Fp8E4M3>;
+
 // Everything a kernel reads, by value (a kernel parameter). Shapes as in paged_attention.cuh.
-template <typename T>
+// T: q and out; C: the cache's elements (T, or Fp8E4M3 codes with a scale per slot and KV head).
+template <typename T, typename C = T>
 struct PagedAttentionArgs {
   const T* q;  // [num_tokens, num_heads * head_dim], rows q_row_stride apart
   int64_t q_row_stride;
-  const T* k_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
-  const T* v_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
+  const C* k_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
+  const C* v_cache;                // [num_blocks, block_size, num_kv_heads, head_dim]
+  const float* k_scales;           // FP8 only: [num_blocks, block_size, num_kv_heads]
+  const float* v_scales;           // FP8 only: same
   const int32_t* block_tables;     // [num_requests, max_blocks_per_request]
   const int32_t* query_start_loc;  // [num_requests + 1]
   const int32_t* seq_lens;         // [num_requests]
@@ -105,15 +119,14 @@ __device__ __forceinline__ int token_first_key(int position, int sliding_window)
 
 // A score from q (pre-scaled by q_scale) . k into the log2 domain when the soft-cap is on
 // (without one the score is in it already).
-template <typename T>
-__device__ __forceinline__ float softcapped_log2_score(float s, const PagedAttentionArgs<T>& args) {
+template <typename Args>
+__device__ __forceinline__ float softcapped_log2_score(float s, const Args& args) {
   return args.softcap_log2 * tanhf(s * args.inv_softcap);
 }
 
 // Split-KV partitions of a decode token's num_keys visible keys (at least 1).
-template <typename T>
-__device__ __forceinline__ int num_decode_partitions(int num_keys,
-                                                     const PagedAttentionArgs<T>& args) {
+template <typename Args>
+__device__ __forceinline__ int num_decode_partitions(int num_keys, const Args& args) {
   return min(max(ceil_div(num_keys, args.partition_size), 1), args.max_num_partitions);
 }
 
@@ -128,6 +141,10 @@ template <>
 struct Pack8<float> {
   float4 lo, hi;
 };
+template <>
+struct Pack8<Fp8E4M3> {
+  uint2 bits;
+};
 
 // p: 8 elements, 16-byte aligned.
 template <typename T>
@@ -139,10 +156,23 @@ __device__ __forceinline__ Pack8<float> load_pack8<float>(const float* p) {
   const float4* v = reinterpret_cast<const float4*>(p);
   return Pack8<float>{v[0], v[1]};
 }
+// FP8 codes: 8 bytes, 8-byte aligned.
+template <>
+__device__ __forceinline__ Pack8<Fp8E4M3> load_pack8<Fp8E4M3>(const Fp8E4M3* p) {
+  return Pack8<Fp8E4M3>{*reinterpret_cast<const uint2*>(p)};
+}
 
 __device__ __forceinline__ void unpack8(const Pack8<float>& pack, float (&out)[8]) {
   out[0] = pack.lo.x, out[1] = pack.lo.y, out[2] = pack.lo.z, out[3] = pack.lo.w;
   out[4] = pack.hi.x, out[5] = pack.hi.y, out[6] = pack.hi.z, out[7] = pack.hi.w;
+}
+// FP8 codes decode to their unscaled values; the kernels apply the row's scale.
+__device__ __forceinline__ void unpack8(const Pack8<Fp8E4M3>& pack, float (&out)[8]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    out[i] = fp8_e4m3_to_float(static_cast<uint8_t>(pack.bits.x >> (8 * i)));
+    out[4 + i] = fp8_e4m3_to_float(static_cast<uint8_t>(pack.bits.y >> (8 * i)));
+  }
 }
 // The 16-bit packs are unpacked from their 32-bit words (no pointer casts between a local uint4
 // and __half2: that breaks strict aliasing). A bf16 is the high half of a float's bits.
@@ -226,10 +256,11 @@ cudaError_t dispatch_head_dim(int head_dim, F&& f) {
 
 // Launchers of the two passes (paged_attention_decode.cu, paged_attention_prefill.cu); each
 // checks its launches and returns the first error. Preconditions checked by paged_attention.
-template <typename T>
-cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T>& args, cudaStream_t stream);
-template <typename T>
-cudaError_t launch_paged_attention_prefill(const PagedAttentionArgs<T>& args, int num_tokens,
+template <typename T, typename C>
+cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T, C>& args,
+                                          cudaStream_t stream);
+template <typename T, typename C>
+cudaError_t launch_paged_attention_prefill(const PagedAttentionArgs<T, C>& args, int num_tokens,
                                            cudaStream_t stream);
 
 }  // namespace sluice::kernels::attention

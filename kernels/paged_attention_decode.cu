@@ -43,9 +43,11 @@ __device__ __forceinline__ float key_group_sum(float x, int width) {
 
 // kHasSoftcap: a compile-time switch, since the tanh path costs registers (and occupancy) even
 // when a run-time flag skips it.
-template <typename T, int kHeadDim, int kHeadDimCap, int kGroupTile, bool kHasSoftcap>
+// C: the cache's elements; an FP8 cache's row scales multiply each key's score and each value's
+// weight (a row's scale is common to all its elements).
+template <typename T, typename C, int kHeadDim, int kHeadDimCap, int kGroupTile, bool kHasSoftcap>
 __global__ void __launch_bounds__(kDecodeThreads)
-    paged_attention_decode_kernel(const PagedAttentionArgs<T> args) {
+    paged_attention_decode_kernel(const PagedAttentionArgs<T, C> args) {
   // Keys per key group per step: loads in flight per lane, fewer when registers are scarce.
   constexpr int kKeysPerStep = (kGroupTile >= 8 || sizeof(T) == 4) ? 2 : 4;
   constexpr int kLanesPerKey = kHeadDim > 0 ? lanes_per_key(kHeadDim) : 0;
@@ -120,11 +122,13 @@ __global__ void __launch_bounds__(kDecodeThreads)
   for (int step = key_begin + warp * keys_per_warp_step; step < key_end;
        step += kDecodeWarps * keys_per_warp_step) {
     const int group_key = step + key_slot * kKeysPerStep;
-    Pack8<T> k_pack[kKeysPerStep], v_pack[kKeysPerStep];
+    Pack8<C> k_pack[kKeysPerStep], v_pack[kKeysPerStep];
+    float k_scale[kKeysPerStep], v_scale[kKeysPerStep];  // FP8 only
 #pragma unroll
     for (int u = 0; u < kKeysPerStep; ++u) {
-      k_pack[u] = Pack8<T>{};
-      v_pack[u] = Pack8<T>{};
+      k_pack[u] = Pack8<C>{};
+      v_pack[u] = Pack8<C>{};
+      k_scale[u] = v_scale[u] = 0.0f;
       const int key = group_key + u;
       if (key < key_end && has_chunk) {
         const int64_t slot =
@@ -132,6 +136,10 @@ __global__ void __launch_bounds__(kDecodeThreads)
             key % args.block_size;
         k_pack[u] = load_pack8(args.k_cache + slot * slot_stride + head_offset);
         v_pack[u] = load_pack8(args.v_cache + slot * slot_stride + head_offset);
+        if constexpr (kIsFp8Cache<C>) {
+          k_scale[u] = args.k_scales[slot * args.num_kv_heads + kv_head];
+          v_scale[u] = args.v_scales[slot * args.num_kv_heads + kv_head];
+        }
       }
     }
 
@@ -146,6 +154,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
 #pragma unroll
         for (int e = 0; e < 8; ++e) s = fmaf(q[g][e], k[e], s);
         s = key_group_sum<kLanesPerKey>(s, key_lanes);
+        if constexpr (kIsFp8Cache<C>) s *= k_scale[u];
         if constexpr (kHasSoftcap) s = softcapped_log2_score(s, args);
         score[u][g] = group_key + u < key_end ? s : -INFINITY;
       }
@@ -174,8 +183,9 @@ __global__ void __launch_bounds__(kDecodeThreads)
       unpack8(v_pack[u], v);
 #pragma unroll
       for (int g = 0; g < kGroupTile; ++g) {
+        const float weight = kIsFp8Cache<C> ? score[u][g] * v_scale[u] : score[u][g];
 #pragma unroll
-        for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(score[u][g], v[e], acc[g][e]);
+        for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(weight, v[e], acc[g][e]);
       }
     }
   }
@@ -248,9 +258,9 @@ __global__ void __launch_bounds__(kDecodeThreads)
 // Combines the partitions of one (decode request, query head): out = sum_p 2^(m_p - M) acc_p /
 // sum_p 2^(m_p - M) sum_p. Grid (num_requests, num_heads); dynamic shared memory holds one
 // weight per launched partition.
-template <typename T>
+template <typename T, typename C>
 __global__ void __launch_bounds__(kMergeThreads)
-    paged_attention_merge_kernel(const PagedAttentionArgs<T> args) {
+    paged_attention_merge_kernel(const PagedAttentionArgs<T, C> args) {
   SLUICE_DYNAMIC_SHARED(float, partition_weight);  // [max_num_partitions]
   const int request_idx = blockIdx.x;
   const int head = blockIdx.y;
@@ -298,8 +308,9 @@ cudaError_t dispatch_group_tile(int group_size, F&& f) {
 
 }  // namespace
 
-template <typename T>
-cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T>& args, cudaStream_t stream) {
+template <typename T, typename C>
+cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T, C>& args,
+                                          cudaStream_t stream) {
   const int group_size = args.num_heads / args.num_kv_heads;
   const cudaError_t status = dispatch_head_dim(args.head_dim, [&](auto head_dim_tag) {
     using HeadDim = decltype(head_dim_tag);
@@ -309,9 +320,9 @@ cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T>& args, cud
                       max(args.max_num_partitions, 1));
       const auto kernel =
           args.softcap_log2 > 0.0f
-              ? paged_attention_decode_kernel<T, HeadDim::kHeadDim, HeadDim::kHeadDimCap,
+              ? paged_attention_decode_kernel<T, C, HeadDim::kHeadDim, HeadDim::kHeadDimCap,
                                               kGroupTile, true>
-              : paged_attention_decode_kernel<T, HeadDim::kHeadDim, HeadDim::kHeadDimCap,
+              : paged_attention_decode_kernel<T, C, HeadDim::kHeadDim, HeadDim::kHeadDimCap,
                                               kGroupTile, false>;
       detail::launch_kernel(kernel, grid, kDecodeThreads, 0, stream, args);
       return cudaGetLastError();
@@ -320,15 +331,15 @@ cudaError_t launch_paged_attention_decode(const PagedAttentionArgs<T>& args, cud
   if (status != cudaSuccess || args.partition_size <= 0 || args.max_num_partitions <= 1)
     return status;
   const dim3 merge_grid(args.num_requests, args.num_heads);
-  detail::launch_kernel(paged_attention_merge_kernel<T>, merge_grid, kMergeThreads,
+  detail::launch_kernel(paged_attention_merge_kernel<T, C>, merge_grid, kMergeThreads,
                         merge_shared_bytes(args.max_num_partitions), stream, args);
   return cudaGetLastError();
 }
 
-#define SLUICE_INSTANTIATE_DECODE(T)                                                       \
-  template cudaError_t launch_paged_attention_decode<T>(const PagedAttentionArgs<T>& args, \
-                                                        cudaStream_t stream);
-SLUICE_PAGED_ATTENTION_FOR_EACH_DTYPE(SLUICE_INSTANTIATE_DECODE)
+#define SLUICE_INSTANTIATE_DECODE(T, C)                                                          \
+  template cudaError_t launch_paged_attention_decode<T, C>(const PagedAttentionArgs<T, C>& args, \
+                                                           cudaStream_t stream);
+SLUICE_PAGED_ATTENTION_FOR_EACH_CACHE(SLUICE_INSTANTIATE_DECODE)
 #undef SLUICE_INSTANTIATE_DECODE
 
 }  // namespace sluice::kernels::attention

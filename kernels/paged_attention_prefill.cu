@@ -70,9 +70,11 @@ __device__ __forceinline__ void store8(float* dst, const float (&v)[8]) {
 }
 
 // Gathers keys [key_begin, key_begin + kKeys) of one KV head from the paged cache into
-// tile[kKeys, stride] as float; keys at or past key_end are zero (never read from the cache).
-template <typename T, int kHeadDim, int kHeadDimCap>
-__device__ __forceinline__ void gather_kv_tile(const T* cache, const PagedAttentionArgs<T>& args,
+// tile[kKeys, stride] as float (an FP8 cache's codes decoded and scaled by their row's scale from
+// scales); keys at or past key_end are zero (never read from the cache).
+template <typename T, typename C, int kHeadDim, int kHeadDimCap>
+__device__ __forceinline__ void gather_kv_tile(const C* cache, const float* scales,
+                                               const PagedAttentionArgs<T, C>& args,
                                                const int32_t* block_table, int kv_head,
                                                int head_dim, int stride, int key_begin, int key_end,
                                                float* tile) {
@@ -80,10 +82,12 @@ __device__ __forceinline__ void gather_kv_tile(const T* cache, const PagedAttent
   const int chunks_per_row = head_dim / 8;
   const int num_chunks = Tile::kKeys * chunks_per_row;
   const int64_t slot_stride = static_cast<int64_t>(args.num_kv_heads) * head_dim;
-  Pack8<T> packs[Tile::kLoadsPerThread];
+  Pack8<C> packs[Tile::kLoadsPerThread];
+  float row_scales[Tile::kLoadsPerThread];  // FP8 only
 #pragma unroll
   for (int n = 0; n < Tile::kLoadsPerThread; ++n) {  // all loads first: they are in flight together
-    packs[n] = Pack8<T>{};
+    packs[n] = Pack8<C>{};
+    row_scales[n] = 0.0f;
     const int chunk = threadIdx.x + n * kPrefillThreads;
     const int key = chunk / chunks_per_row;
     const int position = key_begin + key;
@@ -93,6 +97,7 @@ __device__ __forceinline__ void gather_kv_tile(const T* cache, const PagedAttent
           position % args.block_size;
       packs[n] = load_pack8(cache + slot * slot_stride + kv_head * head_dim +
                             (chunk - key * chunks_per_row) * 8);
+      if constexpr (kIsFp8Cache<C>) row_scales[n] = scales[slot * args.num_kv_heads + kv_head];
     }
   }
 #pragma unroll
@@ -102,14 +107,18 @@ __device__ __forceinline__ void gather_kv_tile(const T* cache, const PagedAttent
       const int key = chunk / chunks_per_row;
       float v[8];
       unpack8(packs[n], v);
+      if constexpr (kIsFp8Cache<C>) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] *= row_scales[n];
+      }
       store8(tile + key * stride + (chunk - key * chunks_per_row) * 8, v);
     }
   }
 }
 
-template <typename T, int kHeadDim, int kHeadDimCap>
+template <typename T, typename C, int kHeadDim, int kHeadDimCap>
 __global__ void __launch_bounds__(kPrefillThreads)
-    paged_attention_prefill_kernel(const PagedAttentionArgs<T> args) {
+    paged_attention_prefill_kernel(const PagedAttentionArgs<T, C> args) {
   using Tile = PrefillTile<kHeadDimCap>;
   constexpr int kRows = Tile::kRows;
   constexpr int kKeys = Tile::kKeys;
@@ -217,8 +226,9 @@ __global__ void __launch_bounds__(kPrefillThreads)
   const int32_t* block_table =
       args.block_tables + static_cast<int64_t>(request_idx) * args.max_blocks_per_request;
   for (int key_begin = min_first_key; key_begin < max_context; key_begin += kKeys) {
-    gather_kv_tile<T, kHeadDim, kHeadDimCap>(args.k_cache, args, block_table, kv_head, head_dim,
-                                             stride, key_begin, max_context, kv_tile);
+    gather_kv_tile<T, C, kHeadDim, kHeadDimCap>(args.k_cache, args.k_scales, args, block_table,
+                                                kv_head, head_dim, stride, key_begin, max_context,
+                                                kv_tile);
     __syncthreads();
 
     float score[kRowsPerThread][kKeysPerThread];
@@ -286,8 +296,9 @@ __global__ void __launch_bounds__(kPrefillThreads)
     }
     __syncthreads();  // K fully read, P written
 
-    gather_kv_tile<T, kHeadDim, kHeadDimCap>(args.v_cache, args, block_table, kv_head, head_dim,
-                                             stride, key_begin, max_context, kv_tile);
+    gather_kv_tile<T, C, kHeadDim, kHeadDimCap>(args.v_cache, args.v_scales, args, block_table,
+                                                kv_head, head_dim, stride, key_begin, max_context,
+                                                kv_tile);
     __syncthreads();
 
 #pragma unroll 2
@@ -346,14 +357,15 @@ __global__ void __launch_bounds__(kPrefillThreads)
 
 }  // namespace
 
-template <typename T>
-cudaError_t launch_paged_attention_prefill(const PagedAttentionArgs<T>& args, int num_tokens,
+template <typename T, typename C>
+cudaError_t launch_paged_attention_prefill(const PagedAttentionArgs<T, C>& args, int num_tokens,
                                            cudaStream_t stream) {
   const int group_size = args.num_heads / args.num_kv_heads;
   return dispatch_head_dim(args.head_dim, [&](auto head_dim_tag) {
     using HeadDim = decltype(head_dim_tag);
     using Tile = PrefillTile<HeadDim::kHeadDimCap>;
-    const auto kernel = paged_attention_prefill_kernel<T, HeadDim::kHeadDim, HeadDim::kHeadDimCap>;
+    const auto kernel =
+        paged_attention_prefill_kernel<T, C, HeadDim::kHeadDim, HeadDim::kHeadDimCap>;
     const size_t smem_bytes = Tile::smem_bytes(args.head_dim);
     if (smem_bytes > kMaxStaticSmemBytes) {
       // Above 48 KiB a kernel must opt in (every supported GPU allows at least 64 KiB). The
@@ -379,10 +391,10 @@ cudaError_t launch_paged_attention_prefill(const PagedAttentionArgs<T>& args, in
   });
 }
 
-#define SLUICE_INSTANTIATE_PREFILL(T)                                                       \
-  template cudaError_t launch_paged_attention_prefill<T>(const PagedAttentionArgs<T>& args, \
-                                                         int num_tokens, cudaStream_t stream);
-SLUICE_PAGED_ATTENTION_FOR_EACH_DTYPE(SLUICE_INSTANTIATE_PREFILL)
+#define SLUICE_INSTANTIATE_PREFILL(T, C)                                                          \
+  template cudaError_t launch_paged_attention_prefill<T, C>(const PagedAttentionArgs<T, C>& args, \
+                                                            int num_tokens, cudaStream_t stream);
+SLUICE_PAGED_ATTENTION_FOR_EACH_CACHE(SLUICE_INSTANTIATE_PREFILL)
 #undef SLUICE_INSTANTIATE_PREFILL
 
 }  // namespace sluice::kernels::attention

@@ -31,6 +31,15 @@ KernelStatus paged_attention_tuned(const PagedAttentionParams& params,
                                    const int32_t* positions, T* out, void* workspace,
                                    size_t workspace_bytes, cudaStream_t stream);
 
+// As paged_attention_fp8, with the given tuning.
+template <typename T>
+KernelStatus paged_attention_fp8_tuned(const PagedAttentionParams& params,
+                                       const PagedAttentionTuning& tuning, const T* q,
+                                       const Fp8KvLayer& cache, const int32_t* block_tables,
+                                       const int32_t* query_start_loc, const int32_t* seq_lens,
+                                       const int32_t* positions, T* out, void* workspace,
+                                       size_t workspace_bytes, cudaStream_t stream);
+
 // Returns the workspace paged_attention_tuned needs with these params and tuning (0 when none).
 size_t paged_attention_workspace_bytes(const PagedAttentionParams& params,
                                        const PagedAttentionTuning& tuning);

@@ -14,6 +14,7 @@
 // intrinsic), which leaves errors near 3e-7 rad at any position.
 //
 // A slot < 0 (padding) skips the cache write for that token, as in vLLM; q and k are still rotated.
+// Null caches skip every cache write: an FP8 cache is written afterwards by write_kv_cache_fp8.
 #include "kernels/rope_cache.cuh"
 
 #include "kernels/dtype_traits.cuh"
@@ -26,7 +27,7 @@ using detail::Pack;
 using detail::to_float;
 
 constexpr double kInverseTwoPi = 0.15915494309189533577;
-constexpr double kTwoPiHigh = 6.283185307179586232;      // 2*pi rounded to double
+constexpr double kTwoPiHigh = 6.283185307179586232;   // 2*pi rounded to double
 constexpr double kTwoPiLow = 2.4492935982947064e-16;  // 2*pi - kTwoPiHigh
 
 // Returns position * inv_freq reduced to [-pi, pi], in float.
@@ -92,7 +93,7 @@ __global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k, cons
   }
 
   T* k_row = k + token * kv_stride;
-  T* k_cache_row = slot >= 0 ? k_cache + slot * kv_dim : nullptr;
+  T* k_cache_row = slot >= 0 && k_cache != nullptr ? k_cache + slot * kv_dim : nullptr;
   for (int work = threadIdx.x; work < num_kv_heads * half; work += blockDim.x) {
     const int head = work / half;
     const int pair_idx = work % half;
@@ -106,7 +107,7 @@ __global__ void rope_and_cache_kernel(T* __restrict__ q, T* __restrict__ k, cons
     }
   }
 
-  if (slot < 0) return;
+  if (k_cache_row == nullptr) return;
   // Partial rotary: k's unrotated dimensions go to the cache as they are.
   const int num_passed = head_dim - rotary_dim;
   for (int work = threadIdx.x; work < num_kv_heads * num_passed; work += blockDim.x) {

@@ -18,7 +18,8 @@ namespace sluice::kernels {
 // slot_mapping: [num_tokens] block_id * block_size + offset
 // inv_freq:     [rotary_dim / 2] per-pair inverse frequencies (scaling already applied), float:
 //               the layer's own table where layers differ (Gemma 3's local and global bases)
-// k_cache, v_cache: one layer, [num_blocks, block_size, num_kv_heads, head_dim]
+// k_cache, v_cache: one layer, [num_blocks, block_size, num_kv_heads, head_dim]; both null: q and
+//               k are rotated in place and nothing is cached (an FP8 cache: kv_cache_fp8.cuh)
 // rotary_dim:   the dimensions of each head that rotate (even, at most head_dim): the first
 //               rotary_dim; the rest pass through (Phi-3's partial rotary), into the cache too
 // interleaved: pairs (2i, 2i+1) (llama2.c, GGUF) when true, (i, i + rotary_dim/2) otherwise.

@@ -39,4 +39,10 @@ for dtype in q4_k q8_0 bf16; do
     --batched 1,8,32,128 --prompt-tokens 128 --max-tokens 32 >"$logs/batched-$dtype.log" 2>&1
   echo "rc $?"; grep -E "^backend:|^weights held|^read bandwidth|^\| " "$logs/batched-$dtype.log"
 done
+step "issue 29: FP8 KV cache, Llama-3.1-8B shape, BF16 weights, the same memory share"
+for kv in auto fp8; do
+  "$b/sluice" bench --device cuda --dummy-weights llama-3.1-8b --kv-cache-dtype "$kv" \
+    --batched 1,32,256 --prompt-tokens 1024 --max-tokens 32 >"$logs/kv-$kv.log" 2>&1
+  echo "kv $kv rc $?"; grep -E "^backend:|KV|^\| " "$logs/kv-$kv.log"
+done
 step done

@@ -40,7 +40,7 @@ BatchedReport run_batched_bench(const ModelSession& session, const BenchSpec& sp
     const GpuCeilings gpu = measure_gpu_ceilings(spec.device);
     report.bandwidth = {gpu.memory_bytes_per_s, "device copy bandwidth, " + gpu.device};
     report.weight_bytes_per_step =
-        streamed_weight_bytes(*session.model, kv_element_bytes(*backend, session.model->config));
+        streamed_weight_bytes(*session.model, gpu_element_bytes(spec));
   }
   SamplingParams sampling = spec.sampling;
   sampling.ignore_eos = true;  // every request decodes max_tokens tokens
@@ -53,6 +53,8 @@ BatchedReport run_batched_bench(const ModelSession& session, const BenchSpec& sp
     config = fit_engine_to_backend(*backend, config);
     Engine engine(session.model->config, *session.tokenizer,
                   std::make_unique<BorrowedBackend>(*backend), config);
+    report.kv_pool_bytes = backend->memory().kv_cache_bytes;
+    report.kv_pool_tokens = static_cast<int64_t>(engine.num_kv_blocks()) * config.block_size;
     const auto prompts =
         random_prompts(session, batch, prompt_tokens, 0x5eed0000u + static_cast<uint32_t>(batch));
     BatchedPoint p;

@@ -47,6 +47,9 @@ struct BatchedReport {
   ReadBandwidth bandwidth;
   double weight_bytes_per_step = 0.0;
   size_t weight_bytes_held = 0;  // the weights as the backend holds them (VRAM on a GPU)
+  // The KV pool the last batch's engine ran with: its bytes and the tokens it holds.
+  size_t kv_pool_bytes = 0;
+  int64_t kv_pool_tokens = 0;
   double floor_step_ms() const {
     return bandwidth.bytes_per_s > 0 ? 1000.0 * weight_bytes_per_step / bandwidth.bytes_per_s : 0.0;
   }

@@ -410,6 +410,8 @@ void print_batched(const BatchedReport& report, const BenchArgs& a, const ModelS
     out["weight_bytes_per_step"] = report.weight_bytes_per_step;
     out["weight_bytes_held"] = report.weight_bytes_held;
     out["floor_step_ms"] = report.floor_step_ms();
+    out["kv_pool_bytes"] = report.kv_pool_bytes;
+    out["kv_pool_tokens"] = report.kv_pool_tokens;
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -419,9 +421,11 @@ void print_batched(const BatchedReport& report, const BenchArgs& a, const ModelS
       session.model->weight_dtypes().c_str(), backend.c_str(), a.prompt_tokens,
       a.spec.sampling.max_tokens);
   std::printf(
-      "weights held: %.1f MB\nread bandwidth %.1f GB/s (%s); a decode step streams %.1f MB of "
-      "weights: floor %.2f ms\n\n",
-      static_cast<double>(report.weight_bytes_held) / 1e6, report.bandwidth.bytes_per_s / 1e9,
+      "weights held: %.1f MB; KV pool (last batch): %.1f MB, %lld tokens\nread bandwidth %.1f GB/s "
+      "(%s); a decode step streams %.1f MB of weights: floor %.2f ms\n\n",
+      static_cast<double>(report.weight_bytes_held) / 1e6,
+      static_cast<double>(report.kv_pool_bytes) / 1e6,
+      static_cast<long long>(report.kv_pool_tokens), report.bandwidth.bytes_per_s / 1e9,
       report.bandwidth.how.c_str(), report.weight_bytes_per_step / 1e6, report.floor_step_ms());
   std::printf(
       "| batch | prompt tokens | prefill s | prefill tok/s | decode steps | decode step ms | "

@@ -198,10 +198,11 @@ std::unique_ptr<Backend> make_bench_backend(const Model& model, const BenchSpec&
     return std::make_unique<CudaBackend>(
         model, CudaBackendOptions{.device_index = parse_cuda_device(spec.device),
                                   .activation_dtype = parse_activation_dtype(spec.activations),
-                                  .enable_cuda_graphs = spec.cuda_graphs});
+                                  .enable_cuda_graphs = spec.cuda_graphs,
+                                  .kv_cache_dtype = spec.engine.kv_cache_dtype});
   }
 #endif
-  return make_backend(model, spec.device, spec.num_threads);
+  return make_backend(model, spec.device, spec.num_threads, spec.engine.kv_cache_dtype);
 }
 
 RooflineModel::Step RooflineModel::step(int num_tokens, int num_logits_rows,
@@ -218,9 +219,8 @@ RooflineModel::Step RooflineModel::step(int num_tokens, int num_logits_rows,
   return out;
 }
 
-size_t kv_element_bytes(const Backend& backend, const ModelConfig& config) {
-  return backend.kv_block_bytes(1) /
-         (2 * static_cast<size_t>(config.num_layers) * static_cast<size_t>(config.kv_size()));
+size_t gpu_element_bytes(const BenchSpec& spec) {
+  return spec.activations == "fp32" ? 4 : 2;  // bf16 and fp16 (bench_command checks the names)
 }
 
 RooflineModel make_roofline_model(const ModelConfig& c, size_t element_bytes,
@@ -314,9 +314,11 @@ RooflineReport run_roofline_bench(const ModelSession& session,
     fail("the GPU roofline needs a CUDA device; device ", spec.device, " is ", backend->name());
   report.backend = backend->describe();
   const ModelConfig& config = session.model->config;
-  const size_t element_bytes = kv_element_bytes(*backend, config);
+  const size_t element_bytes = gpu_element_bytes(spec);
   RooflineModel model = make_roofline_model(config, element_bytes, report.gpu.memory_bytes_per_s,
                                             report.gpu.bf16_flops_per_s);
+  // The cache as the backend holds it (an FP8 cache's codes and scales).
+  model.kv_bytes_per_context_token = static_cast<double>(backend->kv_block_bytes(1));
   // The matrices as the device holds them: quantized ones stream their blocks.
   model.weight_bytes_per_step = streamed_weight_bytes(*session.model, element_bytes);
   for (const int batch : batch_sizes) {

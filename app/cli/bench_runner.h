@@ -57,8 +57,8 @@ struct RooflineModel {
   Step step(int num_tokens, int num_logits_rows, int64_t num_context_tokens) const;
 };
 
-// The bytes of one KV element on backend (its activation type on a GPU, fp32 on the CPU).
-size_t kv_element_bytes(const Backend& backend, const ModelConfig& config);
+// The bytes of one activation (and float weight) on a GPU run of spec: its --activations type.
+size_t gpu_element_bytes(const BenchSpec& spec);
 
 // Returns the model for a model shape with element_bytes per weight and KV element.
 RooflineModel make_roofline_model(const ModelConfig& config, size_t element_bytes,

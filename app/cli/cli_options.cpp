@@ -129,6 +129,10 @@ void add_engine_options(QCommandLineParser& parser) {
       {"gpu-memory-utilization",
        "GPU: share of device memory for weights, activations and the KV cache (default 0.90).",
        "F"},
+      {"kv-cache-dtype",
+       "KV cache elements: auto (the activation type on a GPU, float32 on the CPU) or fp8 (GPU: "
+       "E4M3 with a scale per token and head, about twice the rows in flight).",
+       "TYPE"},
   });
 }
 
@@ -154,6 +158,12 @@ EngineConfig read_engine_options(const QCommandLineParser& parser) {
   if (!(config.gpu_memory_utilization > 0.0 && config.gpu_memory_utilization <= 1.0)) {
     throw UsageError("--gpu-memory-utilization must be in (0, 1], got " +
                      text(parser.value("gpu-memory-utilization")));
+  }
+  if (parser.isSet("kv-cache-dtype")) {
+    const QString name = parser.value("kv-cache-dtype").toLower();
+    if (name != "auto" && name != "fp8" && name != "fp8_e4m3")
+      throw UsageError("--kv-cache-dtype must be auto or fp8, got '" + text(name) + "'");
+    config.kv_cache_dtype = parse_kv_cache_dtype(text(name));
   }
   return config;
 }

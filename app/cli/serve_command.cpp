@@ -12,7 +12,7 @@
 #include "app/cli/cli_options.h"
 #include "app/server/openai_server.h"
 #include "app/server/server_memory.h"
-#include "engine/backend/device.h"
+#include "engine/backend/make_backend.h"
 #include "engine/core/error.h"
 #include "engine/model_session.h"
 
@@ -125,7 +125,8 @@ ServeArgs parse_args(const QStringList& args) {
 }
 
 int serve(const ServeArgs& a) {
-  resolve_device(a.device);  // a missing GPU is reported before the model loads
+  // A missing GPU (or a cache it would need) is reported before the model loads.
+  check_backend_choice(a.device, a.service.engine.kv_cache_dtype);
   auto session =
       std::make_shared<const ModelSession>(open_model_session(a.model_path, a.tokenizer_path));
   ServiceConfig config = a.service;
@@ -133,7 +134,8 @@ int serve(const ServeArgs& a) {
   // within the cache's symbol budget.
   config.grammars = std::make_shared<GrammarCache>(64);
   auto service = std::make_shared<EngineService>(
-      session, make_backend(*session->model, a.device, a.num_threads), config);
+      session, make_backend(*session->model, a.device, a.num_threads, config.engine.kv_cache_dtype),
+      config);
   OpenAiServer server(service, a.server);
   const int port = server.bind();
   std::printf("sluice serve: %s on %s as '%s'\nlistening on http://%s:%d\n",

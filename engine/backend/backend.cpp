@@ -4,6 +4,16 @@
 
 namespace sluice {
 
+std::string_view kv_cache_dtype_name(KvCacheDType dtype) {
+  return dtype == KvCacheDType::Fp8 ? "fp8" : "auto";
+}
+
+KvCacheDType parse_kv_cache_dtype(std::string_view name) {
+  if (name == "auto") return KvCacheDType::Auto;
+  if (name == "fp8" || name == "fp8_e4m3") return KvCacheDType::Fp8;
+  fail("KV cache type must be auto or fp8, got '", name, "'");
+}
+
 size_t Backend::determine_available_memory(const MemoryPlanRequest&) {
   return 0;
 }

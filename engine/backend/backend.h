@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/backend/batch_inputs.h"
@@ -41,6 +42,16 @@ struct BackendMemory {
   size_t device_total_bytes = 0;  // GPU only: device memory total / free (0 on the CPU)
   size_t device_free_bytes = 0;
 };
+
+// The element type of a backend's KV cache. Auto: the backend's own (float32 on the CPU, the
+// activation type on a GPU). Fp8: FP8 E4M3 codes with a float scale per token and KV head (the
+// CUDA backend; engine/core/fp8_e4m3.h), about half the bytes of a 16-bit cache.
+enum class KvCacheDType : uint8_t { Auto, Fp8 };
+
+// "auto" or "fp8".
+std::string_view kv_cache_dtype_name(KvCacheDType dtype);
+// Parses "auto" or "fp8" (also "fp8_e4m3"); throws Error for anything else.
+KvCacheDType parse_kv_cache_dtype(std::string_view name);
 
 // A step's token budget on a GPU (and the default of every backend that does not choose less).
 inline constexpr int kDefaultMaxNumBatchedTokens = 2048;

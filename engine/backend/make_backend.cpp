@@ -9,13 +9,23 @@
 
 namespace sluice {
 
+void check_backend_choice(const std::string& device, KvCacheDType kv_cache_dtype) {
+  if (resolve_device(device) < 0 && kv_cache_dtype == KvCacheDType::Fp8) {
+    fail("device ", device,
+         ": an FP8 KV cache needs a CUDA device (--device cuda); the CPU "
+         "backend keeps K and V in float32");
+  }
+}
+
 std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device,
-                                      int num_threads) {
+                                      int num_threads, KvCacheDType kv_cache_dtype) {
+  check_backend_choice(device, kv_cache_dtype);
   const int index = resolve_device(device);
   if (index < 0)
     return std::make_unique<CpuBackend>(model, CpuBackendOptions{.num_threads = num_threads});
 #ifdef SLUICE_HAS_CUDA
-  return std::make_unique<CudaBackend>(model, CudaBackendOptions{.device_index = index});
+  return std::make_unique<CudaBackend>(
+      model, CudaBackendOptions{.device_index = index, .kv_cache_dtype = kv_cache_dtype});
 #else
   fail("device ", device, ": this build has no CUDA backend");  // resolve_device refused it already
 #endif

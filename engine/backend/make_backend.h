@@ -10,9 +10,15 @@
 namespace sluice {
 
 // Builds a backend for device "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable, else CPU)
-// over model, which must outlive it. num_threads applies to the CPU backend (0 = all cores).
-// Throws Error when the device is not available, saying why.
+// over model, which must outlive it. num_threads applies to the CPU backend (0 = all cores);
+// kv_cache_dtype Fp8 needs a GPU (the CPU backend keeps its cache in float32). Throws Error when
+// the device is not available or cannot hold that cache, saying why.
+// Throws Error, naming the device, when it is unavailable (resolve_device) or cannot hold a KV
+// cache of kv_cache_dtype: the checks make_backend makes, for a run to fail before it loads.
+void check_backend_choice(const std::string& device, KvCacheDType kv_cache_dtype);
+
 std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device,
-                                      int num_threads);
+                                      int num_threads,
+                                      KvCacheDType kv_cache_dtype = KvCacheDType::Auto);
 
 }  // namespace sluice

@@ -17,11 +17,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define SLUICE_HOST_DEVICE __host__ __device__
-#else
-#define SLUICE_HOST_DEVICE
-#endif
+#include "engine/core/host_device.h"
 
 namespace sluice {
 

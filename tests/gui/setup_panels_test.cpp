@@ -428,6 +428,20 @@ void SetupPanelsTest::parametersOfferProbedDevicesAndKeepTheChoice() {
   spec.device = "auto";
   panel.setFromSpec(spec);
   QCOMPARE(panel.device(), std::string("auto"));
+
+  // The KV cache type: kept for a GPU, and the CPU's float32 cache whatever the box says.
+  QCOMPARE(panel.engineConfig().kv_cache_dtype, sluice::KvCacheDType::Auto);
+  spec.device = "cuda:0";
+  spec.engine.kv_cache_dtype = sluice::KvCacheDType::Fp8;
+  panel.setFromSpec(spec);
+  QCOMPARE(panel.engineConfig().kv_cache_dtype, sluice::KvCacheDType::Fp8);
+  sluice::GenerationSpec with_fp8;
+  panel.applyToSpec(with_fp8);
+  QCOMPARE(sluice::spec_from_json(sluice::spec_to_json(with_fp8)).engine.kv_cache_dtype,
+           sluice::KvCacheDType::Fp8);
+  spec.device = "cpu";
+  panel.setFromSpec(spec);
+  QCOMPARE(panel.engineConfig().kv_cache_dtype, sluice::KvCacheDType::Auto);
 }
 
 void SetupPanelsTest::modelPanelSaysWhereTheRunGoes() {

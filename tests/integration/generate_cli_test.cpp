@@ -191,13 +191,29 @@ TEST(GenerateCli, UnavailableDeviceIsRefusedBeforeTheJobFile) {
   const std::string dir = make_temp_dir("gen-device");
   const std::string input = write_input(dir, "{\"prompt\": \"a\"}\n");
   for (const char* device : {"cuda:99", "tpu"}) {
-    const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", input, "--output",
-                               dir + "/out.jsonl", "--device", device});
+    const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", input,
+                               "--output", dir + "/out.jsonl", "--device", device});
     EXPECT_EQ(r.exit_code, 1) << device;
     EXPECT_THAT(r.err, HasSubstr(device));
     EXPECT_FALSE(std::filesystem::exists(dir + "/out.jsonl")) << device;
     EXPECT_FALSE(std::filesystem::exists(dir + "/out.jsonl.sluicejob")) << device;
   }
+}
+
+// An FP8 KV cache is a GPU option: on the CPU the run is refused, saying so, before a job file is
+// made; a type the engine does not know is a usage error.
+TEST(GenerateCli, AnFp8KvCacheOnTheCpuIsRefusedBeforeTheJobFile) {
+  const std::string dir = make_temp_dir("gen-kv-fp8");
+  const std::string input = write_input(dir, "{\"prompt\": \"a\"}\n");
+  const auto r = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", input,
+                             "--output", dir + "/out.jsonl", "--kv-cache-dtype", "fp8"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("FP8 KV cache needs a CUDA device"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.jsonl.sluicejob"));
+  const auto bad = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", input,
+                               "--output", dir + "/out.jsonl", "--kv-cache-dtype", "fp4"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--kv-cache-dtype must be auto or fp8"));
 }
 
 TEST(GenerateCli, UsageErrorsExitWithTwo) {
@@ -217,10 +233,24 @@ namespace {
 // --n 3 with sampling: three samples per row, each its own output, reproducible run to run.
 TEST(GenerateCli, SamplesPerRowWithN) {
   const std::string dir = make_temp_dir("gen-n");
-  write_file(dir + "/input.jsonl", "{\"prompt\": \"Once upon a time\"}\n{\"prompt\": \"The cat\"}\n");
-  const std::vector<std::string> args = {"generate", "--model", shared_path(kGgufF32), "--input", dir + "/input.jsonl",
-                                         "--output", dir + "/out.jsonl", "--n", "3", "--temperature", "1.0",
-                                         "--seed", "11", "--max-tokens", "24", "--quiet"};
+  write_file(dir + "/input.jsonl",
+             "{\"prompt\": \"Once upon a time\"}\n{\"prompt\": \"The cat\"}\n");
+  const std::vector<std::string> args = {"generate",
+                                         "--model",
+                                         shared_path(kGgufF32),
+                                         "--input",
+                                         dir + "/input.jsonl",
+                                         "--output",
+                                         dir + "/out.jsonl",
+                                         "--n",
+                                         "3",
+                                         "--temperature",
+                                         "1.0",
+                                         "--seed",
+                                         "11",
+                                         "--max-tokens",
+                                         "24",
+                                         "--quiet"};
   ASSERT_EQ(run_sluice(args).exit_code, 0);
   const auto first = read_jsonl(dir + "/out.jsonl");
   ASSERT_EQ(run_sluice(args).exit_code, 0);
@@ -230,7 +260,8 @@ TEST(GenerateCli, SamplesPerRowWithN) {
     ASSERT_EQ(row["samples"].size(), 3u);
     EXPECT_NE(row["samples"][0]["output"], row["samples"][1]["output"]);
   }
-  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i]["samples"], second[i]["samples"]);  // timings differ
+  for (size_t i = 0; i < first.size(); ++i)
+    EXPECT_EQ(first[i]["samples"], second[i]["samples"]);  // timings differ
 }
 
 }  // namespace

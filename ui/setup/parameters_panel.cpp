@@ -130,6 +130,15 @@ QWidget* ParametersPanel::buildEngine() {
                           "Share of the GPU's memory for weights, activations and the KV cache "
                           "(--gpu-memory-utilization)");
   m_gpuMemory->setSuffix(" %");
+  m_kvCacheType = new QComboBox(box);
+  m_kvCacheType->addItem("Auto (BF16 on a GPU)", "auto");
+  m_kvCacheType->addItem("FP8 E4M3 (about twice the rows)", "fp8");
+  m_kvCacheType->setToolTip(
+      "GPU: the KV cache's element type (--kv-cache-dtype). FP8 stores each K and V value in a "
+      "byte with a scale per token and head: nearly twice the rows in flight for the same memory, "
+      "at some cost in accuracy");
+  m_form->addRow("KV cache", m_kvCacheType);
+  connect(m_kvCacheType, &QComboBox::currentIndexChanged, this, &ParametersPanel::onEdited);
   m_maxNumSeqs =
       addInt("Max running", 1, 1 << 16,
              "Rows generated at once at most (max_num_seqs); fewer when the KV pool is full");
@@ -162,6 +171,11 @@ sluice::EngineConfig ParametersPanel::engineConfig() const {
   EngineConfig config = m_baseEngine;
   config.max_num_seqs = m_maxNumSeqs->value();
   config.gpu_memory_utilization = m_gpuMemory->value() / 100.0;
+  // The CPU keeps its cache in float32 (an FP8 choice is kept for a GPU only).
+  config.kv_cache_dtype =
+      device() != "cpu" && !isRemote()
+          ? parse_kv_cache_dtype(m_kvCacheType->currentData().toString().toStdString())
+          : KvCacheDType::Auto;
   // An edited budget replaces whatever sized the pool before (a block count from a job file).
   if (m_kvBudgetMib->value() != m_specKvMib) {
     config.num_kv_blocks = 0;
@@ -196,6 +210,7 @@ void ParametersPanel::onDeviceChosen() {
   m_remoteBox->setVisible(remote);
   // The local engine's limits do not apply to a remote job.
   m_gpuMemory->setEnabled(!remote && device() != "cpu");
+  m_kvCacheType->setEnabled(!remote && device() != "cpu");
   for (QWidget* local : {static_cast<QWidget*>(m_maxNumSeqs), static_cast<QWidget*>(m_kvBudgetMib),
                          static_cast<QWidget*>(m_threads)})
     local->setEnabled(!remote);
@@ -274,6 +289,7 @@ void ParametersPanel::setFromSpec(const sluice::GenerationSpec& spec) {
   if (spec.remote.is_remote()) m_remote->setRemoteSpec(spec.remote);
   setRemote(spec.remote.is_remote());
   m_gpuMemory->setValue(spec.engine.gpu_memory_utilization * 100.0);
+  m_kvCacheType->setCurrentIndex(spec.engine.kv_cache_dtype == KvCacheDType::Fp8 ? 1 : 0);
   m_maxNumSeqs->setValue(spec.engine.max_num_seqs);
   m_specKvMib =
       static_cast<int>((static_cast<qint64>(spec.engine.kv_cache_bytes) + kMib - 1) / kMib);

@@ -113,6 +113,7 @@ class ParametersPanel final : public QWidget {
   std::vector<sluice::DeviceOption> m_gpus;  // as last probed
   QComboBox* m_device = nullptr;
   QDoubleSpinBox* m_gpuMemory = nullptr;
+  QComboBox* m_kvCacheType = nullptr;
   QSpinBox* m_maxNumSeqs = nullptr;
   QSpinBox* m_kvBudgetMib = nullptr;
   QSpinBox* m_threads = nullptr;

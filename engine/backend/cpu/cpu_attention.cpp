@@ -8,6 +8,7 @@
 
 #include "engine/backend/cpu/cpu_math.h"
 #include "engine/core/error.h"
+#include "engine/core/fp8_e4m3.h"
 
 namespace sluice {
 
@@ -303,6 +304,17 @@ int check_block_tables(const BatchInputs& inputs, const AttentionShape& shape,
 }
 
 }  // namespace
+
+void round_rows_to_fp8(float* rows, int64_t num_rows, int row_size) {
+  for (int64_t r = 0; r < num_rows; ++r) {
+    float* row = rows + r * row_size;
+    float amax = 0.0f;
+    for (int i = 0; i < row_size; ++i) amax = std::max(amax, std::fabs(row[i]));
+    const float scale = fp8_e4m3_scale(amax);
+    for (int i = 0; i < row_size; ++i)
+      row[i] = fp8_e4m3_to_float(fp8_e4m3_quantize(row[i], amax)) * scale;
+  }
+}
 
 void write_kv_cache(const BatchInputs& inputs, const AttentionShape& shape, const float* k,
                     const float* v, float* k_cache, float* v_cache) {

@@ -28,6 +28,10 @@ struct AttentionShape {
 // Returns the options of a plain causal layer: scale 1 / sqrt(head_dim), no soft-cap, no window.
 AttentionOptions causal_attention_options(int head_dim);
 
+// Rounds each of num_rows rows of row_size values to what an FP8 E4M3 cache row holds: codes of
+// the row's scale (engine/core/fp8_e4m3.h), decoded and scaled back, in place.
+void round_rows_to_fp8(float* rows, int64_t num_rows, int row_size);
+
 // Writes each token's K and V into its slot of the layer's pool.
 // k, v: [num_tokens, num_kv_heads * head_dim]; k_cache, v_cache: one layer, layout above.
 void write_kv_cache(const BatchInputs& inputs, const AttentionShape& shape, const float* k,

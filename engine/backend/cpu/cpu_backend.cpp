@@ -45,6 +45,7 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
     : model_(model),
       config_(model.config),
       pool_(options.num_threads),
+      round_kv_to_fp8_(options.round_kv_to_fp8),
       scratch_(std::make_unique<Scratch>()) {
   const ModelWeights& w = model.weights;
   layers_.resize(w.layers.size());
@@ -201,6 +202,11 @@ class CpuBackend::Ops final : public ForwardOps {
                                 static_cast<size_t>(c_.kv_size());
     float* k_cache = b_.k_cache_.data() + static_cast<size_t>(l) * layer_floats;
     float* v_cache = b_.v_cache_.data() + static_cast<size_t>(l) * layer_floats;
+    if (b_.round_kv_to_fp8_) {
+      const int64_t rows = T_ * c_.num_kv_heads;
+      round_rows_to_fp8(s_.k.data(), rows, c_.head_dim);
+      round_rows_to_fp8(s_.v.data(), rows, c_.head_dim);
+    }
     write_kv_cache(in_, shape, s_.k.data(), s_.v.data(), k_cache, v_cache);
     paged_attention(in_, shape, options, s_.q.data(), k_cache, v_cache, s_.attn.data(), b_.pool_);
   }
@@ -305,7 +311,8 @@ void CpuBackend::forward(const BatchInputs& inputs, std::vector<float>& logits) 
 }
 
 std::string CpuBackend::describe() const {
-  return str_cat("CPU, fp32 compute over the stored weights (", model_.weight_dtypes(), ")");
+  return str_cat("CPU, fp32 compute over the stored weights (", model_.weight_dtypes(), ")",
+                 round_kv_to_fp8_ ? ", K and V rounded to FP8 E4M3" : "");
 }
 
 BackendMemory CpuBackend::memory() const {

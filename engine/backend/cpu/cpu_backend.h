@@ -16,6 +16,11 @@ namespace sluice {
 
 struct CpuBackendOptions {
   int num_threads = 0;  // 0 = one per hardware thread
+  // Rounds every K and V row as the CUDA backend's FP8 cache stores it (E4M3 with a scale per
+  // token and KV head, engine/core/fp8_e4m3.h) before caching it. The cache stays float32: this
+  // is the CPU reference for that cache's numerics, not a memory saving (make_backend refuses an
+  // FP8 cache on the CPU).
+  bool round_kv_to_fp8 = false;
 };
 
 class CpuBackend final : public Backend {
@@ -50,6 +55,7 @@ class CpuBackend final : public Backend {
   const Model& model_;
   ModelConfig config_;
   ThreadPool pool_;
+  bool round_kv_to_fp8_ = false;
   std::vector<Layer> layers_;
   CpuMatrix embedding_;
   CpuMatrix lm_head_;

@@ -90,7 +90,9 @@ struct CudaBackend::Impl {
   // The pool holds num_blocks blocks for the engine and one more, the last, that padded decode
   // rows write into, so padding never touches a request's KV.
   DeviceBuffer kv_pool;
-  DeviceBuffer kv_layer_pointers;  // [2, num_layers]: every layer's K, then every layer's V
+  // [2, num_layers]: every layer's K, then every layer's V; with an FP8 cache followed by
+  // [2, num_layers] more: every layer's K scales, then its V scales.
+  DeviceBuffer kv_layer_pointers;
   KvCacheLayers kv;
   int num_blocks = 0;
 
@@ -152,6 +154,9 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   }
   kv.k.resize(static_cast<size_t>(config.num_layers));
   kv.v.resize(static_cast<size_t>(config.num_layers));
+  kv.is_fp8 = o.kv_cache_dtype == KvCacheDType::Fp8;
+  kv.k_scales.resize(kv.is_fp8 ? kv.k.size() : 0);
+  kv.v_scales.resize(kv.is_fp8 ? kv.v.size() : 0);
   graph_batch_sizes = cuda_graph_batch_sizes(256);
   graph_max_model_len = config.max_position_embeddings;
 }
@@ -296,8 +301,9 @@ std::string CudaBackend::name() const {
 }
 
 size_t CudaBackend::kv_block_bytes(int block_size) const {
-  return 2 * static_cast<size_t>(impl_->config.num_layers) * static_cast<size_t>(block_size) *
-         static_cast<size_t>(impl_->config.kv_size()) * impl_->element_bytes;
+  return static_cast<size_t>(block_size) * cuda_kv_bytes_per_token(impl_->config,
+                                                                   impl_->element_bytes,
+                                                                   impl_->options.kv_cache_dtype);
 }
 
 void CudaBackend::allocate_kv_cache(int num_blocks, int block_size) {
@@ -309,22 +315,30 @@ void CudaBackend::allocate_kv_cache(int num_blocks, int block_size) {
   s.graphs.clear();
   s.kv_pool.reset();
   s.num_blocks = 0;
-  const size_t layer_bytes = static_cast<size_t>(num_blocks + 1) * static_cast<size_t>(block_size) *
-                             static_cast<size_t>(s.config.kv_size()) * s.element_bytes;
+  const CudaKvLayerLayout layout =
+      cuda_kv_layer_layout(s.config, s.element_bytes, s.options.kv_cache_dtype,
+                           static_cast<size_t>(num_blocks + 1) * static_cast<size_t>(block_size));
   const auto num_layers = static_cast<size_t>(s.config.num_layers);
-  s.kv_pool = DeviceBuffer(2 * num_layers * layer_bytes,
+  s.kv_pool = DeviceBuffer(num_layers * layout.total_bytes,
                            str_cat("the KV cache (", num_blocks,
                                    " blocks; lower --kv-blocks, "
                                    "--kv-cache-bytes or --gpu-memory-utilization)")
                                .c_str());
   // Zeroed as the CPU pool is: bytes never written by a request are never NaN.
   SLUICE_CUDA_CHECK(cudaMemsetAsync(s.kv_pool.get(), 0, s.kv_pool.bytes(), s.stream->get()));
-  std::vector<void*> pointers(2 * num_layers);
+  std::vector<void*> pointers((s.kv.is_fp8 ? 4 : 2) * num_layers);
   for (size_t l = 0; l < num_layers; ++l) {
-    s.kv.k[l] = s.kv_pool.as<unsigned char>() + 2 * l * layer_bytes;
-    s.kv.v[l] = s.kv_pool.as<unsigned char>() + (2 * l + 1) * layer_bytes;
+    unsigned char* base = s.kv_pool.as<unsigned char>() + l * layout.total_bytes;
+    s.kv.k[l] = base + layout.k;
+    s.kv.v[l] = base + layout.v;
     pointers[l] = s.kv.k[l];
     pointers[num_layers + l] = s.kv.v[l];
+    if (s.kv.is_fp8) {
+      s.kv.k_scales[l] = reinterpret_cast<float*>(base + layout.k_scales);
+      s.kv.v_scales[l] = reinterpret_cast<float*>(base + layout.v_scales);
+      pointers[2 * num_layers + l] = s.kv.k_scales[l];
+      pointers[3 * num_layers + l] = s.kv.v_scales[l];
+    }
   }
   if (!s.kv_layer_pointers.get())
     s.kv_layer_pointers = DeviceBuffer(pointers.size() * sizeof(void*), "KV layer pointers");
@@ -359,6 +373,18 @@ void CudaBackend::copy_blocks(std::span<const int32_t> src_block_ids,
   std::memcpy(host + n * sizeof(int32_t), dst_block_ids.data(), n * sizeof(int32_t));
   const auto* ids = static_cast<const int32_t*>(s.copy_staging.commit(bytes, s.stream->get()));
   const int64_t block_elements = static_cast<int64_t>(s.kv.block_size) * s.config.kv_size();
+  const int num_layers = s.config.num_layers;
+  if (s.kv.is_fp8) {
+    auto* const* codes = s.kv_layer_pointers.as<uint8_t* const>();
+    auto* const* scales = s.kv_layer_pointers.as<float* const>() + 2 * num_layers;
+    SLUICE_KERNEL_CHECK(kernels::copy_blocks<uint8_t>(codes, codes + num_layers, ids, ids + n,
+                                                      static_cast<int>(n), num_layers,
+                                                      block_elements, s.stream->get()));
+    SLUICE_KERNEL_CHECK(kernels::copy_blocks<float>(
+        scales, scales + num_layers, ids, ids + n, static_cast<int>(n), num_layers,
+        static_cast<int64_t>(s.kv.block_size) * s.config.num_kv_heads, s.stream->get()));
+    return;
+  }
   visit_activation_type(s.options.activation_dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto* const* layers = s.kv_layer_pointers.as<T* const>();
@@ -564,7 +590,9 @@ BackendMemory CudaBackend::memory() const {
 std::string CudaBackend::describe() const {
   const Impl& s = *impl_;
   return str_cat(name(), " ", s.device_name, ": ",
-                 activation_dtype_name(s.options.activation_dtype), " activations and KV cache, ",
+                 activation_dtype_name(s.options.activation_dtype),
+                 s.kv.is_fp8 ? " activations, FP8 E4M3 KV cache (a scale per token and head), "
+                             : " activations and KV cache, ",
                  s.weights->conversion_summary(), ", 1-8 token float products by ",
                  s.dense_gemv.reason, ", CUDA graphs ", s.options.enable_cuda_graphs ? "on" : "off",
                  s.graph_error.empty() ? "" : " (capture failed: " + s.graph_error + ")");

@@ -49,6 +49,9 @@ struct CudaBackendOptions {
   // or whichever measures faster on the device when the backend is built (unset;
   // dense_gemv_choice.h).
   std::optional<bool> dense_gemv;
+  // The KV cache's elements: the activation type (Auto), or FP8 E4M3 codes with a float scale
+  // per token and KV head (engine/core/fp8_e4m3.h).
+  KvCacheDType kv_cache_dtype = KvCacheDType::Auto;
 };
 
 using CudaSampleRow = SampleRow;

@@ -152,17 +152,34 @@ class CudaForwardOps final : public ForwardOps {
     auto* q = static_cast<T*>(b.qkv);
     const int q_size = cfg_.q_size();
     const int kv_size = cfg_.kv_size();
-    auto* k_cache = static_cast<T*>(c_.kv.k[static_cast<size_t>(l)]);
-    auto* v_cache = static_cast<T*>(c_.kv.v[static_cast<size_t>(l)]);
+    const auto layer = static_cast<size_t>(l);
+    // An FP8 cache is written after RoPE by its own kernel (the write quantizes whole rows).
+    auto* k_cache = c_.kv.is_fp8 ? nullptr : static_cast<T*>(c_.kv.k[layer]);
+    auto* v_cache = c_.kv.is_fp8 ? nullptr : static_cast<T*>(c_.kv.v[layer]);
+    T* k = q + q_size;
+    T* v = k + kv_size;
     SLUICE_KERNEL_CHECK(kernels::rope_and_cache<T>(
-        q, q + q_size, q + q_size + kv_size, batch_.positions, batch_.slot_mapping,
-        c_.weights.layer(l).rope_inv_freq, cfg_.rope_layout == RopeLayout::Interleaved, k_cache,
-        v_cache, shape_.num_tokens, cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim,
-        cfg_.rope_dims(), c_.kv.block_size, qkv_size(), c_.stream));
+        q, k, v, batch_.positions, batch_.slot_mapping, c_.weights.layer(l).rope_inv_freq,
+        cfg_.rope_layout == RopeLayout::Interleaved, k_cache, v_cache, shape_.num_tokens,
+        cfg_.num_heads, cfg_.num_kv_heads, cfg_.head_dim, cfg_.rope_dims(), c_.kv.block_size,
+        qkv_size(), c_.stream));
     kernels::PagedAttentionParams params = attention_params(cfg_, c_.kv.block_size, shape_);
     params.scale = options.scale;
     params.logit_softcap = options.logit_softcap;
     params.sliding_window = options.sliding_window;
+    if (c_.kv.is_fp8) {
+      const kernels::Fp8KvLayer cache{static_cast<uint8_t*>(c_.kv.k[layer]),
+                                      static_cast<uint8_t*>(c_.kv.v[layer]), c_.kv.k_scales[layer],
+                                      c_.kv.v_scales[layer]};
+      SLUICE_KERNEL_CHECK(kernels::write_kv_cache_fp8<T>(
+          k, v, qkv_size(), batch_.slot_mapping, cache, shape_.num_tokens, cfg_.num_kv_heads,
+          cfg_.head_dim, c_.stream));
+      SLUICE_KERNEL_CHECK(kernels::paged_attention_fp8<T>(
+          params, q, cache, batch_.block_tables, batch_.query_start_loc, batch_.seq_lens,
+          batch_.positions, static_cast<T*>(b.attn), b.attention_workspace,
+          b.attention_workspace_bytes, c_.stream));
+      return;
+    }
     SLUICE_KERNEL_CHECK(kernels::paged_attention<T>(
         params, q, k_cache, v_cache, batch_.block_tables, batch_.query_start_loc, batch_.seq_lens,
         batch_.positions, static_cast<T*>(b.attn), b.attention_workspace,

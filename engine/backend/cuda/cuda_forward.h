@@ -45,11 +45,16 @@ struct ForwardBuffers {
 ForwardBuffers carve_forward_buffers(void* base, const ModelConfig& config, size_t element_bytes,
                                      int max_tokens, int max_rows);
 
-// The paged KV cache: per layer, K and V of [num_blocks, block_size, num_kv_heads, head_dim].
+// The paged KV cache: per layer, K and V of [num_blocks, block_size, num_kv_heads, head_dim] in
+// the activation type, or FP8 codes with their scales ([num_blocks, block_size, num_kv_heads]
+// floats) when is_fp8.
 struct KvCacheLayers {
-  std::vector<void*> k;  // [num_layers]
-  std::vector<void*> v;  // [num_layers]
+  std::vector<void*> k;          // [num_layers]
+  std::vector<void*> v;          // [num_layers]
+  std::vector<float*> k_scales;  // [num_layers], FP8 only
+  std::vector<float*> v_scales;  // [num_layers], FP8 only
   int block_size = 0;
+  bool is_fp8 = false;
 };
 
 // The counts of one step, as the kernels are launched for it.

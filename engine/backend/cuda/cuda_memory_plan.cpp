@@ -42,6 +42,34 @@ size_t cuda_activation_bytes(const ModelConfig& config, size_t element_bytes, in
   return total;
 }
 
+CudaKvLayerLayout cuda_kv_layer_layout(const ModelConfig& config, size_t element_bytes,
+                                       KvCacheDType dtype, size_t num_slots) {
+  const auto kv = static_cast<size_t>(config.kv_size());
+  const bool is_fp8 = dtype == KvCacheDType::Fp8;
+  const size_t values = align_to(num_slots * kv * (is_fp8 ? 1 : element_bytes), 256);
+  CudaKvLayerLayout layout;
+  layout.k = 0;
+  layout.v = values;
+  layout.total_bytes = 2 * values;
+  if (is_fp8) {
+    const size_t scales =
+        align_to(num_slots * static_cast<size_t>(config.num_kv_heads) * sizeof(float), 256);
+    layout.k_scales = layout.total_bytes;
+    layout.v_scales = layout.k_scales + scales;
+    layout.total_bytes += 2 * scales;
+  }
+  return layout;
+}
+
+size_t cuda_kv_bytes_per_token(const ModelConfig& config, size_t element_bytes,
+                               KvCacheDType dtype) {
+  const auto kv = static_cast<size_t>(config.kv_size());
+  const size_t per_layer = dtype == KvCacheDType::Fp8
+                               ? kv + static_cast<size_t>(config.num_kv_heads) * sizeof(float)
+                               : kv * element_bytes;
+  return 2 * static_cast<size_t>(config.num_layers) * per_layer;
+}
+
 CudaBatchLayout cuda_batch_layout(int num_tokens, int num_requests, int max_blocks_per_request,
                                   int num_logits_rows) {
   assert(num_tokens >= 0 && num_requests >= 0 && max_blocks_per_request >= 0 &&

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/backend.h"
 #include "engine/backend/batch_inputs.h"
 #include "engine/model/model_config.h"
 
@@ -31,6 +32,24 @@ namespace sluice {
 // rows (x3) per logits row; fp32 logits per logits row. Every buffer is 256-byte aligned.
 size_t cuda_activation_bytes(const ModelConfig& config, size_t element_bytes, int max_num_tokens,
                              int max_num_logits_rows);
+
+// The CUDA backend's KV cache for one layer: K and V of [num_slots, num_kv_heads, head_dim] in
+// the activation type, or, with KvCacheDType::Fp8, one byte per element plus a float scale per
+// (slot, KV head) for each of K and V. Byte offsets within the layer's region, 256-byte aligned.
+struct CudaKvLayerLayout {
+  size_t k = 0;
+  size_t v = 0;
+  size_t k_scales = 0;  // FP8 only
+  size_t v_scales = 0;  // FP8 only
+  size_t total_bytes = 0;
+};
+
+// Returns the layer layout for num_slots slots.
+CudaKvLayerLayout cuda_kv_layer_layout(const ModelConfig& config, size_t element_bytes,
+                                       KvCacheDType dtype, size_t num_slots);
+
+// Returns the bytes one token takes in the KV cache over all layers, K and V (scales included).
+size_t cuda_kv_bytes_per_token(const ModelConfig& config, size_t element_bytes, KvCacheDType dtype);
 
 // Where each field of a step's BatchInputs lies in its staged copy (one contiguous block that
 // goes to the device in a single transfer): byte offsets, each 16-byte aligned. The layout is a

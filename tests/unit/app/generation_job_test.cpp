@@ -330,3 +330,20 @@ TEST(EngineWorker, RowsAndProgressAreSentOnlyOnceCommitted) {
 
 }  // namespace
 }  // namespace sluice::test
+
+namespace sluice {
+namespace {
+
+// The KV cache type travels with a job (a resume builds the same engine), and a job that never
+// asked for one writes nothing new.
+TEST(GenerationSpecJson, KvCacheDtypeIsKeptOnlyWhenAskedFor) {
+  GenerationSpec spec;
+  EXPECT_FALSE(spec_to_json(spec)["engine"].contains("kv_cache_dtype"));
+  EXPECT_EQ(spec_from_json(spec_to_json(spec)).engine.kv_cache_dtype, KvCacheDType::Auto);
+  spec.engine.kv_cache_dtype = KvCacheDType::Fp8;
+  EXPECT_EQ(spec_to_json(spec)["engine"]["kv_cache_dtype"], "fp8");
+  EXPECT_EQ(spec_from_json(spec_to_json(spec)).engine.kv_cache_dtype, KvCacheDType::Fp8);
+}
+
+}  // namespace
+}  // namespace sluice

@@ -83,6 +83,29 @@ TEST(CudaMemoryPlan, ActivationBytesCountEveryBufferAligned) {
   EXPECT_GT(cuda_activation_bytes(c, 4, 1, 1), cuda_activation_bytes(c, 2, 1, 1));
 }
 
+// A layer of the KV pool: K then V in the activation type; an FP8 cache adds its scales after
+// them. Every part starts 256-byte aligned and they do not overlap.
+TEST(CudaKvLayerLayout, Fp8CodesAndScalesAreAlignedAndDisjoint) {
+  const ModelConfig config = dummy_model_config("llama-3-8b");  // 8 KV heads of 128
+  const size_t slots = 1001;                                    // not a multiple of anything
+  const CudaKvLayerLayout bf16 = cuda_kv_layer_layout(config, 2, KvCacheDType::Auto, slots);
+  EXPECT_EQ(bf16.k, 0u);
+  EXPECT_EQ(bf16.v, (slots * 1024 * 2 + 255) / 256 * 256);
+  EXPECT_EQ(bf16.total_bytes, 2 * bf16.v);
+  const CudaKvLayerLayout fp8 = cuda_kv_layer_layout(config, 2, KvCacheDType::Fp8, slots);
+  const size_t codes = (slots * 1024 + 255) / 256 * 256;
+  const size_t scales = (slots * 8 * sizeof(float) + 255) / 256 * 256;
+  EXPECT_EQ(fp8.v, codes);
+  EXPECT_EQ(fp8.k_scales, 2 * codes);
+  EXPECT_EQ(fp8.v_scales, 2 * codes + scales);
+  EXPECT_EQ(fp8.total_bytes, 2 * codes + 2 * scales);
+  for (const size_t offset : {fp8.v, fp8.k_scales, fp8.v_scales}) EXPECT_EQ(offset % 256, 0u);
+  EXPECT_EQ(cuda_kv_bytes_per_token(config, 2, KvCacheDType::Auto), size_t{128} << 10);
+  EXPECT_EQ(cuda_kv_bytes_per_token(config, 2, KvCacheDType::Fp8), size_t{2 * 32 * (1024 + 32)});
+  EXPECT_EQ(cuda_kv_bytes_per_token(config, 4, KvCacheDType::Fp8),
+            cuda_kv_bytes_per_token(config, 2, KvCacheDType::Fp8));  // codes whatever T is
+}
+
 TEST(CudaMemoryPlan, BatchLayoutIsAlignedDisjointAndDependsOnCountsOnly) {
   const CudaBatchLayout a = cuda_batch_layout(37, 5, 9, 5);
   const size_t offsets[] = {a.token_ids, a.positions,    a.slot_mapping,   a.query_start_loc,

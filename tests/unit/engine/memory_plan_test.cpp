@@ -32,14 +32,34 @@ TEST(GpuMemoryPlan, Llama3On80GiBFollowsTheUtilization) {
   EXPECT_EQ(plan.mean_row_tokens, 200.0 + 256.0);
 }
 
+// --kv-cache-dtype fp8: a byte per K/V element and a float scale per token and KV head, so
+// Llama-3-8B's 128 KiB a token becomes 2 x 32 x (8 x 128 + 8 x 4) = 66 KiB, and the same
+// budget holds 1.94x the blocks.
+TEST(GpuMemoryPlan, AnFp8KvCacheHoldsAboutTwiceTheTokens) {
+  const ModelConfig config = dummy_model_config("llama-3-8b");
+  EngineConfig bf16;
+  EngineConfig fp8;
+  fp8.kv_cache_dtype = KvCacheDType::Fp8;
+  const GpuDevicePlan gpu{"cuda:0 test", 80 * kGiB, kLlama3Weights * 2};
+  const MemoryPlan a = plan_gpu_memory(config, gpu, bf16, {}, 256);
+  const MemoryPlan b = plan_gpu_memory(config, gpu, fp8, {}, 256);
+  EXPECT_EQ(b.kv_bytes_per_token, size_t{2 * 32 * (8 * 128 + 8 * 4)});
+  EXPECT_EQ(b.activation_bytes, a.activation_bytes);
+  const double ratio = static_cast<double>(b.num_blocks) / a.num_blocks;
+  EXPECT_NEAR(ratio, 131072.0 / 67584.0, 0.01);
+  EXPECT_LE(b.kv_pool_bytes + b.weight_bytes + b.activation_bytes, b.device_budget_bytes);
+}
+
 TEST(GpuMemoryPlan, AFixedPoolIsKeptAndATooSmallDeviceLeavesNone) {
   const ModelConfig config = dummy_model_config("llama-3-8b");
   EngineConfig engine;
   engine.kv_cache_bytes = 4 * kGiB;
-  const MemoryPlan fixed = plan_gpu_memory(config, {"g", 80 * kGiB, kLlama3Weights * 2}, engine, {}, 128);
+  const MemoryPlan fixed =
+      plan_gpu_memory(config, {"g", 80 * kGiB, kLlama3Weights * 2}, engine, {}, 128);
   EXPECT_EQ(fixed.kv_pool_bytes, 4 * kGiB);
   EngineConfig automatic;
-  const MemoryPlan small = plan_gpu_memory(config, {"g", 16 * kGiB, kLlama3Weights * 2}, automatic, {}, 128);
+  const MemoryPlan small =
+      plan_gpu_memory(config, {"g", 16 * kGiB, kLlama3Weights * 2}, automatic, {}, 128);
   EXPECT_EQ(small.num_blocks, 0);
   EXPECT_EQ(small.max_concurrent_rows, 0);
 }
