@@ -176,6 +176,17 @@ struct Q4KRows {
     return _mm512_shuffle_epi8(row_scales, pick);
   }
 
+  // Each lane's mins of groups 2i and 2i + 1, zero-extended to 16 bits each.
+  SLUICE_AVX512_VNNI_INLINE __m512i min_pair(int i) const {
+    const int b = 2 * (i % 2);
+    const __m512i pick = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(static_cast<char>(b), kZero, static_cast<char>(b + 1), kZero,
+                      static_cast<char>(4 + b), kZero, static_cast<char>(5 + b), kZero,
+                      static_cast<char>(8 + b), kZero, static_cast<char>(9 + b), kZero,
+                      static_cast<char>(12 + b), kZero, static_cast<char>(13 + b), kZero));
+    return _mm512_shuffle_epi8(i < 2 ? mins03 : mins47, pick);
+  }
+
   // Lane l: M = sum over the 8 groups of min * (sum of the group's 32 activations).
   SLUICE_AVX512_VNNI_INLINE __m512i min_sums(const int32_t* pairs) const {
     __m512i sum = _mm512_setzero_si512();
@@ -350,6 +361,191 @@ void multiply_rows_for_tokens(const uint8_t* data, size_t row_bytes, int64_t row
   }
 }
 
+// ---- Q4_K: sixteen rows in the lanes of a register, any 1-8 tokens.
+//
+// The sixteen rows' 32 bytes of a chunk are transposed (16 x 8 words) so that lane r of
+// register k holds row r's bytes 4k..4k+3; their low nibbles are elements 4k..4k+3 of the chunk
+// (group 2c of 32) and their high nibbles elements 32 + 4k.. (group 2c + 1). One vpdpbusd then
+// multiplies four elements of all sixteen rows by the same four activations of a token
+// (broadcast), and a row's integer sum ends in its own lane: no reduction, and the float steps
+// take sixteen rows at once. Sixteen elements' sums fit in 16 bits (16 * 15 * 127), so each is
+// multiplied by its group's scale and accumulated by one vpdpwssd.
+
+// Lane r of out[k] = 32-bit word k of in[r % 8]'s 256-bit half r / 8, for 8 registers whose low
+// halves are rows 0-7 and high halves rows 8-15 (two 8 x 8 transposes side by side).
+SLUICE_AVX512_VNNI_INLINE void transpose_rows16x8(const __m512i* in, __m512i* out) {
+  __m512i t[8], u[8];
+  SLUICE_K_ROWS_UNROLL for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(in[2 * i], in[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(in[2 * i], in[2 * i + 1]);
+  }
+  // u[4i + k], 128 bits j: word 4j' + k of rows 4i..4i+3 (j' the 128 bits within the half).
+  SLUICE_K_ROWS_UNROLL for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+  }
+  // Rows 0-3 with rows 4-7 (and 8-11 with 12-15): words 0-3 from the first 128 bits of each
+  // half, words 4-7 from the second.
+  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+  const __m512i second = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  SLUICE_K_ROWS_UNROLL for (int k = 0; k < 4; ++k) {
+    out[k] = _mm512_permutex2var_epi64(u[k], first, u[4 + k]);
+    out[4 + k] = _mm512_permutex2var_epi64(u[k], second, u[4 + k]);
+  }
+}
+
+// Each lane's byte b (of its own 32-bit word), zero-extended to 32 bits.
+SLUICE_AVX512_VNNI_INLINE __m512i lane_byte(__m512i v, int b) {
+  const auto at = [&](int k) { return static_cast<char>(4 * k + b); };
+  return _mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(_mm_setr_epi8(
+                                    at(0), kZero, kZero, kZero, at(1), kZero, kZero, kZero, at(2),
+                                    kZero, kZero, kZero, at(3), kZero, kZero, kZero)));
+}
+
+// Per call: token t's pairs of sums of 32 activations, (bs_2i, bs_2i+1) as int16 in one int32,
+// [num_tokens][num_super_blocks][4].
+struct TokenPairs {
+  AlignedArray<int32_t> pairs;
+
+  void fill(const QuantizedActivations& act) {
+    const int64_t num_super_blocks = act.cols / quant::kBlockK;
+    pairs.resize(static_cast<size_t>(act.num_tokens * num_super_blocks * 4));
+    for (int64_t t = 0; t < act.num_tokens; ++t) {
+      const int16_t* bsum = act.token_bsum(t);
+      for (int64_t i = 0; i < num_super_blocks * 4; ++i) {
+        const auto low = static_cast<uint16_t>(bsum[4 * i] + bsum[4 * i + 1]);
+        const auto high = static_cast<uint16_t>(bsum[4 * i + 2] + bsum[4 * i + 3]);
+        pairs[static_cast<size_t>(t * num_super_blocks * 4 + i)] =
+            static_cast<int32_t>(uint32_t{low} | uint32_t{high} << 16);
+      }
+    }
+  }
+  const int32_t* token(int64_t t, int64_t num_super_blocks) const {
+    return pairs.data() + t * num_super_blocks * 4;
+  }
+};
+
+// y[t * ldy + r] for the num_rows (<= 16) Q4_K rows at rows and kTokens tokens.
+template <int kTokens>
+SLUICE_AVX512_VNNI_INLINE void q4k_lanes_block(const uint8_t* rows, size_t row_bytes, int num_rows,
+                                               int64_t num_super_blocks,
+                                               const QuantizedActivations& act,
+                                               const TokenPairs& token_pairs, float* y,
+                                               int64_t ldy) {
+  using Block = quant::BlockQ4_K;
+  const Block* blocks[kOutputs];
+  SLUICE_K_ROWS_UNROLL for (int r = 0; r < kOutputs; ++r) {
+    blocks[r] = reinterpret_cast<const Block*>(
+        rows + static_cast<size_t>(std::min(r, num_rows - 1)) * row_bytes);
+  }
+  const int8_t* a[kTokens];
+  const float* dx[kTokens];
+  const int32_t* pairs[kTokens];
+  SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) {
+    a[t] = act.token_qs(t);
+    dx[t] = act.token_scale(t);
+    pairs[t] = token_pairs.token(t, num_super_blocks);
+  }
+  NextTilePrefetch prefetch;
+  prefetch.next = rows + static_cast<size_t>(kOutputs) * row_bytes;
+  prefetch.tile_bytes = static_cast<int64_t>(kOutputs * row_bytes);
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  // Lane r: row r's outputs (kept in memory: the chunk loop needs the registers).
+  alignas(64) float acc[kTokens][kOutputs] = {};
+  alignas(64) float min_acc[kTokens][kOutputs] = {};
+  Q4KRows src;
+  for (int64_t sb = 0; sb < num_super_blocks; ++sb) {
+    prefetch.prefetch(sb, num_super_blocks);
+    src.begin<kOutputs>(blocks, sb);
+    __m512i isum[kTokens];
+    SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) isum[t] = zero;
+    SLUICE_K_ROWS_UNROLL for (int c = 0; c < 4; ++c) {
+      __m512i raw[8];
+      SLUICE_K_ROWS_UNROLL for (int p = 0; p < 8; ++p) {
+        raw[p] = _mm512_inserti64x4(_mm512_castsi256_si512(loadu32(blocks[p][sb].qs + 32 * c)),
+                                    loadu32(blocks[p + 8][sb].qs + 32 * c), 1);
+      }
+      __m512i q[8];
+      transpose_rows16x8(raw, q);
+      __m512i w[16];  // w[k]: elements 4k..4k+3 of the chunk, lane r = row r
+      SLUICE_K_ROWS_UNROLL for (int k = 0; k < 8; ++k) {
+        w[k] = _mm512_and_si512(q[k], low4);
+        w[8 + k] = _mm512_and_si512(_mm512_srli_epi16(q[k], 4), low4);
+      }
+      const __m512i scale[2] = {lane_byte(c < 2 ? src.scales03 : src.scales47, 2 * (c % 2)),
+                                lane_byte(c < 2 ? src.scales03 : src.scales47, 2 * (c % 2) + 1)};
+      SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) {
+        const int8_t* x = a[t] + sb * quant::kBlockK + c * kQuantChunk;
+        SLUICE_K_ROWS_UNROLL for (int h = 0; h < 4; ++h) {  // 16 elements of group 2c + h / 2
+          __m512i sum = zero;
+          SLUICE_K_ROWS_UNROLL for (int k = 4 * h; k < 4 * h + 4; ++k) {
+            int32_t four;
+            std::memcpy(&four, x + 4 * k, sizeof four);
+            sum = _mm512_dpbusd_epi32(sum, w[k], _mm512_set1_epi32(four));
+          }
+          isum[t] = _mm512_dpwssd_epi32(isum[t], sum, scale[h / 2]);
+        }
+      }
+    }
+    SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) {
+      const __m512 dxt = _mm512_set1_ps(dx[t][sb]);
+      _mm512_store_ps(acc[t], _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
+                                              _mm512_mul_ps(src.d, dxt), _mm512_load_ps(acc[t])));
+      __m512i m = zero;
+      SLUICE_K_ROWS_UNROLL for (int i = 0; i < 4; ++i) {
+        m = _mm512_dpwssd_epi32(m, src.min_pair(i), _mm512_set1_epi32(pairs[t][sb * 4 + i]));
+      }
+      _mm512_store_ps(min_acc[t],
+                      _mm512_fmadd_ps(_mm512_cvtepi32_ps(m), _mm512_mul_ps(src.dmin, dxt),
+                                      _mm512_load_ps(min_acc[t])));
+    }
+  }
+  const auto mask = static_cast<__mmask16>((1u << num_rows) - 1);
+  SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) {
+    _mm512_mask_storeu_ps(y + t * ldy, mask,
+                          _mm512_sub_ps(_mm512_load_ps(acc[t]), _mm512_load_ps(min_acc[t])));
+  }
+}
+
+template <int kTokens>
+SLUICE_AVX512_VNNI void q4k_lanes_rows(const uint8_t* data, size_t row_bytes, int64_t row_begin,
+                                       int64_t row_end, int64_t cols,
+                                       const QuantizedActivations& act, float* y, int64_t ldy) {
+  thread_local TokenPairs token_pairs;
+  token_pairs.fill(act);
+  const int64_t num_super_blocks = cols / quant::kBlockK;
+  for (int64_t r = row_begin; r < row_end; r += kOutputs) {
+    const auto num_rows = static_cast<int>(std::min<int64_t>(kOutputs, row_end - r));
+    q4k_lanes_block<kTokens>(data + static_cast<size_t>(r) * row_bytes, row_bytes, num_rows,
+                             num_super_blocks, act, token_pairs, y + r, ldy);
+  }
+}
+
+void q4k_lanes_for_tokens(const uint8_t* data, size_t row_bytes, int64_t row_begin, int64_t row_end,
+                          int64_t cols, const QuantizedActivations& act, float* y, int64_t ldy) {
+  switch (act.num_tokens) {
+    case 1:
+      return q4k_lanes_rows<1>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
+    case 2:
+      return q4k_lanes_rows<2>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
+    case 3:
+      return q4k_lanes_rows<3>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
+    case 4:
+      return q4k_lanes_rows<4>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
+    case 5:
+      return q4k_lanes_rows<5>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
+    case 6:
+      return q4k_lanes_rows<6>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
+    case 7:
+      return q4k_lanes_rows<7>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
+    default:
+      return q4k_lanes_rows<8>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
+  }
+}
+
 }  // namespace avx512_k_rows_kernels
 
 bool has_direct_rows_kernel_avx512_vnni(DType dtype) {
@@ -361,7 +557,7 @@ void quant_direct_rows_avx512_vnni(DType dtype, const uint8_t* data, size_t row_
                                    const QuantizedActivations& act, float* y, int64_t ldy) {
   using namespace avx512_k_rows_kernels;
   if (dtype == DType::Q4_K) {
-    multiply_rows_for_tokens<Q4KRows>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
+    q4k_lanes_for_tokens(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
   } else if (dtype == DType::Q6_K) {
     multiply_rows_for_tokens<Q6KRows>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
   }
