@@ -209,8 +209,7 @@ TEST(QuantDot, SimdVersionsGiveTheScalarBits) {
          {std::pair{matrices[0], 1}, std::pair{matrices[0], 7}, std::pair{matrices[1], 1},
           std::pair{matrices[1], 2}, std::pair{matrices[1], 3}, std::pair{matrices[0], 4},
           std::pair{matrices[0], 5}, std::pair{matrices[1], 6}, std::pair{matrices[1], 7},
-          std::pair{matrices[1], 8}, std::pair{matrices[1], 11},
-          std::pair{matrices[0], 13}}) {
+          std::pair{matrices[1], 8}, std::pair{matrices[1], 11}, std::pair{matrices[0], 13}}) {
       const std::vector<float> x = test::random_activations(num_tokens, w.cols, 23);
       std::vector<float> scalar(static_cast<size_t>(num_tokens * w.rows));
       quant_gemm(w, x.data(), num_tokens, scalar.data(), w.rows, pool, QuantKernelIsa::Scalar);
