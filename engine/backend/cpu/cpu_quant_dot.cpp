@@ -202,11 +202,24 @@ bool has_direct_rows_kernel(DType dtype, QuantKernelIsa isa) {
 #endif
 }
 
+int direct_rows_max_tokens(DType dtype, QuantKernelIsa isa) {
+  assert(has_direct_rows_kernel(dtype, isa));
+#if SLUICE_QUANT_X86
+  (void)isa;
+  return direct_rows_max_tokens_avx512_vnni(dtype);
+#else
+  (void)dtype;
+  (void)isa;
+  return 0;
+#endif
+}
+
 void quant_direct_rows(DType dtype, const uint8_t* data, size_t row_bytes, int64_t row_begin,
                        int64_t row_end, int64_t cols, const QuantizedActivations& activations,
                        float* y, int64_t ldy, QuantKernelIsa isa) {
+  assert(has_direct_rows_kernel(dtype, isa));  // (before direct_rows_max_tokens asks)
   assert(activations.num_tokens >= 1 &&
-         activations.num_tokens <= kQuantDirectRowsMaxTokens);  // sixteen outputs a block
+         activations.num_tokens <= direct_rows_max_tokens(dtype, isa));
   assert(cols == activations.cols);
   assert(activations.is_offset_u8 == wants_offset_activations(isa, dtype));
   assert(has_direct_rows_kernel(dtype, isa));

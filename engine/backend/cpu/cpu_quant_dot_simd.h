@@ -274,6 +274,7 @@ void quant_direct_wide_avx512_vnni(DType dtype, const uint8_t* rows, size_t row_
 // The arguments and preconditions of quant_direct_rows (cpu_quant_dot.h), for the types
 // has_direct_rows_kernel_avx512_vnni accepts.
 bool has_direct_rows_kernel_avx512_vnni(DType dtype);
+int direct_rows_max_tokens_avx512_vnni(DType dtype);
 void quant_direct_rows_avx512_vnni(DType dtype, const uint8_t* data, size_t row_bytes,
                                    int64_t row_begin, int64_t row_end, int64_t cols,
                                    const QuantizedActivations& act, float* y, int64_t ldy);

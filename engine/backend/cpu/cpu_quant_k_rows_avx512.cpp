@@ -27,7 +27,8 @@ namespace sluice {
 // A named namespace, not an anonymous one: see cpu_quant_dot_avx512.cpp.
 namespace avx512_k_rows_kernels {
 
-constexpr int kRows = 16;                        // one zmm of int32 or float lanes
+constexpr int kRows = 16;       // one zmm of int32 or float lanes
+constexpr int kTokenGroup = 8;  // tokens a block of rows is multiplied by at a time
 constexpr char kZero = static_cast<char>(0x80);  // a vpshufb index that writes 0
 
 // Unrolls the loops over a block's chunks, tokens and words completely, so that the
@@ -192,11 +193,12 @@ struct TokenPairs {
   const int32_t* token(int64_t t) const { return pairs.data() + t * num_super_blocks * 4; }
 };
 
-// y[t * ldy + r] for the num_rows (<= 16) Q4_K rows at rows and the call's kTokens tokens.
+// y[t * ldy + r] for the num_rows (<= 16) Q4_K rows at rows and the kTokens tokens from t0.
 template <int kTokens>
 SLUICE_AVX512_VNNI_INLINE void q4k_block(const uint8_t* rows, size_t row_bytes, int num_rows,
                                          int64_t num_super_blocks, const QuantizedActivations& act,
-                                         const TokenPairs& token_pairs, float* y, int64_t ldy) {
+                                         const TokenPairs& token_pairs, int64_t t0, float* y,
+                                         int64_t ldy) {
   const RowBlock<quant::BlockQ4_K> block(rows, row_bytes, num_rows);
   const quant::BlockQ4_K* const* blocks = block.blocks;
   const __m512i zero = _mm512_setzero_si512();
@@ -224,7 +226,7 @@ SLUICE_AVX512_VNNI_INLINE void q4k_block(const uint8_t* rows, size_t row_bytes, 
       }
       const __m512i scale[2] = {header.scale(2 * c), header.scale(2 * c + 1)};
       SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) {
-        const int8_t* x = act.token_qs(t) + sb * quant::kBlockK + c * kQuantChunk;
+        const int8_t* x = act.token_qs(t0 + t) + sb * quant::kBlockK + c * kQuantChunk;
         SLUICE_K_ROWS_UNROLL for (int h = 0; h < 4; ++h) {  // 16 elements of group 2c + h / 2
           __m512i sum = zero;
           SLUICE_K_ROWS_UNROLL for (int k = 4 * h; k < 4 * h + 4; ++k) {
@@ -235,10 +237,10 @@ SLUICE_AVX512_VNNI_INLINE void q4k_block(const uint8_t* rows, size_t row_bytes, 
       }
     }
     SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) {
-      const __m512 dx = _mm512_set1_ps(act.token_scale(t)[sb]);
+      const __m512 dx = _mm512_set1_ps(act.token_scale(t0 + t)[sb]);
       _mm512_store_ps(acc[t], _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
                                               _mm512_mul_ps(header.d, dx), _mm512_load_ps(acc[t])));
-      const int32_t* pairs = token_pairs.token(t) + sb * 4;
+      const int32_t* pairs = token_pairs.token(t0 + t) + sb * 4;
       __m512i m = zero;
       SLUICE_K_ROWS_UNROLL for (int i = 0; i < 4; ++i) {
         m = _mm512_dpwssd_epi32(m, header.min_pair(i), _mm512_set1_epi32(pairs[i]));
@@ -250,24 +252,25 @@ SLUICE_AVX512_VNNI_INLINE void q4k_block(const uint8_t* rows, size_t row_bytes, 
   }
   const auto mask = static_cast<__mmask16>((1u << num_rows) - 1);
   SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) {
-    _mm512_mask_storeu_ps(y + t * ldy, mask,
+    _mm512_mask_storeu_ps(y + (t0 + t) * ldy, mask,
                           _mm512_sub_ps(_mm512_load_ps(acc[t]), _mm512_load_ps(min_acc[t])));
   }
 }
 
+// The kTokens tokens from t0 for one block of rows.
 template <int kTokens>
-SLUICE_AVX512_VNNI void multiply_rows(const uint8_t* data, size_t row_bytes, int64_t row_begin,
-                                      int64_t row_end, int64_t cols,
-                                      const QuantizedActivations& act, float* y, int64_t ldy) {
-  thread_local TokenPairs token_pairs;
-  token_pairs.fill(act);
-  const int64_t num_super_blocks = cols / quant::kBlockK;
-  for (int64_t r = row_begin; r < row_end; r += kRows) {
-    const auto num_rows = static_cast<int>(std::min<int64_t>(kRows, row_end - r));
-    q4k_block<kTokens>(data + static_cast<size_t>(r) * row_bytes, row_bytes, num_rows,
-                       num_super_blocks, act, token_pairs, y + r, ldy);
-  }
+SLUICE_AVX512_VNNI void q4k_block_tokens(const uint8_t* rows, size_t row_bytes, int num_rows,
+                                         int64_t num_super_blocks, const QuantizedActivations& act,
+                                         const TokenPairs& token_pairs, int64_t t0, float* y,
+                                         int64_t ldy) {
+  q4k_block<kTokens>(rows, row_bytes, num_rows, num_super_blocks, act, token_pairs, t0, y, ldy);
 }
+
+using BlockTokens = void (*)(const uint8_t*, size_t, int, int64_t, const QuantizedActivations&,
+                             const TokenPairs&, int64_t, float*, int64_t);
+constexpr BlockTokens kBlockTokens[kTokenGroup] = {
+    q4k_block_tokens<1>, q4k_block_tokens<2>, q4k_block_tokens<3>, q4k_block_tokens<4>,
+    q4k_block_tokens<5>, q4k_block_tokens<6>, q4k_block_tokens<7>, q4k_block_tokens<8>};
 
 }  // namespace avx512_k_rows_kernels
 
@@ -275,31 +278,31 @@ bool has_direct_rows_kernel_avx512_vnni(DType dtype) {
   return dtype == DType::Q4_K || dtype == DType::Q6_K;
 }
 
+int direct_rows_max_tokens_avx512_vnni(DType dtype) {
+  // Q4_K: every block of 16 rows is read from memory once and multiplied by the tokens eight at
+  // a time while it sits in L1 (decoded again per eight; the panels win past 32 tokens).
+  return dtype == DType::Q4_K ? 32 : 8;
+}
+
 void quant_direct_rows_avx512_vnni(DType dtype, const uint8_t* data, size_t row_bytes,
                                    int64_t row_begin, int64_t row_end, int64_t cols,
                                    const QuantizedActivations& act, float* y, int64_t ldy) {
-  using avx512_k_rows_kernels::multiply_rows;
+  using namespace avx512_k_rows_kernels;
   if (dtype == DType::Q6_K) {
     return quant_direct_rows_q6k_avx512_vnni(data, row_bytes, row_begin, row_end, cols, act, y,
                                              ldy);
   }
-  switch (act.num_tokens) {
-    case 1:
-      return multiply_rows<1>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
-    case 2:
-      return multiply_rows<2>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
-    case 3:
-      return multiply_rows<3>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
-    case 4:
-      return multiply_rows<4>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
-    case 5:
-      return multiply_rows<5>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
-    case 6:
-      return multiply_rows<6>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
-    case 7:
-      return multiply_rows<7>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
-    default:
-      return multiply_rows<8>(data, row_bytes, row_begin, row_end, cols, act, y, ldy);
+  thread_local TokenPairs token_pairs;
+  token_pairs.fill(act);
+  const int64_t num_super_blocks = cols / quant::kBlockK;
+  for (int64_t r = row_begin; r < row_end; r += kRows) {
+    const auto num_rows = static_cast<int>(std::min<int64_t>(kRows, row_end - r));
+    const uint8_t* rows = data + static_cast<size_t>(r) * row_bytes;
+    for (int64_t t0 = 0; t0 < act.num_tokens; t0 += kTokenGroup) {
+      const auto num_tokens = static_cast<int>(std::min<int64_t>(kTokenGroup, act.num_tokens - t0));
+      kBlockTokens[num_tokens - 1](rows, row_bytes, num_rows, num_super_blocks, act, token_pairs,
+                                   t0, y + r, ldy);
+    }
   }
 }
 

@@ -189,7 +189,7 @@ std::vector<QuantKernelIsa> supported_isas() {
 // in registers, no unpacking; on AVX-512 Q4_K takes every token count in its own kernel and Q6_K
 // blocks of 16 x 1, 8 x 2, 4 x 4 and 2 x 8 outputs, whole and padded) as well as 11 and 13 (rows
 // unpacked first, and on AVX-512 interleaved into panels of 16: two token tiles, the second
-// partial).
+// partial; Q4_K on AVX-512: eight tokens and then the rest on the same rows).
 TEST(QuantDot, SimdVersionsGiveTheScalarBits) {
   const std::vector<QuantKernelIsa> isas = supported_isas();
   std::printf("quantized kernel versions on this CPU:");
