@@ -1,6 +1,6 @@
-// The AVX-512 VNNI direct kernel for Q4_K rows and 1-8 tokens (quant_direct_rows in
+// The AVX-512 VNNI direct kernel for Q4_K rows and 1-32 tokens (quant_direct_rows in
 // cpu_quant_dot.h; Q6_K's is cpu_quant_q6k_rows_avx512.cpp): sixteen rows at a time in the
-// lanes of a register, decoded from their GGUF blocks in registers.
+// lanes of a register, decoded from their GGUF blocks in registers, for eight tokens at a time.
 //
 // The sixteen rows' bytes of a chunk (64 elements) are transposed so that lane r of register k
 // holds row r's elements 4k..4k+3. One vpdpbusd then multiplies four elements of all sixteen
