@@ -192,6 +192,48 @@ void quant_direct_tile(DType dtype, const uint8_t* rows, size_t row_bytes, int n
 #endif
 }
 
+bool has_direct_rows_kernel(DType dtype, QuantKernelIsa isa) {
+#if SLUICE_QUANT_X86
+  return isa == QuantKernelIsa::Avx512Vnni && has_direct_rows_kernel_avx512_vnni(dtype);
+#else
+  (void)dtype;
+  (void)isa;
+  return false;
+#endif
+}
+
+int direct_rows_max_tokens(DType dtype, QuantKernelIsa isa) {
+  assert(has_direct_rows_kernel(dtype, isa));
+#if SLUICE_QUANT_X86
+  (void)isa;
+  return direct_rows_max_tokens_avx512_vnni(dtype);
+#else
+  (void)dtype;
+  (void)isa;
+  return 0;
+#endif
+}
+
+void quant_direct_rows(DType dtype, const uint8_t* data, size_t row_bytes, int64_t row_begin,
+                       int64_t row_end, int64_t cols, const QuantizedActivations& activations,
+                       float* y, int64_t ldy, QuantKernelIsa isa) {
+  assert(has_direct_rows_kernel(dtype, isa));  // (before direct_rows_max_tokens asks)
+  assert(activations.num_tokens >= 1 &&
+         activations.num_tokens <= direct_rows_max_tokens(dtype, isa));
+  assert(cols == activations.cols);
+  assert(activations.is_offset_u8 == wants_offset_activations(isa, dtype));
+  assert(has_direct_rows_kernel(dtype, isa));
+#if SLUICE_QUANT_X86
+  (void)isa;
+  quant_direct_rows_avx512_vnni(dtype, data, row_bytes, row_begin, row_end, cols, activations, y,
+                                ldy);
+#else
+  (void)isa;
+  (void)dtype, (void)data, (void)row_bytes, (void)row_begin, (void)row_end, (void)cols;
+  (void)activations, (void)y, (void)ldy;
+#endif
+}
+
 bool has_direct_wide_kernel(DType dtype, QuantKernelIsa isa) {
   return SLUICE_QUANT_X86 && (isa == QuantKernelIsa::Avx2 || isa == QuantKernelIsa::Avx512Vnni) &&
          dtype == DType::Q8_0;

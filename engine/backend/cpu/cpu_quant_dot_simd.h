@@ -271,6 +271,17 @@ void quant_direct_tile_avx512_vnni(DType dtype, const uint8_t* rows, size_t row_
                                    int num_tokens, float* y, int64_t ldy);
 void quant_direct_wide_avx512_vnni(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t cols,
                                    const QuantizedActivations& act, int64_t t, float* y);
+// The arguments and preconditions of quant_direct_rows (cpu_quant_dot.h), for the types
+// has_direct_rows_kernel_avx512_vnni accepts.
+bool has_direct_rows_kernel_avx512_vnni(DType dtype);
+int direct_rows_max_tokens_avx512_vnni(DType dtype);
+void quant_direct_rows_avx512_vnni(DType dtype, const uint8_t* data, size_t row_bytes,
+                                   int64_t row_begin, int64_t row_end, int64_t cols,
+                                   const QuantizedActivations& act, float* y, int64_t ldy);
+// Its Q6_K kernel (cpu_quant_q6k_rows_avx512.cpp).
+void quant_direct_rows_q6k_avx512_vnni(const uint8_t* data, size_t row_bytes, int64_t row_begin,
+                                       int64_t row_end, int64_t cols,
+                                       const QuantizedActivations& act, float* y, int64_t ldy);
 #endif
 
 }  // namespace sluice

@@ -28,6 +28,11 @@ int64_t unpacked_row_bytes(int64_t cols) {
 void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, int64_t row_begin,
                    int64_t row_end, float* y, int64_t ldy, QuantKernelIsa isa) {
   const int64_t num_tokens = act.num_tokens;
+  // Decoding a few sequences of Q4_K or Q6_K: sixteen rows at a time, read once.
+  if (has_direct_rows_kernel(w.dtype, isa) && num_tokens <= direct_rows_max_tokens(w.dtype, isa)) {
+    quant_direct_rows(w.dtype, w.data, w.row_bytes, row_begin, row_end, w.cols, act, y, ldy, isa);
+    return;
+  }
   // Few tokens: unpacking a row would cost more than the products that use it, so the kernel
   // decodes the rows in registers (the same bits), once per tile of tokens.
   if (num_tokens <= kQuantDirectMaxTokens && has_direct_quant_kernel(w.dtype, isa)) {

@@ -86,23 +86,32 @@ SLUICE_CPU_CLONES void quantize_row_q8_K(const float* x, quant::BlockQ8_K* y, in
   assert(n % kBlockK == 0);  // callers validated the row length
   for (int64_t b = 0; b < n / kBlockK; ++b, x += kBlockK) {
     quant::BlockQ8_K& out = y[b];
-    // The first element of largest magnitude, with its sign (a strict > keeps the first).
-    float amax = 0.0f;
-    float max = 0.0f;
+    // The first element of largest magnitude, with its sign, in two passes that vectorise (a
+    // running "if (|x| > amax)" is a chain of 256 dependent steps): the largest magnitude,
+    // compared as bit patterns (NaNs, which never compare greater, left out), then the first
+    // element that has it.
+    uint32_t max_bits = 0;
     for (int i = 0; i < kBlockK; ++i) {
-      const float ax = std::fabs(x[i]);
-      if (ax > amax) {
-        amax = ax;
-        max = x[i];
-      }
+      uint32_t bits;
+      std::memcpy(&bits, x + i, sizeof bits);
+      bits &= 0x7fffffffu;
+      bits *= static_cast<uint32_t>(bits <= 0x7f800000u);
+      max_bits = bits > max_bits ? bits : max_bits;
     }
+    float amax;
+    std::memcpy(&amax, &max_bits, sizeof amax);
     if (amax == 0.0f) {
       out.d = 0.0f;
       std::memset(out.qs, 0, sizeof out.qs);
       std::memset(out.bsums, 0, sizeof out.bsums);
       continue;
     }
-    const float iscale = -127.0f / max;
+    int first = kBlockK;
+    for (int i = 0; i < kBlockK; ++i) {
+      const int candidate = std::fabs(x[i]) == amax ? i : kBlockK;
+      first = candidate < first ? candidate : first;
+    }
+    const float iscale = -127.0f / x[first];
     for (int i = 0; i < kBlockK; ++i) {
       const int32_t v = round_to_nearest_even(iscale * x[i]);
       out.qs[i] = clamp_to_int8(v);

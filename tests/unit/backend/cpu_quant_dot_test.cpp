@@ -185,9 +185,11 @@ std::vector<QuantKernelIsa> supported_isas() {
 
 // Every supported SIMD version gives the scalar version's bits, on llama.cpp's tensors and on
 // random rows of a width with a tail (7 blocks of 32: one chunk of 64 is half padding), an odd
-// row count (a panel of 16 rows with 7 empty), and 1, 3 or 7 tokens (the direct path: rows
-// decoded in registers, no unpacking) as well as 11 and 13 (rows unpacked first, and on
-// AVX-512 interleaved into panels of 16: two token tiles, the second partial).
+// row count (a panel of 16 rows with 7 empty), and 1 to 8 tokens (the direct path: rows decoded
+// in registers, no unpacking; on AVX-512 Q4_K takes every token count in its own kernel and Q6_K
+// blocks of 16 x 1, 8 x 2, 4 x 4 and 2 x 8 outputs, whole and padded) as well as 11 and 13 (rows
+// unpacked first, and on AVX-512 interleaved into panels of 16: two token tiles, the second
+// partial; Q4_K on AVX-512: eight tokens and then the rest on the same rows).
 TEST(QuantDot, SimdVersionsGiveTheScalarBits) {
   const std::vector<QuantKernelIsa> isas = supported_isas();
   std::printf("quantized kernel versions on this CPU:");
@@ -205,8 +207,9 @@ TEST(QuantDot, SimdVersionsGiveTheScalarBits) {
     };
     for (const auto& [w, num_tokens] :
          {std::pair{matrices[0], 1}, std::pair{matrices[0], 7}, std::pair{matrices[1], 1},
-          std::pair{matrices[1], 3}, std::pair{matrices[1], 7}, std::pair{matrices[1], 11},
-          std::pair{matrices[0], 13}}) {
+          std::pair{matrices[1], 2}, std::pair{matrices[1], 3}, std::pair{matrices[0], 4},
+          std::pair{matrices[0], 5}, std::pair{matrices[1], 6}, std::pair{matrices[1], 7},
+          std::pair{matrices[1], 8}, std::pair{matrices[1], 11}, std::pair{matrices[0], 13}}) {
       const std::vector<float> x = test::random_activations(num_tokens, w.cols, 23);
       std::vector<float> scalar(static_cast<size_t>(num_tokens * w.rows));
       quant_gemm(w, x.data(), num_tokens, scalar.data(), w.rows, pool, QuantKernelIsa::Scalar);

@@ -61,7 +61,7 @@ TEST(QuantGemm, TokenOutputsDoNotDependOnTheBatchOrTheThreads) {
     SCOPED_TRACE(dtype_name(dtype));
     const Problem p = make_problem(dtype);
     const std::vector<float> full = run(p, kMaxTokens, 1, kRows);
-    for (const int64_t num_tokens : {1, 3, 8, 33, 64, 70}) {
+    for (const int64_t num_tokens : {1, 3, 8, 17, 32, 33, 64, 70}) {
       for (const int num_threads : {1, 2, 3}) {
         const int64_t ldy = kRows + 3;
         const std::vector<float> y = run(p, num_tokens, num_threads, ldy);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "engine/backend/cpu/cpu_quant_operands.h"
@@ -102,9 +103,14 @@ TEST(QuantizeActivations, Q8_KScalesByTheFirstLargestValueWithItsSign) {
   // 2 -> -84.666664 -> -85, -3 -> 127, 0.1 -> -4.2333331 -> -4.
   const float block1[] = {3.0f, 1.5f, -1.5f, 0.75f, 2.0f, -3.0f, 0.1f};
   std::copy(std::begin(block1), std::end(block1), x.begin() + 256);
-  // Block 2 is all zeros.
-  BlockQ8_K y[3];
-  quantize_row_q8_K(x.data(), y, 3 * 256);
+  // Block 2 is all zeros. Block 3: a NaN is never the largest (it never compares greater), so
+  // max = -4 and iscale = 31.75: 2 -> 63.5 -> 64, -4 -> -127.
+  x.resize(4 * 256, 0.0f);
+  x[3 * 256] = std::numeric_limits<float>::quiet_NaN();
+  x[3 * 256 + 1] = 2.0f;
+  x[3 * 256 + 2] = -4.0f;
+  BlockQ8_K y[4];
+  quantize_row_q8_K(x.data(), y, 4 * 256);
 
   EXPECT_EQ(float_bits(y[0].d), float_bits(1.0f));
   const int8_t expected0[] = {-127, 127, 0, 2, 2, 0, -2, 100};
@@ -123,6 +129,10 @@ TEST(QuantizeActivations, Q8_KScalesByTheFirstLargestValueWithItsSign) {
   EXPECT_EQ(y[2].d, 0.0f);
   for (int i = 0; i < 256; ++i) EXPECT_EQ(y[2].qs[i], 0) << "element " << i;
   for (int g = 0; g < 16; ++g) EXPECT_EQ(y[2].bsums[g], 0) << "group " << g;
+
+  EXPECT_EQ(float_bits(y[3].d), float_bits(1.0f / 31.75f));
+  EXPECT_EQ(y[3].qs[1], 64);
+  EXPECT_EQ(y[3].qs[2], -127);
 }
 
 TEST(QuantizeActivations, WeightTypesTakeGgmlsActivationBlocks) {
