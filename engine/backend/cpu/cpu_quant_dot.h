@@ -71,19 +71,19 @@ void quant_direct_tile(DType dtype, const uint8_t* rows, size_t row_bytes, int n
                        int64_t cols, const QuantizedActivations& activations, int64_t t0,
                        int num_tokens, float* y, int64_t ldy, QuantKernelIsa isa);
 
-// Whether quant_direct_rows has a kernel for dtype in kernel version isa (today Q4_K and Q6_K
-// in AVX-512 VNNI).
+// Whether quant_direct_rows has a kernel for dtype in kernel version isa (today Q4_K, Q6_K and
+// Q8_0 in AVX-512 VNNI).
 bool has_direct_rows_kernel(DType dtype, QuantKernelIsa isa);
 
 // The most tokens quant_direct_rows takes for dtype (with has_direct_rows_kernel): 32 for Q4_K,
-// whose blocks of rows take the tokens eight at a time, 8 for Q6_K. quant_gemm runs it up to
-// there (AVX-512 VNNI, TinyLlama's shapes: Q4_K at 16 tokens in half the time of the panels).
+// whose blocks of rows take the tokens eight at a time, 8 for Q6_K and Q8_0. quant_gemm runs it up
+// to there (AVX-512 VNNI, TinyLlama's shapes: Q4_K at 16 tokens in half the time of the panels).
 int direct_rows_max_tokens(DType dtype, QuantKernelIsa isa);
 
 // y[t * ldy + r] = dot(weight row r, activation row t) for row_begin <= r < row_end and every
 // token of activations, the rows read straight from their blocks (row r at data + r *
-// row_bytes) sixteen rows at a time (Q4_K in the lanes of a register; Q6_K 16 outputs of 16 x 1
-// ... 2 x 8), for decoding. The same bits as quant_direct_tile. Preconditions: those of
+// row_bytes) sixteen rows at a time (Q4_K and Q8_0 in the lanes of a register; Q6_K 16 outputs
+// of 16 x 1 ... 2 x 8), for decoding. The same bits as quant_direct_tile. Preconditions: those of
 // quant_direct_tile but 1 <= activations.num_tokens <= direct_rows_max_tokens(dtype, isa), and
 // has_direct_rows_kernel(dtype, isa).
 void quant_direct_rows(DType dtype, const uint8_t* data, size_t row_bytes, int64_t row_begin,

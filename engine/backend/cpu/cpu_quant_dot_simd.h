@@ -282,6 +282,10 @@ void quant_direct_rows_avx512_vnni(DType dtype, const uint8_t* data, size_t row_
 void quant_direct_rows_q6k_avx512_vnni(const uint8_t* data, size_t row_bytes, int64_t row_begin,
                                        int64_t row_end, int64_t cols,
                                        const QuantizedActivations& act, float* y, int64_t ldy);
+// Its Q8_0 kernel (cpu_quant_q8_0_rows_avx512.cpp).
+void quant_direct_rows_q8_0_avx512_vnni(const uint8_t* data, size_t row_bytes, int64_t row_begin,
+                                        int64_t row_end, int64_t cols,
+                                        const QuantizedActivations& act, float* y, int64_t ldy);
 #endif
 
 }  // namespace sluice

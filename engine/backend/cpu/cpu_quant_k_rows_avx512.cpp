@@ -275,12 +275,13 @@ constexpr BlockTokens kBlockTokens[kTokenGroup] = {
 }  // namespace avx512_k_rows_kernels
 
 bool has_direct_rows_kernel_avx512_vnni(DType dtype) {
-  return dtype == DType::Q4_K || dtype == DType::Q6_K;
+  return dtype == DType::Q4_K || dtype == DType::Q6_K || dtype == DType::Q8_0;
 }
 
 int direct_rows_max_tokens_avx512_vnni(DType dtype) {
   // Q4_K: every block of 16 rows is read from memory once and multiplied by the tokens eight at
-  // a time while it sits in L1 (decoded again per eight; the panels win past 32 tokens).
+  // a time while it sits in L1 (decoded again per eight; the panels win past 32 tokens). Q6_K
+  // and Q8_0: 8.
   return dtype == DType::Q4_K ? 32 : 8;
 }
 
@@ -291,6 +292,10 @@ void quant_direct_rows_avx512_vnni(DType dtype, const uint8_t* data, size_t row_
   if (dtype == DType::Q6_K) {
     return quant_direct_rows_q6k_avx512_vnni(data, row_bytes, row_begin, row_end, cols, act, y,
                                              ldy);
+  }
+  if (dtype == DType::Q8_0) {
+    return quant_direct_rows_q8_0_avx512_vnni(data, row_bytes, row_begin, row_end, cols, act, y,
+                                              ldy);
   }
   thread_local TokenPairs token_pairs;
   token_pairs.fill(act);

@@ -186,9 +186,10 @@ std::vector<QuantKernelIsa> supported_isas() {
 // Every supported SIMD version gives the scalar version's bits, on llama.cpp's tensors and on
 // random rows of a width with a tail (7 blocks of 32: one chunk of 64 is half padding), an odd
 // row count (a panel of 16 rows with 7 empty), and 1 to 8 tokens (the direct path: rows decoded
-// in registers, no unpacking; on AVX-512 Q4_K takes every token count in its own kernel and Q6_K
-// blocks of 16 x 1, 8 x 2, 4 x 4 and 2 x 8 outputs, whole and padded) as well as 11 and 13 (rows
-// unpacked first, and on AVX-512 interleaved into panels of 16: two token tiles, the second
+// in registers, no unpacking; on AVX-512 Q4_K takes every token count in its own kernel, Q8_0
+// every count from 2 (sixteen rows in lanes, 9 rows a padded block, 7 blocks an odd count) and
+// Q6_K blocks of 16 x 1, 8 x 2, 4 x 4 and 2 x 8 outputs, whole and padded) as well as 11 and 13
+// (rows unpacked first, and on AVX-512 interleaved into panels of 16: two token tiles, the second
 // partial; Q4_K on AVX-512: eight tokens and then the rest on the same rows).
 TEST(QuantDot, SimdVersionsGiveTheScalarBits) {
   const std::vector<QuantKernelIsa> isas = supported_isas();
