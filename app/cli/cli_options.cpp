@@ -161,9 +161,11 @@ EngineConfig read_engine_options(const QCommandLineParser& parser) {
   }
   if (parser.isSet("kv-cache-dtype")) {
     const QString name = parser.value("kv-cache-dtype").toLower();
-    if (name != "auto" && name != "fp8" && name != "fp8_e4m3")
+    try {
+      config.kv_cache_dtype = parse_kv_cache_dtype(text(name));
+    } catch (const Error&) {
       throw UsageError("--kv-cache-dtype must be auto or fp8, got '" + text(name) + "'");
-    config.kv_cache_dtype = parse_kv_cache_dtype(text(name));
+    }
   }
   return config;
 }

@@ -9,18 +9,29 @@
 
 namespace sluice {
 
-void check_backend_choice(const std::string& device, KvCacheDType kv_cache_dtype) {
-  if (resolve_device(device) < 0 && kv_cache_dtype == KvCacheDType::Fp8) {
+namespace {
+
+// Resolves device (resolve_device) and checks that it can hold a cache of kv_cache_dtype;
+// returns the CUDA device index, or -1 for the CPU.
+int resolve_backend_device(const std::string& device, KvCacheDType kv_cache_dtype) {
+  const int index = resolve_device(device);
+  if (index < 0 && kv_cache_dtype == KvCacheDType::Fp8) {
     fail("device ", device,
          ": an FP8 KV cache needs a CUDA device (--device cuda); the CPU "
          "backend keeps K and V in float32");
   }
+  return index;
+}
+
+}  // namespace
+
+void check_backend_choice(const std::string& device, KvCacheDType kv_cache_dtype) {
+  resolve_backend_device(device, kv_cache_dtype);
 }
 
 std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device,
                                       int num_threads, KvCacheDType kv_cache_dtype) {
-  check_backend_choice(device, kv_cache_dtype);
-  const int index = resolve_device(device);
+  const int index = resolve_backend_device(device, kv_cache_dtype);
   if (index < 0)
     return std::make_unique<CpuBackend>(model, CpuBackendOptions{.num_threads = num_threads});
 #ifdef SLUICE_HAS_CUDA

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "engine/backend/cpu/cpu_quant_dot_simd.h"
+#include "engine/backend/cpu/cpu_quant_lanes_avx512.h"
 #include "engine/core/quant_blocks.h"
 
 #if SLUICE_QUANT_X86
@@ -55,31 +56,6 @@ SLUICE_AVX512_VNNI_INLINE void gather_words(const uint8_t* const* at, __m512i* w
         _mm512_set1_epi32(k));
     words[k] = _mm512_mask_blend_epi32(0xff00, _mm512_permutex2var_epi32(z[0], idx, z[1]),
                                        _mm512_permutex2var_epi32(z[2], idx, z[3]));
-  }
-}
-
-// Lane r of out[k] = 32-bit word k of in[r % 8]'s 256-bit half r / 8, for 8 registers whose low
-// halves are rows 0-7 and high halves rows 8-15 (two 8 x 8 transposes side by side).
-SLUICE_AVX512_VNNI_INLINE void transpose_rows16x8(const __m512i* in, __m512i* out) {
-  __m512i t[8], u[8];
-  SLUICE_K_ROWS_UNROLL for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi32(in[2 * i], in[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi32(in[2 * i], in[2 * i + 1]);
-  }
-  // u[4i + k], 128 bits j: word 4j' + k of rows 4i..4i+3 (j' the 128 bits within the half).
-  SLUICE_K_ROWS_UNROLL for (int i = 0; i < 2; ++i) {
-    u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-  }
-  // Rows 0-3 with rows 4-7 (and 8-11 with 12-15): words 0-3 from the first 128 bits of each
-  // half, words 4-7 from the second.
-  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
-  const __m512i second = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-  SLUICE_K_ROWS_UNROLL for (int k = 0; k < 4; ++k) {
-    out[k] = _mm512_permutex2var_epi64(u[k], first, u[4 + k]);
-    out[4 + k] = _mm512_permutex2var_epi64(u[k], second, u[4 + k]);
   }
 }
 
@@ -218,7 +194,7 @@ SLUICE_AVX512_VNNI_INLINE void q4k_block(const uint8_t* rows, size_t row_bytes, 
                                     loadu32(blocks[p + 8][sb].qs + 32 * c), 1);
       }
       __m512i q[8];
-      transpose_rows16x8(raw, q);
+      avx512_lanes::transpose_rows16x8(raw, q);
       __m512i w[16];  // w[k]: elements 4k..4k+3 of the chunk
       SLUICE_K_ROWS_UNROLL for (int k = 0; k < 8; ++k) {
         w[k] = _mm512_and_si512(q[k], low4);

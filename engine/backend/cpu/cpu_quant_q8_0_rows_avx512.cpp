@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "engine/backend/cpu/cpu_quant_dot_simd.h"
+#include "engine/backend/cpu/cpu_quant_lanes_avx512.h"
 #include "engine/core/quant_blocks.h"
 
 #if SLUICE_QUANT_X86
@@ -34,29 +35,6 @@ constexpr int kRows = 16;  // one zmm of int32 or float lanes
 // Unrolls the loops over a block's tokens and words completely, so that the accumulators and
 // transposed words stay in registers (see SLUICE_QUANT_UNROLL).
 #define SLUICE_Q8_0_ROWS_UNROLL _Pragma("GCC unroll 16")
-
-// Lane r of out[k] = 32-bit word k of in[r % 8]'s 256-bit half r / 8, for 8 registers whose low
-// halves are rows 0-7 and high halves rows 8-15 (two 8 x 8 transposes side by side; the same
-// as cpu_quant_k_rows_avx512.cpp's).
-SLUICE_AVX512_VNNI_INLINE void transpose_rows16x8(const __m512i* in, __m512i* out) {
-  __m512i t[8], u[8];
-  SLUICE_Q8_0_ROWS_UNROLL for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi32(in[2 * i], in[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi32(in[2 * i], in[2 * i + 1]);
-  }
-  SLUICE_Q8_0_ROWS_UNROLL for (int i = 0; i < 2; ++i) {
-    u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-  }
-  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
-  const __m512i second = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-  SLUICE_Q8_0_ROWS_UNROLL for (int k = 0; k < 4; ++k) {
-    out[k] = _mm512_permutex2var_epi64(u[k], first, u[4 + k]);
-    out[4 + k] = _mm512_permutex2var_epi64(u[k], second, u[4 + k]);
-  }
-}
 
 // Four activations of a token as vpdpbusd's broadcast operand.
 SLUICE_AVX512_VNNI_INLINE __m512i broadcast4(const int8_t* x) {
@@ -104,7 +82,7 @@ SLUICE_AVX512_VNNI void q8_0_block(const uint8_t* rows, size_t row_bytes, int nu
                                   loadu32(blocks[p + 8][b].qs), 1);
     }
     __m512i w[8];  // w[k], lane r: row r's elements 4k..4k+3
-    transpose_rows16x8(raw, w);
+    avx512_lanes::transpose_rows16x8(raw, w);
     // Lane r: d of row r's block b in its low 16 bits.
     const __m512i d_words = _mm512_i32gather_epi32(row_offset, rows + b * sizeof(Block), 1);
     const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d_words));
