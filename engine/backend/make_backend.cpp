@@ -1,6 +1,7 @@
 #include "engine/backend/make_backend.h"
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cuda/cuda_weight_layout.h"
 #include "engine/backend/device.h"
 #ifdef SLUICE_HAS_CUDA
 #include "engine/backend/cuda/cuda_backend.h"
@@ -31,7 +32,12 @@ void check_backend_choice(const std::string& device, KvCacheDType kv_cache_dtype
 
 std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device,
                                       int num_threads, KvCacheDType kv_cache_dtype) {
-  const int index = resolve_backend_device(device, kv_cache_dtype);
+  int index = resolve_backend_device(device, kv_cache_dtype);
+  // "auto" runs a model the CUDA backend cannot run yet on the CPU; a named GPU refuses it.
+  if (index >= 0 && device == "auto" && !cuda_unsupported_features(model.config).empty() &&
+      kv_cache_dtype != KvCacheDType::Fp8) {
+    index = -1;
+  }
   if (index < 0)
     return std::make_unique<CpuBackend>(model, CpuBackendOptions{.num_threads = num_threads});
 #ifdef SLUICE_HAS_CUDA

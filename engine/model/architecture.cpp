@@ -36,6 +36,25 @@ constexpr Architecture kArchitectures[] = {
      .hf_norm_plus_one = true,
      .window_pattern = PeriodGlobal,
      .hf_tied_by_default = true},
+    {.name = "qwen3moe", .hf_type = "qwen3_moe", .gguf_name = "qwen3moe", .qk_norm = true},
+    // GGUF files of Mixtral are "llama" files with expert tensors (find_gguf_architecture).
+    {.name = "mixtral",
+     .hf_type = "mixtral",
+     .gguf_rope_interleaved = true,
+     .hf_moe_block = "block_sparse_moe",
+     .hf_experts = HfExperts::W1W3W2},
+    {.name = "gpt-oss",
+     .hf_type = "gpt_oss",
+     .gguf_name = "gpt-oss",
+     .activation = SwigluOai,
+     .window_pattern = EvenLayers,
+     .output_bias = true,
+     .attention_sinks = true,
+     .moe_gating = MoeGating::TopKSoftmax,
+     .moe_biases = true,
+     .hf_router = "router",
+     .hf_experts = HfExperts::FusedMxfp4,
+     .gguf_ffn_norm = "post_attention_norm.weight"},
     {.name = "phi3",
      .hf_type = "phi3",
      .gguf_name = "phi3",
@@ -69,6 +88,11 @@ const Architecture* find_gguf_architecture(std::string_view name) {
   return nullptr;
 }
 
+const Architecture* find_gguf_architecture(std::string_view name, bool has_experts) {
+  if (name == "llama" && has_experts) return find_hf_architecture("mixtral");
+  return find_gguf_architecture(name);
+}
+
 const Architecture& architecture_of(const ModelConfig& config) {
   for (const auto& a : kArchitectures) {
     if (config.architecture == a.name) return a;
@@ -89,6 +113,10 @@ void apply_architecture(const Architecture& arch, ModelConfig& c, int period,
   c.activation = arch.activation;
   c.qk_norm = arch.qk_norm;
   c.post_norms = arch.post_norms;
+  c.has_output_bias = arch.output_bias;
+  c.attention_sinks = arch.attention_sinks;
+  c.moe_gating = arch.moe_gating;
+  c.moe_biases = arch.moe_biases && c.is_moe();
   if (arch.scaled_embedding) c.embedding_scale = std::sqrt(static_cast<float>(c.hidden_size));
   if (arch.window_pattern == Ignored) c.sliding_window = 0;
   // A layer count past the limit is left for validate() to refuse, before anything is sized by it.

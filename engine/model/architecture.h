@@ -18,6 +18,13 @@ enum class WindowPattern : uint8_t {
   Ignored,       // Phi-3: the configs name a window that llama.cpp and Sluice do not apply
 };
 
+// How a Hugging Face folder names a mixture-of-experts layer's expert tensors.
+enum class HfExperts : uint8_t {
+  GateUpDownProj,  // <block>.experts.<e>.{gate,up,down}_proj.weight (Qwen3-MoE)
+  W1W3W2,          // <block>.experts.<e>.{w1,w3,w2}.weight = gate, up, down (Mixtral)
+  FusedMxfp4,      // mlp.experts.{gate_up,down}_proj_{blocks,scales,bias}: openai's MXFP4 layout
+};
+
 struct Architecture {
   const char* name = nullptr;       // ModelConfig::architecture, e.g. "gemma2"
   const char* hf_type = nullptr;    // config.json model_type, or nullptr when only GGUF names it
@@ -32,12 +39,25 @@ struct Architecture {
   bool gguf_rope_interleaved = false;  // llama.cpp permutes this family's q/k for pair RoPE
   WindowPattern window_pattern = WindowPattern::AllLayers;
   bool hf_tied_by_default = false;  // tie_word_embeddings when config.json omits it
+  bool output_bias = false;         // a bias on the attention output projection
+  bool attention_sinks = false;     // a learned extra softmax logit per head
+  // Mixture of experts (when the files declare experts): how the router picks, whether the
+  // router and experts have biases, and the HF names of the router (before .weight) and experts.
+  MoeGating moe_gating = MoeGating::SoftmaxTopK;
+  bool moe_biases = false;
+  const char* hf_moe_block = "mlp";  // "<block>.gate" is the router, "<block>.experts" the experts
+  const char* hf_router = "gate";
+  HfExperts hf_experts = HfExperts::GateUpDownProj;
+  const char* gguf_ffn_norm = "ffn_norm.weight";  // the FFN's input norm in GGUF files
 };
 
 // Returns the row for a config.json model_type or a GGUF general.architecture; nullptr when
 // Sluice has none.
 const Architecture* find_hf_architecture(std::string_view model_type);
 const Architecture* find_gguf_architecture(std::string_view name);
+// The row a GGUF file of general.architecture `name` runs as: a "llama" file with experts is
+// Mixtral. nullptr when Sluice has none.
+const Architecture* find_gguf_architecture(std::string_view name, bool has_experts);
 // Returns the row of ModelConfig::architecture. Precondition: the name comes from the table.
 const Architecture& architecture_of(const ModelConfig& config);
 

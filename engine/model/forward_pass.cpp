@@ -8,7 +8,17 @@ AttentionOptions attention_options(const ModelConfig& config, int layer) {
   options.logit_softcap = config.attn_logit_softcap;
   if (!config.layers.empty())
     options.sliding_window = config.layers[static_cast<size_t>(layer)].sliding_window;
+  options.sinks = config.attention_sinks;
   return options;
+}
+
+MoeOptions moe_options(const ModelConfig& config) {
+  return MoeOptions{.num_experts = config.num_experts,
+                    .top_k = config.num_experts_used,
+                    .gating = config.moe_gating,
+                    .renormalize = config.moe_renormalize,
+                    .biases = config.moe_biases,
+                    .activation = config.activation};
 }
 
 void run_forward(const ModelConfig& c, ForwardOps& ops) {
@@ -21,10 +31,15 @@ void run_forward(const ModelConfig& c, ForwardOps& ops) {
     ops.rope(l);
     ops.attention(l, attention_options(c, l));
     ops.linear(Attn, {WeightRole::Wo, l}, Proj);
+    if (c.has_output_bias) ops.add_bias(Proj, {WeightRole::Bo, l});
     if (c.post_norms) ops.norm(Proj, Proj, {WeightRole::PostAttnNorm, l});
     ops.add_and_norm(Proj, {WeightRole::FfnNorm, l});
-    ops.gated_ffn(l, c.activation);
-    ops.linear(Hidden, {WeightRole::Down, l}, Proj);
+    if (c.is_moe()) {
+      ops.moe_ffn(l, moe_options(c));
+    } else {
+      ops.gated_ffn(l, c.activation);
+      ops.linear(Hidden, {WeightRole::Down, l}, Proj);
+    }
     if (c.post_norms) ops.norm(Proj, Proj, {WeightRole::PostFfnNorm, l});
     if (l + 1 < c.num_layers) ops.add_and_norm(Proj, {WeightRole::AttnNorm, l + 1});
   }

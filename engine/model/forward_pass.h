@@ -6,6 +6,8 @@
 //   per layer: h = norm(x) -> q, k, v (+ bias) -> q/k head norms -> RoPE -> attention (window,
 //              scale, soft-cap) -> o projection [-> post-attention norm] -> x += o -> h = norm(x)
 //              -> act(gate) * up -> down projection [-> post-FFN norm] -> x += down
+//              (mixture of experts: the FFN is the sum of the token's top-k experts' FFNs, each
+//              weighted by the router, added in top-k order)
 //   logits = head(norm(x)) [-> soft-cap], for the rows that sample
 #pragma once
 
@@ -40,6 +42,19 @@ struct AttentionOptions {
   // > 0: a query at position p sees positions p - sliding_window + 1 .. p (the window most
   // recent ones, itself included; llama.cpp and HF mask p - j >= window); 0: all of 0 .. p.
   int sliding_window = 0;
+  // The layer's Sinks weights join each head's softmax as one more logit (after scaling and
+  // masking) that has no value: p_j = exp(s_j) / (sum_i exp(s_i) + exp(sink)) (gpt-oss).
+  bool sinks = false;
+};
+
+// What a mixture-of-experts FFN does in one layer (ModelConfig's expert options).
+struct MoeOptions {
+  int num_experts = 0;
+  int top_k = 0;
+  MoeGating gating = MoeGating::SoftmaxTopK;
+  bool renormalize = true;
+  bool biases = false;  // RouterBias and the experts' biases
+  Activation activation = Activation::Silu;
 };
 
 class ForwardOps {
@@ -63,8 +78,17 @@ class ForwardOps {
   virtual void attention(int layer, const AttentionOptions& options) = 0;
   // out = x . W^T.
   virtual void linear(StepBuffer x, WeightRef weight, StepBuffer out) = 0;
+  // x += the layer's bias of a role, on every row.
+  virtual void add_bias(StepBuffer x, WeightRef bias) = 0;
   // Hidden = act(Normed . Wgate^T) * (Normed . Wup^T).
   virtual void gated_ffn(int layer, Activation activation) = 0;
+  // Proj = the mixture-of-experts FFN of Normed: per token, the router's logits Normed . Wr^T
+  // (+ RouterBias) choose top_k experts and their weights by options.gating, and Proj is
+  // sum over the chosen experts, in top-k order (rank 0 first, added left to right in fp32),
+  // of weight * (act(Normed . Wgate_e^T) * (Normed . Wup_e^T)) . Wdown_e^T (with the experts'
+  // biases after each product when options.biases). A token's result does not depend on which
+  // other tokens share the step.
+  virtual void moe_ffn(int layer, const MoeOptions& options) = 0;
   // For the rows that need logits: head(RMSNorm(Residual + pending) * final norm), soft-capped.
   virtual void logits(StepBuffer pending, float softcap) = 0;
 };
@@ -74,5 +98,8 @@ void run_forward(const ModelConfig& config, ForwardOps& ops);
 
 // The attention options of a layer.
 AttentionOptions attention_options(const ModelConfig& config, int layer);
+
+// The mixture-of-experts options of the model.
+MoeOptions moe_options(const ModelConfig& config);
 
 }  // namespace sluice

@@ -86,6 +86,32 @@ void read_long_rope(const GgufFile& gguf, const std::string& arch, ModelConfig& 
   s.attention_factor = get_positive_float_or(gguf, arch + ".rope.scaling.attn_factor", fallback);
 }
 
+// YaRN (gpt-oss). llama.cpp multiplies cos and sin by attn_factor (1 when absent) times
+// 1 + 0.1 ln(factor), and always rounds the ramp's ends outwards.
+void read_yarn(const GgufFile& gguf, const std::string& arch, RopeScaling& s) {
+  const std::string prefix = arch + ".rope.scaling.";
+  s.type = RopeScaling::Type::Yarn;
+  s.factor = get_positive_float_or(gguf, prefix + "factor", 1.0);
+  if (!(s.factor >= 1.0f)) fail(gguf.path(), ": ", prefix, "factor must be at least 1");
+  s.original_max_position_embeddings = get_dim(gguf, prefix + "original_context_length");
+  if (s.original_max_position_embeddings <= 1)
+    fail(gguf.path(), ": ", prefix, "original_context_length must be above 1");
+  s.beta_fast = get_positive_float_or(gguf, prefix + "yarn_beta_fast", 32.0);
+  s.beta_slow = get_positive_float_or(gguf, prefix + "yarn_beta_slow", 1.0);
+  if (!(s.beta_fast > 0.0f && s.beta_slow > 0.0f))
+    fail(gguf.path(), ": ", prefix, "yarn_beta_fast and yarn_beta_slow must be positive");
+  s.attention_factor =
+      get_positive_float_or(gguf, prefix + "attn_factor", 1.0) * (1.0f + 0.1f * std::log(s.factor));
+  s.yarn_truncate = true;
+}
+
+// The expert counts; Mixtral's files give no expert FFN width (it is feed_forward_length).
+void read_experts(const GgufFile& gguf, const ConfigKeys& keys, ModelConfig& c) {
+  c.num_experts = to_int(gguf, keys.num_experts, gguf.get_int(keys.num_experts));
+  c.num_experts_used = get_dim(gguf, keys.num_experts_used);
+  c.expert_intermediate_size = get_dim_or(gguf, keys.expert_intermediate_size, c.intermediate_size);
+}
+
 }  // namespace
 
 ConfigKeys gguf_config_keys(const std::string& arch) {
@@ -102,17 +128,21 @@ ConfigKeys gguf_config_keys(const std::string& arch) {
   keys.rope_theta = arch + ".rope.freq_base";
   keys.bos_token_id = "tokenizer.ggml.bos_token_id";
   keys.eos_token_id = "tokenizer.ggml.eos_token_id";
+  keys.num_experts = arch + ".expert_count";
+  keys.num_experts_used = arch + ".expert_used_count";
+  keys.expert_intermediate_size = arch + ".expert_feed_forward_length";
   return keys;
 }
 
 ModelConfig read_gguf_config(const GgufFile& gguf) {
   const std::string arch = gguf.get_string("general.architecture");
-  const Architecture* definition = find_gguf_architecture(arch);
+  const ConfigKeys keys = gguf_config_keys(arch);
+  const bool has_experts = gguf.get_int_or(keys.num_experts, 0) != 0;
+  const Architecture* definition = find_gguf_architecture(arch, has_experts);
   if (!definition) {
     fail(gguf.path(), ": architecture '", arch, "' is not supported (Sluice runs ",
          supported_gguf_architectures(), " GGUF files)");
   }
-  const ConfigKeys keys = gguf_config_keys(arch);
   ModelConfig c;
   c.architecture = arch;
   c.hidden_size = get_dim(gguf, keys.hidden_size);
@@ -140,6 +170,7 @@ ModelConfig read_gguf_config(const GgufFile& gguf) {
   }
   if (rope_dims != c.head_dim) c.rotary_dim = rope_dims;
   c.vocab_size = vocab_size_of(gguf, keys);
+  if (has_experts) read_experts(gguf, keys, c);
   c.max_position_embeddings = get_dim(gguf, keys.max_position_embeddings);
   c.rms_norm_eps = static_cast<float>(gguf.get_float(keys.rms_norm_eps));
   c.rope_theta = static_cast<float>(gguf.get_float_or(keys.rope_theta, 10000.0));
@@ -152,9 +183,11 @@ ModelConfig read_gguf_config(const GgufFile& gguf) {
   } else if (scaling == "linear") {
     c.rope_scaling.type = RopeScaling::Type::Linear;
     c.rope_scaling.factor = static_cast<float>(gguf.get_float(arch + ".rope.scaling.factor"));
+  } else if (scaling == "yarn") {
+    read_yarn(gguf, arch, c.rope_scaling);
   } else if (scaling != "none") {
     fail(gguf.path(), ": rope scaling '", scaling,
-         "' is not supported (none and linear; llama3 comes as rope_freqs.weight)");
+         "' is not supported (none, linear and yarn; llama3 comes as rope_freqs.weight)");
   }
   c.has_qkv_bias = gguf.find_tensor("blk.0.attn_q.bias") != nullptr;
   c.tie_word_embeddings = gguf.find_tensor("output.weight") == nullptr;

@@ -88,6 +88,26 @@ void read_long_rope(const json& j, const json& rs, const std::string& path, Rope
   scaling.attention_factor = get_float(rs, path, "attention_factor", static_cast<float>(fallback));
 }
 
+// YaRN (gpt-oss): transformers' rule, including `truncate` (rounding the ramp's ends) and the
+// default attention factor 0.1 ln(factor) + 1.
+void read_yarn(const json& rs, const std::string& path, RopeScaling& scaling) {
+  scaling.type = RopeScaling::Type::Yarn;
+  if (!(scaling.factor >= 1.0f)) fail(path, ": rope_scaling.factor must be at least 1");
+  scaling.original_max_position_embeddings =
+      get_int(rs, path, "original_max_position_embeddings", std::nullopt);
+  if (scaling.original_max_position_embeddings <= 1)
+    fail(path, ": rope_scaling.original_max_position_embeddings must be above 1");
+  scaling.beta_fast = get_float(rs, path, "beta_fast", 32.0f);
+  scaling.beta_slow = get_float(rs, path, "beta_slow", 1.0f);
+  if (!(scaling.beta_fast > 0.0f && scaling.beta_slow > 0.0f))
+    fail(path, ": rope_scaling.beta_fast and beta_slow must be positive");
+  scaling.yarn_truncate = get_bool(rs, path, "truncate", true);
+  scaling.attention_factor =
+      get_float(rs, path, "attention_factor", 1.0f + 0.1f * std::log(scaling.factor));
+  if (!(scaling.attention_factor > 0.0f))
+    fail(path, ": rope_scaling.attention_factor must be positive");
+}
+
 RopeScaling read_rope_scaling(const json& j, const std::string& path) {
   RopeScaling scaling;
   if (!j.contains("rope_scaling") || j["rope_scaling"].is_null()) return scaling;
@@ -107,9 +127,11 @@ RopeScaling read_rope_scaling(const json& j, const std::string& path) {
         get_int(rs, path, "original_max_position_embeddings", 8192);
   } else if (type == "longrope" || type == "su") {
     read_long_rope(j, rs, path, scaling);
+  } else if (type == "yarn") {
+    read_yarn(rs, path, scaling);
   } else {
     fail(path, ": rope_scaling type '", type,
-         "' is not supported (Sluice supports linear, llama3 and longrope)");
+         "' is not supported (Sluice supports linear, llama3, longrope and yarn)");
   }
   return scaling;
 }
@@ -201,6 +223,32 @@ void read_layer_types(const json& j, const std::string& path, ModelConfig& c) {
   }
 }
 
+// The experts of a mixture-of-experts config (num_experts or num_local_experts). Every layer must
+// be sparse: Qwen-MoE's mlp_only_layers and decoder_sparse_step can make some dense.
+void read_experts(const json& j, const std::string& path, const std::string& model_type,
+                  ModelConfig& c) {
+  const char* count_key = j.contains("num_local_experts") ? "num_local_experts" : "num_experts";
+  c.num_experts = get_int(j, path, count_key, 0);
+  if (c.num_experts == 0) {
+    if (model_type != "qwen3_moe" && model_type != "mixtral" && model_type != "gpt_oss") return;
+    fail(path, ": a ", model_type, " config needs num_experts or num_local_experts");
+  }
+  c.num_experts_used = get_int(j, path, "num_experts_per_tok", std::nullopt);
+  c.expert_intermediate_size = get_int(j, path, "moe_intermediate_size", c.intermediate_size);
+  // transformers' Qwen3-MoE renormalises only with norm_topk_prob (default false); Mixtral always.
+  if (model_type == "qwen3_moe") c.moe_renormalize = get_bool(j, path, "norm_topk_prob", false);
+  if (get_int(j, path, "decoder_sparse_step", 1) != 1 ||
+      (j.contains("mlp_only_layers") && j["mlp_only_layers"].is_array() &&
+       !j["mlp_only_layers"].empty())) {
+    fail(path,
+         ": layers with a dense FFN among the sparse ones (decoder_sparse_step, "
+         "mlp_only_layers) are not supported");
+  }
+  const float limit = get_float(j, path, "swiglu_limit", 7.0f);
+  if (model_type == "gpt_oss" && limit != 7.0f)
+    fail(path, ": swiglu_limit ", limit, " is not supported (gpt-oss's 7)");
+}
+
 }  // namespace
 
 ModelConfig read_hf_config(const std::string& path) {
@@ -241,6 +289,7 @@ ModelConfig read_hf_config(const std::string& path) {
   if (arch->hf_norm_plus_one) c.norm_weight_offset = 1.0f;
   read_activation(j, path, *arch);
   read_partial_rotary(j, path, c);
+  read_experts(j, path, model_type, c);
   int period = 0;
   float local_rope_theta = 0.0f;
   if (arch->window_pattern == WindowPattern::AllLayers) {

@@ -9,6 +9,23 @@
 
 namespace sluice {
 
+namespace {
+
+// ", SwiGLU" for describe().
+const char* activation_clause(Activation activation) {
+  switch (activation) {
+    case Activation::Silu:
+      return ", SwiGLU";
+    case Activation::GeluTanh:
+      return ", GeGLU";
+    case Activation::SwigluOai:
+      return ", clamped SwiGLU";
+  }
+  return "";
+}
+
+}  // namespace
+
 void ModelConfig::validate(const std::string& source, const ConfigKeys& keys) const {
   auto require_positive = [&](int value, const std::string& key) {
     if (value <= 0) fail(source, ": ", key, " must be positive (got ", value, ")");
@@ -62,6 +79,7 @@ void ModelConfig::validate(const std::string& source, const ConfigKeys& keys) co
       fail(source, ": ", what, " must be a finite number >= 0 (got ", value, ")");
   }
   if (sliding_window < 0) fail(source, ": the sliding window must not be negative");
+  validate_experts(source, keys);
   if (layers.size() != static_cast<size_t>(num_layers))
     fail(source, ": per-layer options for ", layers.size(), " of ", num_layers, " layers");
   for (const LayerConfig& l : layers) {
@@ -80,11 +98,29 @@ void ModelConfig::validate(const std::string& source, const ConfigKeys& keys) co
   for (const int id : extra_eos_token_ids) check_id(id, keys.eos_token_id, false);
 }
 
+void ModelConfig::validate_experts(const std::string& source, const ConfigKeys& keys) const {
+  if (num_experts == 0 && num_experts_used == 0) return;
+  // Every token's k expert ids and weights are kept per step; a count past this is a damaged
+  // header, not a model (published ones have at most a few hundred experts, top-k <= 16).
+  constexpr int kMaxExperts = 4096;
+  if (num_experts <= 0 || num_experts > kMaxExperts)
+    fail(source, ": ", keys.num_experts, " is ", num_experts, "; it must be 1 to ", kMaxExperts);
+  if (num_experts_used <= 0 || num_experts_used > num_experts) {
+    fail(source, ": ", keys.num_experts_used, " is ", num_experts_used, "; it must be 1 to the ",
+         num_experts, " experts");
+  }
+  if (expert_intermediate_size <= 0) {
+    fail(source, ": ", keys.expert_intermediate_size, " must be positive (got ",
+         expert_intermediate_size, ")");
+  }
+}
+
 float ModelConfig::effective_attention_scale() const {
   float scale =
       attention_scale > 0.0f ? attention_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
-  // LongRoPE scales cos and sin by attention_factor, so q.k grows by its square.
-  if (rope_scaling.type == RopeScaling::Type::LongRope)
+  // LongRoPE and YaRN scale cos and sin by attention_factor, so q.k grows by its square.
+  if (rope_scaling.type == RopeScaling::Type::LongRope ||
+      rope_scaling.type == RopeScaling::Type::Yarn)
     scale *= rope_scaling.attention_factor * rope_scaling.attention_factor;
   return scale;
 }
@@ -96,8 +132,11 @@ std::string ModelConfig::describe() const {
                  rope_layout == RopeLayout::Interleaved ? "interleaved" : "rotate-half", " theta ",
                  rope_theta, tie_word_embeddings ? ", tied head" : "",
                  has_qkv_bias ? ", qkv bias" : "", qk_norm ? ", q/k norm" : "",
-                 post_norms ? ", post norms" : "",
-                 activation == Activation::GeluTanh ? ", GeGLU" : ", SwiGLU",
+                 post_norms ? ", post norms" : "", activation_clause(activation),
+                 is_moe() ? str_cat(", ", num_experts, " experts (", num_experts_used,
+                                    " per token) of FFN ", expert_intermediate_size)
+                          : "",
+                 has_output_bias ? ", output bias" : "", attention_sinks ? ", attention sinks" : "",
                  rotary_dim > 0 ? str_cat(", rotary ", rotary_dim, " of ", head_dim) : "",
                  rope_scaling.type == RopeScaling::Type::LongRope ? ", LongRoPE" : "",
                  attn_logit_softcap > 0 ? str_cat(", attention soft-cap ", attn_logit_softcap) : "",

@@ -14,7 +14,7 @@ enum class RopeLayout : uint8_t { Interleaved, RotateHalf };
 
 // RoPE frequency scaling from config.json "rope_scaling" / GGUF rope.scaling.*.
 struct RopeScaling {
-  enum class Type : uint8_t { None, Linear, Llama3, LongRope };
+  enum class Type : uint8_t { None, Linear, Llama3, LongRope, Yarn };
   Type type = Type::None;
   float factor = 1.0f;
   float low_freq_factor = 1.0f;                 // llama3
@@ -26,11 +26,32 @@ struct RopeScaling {
   // scale).
   std::vector<float> long_factor, short_factor;
   float attention_factor = 1.0f;
+  // YaRN (gpt-oss): pairs that turn fewer than beta_slow times over the original context are
+  // interpolated by `factor`, those turning more than beta_fast times kept, the band between
+  // ramped; cos and sin grow by attention_factor (1 + 0.1 ln(factor) unless the file says).
+  // yarn_truncate rounds the band's ends outwards (llama.cpp always; HF unless truncate: false).
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+  bool yarn_truncate = true;
 };
 
-// The activation of the gated feed-forward: silu(gate) * up (SwiGLU) or gelu_tanh(gate) * up
-// (GeGLU, Gemma).
-enum class Activation : uint8_t { Silu, GeluTanh };
+// The activation of the gated feed-forward: silu(gate) * up (SwiGLU), gelu_tanh(gate) * up
+// (GeGLU, Gemma), or gpt-oss's clamped SwiGLU: g = min(gate, 7), u = clamp(up, -7, 7),
+// g * sigmoid(1.702 g) * (u + 1) (llama.cpp's SWIGLU_OAI; alpha and limit are fixed by the model
+// family and stored in no file).
+enum class Activation : uint8_t { Silu, GeluTanh, SwigluOai };
+
+// How a mixture-of-experts layer turns its router's logits into the top-k experts and their
+// weights. Both pick the k largest logits (ties: the lower expert id first) and list them by
+// descending score (llama.cpp's ffn_moe_topk order, in which the experts' outputs are added).
+enum class MoeGating : uint8_t {
+  // p = softmax over all experts, weights = the chosen p (divided by their sum when
+  // moe_renormalize): Qwen3-MoE, Mixtral.
+  SoftmaxTopK,
+  // weights = softmax over the k chosen logits: gpt-oss (the same function as SoftmaxTopK with
+  // renormalisation, rounded as llama.cpp's SOFTMAX_WEIGHT gating rounds it).
+  TopKSoftmax,
+};
 
 // What differs from layer to layer: Gemma 2 alternates sliding-window and global layers, Gemma 3
 // gives its local layers their own RoPE base.
@@ -56,6 +77,9 @@ struct ConfigKeys {
   std::string rope_theta = "rope_theta";
   std::string bos_token_id = "bos_token_id";
   std::string eos_token_id = "eos_token_id";
+  std::string num_experts = "num_experts";
+  std::string num_experts_used = "num_experts_per_tok";
+  std::string expert_intermediate_size = "moe_intermediate_size";
 };
 
 // The most layers a configuration may declare: far above any published model (hundreds at
@@ -94,9 +118,21 @@ struct ModelConfig {
   float attn_logit_softcap = 0.0f;   // scores become cap * tanh(score / cap); 0 = off
   float final_logit_softcap = 0.0f;  // the same on the logits
   int rotary_dim = 0;                // dimensions of a head that RoPE rotates; 0 = head_dim
+  bool has_output_bias = false;      // a bias on the attention output projection (gpt-oss)
+  bool attention_sinks = false;      // one learned extra logit per head in each softmax (gpt-oss)
+
+  // Mixture of experts: 0 experts = every FFN is dense. Otherwise every layer's FFN is a router
+  // over num_experts expert FFNs of expert_intermediate_size, num_experts_used of them per token.
+  int num_experts = 0;
+  int num_experts_used = 0;
+  int expert_intermediate_size = 0;
+  MoeGating moe_gating = MoeGating::SoftmaxTopK;
+  bool moe_renormalize = true;  // SoftmaxTopK: divide the chosen probabilities by their sum
+  bool moe_biases = false;      // router and expert biases (gpt-oss)
   // Per layer, filled by finish_model_config() (architecture.h); empty until then.
   std::vector<LayerConfig> layers;
 
+  bool is_moe() const { return num_experts > 0; }
   int q_size() const { return num_heads * head_dim; }
   int rope_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
   float effective_attention_scale() const;
@@ -114,6 +150,9 @@ struct ModelConfig {
   int kv_window() const;
   // ", sliding window 16 on 3 of 4 layers" or "" when no layer has one.
   std::string window_summary() const;
+
+ private:
+  void validate_experts(const std::string& source, const ConfigKeys& keys) const;
 };
 
 }  // namespace sluice

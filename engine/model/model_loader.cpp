@@ -80,8 +80,19 @@ WeightTensor row_range(const WeightTensor& t, int64_t first, int64_t count, cons
   return view;
 }
 
+// Expert e of a stacked expert tensor [num_experts, ...], as a view of the same data.
+WeightTensor expert_slice(const WeightTensor& stack, int expert) {
+  WeightTensor view = stack;
+  view.name = str_cat(stack.name, " (expert ", expert, ")");
+  view.shape.erase(view.shape.begin());
+  view.num_bytes = stack.num_bytes / static_cast<size_t>(stack.shape[0]);
+  view.data = stack.data + static_cast<size_t>(expert) * view.num_bytes;
+  return view;
+}
+
 // Takes every tensor the model definition needs by the weight-role table, checking type and
-// shape, splits fused tensors, and refuses tensors the definition would leave unused.
+// shape, splits fused tensors and expert stacks, and refuses tensors the definition would leave
+// unused.
 ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c, NameScheme scheme,
                             const std::string& source) {
   const Architecture& arch = architecture_of(c);
@@ -91,12 +102,35 @@ ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c
     used.insert(name);
     return tensors.require(name, weight_shape(role, c));
   };
+  // An expert role: the stacked tensor sliced (GGUF, and HF files that stack them), or one tensor
+  // per expert (HF).
+  auto take_experts = [&](WeightRole role, int layer) {
+    std::vector<WeightTensor> experts;
+    const std::string stacked = tensor_name(role, arch, NameScheme::Gguf, layer);
+    if (scheme == NameScheme::Gguf) {
+      used.insert(stacked);
+      const WeightTensor stack = tensors.require(stacked, weight_shape(role, c));
+      for (int e = 0; e < c.num_experts; ++e) experts.push_back(expert_slice(stack, e));
+      return experts;
+    }
+    for (int e = 0; e < c.num_experts; ++e) {
+      const std::string name = tensor_name(role, arch, scheme, layer, e);
+      used.insert(name);
+      experts.push_back(tensors.require(name, expert_slice_shape(role, c)));
+    }
+    return experts;
+  };
   ModelWeights w;
   w.layers.resize(static_cast<size_t>(c.num_layers));
+  w.experts.resize(static_cast<size_t>(c.num_layers));
   for (int l = 0; l < c.num_layers; ++l) {
     LayerWeights& layer = w.layers[static_cast<size_t>(l)];
     for (const WeightRole role : all_weight_roles()) {
       if (!is_layer_role(role) || !weight_role_in_files(role, arch, c)) continue;
+      if (is_expert_role(role)) {
+        w.experts[static_cast<size_t>(l)][role] = take_experts(role, l);
+        continue;
+      }
       const std::span<const WeightRole> parts = fused_parts(role);
       if (parts.empty()) {
         layer[role] = take(role, l);
@@ -138,14 +172,15 @@ ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c
   return w;
 }
 
-// Tensors the model files carry that Sluice would silently ignore but that change the math.
-void reject_unsupported_tensors(const TensorDirectory& tensors) {
+// Tensors the model files carry that Sluice would silently ignore but that change the math:
+// output and MLP biases of an architecture that has none.
+void reject_unsupported_tensors(const TensorDirectory& tensors, const ModelConfig& c) {
   for (const auto& [name, entry] : tensors.entries()) {
-    if (name.find("o_proj.bias") != std::string::npos ||
-        name.find("attn_output.bias") != std::string::npos ||
-        (name.find("mlp.") != std::string::npos && name.ends_with(".bias"))) {
+    const bool output_bias = name.find("o_proj.bias") != std::string::npos ||
+                             name.find("attn_output.bias") != std::string::npos;
+    const bool mlp_bias = name.find("mlp.") != std::string::npos && name.ends_with(".bias");
+    if ((output_bias && !c.has_output_bias) || (mlp_bias && !c.moe_biases))
       fail(entry.file, ": tensor ", name, ": output or MLP biases are not supported");
-    }
   }
 }
 
@@ -180,7 +215,7 @@ void load_hf(Model& model) {
          ": no model.safetensors or model.safetensors.index.json (PyTorch .bin checkpoints are not "
          "supported)");
   }
-  reject_unsupported_tensors(tensors);
+  reject_unsupported_tensors(tensors, model.config);
   check_layer_count(tensors, model.config, NameScheme::HuggingFace,
                     str_cat(config_path.string(), ": num_hidden_layers"));
   model.weights = assign_weights(tensors, model.config, NameScheme::HuggingFace,
@@ -206,7 +241,7 @@ void load_gguf(Model& model) {
     entry.file = model.path;
     tensors.add(std::move(entry));
   }
-  reject_unsupported_tensors(tensors);
+  reject_unsupported_tensors(tensors, model.config);
   const std::string arch_name = gguf->get_string("general.architecture");
   check_layer_count(tensors, model.config, NameScheme::Gguf,
                     str_cat(model.path, ": ", gguf_config_keys(arch_name).num_layers));
@@ -233,6 +268,12 @@ std::vector<const WeightTensor*> all_tensors(const ModelWeights& w) {
   for (const auto& l : w.layers) {
     for (const WeightRole role : all_weight_roles()) {
       if (is_layer_role(role) && !l[role].empty()) out.push_back(&l[role]);
+    }
+  }
+  for (const auto& l : w.experts) {
+    for (const WeightRole role : all_weight_roles()) {
+      if (!is_layer_role(role)) continue;
+      for (const WeightTensor& t : l[role]) out.push_back(&t);
     }
   }
   out.push_back(&w.final_norm);

@@ -16,11 +16,18 @@ namespace sluice {
 // GateUp), which the loader splits into their parts.
 using LayerWeights = LayerRoleArray<WeightTensor>;
 
+// A layer's expert stacks by expert role (GateExps ... DownExpsBias, weight_roles.h): one view per
+// expert, shaped as expert_slice_shape() says ([expert_ffn, hidden] for GateExps). They are
+// slices of the stacked GGUF tensor or the per-expert tensors of a Hugging Face folder; the
+// other roles' entries are empty.
+using LayerExperts = LayerRoleArray<std::vector<WeightTensor>>;
+
 struct ModelWeights {
   WeightTensor token_embedding;  // [vocab_size, hidden_size]
   std::vector<LayerWeights> layers;
-  WeightTensor final_norm;  // [hidden_size]
-  WeightTensor lm_head;     // [vocab_size, hidden_size]; the embedding when tied
+  std::vector<LayerExperts> experts;  // [layer]; every entry empty in a dense model
+  WeightTensor final_norm;            // [hidden_size]
+  WeightTensor lm_head;               // [vocab_size, hidden_size]; the embedding when tied
   WeightTensor
       rope_freq_factors;  // [head_dim / 2] divisors of RoPE frequencies (GGUF llama3) or empty
 };

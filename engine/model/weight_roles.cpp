@@ -10,15 +10,33 @@ using enum WeightRole;
 using enum WeightKind;
 
 // A dimension of a role's shape, from the configuration.
-enum class Dim : uint8_t { None, Hidden, Q, Kv, Head, Ffn, Vocab, Qkv, TwoFfn };
+enum class Dim : uint8_t {
+  None,
+  Hidden,
+  Q,
+  Kv,
+  Head,
+  Heads,
+  Ffn,
+  Vocab,
+  Qkv,
+  TwoFfn,
+  Experts,
+  ExpertFfn
+};
 
 // When a model's files hold a role.
 enum class InFiles : uint8_t {
   Always,
   SeparateQkv,     // !fused_qkv
   FusedQkv,        // fused_qkv
-  SeparateGateUp,  // !fused_gate_up
-  FusedGateUp,     // fused_gate_up
+  SeparateGateUp,  // !fused_gate_up, dense FFN
+  FusedGateUp,     // fused_gate_up, dense FFN
+  DenseFfn,        // !is_moe()
+  Moe,             // is_moe()
+  MoeBias,         // moe_biases
+  OutputBias,      // has_output_bias
+  AttnSinks,       // attention_sinks
   QkvBias,         // has_qkv_bias
   QkNorm,          // qk_norm
   PostNorms,       // post_norms
@@ -38,6 +56,10 @@ struct RoleRow {
   const char* hf;                          // after "model.layers.N." for layer roles
   const char* gguf;                        // after "blk.N." for layer roles
   std::span<const WeightRole> parts = {};  // a fused role's parts, in row order
+  // Expert roles: the HF tensor of one expert after "<block>.experts.<e>." (GateUpDownProj,
+  // W1W3W2 naming); nullptr for the rest.
+  const char* hf_expert = nullptr;
+  const char* hf_expert_w = nullptr;
 };
 
 using enum Dim;
@@ -67,7 +89,7 @@ constexpr RoleRow kRoles[] = {
     {Gate, Matrix, Ffn, Hidden, SeparateGateUp, "ffn_gate", "mlp.gate_proj.weight",
      "ffn_gate.weight"},
     {Up, Matrix, Ffn, Hidden, SeparateGateUp, "ffn_up", "mlp.up_proj.weight", "ffn_up.weight"},
-    {Down, Matrix, Hidden, Ffn, Always, "ffn_down", "mlp.down_proj.weight", "ffn_down.weight"},
+    {Down, Matrix, Hidden, Ffn, DenseFfn, "ffn_down", "mlp.down_proj.weight", "ffn_down.weight"},
     {PostFfnNorm, Norm, Hidden, None, PostNorms, "post_ffw_norm",
      "post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
     {Wqkv, Matrix, Qkv, Hidden, FusedQkv, "attn_qkv", "self_attn.qkv_proj.weight",
@@ -75,6 +97,51 @@ constexpr RoleRow kRoles[] = {
     // llama.cpp writes Phi-3's fused [gate; up] as ffn_up with twice the rows.
     {GateUp, Matrix, TwoFfn, Hidden, FusedGateUp, "ffn_gate_up", "mlp.gate_up_proj.weight",
      "ffn_up.weight", kGateUpParts},
+    {Bo, Bias, Hidden, None, OutputBias, "attn_output.bias", "self_attn.o_proj.bias",
+     "attn_output.bias"},
+    {Sinks, Bias, Heads, None, AttnSinks, "attn_sinks", "self_attn.sinks", "attn_sinks.weight"},
+    // The HF names of the router and the experts depend on the architecture (tensor_name).
+    {Router, Matrix, Experts, Hidden, Moe, "ffn_gate_inp", nullptr, "ffn_gate_inp.weight"},
+    {RouterBias, Bias, Experts, None, MoeBias, "ffn_gate_inp.bias", nullptr, "ffn_gate_inp.bias"},
+    {GateExps,
+     ExpertMatrices,
+     ExpertFfn,
+     Hidden,
+     Moe,
+     "ffn_gate_exps",
+     nullptr,
+     "ffn_gate_exps.weight",
+     {},
+     "gate_proj.weight",
+     "w1.weight"},
+    {UpExps,
+     ExpertMatrices,
+     ExpertFfn,
+     Hidden,
+     Moe,
+     "ffn_up_exps",
+     nullptr,
+     "ffn_up_exps.weight",
+     {},
+     "up_proj.weight",
+     "w3.weight"},
+    {DownExps,
+     ExpertMatrices,
+     Hidden,
+     ExpertFfn,
+     Moe,
+     "ffn_down_exps",
+     nullptr,
+     "ffn_down_exps.weight",
+     {},
+     "down_proj.weight",
+     "w2.weight"},
+    {GateExpsBias, ExpertBiases, ExpertFfn, None, MoeBias, "ffn_gate_exps.bias", nullptr,
+     "ffn_gate_exps.bias"},
+    {UpExpsBias, ExpertBiases, ExpertFfn, None, MoeBias, "ffn_up_exps.bias", nullptr,
+     "ffn_up_exps.bias"},
+    {DownExpsBias, ExpertBiases, Hidden, None, MoeBias, "ffn_down_exps.bias", nullptr,
+     "ffn_down_exps.bias"},
     {TokenEmbedding, Matrix, Vocab, Hidden, Always, "token_embd", "model.embed_tokens.weight",
      "token_embd.weight"},
     {FinalNorm, Norm, Hidden, None, Always, "output_norm", "model.norm.weight",
@@ -113,6 +180,12 @@ int64_t size_of(Dim dim, const ModelConfig& c) {
       return c.kv_size();
     case Head:
       return c.head_dim;
+    case Heads:
+      return c.num_heads;
+    case Experts:
+      return c.num_experts;
+    case ExpertFfn:
+      return c.expert_intermediate_size;
     case Ffn:
       return c.intermediate_size;
     case Vocab:
@@ -151,19 +224,35 @@ void fail_not_a_layer_role(WeightRole role) {
   fail("weight ", weight_role_name(role), " is a model-wide role, not one of a layer");
 }
 
-std::string tensor_name(WeightRole role, const Architecture& arch, NameScheme scheme, int layer) {
+std::string tensor_name(WeightRole role, const Architecture& arch, NameScheme scheme, int layer,
+                        int expert) {
   const RoleRow& row = row_of(role);
   const bool hf = scheme == NameScheme::HuggingFace;
-  const char* suffix = hf ? row.hf : row.gguf;
+  std::string suffix = hf ? (row.hf ? row.hf : "") : row.gguf;
   if (hf && role == FfnNorm && arch.post_norms) suffix = "pre_feedforward_layernorm.weight";
+  if (!hf && role == FfnNorm) suffix = arch.gguf_ffn_norm;
+  if (hf && (role == Router || role == RouterBias)) {
+    suffix = str_cat(arch.hf_moe_block, ".", arch.hf_router, role == Router ? ".weight" : ".bias");
+  }
+  if (hf && is_expert_role(role)) {
+    const char* name = arch.hf_experts == HfExperts::W1W3W2 ? row.hf_expert_w : row.hf_expert;
+    if (!name) fail("weight ", row.name, " has no per-expert Hugging Face tensor");
+    suffix = str_cat(arch.hf_moe_block, ".experts.", expert, ".", name);
+  }
   if (!is_layer_role(role)) return suffix;
   return str_cat(hf ? "model.layers." : "blk.", layer, ".", suffix);
 }
 
-std::vector<int64_t> weight_shape(WeightRole role, const ModelConfig& c) {
+std::vector<int64_t> expert_slice_shape(WeightRole role, const ModelConfig& c) {
   const RoleRow& row = row_of(role);
   if (row.cols == None) return {size_of(row.rows, c)};
   return {size_of(row.rows, c), size_of(row.cols, c)};
+}
+
+std::vector<int64_t> weight_shape(WeightRole role, const ModelConfig& c) {
+  std::vector<int64_t> shape = expert_slice_shape(role, c);
+  if (is_expert_role(role)) shape.insert(shape.begin(), c.num_experts);
+  return shape;
 }
 
 bool weight_role_in_files(WeightRole role, const Architecture& arch, const ModelConfig& c) {
@@ -175,9 +264,19 @@ bool weight_role_in_files(WeightRole role, const Architecture& arch, const Model
     case FusedQkv:
       return arch.fused_qkv;
     case SeparateGateUp:
-      return !arch.fused_gate_up;
+      return !arch.fused_gate_up && !c.is_moe();
     case FusedGateUp:
-      return arch.fused_gate_up;
+      return arch.fused_gate_up && !c.is_moe();
+    case DenseFfn:
+      return !c.is_moe();
+    case Moe:
+      return c.is_moe();
+    case MoeBias:
+      return c.moe_biases;
+    case OutputBias:
+      return c.has_output_bias;
+    case AttnSinks:
+      return c.attention_sinks;
     case QkvBias:
       return c.has_qkv_bias;
     case QkNorm:

@@ -37,6 +37,17 @@ enum class WeightRole : uint8_t {
   PostFfnNorm,
   Wqkv,    // fused [q; k; v] in the files; split into Wq, Wk, Wv at load
   GateUp,  // fused [gate; up] in the files; split into Gate, Up at load
+  Bo,      // the attention output projection's bias (gpt-oss)
+  Sinks,   // [num_heads] one extra attention logit per head (gpt-oss)
+  // Mixture of experts: the router and the expert stacks, one slice per expert.
+  Router,  // [num_experts, hidden]
+  RouterBias,
+  GateExps,  // [num_experts, expert_ffn, hidden]
+  UpExps,
+  DownExps,      // [num_experts, hidden, expert_ffn]
+  GateExpsBias,  // [num_experts, expert_ffn]
+  UpExpsBias,
+  DownExpsBias,  // [num_experts, hidden]
   // Once per model.
   TokenEmbedding,
   FinalNorm,
@@ -48,9 +59,11 @@ inline constexpr size_t kNumLayerWeightRoles = static_cast<size_t>(WeightRole::T
 
 // What a role's tensor is, which decides how a backend prepares it.
 enum class WeightKind : uint8_t {
-  Matrix,  // [out_features, in_features], multiplied (the embedding is read by row)
-  Norm,    // an RMSNorm's weight: the norm multiplies by (norm_weight_offset + w)
-  Bias,    // added to a product's output
+  Matrix,          // [out_features, in_features], multiplied (the embedding is read by row)
+  Norm,            // an RMSNorm's weight: the norm multiplies by (norm_weight_offset + w)
+  Bias,            // added to a product's output (or, for Sinks, a per-head vector used as is)
+  ExpertMatrices,  // a stack of one Matrix per expert
+  ExpertBiases,    // a stack of one Bias per expert
 };
 
 enum class NameScheme : uint8_t { HuggingFace, Gguf };
@@ -62,6 +75,10 @@ inline bool is_layer_role(WeightRole role) {
 }
 WeightKind weight_kind(WeightRole role);
 bool is_norm_role(WeightRole role);
+inline bool is_expert_role(WeightRole role) {
+  const WeightKind kind = weight_kind(role);
+  return kind == WeightKind::ExpertMatrices || kind == WeightKind::ExpertBiases;
+}
 // "attn_q", for messages and describe().
 const char* weight_role_name(WeightRole role);
 
@@ -91,11 +108,15 @@ class LayerRoleArray {
 };
 
 // The tensor's name in a file of `scheme` ("model.layers.3.self_attn.q_proj.weight",
-// "blk.3.attn_q.weight"); layer is ignored for model-wide roles.
-std::string tensor_name(WeightRole role, const Architecture& arch, NameScheme scheme, int layer);
+// "blk.3.attn_q.weight"); layer is ignored for model-wide roles. For an expert role in the
+// Hugging Face scheme, `expert` picks the expert's own tensor (...experts.5.gate_proj.weight).
+std::string tensor_name(WeightRole role, const Architecture& arch, NameScheme scheme, int layer,
+                        int expert = 0);
 
-// The tensor's shape (outermost first) for this configuration.
+// The tensor's shape (outermost first) for this configuration; an expert role's is the whole
+// stack ([num_experts, ...]), expert_slice_shape() one expert's.
 std::vector<int64_t> weight_shape(WeightRole role, const ModelConfig& config);
+std::vector<int64_t> expert_slice_shape(WeightRole role, const ModelConfig& config);
 
 // Whether a model of this configuration reads the role from its files (fused roles replace the
 // parts they hold; the tied LM head is the embedding).

@@ -31,8 +31,11 @@ struct GroupTask {
   int context_len;
   int kv_head;
   int group;
-  float* scores;  // scratch [group, blocks spanned by the positions * block_size]
-  float* out;     // [group, head_dim]
+  float* scores;       // scratch [group, blocks spanned by the positions * block_size]
+  float* out;          // [group, head_dim]
+  const float* sinks;  // [group] the query heads' sink logits, or nullptr
+
+  float sink(int h) const { return sinks ? sinks[h] : -std::numeric_limits<float>::infinity(); }
 };
 
 // The blocks a task reads: [first_block, end_block), and its scores' row stride.
@@ -131,14 +134,17 @@ SLUICE_ALWAYS_INLINE void accumulate_values(const float* p, const float* const* 
   }
 }
 
-// Soft-caps (cap > 0) and softmaxes one row of scores in place, in position order.
-SLUICE_ALWAYS_INLINE void softmax_row(float* __restrict row, int n, float logit_softcap) {
+// Soft-caps (cap > 0) and softmaxes one row of scores in place, in position order. A finite
+// `sink` joins the softmax as one more logit whose probability is dropped (attention sinks).
+SLUICE_ALWAYS_INLINE void softmax_row(float* __restrict row, int n, float logit_softcap,
+                                      float sink) {
   if (logit_softcap > 0.0f) {
     for (int j = 0; j < n; ++j) row[j] = logit_softcap * std::tanh(row[j] / logit_softcap);
   }
-  const float max_score = lane_max(row, n);
+  const float max_score = std::max(lane_max(row, n), sink);
   for (int j = 0; j < n; ++j) row[j] = fast_exp(row[j] - max_score);
-  const float inv_sum = 1.0f / lane_sum(row, n);
+  const float sink_weight = std::isfinite(sink) ? std::exp(sink - max_score) : 0.0f;
+  const float inv_sum = 1.0f / (lane_sum(row, n) + sink_weight);
   for (int j = 0; j < n; ++j) row[j] *= inv_sum;
 }
 
@@ -182,7 +188,7 @@ SLUICE_CPU_CLONES void attend_kv_group(const GroupTask& task, const AttentionSha
   const int end = task.context_len - span.first_block * kBlockSize;
   for (int h = 0; h < task.group; ++h) {
     float* row = task.scores + h * stride;
-    softmax_row(row + begin, end - begin, options.logit_softcap);
+    softmax_row(row + begin, end - begin, options.logit_softcap, task.sink(h));
     accumulate_values<kHeadDim, kBlockSize>(row, value_blocks.data(), begin, end, hd,
                                             task.out + h * hd);
   }
@@ -204,7 +210,7 @@ void attend_kv_group_generic(const GroupTask& task, const AttentionShape& s,
       for (int d = 0; d < hd; ++d) acc += task.q[h * hd + d] * kt[d * bs];
       row[j - task.first_position] = acc * options.scale;
     }
-    softmax_row(row, n, options.logit_softcap);
+    softmax_row(row, n, options.logit_softcap, task.sink(h));
     float* dst = task.out + h * hd;
     for (int d = 0; d < hd; ++d) dst[d] = 0.0f;
     for (int j = task.first_position; j < task.context_len; ++j) {
@@ -341,7 +347,7 @@ AttentionOptions causal_attention_options(int head_dim) {
 
 void paged_attention(const BatchInputs& inputs, const AttentionShape& shape,
                      const AttentionOptions& options, const float* q, const float* k_cache,
-                     const float* v_cache, float* out, ThreadPool& pool) {
+                     const float* v_cache, float* out, ThreadPool& pool, const float* sinks) {
   check_options(shape, options);
   const int max_span_blocks = check_block_tables(inputs, shape, options);
   const std::vector<int32_t> request_of = token_request_indices(inputs);
@@ -369,7 +375,8 @@ void paged_attention(const BatchInputs& inputs, const AttentionShape& shape,
                                kv_head,
                                group,
                                scores.data(),
-                               out + head_offset};
+                               out + head_offset,
+                               sinks ? sinks + kv_head * group : nullptr};
           attend(task, shape, options, k_cache, v_cache);
         }
       },

@@ -43,9 +43,12 @@ void write_kv_cache(const BatchInputs& inputs, const AttentionShape& shape, cons
 // kNoBlock (-1): a window costs O(window) per query however long the context.
 // q, out: [num_tokens, num_heads * head_dim]. Each (token, KV head) is computed independently
 // in a fixed order, so a request's result does not depend on the rest of the batch.
+// sinks: nullptr, or [num_heads] logits that join each head's softmax without a value
+// (AttentionOptions::sinks).
 // Throws sluice::Error for options out of range or a block inside a window that is kNoBlock.
 void paged_attention(const BatchInputs& inputs, const AttentionShape& shape,
                      const AttentionOptions& options, const float* q, const float* k_cache,
-                     const float* v_cache, float* out, ThreadPool& pool);
+                     const float* v_cache, float* out, ThreadPool& pool,
+                     const float* sinks = nullptr);
 
 }  // namespace sluice

@@ -18,17 +18,19 @@ struct CpuBackend::Layer {
   // fp32; empty for the roles the model lacks.
   LayerRoleArray<std::vector<float>> vectors;
   std::vector<double> rope_inv_freq;  // this layer's RoPE frequencies (one per rotated pair)
+  CpuExperts experts;                 // the router and experts of a mixture-of-experts layer
 };
 
 // Activations of one step, grown to the largest step seen.
 struct CpuBackend::Scratch {
   std::vector<float> x, xn, q, k, v, attn, proj, hidden, up, final_rows;
+  MoeScratch moe;
 
   size_t bytes() const {
     size_t n = 0;
     for (const auto* b : {&x, &xn, &q, &k, &v, &attn, &proj, &hidden, &up, &final_rows})
       n += b->capacity();
-    return n * sizeof(float);
+    return n * sizeof(float) + moe.bytes();
   }
 };
 
@@ -46,6 +48,7 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
       config_(model.config),
       pool_(options.num_threads),
       round_kv_to_fp8_(options.round_kv_to_fp8),
+      on_experts_chosen_(options.on_experts_chosen),
       scratch_(std::make_unique<Scratch>()) {
   const ModelWeights& w = model.weights;
   layers_.resize(w.layers.size());
@@ -53,6 +56,7 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
     for (const WeightRole role : all_weight_roles()) {
       if (is_layer_role(role)) prepare(role, w.layers[i][role], layers_[i]);
     }
+    if (i < w.experts.size()) prepare_experts(w.experts[i], layers_[i]);
     layers_[i].rope_inv_freq =
         rope_inverse_frequencies(config_, static_cast<int>(i), w.rope_freq_factors);
   }
@@ -75,7 +79,33 @@ void CpuBackend::prepare(WeightRole role, const WeightTensor& tensor, Layer& lay
     case WeightKind::Bias:
       layer.vectors[role] = widen_vector(tensor);
       return;
+    case WeightKind::ExpertMatrices:
+    case WeightKind::ExpertBiases:
+      fail("weight ", tensor.name, ": an expert stack is not a tensor of one layer role");
   }
+}
+
+void CpuBackend::prepare_experts(const LayerExperts& stacks, Layer& layer) {
+  using enum WeightRole;
+  if (!config_.is_moe()) return;
+  CpuExperts& e = layer.experts;
+  e.router = std::move(layer.matrices[Router]);
+  e.router_bias = std::move(layer.vectors[RouterBias]);
+  auto matrices = [&](WeightRole role, std::vector<CpuMatrix>& out) {
+    for (const WeightTensor& t : stacks[role]) {
+      out.emplace_back(t);
+      owned_weight_bytes_ += out.back().owned_bytes();
+    }
+  };
+  auto biases = [&](WeightRole role, std::vector<std::vector<float>>& out) {
+    for (const WeightTensor& t : stacks[role]) out.push_back(widen_vector(t));
+  };
+  matrices(GateExps, e.gate);
+  matrices(UpExps, e.up);
+  matrices(DownExps, e.down);
+  biases(GateExpsBias, e.gate_bias);
+  biases(UpExpsBias, e.up_bias);
+  biases(DownExpsBias, e.down_bias);
 }
 
 std::vector<float> CpuBackend::norm_weights(const WeightTensor& tensor) const {
@@ -177,9 +207,9 @@ class CpuBackend::Ops final : public ForwardOps {
     linear(StepBuffer::Normed, {Wk, l}, StepBuffer::K);
     linear(StepBuffer::Normed, {Wv, l}, StepBuffer::V);
     if (b_.layers_[static_cast<size_t>(l)].vectors[Bq].empty()) return;
-    add_bias(s_.q.data(), vector({Bq, l}).data(), T_, c_.q_size());
-    add_bias(s_.k.data(), vector({Bk, l}).data(), T_, c_.kv_size());
-    add_bias(s_.v.data(), vector({Bv, l}).data(), T_, c_.kv_size());
+    sluice::add_bias(s_.q.data(), vector({Bq, l}).data(), T_, c_.q_size());
+    sluice::add_bias(s_.k.data(), vector({Bk, l}).data(), T_, c_.kv_size());
+    sluice::add_bias(s_.v.data(), vector({Bv, l}).data(), T_, c_.kv_size());
   }
 
   void head_norms(int l) override {
@@ -208,7 +238,13 @@ class CpuBackend::Ops final : public ForwardOps {
       round_rows_to_fp8(s_.v.data(), rows, c_.head_dim);
     }
     write_kv_cache(in_, shape, s_.k.data(), s_.v.data(), k_cache, v_cache);
-    paged_attention(in_, shape, options, s_.q.data(), k_cache, v_cache, s_.attn.data(), b_.pool_);
+    const float* sinks = options.sinks ? vector({WeightRole::Sinks, l}).data() : nullptr;
+    paged_attention(in_, shape, options, s_.q.data(), k_cache, v_cache, s_.attn.data(), b_.pool_,
+                    sinks);
+  }
+
+  void add_bias(StepBuffer x, WeightRef bias) override {
+    sluice::add_bias(buffer(x), vector(bias).data(), T_, static_cast<int64_t>(vector(bias).size()));
   }
 
   void linear(StepBuffer x, WeightRef weight, StepBuffer out) override {
@@ -218,11 +254,15 @@ class CpuBackend::Ops final : public ForwardOps {
   void gated_ffn(int l, Activation activation) override {
     linear(StepBuffer::Normed, {WeightRole::Gate, l}, StepBuffer::Hidden);
     matrix({WeightRole::Up, l}).multiply(s_.xn.data(), T_, s_.up.data(), b_.pool_);
-    const int64_t n = T_ * c_.intermediate_size;
-    if (activation == Activation::GeluTanh) {
-      gelu_tanh_mul(s_.hidden.data(), s_.up.data(), n);
-    } else {
-      silu_mul(s_.hidden.data(), s_.up.data(), n);
+    gated_activation(activation, s_.hidden.data(), s_.up.data(), T_ * c_.intermediate_size);
+  }
+
+  void moe_ffn(int l, const MoeOptions& options) override {
+    sluice::moe_ffn(b_.layers_[static_cast<size_t>(l)].experts, options, s_.xn.data(), T_,
+                    c_.hidden_size, s_.proj.data(), b_.pool_, s_.moe);
+    if (b_.on_experts_chosen_) {
+      b_.on_experts_chosen_(l, std::span<const int32_t>(s_.moe.choice.ids.data(),
+                                                        static_cast<size_t>(T_ * options.top_k)));
     }
   }
 

@@ -9,6 +9,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/backend/cpu/cpu_linear.h"
+#include "engine/backend/cpu/cpu_moe.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/model.h"
 
@@ -21,6 +22,9 @@ struct CpuBackendOptions {
   // is the CPU reference for that cache's numerics, not a memory saving (make_backend refuses an
   // FP8 cache on the CPU).
   bool round_kv_to_fp8 = false;
+  // Mixture-of-experts models: called with every layer's chosen experts as each step runs
+  // (tests and diagnostics); empty = not called.
+  ExpertChoiceObserver on_experts_chosen;
 };
 
 class CpuBackend final : public Backend {
@@ -49,6 +53,8 @@ class CpuBackend final : public Backend {
 
   // Prepares a layer's tensor of a role for the forward pass, by the role's kind.
   void prepare(WeightRole role, const WeightTensor& tensor, Layer& layer);
+  // Prepares a layer's router and expert stacks (none in a dense model).
+  void prepare_experts(const LayerExperts& experts, Layer& layer);
   // Returns a norm weight widened to fp32 with the model's offset applied.
   std::vector<float> norm_weights(const WeightTensor& tensor) const;
 
@@ -56,6 +62,7 @@ class CpuBackend final : public Backend {
   ModelConfig config_;
   ThreadPool pool_;
   bool round_kv_to_fp8_ = false;
+  ExpertChoiceObserver on_experts_chosen_;
   std::vector<Layer> layers_;
   CpuMatrix embedding_;
   CpuMatrix lm_head_;

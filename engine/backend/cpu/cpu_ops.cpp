@@ -1,5 +1,6 @@
 #include "engine/backend/cpu/cpu_ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/backend/cpu/cpu_math.h"
@@ -71,6 +72,27 @@ void gelu_tanh_mul(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float x = gate[i];
     gate[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x))) * up[i];
+  }
+}
+
+void swiglu_oai_mul(float* gate, const float* up, int64_t n) {
+  constexpr float kAlpha = 1.702f;
+  constexpr float kLimit = 7.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], kLimit);
+    const float u = std::clamp(up[i], -kLimit, kLimit);
+    gate[i] = g / (1.0f + std::exp(-kAlpha * g)) * (u + 1.0f);
+  }
+}
+
+void gated_activation(Activation activation, float* gate, const float* up, int64_t n) {
+  switch (activation) {
+    case Activation::Silu:
+      return silu_mul(gate, up, n);
+    case Activation::GeluTanh:
+      return gelu_tanh_mul(gate, up, n);
+    case Activation::SwigluOai:
+      return swiglu_oai_mul(gate, up, n);
   }
 }
 

@@ -27,6 +27,12 @@ void silu_mul(float* gate, const float* up, int64_t n);
 // gate[i] = gelu_tanh(gate[i]) * up[i] over n values (GeGLU).
 void gelu_tanh_mul(float* gate, const float* up, int64_t n);
 
+// gate[i] = gpt-oss's clamped SwiGLU of gate[i] and up[i] (Activation::SwigluOai) over n values.
+void swiglu_oai_mul(float* gate, const float* up, int64_t n);
+
+// gate[i] = act(gate[i]) * up[i] (or the clamped form) for the model's activation.
+void gated_activation(Activation activation, float* gate, const float* up, int64_t n);
+
 // x[i] = cap * tanh(x[i] / cap) over n values.
 void soft_cap(float* x, int64_t n, float cap);
 

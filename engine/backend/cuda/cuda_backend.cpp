@@ -12,6 +12,7 @@
 #include "engine/backend/cuda/cuda_graphs.h"
 #include "engine/backend/cuda/cuda_sampling.h"
 #include "engine/backend/cuda/cuda_types.h"
+#include "engine/backend/cuda/cuda_weight_layout.h"
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/dense_gemv_choice.h"
 #include "engine/backend/cuda/pinned_batch.h"
@@ -140,6 +141,10 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   }
   if (o.device_index < 0 || o.device_index >= count)
     fail("device cuda:", o.device_index, ": there are ", count, " CUDA devices");
+  if (const std::string missing = cuda_unsupported_features(config); !missing.empty()) {
+    fail("device cuda:", o.device_index, ": ", config.architecture, " needs ", missing,
+         ", which the CUDA backend does not run yet; use --device cpu");
+  }
   make_device_current(o.device_index);
   cudaDeviceProp prop{};
   SLUICE_CUDA_CHECK(cudaGetDeviceProperties(&prop, o.device_index));

@@ -192,6 +192,14 @@ class CudaForwardOps final : public ForwardOps {
     linear_raw(input(x), c_.weights.matrix(weight), buffer(out), x_row_stride);
   }
 
+  // The CUDA backend refuses models that need these at construction (cuda_model_support.h).
+  void add_bias(StepBuffer, WeightRef bias) override {
+    fail("the CUDA backend has no ", weight_role_name(bias.role), " bias");
+  }
+  void moe_ffn(int, const MoeOptions&) override {
+    fail("the CUDA backend does not run mixture-of-experts layers");
+  }
+
   void gated_ffn(int l, Activation activation) override {
     const int ffn = cfg_.intermediate_size;
     auto* gate_up = static_cast<T*>(c_.buffers.gate_up);

@@ -9,6 +9,18 @@
 
 namespace sluice {
 
+std::string cuda_unsupported_features(const ModelConfig& c) {
+  std::string out;
+  auto add = [&](bool needed, const char* what) {
+    if (needed) out += (out.empty() ? "" : ", ") + std::string(what);
+  };
+  add(c.is_moe(), "mixture-of-experts layers");
+  add(c.attention_sinks, "attention sinks");
+  add(c.has_output_bias, "an attention output bias");
+  add(c.activation == Activation::SwigluOai, "the clamped SwiGLU");
+  return out;
+}
+
 namespace {
 
 constexpr size_t align_256(size_t bytes) {

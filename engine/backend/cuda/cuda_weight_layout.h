@@ -16,12 +16,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/model/model_config.h"
 #include "engine/model/model_weights.h"
 
 namespace sluice {
+
+// What the model needs that the CUDA backend does not run yet ("mixture-of-experts layers",
+// "attention sinks", ...), or "" when it runs the whole model.
+std::string cuda_unsupported_features(const ModelConfig& config);
 
 // A run of a matrix's rows as the device stores them.
 struct CudaMatrixRunLayout {

@@ -46,6 +46,9 @@ class CudaWeights::Uploader {
       case WeightKind::Bias:
         layer.vectors[p.role] = stacked_floats(p.parts);
         return;
+      case WeightKind::ExpertMatrices:  // the layer's array holds no stacks (model_weights.h)
+      case WeightKind::ExpertBiases:
+        fail("weight ", weight_role_name(p.role), ": the CUDA backend holds no expert stacks");
     }
   }
 

@@ -68,6 +68,23 @@ const TinyArchCase kCases[] = {
     {"gemma3_F16", "models/tiny-arch/gemma3/gguf/gemma3-F16.gguf",
      "models/tiny-arch/gemma3/expected/F16", 0.15f},
     {"gemma3_hf", "models/tiny-arch/gemma3/hf", "models/tiny-arch/gemma3/expected/F32", 0.05f},
+    // Mixtures of experts (README "2026 additions"): F16 files as above (README: 0.024-0.026
+    // from exact math, gpt-oss 0.098 from its own F32 file).
+    {"qwen3moe_F32", "models/tiny-arch/qwen3moe/gguf/qwen3moe-F32.gguf",
+     "models/tiny-arch/qwen3moe/expected/F32", 1e-3f},
+    {"qwen3moe_F16", "models/tiny-arch/qwen3moe/gguf/qwen3moe-F16.gguf",
+     "models/tiny-arch/qwen3moe/expected/F16", 0.05f},
+    {"qwen3moe_hf", "models/tiny-arch/qwen3moe/hf", "models/tiny-arch/qwen3moe/expected/F32",
+     1e-3f},
+    {"mixtral_F32", "models/tiny-arch/mixtral/gguf/mixtral-F32.gguf",
+     "models/tiny-arch/mixtral/expected/F32", 1e-3f},
+    {"mixtral_F16", "models/tiny-arch/mixtral/gguf/mixtral-F16.gguf",
+     "models/tiny-arch/mixtral/expected/F16", 0.05f},
+    {"mixtral_hf", "models/tiny-arch/mixtral/hf", "models/tiny-arch/mixtral/expected/F32", 1e-3f},
+    {"gpt_oss_F32", "models/tiny-arch/gpt-oss/gguf/gpt-oss-F32.gguf",
+     "models/tiny-arch/gpt-oss/expected/F32", 1e-3f},
+    {"gpt_oss_F16", "models/tiny-arch/gpt-oss/gguf/gpt-oss-F16.gguf",
+     "models/tiny-arch/gpt-oss/expected/F16", 0.15f},
 };
 
 class TinyArchForward : public ::testing::TestWithParam<TinyArchCase> {};

@@ -1,0 +1,154 @@
+#include "engine/backend/cpu/cpu_moe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "engine/backend/cpu/cpu_ops.h"
+#include "engine/core/error.h"
+
+namespace sluice {
+
+namespace {
+
+template <typename T>
+void grow(std::vector<T>& buffer, int64_t n) {
+  if (buffer.size() < static_cast<size_t>(n)) buffer.resize(static_cast<size_t>(n));
+}
+
+// softmax(x) over n values into out as ggml rounds it: exp in float, the sum in double, then one
+// multiplication by its inverse.
+void softmax(const float* x, int n, float* out) {
+  const float max_value = *std::max_element(x, x + n);
+  double sum = 0.0;
+  for (int i = 0; i < n; ++i) {
+    out[i] = std::exp(x[i] - max_value);
+    sum += out[i];
+  }
+  const auto inverse = static_cast<float>(1.0 / sum);
+  for (int i = 0; i < n; ++i) out[i] *= inverse;
+}
+
+// The k highest of n scores, highest first (ties: the lower index first).
+void top_k(const float* scores, int n, int k, int32_t* ids) {
+  thread_local std::vector<int32_t> order;
+  order.resize(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
+    return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
+  });
+  std::copy_n(order.begin(), k, ids);
+}
+
+void add_row_bias(float* rows, const std::vector<float>& bias, int64_t num_rows) {
+  if (!bias.empty()) add_bias(rows, bias.data(), num_rows, static_cast<int64_t>(bias.size()));
+}
+
+}  // namespace
+
+void choose_experts(const float* router_logits, int64_t num_tokens, const MoeOptions& options,
+                    ExpertChoice& choice) {
+  const int n = options.num_experts, k = options.top_k;
+  grow(choice.ids, num_tokens * k);
+  grow(choice.weights, num_tokens * k);
+  thread_local std::vector<float> probs;
+  probs.resize(static_cast<size_t>(n));
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    const float* logits = router_logits + t * n;
+    int32_t* ids = choice.ids.data() + t * k;
+    float* weights = choice.weights.data() + t * k;
+    if (options.gating == MoeGating::TopKSoftmax) {
+      top_k(logits, n, k, ids);
+      float chosen[kMaxTopK];
+      for (int j = 0; j < k; ++j) chosen[j] = logits[ids[j]];
+      softmax(chosen, k, weights);
+      continue;
+    }
+    softmax(logits, n, probs.data());
+    top_k(probs.data(), n, k, ids);
+    float sum = 0.0f;
+    for (int j = 0; j < k; ++j) {
+      weights[j] = probs[static_cast<size_t>(ids[j])];
+      sum += weights[j];
+    }
+    if (options.renormalize) {
+      for (int j = 0; j < k; ++j) weights[j] /= sum;
+    }
+  }
+}
+
+size_t MoeScratch::bytes() const {
+  size_t n = 0;
+  for (const auto* b : {&router_logits, &gathered, &gate, &up, &expert_out, &slot_out})
+    n += b->capacity() * sizeof(float);
+  return n + (rows_of_expert.capacity() + choice.ids.capacity()) * sizeof(int32_t) +
+         choice.weights.capacity() * sizeof(float) + expert_begin.capacity() * sizeof(int64_t);
+}
+
+void moe_ffn(const CpuExperts& experts, const MoeOptions& options, const float* x,
+             int64_t num_tokens, int64_t hidden, float* out, ThreadPool& pool, MoeScratch& s) {
+  const int num_experts = options.num_experts, k = options.top_k;
+  if (k > kMaxTopK) fail("mixture of experts: top-k ", k, " is above the ", kMaxTopK, " supported");
+  grow(s.router_logits, num_tokens * num_experts);
+  experts.router.multiply(x, num_tokens, s.router_logits.data(), pool);
+  add_row_bias(s.router_logits.data(), experts.router_bias, num_tokens);
+  choose_experts(s.router_logits.data(), num_tokens, options, s.choice);
+
+  // Each (token, slot) of the step, grouped by expert in token order.
+  const int64_t num_slots = num_tokens * k;
+  s.expert_begin.assign(static_cast<size_t>(num_experts) + 1, 0);
+  for (int64_t i = 0; i < num_slots; ++i)
+    ++s.expert_begin[static_cast<size_t>(s.choice.ids[i]) + 1];
+  std::partial_sum(s.expert_begin.begin(), s.expert_begin.end(), s.expert_begin.begin());
+  grow(s.rows_of_expert, num_slots);
+  {
+    std::vector<int64_t> next(s.expert_begin.begin(), s.expert_begin.end() - 1);
+    for (int64_t i = 0; i < num_slots; ++i)
+      s.rows_of_expert[static_cast<size_t>(next[static_cast<size_t>(s.choice.ids[i])]++)] =
+          static_cast<int32_t>(i);
+  }
+
+  const int64_t ffn = experts.gate.empty() ? 0 : experts.gate.front().rows();
+  grow(s.slot_out, num_slots * hidden);
+  for (int e = 0; e < num_experts; ++e) {
+    const int64_t begin = s.expert_begin[static_cast<size_t>(e)];
+    const int64_t rows = s.expert_begin[static_cast<size_t>(e) + 1] - begin;
+    if (rows == 0) continue;
+    const int32_t* slots = s.rows_of_expert.data() + begin;
+    grow(s.gathered, rows * hidden);
+    grow(s.gate, rows * ffn);
+    grow(s.up, rows * ffn);
+    grow(s.expert_out, rows * hidden);
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(x + (slots[r] / k) * hidden, hidden, s.gathered.data() + r * hidden);
+    const auto ue = static_cast<size_t>(e);
+    experts.gate[ue].multiply(s.gathered.data(), rows, s.gate.data(), pool);
+    experts.up[ue].multiply(s.gathered.data(), rows, s.up.data(), pool);
+    if (options.biases) {
+      add_row_bias(s.gate.data(), experts.gate_bias[ue], rows);
+      add_row_bias(s.up.data(), experts.up_bias[ue], rows);
+    }
+    gated_activation(options.activation, s.gate.data(), s.up.data(), rows * ffn);
+    experts.down[ue].multiply(s.gate.data(), rows, s.expert_out.data(), pool);
+    if (options.biases) add_row_bias(s.expert_out.data(), experts.down_bias[ue], rows);
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(s.expert_out.data() + r * hidden, hidden,
+                  s.slot_out.data() + static_cast<int64_t>(slots[r]) * hidden);
+  }
+
+  // Each token's weighted expert outputs, added in top-k order (llama.cpp's order).
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    float* row = out + t * hidden;
+    for (int j = 0; j < k; ++j) {
+      const float w = s.choice.weights[static_cast<size_t>(t * k + j)];
+      const float* y = s.slot_out.data() + (t * k + j) * hidden;
+      if (j == 0) {
+        for (int64_t i = 0; i < hidden; ++i) row[i] = w * y[i];
+      } else {
+        for (int64_t i = 0; i < hidden; ++i) row[i] += w * y[i];
+      }
+    }
+  }
+}
+
+}  // namespace sluice
