@@ -26,6 +26,7 @@ enum class QuantFormat : uint32_t {
   Q4_K = 12,
   Q5_K = 13,
   Q6_K = 14,
+  MXFP4 = 39,
   // Not a block format: values stored in the activation type T (quant_linear only).
   Dense = 0xFFFFFFFFu,
 };

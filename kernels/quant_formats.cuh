@@ -112,6 +112,28 @@ struct Q5_1 {
   }
 };
 
+// MXFP4: e (E8M0 exponent), 16 nibble bytes. x = kMxfp4Values[q] * 2^(e - 128), the scale as
+// ggml's GGML_E8M0_TO_FP32_HALF (subnormal 2^-128 and 2^-127 for e = 0 and 1) and the nibble
+// indexing the doubled FP4 E2M1 values.
+struct MXFP4 {
+  static constexpr int kBlockElements = 32, kBlockBytes = 17;
+  __device__ static float scale(uint8_t e) {
+    return __uint_as_float(e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23);
+  }
+  __device__ static int value(int q) {
+    // The 16 values as 4-bit magnitudes' table {0, 1, 2, 3, 4, 6, 8, 12} with bit 3 the sign.
+    const int magnitude = (0xC8643210u >> (4 * (q & 7))) & 0xF;
+    return q & 8 ? -magnitude : magnitude;
+  }
+  __device__ static void decode(const uint8_t* block, int first, float (&out)[kGroup]) {
+    const float d = scale(block[0]);
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) {
+      out[j] = __fmul_rn(static_cast<float>(value(nibble_at(block + 1, first + j))), d);
+    }
+  }
+};
+
 // The 2-bit field of element e of a Q2_K/Q3_K super-block's 64 qs bytes: half e / 128, shift
 // 2 ((e % 128) / 32), lane e % 32.
 __device__ __forceinline__ int two_bits_at(const uint8_t* qs, int e) {
@@ -246,6 +268,9 @@ bool visit_quant_format(QuantFormat format, Fn&& fn) {
       return true;
     case QuantFormat::Q6_K:
       fn(Q6_K{});
+      return true;
+    case QuantFormat::MXFP4:
+      fn(MXFP4{});
       return true;
     default:
       return false;

@@ -228,4 +228,16 @@ void dequantize_row_q6_k(const void* src, float* dst, int64_t num_elements) {
       });
 }
 
+// MXFP4: x = value * scale, one rounding (ggml multiplies the int8 table value by the scale).
+void dequantize_row_mxfp4(const void* src, float* dst, int64_t num_elements) {
+  for_each_block<quant::BlockMXFP4, kBlock32>(
+      src, dst, num_elements, [](const quant::BlockMXFP4& block, float* out) {
+        const float d = quant::mxfp4_scale(block.e);
+        for (int j = 0; j < kBlock32 / 2; ++j) {
+          out[j] = static_cast<float>(quant::kMxfp4Values[block.qs[j] & 0xF]) * d;
+          out[j + kBlock32 / 2] = static_cast<float>(quant::kMxfp4Values[block.qs[j] >> 4]) * d;
+        }
+      });
+}
+
 }  // namespace sluice

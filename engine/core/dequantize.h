@@ -28,5 +28,6 @@ void dequantize_row_q3_k(const void* src, float* dst, int64_t num_elements);
 void dequantize_row_q4_k(const void* src, float* dst, int64_t num_elements);
 void dequantize_row_q5_k(const void* src, float* dst, int64_t num_elements);
 void dequantize_row_q6_k(const void* src, float* dst, int64_t num_elements);
+void dequantize_row_mxfp4(const void* src, float* dst, int64_t num_elements);
 
 }  // namespace sluice

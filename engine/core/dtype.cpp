@@ -26,6 +26,8 @@ constexpr DTypeTraits kTraits[] = {
     {DType::Q4_K, "Q4_K", 12, quant::kBlockK, sizeof(quant::BlockQ4_K), true, dequantize_row_q4_k},
     {DType::Q5_K, "Q5_K", 13, quant::kBlockK, sizeof(quant::BlockQ5_K), true, dequantize_row_q5_k},
     {DType::Q6_K, "Q6_K", 14, quant::kBlockK, sizeof(quant::BlockQ6_K), true, dequantize_row_q6_k},
+    {DType::MXFP4, "MXFP4", 39, quant::kBlock32, sizeof(quant::BlockMXFP4), true,
+     dequantize_row_mxfp4},
 };
 
 constexpr bool table_is_in_enum_order() {

@@ -12,7 +12,7 @@
 namespace sluice {
 
 // The stored element types Sluice computes with. The quantized ones are GGUF's block formats
-// (engine/core/quant_blocks.h).
+// (engine/core/quant_blocks.h); MXFP4 is gpt-oss's expert format (OCP microscaling FP4).
 enum class DType : uint8_t {
   F32,
   F16,
@@ -26,7 +26,8 @@ enum class DType : uint8_t {
   Q3_K,
   Q4_K,
   Q5_K,
-  Q6_K
+  Q6_K,
+  MXFP4
 };
 
 // Widens num_elements values stored in one type at src to fp32 at dst. Precondition:

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace sluice::quant {
 
-inline constexpr int kBlock32 = 32;  // elements per block of the legacy types (Q4_0 ... Q8_1)
+// Elements per block of the legacy types (Q4_0 ... Q8_1) and MXFP4.
+inline constexpr int kBlock32 = 32;
 inline constexpr int kBlockK = 256;  // elements per super-block of the K-quants (QK_K)
 inline constexpr int kScaleBytesK = 12;
 
@@ -43,6 +45,27 @@ struct BlockQ8_0 {
   uint16_t d;
   int8_t qs[kBlock32];
 };
+// MXFP4 (OCP microscaling FP4, gpt-oss's experts): x = kMxfp4Values[q] * 2^(e - 128), e an E8M0
+// exponent (mxfp4_scale); q as in Q4_0 (qs[j]: element j low, element j + 16 high nibble).
+struct BlockMXFP4 {
+  uint8_t e;
+  uint8_t qs[kBlock32 / 2];
+};
+// The FP4 E2M1 values doubled, so that they are integers (hence 2^(e - 128), not 2^(e - 127)):
+// bit 3 is the sign, 0b1000 is -0 and reads 0.
+inline constexpr int8_t kMxfp4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                            0, -1, -2, -3, -4, -6, -8, -12};
+
+// 2^(e - 128), the scale of an MXFP4 block, as ggml's GGML_E8M0_TO_FP32_HALF computes it: the
+// float with exponent field e - 1 for e >= 2, the subnormals 2^-128 and 2^-127 (bits 0x00200000
+// << e) for e = 0 and 1. No NaN: e = 255 gives 2^127 (the OCP format's NaN is not special here).
+inline float mxfp4_scale(uint8_t e) {
+  const uint32_t bits = e < 2 ? uint32_t{0x00200000} << e : static_cast<uint32_t>(e - 1) << 23;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 // Activations for Q4_1/Q5_1 products: s = d * sum(qs) (stored as half).
 struct BlockQ8_1 {
   uint16_t d;
@@ -106,5 +129,6 @@ static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
+static_assert(sizeof(BlockMXFP4) == 17);
 
 }  // namespace sluice::quant

@@ -222,6 +222,8 @@ constexpr RandomBlockRecipe kRecipes[] = {
     {DType::Q5_K, offsetof(quant::BlockQ5_K, d), offsetof(quant::BlockQ5_K, dmin), 15.5, 277651.5},
     // sc (q - 32): int8 sc, 6-bit q
     {DType::Q6_K, offsetof(quant::BlockQ6_K, d), kNoMin, 0.0, 1865102.25},
+    // the doubled FP4 values (mean square 274 / 8); d is a power of two (an E8M0 byte)
+    {DType::MXFP4, offsetof(quant::BlockMXFP4, e), kNoMin, 0.0, 34.25},
 };
 
 const RandomBlockRecipe& recipe_of(DType dtype) {
@@ -239,6 +241,8 @@ void fill_random_blocks(const RandomBlockRecipe& recipe, uint8_t* data, int64_t 
   const size_t words_per_block = (block_bytes + 7) / 8;
   const double d = kStd / std::sqrt(recipe.mean_square);
   const uint16_t d_bits = f32_to_f16(static_cast<float>(d));
+  // MXFP4's scale 2^(e - 128): the power of two nearest d.
+  const auto e8m0_bits = static_cast<uint8_t>(128 + std::lround(std::log2(d)));
   const uint16_t min_bits = f32_to_f16(static_cast<float>(recipe.min_per_d * d));
   for (int64_t b = begin; b < end; ++b) {
     uint8_t* block = data + static_cast<size_t>(b) * block_bytes;
@@ -246,7 +250,11 @@ void fill_random_blocks(const RandomBlockRecipe& recipe, uint8_t* data, int64_t 
       const uint64_t bits = mix(stream + static_cast<uint64_t>(b) * words_per_block + w);
       std::memcpy(block + 8 * w, &bits, std::min<size_t>(8, block_bytes - 8 * w));
     }
-    std::memcpy(block + recipe.d_offset, &d_bits, sizeof d_bits);
+    if (recipe.dtype == DType::MXFP4) {
+      block[recipe.d_offset] = e8m0_bits;
+    } else {
+      std::memcpy(block + recipe.d_offset, &d_bits, sizeof d_bits);
+    }
     if (recipe.min_offset != kNoMin) std::memcpy(block + recipe.min_offset, &min_bits, 2);
     if (recipe.dtype == DType::Q8_0) {
       for (size_t i = sizeof(uint16_t); i < block_bytes; ++i) {

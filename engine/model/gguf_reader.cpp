@@ -38,7 +38,6 @@ constexpr GgmlTypeTraits kUnsupportedGgmlTypes[] = {
     {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},         {25, "I16", 1, 2},
     {26, "I32", 1, 4},        {27, "I64", 1, 8},        {28, "F64", 1, 8},
     {29, "IQ1_M", 256, 56},   {34, "TQ1_0", 256, 54},   {35, "TQ2_0", 256, 66},
-    {39, "MXFP4", 32, 17},
 };
 
 // The type of a tensor header's type id, from the dtype table or the table above; nullopt for

@@ -2,7 +2,8 @@
 // type of the llama-q fixture (and the Q4_K_M mix of Q4_K and Q6_K, whose q|k|v stack holds two
 // types) against the CPU backend on the same weights widened to fp32, through both product
 // kernels (a 62-token prefill takes the tile kernel, a 12-token one the GEMV), and the device
-// memory the weights take: their bytes in the file, not a widened copy.
+// memory the weights take: their bytes in the file, not a widened copy. MXFP4, which llama-q
+// lacks, on a dummy model's blocks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_weight_layout.h"
 #include "engine/core/dequantize.h"
+#include "engine/model/dummy_model.h"
 #include "engine/model/model.h"
 #include "tests/gpu/gpu_test_support.h"
 #include "tests/support/single_request_batch.h"
@@ -96,6 +98,21 @@ size_t file_tensor_bytes(const ModelWeights& w, int* num_tensors) {
   return bytes;
 }
 
+// Expects the GPU's logits within 1e-3 + 1e-3 |cpu| of the CPU's at every one of `positions`
+// positions.
+void expect_close_logits(const std::vector<float>& gpu_logits, const std::vector<float>& cpu_logits,
+                         size_t positions, int vocab, const std::string& label) {
+  int num_outside = 0;
+  float max_diff = 0.0f;
+  for (size_t i = 0; i < positions * static_cast<size_t>(vocab); ++i) {
+    const float diff = std::fabs(gpu_logits[i] - cpu_logits[i]);
+    max_diff = std::max(max_diff, diff);
+    if (diff > 1e-3f + 1e-3f * std::fabs(cpu_logits[i])) ++num_outside;
+  }
+  EXPECT_EQ(num_outside, 0) << label << ": max |diff| " << max_diff << " over " << positions
+                            << " positions x " << vocab;
+}
+
 class CudaQuantizedGguf : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaQuantizedGguf, FromItsBlocksAgreesWithCpuAndTakesTheFilesBytes) {
@@ -132,15 +149,7 @@ TEST_P(CudaQuantizedGguf, FromItsBlocksAgreesWithCpuAndTakesTheFilesBytes) {
   // Products from the blocks in fp32 against the CPU on the widened weights: the tile kernel over
   // the whole sequence, then the GEMV over its first 12 tokens (causal attention: the same rows).
   const auto check = [&](const std::vector<float>& gpu_logits, size_t positions, const char* path) {
-    int num_outside = 0;
-    float max_diff = 0.0f;
-    for (size_t i = 0; i < positions * static_cast<size_t>(vocab); ++i) {
-      const float diff = std::fabs(gpu_logits[i] - cpu_logits[i]);
-      max_diff = std::max(max_diff, diff);
-      if (diff > 1e-3f + 1e-3f * std::fabs(cpu_logits[i])) ++num_outside;
-    }
-    EXPECT_EQ(num_outside, 0) << type << " " << path << ": max |diff| " << max_diff << " over "
-                              << positions << " positions x " << vocab;
+    expect_close_logits(gpu_logits, cpu_logits, positions, vocab, type + " " + path);
   };
   check(prefill_logits(gpu, tokens), tokens.size(), "tile kernel");
   const std::vector<int32_t> head(tokens.begin(), tokens.begin() + 12);
@@ -152,6 +161,33 @@ INSTANTIATE_TEST_SUITE_P(EveryBlockType, CudaQuantizedGguf,
                          ::testing::Values("Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K",
                                            "Q4_K", "Q5_K", "Q6_K", "Q4_K_M"),
                          [](const auto& param_info) { return param_info.param; });
+
+// MXFP4, which no llama-q file holds (llama.cpp writes it for gpt-oss's experts only): a dummy
+// Llama with every matrix in MXFP4 blocks (random nibbles, power-of-two scales), through both
+// product kernels and the embedding lookup from blocks, against the CPU on the widened weights.
+TEST(CudaQuantizedDummy, Mxfp4FromItsBlocksAgreesWithCpu) {
+  SLUICE_REQUIRE_CUDA();
+  const auto model = make_dummy_model("tiny-llama", DType::MXFP4, /*seed=*/11);
+  const int vocab = model->config.vocab_size;
+  std::vector<int32_t> tokens(40);
+  for (size_t i = 0; i < tokens.size(); ++i)
+    tokens[i] = static_cast<int32_t>((i * 37 + 5) % static_cast<size_t>(vocab));
+  std::vector<float> cpu_logits;
+  {
+    const auto widened = widened_to_f32(*model);
+    CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
+    cpu_logits = prefill_logits(cpu, tokens);
+  }
+  const CudaBackendOptions fp32{.activation_dtype = ActivationDType::F32};
+  CudaBackend gpu(*model, fp32);
+  EXPECT_NE(gpu.describe().find("MXFP4 weights kept in their blocks"), std::string::npos)
+      << gpu.describe();
+  expect_close_logits(prefill_logits(gpu, tokens), cpu_logits, tokens.size(), vocab,
+                      "MXFP4 tile kernel");
+  const std::vector<int32_t> head(tokens.begin(), tokens.begin() + 12);
+  CudaBackend gemv_gpu(*model, fp32);
+  expect_close_logits(prefill_logits(gemv_gpu, head), cpu_logits, head.size(), vocab, "MXFP4 GEMV");
+}
 
 // bf16 activations: the tile kernel multiplies on the tensor cores (WMMA; the emulator's stand-in
 // on the CPU), the GEMV in fp32 FMAs. Against the CPU's fp32 logits on the widened weights, within

@@ -56,7 +56,7 @@ inline std::vector<size_t> half_fields(DType dtype) {
 
 // num_blocks random blocks of dtype: random bytes (every quant value, scale and bit pattern),
 // with the fp16 fields set to finite values of either sign over a wide range, since a NaN's
-// payload need not survive the device's arithmetic.
+// payload need not survive the device's arithmetic (MXFP4: its exponent byte in that range).
 // The fp16 fields' magnitudes are 2^e for e uniform in [min_exponent, max_exponent).
 inline std::vector<uint8_t> random_blocks(DType dtype, int64_t num_blocks, uint32_t seed,
                                           float min_exponent = -24.0f, float max_exponent = 4.0f) {
@@ -66,6 +66,12 @@ inline std::vector<uint8_t> random_blocks(DType dtype, int64_t num_blocks, uint3
   for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
   std::uniform_real_distribution<float> exponent(min_exponent, max_exponent);
   for (int64_t b = 0; b < num_blocks; ++b) {
+    // MXFP4's scale is the E8M0 byte 2^(e - 128): the same range of exponents, the values'
+    // magnitudes up to 12 times that.
+    if (dtype == DType::MXFP4) {
+      bytes[static_cast<size_t>(b) * traits.block_bytes] =
+          static_cast<uint8_t>(128 + static_cast<int>(std::floor(exponent(rng))));
+    }
     for (const size_t field : half_fields(dtype)) {
       const float value = (rng() % 2 == 0 ? 1.0f : -1.0f) * std::exp2(exponent(rng));
       const uint16_t bits = f32_to_f16(value);

@@ -7,7 +7,8 @@
 // tokens beside it:
 //  - Integer sums are exact, so how a kernel forms them does not matter (lanes, pairs, offset
 //    activations with the weights' sum taken off again): only the value of each sum is fixed.
-//  - Blocks of 32 (Q4_0 ... Q8_0), in order: acc = fma(float(S_b), d_w * d_x, acc), where S_b
+//  - Blocks of 32 (Q4_0 ... Q8_0, MXFP4), in order: acc = fma(float(S_b), d_w * d_x, acc), where
+//  S_b
 //    is the block's integer dot product; Q4_1/Q5_1 then take acc = fma(m_w, s_x, acc).
 //  - Super-blocks of 256 (K-quants), in order: S = sum over the 16 groups of 16 of
 //    group_scale * (integer dot product of the group), acc = fma(float(S), d_w * d_x, acc); the

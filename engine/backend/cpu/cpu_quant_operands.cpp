@@ -89,6 +89,21 @@ SLUICE_ALWAYS_INLINE void unpack_q8_0(const uint8_t* src, int64_t cols, RowOut o
   }
 }
 
+// MXFP4: each nibble indexes the doubled FP4 values (integers in [-12, 12]); the block's scale
+// 2^(e - 128) is d, so the product is a Block32 one like Q4_0's.
+SLUICE_ALWAYS_INLINE void unpack_mxfp4(const uint8_t* src, int64_t cols, RowOut out) {
+  const BlockMXFP4* blocks = blocks_of<BlockMXFP4>(src);
+  for (int64_t b = 0; b < cols / kBlock32; ++b) {
+    const BlockMXFP4& blk = blocks[b];
+    int8_t* w = out.w + b * kBlock32;
+    for (int j = 0; j < kBlock32 / 2; ++j) {
+      w[j] = kMxfp4Values[blk.qs[j] & 0x0f];
+      w[j + kBlock32 / 2] = kMxfp4Values[blk.qs[j] >> 4];
+    }
+    out.d[b] = mxfp4_scale(blk.e);
+  }
+}
+
 // ---- super-blocks of 256. Groups of 16 (Q2_K, Q3_K, Q6_K) or 32 (Q4_K, Q5_K) elements share
 // an integer scale.
 
@@ -201,6 +216,8 @@ SLUICE_CPU_CLONES void unpack_row(DType dtype, const uint8_t* src, int64_t cols,
       return unpack_nibble_blocks<BlockQ5_1, 0, true, true>(src, cols, out);
     case DType::Q8_0:
       return unpack_q8_0(src, cols, out);
+    case DType::MXFP4:
+      return unpack_mxfp4(src, cols, out);
     case DType::Q2_K:
       return unpack_q2_k(src, cols, out);
     case DType::Q3_K:
@@ -239,6 +256,7 @@ const QuantKernelTraits* find_quant_kernel_traits(DType dtype) {
       {DType::Q5_0, QuantFamily::Block32, ActivationBlockType::Q8_0, true},
       {DType::Q5_1, QuantFamily::Block32Min, ActivationBlockType::Q8_1, false},
       {DType::Q8_0, QuantFamily::Block32, ActivationBlockType::Q8_0, true},
+      {DType::MXFP4, QuantFamily::Block32, ActivationBlockType::Q8_0, true},
       {DType::Q2_K, QuantFamily::Super256Min, ActivationBlockType::Q8_K, false},
       {DType::Q3_K, QuantFamily::Super256, ActivationBlockType::Q8_K, true},
       {DType::Q4_K, QuantFamily::Super256Min, ActivationBlockType::Q8_K, false},

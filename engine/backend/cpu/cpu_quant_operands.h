@@ -5,7 +5,8 @@
 //    cpu_quantize_activations.h) and split into flat arrays: int8 values, one float scale per
 //    block, the Q8_1 sums and the Q8_K sums of 16.
 //  - UnpackedWeights: a few weight rows decoded from their GGUF blocks into int8 values centred
-//    on zero ("q - 8" for Q4_0, "q - 32" for Q6_K, ...) in element order, the integer scale (and
+//    on zero ("q - 8" for Q4_0, "q - 32" for Q6_K, MXFP4's doubled FP4 values, ...) in element
+//    order, the integer scale (and
 //    min) of each 16 elements (K-quants), and the float scales. A row is unpacked once and then
 //    used for every token of a tile, so the bit-fiddling of a format is paid once per row and
 //    not once per (row, token).
@@ -26,7 +27,7 @@ namespace sluice {
 
 // How a weight type's integer dot products turn into floats.
 enum class QuantFamily : uint8_t {
-  Block32,     // Q4_0, Q5_0, Q8_0: d_w * d_x * sum(w * a) per block of 32
+  Block32,     // Q4_0, Q5_0, Q8_0, MXFP4: d_w * d_x * sum(w * a) per block of 32
   Block32Min,  // Q4_1, Q5_1: plus m_w * s_x per block
   Super256,    // Q3_K, Q6_K: d_w * d_x * sum_groups(scale * sum(w * a)) per super-block of 256
   Super256Min  // Q2_K, Q4_K, Q5_K: minus dmin_w * d_x * sum_groups(min * bsum)

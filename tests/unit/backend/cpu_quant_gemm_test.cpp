@@ -57,7 +57,7 @@ std::vector<float> run(const Problem& p, int64_t num_tokens, int num_threads, in
 // Token t's outputs with any number of tokens beside it and any thread count equal those of the
 // largest run, bit for bit; outputs past the rows (ldy > rows) are left alone.
 TEST(QuantGemm, TokenOutputsDoNotDependOnTheBatchOrTheThreads) {
-  for (const DType dtype : test::kernel_dtypes()) {
+  for (const DType dtype : test::all_kernel_dtypes()) {
     SCOPED_TRACE(dtype_name(dtype));
     const Problem p = make_problem(dtype);
     const std::vector<float> full = run(p, kMaxTokens, 1, kRows);
@@ -80,7 +80,7 @@ TEST(QuantGemm, TokenOutputsDoNotDependOnTheBatchOrTheThreads) {
 // The GEMM and the single-row dot product (on the same activations, quantized the same way) are
 // one computation.
 TEST(QuantGemm, EqualsTheDotProductOfEachRowAndToken) {
-  for (const DType dtype : test::kernel_dtypes()) {
+  for (const DType dtype : test::all_kernel_dtypes()) {
     SCOPED_TRACE(dtype_name(dtype));
     const Problem p = make_problem(dtype);
     const int64_t cols = p.view.cols;
@@ -112,7 +112,7 @@ TEST(QuantGemm, EqualsTheDotProductOfEachRowAndToken) {
 // Quantized weights stay in their blocks, and multiply is the quantized GEMM.
 TEST(QuantGemm, CpuMatrixKeepsQuantizedWeightsQuantized) {
   ThreadPool pool(2);
-  for (const DType dtype : test::kernel_dtypes()) {
+  for (const DType dtype : test::all_kernel_dtypes()) {
     SCOPED_TRACE(dtype_name(dtype));
     const Problem p = make_problem(dtype);
     WeightTensor tensor;
@@ -127,6 +127,48 @@ TEST(QuantGemm, CpuMatrixKeepsQuantizedWeightsQuantized) {
     matrix.multiply(p.x.data(), 5, y.data(), pool);
     const std::vector<float> expected = run(p, 5, 2, kRows);
     EXPECT_EQ(std::memcmp(y.data(), expected.data(), y.size() * sizeof(float)), 0);
+  }
+}
+
+// MXFP4 rows (odd sizes: 37 rows of 7 blocks) times activations equal the float product of the
+// widened weights with the activations rounded to Q8_0, which is all the integer kernels change:
+// the block sums are exact, so only the float sum over the blocks rounds (7 roundings of at most
+// 2^-24 of the running |sum|). Every kernel version gives the scalar version's bits.
+TEST(QuantGemm, Mxfp4EqualsTheWidenedProductWithQ8_0Activations) {
+  const Problem p = make_problem(DType::MXFP4);
+  const int64_t cols = p.view.cols;
+  std::vector<float> w(static_cast<size_t>(kRows * cols));
+  for (int64_t r = 0; r < kRows; ++r) {
+    dequantize_row(DType::MXFP4, p.weights.data() + r * p.view.row_bytes, w.data() + r * cols,
+                   cols);
+  }
+  std::vector<float> xq(p.x.size());
+  std::vector<quant::BlockQ8_0> blocks(static_cast<size_t>(cols / 32));
+  for (int64_t t = 0; t < kMaxTokens; ++t) {
+    quantize_row_q8_0(p.x.data() + t * cols, blocks.data(), cols);
+    dequantize_row(DType::Q8_0, blocks.data(), xq.data() + t * cols, cols);
+  }
+  for (const int64_t num_tokens : {1, 5, 13, 70}) {
+    const std::vector<float> y = run(p, num_tokens, 2, kRows, QuantKernelIsa::Scalar);
+    for (int64_t t = 0; t < num_tokens; ++t) {
+      for (int64_t r = 0; r < kRows; ++r) {
+        double expected = 0.0, magnitude = 0.0;
+        for (int64_t c = 0; c < cols; ++c) {
+          const double term =
+              double{w[static_cast<size_t>(r * cols + c)]} * xq[static_cast<size_t>(t * cols + c)];
+          expected += term;
+          magnitude += std::fabs(term);
+        }
+        ASSERT_NEAR(y[static_cast<size_t>(t * kRows + r)], expected, 1e-6 * magnitude)
+            << "row " << r << " token " << t << " of " << num_tokens;
+      }
+    }
+    for (const QuantKernelIsa isa : {QuantKernelIsa::Avx2, QuantKernelIsa::Avx512Vnni}) {
+      if (!quant_kernel_isa_supported(isa)) continue;
+      const std::vector<float> simd = run(p, num_tokens, 2, kRows, isa);
+      EXPECT_EQ(std::memcmp(simd.data(), y.data(), y.size() * sizeof(float)), 0)
+          << quant_kernel_isa_name(isa) << ", " << num_tokens << " tokens";
+    }
   }
 }
 

@@ -21,11 +21,22 @@
 
 namespace sluice::test {
 
-// The quantized types with kernels, as the fixture files name them.
+// The quantized types with kernels that the llama-q fixture files hold, as they name them.
 inline const std::vector<DType>& kernel_dtypes() {
   static const std::vector<DType> types = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
                                            DType::Q8_0, DType::Q2_K, DType::Q3_K, DType::Q4_K,
                                            DType::Q5_K, DType::Q6_K};
+  return types;
+}
+
+// Every quantized type with kernels: kernel_dtypes() and MXFP4, which llama-q lacks (its real
+// tensors are gpt-oss's experts), for the tests on random rows.
+inline const std::vector<DType>& all_kernel_dtypes() {
+  static const std::vector<DType> types = [] {
+    std::vector<DType> out = kernel_dtypes();
+    out.push_back(DType::MXFP4);
+    return out;
+  }();
   return types;
 }
 
@@ -119,6 +130,9 @@ inline std::vector<uint8_t> random_quant_rows(DType dtype, int64_t rows, int64_t
         break;
       case DType::Q6_K:
         put_half(block, offsetof(BlockQ6_K, d), rng, -0.0005f, 0.0005f);
+        break;
+      case DType::MXFP4:  // 2^-16 .. 2^-8 (values up to 12 times that)
+        block[offsetof(BlockMXFP4, e)] = static_cast<uint8_t>(112 + rng() % 9);
         break;
       default:
         fail("random_quant_rows: ", dtype_name(dtype), " is not quantized");
