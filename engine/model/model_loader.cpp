@@ -15,6 +15,7 @@
 #include "engine/model/hf_config.h"
 #include "engine/model/llama2c_reader.h"
 #include "engine/model/model.h"
+#include "engine/model/openai_mxfp4_experts.h"
 #include "engine/model/safetensors_reader.h"
 
 namespace sluice {
@@ -93,8 +94,10 @@ WeightTensor expert_slice(const WeightTensor& stack, int expert) {
 // Takes every tensor the model definition needs by the weight-role table, checking type and
 // shape, splits fused tensors and expert stacks, and refuses tensors the definition would leave
 // unused.
+// `owned` keeps weights converted at load (gpt-oss's openai MXFP4 experts).
 ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c, NameScheme scheme,
-                            const std::string& source) {
+                            const std::string& source,
+                            std::vector<std::vector<uint8_t>>* owned = nullptr) {
   const Architecture& arch = architecture_of(c);
   std::set<std::string> used;
   auto take = [&](WeightRole role, int layer) {
@@ -125,9 +128,14 @@ ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c
   w.experts.resize(static_cast<size_t>(c.num_layers));
   for (int l = 0; l < c.num_layers; ++l) {
     LayerWeights& layer = w.layers[static_cast<size_t>(l)];
+    const bool openai_experts = c.is_moe() && scheme == NameScheme::HuggingFace &&
+                                arch.hf_experts == HfExperts::FusedMxfp4 && owned;
+    if (openai_experts)
+      read_openai_mxfp4_experts(tensors, c, l, w.experts[static_cast<size_t>(l)], used, *owned);
     for (const WeightRole role : all_weight_roles()) {
       if (!is_layer_role(role) || !weight_role_in_files(role, arch, c)) continue;
       if (is_expert_role(role)) {
+        if (openai_experts) continue;
         w.experts[static_cast<size_t>(l)][role] = take_experts(role, l);
         continue;
       }
@@ -218,8 +226,9 @@ void load_hf(Model& model) {
   reject_unsupported_tensors(tensors, model.config);
   check_layer_count(tensors, model.config, NameScheme::HuggingFace,
                     str_cat(config_path.string(), ": num_hidden_layers"));
-  model.weights = assign_weights(tensors, model.config, NameScheme::HuggingFace,
-                                 str_cat(config_path.string(), ": model_type"));
+  model.weights =
+      assign_weights(tensors, model.config, NameScheme::HuggingFace,
+                     str_cat(config_path.string(), ": model_type"), &model.owned_storage);
   model.chat_template = read_hf_chat_template((dir / "tokenizer_config.json").string());
   model.chat_template_origin = str_cat((dir / "tokenizer_config.json").string(), ": chat_template");
   if (model.tokenizer_path.empty()) model.tokenizer_path = model.path;

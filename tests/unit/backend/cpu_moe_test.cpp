@@ -138,6 +138,7 @@ const MoeFileCase kFileCases[] = {
     {"mixtral", "F16", 1.0f, 0.05f, 0.01f},   {"mixtral", "Q8_0", 0.98f, 1.0f, 0.1f},
     {"mixtral", "Q4_K_M", 0.98f, 0.6f, 0.1f}, {"gpt-oss", "F32", 1.0f, 1e-3f, 1e-4f},
     {"gpt-oss", "F16", 1.0f, 0.15f, 0.02f},   {"gpt-oss", "Q8_0", 0.98f, 1.0f, 0.1f},
+    {"gpt-oss", "MXFP4", 1.0f, 1e-3f, 1e-4f},
 };
 
 class TinyArchMoe : public ::testing::TestWithParam<MoeFileCase> {};
@@ -196,6 +197,29 @@ INSTANTIATE_TEST_SUITE_P(Files, TinyArchMoe, ::testing::ValuesIn(kFileCases),
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });
+
+// gpt-oss's Hugging Face folder holds the experts in openai's MXFP4 layout (gate and up rows
+// interleaved), repacked at load. With llama.cpp's YaRN rule (the ramp's ends rounded, which the
+// folder's truncate: false turns off) it is the MXFP4 GGUF made from it, to llama.cpp's F32
+// precision.
+TEST(TinyArchMoe, GptOssFolderIsTheMxfp4FileUnderLlamaCppsYarnRule) {
+  const auto model = load_model(tiny("gpt-oss", "hf"));
+  ASSERT_FALSE(model->config.rope_scaling.yarn_truncate);
+  EXPECT_EQ(model->weights.experts[0][WeightRole::GateExps][1].dtype, DType::MXFP4);
+  model->config.rope_scaling.yarn_truncate = true;
+  for (LayerConfig& l : model->config.layers) l.rope_scaling.yarn_truncate = true;
+  const test::TinyArchReference ref =
+      test::read_tiny_arch_reference(tiny("gpt-oss", "expected/MXFP4"));
+  const MoeRun run = run_moe(*model, ref.tokens);
+  const int vocab = model->config.vocab_size;
+  float worst = 0.0f;
+  for (size_t t = 0; t < ref.tokens.size(); ++t) {
+    worst = std::max(worst, test::max_row_difference(run.logits.data() + t * vocab,
+                                                     ref.logits.data() + t * vocab, vocab));
+  }
+  EXPECT_LT(worst, 1e-3f);
+  std::printf("[ measured ] gpt-oss hf with llama.cpp's YaRN rule: max |diff| %.6f\n", worst);
+}
 
 // Each token's logits are the same bits whether it runs alone, in a step with other requests'
 // tokens (which choose other experts), or one step at a time.

@@ -85,6 +85,8 @@ const TinyArchCase kCases[] = {
      "models/tiny-arch/gpt-oss/expected/F32", 1e-3f},
     {"gpt_oss_F16", "models/tiny-arch/gpt-oss/gguf/gpt-oss-F16.gguf",
      "models/tiny-arch/gpt-oss/expected/F16", 0.15f},
+    {"gpt_oss_MXFP4", "models/tiny-arch/gpt-oss/gguf/gpt-oss-MXFP4.gguf",
+     "models/tiny-arch/gpt-oss/expected/MXFP4", 1e-3f},
 };
 
 class TinyArchForward : public ::testing::TestWithParam<TinyArchCase> {};
