@@ -42,12 +42,19 @@ void CpuMatrix::row(int64_t r, float* out) const {
   dequantize_row(weight_.dtype, weight_.row(r), out, cols_);
 }
 
+bool CpuMatrix::is_quantized() const {
+  return !empty() && has_quant_kernels(weight_.dtype);
+}
+
+QuantMatrixView CpuMatrix::quant_view() const {
+  return QuantMatrixView{weight_.dtype, weight_.data, rows_, cols_, weight_.row_bytes()};
+}
+
 void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPool& pool) const {
   assert(rows_ > 0);  // multiply on an empty matrix is a caller bug
   if (num_tokens <= 0) return;
   if (has_quant_kernels(weight_.dtype)) {
-    const QuantMatrixView w{weight_.dtype, weight_.data, rows_, cols_, weight_.row_bytes()};
-    quant_gemm(w, x, num_tokens, y, rows_, pool);
+    quant_gemm(quant_view(), x, num_tokens, y, rows_, pool);
     return;
   }
   // Threads split the output features. gemm_nt_fixed_order sums every element in one order
@@ -65,6 +72,34 @@ void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPoo
                                           cols_, y + r0, rows_);
                     },
                     (min_rows + kRowUnit - 1) / kRowUnit);
+}
+
+void multiply_all(std::span<const MatrixProduct> products, ThreadPool& pool) {
+  thread_local std::vector<QuantProduct> quantized;
+  thread_local std::vector<int> group_index;  // of each product in `quantized`, or -1
+  quantized.clear();
+  group_index.assign(products.size(), -1);
+  for (size_t i = 0; i < products.size(); ++i) {
+    const MatrixProduct& p = products[i];
+    if (p.num_tokens <= 0) continue;
+    if (!p.matrix->is_quantized()) {
+      p.matrix->multiply(p.x, p.num_tokens, p.y, pool);
+      continue;
+    }
+    QuantProduct q{p.matrix->quant_view(), p.x, p.num_tokens, p.y, p.matrix->rows()};
+    if (p.same_input_as >= 0) {
+      int source = group_index[static_cast<size_t>(p.same_input_as)];
+      if (source >= 0 && quantized[static_cast<size_t>(source)].shares_activations_with >= 0)
+        source = quantized[static_cast<size_t>(source)].shares_activations_with;
+      if (source >= 0 && quantized[static_cast<size_t>(source)].w.dtype == q.w.dtype &&
+          quantized[static_cast<size_t>(source)].w.cols == q.w.cols) {
+        q.shares_activations_with = source;
+      }
+    }
+    group_index[i] = static_cast<int>(quantized.size());
+    quantized.push_back(q);
+  }
+  if (!quantized.empty()) quant_gemm_group(quantized, pool);
 }
 
 std::vector<float> widen_vector(const WeightTensor& tensor) {

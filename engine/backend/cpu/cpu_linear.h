@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "engine/backend/cpu/cpu_quant_gemm.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/weight_tensor.h"
 
@@ -34,6 +36,10 @@ class CpuMatrix {
   // Widens row r into out[cols].
   void row(int64_t r, float* out) const;
 
+  // The weight as quant_gemm reads it. Precondition: is_quantized().
+  bool is_quantized() const;
+  QuantMatrixView quant_view() const;
+
  private:
   WeightTensor weight_;
   const void* in_place_ = nullptr;  // float-type rows as the kernels read them: the map or the copy
@@ -41,6 +47,22 @@ class CpuMatrix {
   int64_t rows_ = 0;
   int64_t cols_ = 0;
 };
+
+// One product of multiply_all: y[num_tokens, matrix->rows()] = x[num_tokens, cols] . W^T.
+struct MatrixProduct {
+  const CpuMatrix* matrix = nullptr;
+  const float* x = nullptr;
+  int64_t num_tokens = 0;
+  float* y = nullptr;
+  // An earlier product of the same call with the same x and num_tokens (gate and up of one
+  // expert): quantized matrices of one type reuse its quantized activations; -1 = none.
+  int same_input_as = -1;
+};
+
+// Runs every product with the bits CpuMatrix::multiply gives it; the quantized ones together in
+// two parallel loops (quant_gemm_group), so that dozens of small products (a mixture-of-experts
+// layer's experts) do not each pay for waking the pool.
+void multiply_all(std::span<const MatrixProduct> products, ThreadPool& pool);
 
 // Widens a 1-D tensor (norm weights, biases) to fp32.
 std::vector<float> widen_vector(const WeightTensor& tensor);

@@ -79,9 +79,11 @@ void choose_experts(const float* router_logits, int64_t num_tokens, const MoeOpt
 
 size_t MoeScratch::bytes() const {
   size_t n = 0;
-  for (const auto* b : {&router_logits, &gathered, &gate, &up, &expert_out, &slot_out})
+  for (const auto* b : {&router_logits, &gathered, &gate, &up, &expert_out})
     n += b->capacity() * sizeof(float);
-  return n + (rows_of_expert.capacity() + choice.ids.capacity()) * sizeof(int32_t) +
+  return n +
+         (rows_of_expert.capacity() + slot_position.capacity() + choice.ids.capacity()) *
+             sizeof(int32_t) +
          choice.weights.capacity() * sizeof(float) + expert_begin.capacity() * sizeof(int64_t);
 }
 
@@ -108,32 +110,58 @@ void moe_ffn(const CpuExperts& experts, const MoeOptions& options, const float* 
           static_cast<int32_t>(i);
   }
 
+  // Every expert's rows in one buffer (expert order), the products of all experts run together.
   const int64_t ffn = experts.gate.empty() ? 0 : experts.gate.front().rows();
-  grow(s.slot_out, num_slots * hidden);
+  grow(s.gathered, num_slots * hidden);
+  grow(s.gate, num_slots * ffn);
+  grow(s.up, num_slots * ffn);
+  grow(s.expert_out, num_slots * hidden);
+  grow(s.slot_position, num_slots);
+  for (int64_t p = 0; p < num_slots; ++p) {
+    const int32_t slot = s.rows_of_expert[static_cast<size_t>(p)];
+    s.slot_position[static_cast<size_t>(slot)] = static_cast<int32_t>(p);
+    std::copy_n(x + (slot / k) * hidden, hidden, s.gathered.data() + p * hidden);
+  }
+  s.products.clear();
   for (int e = 0; e < num_experts; ++e) {
     const int64_t begin = s.expert_begin[static_cast<size_t>(e)];
     const int64_t rows = s.expert_begin[static_cast<size_t>(e) + 1] - begin;
     if (rows == 0) continue;
-    const int32_t* slots = s.rows_of_expert.data() + begin;
-    grow(s.gathered, rows * hidden);
-    grow(s.gate, rows * ffn);
-    grow(s.up, rows * ffn);
-    grow(s.expert_out, rows * hidden);
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy_n(x + (slots[r] / k) * hidden, hidden, s.gathered.data() + r * hidden);
     const auto ue = static_cast<size_t>(e);
-    experts.gate[ue].multiply(s.gathered.data(), rows, s.gate.data(), pool);
-    experts.up[ue].multiply(s.gathered.data(), rows, s.up.data(), pool);
+    const int gate_index = static_cast<int>(s.products.size());
+    s.products.push_back(
+        {&experts.gate[ue], s.gathered.data() + begin * hidden, rows, s.gate.data() + begin * ffn});
+    s.products.push_back({&experts.up[ue], s.gathered.data() + begin * hidden, rows,
+                          s.up.data() + begin * ffn, gate_index});
+  }
+  multiply_all(s.products, pool);
+  s.products.clear();
+  for (int e = 0; e < num_experts; ++e) {
+    const int64_t begin = s.expert_begin[static_cast<size_t>(e)];
+    const int64_t rows = s.expert_begin[static_cast<size_t>(e) + 1] - begin;
+    if (rows == 0) continue;
+    const auto ue = static_cast<size_t>(e);
     if (options.biases) {
-      add_row_bias(s.gate.data(), experts.gate_bias[ue], rows);
-      add_row_bias(s.up.data(), experts.up_bias[ue], rows);
+      add_row_bias(s.gate.data() + begin * ffn, experts.gate_bias[ue], rows);
+      add_row_bias(s.up.data() + begin * ffn, experts.up_bias[ue], rows);
     }
-    gated_activation(options.activation, s.gate.data(), s.up.data(), rows * ffn);
-    experts.down[ue].multiply(s.gate.data(), rows, s.expert_out.data(), pool);
-    if (options.biases) add_row_bias(s.expert_out.data(), experts.down_bias[ue], rows);
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy_n(s.expert_out.data() + r * hidden, hidden,
-                  s.slot_out.data() + static_cast<int64_t>(slots[r]) * hidden);
+    s.products.push_back({&experts.down[ue], s.gate.data() + begin * ffn, rows,
+                          s.expert_out.data() + begin * hidden});
+  }
+  pool.parallel_for(
+      num_slots,
+      [&](int64_t begin, int64_t end) {
+        gated_activation(options.activation, s.gate.data() + begin * ffn, s.up.data() + begin * ffn,
+                         (end - begin) * ffn);
+      },
+      std::max<int64_t>(1, 16384 / std::max<int64_t>(1, ffn)));
+  multiply_all(s.products, pool);
+  if (options.biases) {
+    for (int e = 0; e < num_experts; ++e) {
+      const int64_t begin = s.expert_begin[static_cast<size_t>(e)];
+      add_row_bias(s.expert_out.data() + begin * hidden, experts.down_bias[static_cast<size_t>(e)],
+                   s.expert_begin[static_cast<size_t>(e) + 1] - begin);
+    }
   }
 
   // Each token's weighted expert outputs, added in top-k order (llama.cpp's order).
@@ -141,7 +169,9 @@ void moe_ffn(const CpuExperts& experts, const MoeOptions& options, const float* 
     float* row = out + t * hidden;
     for (int j = 0; j < k; ++j) {
       const float w = s.choice.weights[static_cast<size_t>(t * k + j)];
-      const float* y = s.slot_out.data() + (t * k + j) * hidden;
+      const float* y =
+          s.expert_out.data() +
+          static_cast<int64_t>(s.slot_position[static_cast<size_t>(t * k + j)]) * hidden;
       if (j == 0) {
         for (int64_t i = 0; i < hidden; ++i) row[i] = w * y[i];
       } else {

@@ -45,9 +45,12 @@ using ExpertChoiceObserver = std::function<void(int layer, std::span<const int32
 
 // Activations and the choice of one step, grown to the largest step seen.
 struct MoeScratch {
-  std::vector<float> router_logits, gathered, gate, up, expert_out, slot_out;
+  // [slots] rows in expert order: the inputs, act(gate) (up beside it) and the outputs
+  std::vector<float> router_logits, gathered, gate, up, expert_out;
   std::vector<int32_t> rows_of_expert;  // (token * top_k + slot) grouped by expert
-  std::vector<int64_t> expert_begin;    // [num_experts + 1] offsets into rows_of_expert
+  std::vector<int32_t> slot_position;   // [token * top_k + slot] its row in expert order
+  std::vector<MatrixProduct> products;
+  std::vector<int64_t> expert_begin;  // [num_experts + 1] offsets into rows_of_expert
   ExpertChoice choice;
 
   size_t bytes() const;

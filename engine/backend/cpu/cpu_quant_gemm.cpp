@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <vector>
 
 #include "engine/backend/cpu/cpu_quant_dot.h"
 #include "engine/backend/cpu/cpu_quant_operands.h"
@@ -128,6 +129,68 @@ void quant_gemm(const QuantMatrixView& w, const float* x, int64_t num_tokens, fl
   pool.parallel_for(
       w.rows, [&](int64_t begin, int64_t end) { multiply_rows(w, act, begin, end, y, ldy, isa); },
       min_rows);
+}
+
+void quant_gemm_group(std::span<const QuantProduct> products, ThreadPool& pool,
+                      QuantKernelIsa isa) {
+  assert(quant_kernel_isa_supported(isa));
+  // The calling thread's activations, one per product, read by the pool's threads through
+  // this reference (as in quant_gemm).
+  thread_local std::vector<QuantizedActivations> calling_thread_activations;
+  std::vector<QuantizedActivations>& acts = calling_thread_activations;
+  if (acts.size() < products.size()) acts.resize(products.size());
+  std::vector<int64_t> first_token(products.size() + 1, 0);  // of each product in one numbering
+  int64_t total_work = 0;
+  for (size_t i = 0; i < products.size(); ++i) {
+    const QuantProduct& p = products[i];
+    assert(has_quant_kernels(p.w.dtype) && dtype_row_is_valid(p.w.dtype, p.w.cols));
+    const bool own = p.shares_activations_with < 0;
+    if (own) {
+      shape_activations(p.w.dtype, p.num_tokens, p.w.cols, wants_offset_activations(isa, p.w.dtype),
+                        acts[i]);
+    }
+    first_token[i + 1] = first_token[i] + (own ? p.num_tokens : 0);
+    total_work += p.num_tokens * p.w.rows * p.w.cols;
+  }
+  if (total_work == 0) return;
+  pool.parallel_for(
+      first_token.back(),
+      [&](int64_t begin, int64_t end) {
+        for (size_t i = 0; i < products.size(); ++i) {
+          const int64_t b = std::max(begin, first_token[i]), e = std::min(end, first_token[i + 1]);
+          if (b < e)
+            quantize_activations(products[i].x, b - first_token[i], e - first_token[i], acts[i]);
+        }
+      },
+      std::max<int64_t>(1, kMinWorkPerThread / 16 / std::max<int64_t>(1, products[0].w.cols)));
+
+  // Row ranges of about equal work, several per thread, in whole panels of rows.
+  struct Piece {
+    size_t product;
+    int64_t row_begin, row_end;
+  };
+  std::vector<Piece> pieces;
+  const int64_t piece_work =
+      std::max<int64_t>(kMinWorkPerThread, total_work / (8 * int64_t{pool.num_threads()}));
+  for (size_t i = 0; i < products.size(); ++i) {
+    const QuantProduct& p = products[i];
+    if (p.num_tokens <= 0 || p.w.rows <= 0) continue;
+    const int64_t unit = kQuantPanelRows;
+    const int64_t rows = std::max<int64_t>(
+        unit, piece_work / std::max<int64_t>(1, p.num_tokens * p.w.cols) / unit * unit);
+    for (int64_t r = 0; r < p.w.rows; r += rows)
+      pieces.push_back({i, r, std::min(p.w.rows, r + rows)});
+  }
+  pool.parallel_for(static_cast<int64_t>(pieces.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      const Piece& piece = pieces[static_cast<size_t>(k)];
+      const QuantProduct& p = products[piece.product];
+      const auto source =
+          static_cast<size_t>(p.shares_activations_with < 0 ? static_cast<int>(piece.product)
+                                                            : p.shares_activations_with);
+      multiply_rows(p.w, acts[source], piece.row_begin, piece.row_end, p.y, p.ldy, isa);
+    }
+  });
 }
 
 }  // namespace sluice

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "engine/backend/cpu/cpu_quant_dot.h"
 #include "engine/core/dtype.h"
@@ -31,5 +32,25 @@ struct QuantMatrixView {
 // on pool.
 void quant_gemm(const QuantMatrixView& w, const float* x, int64_t num_tokens, float* y, int64_t ldy,
                 ThreadPool& pool, QuantKernelIsa isa = best_quant_kernel_isa());
+
+// One product of a group (quant_gemm_group): y[t * ldy + r] = x[t] . W[r] for t < num_tokens.
+struct QuantProduct {
+  QuantMatrixView w;
+  const float* x = nullptr;
+  int64_t num_tokens = 0;
+  float* y = nullptr;
+  int64_t ldy = 0;
+  // An earlier product of the group with the same x, num_tokens and weight type (and columns):
+  // its quantized activations are used instead of quantizing x again; -1 = none.
+  int shares_activations_with = -1;
+};
+
+// Runs every product of the group with the same bits quant_gemm gives each of them, in two
+// parallel loops for the whole group: one quantizes every product's activations, one shares the
+// row ranges of every product out to the threads in pieces of about equal work. For the many
+// small products of a mixture-of-experts layer (a few tokens per expert), where two loops per
+// product would cost more than the products. Preconditions as for quant_gemm, for each product.
+void quant_gemm_group(std::span<const QuantProduct> products, ThreadPool& pool,
+                      QuantKernelIsa isa = best_quant_kernel_isa());
 
 }  // namespace sluice
