@@ -17,9 +17,9 @@ ModelSession open_model_session(const std::string& model_path, const std::string
 }
 
 ModelSession open_dummy_session(const std::string& preset, const std::string& tokenizer_path,
-                                DType dtype) {
+                                DType dtype, int num_layers) {
   ModelSession session;
-  session.model = make_dummy_model(preset, dtype);
+  session.model = make_dummy_model(preset, dtype, 0, num_layers);
   if (tokenizer_path.empty()) {
     session.tokenizer = std::make_unique<ByteTokenizer>(session.model->config.vocab_size);
   } else {

@@ -24,8 +24,8 @@ ModelSession open_model_session(const std::string& model_path, const std::string
                                 const LoadOptions& options = {});
 
 // A dummy-weight model of a published shape (see dummy_model.h) with the tokenizer at
-// tokenizer_path, or a byte tokenizer when it is empty.
+// tokenizer_path, or a byte tokenizer when it is empty; num_layers > 0 keeps that many layers.
 ModelSession open_dummy_session(const std::string& preset, const std::string& tokenizer_path,
-                                DType dtype);
+                                DType dtype, int num_layers = 0);
 
 }  // namespace sluice

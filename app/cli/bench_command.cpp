@@ -30,6 +30,7 @@ struct BenchArgs {
   std::string model_path, tokenizer_path, input_path, dummy_preset, save_gguf_path;
   DType dummy_dtype = DType::F32;  // BF16 when not given and the run may go to a GPU
   bool dummy_dtype_given = false;
+  int dummy_layers = 0;  // 0: the preset's
   size_t limit = 500;
   std::vector<BenchMode> modes;
   bool as_json = false;
@@ -89,6 +90,10 @@ void add_bench_options(QCommandLineParser& parser) {
        "Weight type of --dummy-weights: f32, f16, bf16 or a GGUF block type such as q8_0 or "
        "q4_k (random valid blocks; norms stay f32) (default: bf16 on a GPU, else f32).",
        "TYPE"},
+      {"dummy-layers",
+       "Keep only the first N layers of --dummy-weights (e.g. an 8-layer qwen3-30b-a3b: the "
+       "real layer's cost in a file of a few GiB) (default: all).",
+       "N"},
       {"save-gguf",
        "With --dummy-weights: write the model as a GGUF file that llama.cpp loads (its tensor "
        "names and keys, a synthetic vocabulary; the same weights this command benchmarks) and "
@@ -132,6 +137,10 @@ void read_model_args(const QCommandLineParser& parser, BenchArgs& a) {
   }
   a.dummy_dtype_given = parser.isSet("dummy-dtype");
   if (a.dummy_dtype_given) a.dummy_dtype = parse_dummy_dtype(parser.value("dummy-dtype"));
+  if (parser.isSet("dummy-layers")) {
+    if (a.dummy_preset.empty()) throw UsageError("--dummy-layers needs --dummy-weights PRESET");
+    a.dummy_layers = static_cast<int>(option_int(parser, "dummy-layers", 0, 1, kMaxNumLayers));
+  }
   a.save_gguf_path = parser.value("save-gguf").toStdString();
   if (parser.isSet("save-gguf") && a.save_gguf_path.empty())
     throw UsageError("--save-gguf needs a file name");
@@ -480,7 +489,7 @@ void run_modes(const BenchArgs& a, const ModelSession& session,
 void save_dummy_gguf(const BenchArgs& a) {
   std::fprintf(stderr, "bench: building %s with %s weights...\n", a.dummy_preset.c_str(),
                std::string(dtype_name(a.dummy_dtype)).c_str());
-  const auto model = make_dummy_model(a.dummy_preset, a.dummy_dtype);
+  const auto model = make_dummy_model(a.dummy_preset, a.dummy_dtype, 0, a.dummy_layers);
   write_gguf_model(*model, a.save_gguf_path);
   std::fprintf(stderr, "bench: wrote %s (%s, %.1f MiB of weights)\n", a.save_gguf_path.c_str(),
                model->config.describe().c_str(),
@@ -507,7 +516,7 @@ int run_bench(const QStringList& args) {
     const ModelSession session =
         a.dummy_preset.empty()
             ? open_model_session(a.model_path, a.tokenizer_path)
-            : open_dummy_session(a.dummy_preset, a.tokenizer_path, a.dummy_dtype);
+            : open_dummy_session(a.dummy_preset, a.tokenizer_path, a.dummy_dtype, a.dummy_layers);
     if (!a.batched.empty()) {
       std::fprintf(stderr, "bench: %zu batch sizes of %d-token prompts...\n", a.batched.size(),
                    a.prompt_tokens);

@@ -74,6 +74,15 @@ double streamed_weight_bytes(const Model& model, size_t gpu_element_bytes) {
       if (is_layer_role(role) && weight_kind(role) == WeightKind::Matrix) total += bytes(l[role]);
     }
   }
+  // A mixture of experts: the experts one token uses (the least a step reads; a batch's tokens
+  // may choose more of them, up to every one).
+  const int num_experts_used = model.config.num_experts_used;
+  for (const LayerExperts& l : model.weights.experts) {
+    for (const WeightRole role : all_weight_roles()) {
+      if (!is_layer_role(role) || weight_kind(role) != WeightKind::ExpertMatrices) continue;
+      if (!l[role].empty()) total += num_experts_used * bytes(l[role].front());
+    }
+  }
   return total;
 }
 

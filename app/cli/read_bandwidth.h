@@ -23,7 +23,8 @@ ReadBandwidth measure_host_read_bandwidth(int num_threads);
 // The bytes of weights a decode step reads on the device: every layer matrix and the LM head as
 // the backend holds them (the embedding table is read a row per token, so it is left out). On the
 // CPU every type lies as the file stores it; on a GPU quantized types stay in their blocks and the
-// float ones take gpu_element_bytes each (0: on the CPU).
+// float ones take gpu_element_bytes each (0: on the CPU). Of a mixture of experts' stacks it
+// counts num_experts_used experts per layer: what one token reads, the floor of any step.
 double streamed_weight_bytes(const Model& model, size_t gpu_element_bytes);
 
 }  // namespace sluice::cli

@@ -38,12 +38,17 @@ struct Preset {
   int rotary_percent = 0;  // partial_rotary_factor in percent; 0: every dimension
   ScalingType rope_scaling = ScalingType::None;
   float rope_scaling_factor = 1.0f;  // llama3 keeps RopeScaling's defaults (1, 4, 8192)
-  bool is_test_shape = false;        // small, for tests; not listed
+  int rope_original_context = 0;     // YaRN's original_max_position_embeddings
+  // Mixture of experts (0 experts: a dense FFN of `ffn`): every layer routes each token to
+  // experts_used of `experts` FFNs of expert_ffn.
+  int experts = 0, experts_used = 0, expert_ffn = 0;
+  bool is_test_shape = false;  // small, for tests; not listed
 };
 
 // The numbers come from each model's config.json on the Hugging Face hub (TinyLlama-1.1B-Chat-
 // v1.0, Qwen/Qwen3-8B, google/gemma-2-9b, google/gemma-3-12b-it's text_config,
-// microsoft/Phi-3-mini-4k-instruct, mistralai/Mistral-Nemo-Base-2407, meta-llama/Llama-3.1-8B).
+// microsoft/Phi-3-mini-4k-instruct, mistralai/Mistral-Nemo-Base-2407, meta-llama/Llama-3.1-8B,
+// Qwen/Qwen3-30B-A3B, openai/gpt-oss-20b, mistralai/Mixtral-8x7B-v0.1).
 // The tiny shapes give every architecture's options on rows of whole 256-value blocks.
 // clang-format off
 constexpr Preset kPresets[] = {
@@ -89,6 +94,22 @@ constexpr Preset kPresets[] = {
     {.name = "mistral-nemo-12b", .architecture = "mistral", .hidden = 5120, .ffn = 14336,
      .layers = 40, .heads = 32, .kv_heads = 8, .head_dim = 128, .vocab = 131072,
      .context = 1024000, .rope_theta = 1000000.0f},
+    // intermediate_size 6144 is the dense FFN width config.json names; every layer is sparse.
+    {.name = "qwen3-30b-a3b", .architecture = "qwen3moe", .hidden = 2048, .ffn = 6144,
+     .layers = 48, .heads = 32, .kv_heads = 4, .head_dim = 128, .vocab = 151936,
+     .context = 40960, .rope_theta = 1000000.0f, .rms_norm_eps = 1e-6f, .experts = 128,
+     .experts_used = 8, .expert_ffn = 768},
+    // Sliding window 128 on the even layers (the architecture's pattern). config.json's YaRN says
+    // truncate: false; the preset rounds the ramp as llama.cpp always does (RopeScaling's default),
+    // so its GGUF file is the same model to both. Expert rows of 2880 take 32-value blocks only.
+    {.name = "gpt-oss-20b", .architecture = "gpt-oss", .hidden = 2880, .ffn = 2880,
+     .layers = 24, .heads = 64, .kv_heads = 8, .head_dim = 64, .vocab = 201088,
+     .context = 131072, .rope_theta = 150000.0f, .qkv_bias = true, .sliding_window = 128,
+     .rope_scaling = ScalingType::Yarn, .rope_scaling_factor = 32.0f,
+     .rope_original_context = 4096, .experts = 32, .experts_used = 4, .expert_ffn = 2880},
+    {.name = "mixtral-8x7b", .architecture = "mixtral", .hidden = 4096, .ffn = 14336,
+     .layers = 32, .heads = 32, .kv_heads = 8, .vocab = 32000, .context = 32768,
+     .rope_theta = 1000000.0f, .experts = 8, .experts_used = 2, .expert_ffn = 14336},
 
     {.name = "tiny-llama", .architecture = "llama", .hidden = 256, .ffn = 512, .layers = 2,
      .heads = 4, .kv_heads = 2, .vocab = 512, .context = 256, .is_test_shape = true},
@@ -116,6 +137,19 @@ constexpr Preset kPresets[] = {
     {.name = "tiny-phi3", .architecture = "phi3", .hidden = 256, .ffn = 512, .layers = 2,
      .heads = 4, .kv_heads = 2, .vocab = 512, .context = 256, .rotary_percent = 50,
      .is_test_shape = true},
+    {.name = "tiny-qwen3moe", .architecture = "qwen3moe", .hidden = 256, .ffn = 512, .layers = 2,
+     .heads = 4, .kv_heads = 2, .head_dim = 128, .vocab = 512, .context = 256,
+     .rope_theta = 1000000.0f, .rms_norm_eps = 1e-6f, .experts = 4, .experts_used = 2,
+     .expert_ffn = 256, .is_test_shape = true},
+    // llama.cpp sizes a Mixtral's experts by feed_forward_length: expert_ffn = ffn.
+    {.name = "tiny-mixtral", .architecture = "mixtral", .hidden = 256, .ffn = 512, .layers = 2,
+     .heads = 4, .kv_heads = 2, .vocab = 512, .context = 256, .rope_theta = 1000000.0f,
+     .experts = 4, .experts_used = 2, .expert_ffn = 512, .is_test_shape = true},
+    {.name = "tiny-gpt-oss", .architecture = "gpt-oss", .hidden = 256, .ffn = 256, .layers = 2,
+     .heads = 4, .kv_heads = 2, .head_dim = 64, .vocab = 512, .context = 256,
+     .rope_theta = 150000.0f, .qkv_bias = true, .sliding_window = 4,
+     .rope_scaling = ScalingType::Yarn, .rope_scaling_factor = 4.0f, .rope_original_context = 64,
+     .experts = 4, .experts_used = 2, .expert_ffn = 256, .is_test_shape = true},
 };
 // clang-format on
 
@@ -150,6 +184,13 @@ ModelConfig config_of(const Preset& p, int num_layers) {
   c.attn_logit_softcap = p.attn_softcap;
   c.final_logit_softcap = p.final_softcap;
   if (p.rotary_percent > 0) c.rotary_dim = c.head_dim * p.rotary_percent / 100;
+  if (p.rope_scaling == ScalingType::Yarn) {  // the readers' defaults (beta_fast 32, beta_slow 1)
+    c.rope_scaling.original_max_position_embeddings = p.rope_original_context;
+    c.rope_scaling.attention_factor = 1.0f + 0.1f * std::log(p.rope_scaling_factor);
+  }
+  c.num_experts = p.experts;
+  c.num_experts_used = p.experts_used;
+  c.expert_intermediate_size = p.expert_ffn;
   c.bos_token_id = 1;
   c.eos_token_id = 2;
   apply_architecture(architecture_of(c), c, p.window_period, p.local_rope_theta);
@@ -172,9 +213,23 @@ void for_each_weight(const ModelConfig& c, const std::function<void(WeightRole, 
   if (weight_role_in_files(WeightRole::LmHead, unfused, c)) f(WeightRole::LmHead, 0);
 }
 
-// Matrices take the requested type; norms and biases stay F32.
-DType stored_dtype(const std::vector<int64_t>& shape, DType matrix_dtype) {
-  return shape.size() >= 2 ? matrix_dtype : DType::F32;
+// Matrices and expert stacks take the requested type; the router stays F32 as llama.cpp's
+// converter keeps ffn_gate_inp, and so do norms, biases and sinks.
+DType stored_dtype(WeightRole role, DType matrix_dtype) {
+  const WeightKind kind = weight_kind(role);
+  if (kind == WeightKind::ExpertMatrices) return matrix_dtype;
+  return kind == WeightKind::Matrix && role != WeightRole::Router ? matrix_dtype : DType::F32;
+}
+
+// Expert e of a stack [num_experts, ...] as a view of the same bytes (as the loader slices a
+// GGUF stack).
+WeightTensor expert_view(const WeightTensor& stack, int expert) {
+  WeightTensor view = stack;
+  view.name = str_cat(stack.name, " (expert ", expert, ")");
+  view.shape.erase(view.shape.begin());
+  view.num_bytes = stack.num_bytes / static_cast<size_t>(stack.shape[0]);
+  view.data = stack.data + static_cast<size_t>(expert) * view.num_bytes;
+  return view;
 }
 
 // splitmix64: a counter-based generator, so any element can be drawn independently.
@@ -311,11 +366,12 @@ class WeightFactory {
   WeightFactory(Model& model, DType dtype, uint64_t seed)
       : model_(model), dtype_(dtype), seed_(seed) {}
 
-  WeightTensor make(const std::string& name, std::vector<int64_t> shape, bool is_ones) {
+  WeightTensor make(WeightRole role, const std::string& name, std::vector<int64_t> shape) {
+    const bool is_ones = is_norm_role(role);
     WeightTensor t;
     t.name = name;
     t.shape = std::move(shape);
-    t.dtype = stored_dtype(t.shape, dtype_);
+    t.dtype = stored_dtype(role, dtype_);
     const int64_t n = t.num_elements();
     const size_t num_bytes = dtype_num_bytes(t.dtype, n);
     auto& storage = model_.owned_storage.emplace_back();
@@ -355,7 +411,8 @@ void check_dummy_model_fits(const std::string& preset, const ModelConfig& c, DTy
   const Architecture& arch = architecture_of(c);
   for_each_weight(c, [&](WeightRole role, int layer) {
     const std::vector<int64_t> shape = weight_shape(role, c);
-    if (shape.size() < 2 || dtype_row_is_valid(dtype, shape.back())) return;
+    const DType stored = stored_dtype(role, dtype);
+    if (dtype_row_is_valid(stored, shape.back())) return;
     fail("dummy model ", preset, ": ", dtype_name(dtype), " stores rows in blocks of ",
          dtype_traits(dtype).block_elements, " values, and tensor ",
          tensor_name(role, arch, NameScheme::Gguf, layer), " has rows of ", shape.back(),
@@ -392,8 +449,8 @@ size_t dummy_model_weight_bytes(const ModelConfig& config, DType dtype) {
   for_each_weight(config, [&](WeightRole role, int) {
     const std::vector<int64_t> shape = weight_shape(role, config);
     int64_t n = 1;
-    for (const int64_t d : shape) n *= d;
-    total += dtype_num_bytes(stored_dtype(shape, dtype), n);
+    for (const int64_t d : shape) n *= d;  // an expert stack: every expert
+    total += dtype_num_bytes(stored_dtype(role, dtype), n);
   });
   return total;
 }
@@ -410,10 +467,14 @@ std::unique_ptr<Model> make_dummy_model(const std::string& preset, DType dtype, 
   WeightFactory factory(*model, dtype, seed);
   ModelWeights& w = model->weights;
   w.layers.resize(static_cast<size_t>(c.num_layers));
+  w.experts.resize(static_cast<size_t>(c.num_layers));
   for_each_weight(c, [&](WeightRole role, int layer) {
-    WeightTensor t = factory.make(tensor_name(role, arch, NameScheme::Gguf, layer),
-                                  weight_shape(role, c), is_norm_role(role));
-    if (is_layer_role(role)) {
+    WeightTensor t =
+        factory.make(role, tensor_name(role, arch, NameScheme::Gguf, layer), weight_shape(role, c));
+    if (is_expert_role(role)) {  // one stack in memory, a view per expert
+      auto& experts = w.experts[static_cast<size_t>(layer)][role];
+      for (int e = 0; e < c.num_experts; ++e) experts.push_back(expert_view(t, e));
+    } else if (is_layer_role(role)) {
       w.layers[static_cast<size_t>(layer)][role] = std::move(t);
     } else if (role == WeightRole::TokenEmbedding) {
       w.token_embedding = std::move(t);

@@ -103,17 +103,20 @@ struct OutputTensor {
 
 // How the model's tensors become the file's.
 struct FileLayout {
-  const Architecture* arch = nullptr;  // the model's row of the architecture table
-  std::string gguf_arch;               // general.architecture
-  bool permute_qk = false;             // the file's RoPE pairs differ from the model's
-  bool to_interleaved = false;         // ... and are adjacent in the file
-  float norm_offset = 0.0f;            // folded into every norm weight
+  const Architecture* arch = nullptr;       // the model's row of the architecture table
+  std::string gguf_arch;                    // general.architecture
+  const Architecture* file_arch = nullptr;  // the row a reader of the file takes it for
+  bool permute_qk = false;                  // the file's RoPE pairs differ from the model's
+  bool to_interleaved = false;              // ... and are adjacent in the file
+  float norm_offset = 0.0f;                 // folded into every norm weight
 };
 
-// llama.cpp's converter writes Mistral models as llama (MistralForCausalLM is a LlamaModel).
+// llama.cpp's converter writes Mistral and Mixtral models as llama (MistralForCausalLM and
+// MixtralForCausalLM are LlamaModels; a llama file with experts is a Mixtral).
 std::string gguf_architecture_name(const Architecture& arch) {
   if (arch.gguf_name) return arch.gguf_name;
-  if (std::string_view(arch.name) == "mistral") return "llama";
+  const std::string_view name = arch.name;
+  if (name == "mistral" || name == "mixtral") return "llama";
   fail("architecture ", arch.name, " has no GGUF form llama.cpp reads");
 }
 
@@ -208,6 +211,39 @@ OutputTensor fused_tensor(const std::string& name, const std::vector<OutputTenso
   return out;
 }
 
+// An expert role's stack as the file holds it: the experts' slices one after the other, shaped
+// [num_experts, ...] (ne = [cols, rows, num_experts] in the header, as llama.cpp's converter
+// stacks them); biases widened to F32.
+OutputTensor expert_stack_tensor(const Model& model, const FileLayout& layout, WeightRole role,
+                                 int layer) {
+  const ModelConfig& c = model.config;
+  OutputTensor out;
+  out.name = tensor_name(role, *layout.arch, NameScheme::Gguf, layer);
+  const auto& experts = model.weights.experts;
+  const std::vector<WeightTensor>* slices = static_cast<size_t>(layer) < experts.size()
+                                                ? &experts[static_cast<size_t>(layer)][role]
+                                                : nullptr;
+  if (!slices || slices->size() != static_cast<size_t>(c.num_experts)) {
+    fail(model.path, ": the ", c.architecture, " model has ", slices ? slices->size() : 0, " of ",
+         c.num_experts, " ", weight_role_name(role), " experts in layer ", layer);
+  }
+  const bool is_bias = weight_kind(role) == WeightKind::ExpertBiases;
+  const std::vector<int64_t> slice_shape = expert_slice_shape(role, c);
+  out.dtype = is_bias ? DType::F32 : slices->front().dtype;
+  for (const WeightTensor& t : *slices) {
+    if (t.shape != slice_shape || (!is_bias && t.dtype != out.dtype))
+      fail("tensor ", out.name, ": its experts differ in type or shape (", t.name, ")");
+    if (is_bias) {
+      const std::vector<float> values = widen(t);
+      out.values.insert(out.values.end(), values.begin(), values.end());
+    } else {
+      out.pieces.emplace_back(t.data, t.num_bytes);
+    }
+  }
+  out.shape = weight_shape(role, c);
+  return out;
+}
+
 const WeightTensor& require_weight(const Model& model, const WeightTensor& t, WeightRole role,
                                    int layer) {
   if (t.empty()) {
@@ -269,6 +305,10 @@ std::vector<OutputTensor> file_tensors(const Model& model, const FileLayout& lay
     };
     for (const WeightRole role : all_weight_roles()) {
       if (!is_layer_role(role) || !weight_role_in_files(role, *layout.arch, c)) continue;
+      if (is_expert_role(role)) {
+        out.push_back(expert_stack_tensor(model, layout, role, l));
+        continue;
+      }
       const std::string name = tensor_name(role, *layout.arch, NameScheme::Gguf, l);
       const std::span<const WeightRole> parts = fused_parts(role);
       if (parts.empty()) {
@@ -307,11 +347,27 @@ float local_rope_theta(const ModelConfig& c) {
        " GGUF file that llama.cpp would run as the same model");
 }
 
+// Refuses mixture-of-experts and YaRN options that llama.cpp's loaders fix whatever a file says.
+void check_llama_cpp_moe_rules(const Model& model, const FileLayout& layout) {
+  const ModelConfig& c = model.config;
+  const RopeScaling& yarn = c.rope_scaling;
+  if (yarn.type == RopeScaling::Type::Yarn && !yarn.yarn_truncate)
+    refuse(model, layout, "YaRN without rounding the ramp's ends (llama.cpp always rounds)");
+  if (!c.is_moe()) return;
+  if (layout.gguf_arch == "llama" && c.expert_intermediate_size != c.intermediate_size) {
+    refuse(model, layout,
+           str_cat("experts of FFN ", c.expert_intermediate_size, " beside a dense FFN of ",
+                   c.intermediate_size, " (llama.cpp sizes a llama file's experts by the latter)"));
+  }
+  if (c.moe_gating == MoeGating::SoftmaxTopK && !c.moe_renormalize)
+    refuse(model, layout, "top-k expert weights that are not renormalised");
+}
+
 // Refuses options that llama.cpp's loader for the file's architecture fixes or cannot take,
 // whatever the file says.
 void check_llama_cpp_rules(const Model& model, const FileLayout& layout) {
   const ModelConfig& c = model.config;
-  const Architecture& file_arch = *find_gguf_architecture(layout.gguf_arch);
+  const Architecture& file_arch = *layout.file_arch;
   if (c.rope_scaling.type == RopeScaling::Type::LongRope) refuse(model, layout, "LongRoPE scaling");
   if (c.attention_scale > 0.0f &&
       c.attention_scale != 1.0f / std::sqrt(static_cast<float>(c.head_dim))) {
@@ -332,6 +388,7 @@ void check_llama_cpp_rules(const Model& model, const FileLayout& layout) {
     refuse(model, layout, "logit soft-capping (llama.cpp applies it to Gemma 2 only)");
   if (file_arch.post_norms && !c.tie_word_embeddings)
     refuse(model, layout, "a separate LM head (llama.cpp's Gemma uses the embedding)");
+  check_llama_cpp_moe_rules(model, layout);
   if (layout.arch->fused_qkv && c.q_size() != c.hidden_size) {
     refuse(model, layout,
            "heads x head_dim different from the hidden size (llama.cpp's phi3 assumes them equal)");
@@ -342,7 +399,7 @@ void check_llama_cpp_rules(const Model& model, const FileLayout& layout) {
 // file's architecture sets the per-layer windows and RoPE bases by its own pattern.
 void check_derived_options(const Model& model, const FileLayout& layout) {
   const ModelConfig& c = model.config;
-  const Architecture& file_arch = *find_gguf_architecture(layout.gguf_arch);
+  const Architecture& file_arch = *layout.file_arch;
   ModelConfig derived = c;
   if (file_arch.window_pattern != WindowPattern::EvenLayers &&
       file_arch.window_pattern != WindowPattern::PeriodGlobal) {
@@ -352,6 +409,11 @@ void check_derived_options(const Model& model, const FileLayout& layout) {
   if (derived.activation != c.activation || derived.qk_norm != c.qk_norm ||
       derived.post_norms != c.post_norms || derived.embedding_scale != c.embedding_scale) {
     refuse(model, layout, "the activation, q/k norm, post norm or embedding scale of this model");
+  }
+  if (derived.has_output_bias != c.has_output_bias ||
+      derived.attention_sinks != c.attention_sinks || derived.moe_gating != c.moe_gating ||
+      derived.moe_biases != c.moe_biases) {
+    refuse(model, layout, "the output bias, attention sinks, expert gating or expert biases");
   }
   for (size_t l = 0; l < c.layers.size(); ++l) {
     const LayerConfig& a = derived.layers[l];
@@ -364,6 +426,31 @@ void check_derived_options(const Model& model, const FileLayout& layout) {
                      b.rope_theta, ")"));
     }
   }
+}
+
+// YaRN as llama.cpp's converter writes it for gpt-oss (type, factor, original context, betas),
+// and attn_factor only when the attention factor is not the 1 + 0.1 ln(factor) that readers
+// derive (the key multiplies it).
+void add_yarn_keys(GgufMetadata& meta, const RopeScaling& s, const std::string& a) {
+  meta.add_string(a + "rope.scaling.type", "yarn");
+  meta.add_f32(a + "rope.scaling.factor", s.factor);
+  meta.add_u32(a + "rope.scaling.original_context_length", s.original_max_position_embeddings);
+  meta.add_f32(a + "rope.scaling.yarn_beta_fast", s.beta_fast);
+  meta.add_f32(a + "rope.scaling.yarn_beta_slow", s.beta_slow);
+  const float implied = 1.0f + 0.1f * std::log(s.factor);
+  if (s.attention_factor != implied)
+    meta.add_f32(a + "rope.scaling.attn_factor", s.attention_factor / implied);
+}
+
+// The expert counts as llama.cpp's converters write them: every family gives expert_count and
+// expert_used_count; Qwen3-MoE and gpt-oss name the experts' FFN width, while a llama file's
+// experts take feed_forward_length (check_llama_cpp_moe_rules).
+void add_expert_keys(GgufMetadata& meta, const ModelConfig& c, const FileLayout& layout) {
+  const std::string a = layout.gguf_arch + ".";
+  meta.add_u32(a + "expert_count", c.num_experts);
+  meta.add_u32(a + "expert_used_count", c.num_experts_used);
+  if (layout.gguf_arch != "llama")
+    meta.add_u32(a + "expert_feed_forward_length", c.expert_intermediate_size);
 }
 
 void add_architecture_keys(GgufMetadata& meta, const Model& model, const FileLayout& layout) {
@@ -385,7 +472,9 @@ void add_architecture_keys(GgufMetadata& meta, const Model& model, const FileLay
     meta.add_string(a + "rope.scaling.type", "linear");
     meta.add_f32(a + "rope.scaling.factor", c.rope_scaling.factor);
   }
-  const Architecture& file_arch = *find_gguf_architecture(layout.gguf_arch);
+  if (c.rope_scaling.type == RopeScaling::Type::Yarn) add_yarn_keys(meta, c.rope_scaling, a);
+  if (c.is_moe()) add_expert_keys(meta, c, layout);
+  const Architecture& file_arch = *layout.file_arch;
   if (file_arch.window_pattern != WindowPattern::AllLayers)
     meta.add_u32(a + "attention.sliding_window", c.sliding_window);
   if (file_arch.window_pattern == WindowPattern::Ignored)  // Phi-3's converter writes it
@@ -491,7 +580,8 @@ void write_gguf_model(const Model& model, const std::string& path) {
   FileLayout layout;
   layout.arch = &architecture_of(c);
   layout.gguf_arch = gguf_architecture_name(*layout.arch);
-  const bool file_interleaved = find_gguf_architecture(layout.gguf_arch)->gguf_rope_interleaved;
+  layout.file_arch = find_gguf_architecture(layout.gguf_arch, c.is_moe());
+  const bool file_interleaved = layout.file_arch->gguf_rope_interleaved;
   layout.permute_qk = file_interleaved != (c.rope_layout == RopeLayout::Interleaved);
   layout.to_interleaved = file_interleaved;
   layout.norm_offset = c.norm_weight_offset;

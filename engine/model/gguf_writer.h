@@ -4,7 +4,9 @@
 // and biases F32) aligned to 32 bytes, and a synthetic SentencePiece vocabulary of the model's
 // size. The file is what llama.cpp's converter would make of the model: fused tensors fused
 // (Phi-3), llama q/k rows permuted for adjacent-pair RoPE, norms with their offset folded in
-// (Gemma's 1 + w), llama3 RoPE scaling as rope_freqs.weight. Its purpose is running llama.cpp
+// (Gemma's 1 + w), llama3 RoPE scaling as rope_freqs.weight, a mixture of experts' stacks as
+// 3-D tensors (ne [cols, rows, num_experts]) with the router F32 and Mixtral as a llama file with
+// expert keys. Its purpose is running llama.cpp
 // and Sluice on the same weights (`sluice bench --dummy-weights P --save-gguf FILE`).
 #pragma once
 

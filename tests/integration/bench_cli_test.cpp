@@ -68,6 +68,20 @@ TEST(BenchCli, BatchedCountsPromptAndDecodeTokensPerBatch) {
   EXPECT_EQ(usage.exit_code, 2);
 }
 
+// A mixture of experts' decode floor counts the experts one token uses: tiny-qwen3moe in F32 is
+// 2 layers of q 512 x 256, k and v 256 x 256, o 256 x 512, the router 4 x 256 and 2 of its 4
+// experts' gate, up and down 256 x 256, and the LM head 512 x 256, 4 bytes each.
+TEST(BenchCli, BatchedFloorOfAMixtureOfExpertsCountsTheExpertsATokenUses) {
+  const auto r = run_sluice({"bench", "--dummy-weights", "tiny-qwen3moe", "--dummy-dtype", "f32",
+                             "--device", "cpu", "--batched", "1", "--prompt-tokens", "8",
+                             "--max-tokens", "3", "--threads", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(r.out);
+  const double per_layer =
+      2 * 512 * 256 + 2 * 256 * 256 + 4 * 256 + 2 * 3 * 256 * 256;  // attention, router, experts
+  EXPECT_EQ(report["weight_bytes_per_step"].get<double>(), 4.0 * (2 * per_layer + 512 * 256));
+}
+
 // No machine has a hundred GPUs; the refusal comes before any weights are built.
 TEST(BenchCli, RooflineOnAMissingGpuIsRefusedWithTheDeviceNamed) {
   const auto r =

@@ -29,6 +29,25 @@ TEST(BenchSaveGguf, WritesTheDummyModelInTheRequestedType) {
   EXPECT_EQ(gguf->find_tensor("blk.1.ffn_norm.weight")->ggml_type, 0u);  // F32
 }
 
+// A mixture of experts cut to its first layers with --dummy-layers: a qwen3moe file of one layer.
+TEST(BenchSaveGguf, WritesAMoePresetCutToItsFirstLayers) {
+  const std::string dir = make_temp_dir("bench-save-gguf-moe");
+  auto r = run_sluice({"bench", "--dummy-weights", "tiny-qwen3moe", "--dummy-layers", "1",
+                       "--dummy-dtype", "q8_0", "--save-gguf", dir + "/m.gguf"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto gguf = GgufFile::open(dir + "/m.gguf");
+  EXPECT_EQ(gguf->get_string("general.architecture"), "qwen3moe");
+  EXPECT_EQ(gguf->get_int("qwen3moe.block_count"), 1);
+  EXPECT_EQ(gguf->get_int("qwen3moe.expert_count"), 4);
+  EXPECT_EQ(gguf->find_tensor("blk.0.ffn_up_exps.weight")->ggml_type, 8u);  // Q8_0
+  EXPECT_EQ(gguf->find_tensor("blk.1.attn_q.weight"), nullptr);
+
+  r = run_sluice(
+      {"bench", "--model", "m.gguf", "--dummy-layers", "2", "--save-gguf", dir + "/x.gguf"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--dummy-layers"));
+}
+
 TEST(BenchSaveGguf, ErrorsNameTheProblem) {
   const std::string dir = make_temp_dir("bench-save-gguf-errors");
   auto r = run_sluice(

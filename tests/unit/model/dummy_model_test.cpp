@@ -10,6 +10,8 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/core/error.h"
 #include "engine/core/quant_blocks.h"
+#include "engine/core/system_memory.h"
+#include "engine/model/weight_roles.h"
 #include "tests/support/single_request_batch.h"
 
 namespace sluice {
@@ -207,8 +209,9 @@ TEST(DummyModel, WeightsCoverEveryRoleTheArchitectureUses) {
 
 // Every model builds and runs a step on the CPU with finite logits.
 TEST(DummyModel, TestShapesOfEveryArchitectureRunOnTheCpu) {
-  for (const char* preset : {"tiny-llama", "tiny-llama3", "tiny-mistral", "tiny-qwen2",
-                             "tiny-qwen3", "tiny-gemma2", "tiny-gemma3", "tiny-phi3"}) {
+  for (const char* preset :
+       {"tiny-llama", "tiny-llama3", "tiny-mistral", "tiny-qwen2", "tiny-qwen3", "tiny-gemma2",
+        "tiny-gemma3", "tiny-phi3", "tiny-qwen3moe", "tiny-mixtral", "tiny-gpt-oss"}) {
     const auto m = make_dummy_model(preset, DType::F32, 5);
     CpuBackend backend(*m, CpuBackendOptions{.num_threads = 2});
     backend.allocate_kv_cache(1, 16);
@@ -347,6 +350,180 @@ TEST(DummyModel, ATypeWhoseBlocksDoNotTileTheRowsIsRefusedByTensor) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("288"));
   }
   EXPECT_NO_THROW(make_dummy_model("stories15M", DType::Q8_0, 0, 1));  // 288 = 9 blocks of 32
+}
+
+// The mixture-of-experts presets' numbers are those of Qwen/Qwen3-30B-A3B, openai/gpt-oss-20b and
+// mistralai/Mixtral-8x7B-v0.1's config.json, with the options their architecture rows give.
+TEST(DummyModel, MoePresetsHaveThePublishedShapesAndOptions) {
+  const auto listed = dummy_model_presets();
+  for (const char* name : {"qwen3-30b-a3b", "gpt-oss-20b", "mixtral-8x7b"})
+    EXPECT_EQ(std::count(listed.begin(), listed.end(), name), 1) << name;
+  for (const char* name : {"tiny-qwen3moe", "tiny-mixtral", "tiny-gpt-oss"})
+    EXPECT_EQ(std::count(listed.begin(), listed.end(), name), 0) << name;
+
+  const ModelConfig qwen = dummy_model_config("qwen3-30b-a3b");
+  EXPECT_EQ(qwen.architecture, "qwen3moe");
+  EXPECT_EQ(qwen.hidden_size, 2048);
+  EXPECT_EQ(qwen.num_layers, 48);
+  EXPECT_EQ(qwen.num_heads, 32);
+  EXPECT_EQ(qwen.num_kv_heads, 4);
+  EXPECT_EQ(qwen.head_dim, 128);
+  EXPECT_EQ(qwen.num_experts, 128);
+  EXPECT_EQ(qwen.num_experts_used, 8);
+  EXPECT_EQ(qwen.expert_intermediate_size, 768);
+  EXPECT_EQ(qwen.vocab_size, 151936);
+  EXPECT_EQ(qwen.max_position_embeddings, 40960);
+  EXPECT_EQ(qwen.rope_theta, 1000000.0f);
+  EXPECT_EQ(qwen.rms_norm_eps, 1e-6f);
+  EXPECT_TRUE(qwen.qk_norm);
+  EXPECT_FALSE(qwen.tie_word_embeddings);
+  EXPECT_EQ(qwen.moe_gating, MoeGating::SoftmaxTopK);
+  EXPECT_TRUE(qwen.moe_renormalize);  // config.json's norm_topk_prob
+  EXPECT_FALSE(qwen.moe_biases);
+  EXPECT_EQ(dummy_model_config("qwen3-30b-a3b", 8).num_layers, 8);
+
+  const ModelConfig oss = dummy_model_config("gpt-oss-20b");
+  EXPECT_EQ(oss.architecture, "gpt-oss");
+  EXPECT_EQ(oss.hidden_size, 2880);
+  EXPECT_EQ(oss.num_layers, 24);
+  EXPECT_EQ(oss.num_heads, 64);
+  EXPECT_EQ(oss.num_kv_heads, 8);
+  EXPECT_EQ(oss.head_dim, 64);
+  EXPECT_EQ(oss.num_experts, 32);
+  EXPECT_EQ(oss.num_experts_used, 4);
+  EXPECT_EQ(oss.expert_intermediate_size, 2880);
+  EXPECT_EQ(oss.vocab_size, 201088);
+  EXPECT_EQ(oss.rope_theta, 150000.0f);
+  EXPECT_TRUE(oss.has_qkv_bias);
+  EXPECT_TRUE(oss.has_output_bias);
+  EXPECT_TRUE(oss.attention_sinks);
+  EXPECT_TRUE(oss.moe_biases);
+  EXPECT_EQ(oss.moe_gating, MoeGating::TopKSoftmax);
+  EXPECT_EQ(oss.activation, Activation::SwigluOai);
+  EXPECT_EQ(oss.layers[0].sliding_window, 128);
+  EXPECT_EQ(oss.layers[1].sliding_window, 0);
+  EXPECT_EQ(oss.layers[22].sliding_window, 128);
+  const RopeScaling& yarn = oss.layers[1].rope_scaling;
+  EXPECT_EQ(yarn.type, RopeScaling::Type::Yarn);
+  EXPECT_EQ(yarn.factor, 32.0f);
+  EXPECT_EQ(yarn.original_max_position_embeddings, 4096);
+  EXPECT_EQ(yarn.beta_fast, 32.0f);
+  EXPECT_EQ(yarn.beta_slow, 1.0f);
+  EXPECT_NEAR(yarn.attention_factor, 1.0 + 0.1 * std::log(32.0), 1e-6);
+
+  const ModelConfig mixtral = dummy_model_config("mixtral-8x7b");
+  EXPECT_EQ(mixtral.architecture, "mixtral");
+  EXPECT_EQ(mixtral.hidden_size, 4096);
+  EXPECT_EQ(mixtral.num_layers, 32);
+  EXPECT_EQ(mixtral.num_kv_heads, 8);
+  EXPECT_EQ(mixtral.num_experts, 8);
+  EXPECT_EQ(mixtral.num_experts_used, 2);
+  EXPECT_EQ(mixtral.expert_intermediate_size, 14336);
+  EXPECT_EQ(mixtral.vocab_size, 32000);
+  EXPECT_EQ(mixtral.max_position_embeddings, 32768);
+  EXPECT_EQ(mixtral.rope_theta, 1000000.0f);
+  EXPECT_EQ(mixtral.sliding_window, 0);
+}
+
+// A MoE model holds one stack per expert role and layer in memory, and ModelWeights::experts
+// a view per expert into it, as a GGUF load gives them; the dense FFN roles are empty.
+TEST(DummyModel, MoeWeightsAreExpertStacksWithAViewPerExpert) {
+  const auto qwen = make_dummy_model("tiny-qwen3moe", DType::Q4_K, 3);
+  ASSERT_EQ(qwen->weights.experts.size(), 2u);
+  for (int l = 0; l < 2; ++l) {
+    const LayerWeights& layer = qwen->weights.layers[l];
+    EXPECT_TRUE(layer[WeightRole::Gate].empty());
+    EXPECT_TRUE(layer[WeightRole::Down].empty());
+    EXPECT_EQ(layer[WeightRole::Router].dtype, DType::F32);  // as llama.cpp keeps ffn_gate_inp
+    EXPECT_EQ(layer[WeightRole::Router].shape, (std::vector<int64_t>{4, 256}));
+    for (const WeightRole role : {WeightRole::GateExps, WeightRole::UpExps, WeightRole::DownExps}) {
+      const std::vector<WeightTensor>& experts = qwen->weights.experts[l][role];
+      ASSERT_EQ(experts.size(), 4u) << weight_role_name(role);
+      for (size_t e = 0; e < experts.size(); ++e) {
+        EXPECT_EQ(experts[e].shape, expert_slice_shape(role, qwen->config));
+        EXPECT_EQ(experts[e].dtype, DType::Q4_K);
+        EXPECT_EQ(experts[e].num_bytes, dtype_num_bytes(DType::Q4_K, 256 * 256));
+        if (e > 0) {
+          EXPECT_EQ(experts[e].data, experts[e - 1].data + experts[e - 1].num_bytes);
+        }
+      }
+    }
+  }
+  // The experts differ from one another (each slice is drawn, not repeated).
+  const auto& gates = qwen->weights.experts[0][WeightRole::GateExps];
+  EXPECT_NE(std::memcmp(gates[0].data, gates[1].data, gates[0].num_bytes), 0);
+
+  const auto oss = make_dummy_model("tiny-gpt-oss", DType::Q8_0, 3);
+  const LayerWeights& o = oss->weights.layers[0];
+  EXPECT_EQ(o[WeightRole::Sinks].shape, (std::vector<int64_t>{4}));
+  EXPECT_EQ(o[WeightRole::Bo].dtype, DType::F32);
+  EXPECT_EQ(o[WeightRole::RouterBias].shape, (std::vector<int64_t>{4}));
+  EXPECT_EQ(o[WeightRole::Router].dtype, DType::F32);
+  for (const WeightRole role :
+       {WeightRole::GateExpsBias, WeightRole::UpExpsBias, WeightRole::DownExpsBias}) {
+    const std::vector<WeightTensor>& biases = oss->weights.experts[1][role];
+    ASSERT_EQ(biases.size(), 4u);
+    EXPECT_EQ(biases[3].dtype, DType::F32);
+    EXPECT_EQ(biases[3].shape, (std::vector<int64_t>{256}));
+  }
+  EXPECT_EQ(oss->weights.experts[1][WeightRole::DownExps][2].dtype, DType::Q8_0);
+  // Dense models have no expert views.
+  const auto dense = make_dummy_model("tiny-qwen3");
+  for (const LayerExperts& l : dense->weights.experts) {
+    for (const WeightRole role : all_weight_roles()) {
+      if (is_layer_role(role)) {
+        EXPECT_TRUE(l[role].empty());
+      }
+    }
+  }
+}
+
+// The quantized MoE test shapes run a step on the CPU.
+TEST(DummyModel, QuantizedMoeTestShapesRunOnTheCpu) {
+  for (const char* preset : {"tiny-qwen3moe", "tiny-mixtral", "tiny-gpt-oss"}) {
+    const auto m = make_dummy_model(preset, DType::Q4_K, 6);
+    CpuBackend backend(*m, CpuBackendOptions{.num_threads = 2});
+    backend.allocate_kv_cache(1, 16);
+    std::vector<float> logits;
+    backend.forward(test::single_request_batch({5, 16, 27, 38, 49, 60}, 0, 1, false), logits);
+    ASSERT_EQ(logits.size(), 512u) << preset;
+    for (const float x : logits) ASSERT_TRUE(std::isfinite(x)) << preset;
+  }
+}
+
+// The memory check counts every expert: Qwen3-30B-A3B is its published 30.5B parameters.
+TEST(DummyModel, WeightBytesCountEveryExpert) {
+  const ModelConfig c = dummy_model_config("qwen3-30b-a3b");
+  const int64_t attention = 2048LL * (4096 + 2 * 512) + 4096LL * 2048;
+  const int64_t experts = 3LL * 128 * 768 * 2048;
+  const int64_t matrices = 2LL * 151936 * 2048 + 48 * (attention + experts);
+  const int64_t f32 = 48LL * (128 * 2048 + 2 * 2048 + 2 * 128) + 2048;  // router, norms
+  EXPECT_EQ(dummy_model_weight_bytes(c, DType::BF16), static_cast<size_t>(matrices * 2 + f32 * 4));
+  EXPECT_NEAR(static_cast<double>(matrices + f32), 30.5e9, 0.1e9);
+  // --layers 8 keeps the embedding and eight layers' experts.
+  const ModelConfig eight = dummy_model_config("qwen3-30b-a3b", 8);
+  const int64_t matrices8 = 2LL * 151936 * 2048 + 8 * (attention + experts);
+  const int64_t f32_8 = 8LL * (128 * 2048 + 2 * 2048 + 2 * 128) + 2048;
+  EXPECT_EQ(dummy_model_weight_bytes(eight, DType::F16),
+            static_cast<size_t>(matrices8 * 2 + f32_8 * 4));
+  // gpt-oss's expert rows of 2880 values take 32-value blocks, not 256-value ones.
+  EXPECT_NO_THROW(dummy_model_config("gpt-oss-20b"));
+  EXPECT_THROW(make_dummy_model("gpt-oss-20b", DType::Q4_K, 0, 1), Error);
+}
+
+// A machine that cannot hold a preset's experts is told so before anything is allocated.
+TEST(DummyModel, MoeWeightsTheMachineCannotHoldAreRefused) {
+  const ModelConfig c = dummy_model_config("qwen3-30b-a3b");
+  const size_t needed = dummy_model_weight_bytes(c, DType::F32);  // about 122 GB
+  const size_t available = available_system_memory_bytes();
+  if (available == 0 || available >= needed) GTEST_SKIP() << "this machine holds it";
+  try {
+    make_dummy_model("qwen3-30b-a3b", DType::F32);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("qwen3-30b-a3b"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(std::to_string(needed >> 20) + " MiB"));
+  }
 }
 
 }  // namespace

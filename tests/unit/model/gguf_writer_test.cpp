@@ -134,6 +134,93 @@ TEST(GgufWriter, LlamaWithAdjacentRopePairsLoadsBackBitIdentical) {
   }
 }
 
+void expect_same_moe_config(const ModelConfig& a, const ModelConfig& b) {
+  EXPECT_EQ(a.num_experts, b.num_experts);
+  EXPECT_EQ(a.num_experts_used, b.num_experts_used);
+  EXPECT_EQ(a.expert_intermediate_size, b.expert_intermediate_size);
+  EXPECT_EQ(a.moe_gating, b.moe_gating);
+  EXPECT_EQ(a.moe_renormalize, b.moe_renormalize);
+  EXPECT_EQ(a.moe_biases, b.moe_biases);
+  EXPECT_EQ(a.has_output_bias, b.has_output_bias);
+  EXPECT_EQ(a.attention_sinks, b.attention_sinks);
+  const RopeScaling& x = a.rope_scaling;
+  const RopeScaling& y = b.rope_scaling;
+  EXPECT_EQ(x.type, y.type);
+  if (x.type != RopeScaling::Type::Yarn) return;
+  EXPECT_EQ(x.original_max_position_embeddings, y.original_max_position_embeddings);
+  EXPECT_EQ(x.beta_fast, y.beta_fast);
+  EXPECT_EQ(x.beta_slow, y.beta_slow);
+  EXPECT_EQ(x.attention_factor, y.attention_factor);
+  EXPECT_EQ(x.yarn_truncate, y.yarn_truncate);
+}
+
+// Every expert slice of the loaded model has the original's type, shape and bytes.
+void expect_same_experts(const Model& original, const Model& loaded) {
+  ASSERT_EQ(loaded.weights.experts.size(), original.weights.experts.size());
+  for (size_t l = 0; l < original.weights.experts.size(); ++l) {
+    for (const WeightRole role : all_weight_roles()) {
+      if (!is_layer_role(role)) continue;
+      const std::vector<WeightTensor>& a = original.weights.experts[l][role];
+      const std::vector<WeightTensor>& b = loaded.weights.experts[l][role];
+      ASSERT_EQ(a.size(), b.size()) << weight_role_name(role) << " layer " << l;
+      for (size_t e = 0; e < a.size(); ++e) {
+        ASSERT_EQ(a[e].dtype, b[e].dtype) << weight_role_name(role);
+        ASSERT_EQ(a[e].shape, b[e].shape) << weight_role_name(role);
+        ASSERT_EQ(a[e].num_bytes, b[e].num_bytes) << weight_role_name(role);
+        EXPECT_EQ(std::memcmp(a[e].data, b[e].data, a[e].num_bytes), 0)
+            << weight_role_name(role) << " layer " << l << " expert " << e;
+      }
+    }
+  }
+}
+
+struct MoeCase {
+  const char* preset;
+  DType dtype;
+};
+
+class SavedMoeModel : public ::testing::TestWithParam<MoeCase> {};
+
+// A mixture-of-experts model loads back with the same configuration, the same expert slices and
+// bit-identical logits (Mixtral's in-memory q/k given llama's adjacent pairs, so the file keeps
+// them as they are).
+TEST_P(SavedMoeModel, LoadsBackWithTheSameExpertsAndBitIdenticalLogits) {
+  const MoeCase& c = GetParam();
+  auto original = make_dummy_model(c.preset, c.dtype, 19);
+  const bool is_llama_file = original->config.architecture == "mixtral";
+  if (is_llama_file) original->config.rope_layout = RopeLayout::Interleaved;
+  const auto loaded =
+      write_and_load(*original, str_cat(c.preset, "-", dtype_name(c.dtype), ".gguf"));
+  EXPECT_EQ(loaded->config.architecture, original->config.architecture);
+  expect_same_model_config(original->config, loaded->config);
+  expect_same_moe_config(original->config, loaded->config);
+  EXPECT_EQ(loaded->weight_dtypes(), original->weight_dtypes());
+  EXPECT_EQ(loaded->weights.layers[1][WeightRole::Router].dtype, DType::F32);
+  expect_same_experts(*original, *loaded);
+  expect_bit_identical(cpu_logits(*original), cpu_logits(*loaded));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Architectures, SavedMoeModel,
+    ::testing::Values(MoeCase{"tiny-qwen3moe", DType::F32}, MoeCase{"tiny-qwen3moe", DType::Q4_K},
+                      MoeCase{"tiny-mixtral", DType::F32}, MoeCase{"tiny-mixtral", DType::Q4_K},
+                      MoeCase{"tiny-gpt-oss", DType::F32}, MoeCase{"tiny-gpt-oss", DType::Q8_0}),
+    [](const ::testing::TestParamInfo<MoeCase>& case_info) {
+      std::string name = str_cat(case_info.param.preset, "_", dtype_name(case_info.param.dtype));
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    });
+
+// A Mixtral with the Hugging Face pair order is permuted like a Llama's q/k (its experts are
+// not): the same model up to the order of q.k's sums.
+TEST(GgufWriter, MixtralQkRowsArePermutedAndItsExpertsKept) {
+  const auto model = make_dummy_model("tiny-mixtral", DType::F32, 20);
+  const auto loaded = write_and_load(*model, "mixtral-rotate-half.gguf");
+  EXPECT_EQ(loaded->config.rope_layout, RopeLayout::Interleaved);
+  expect_same_experts(*model, *loaded);
+  EXPECT_LT(max_relative_difference(cpu_logits(*model), cpu_logits(*loaded)), 1e-4);
+}
+
 // Types Sluice computes with today; every quantized type is written by
 // QuantizedTypesAreWrittenAsTheirGgufTypes below.
 TEST(GgufWriter, StoredTypesLoadBackBitIdentical) {
@@ -304,7 +391,10 @@ INSTANTIATE_TEST_SUITE_P(
         ConverterCase{"tiny-qwen3", "models/tiny-arch/qwen3/gguf/qwen3-F32.gguf"},
         ConverterCase{"tiny-gemma2", "models/tiny-arch/gemma2/gguf/gemma2-F32.gguf"},
         ConverterCase{"tiny-gemma3", "models/tiny-arch/gemma3/gguf/gemma3-F32.gguf"},
-        ConverterCase{"tiny-phi3", "models/tiny-arch/phi3/gguf/phi3-F32.gguf"}),
+        ConverterCase{"tiny-phi3", "models/tiny-arch/phi3/gguf/phi3-F32.gguf"},
+        ConverterCase{"tiny-qwen3moe", "models/tiny-arch/qwen3moe/gguf/qwen3moe-F32.gguf"},
+        ConverterCase{"tiny-mixtral", "models/tiny-arch/mixtral/gguf/mixtral-F32.gguf"},
+        ConverterCase{"tiny-gpt-oss", "models/tiny-arch/gpt-oss/gguf/gpt-oss-F32.gguf"}),
     [](const ::testing::TestParamInfo<ConverterCase>& case_info) {
       std::string name = case_info.param.preset;
       std::replace(name.begin(), name.end(), '-', '_');
@@ -350,6 +440,60 @@ TEST(GgufWriter, KeysCarryTheModelsOptions) {
   EXPECT_EQ(gguf->get_int("llama.attention.key_length"), 128);
   EXPECT_EQ(gguf->get_int("llama.rope.dimension_count"), 128);
   EXPECT_EQ(gguf->get_int("llama.embedding_length"), 256);
+}
+
+// The expert keys and stacks as llama.cpp's converter writes each family: the stacks' header
+// dimensions are [cols, rows, num_experts] (the reader gives them outermost first), expert e's
+// bytes at e slices into the stack, the router F32 whatever the matrices' type.
+TEST(GgufWriter, MoeKeysAndExpertStacksAreLlamaCpps) {
+  const auto qwen = make_dummy_model("tiny-qwen3moe", DType::Q8_0, 21);
+  std::string path = temp_file("qwen3moe-keys.gguf");
+  write_gguf_model(*qwen, path);
+  auto gguf = GgufFile::open(path);
+  EXPECT_EQ(gguf->get_string("general.architecture"), "qwen3moe");
+  EXPECT_EQ(gguf->get_int("qwen3moe.expert_count"), 4);
+  EXPECT_EQ(gguf->get_int("qwen3moe.expert_used_count"), 2);
+  EXPECT_EQ(gguf->get_int("qwen3moe.expert_feed_forward_length"), 256);
+  EXPECT_EQ(gguf->get_int("qwen3moe.feed_forward_length"), 512);
+  EXPECT_EQ(gguf->find_tensor("blk.1.ffn_gate_inp.weight")->ggml_type, 0u);  // F32
+  EXPECT_EQ(gguf->find_tensor("blk.1.ffn_gate_inp.weight")->shape, (std::vector<int64_t>{4, 256}));
+  EXPECT_EQ(gguf->find_tensor("blk.1.ffn_down.weight"), nullptr);
+  const GgufTensorInfo* down = gguf->find_tensor("blk.1.ffn_down_exps.weight");
+  ASSERT_NE(down, nullptr);
+  EXPECT_EQ(down->ggml_type, dtype_traits(DType::Q8_0).ggml_type);
+  EXPECT_EQ(down->shape, (std::vector<int64_t>{4, 256, 256}));
+  const WeightTensor& expert2 = qwen->weights.experts[1][WeightRole::DownExps][2];
+  ASSERT_EQ(down->num_bytes, 4 * expert2.num_bytes);
+  EXPECT_EQ(std::memcmp(down->data + 2 * expert2.num_bytes, expert2.data, expert2.num_bytes), 0);
+
+  const auto mixtral = make_dummy_model("tiny-mixtral", DType::F32, 21);
+  path = temp_file("mixtral-keys.gguf");
+  write_gguf_model(*mixtral, path);
+  gguf = GgufFile::open(path);
+  EXPECT_EQ(gguf->get_string("general.architecture"), "llama");
+  EXPECT_EQ(gguf->get_int("llama.expert_count"), 4);
+  EXPECT_EQ(gguf->get_int("llama.feed_forward_length"), 512);  // the experts' width
+  EXPECT_FALSE(gguf->has("llama.expert_feed_forward_length"));
+  EXPECT_EQ(gguf->find_tensor("blk.0.ffn_gate_exps.weight")->shape,
+            (std::vector<int64_t>{4, 512, 256}));
+  EXPECT_EQ(gguf->find_tensor("blk.0.ffn_down_exps.weight")->shape,
+            (std::vector<int64_t>{4, 256, 512}));
+
+  const auto oss = make_dummy_model("tiny-gpt-oss", DType::F32, 21);
+  path = temp_file("gpt-oss-keys.gguf");
+  write_gguf_model(*oss, path);
+  gguf = GgufFile::open(path);
+  EXPECT_EQ(gguf->get_string("general.architecture"), "gpt-oss");
+  EXPECT_EQ(gguf->get_int("gpt-oss.attention.sliding_window"), 4);
+  EXPECT_EQ(gguf->get_string("gpt-oss.rope.scaling.type"), "yarn");
+  EXPECT_EQ(gguf->get_float("gpt-oss.rope.scaling.factor"), 4.0);
+  EXPECT_EQ(gguf->get_int("gpt-oss.rope.scaling.original_context_length"), 64);
+  EXPECT_FALSE(gguf->has("gpt-oss.rope.scaling.attn_factor"));  // the implied 1 + 0.1 ln 4
+  EXPECT_NE(gguf->find_tensor("blk.1.post_attention_norm.weight"), nullptr);
+  EXPECT_EQ(gguf->find_tensor("blk.1.ffn_norm.weight"), nullptr);
+  EXPECT_EQ(gguf->find_tensor("blk.1.attn_sinks.weight")->shape, (std::vector<int64_t>{4}));
+  EXPECT_EQ(gguf->find_tensor("blk.1.ffn_up_exps.bias")->shape, (std::vector<int64_t>{4, 256}));
+  EXPECT_EQ(gguf->find_tensor("blk.1.ffn_gate_inp.bias")->shape, (std::vector<int64_t>{4}));
 }
 
 // A SentencePiece vocabulary llama.cpp accepts: unique tokens, scores and types for each, the
@@ -484,6 +628,37 @@ TEST(GgufWriter, OptionsTheFileCannotCarryAreRefused) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("soft-capping"));
+  }
+  EXPECT_TRUE(files_in(dir).empty());
+}
+
+// Mixture-of-experts options llama.cpp fixes for the file's family are refused by name.
+TEST(GgufWriter, MoeOptionsLlamaCppFixesAreRefused) {
+  const std::string dir = test::make_temp_dir("gguf-writer-moe-refused");
+  auto mixtral = make_dummy_model("tiny-mixtral");
+  mixtral->config.intermediate_size = 1024;  // llama.cpp would size the experts by it
+  try {
+    write_gguf_model(*mixtral, dir + "/mixtral.gguf");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("experts of FFN 512"));
+  }
+  auto qwen = make_dummy_model("tiny-qwen3moe");
+  qwen->config.moe_renormalize = false;  // transformers' default; llama.cpp always renormalises
+  try {
+    write_gguf_model(*qwen, dir + "/qwen.gguf");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("renormalised"));
+  }
+  auto oss = make_dummy_model("tiny-gpt-oss");
+  oss->config.rope_scaling.yarn_truncate = false;
+  apply_architecture(architecture_of(oss->config), oss->config);
+  try {
+    write_gguf_model(*oss, dir + "/oss.gguf");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("YaRN"));
   }
   EXPECT_TRUE(files_in(dir).empty());
 }
