@@ -16,6 +16,9 @@ ModelSummary summarize_model(std::shared_ptr<const ModelSession> session) {
   s.weightBytes = static_cast<qint64>(m.weight_bytes());
   const ModelConfig& c = m.config;
   s.parameterCount = static_cast<qint64>(m.parameter_count());
+  s.activeParameterCount = static_cast<qint64>(m.active_parameter_count());
+  s.numExperts = c.num_experts;
+  s.numExpertsUsed = c.num_experts_used;
   s.gpuWeightBytes = static_cast<qint64>(cuda_weight_bytes(m.weights, c, /*element_bytes=*/2));
   s.contextLength = c.max_position_embeddings;
   s.hasChatTemplate = !m.chat_template.empty();

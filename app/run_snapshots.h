@@ -49,12 +49,15 @@ struct ModelSummary {
   QString path;
   QString format;  // gguf, safetensors, llama2c, dummy
   QString architecture;
-  QString description;  // ModelConfig::describe()
-  QString dtypes;       // "F32", "Q8_0+F16+F32"
-  QString tokenizer;    // Tokenizer::describe()
+  QString description;        // ModelConfig::describe()
+  QString dtypes;             // "F32", "Q8_0+F16+F32"
+  QString tokenizer;          // Tokenizer::describe()
   qint64 weightBytes = 0;     // in host memory (the file's tensors)
   qint64 gpuWeightBytes = 0;  // on a GPU with BF16 activations (quantized blocks kept as they are)
   qint64 parameterCount = 0;
+  qint64 activeParameterCount = 0;  // per token: below parameterCount for a mixture of experts
+  int numExperts = 0;               // 0 for a dense model
+  int numExpertsUsed = 0;
   int contextLength = 0;
   bool hasChatTemplate = false;
   QString chatTemplate;

@@ -33,7 +33,7 @@ struct Model {
   ModelFormat format = ModelFormat::Gguf;
   ModelConfig config;
   ModelWeights weights;
-  std::string chat_template;   // empty when the files carry none
+  std::string chat_template;         // empty when the files carry none
   std::string chat_template_origin;  // where chat_template was read, for its error messages
   std::string tokenizer_path;  // where the tokenizer was found (the GGUF file itself for GGUF)
   std::vector<std::shared_ptr<const MappedFile>> files;  // keep the maps alive
@@ -43,6 +43,9 @@ struct Model {
   size_t weight_bytes() const;
   // Elements of all weights (a tied head counted once).
   int64_t parameter_count() const;
+  // The elements one token's forward pass uses: all but the experts it is not routed to (a
+  // mixture of experts uses num_experts_used of num_experts); parameter_count() for a dense model.
+  int64_t active_parameter_count() const;
   // "gguf", "safetensors", "llama2c" or "dummy".
   std::string format_name() const;
   // The stored element types, e.g. "F32" or "Q8_0+F16+F32".

@@ -331,6 +331,19 @@ int64_t Model::parameter_count() const {
   return total;
 }
 
+int64_t Model::active_parameter_count() const {
+  int64_t experts = 0;
+  for (const auto& layer : weights.experts) {
+    for (const WeightRole role : all_weight_roles()) {
+      if (!is_layer_role(role)) continue;
+      for (const WeightTensor& t : layer[role]) experts += t.num_elements();
+    }
+  }
+  if (experts == 0) return parameter_count();
+  const int64_t unused = experts / config.num_experts * (config.num_experts - config.num_experts_used);
+  return parameter_count() - unused;
+}
+
 std::string Model::format_name() const {
   switch (format) {
     case ModelFormat::HuggingFace:

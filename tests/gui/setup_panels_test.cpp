@@ -67,6 +67,7 @@ class SetupPanelsTest : public QObject {
   void parametersRejectAnInvalidTemperature();
   void parametersOfferProbedDevicesAndKeepTheChoice();
   void modelPanelSaysWhereTheRunGoes();
+  void modelPanelCountsTheActiveParametersOfAMixture();
 
  private:
   sluice::ModelSummary m_summary;
@@ -110,6 +111,20 @@ void SetupPanelsTest::modelPanelShowsWhatWasLoaded() {
   panel.setMemoryPlan(plan);
   QVERIFY(panel.memoryPlanView()->hasPlan());
   QVERIFY(!panel.grab().isNull());  // paints without trouble
+}
+
+// tiny-arch qwen3moe: 2,231,808 parameters (its README), of which each token skips 2 of the 4
+// experts in both layers: 2 x 2 x 3 x 256 x 256 = 786,432.
+void SetupPanelsTest::modelPanelCountsTheActiveParametersOfAMixture() {
+  const std::string path =
+      sluice::test::shared_path("models/tiny-arch/qwen3moe/gguf/qwen3moe-F32.gguf");
+  auto session = std::make_shared<sluice::ModelSession>(sluice::open_model_session(path, ""));
+  const sluice::ModelSummary summary = sluice::summarize_model(std::move(session));
+  QCOMPARE(summary.parameterCount, qint64{2'231'808});
+  QCOMPARE(summary.activeParameterCount, qint64{2'231'808 - 786'432});
+  ModelPanel panel;
+  panel.setLoaded(summary);
+  QCOMPARE(panel.parameterText(), QString("2.2M, 1.4M active"));
 }
 
 void SetupPanelsTest::modelPanelLoadingFailureAndDrop() {
@@ -183,7 +198,8 @@ void SetupPanelsTest::memoryPlanViewShowsAPlan() {
   const sluice::GpuDevicePlan gpu{"cuda:0 Test GPU", size_t{24} << 30,
                                   static_cast<size_t>(m_summary.parameterCount) * 2};
   view.setPlan(sluice::plan_gpu_memory(config, gpu, engine, {100, 200}, 56));
-  QVERIFY2(visibleTexts().contains("cuda:0 Test GPU: 22 GiB of 24 GiB"), qPrintable(visibleTexts()));
+  QVERIFY2(visibleTexts().contains("cuda:0 Test GPU: 22 GiB of 24 GiB"),
+           qPrintable(visibleTexts()));
   QVERIFY(visibleTexts().contains("Activations"));
   QVERIFY(!view.grab().isNull());
   view.clear();
@@ -405,7 +421,8 @@ void SetupPanelsTest::parametersOfferProbedDevicesAndKeepTheChoice() {
   QCOMPARE(panel.device(), std::string("cpu"));
   sluice::DeviceReport report;
   report.cuda_compiled = report.cuda_usable = true;
-  report.devices = {{"cuda:0", "cuda:0 Test GPU A (sm_90, 81559 MiB)"}, {"cuda:1", "cuda:1 Test GPU B"}};
+  report.devices = {{"cuda:0", "cuda:0 Test GPU A (sm_90, 81559 MiB)"},
+                    {"cuda:1", "cuda:1 Test GPU B"}};
   report.summary = "two test GPUs";
   panel.setDevices(report);
   sluice::GenerationSpec spec;
@@ -453,7 +470,8 @@ void SetupPanelsTest::modelPanelSaysWhereTheRunGoes() {
                panel.runsOnText().contains("Q8_0 weights stay quantized on the CPU"),
            qPrintable(panel.runsOnText()));
   panel.setDevice("cuda:0");
-  QVERIFY2(panel.runsOnText().startsWith("cuda:0") && panel.runsOnText().contains("Q8_0 weights stay quantized in VRAM"),
+  QVERIFY2(panel.runsOnText().startsWith("cuda:0") &&
+               panel.runsOnText().contains("Q8_0 weights stay quantized in VRAM"),
            qPrintable(panel.runsOnText()));
   panel.setLoaded(m_summary);  // F32: nothing to convert
   QVERIFY2(!panel.runsOnText().contains("Q8_0"), qPrintable(panel.runsOnText()));

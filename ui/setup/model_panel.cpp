@@ -220,9 +220,17 @@ void ModelPanel::setLoaded(const sluice::ModelSummary& summary) {
   endLoading();
   m_errorLabel->hide();
   if (!summary.path.isEmpty()) m_pathEdit->setText(summary.path);
-  m_architecture->setText(QString("%1 (%2)").arg(summary.architecture, summary.format));
+  QString architecture = QString("%1 (%2)").arg(summary.architecture, summary.format);
+  if (summary.numExperts > 0) {
+    architecture +=
+        QString(", %1 experts, %2 per token").arg(summary.numExperts).arg(summary.numExpertsUsed);
+  }
+  m_architecture->setText(architecture);
   m_architecture->setToolTip(summary.description);
-  m_parameters->setText(formatParameterCount(summary.parameterCount));
+  QString parameters = formatParameterCount(summary.parameterCount);
+  if (summary.activeParameterCount < summary.parameterCount)
+    parameters += QString(", %1 active").arg(formatParameterCount(summary.activeParameterCount));
+  m_parameters->setText(parameters);
   m_dtypes->setText(
       QString("%1, %2").arg(summary.dtypes, MemoryPlanView::formatBytes(summary.weightBytes)));
   m_context->setText(QString("%1 tokens").arg(formatCount(summary.contextLength)));
@@ -252,8 +260,7 @@ void ModelPanel::setDevice(const QString& device) {
     text += device == "cpu"
                 ? QString(" (%1 weights stay quantized on the CPU, with 8-bit activations)")
                       .arg(quantized.join('+'))
-                : QString(" (%1 weights stay quantized in VRAM)")
-                      .arg(quantized.join('+'));
+                : QString(" (%1 weights stay quantized in VRAM)").arg(quantized.join('+'));
   }
   m_runsOn->setText(text);
   m_runsOn->setToolTip(QString());
