@@ -44,6 +44,77 @@ void add_row_bias(float* rows, const std::vector<float>& bias, int64_t num_rows)
   if (!bias.empty()) add_bias(rows, bias.data(), num_rows, static_cast<int64_t>(bias.size()));
 }
 
+// Whether every expert's gate and up matrices are quantized in one type (then the step's rows are
+// quantized once for all of them).
+bool quantized_alike(const CpuExperts& experts) {
+  if (experts.gate.empty() || !experts.gate.front().is_quantized()) return false;
+  const QuantMatrixView first = experts.gate.front().quant_view();
+  for (const auto* stack : {&experts.gate, &experts.up}) {
+    for (const CpuMatrix& m : *stack) {
+      if (!m.is_quantized() || m.quant_view().dtype != first.dtype) return false;
+    }
+  }
+  return true;
+}
+
+// The active experts (expert_begin) and their gate and up products of the step, rows in
+// expert order, from float rows gathered per expert.
+void gate_and_up(const CpuExperts& experts, const float* x, int64_t hidden, int k, int64_t ffn,
+                 ThreadPool& pool, MoeScratch& s) {
+  const int64_t num_slots = s.expert_begin.back();
+  grow(s.gathered, num_slots * hidden);
+  for (int64_t p = 0; p < num_slots; ++p) {
+    std::copy_n(x + (s.rows_of_expert[static_cast<size_t>(p)] / k) * hidden, hidden,
+                s.gathered.data() + p * hidden);
+  }
+  s.products.clear();
+  for (size_t e = 0; e + 1 < s.expert_begin.size(); ++e) {
+    const int64_t begin = s.expert_begin[e];
+    const int64_t rows = s.expert_begin[e + 1] - begin;
+    if (rows == 0) continue;
+    const int gate_index = static_cast<int>(s.products.size());
+    s.products.push_back(
+        {&experts.gate[e], s.gathered.data() + begin * hidden, rows, s.gate.data() + begin * ffn});
+    s.products.push_back({&experts.up[e], s.gathered.data() + begin * hidden, rows,
+                          s.up.data() + begin * ffn, gate_index});
+  }
+  multiply_all(s.products, pool);
+}
+
+// The same products when every gate and up matrix is quantized in one type: the step's rows are
+// quantized once and each expert's gathered from them (the same bits as quantizing the gathered
+// float rows: each row is quantized on its own).
+void gate_and_up_quantized_once(const CpuExperts& experts, const float* x, int64_t num_tokens,
+                                int64_t hidden, int k, int64_t ffn, ThreadPool& pool,
+                                MoeScratch& s) {
+  const QuantKernelIsa isa = best_quant_kernel_isa();
+  const DType dtype = experts.gate.front().quant_view().dtype;
+  shape_activations(dtype, num_tokens, hidden, wants_offset_activations(isa, dtype), s.x_quantized);
+  pool.parallel_for(
+      num_tokens,
+      [&](int64_t begin, int64_t end) { quantize_activations(x, begin, end, s.x_quantized); },
+      std::max<int64_t>(1, 4096 / std::max<int64_t>(1, hidden)));
+  const int64_t num_slots = s.expert_begin.back();
+  grow(s.gather_rows, num_slots);
+  for (int64_t p = 0; p < num_slots; ++p)
+    s.gather_rows[static_cast<size_t>(p)] = s.rows_of_expert[static_cast<size_t>(p)] / k;
+  const size_t num_experts = s.expert_begin.size() - 1;
+  if (s.expert_activations.size() < num_experts) s.expert_activations.resize(num_experts);
+  s.quant_products.clear();
+  for (size_t e = 0; e < num_experts; ++e) {
+    const int64_t begin = s.expert_begin[e];
+    const int64_t rows = s.expert_begin[e + 1] - begin;
+    if (rows == 0) continue;
+    gather_activations(s.x_quantized, s.gather_rows.data() + begin, rows, s.expert_activations[e]);
+    const QuantizedActivations* a = &s.expert_activations[e];
+    s.quant_products.push_back(
+        {experts.gate[e].quant_view(), nullptr, rows, s.gate.data() + begin * ffn, ffn, -1, a});
+    s.quant_products.push_back(
+        {experts.up[e].quant_view(), nullptr, rows, s.up.data() + begin * ffn, ffn, -1, a});
+  }
+  quant_gemm_group(s.quant_products, pool, isa);
+}
+
 }  // namespace
 
 void choose_experts(const float* router_logits, int64_t num_tokens, const MoeOptions& options,
@@ -112,29 +183,18 @@ void moe_ffn(const CpuExperts& experts, const MoeOptions& options, const float* 
 
   // Every expert's rows in one buffer (expert order), the products of all experts run together.
   const int64_t ffn = experts.gate.empty() ? 0 : experts.gate.front().rows();
-  grow(s.gathered, num_slots * hidden);
   grow(s.gate, num_slots * ffn);
   grow(s.up, num_slots * ffn);
   grow(s.expert_out, num_slots * hidden);
   grow(s.slot_position, num_slots);
-  for (int64_t p = 0; p < num_slots; ++p) {
-    const int32_t slot = s.rows_of_expert[static_cast<size_t>(p)];
-    s.slot_position[static_cast<size_t>(slot)] = static_cast<int32_t>(p);
-    std::copy_n(x + (slot / k) * hidden, hidden, s.gathered.data() + p * hidden);
+  for (int64_t p = 0; p < num_slots; ++p)
+    s.slot_position[static_cast<size_t>(s.rows_of_expert[static_cast<size_t>(p)])] =
+        static_cast<int32_t>(p);
+  if (quantized_alike(experts)) {
+    gate_and_up_quantized_once(experts, x, num_tokens, hidden, k, ffn, pool, s);
+  } else {
+    gate_and_up(experts, x, hidden, k, ffn, pool, s);
   }
-  s.products.clear();
-  for (int e = 0; e < num_experts; ++e) {
-    const int64_t begin = s.expert_begin[static_cast<size_t>(e)];
-    const int64_t rows = s.expert_begin[static_cast<size_t>(e) + 1] - begin;
-    if (rows == 0) continue;
-    const auto ue = static_cast<size_t>(e);
-    const int gate_index = static_cast<int>(s.products.size());
-    s.products.push_back(
-        {&experts.gate[ue], s.gathered.data() + begin * hidden, rows, s.gate.data() + begin * ffn});
-    s.products.push_back({&experts.up[ue], s.gathered.data() + begin * hidden, rows,
-                          s.up.data() + begin * ffn, gate_index});
-  }
-  multiply_all(s.products, pool);
   s.products.clear();
   for (int e = 0; e < num_experts; ++e) {
     const int64_t begin = s.expert_begin[static_cast<size_t>(e)];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/backend/cpu/cpu_linear.h"
+#include "engine/backend/cpu/cpu_quant_operands.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/forward_pass.h"
 
@@ -50,6 +51,11 @@ struct MoeScratch {
   std::vector<int32_t> rows_of_expert;  // (token * top_k + slot) grouped by expert
   std::vector<int32_t> slot_position;   // [token * top_k + slot] its row in expert order
   std::vector<MatrixProduct> products;
+  // Quantized experts: the step's rows quantized once, then gathered per expert.
+  QuantizedActivations x_quantized;
+  std::vector<QuantizedActivations> expert_activations;  // [expert]
+  std::vector<int32_t> gather_rows;                      // [slots] the token of each row
+  std::vector<QuantProduct> quant_products;
   std::vector<int64_t> expert_begin;  // [num_experts + 1] offsets into rows_of_expert
   ExpertChoice choice;
 

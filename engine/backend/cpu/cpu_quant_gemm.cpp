@@ -144,7 +144,7 @@ void quant_gemm_group(std::span<const QuantProduct> products, ThreadPool& pool,
   for (size_t i = 0; i < products.size(); ++i) {
     const QuantProduct& p = products[i];
     assert(has_quant_kernels(p.w.dtype) && dtype_row_is_valid(p.w.dtype, p.w.cols));
-    const bool own = p.shares_activations_with < 0;
+    const bool own = p.shares_activations_with < 0 && !p.activations;
     if (own) {
       shape_activations(p.w.dtype, p.num_tokens, p.w.cols, wants_offset_activations(isa, p.w.dtype),
                         acts[i]);
@@ -188,7 +188,8 @@ void quant_gemm_group(std::span<const QuantProduct> products, ThreadPool& pool,
       const auto source =
           static_cast<size_t>(p.shares_activations_with < 0 ? static_cast<int>(piece.product)
                                                             : p.shares_activations_with);
-      multiply_rows(p.w, acts[source], piece.row_begin, piece.row_end, p.y, p.ldy, isa);
+      const QuantizedActivations& a = p.activations ? *p.activations : acts[source];
+      multiply_rows(p.w, a, piece.row_begin, piece.row_end, p.y, p.ldy, isa);
     }
   });
 }

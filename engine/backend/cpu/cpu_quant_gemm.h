@@ -12,6 +12,7 @@
 #include <span>
 
 #include "engine/backend/cpu/cpu_quant_dot.h"
+#include "engine/backend/cpu/cpu_quant_operands.h"
 #include "engine/core/dtype.h"
 #include "engine/core/thread_pool.h"
 
@@ -43,6 +44,8 @@ struct QuantProduct {
   // An earlier product of the group with the same x, num_tokens and weight type (and columns):
   // its quantized activations are used instead of quantizing x again; -1 = none.
   int shares_activations_with = -1;
+  // x already quantized for this weight type (num_tokens rows; x is not read), or nullptr.
+  const QuantizedActivations* activations = nullptr;
 };
 
 // Runs every product of the group with the same bits quant_gemm gives each of them, in two

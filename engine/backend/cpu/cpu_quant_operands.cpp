@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cstring>
 #include <vector>
 
 #include "engine/backend/cpu/cpu_math.h"
@@ -294,6 +295,36 @@ void shape_activations(DType dtype, int64_t num_tokens, int64_t cols, bool is_of
                      : 0);
   out.bsum.resize(
       out.type == ActivationBlockType::Q8_K ? static_cast<size_t>(num_tokens * (cols / 16)) : 0);
+}
+
+void gather_activations(const QuantizedActivations& src, const int32_t* rows, int64_t count,
+                        QuantizedActivations& out) {
+  out.type = src.type;
+  out.is_offset_u8 = src.is_offset_u8;
+  out.num_tokens = count;
+  out.cols = src.cols;
+  out.qs_stride = src.qs_stride;
+  out.scale_stride = src.scale_stride;
+  const int64_t bsum_stride = src.bsum.size() == 0 ? 0 : src.cols / 16;
+  out.qs.resize(static_cast<size_t>(count * out.qs_stride));
+  out.scale.resize(static_cast<size_t>(count * out.scale_stride));
+  out.sum.resize(src.sum.size() == 0 ? 0 : static_cast<size_t>(count * out.scale_stride));
+  out.bsum.resize(static_cast<size_t>(count * bsum_stride));
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t r = rows[i];
+    std::memcpy(out.qs.data() + i * out.qs_stride, src.qs.data() + r * src.qs_stride,
+                static_cast<size_t>(src.qs_stride));
+    std::memcpy(out.scale.data() + i * out.scale_stride, src.scale.data() + r * src.scale_stride,
+                sizeof(float) * static_cast<size_t>(src.scale_stride));
+    if (src.sum.size() != 0) {
+      std::memcpy(out.sum.data() + i * out.scale_stride, src.sum.data() + r * src.scale_stride,
+                  sizeof(float) * static_cast<size_t>(src.scale_stride));
+    }
+    if (bsum_stride != 0) {
+      std::memcpy(out.bsum.data() + i * bsum_stride, src.bsum.data() + r * bsum_stride,
+                  sizeof(int16_t) * static_cast<size_t>(bsum_stride));
+    }
+  }
 }
 
 void store_activation_blocks(const void* blocks, int64_t t, QuantizedActivations& out) {

@@ -114,6 +114,12 @@ void shape_activations(DType dtype, int64_t num_tokens, int64_t cols, bool is_of
 void quantize_activations(const float* x, int64_t t_begin, int64_t t_end,
                           QuantizedActivations& out);
 
+// Shapes out as src for `count` tokens and copies token rows[i] of src into token i: rows that
+// were quantized once, gathered for the products that read them (a mixture-of-experts layer's
+// tokens, grouped by expert).
+void gather_activations(const QuantizedActivations& src, const int32_t* rows, int64_t count,
+                        QuantizedActivations& out);
+
 // Stores already-quantized blocks (BlockQ8_0, BlockQ8_1 or BlockQ8_K, as out.type says) as token
 // t of out.
 void store_activation_blocks(const void* blocks, int64_t t, QuantizedActivations& out);
