@@ -187,7 +187,7 @@ void CudaBackend::Impl::make_moe_host() {
   options.enable_cuda_graphs = false;
   moe = std::make_unique<CudaMoeHost>();
   if (num_host_expert_layers == 0) return;
-  moe->pool = std::make_unique<ThreadPool>(std::max(1, options.num_host_threads));
+  moe->pool = std::make_unique<ThreadPool>(options.num_host_threads);
   const auto widen = [](const WeightTensor& t) {
     std::vector<float> out(static_cast<size_t>(t.num_elements()));
     dequantize_row(t.dtype, t.data, out.data(), t.num_elements());

@@ -56,8 +56,9 @@ struct CudaBackendOptions {
   // run on the CPU (--n-cpu-moe N; --cpu-moe: every layer, any value >= num_layers); the router,
   // attention and everything else stay on the device. 0: every expert on the device.
   int num_host_expert_layers = 0;
-  // Threads of the CPU experts' pool (used only when some layer's experts stay on the host).
-  int num_host_threads = 4;
+  // Threads of the CPU experts' pool, used only when some layer's experts stay on the host
+  // (0: one per hardware thread, as --threads).
+  int num_host_threads = 0;
 };
 
 using CudaSampleRow = SampleRow;
