@@ -145,6 +145,8 @@ Json spec_to_json(const GenerationSpec& s) {
   // Only when asked for, like on_long_prompt.
   if (s.engine.kv_cache_dtype != KvCacheDType::Auto)
     j["engine"]["kv_cache_dtype"] = std::string(kv_cache_dtype_name(s.engine.kv_cache_dtype));
+  if (s.engine.num_cpu_moe_layers > 0)
+    j["engine"]["num_cpu_moe_layers"] = s.engine.num_cpu_moe_layers;
   return j;
 }
 
@@ -176,6 +178,12 @@ GenerationSpec spec_from_json(const Json& j) {
     s.engine.gpu_memory_utilization = get<double>(e, "gpu_memory_utilization");
   if (e.contains("kv_cache_dtype"))
     s.engine.kv_cache_dtype = parse_kv_cache_dtype(get<std::string>(e, "kv_cache_dtype"));
+  if (e.contains("num_cpu_moe_layers")) {
+    s.engine.num_cpu_moe_layers = get<int>(e, "num_cpu_moe_layers");
+    if (s.engine.num_cpu_moe_layers < 0 || s.engine.num_cpu_moe_layers > kAllMoeLayers)
+      fail("engine.num_cpu_moe_layers must be in [0, ", kAllMoeLayers, "], got ",
+           s.engine.num_cpu_moe_layers);
+  }
   if (j.contains("on_long_prompt"))
     s.on_long_prompt = parse_long_prompt_policy(get<std::string>(j, "on_long_prompt"));
   // Added with structured output: absent in older jobs and in unconstrained ones. Read, not

@@ -114,8 +114,8 @@ void ModelHost::drop_service(bool reuse) {
 std::shared_ptr<EngineService> ModelHost::build_service(std::shared_ptr<const ModelSession> session,
                                                         const GenerationSpec& spec,
                                                         int max_num_waiting) {
-  auto backend =
-      make_backend(*session->model, spec.device, spec.num_threads, spec.engine.kv_cache_dtype);
+  auto backend = make_backend(*session->model, spec.device, spec.num_threads,
+                              spec.engine.kv_cache_dtype, spec.engine.num_cpu_moe_layers);
   return std::make_shared<EngineService>(
       std::move(session), std::move(backend),
       ServiceConfig{

@@ -26,6 +26,9 @@
 
 namespace sluice {
 
+// EngineConfig::num_cpu_moe_layers for every layer (--cpu-moe).
+inline constexpr int kAllMoeLayers = 1 << 20;
+
 struct EngineConfig {
   int block_size = 16;
   int num_kv_blocks = 0;      // > 0: exactly this many blocks
@@ -42,6 +45,10 @@ struct EngineConfig {
   // The KV cache's element type, which the backend is built with (make_backend): Auto, or FP8
   // codes on a GPU (about twice the rows in flight for the same memory).
   KvCacheDType kv_cache_dtype = KvCacheDType::Auto;
+  // Mixture-of-experts models on a GPU: the experts of this many leading layers stay in host
+  // memory and run on the CPU (--n-cpu-moe N; --cpu-moe: kAllMoeLayers); the backend is built
+  // with it (make_backend). Unused by the CPU backend.
+  int num_cpu_moe_layers = 0;
   // Backends that can sample on their device do so (only token ids cross back to the host),
   // except in steps where a prompt's n > 1 samples fork from shared logits.
   bool sample_on_device = true;

@@ -23,12 +23,20 @@ constexpr int kThreads = 256;
 
 // The activations of a gated feed-forward, each as the CPU backend computes it
 // (engine/backend/cpu/cpu_ops.cpp), in float.
-enum class Gate { Silu, GeluTanh };
+enum class Gate { Silu, GeluTanh, SwigluOai };
 
 template <Gate kGate>
 __device__ __forceinline__ float gated(float gate, float up) {
   if constexpr (kGate == Gate::Silu) {
     return gate / (1.0f + expf(-gate)) * up;
+  } else if constexpr (kGate == Gate::SwigluOai) {
+    // gpt-oss: the gate clamped above and the up clamped both ways at 7, then
+    // g * sigmoid(1.702 g) * (u + 1).
+    constexpr float kAlpha = 1.702f;
+    constexpr float kLimit = 7.0f;
+    const float g = fminf(gate, kLimit);
+    const float u = fminf(fmaxf(up, -kLimit), kLimit);
+    return g / (1.0f + expf(-kAlpha * g)) * (u + 1.0f);
   } else {
     // GELU's tanh approximation (Gemma's gelu_pytorch_tanh), with the CPU's float constants.
     constexpr float kSqrt2OverPi = 0.7978845608028654f;
@@ -156,6 +164,12 @@ KernelStatus gelu_tanh_mul_rows(const T* gate, const T* up, T* out, int64_t rows
 }
 
 template <typename T>
+KernelStatus swiglu_oai_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
+                                 int64_t row_stride, cudaStream_t stream) {
+  return gated_mul_rows<Gate::SwigluOai>(gate, up, out, rows, cols, row_stride, stream);
+}
+
+template <typename T>
 KernelStatus soft_cap(T* x, int64_t n, float cap, cudaStream_t stream) {
   if (n < 0 || !(cap > 0.0f)) return detail::invalid_argument();
   if (n == 0) return kKernelOk;
@@ -208,14 +222,16 @@ KernelStatus convert(const From* in, To* out, int64_t n, cudaStream_t stream) {
 
 // ---- instantiations --------------------------------------------------------------------------
 
-#define SLUICE_INSTANTIATE_ELEMENTWISE(T)                                                        \
-  template KernelStatus silu_mul<T>(const T*, const T*, T*, int64_t, cudaStream_t);              \
-  template KernelStatus silu_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t,      \
-                                         cudaStream_t);                                          \
-  template KernelStatus gelu_tanh_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, \
-                                              cudaStream_t);                                     \
-  template KernelStatus soft_cap<T>(T*, int64_t, float, cudaStream_t);                           \
-  template KernelStatus add_bias<T>(T*, const float*, int, int, cudaStream_t);                   \
+#define SLUICE_INSTANTIATE_ELEMENTWISE(T)                                                         \
+  template KernelStatus silu_mul<T>(const T*, const T*, T*, int64_t, cudaStream_t);               \
+  template KernelStatus silu_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t,       \
+                                         cudaStream_t);                                           \
+  template KernelStatus gelu_tanh_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t,  \
+                                              cudaStream_t);                                      \
+  template KernelStatus swiglu_oai_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, \
+                                               cudaStream_t);                                     \
+  template KernelStatus soft_cap<T>(T*, int64_t, float, cudaStream_t);                            \
+  template KernelStatus add_bias<T>(T*, const float*, int, int, cudaStream_t);                    \
   template KernelStatus gather_rows<T>(const T*, const int32_t*, T*, int, int, cudaStream_t);
 SLUICE_INSTANTIATE_ELEMENTWISE(float)
 SLUICE_INSTANTIATE_ELEMENTWISE(__nv_bfloat16)

@@ -26,6 +26,13 @@ template <typename T>
 KernelStatus gelu_tanh_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
                                 int64_t row_stride, cudaStream_t stream);
 
+// out[r, c] = g * sigmoid(1.702 g) * (u + 1) with g = min(gate, 7), u = clamp(up, -7, 7)
+// (gpt-oss's clamped SwiGLU, as the CPU backend's swiglu_oai_mul), with the rows and aliasing of
+// silu_mul_rows.
+template <typename T>
+KernelStatus swiglu_oai_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
+                                 int64_t row_stride, cudaStream_t stream);
+
 // x[i] = cap * tanh(x[i] / cap) over n elements (Gemma 2's final logit soft-cap). cap > 0.
 template <typename T>
 KernelStatus soft_cap(T* x, int64_t n, float cap, cudaStream_t stream);
@@ -37,7 +44,8 @@ KernelStatus add_bias(T* x, const float* bias, int num_tokens, int dim, cudaStre
 // out[t, :] = in[rows[t], :] for num_rows rows of dim elements (gathering the rows that need
 // logits before the final norm and LM head).
 template <typename T>
-KernelStatus gather_rows(const T* in, const int32_t* rows, T* out, int num_rows, int dim, cudaStream_t stream);
+KernelStatus gather_rows(const T* in, const int32_t* rows, T* out, int num_rows, int dim,
+                         cudaStream_t stream);
 
 // Converts n elements between types (weights at load, logits to float).
 template <typename From, typename To>

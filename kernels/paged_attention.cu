@@ -147,6 +147,7 @@ KernelStatus run_paged_attention(const PagedAttentionParams& params,
   args.partition_size = plan.partition_size;
   args.max_num_partitions = plan.max_num_partitions;
   args.is_decode_tiled = tuning.is_decode_tiled;
+  args.sinks = params.sinks;
   if (needed_bytes > 0) {
     const size_t num_partials =
         static_cast<size_t>(params.num_requests) * params.num_heads * plan.max_num_partitions;

@@ -38,6 +38,10 @@ struct PagedAttentionParams {
   // Elements from one query token's row to the next: 0 for dense rows (num_heads * head_dim);
   // wider when q sits in a fused q|k|v projection. A multiple of 8.
   int64_t q_row_stride = 0;
+  // [num_heads] device floats, or null: each query head's sink logit joins its softmax (in the
+  // max and the denominator, after scaling and soft-cap) without a value: p_j = exp(s_j) /
+  // (sum_i exp(s_i) + exp(sink)) (gpt-oss; the CPU's AttentionOptions::sinks).
+  const float* sinks = nullptr;
 };
 
 // q:               [num_tokens, num_heads * head_dim], rows q_row_stride apart when it is set

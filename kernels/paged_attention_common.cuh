@@ -36,10 +36,10 @@
 // listed): X(float) X(__half) X(__nv_bfloat16).
 #define SLUICE_PAGED_ATTENTION_FOR_EACH_DTYPE(X) X(float) X(__half) X(__nv_bfloat16)
 // The (activation type, cache element type) pairs: each type's own cache, and FP8 codes.
-#define SLUICE_PAGED_ATTENTION_FOR_EACH_CACHE(X)                                         \
-  X(float, float)                                                                        \
-  X(__half, __half) X(__nv_bfloat16, __nv_bfloat16) X(float, Fp8E4M3) X(__half, Fp8E4M3) \
-      X(__nv_bfloat16, Fp8E4M3)
+#define SLUICE_PAGED_ATTENTION_FOR_EACH_CACHE(X) \
+  X(float, float)                                \
+  X(__half, __half)                              \
+  X(__nv_bfloat16, __nv_bfloat16) X(float, Fp8E4M3) X(__half, Fp8E4M3) X(__nv_bfloat16, Fp8E4M3)
 
 namespace sluice::kernels::attention {
 
@@ -95,6 +95,7 @@ struct PagedAttentionArgs {
   float* partial_max;      // [num_requests, num_heads, max_num_partitions] log2 domain
   float* partial_sum;      // [num_requests, num_heads, max_num_partitions]
   bool is_decode_tiled;    // the tiled kernel also runs requests of query length 1
+  const float* sinks;      // [num_heads] natural-log sink logits, or null
 };
 
 // Dynamic shared memory of the split-KV merge: one float weight per partition, rounded up to
@@ -221,6 +222,15 @@ __device__ __forceinline__ void store4(__nv_bfloat16* p, float4 v) {
 // 2^(x - max) for a running max that may still be -inf (nothing seen yet): 0 then, never NaN.
 __device__ __forceinline__ float exp2_shifted(float x, float max) {
   return x == -INFINITY ? 0.0f : exp2f(x - max);
+}
+
+// What a head's attention sink adds to the softmax denominator of a row whose scores (log2
+// domain) have max row_max and sum sum_j 2^(s_j - row_max): 2^(sink * log2(e) - row_max), or 0
+// without sinks. The output is acc / (sum + this): the sink takes probability, gives no value. A
+// sink far above every score overflows to +inf, and the output to 0, its limit.
+template <typename Args>
+__device__ __forceinline__ float sink_weight(const Args& args, int head, float row_max) {
+  return args.sinks ? exp2f(args.sinks[head] * kLog2e - row_max) : 0.0f;
 }
 
 // ---- host-side dispatch ---------------------------------------------------------------------

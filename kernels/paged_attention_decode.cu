@@ -239,7 +239,8 @@ __global__ void __launch_bounds__(kDecodeThreads)
     }
     const int head = head_begin + g;
     if (num_partitions == 1) {
-      const float value = block_sum > 0.0f ? block_acc / block_sum : 0.0f;
+      const float value =
+          block_sum > 0.0f ? block_acc / (block_sum + sink_weight(args, head, block_max)) : 0.0f;
       args.out[(static_cast<int64_t>(token) * args.num_heads + head) * head_dim + d] =
           from_float<T>(value);
     } else {
@@ -284,6 +285,7 @@ __global__ void __launch_bounds__(kMergeThreads)
   float total = 0.0f;
   for (int p = 0; p < num_partitions; ++p)
     total += partition_weight[p] * args.partial_sum[first + p];
+  total += sink_weight(args, head, global_max);  // once, not per partition
   const float inv_total = total > 0.0f ? 1.0f / total : 0.0f;
 
   const int head_dim = args.head_dim;

@@ -339,9 +339,10 @@ __global__ void __launch_bounds__(kPrefillThreads)
       total += __shfl_xor_sync(0xffffffffu, total, offset);
     const int row = row_begin + row_group + kRowGroups * i;
     if (row >= num_rows) continue;
-    const float inv_total = total > 0.0f ? 1.0f / total : 0.0f;
     const int token = token_begin + row / group_size;
     const int head = kv_head * group_size + row % group_size;
+    const float inv_total =
+        total > 0.0f ? 1.0f / (total + sink_weight(args, head, row_max[i])) : 0.0f;
     T* out = args.out + (static_cast<int64_t>(token) * args.num_heads + head) * head_dim;
 #pragma unroll
     for (int c = 0; c < kColumns; ++c) {

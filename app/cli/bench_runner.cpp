@@ -199,10 +199,13 @@ std::unique_ptr<Backend> make_bench_backend(const Model& model, const BenchSpec&
         model, CudaBackendOptions{.device_index = parse_cuda_device(spec.device),
                                   .activation_dtype = parse_activation_dtype(spec.activations),
                                   .enable_cuda_graphs = spec.cuda_graphs,
-                                  .kv_cache_dtype = spec.engine.kv_cache_dtype});
+                                  .kv_cache_dtype = spec.engine.kv_cache_dtype,
+                                  .num_host_expert_layers = spec.engine.num_cpu_moe_layers,
+                                  .num_host_threads = spec.num_threads});
   }
 #endif
-  return make_backend(model, spec.device, spec.num_threads, spec.engine.kv_cache_dtype);
+  return make_backend(model, spec.device, spec.num_threads, spec.engine.kv_cache_dtype,
+                      spec.engine.num_cpu_moe_layers);
 }
 
 RooflineModel::Step RooflineModel::step(int num_tokens, int num_logits_rows,

@@ -133,6 +133,10 @@ void add_engine_options(QCommandLineParser& parser) {
        "KV cache elements: auto (the activation type on a GPU, float32 on the CPU) or fp8 (GPU: "
        "E4M3 with a scale per token and head, about twice the rows in flight).",
        "TYPE"},
+      {"cpu-moe",
+       "GPU, mixture-of-experts models: keep every layer's experts in host memory and run them "
+       "on the CPU (attention and the router stay on the GPU)."},
+      {"n-cpu-moe", "As --cpu-moe for the first N layers only.", "N"},
   });
 }
 
@@ -167,6 +171,11 @@ EngineConfig read_engine_options(const QCommandLineParser& parser) {
       throw UsageError("--kv-cache-dtype must be auto or fp8, got '" + text(name) + "'");
     }
   }
+  if (parser.isSet("cpu-moe") && parser.isSet("n-cpu-moe"))
+    throw UsageError("give --cpu-moe or --n-cpu-moe, not both");
+  if (parser.isSet("cpu-moe")) config.num_cpu_moe_layers = kAllMoeLayers;
+  config.num_cpu_moe_layers = static_cast<int>(
+      option_int(parser, "n-cpu-moe", config.num_cpu_moe_layers, 0, kAllMoeLayers));
   return config;
 }
 

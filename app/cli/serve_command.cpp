@@ -134,7 +134,9 @@ int serve(const ServeArgs& a) {
   // within the cache's symbol budget.
   config.grammars = std::make_shared<GrammarCache>(64);
   auto service = std::make_shared<EngineService>(
-      session, make_backend(*session->model, a.device, a.num_threads, config.engine.kv_cache_dtype),
+      session,
+      make_backend(*session->model, a.device, a.num_threads, config.engine.kv_cache_dtype,
+                   config.engine.num_cpu_moe_layers),
       config);
   OpenAiServer server(service, a.server);
   const int port = server.bind();

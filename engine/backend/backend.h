@@ -41,6 +41,9 @@ struct BackendMemory {
   size_t activation_bytes = 0;    // scratch for the largest step so far
   size_t device_total_bytes = 0;  // GPU only: device memory total / free (0 on the CPU)
   size_t device_free_bytes = 0;
+  // GPU only: weights that stay in host memory and run on the CPU (the experts of --n-cpu-moe
+  // layers, read in place from the model).
+  size_t host_weight_bytes = 0;
 };
 
 // The element type of a backend's KV cache. Auto: the backend's own (float32 on the CPU, the

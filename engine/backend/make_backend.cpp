@@ -31,7 +31,8 @@ void check_backend_choice(const std::string& device, KvCacheDType kv_cache_dtype
 }
 
 std::unique_ptr<Backend> make_backend(const Model& model, const std::string& device,
-                                      int num_threads, KvCacheDType kv_cache_dtype) {
+                                      int num_threads, KvCacheDType kv_cache_dtype,
+                                      int num_cpu_moe_layers) {
   int index = resolve_backend_device(device, kv_cache_dtype);
   // "auto" runs a model the CUDA backend cannot run yet on the CPU; a named GPU refuses it.
   if (index >= 0 && device == "auto" && !cuda_unsupported_features(model.config).empty() &&
@@ -42,7 +43,10 @@ std::unique_ptr<Backend> make_backend(const Model& model, const std::string& dev
     return std::make_unique<CpuBackend>(model, CpuBackendOptions{.num_threads = num_threads});
 #ifdef SLUICE_HAS_CUDA
   return std::make_unique<CudaBackend>(
-      model, CudaBackendOptions{.device_index = index, .kv_cache_dtype = kv_cache_dtype});
+      model, CudaBackendOptions{.device_index = index,
+                                .kv_cache_dtype = kv_cache_dtype,
+                                .num_host_expert_layers = num_cpu_moe_layers,
+                                .num_host_threads = num_threads});
 #else
   fail("device ", device, ": this build has no CUDA backend");  // resolve_device refused it already
 #endif

@@ -203,11 +203,11 @@ TYPED_TEST(ArchOpsKernel, HeadRmsNormMatchesCpuRmsNormPerHead) {
             kernels::kKernelOk);
 }
 
-// GeGLU over the fused gate|up rows: gelu_tanh(gate) * up written over the gate half, the up half
-// untouched; aligned (packed) and misaligned by one element (scalar).
-TYPED_TEST(ArchOpsKernel, GeluTanhMulRowsMatchesCpuGeGlu) {
-  SLUICE_REQUIRE_CUDA();
-  using T = TypeParam;
+// A gated activation over the fused gate|up rows: act(gate) * up written over the gate half, the
+// up half untouched; aligned (packed) and misaligned by one element (scalar), against the CPU's
+// cpu_mul(gate, up, n) (the kernel: launch(base, rows, cols)).
+template <typename T, typename CpuMul, typename Launch>
+void check_gated_rows(CpuMul cpu_mul, Launch launch, const char* what) {
   for (const int64_t rows : {int64_t{1}, int64_t{7}, int64_t{33}}) {
     for (const int64_t cols : {int64_t{1}, int64_t{7}, int64_t{1000}, int64_t{2051}}) {
       SCOPED_TRACE("rows " + std::to_string(rows) + ", cols " + std::to_string(cols));
@@ -223,12 +223,11 @@ TYPED_TEST(ArchOpsKernel, GeluTanhMulRowsMatchesCpuGeGlu) {
           gate.insert(gate.end(), begin, begin + cols);
           up.insert(up.end(), begin + cols, begin + 2 * cols);
         }
-        gelu_tanh_mul(gate.data(), up.data(), rows * cols);
+        cpu_mul(gate.data(), up.data(), rows * cols);
 
         DeviceBuffer<Storage<T>> d_gate_up(gate_up);
         T* base = device_ptr<T>(d_gate_up) + misalign;
-        expect_ok(
-            kernels::gelu_tanh_mul_rows<T>(base, base + cols, base, rows, cols, 2 * cols, nullptr));
+        expect_ok(launch(base, rows, cols));
         const auto out = d_gate_up.download();
         const std::vector<float> out_f = to_floats<T>(out);
         std::vector<float> gpu_gate;
@@ -240,10 +239,36 @@ TYPED_TEST(ArchOpsKernel, GeluTanhMulRowsMatchesCpuGeGlu) {
             ASSERT_EQ(std::memcmp(&out[i], &gate_up[i], sizeof(out[i])), 0) << "up changed";
         }
         expect_close(gpu_gate, gate, ElementTraits<T>::kTolerance,
-                     misalign ? "gelu(gate) * up, misaligned" : "gelu(gate) * up");
+                     std::string(what) + (misalign ? ", misaligned" : ""));
       }
     }
   }
+}
+
+// GeGLU (Gemma).
+TYPED_TEST(ArchOpsKernel, GeluTanhMulRowsMatchesCpuGeGlu) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  check_gated_rows<T>(
+      gelu_tanh_mul,
+      [](T* base, int64_t rows, int64_t cols) {
+        return kernels::gelu_tanh_mul_rows<T>(base, base + cols, base, rows, cols, 2 * cols,
+                                              nullptr);
+      },
+      "gelu(gate) * up");
+}
+
+// gpt-oss's clamped SwiGLU: the inputs span [-8, 8], past both clamps at 7.
+TYPED_TEST(ArchOpsKernel, SwigluOaiMulRowsMatchesCpu) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  check_gated_rows<T>(
+      swiglu_oai_mul,
+      [](T* base, int64_t rows, int64_t cols) {
+        return kernels::swiglu_oai_mul_rows<T>(base, base + cols, base, rows, cols, 2 * cols,
+                                               nullptr);
+      },
+      "swiglu_oai(gate, up)");
 }
 
 // Gemma 2's final logit soft-cap, cap * tanh(x / cap), on logits well inside and far outside the

@@ -233,14 +233,17 @@ struct Fp8AttentionCase {
   std::vector<float> k_scales, v_scales;  // [num_slots, num_kv_heads]
   std::vector<int32_t> block_tables, query_start_loc, seq_lens, positions;
   std::vector<double> reference;  // [num_tokens, num_heads * head_dim]
+  std::vector<float> sinks;       // [num_heads] attention sinks, or empty
 };
 
 // Random q, K and V in [-1, 1] times a per-(position, head) magnitude between 2^-4 and 2^3,
 // quantized into shuffled blocks; slots outside every context hold a NaN scale. The reference
-// attends over the dequantized rows in float64.
+// attends over the dequantized rows in float64, with each head's sink (when `sinks` has one per
+// head) in the max and the denominator.
 template <typename T>
 Fp8AttentionCase<T> make_fp8_case(const Fp8Shape& shape, int block_size,
-                                  const std::vector<Fp8Request>& requests, uint32_t seed) {
+                                  const std::vector<Fp8Request>& requests, uint32_t seed,
+                                  const std::vector<float>& sinks = {}) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::uniform_int_distribution<int> magnitude(-4, 3);
@@ -250,6 +253,7 @@ Fp8AttentionCase<T> make_fp8_case(const Fp8Shape& shape, int block_size,
   const int group = shape.num_heads / shape.num_kv_heads;
 
   Fp8AttentionCase<T> c;
+  c.sinks = sinks;
   kernels::PagedAttentionParams& p = c.params;
   p.num_requests = static_cast<int>(requests.size());
   p.num_heads = shape.num_heads;
@@ -327,7 +331,8 @@ Fp8AttentionCase<T> make_fp8_case(const Fp8Shape& shape, int block_size,
           weight[static_cast<size_t>(j)] = dot * p.scale;
           max_score = std::max(max_score, weight[static_cast<size_t>(j)]);
         }
-        double total = 0.0;
+        if (!sinks.empty()) max_score = std::max<double>(max_score, sinks[static_cast<size_t>(h)]);
+        double total = sinks.empty() ? 0.0 : std::exp(sinks[static_cast<size_t>(h)] - max_score);
         for (double& w : weight) total += (w = std::exp(w - max_score));
         for (int d = 0; d < hd; ++d) {
           double out = 0.0;
@@ -346,8 +351,9 @@ Fp8AttentionCase<T> make_fp8_case(const Fp8Shape& shape, int block_size,
 
 template <typename T>
 void check_fp8_attention(const Fp8Shape& shape, int block_size,
-                         const std::vector<Fp8Request>& requests, uint32_t seed) {
-  const Fp8AttentionCase<T> c = make_fp8_case<T>(shape, block_size, requests, seed);
+                         const std::vector<Fp8Request>& requests, uint32_t seed,
+                         const std::vector<float>& sinks = {}) {
+  const Fp8AttentionCase<T> c = make_fp8_case<T>(shape, block_size, requests, seed, sinks);
   kernels::PagedAttentionTuning single_pass, small_split, tiled;
   single_pass.decode_partition_size = -1;
   small_split.decode_partition_size = 48;
@@ -368,8 +374,11 @@ void check_fp8_attention(const Fp8Shape& shape, int block_size,
     DeviceBuffer<Storage<T>> out(c.reference.size());
     const size_t workspace_bytes = kernels::paged_attention_workspace_bytes(c.params, tuning);
     DeviceBuffer<unsigned char> workspace(std::max<size_t>(workspace_bytes, 1));
+    DeviceBuffer<float> d_sinks(c.sinks.empty() ? std::vector<float>(1) : c.sinks);
+    kernels::PagedAttentionParams params = c.params;
+    params.sinks = c.sinks.empty() ? nullptr : d_sinks.get();
     expect_ok(kernels::paged_attention_fp8_tuned<T>(
-        c.params, tuning, device_ptr<T>(q),
+        params, tuning, device_ptr<T>(q),
         kernels::Fp8KvLayer{k_codes.get(), v_codes.get(), k_scales.get(), v_scales.get()},
         tables.get(), starts.get(), seq_lens.get(), positions.get(), device_ptr<T>(out),
         workspace.get(), workspace_bytes, nullptr));
@@ -399,6 +408,14 @@ TYPED_TEST(PagedAttentionFp8, PrefillChunksAndMixedBatches) {
   check_fp8_attention<TypeParam>({8, 2, 128}, 16, mixed, 3);
   check_fp8_attention<TypeParam>({4, 4, 64}, 16, mixed, 4);
   check_fp8_attention<TypeParam>({4, 1, 256}, 32, {{40, 40}, {19, 1}}, 5);
+}
+
+// gpt-oss's attention sinks over an FP8 cache: decodes (split and not) and prompts.
+TYPED_TEST(PagedAttentionFp8, AttentionSinks) {
+  SLUICE_REQUIRE_CUDA();
+  const std::vector<Fp8Request> mixed = {{37, 37}, {50, 13}, {kFp8LongContext, 1}, {1, 1}};
+  check_fp8_attention<TypeParam>({8, 2, 64}, 16, mixed, 6,
+                                 {-2.0f, 0.0f, 1.0f, 3.0f, -1.0f, 9.0f, 0.5f, 2.5f});
 }
 
 TEST(PagedAttentionFp8, RefusesACacheWithoutScales) {

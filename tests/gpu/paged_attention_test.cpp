@@ -95,6 +95,7 @@ struct CaseOptions {
   float logit_softcap = 0.0f;
   int sliding_window = 0;
   bool is_outside_block_poisoned = false;  // true: a block of NaN; false: no block (-1)
+  std::vector<float> sinks;                // [num_heads] attention sinks (gpt-oss), or none
 };
 
 // A batch on the host: inputs laid out as the kernel reads them, and the float64 reference.
@@ -109,6 +110,7 @@ struct AttentionCase {
   std::vector<int32_t> seq_lens;         // [num_requests]
   std::vector<int32_t> positions;        // [num_tokens]
   std::vector<double> reference;         // [num_tokens, num_heads * head_dim]
+  std::vector<float> sinks;              // [num_heads], or empty
 };
 
 // The first position a query at `position` sees.
@@ -118,10 +120,12 @@ int first_visible(int position, int sliding_window) {
 
 // out[t, h] = softmax_j(cap(q[t, h] . k[j] * scale)) . v[j] over the positions j that t sees
 // (j <= positions[t], and inside its window) of t's request, KV head h / (num_heads /
-// num_kv_heads); k, v: the request's logical rows.
+// num_kv_heads); k, v: the request's logical rows. A head's sink (when `sinks` has one per head)
+// joins the max and the denominator without a value.
 void reference_attention(const HeadShape& shape, const PagedAttentionParams& p,
                          const std::vector<float>& q_token, int position,
-                         const std::vector<float>& k, const std::vector<float>& v, double* out) {
+                         const std::vector<float>& k, const std::vector<float>& v,
+                         const std::vector<float>& sinks, double* out) {
   const int group = shape.num_heads / shape.num_kv_heads;
   const int hd = shape.head_dim;
   const int first = first_visible(position, p.sliding_window);
@@ -139,7 +143,10 @@ void reference_attention(const HeadShape& shape, const PagedAttentionParams& p,
         weight[j] = p.logit_softcap * std::tanh(weight[j] / p.logit_softcap);
       max_score = std::max(max_score, weight[j]);
     }
-    double total = 0.0;
+    const double sink = sinks.empty() ? -std::numeric_limits<double>::infinity()
+                                      : static_cast<double>(sinks[static_cast<size_t>(h)]);
+    max_score = std::max(max_score, sink);
+    double total = sinks.empty() ? 0.0 : std::exp(sink - max_score);
     for (int j = first; j <= position; ++j) total += (weight[j] = std::exp(weight[j] - max_score));
     double* oh = out + static_cast<size_t>(h) * hd;
     for (int d = 0; d < hd; ++d) oh[d] = 0.0;
@@ -199,6 +206,7 @@ AttentionCase<T> make_case(const HeadShape& shape, int block_size,
   c.q.resize(static_cast<size_t>(p.num_tokens) * q_size);
   c.reference.resize(c.q.size());
   c.query_start_loc.push_back(0);
+  c.sinks = options.sinks;
 
   size_t next_block = 0;
   for (int r = 0; r < p.num_requests; ++r) {
@@ -232,7 +240,7 @@ AttentionCase<T> make_case(const HeadShape& shape, int block_size,
         c.q[static_cast<size_t>(token) * q_size + e] = value;
         q_token[static_cast<size_t>(e)] = to_float(value);
       }
-      reference_attention(shape, p, q_token, position, k, v,
+      reference_attention(shape, p, q_token, position, k, v, options.sinks,
                           c.reference.data() + static_cast<size_t>(token) * q_size);
     }
     c.query_start_loc.push_back(static_cast<int32_t>(c.positions.size()));
@@ -256,10 +264,14 @@ RunResult run_attention(const AttentionCase<T>& c, const PagedAttentionTuning& t
       std::vector<T>(c.reference.size(), from_float<T>(std::numeric_limits<float>::quiet_NaN())));
   const size_t workspace_bytes = paged_attention_workspace_bytes(p, tuning);
   DeviceBuffer<unsigned char> workspace(std::max<size_t>(workspace_bytes, 1));
+  DeviceBuffer<float> sinks(c.sinks.empty() ? std::vector<float>(1) : c.sinks);
+  PagedAttentionParams params = p;
+  params.sinks = c.sinks.empty() ? nullptr : sinks.get();
   RunResult result;
-  result.status = paged_attention_tuned<T>(
-      p, tuning, q.get(), k_cache.get(), v_cache.get(), block_tables.get(), query_start_loc.get(),
-      seq_lens.get(), positions.get(), out.get(), workspace.get(), workspace_bytes, nullptr);
+  result.status = paged_attention_tuned<T>(params, tuning, q.get(), k_cache.get(), v_cache.get(),
+                                           block_tables.get(), query_start_loc.get(),
+                                           seq_lens.get(), positions.get(), out.get(),
+                                           workspace.get(), workspace_bytes, nullptr);
   result.sync_status = cudaDeviceSynchronize();
   for (const T& x : out.download()) result.out.push_back(to_float(x));
   return result;
@@ -339,8 +351,9 @@ std::vector<float> run_cpu_attention(const AttentionCase<T>& c) {
   std::vector<float> out(q.size());
   ThreadPool pool(2);
   const AttentionShape shape{p.num_heads, p.num_kv_heads, p.head_dim, p.block_size};
-  const AttentionOptions options{p.scale, p.logit_softcap, p.sliding_window};
-  sluice::paged_attention(in, shape, options, q.data(), k.data(), v.data(), out.data(), pool);
+  const AttentionOptions options{p.scale, p.logit_softcap, p.sliding_window, !c.sinks.empty()};
+  sluice::paged_attention(in, shape, options, q.data(), k.data(), v.data(), out.data(), pool,
+                          c.sinks.empty() ? nullptr : c.sinks.data());
   return out;
 }
 
@@ -352,6 +365,7 @@ std::string describe(const HeadShape& shape, int block_size, const CaseOptions& 
          std::to_string(options.logit_softcap) + ", window " +
          std::to_string(options.sliding_window) +
          (options.is_outside_block_poisoned ? " (NaN blocks)" : " (no blocks)") +
+         (options.sinks.empty() ? "" : ", sinks") +
          (tuning.is_decode_tiled ? ", tiled"
                                  : ", partitions " + std::to_string(tuning.decode_partition_size));
 }
@@ -638,6 +652,22 @@ TYPED_TEST(PagedAttentionTest, ScaleAndSoftcap) {
          {CaseOptions{.scale = 0.3f}, CaseOptions{.scale = 0.3f, .logit_softcap = 2.0f},
           CaseOptions{.scale = 1.0f, .logit_softcap = 50.0f},
           CaseOptions{.scale = 0.3f, .logit_softcap = 2.0f, .sliding_window = 16}})
+      check_options<TypeParam>({4, 2, 64}, 16, batch, ++seed, options, 3.0f, tuning);
+  }
+}
+
+// Attention sinks (gpt-oss): one logit per query head in each softmax's max and denominator, no
+// value. Sinks below, near and far above the scores (the last takes nearly all the probability,
+// so the output shrinks towards 0), with a window and a soft-cap, in every pass.
+TYPED_TEST(PagedAttentionTest, AttentionSinks) {
+  SLUICE_REQUIRE_CUDA();
+  const std::vector<RequestSpec> batch = {{700, 1}, {50, 50}, {300, 21}, {1, 1}, {40, 1}};
+  const std::vector<float> sinks = {-3.0f, 0.5f, 2.0f, 12.0f};
+  uint32_t seed = 90;
+  for (const PagedAttentionTuning& tuning : all_tunings()) {
+    for (const CaseOptions& options :
+         {CaseOptions{.sinks = sinks}, CaseOptions{.sliding_window = 16, .sinks = sinks},
+          CaseOptions{.scale = 0.3f, .logit_softcap = 2.0f, .sinks = sinks}})
       check_options<TypeParam>({4, 2, 64}, 16, batch, ++seed, options, 3.0f, tuning);
   }
 }

@@ -216,6 +216,24 @@ TEST(GenerateCli, AnFp8KvCacheOnTheCpuIsRefusedBeforeTheJobFile) {
   EXPECT_THAT(bad.err, HasSubstr("--kv-cache-dtype must be auto or fp8"));
 }
 
+// Expert offload's flags: a count that is not one, or both flags at once, are usage errors; on the
+// CPU (a dense model here) the run goes on, the option unused.
+TEST(GenerateCli, CpuMoeFlagsAreCheckedAndUnusedOnTheCpu) {
+  const std::string dir = make_temp_dir("gen-cpu-moe");
+  const std::string input = write_input(dir, "{\"prompt\": \"a\"}\n");
+  const auto negative = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", input,
+                                    "--output", dir + "/out.jsonl", "--n-cpu-moe", "-1"});
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_THAT(negative.err, HasSubstr("n-cpu-moe"));
+  const auto both = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", input,
+                                "--output", dir + "/out.jsonl", "--cpu-moe", "--n-cpu-moe", "2"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.err, HasSubstr("give --cpu-moe or --n-cpu-moe, not both"));
+  const auto ok = run_sluice({"generate", "--model", shared_path(kGgufF32), "--input", input,
+                              "--output", dir + "/out.jsonl", "--cpu-moe", "--max-tokens", "2"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 TEST(GenerateCli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run_sluice({"generate", "--input", "x"}).exit_code, 2);
   const auto r = run_sluice(

@@ -16,6 +16,7 @@
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/dense_gemv_choice.h"
 #include "engine/backend/cuda/pinned_batch.h"
+#include "engine/core/dtype.h"
 #include "kernels/block_copy.cuh"
 #include "kernels/logprobs.cuh"
 #include "kernels/paged_attention.cuh"
@@ -64,6 +65,14 @@ struct CudaBackend::Impl {
   int enqueue_step(const BatchInputs& in);
   ForwardShape plan_shape(const BatchInputs& in, std::optional<CudaGraphKey>& key);
   void ensure_step_buffers(int num_tokens, int num_rows);
+  // Builds the host side of a mixture-of-experts model (graphs off; the host layers' experts).
+  void make_moe_host();
+  // The bytes of the experts kept in host memory (read in place from the model).
+  size_t host_expert_bytes() const {
+    return cuda_host_expert_bytes(model.weights, num_host_expert_layers);
+  }
+  // For describe(): where the experts are.
+  std::string moe_summary() const;
   void ensure_attention_workspace(size_t bytes);
   void ensure_sampling_workspace(size_t bytes);
   // Sizes raw_logits and the log-probability results for capacity_rows rows.
@@ -74,8 +83,8 @@ struct CudaBackend::Impl {
   void synchronize() const { SLUICE_CUDA_CHECK(cudaStreamSynchronize(stream->get())); }
   int32_t padding_block_id() const { return num_blocks; }  // the block past the engine's pool
   ForwardContext context() const {
-    return ForwardContext{config, *weights,      options.activation_dtype, *gemm, buffers,
-                          kv,     stream->get(), dense_gemv.use_gemv};
+    return ForwardContext{config, *weights,      options.activation_dtype, *gemm,    buffers,
+                          kv,     stream->get(), dense_gemv.use_gemv,      moe.get()};
   }
 
   const Model& model;
@@ -86,7 +95,9 @@ struct CudaBackend::Impl {
   std::unique_ptr<CudaStream> stream;
   std::unique_ptr<CudaWeights> weights;
   std::unique_ptr<CublasGemm> gemm;
-  DenseGemvChoice dense_gemv;  // how float matrices multiply 1-8 tokens
+  DenseGemvChoice dense_gemv;        // how float matrices multiply 1-8 tokens
+  std::unique_ptr<CudaMoeHost> moe;  // mixture-of-experts models only
+  int num_host_expert_layers = 0;    // layers whose experts stay on the host
 
   // The pool holds num_blocks blocks for the engine and one more, the last, that padded decode
   // rows write into, so padding never touches a request's KV.
@@ -151,7 +162,11 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   device_name = prop.name;
   stream = std::make_unique<CudaStream>();
   gemm = std::make_unique<CublasGemm>(stream->get(), kCublasWorkspaceBytes);
-  weights = std::make_unique<CudaWeights>(m.weights, config, o.activation_dtype, stream->get());
+  num_host_expert_layers =
+      config.is_moe() ? std::clamp(o.num_host_expert_layers, 0, config.num_layers) : 0;
+  weights = std::make_unique<CudaWeights>(m.weights, config, o.activation_dtype, stream->get(),
+                                          num_host_expert_layers);
+  if (config.is_moe()) make_moe_host();
   if (o.dense_gemv) {
     dense_gemv = {*o.dense_gemv, *o.dense_gemv ? "GEMV (asked for)" : "cuBLAS (asked for)"};
   } else {
@@ -164,6 +179,34 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   kv.v_scales.resize(kv.is_fp8 ? kv.v.size() : 0);
   graph_batch_sizes = cuda_graph_batch_sizes(256);
   graph_max_model_len = config.max_position_embeddings;
+}
+
+void CudaBackend::Impl::make_moe_host() {
+  // A mixture-of-experts layer synchronises with the host (the choice groups the tokens), which a
+  // graph cannot capture.
+  options.enable_cuda_graphs = false;
+  moe = std::make_unique<CudaMoeHost>();
+  if (num_host_expert_layers == 0) return;
+  moe->pool = std::make_unique<ThreadPool>(options.num_host_threads);
+  const auto widen = [](const WeightTensor& t) {
+    std::vector<float> out(static_cast<size_t>(t.num_elements()));
+    dequantize_row(t.dtype, t.data, out.data(), t.num_elements());
+    return out;
+  };
+  using enum WeightRole;
+  for (int l = 0; l < num_host_expert_layers; ++l) {
+    const LayerWeights& layer = model.weights.layers[static_cast<size_t>(l)];
+    const LayerExperts& stacks = model.weights.experts[static_cast<size_t>(l)];
+    CpuExperts& e = moe->host_experts.emplace_back();
+    e.router = CpuMatrix(layer[Router]);
+    if (!layer[RouterBias].empty()) e.router_bias = widen(layer[RouterBias]);
+    for (const WeightTensor& t : stacks[GateExps]) e.gate.emplace_back(t);
+    for (const WeightTensor& t : stacks[UpExps]) e.up.emplace_back(t);
+    for (const WeightTensor& t : stacks[DownExps]) e.down.emplace_back(t);
+    for (const WeightTensor& t : stacks[GateExpsBias]) e.gate_bias.push_back(widen(t));
+    for (const WeightTensor& t : stacks[UpExpsBias]) e.up_bias.push_back(widen(t));
+    for (const WeightTensor& t : stacks[DownExpsBias]) e.down_bias.push_back(widen(t));
+  }
 }
 
 // Decode-only steps (one sampled token per request) that fit a bucket are padded to it: with
@@ -582,6 +625,7 @@ BackendMemory CudaBackend::memory() const {
   make_device_current(s.options.device_index);
   BackendMemory m;
   m.weight_bytes = s.weights->bytes();
+  m.host_weight_bytes = s.host_expert_bytes();
   m.kv_cache_bytes = s.kv_pool.bytes();
   m.activation_bytes = s.activations.bytes() + s.attention_workspace.bytes() +
                        s.gemm->workspace_bytes() + s.sampling_workspace.bytes() +
@@ -592,6 +636,13 @@ BackendMemory CudaBackend::memory() const {
   return m;
 }
 
+std::string CudaBackend::Impl::moe_summary() const {
+  if (num_host_expert_layers == 0) return ", every expert on the device";
+  return str_cat(", experts of ", num_host_expert_layers, " of ", config.num_layers,
+                 " layers in host memory (", host_expert_bytes() >> 20, " MiB, ",
+                 moe->pool->num_threads(), " CPU threads)");
+}
+
 std::string CudaBackend::describe() const {
   const Impl& s = *impl_;
   return str_cat(name(), " ", s.device_name, ": ",
@@ -600,7 +651,8 @@ std::string CudaBackend::describe() const {
                              : " activations and KV cache, ",
                  s.weights->conversion_summary(), ", 1-8 token float products by ",
                  s.dense_gemv.reason, ", CUDA graphs ", s.options.enable_cuda_graphs ? "on" : "off",
-                 s.graph_error.empty() ? "" : " (capture failed: " + s.graph_error + ")");
+                 s.graph_error.empty() ? "" : " (capture failed: " + s.graph_error + ")",
+                 s.config.is_moe() ? s.moe_summary() : "");
 }
 
 const CudaStepCounters& CudaBackend::step_counters() const {

@@ -52,6 +52,13 @@ struct CudaBackendOptions {
   // The KV cache's elements: the activation type (Auto), or FP8 E4M3 codes with a float scale
   // per token and KV head (engine/core/fp8_e4m3.h).
   KvCacheDType kv_cache_dtype = KvCacheDType::Auto;
+  // Mixture-of-experts models: the experts of this many leading layers stay in host memory and
+  // run on the CPU (--n-cpu-moe N; --cpu-moe: every layer, any value >= num_layers); the router,
+  // attention and everything else stay on the device. 0: every expert on the device.
+  int num_host_expert_layers = 0;
+  // Threads of the CPU experts' pool, used only when some layer's experts stay on the host
+  // (0: one per hardware thread, as --threads).
+  int num_host_threads = 0;
 };
 
 using CudaSampleRow = SampleRow;

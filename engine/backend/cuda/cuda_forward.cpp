@@ -13,6 +13,7 @@
 #include "kernels/elementwise.cuh"
 #include "kernels/embedding.cuh"
 #include "kernels/head_norm.cuh"
+#include "kernels/moe.cuh"
 #include "kernels/quant_linear.cuh"
 #include "kernels/rms_norm.cuh"
 #include "kernels/rope_cache.cuh"
@@ -45,6 +46,19 @@ ForwardBuffers carve_forward_buffers(void* base, const ModelConfig& config, size
   b.gathered_residual = take(rows * hidden * element_bytes);
   b.final_normed = take(rows * hidden * element_bytes);
   b.logits = static_cast<float*>(take(rows * static_cast<size_t>(config.vocab_size) * 4));
+  if (config.is_moe()) {
+    const auto experts = static_cast<size_t>(config.num_experts);
+    const auto slots = tokens * static_cast<size_t>(config.num_experts_used);
+    const auto expert_ffn = static_cast<size_t>(config.expert_intermediate_size);
+    b.moe_x = static_cast<float*>(take(tokens * hidden * sizeof(float)));
+    b.moe_logits = static_cast<float*>(take(tokens * experts * sizeof(float)));
+    b.moe_ids = static_cast<int32_t*>(take(slots * sizeof(int32_t)));
+    b.moe_weights = static_cast<float*>(take(slots * sizeof(float)));
+    b.moe_rows = static_cast<int32_t*>(take(2 * slots * sizeof(int32_t)));
+    b.moe_gathered = take(slots * hidden * element_bytes);
+    b.moe_gate_up = take(slots * 2 * expert_ffn * element_bytes);
+    b.moe_out = static_cast<float*>(take(slots * hidden * sizeof(float)));
+  }
   return b;
 }
 
@@ -167,6 +181,7 @@ class CudaForwardOps final : public ForwardOps {
     params.scale = options.scale;
     params.logit_softcap = options.logit_softcap;
     params.sliding_window = options.sliding_window;
+    params.sinks = options.sinks ? c_.weights.vector({WeightRole::Sinks, l}) : nullptr;
     if (c_.kv.is_fp8) {
       const kernels::Fp8KvLayer cache{static_cast<uint8_t*>(c_.kv.k[layer]),
                                       static_cast<uint8_t*>(c_.kv.v[layer]), c_.kv.k_scales[layer],
@@ -192,12 +207,21 @@ class CudaForwardOps final : public ForwardOps {
     linear_raw(input(x), c_.weights.matrix(weight), buffer(out), x_row_stride);
   }
 
-  // The CUDA backend refuses models that need these at construction (cuda_model_support.h).
-  void add_bias(StepBuffer, WeightRef bias) override {
-    fail("the CUDA backend has no ", weight_role_name(bias.role), " bias");
+  // The attention output's bias (gpt-oss's Bo, [hidden]) on the pending projection: the only
+  // bias run_forward adds on its own (q|k|v's go with their product).
+  void add_bias(StepBuffer x, WeightRef bias) override {
+    if (bias.role != WeightRole::Bo)
+      fail("the CUDA backend adds no ", weight_role_name(bias.role), " bias on its own");
+    SLUICE_KERNEL_CHECK(kernels::add_bias<T>(buffer(x), c_.weights.vector(bias), shape_.num_tokens,
+                                             cfg_.hidden_size, c_.stream));
   }
-  void moe_ffn(int, const MoeOptions&) override {
-    fail("the CUDA backend does not run mixture-of-experts layers");
+  void moe_ffn(int l, const MoeOptions& options) override {
+    if (!c_.moe) fail("the CUDA backend got a mixture-of-experts layer in a dense model");
+    if (static_cast<size_t>(l) < c_.moe->host_experts.size()) {
+      host_moe_ffn(l, options);
+    } else {
+      device_moe_ffn(l, options);
+    }
   }
 
   void gated_ffn(int l, Activation activation) override {
@@ -205,10 +229,7 @@ class CudaForwardOps final : public ForwardOps {
     auto* gate_up = static_cast<T*>(c_.buffers.gate_up);
     linear_raw(normed_, c_.weights.matrix({WeightRole::GateUp, l}), gate_up);
     // act(gate) * up over the gate half of each row, read from there by the down product.
-    const auto gated_mul = activation == Activation::GeluTanh ? &kernels::gelu_tanh_mul_rows<T>
-                                                              : &kernels::silu_mul_rows<T>;
-    SLUICE_KERNEL_CHECK(
-        gated_mul(gate_up, gate_up + ffn, gate_up, shape_.num_tokens, ffn, 2 * ffn, c_.stream));
+    gated_activation(activation, gate_up, shape_.num_tokens, ffn);
   }
 
   // Only the rows that sample go through the final norm and the LM head: the last layer's
@@ -240,6 +261,129 @@ class CudaForwardOps final : public ForwardOps {
   }
 
  private:
+  // Normed as fp32 in moe_x (the router's input and the host experts').
+  const float* normed_fp32() {
+    if constexpr (std::is_same_v<T, float>) {
+      return normed_;
+    } else {
+      const int64_t n = static_cast<int64_t>(shape_.num_tokens) * cfg_.hidden_size;
+      SLUICE_KERNEL_CHECK((kernels::convert<T, float>(normed_, c_.buffers.moe_x, n, c_.stream)));
+      return c_.buffers.moe_x;
+    }
+  }
+
+  // The experts of a layer kept in host memory: Normed to the host in fp32, the CPU's moe_ffn,
+  // its output back into Proj.
+  void host_moe_ffn(int l, const MoeOptions& options) {
+    CudaMoeHost& h = *c_.moe;
+    const ForwardBuffers& b = c_.buffers;
+    const int num_tokens = shape_.num_tokens;
+    const int hidden = cfg_.hidden_size;
+    const auto n = static_cast<size_t>(num_tokens) * hidden;
+    h.x.resize(n);
+    h.out.resize(n);
+    SLUICE_CUDA_CHECK(cudaMemcpyAsync(h.x.data(), normed_fp32(), n * sizeof(float),
+                                      cudaMemcpyDeviceToHost, c_.stream));
+    SLUICE_CUDA_CHECK(cudaStreamSynchronize(c_.stream));
+    sluice::moe_ffn(h.host_experts[static_cast<size_t>(l)], options, h.x.data(), num_tokens, hidden,
+                    h.out.data(), *h.pool, h.scratch);
+    SLUICE_CUDA_CHECK(cudaMemcpyAsync(b.moe_out, h.out.data(), n * sizeof(float),
+                                      cudaMemcpyHostToDevice, c_.stream));
+    SLUICE_KERNEL_CHECK(
+        (kernels::convert<float, T>(b.moe_out, spare_, static_cast<int64_t>(n), c_.stream)));
+  }
+
+  // The router and the choice on the device, the tokens grouped by expert on the host (the
+  // choice's only trip there), each chosen expert's products over its rows, then the weighted
+  // sum per token in top-k order.
+  void device_moe_ffn(int l, const MoeOptions& options) {
+    CudaMoeHost& h = *c_.moe;
+    const ForwardBuffers& b = c_.buffers;
+    const CudaLayerWeights& layer = c_.weights.layer(l);
+    const int num_tokens = shape_.num_tokens;
+    const int hidden = cfg_.hidden_size;
+    const int k = options.top_k;
+    const int num_experts = options.num_experts;
+    const int num_slots = num_tokens * k;
+
+    // Router logits in fp32 from fp32 inputs and weights.
+    const CudaMatrix& router = c_.weights.matrix({WeightRole::Router, l});
+    c_.gemm.linear(normed_fp32(), router.dense(), b.moe_logits, num_tokens, hidden, num_experts,
+                   CUDA_R_32F, CUDA_R_32F);
+    if (const float* bias = layer.vectors[WeightRole::RouterBias]) {
+      SLUICE_KERNEL_CHECK(
+          kernels::add_bias<float>(b.moe_logits, bias, num_tokens, num_experts, c_.stream));
+    }
+    const auto gating = options.gating == MoeGating::TopKSoftmax
+                            ? kernels::MoeGatingKind::TopKSoftmax
+                            : kernels::MoeGatingKind::SoftmaxTopK;
+    SLUICE_KERNEL_CHECK(kernels::moe_choose_experts(b.moe_logits, b.moe_ids, b.moe_weights,
+                                                    num_tokens, num_experts, k, gating,
+                                                    options.renormalize, c_.stream));
+    h.ids.resize(static_cast<size_t>(num_slots));
+    SLUICE_CUDA_CHECK(cudaMemcpyAsync(h.ids.data(), b.moe_ids, h.ids.size() * sizeof(int32_t),
+                                      cudaMemcpyDeviceToHost, c_.stream));
+    SLUICE_CUDA_CHECK(cudaStreamSynchronize(c_.stream));
+    group_slots_by_expert(num_slots, k, num_experts);
+    SLUICE_CUDA_CHECK(cudaMemcpyAsync(b.moe_rows, h.rows.data(), h.rows.size() * sizeof(int32_t),
+                                      cudaMemcpyHostToDevice, c_.stream));
+
+    auto* gathered = static_cast<T*>(b.moe_gathered);
+    auto* gate_up = static_cast<T*>(b.moe_gate_up);
+    const int ffn = cfg_.expert_intermediate_size;
+    SLUICE_KERNEL_CHECK(
+        kernels::gather_rows<T>(normed_, b.moe_rows, gathered, num_slots, hidden, c_.stream));
+    for (int e = 0; e < num_experts; ++e) {
+      const auto ue = static_cast<size_t>(e);
+      const int64_t begin = h.expert_begin[ue];
+      const auto rows = static_cast<int>(h.expert_begin[ue + 1] - begin);
+      if (rows == 0) continue;
+      T* expert_gate_up = gate_up + begin * 2 * ffn;
+      product(gathered + begin * hidden, 0, layer.experts.gate_up[ue], expert_gate_up, rows);
+      if (!layer.experts.gate_up_bias.empty()) {
+        SLUICE_KERNEL_CHECK(kernels::add_bias<T>(expert_gate_up, layer.experts.gate_up_bias[ue],
+                                                 rows, 2 * ffn, c_.stream));
+      }
+      gated_activation(options.activation, expert_gate_up, rows, ffn);
+      float* out = b.moe_out + begin * hidden;
+      product(expert_gate_up, 2 * ffn, layer.experts.down[ue], out, rows);
+      if (!layer.experts.down_bias.empty()) {
+        SLUICE_KERNEL_CHECK(
+            kernels::add_bias<float>(out, layer.experts.down_bias[ue], rows, hidden, c_.stream));
+      }
+    }
+    SLUICE_KERNEL_CHECK(kernels::moe_combine<T>(b.moe_out, b.moe_rows + num_slots, b.moe_weights,
+                                                spare_, num_tokens, k, hidden, c_.stream));
+  }
+
+  // From the choice in moe->ids: each expert's rows [expert_begin[e], expert_begin[e + 1]) hold
+  // its slots in token order (as the CPU's moe_ffn groups them); rows = the token of each row,
+  // then the row of each slot.
+  void group_slots_by_expert(int num_slots, int k, int num_experts) {
+    CudaMoeHost& h = *c_.moe;
+    h.expert_begin.assign(static_cast<size_t>(num_experts) + 1, 0);
+    for (const int32_t id : h.ids) {
+      if (id < 0 || id >= num_experts) fail("mixture of experts: the device chose expert ", id);
+      ++h.expert_begin[static_cast<size_t>(id) + 1];
+    }
+    for (size_t e = 1; e < h.expert_begin.size(); ++e) h.expert_begin[e] += h.expert_begin[e - 1];
+    h.rows.resize(2 * static_cast<size_t>(num_slots));
+    std::vector<int64_t> next(h.expert_begin.begin(), h.expert_begin.end() - 1);
+    for (int slot = 0; slot < num_slots; ++slot) {
+      const int64_t row = next[static_cast<size_t>(h.ids[static_cast<size_t>(slot)])]++;
+      h.rows[static_cast<size_t>(row)] = slot / k;
+      h.rows[static_cast<size_t>(num_slots + slot)] = static_cast<int32_t>(row);
+    }
+  }
+
+  // act(gate) * up over the gate half of rows x [gate | up] rows of 2 * ffn elements.
+  void gated_activation(Activation activation, T* gate_up, int rows, int ffn) {
+    const auto gated_mul = activation == Activation::GeluTanh    ? &kernels::gelu_tanh_mul_rows<T>
+                           : activation == Activation::SwigluOai ? &kernels::swiglu_oai_mul_rows<T>
+                                                                 : &kernels::silu_mul_rows<T>;
+    SLUICE_KERNEL_CHECK(gated_mul(gate_up, gate_up + ffn, gate_up, rows, ffn, 2 * ffn, c_.stream));
+  }
+
   int qkv_size() const { return cfg_.q_size() + 2 * cfg_.kv_size(); }
 
   // y[num_tokens, w.rows] = x[num_tokens, w.cols] . w^T, x's rows x_row_stride apart (0: dense).

@@ -8,14 +8,22 @@
 // rope_and_cache (q/k norms: Qwen3, Gemma 3), an in-place rms_norm of the o and down products
 // (post norms: Gemma 2/3) and soft_cap over the logits (Gemma 2). Scaled embeddings, GeGLU,
 // partial rotary and per-layer RoPE frequencies change the arguments of existing launches.
-// enqueue_forward neither allocates nor synchronises, so it can be captured into a CUDA graph.
+// Mixture-of-experts layers: the router's product in fp32, the top-k choice on the device
+// (kernels/moe.cuh), the choice copied to the host to group the tokens by expert, the grouped
+// rows gathered, one gate|up product, activation and down product per chosen expert, and the
+// weighted outputs added per token in top-k order; or, for the layers whose experts stay on the
+// host, Normed copied to the host and the CPU's moe_ffn.
+// enqueue_forward neither allocates nor synchronises (except in mixture-of-experts layers), so a
+// dense model's step can be captured into a CUDA graph.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
+#include "engine/backend/cpu/cpu_moe.h"
 #include "engine/backend/cuda/cublas_gemm.h"
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/pinned_batch.h"
@@ -36,8 +44,32 @@ struct ForwardBuffers {
   void* gathered_residual = nullptr;  // [max_rows, hidden]
   void* final_normed = nullptr;       // [max_rows, hidden]
   float* logits = nullptr;            // [max_rows, vocab] fp32
+  // Mixture-of-experts layers only (null otherwise); a slot is one of a token's top_k experts:
+  float* moe_x = nullptr;       // [max_tokens, hidden] fp32 Normed (the router's, the host's input)
+  float* moe_logits = nullptr;  // [max_tokens, num_experts] fp32 router logits
+  int32_t* moe_ids = nullptr;   // [max_tokens, top_k] chosen experts, rank 0 first
+  float* moe_weights = nullptr;  // [max_tokens, top_k] their weights
+  int32_t* moe_rows =
+      nullptr;  // [2, max_tokens * top_k] token of each grouped row | row of each slot
+  void* moe_gathered = nullptr;  // [max_tokens * top_k, hidden] Normed rows grouped by expert
+  void* moe_gate_up = nullptr;   // [max_tokens * top_k, 2 * expert_ffn] per grouped row
+  float* moe_out = nullptr;      // [max_tokens * top_k, hidden] fp32 expert outputs per grouped row
   void* attention_workspace = nullptr;
   size_t attention_workspace_bytes = 0;
+};
+
+// The host side of the mixture-of-experts layers: the step's choice copied back to group the
+// tokens by expert (one synchronisation per layer), and the experts of the first
+// host_experts.size() layers kept in host memory (--n-cpu-moe), run by the CPU's moe_ffn on the
+// backend's thread pool.
+struct CudaMoeHost {
+  std::vector<int32_t> ids;           // [num_tokens * top_k] the choice, copied back
+  std::vector<int32_t> rows;          // [2 * num_tokens * top_k] ForwardBuffers::moe_rows' values
+  std::vector<int64_t> expert_begin;  // [num_experts + 1] offsets of each expert's rows
+  std::vector<CpuExperts> host_experts;  // [layer] for the layers whose experts stay on the host
+  std::vector<float> x, out;             // [num_tokens, hidden] their input and output, fp32
+  std::unique_ptr<ThreadPool> pool;      // null when no layer's experts are on the host
+  MoeScratch scratch;
 };
 
 // Carves the buffers for max_tokens tokens and max_rows logits rows out of `base`, in the order
@@ -82,6 +114,9 @@ struct ForwardContext {
   cudaStream_t stream;
   bool dense_gemv =
       false;  // 1-8 token products of float matrices by the GEMV (dense_gemv_choice.h)
+  // Mixture-of-experts models: the host side of their layers (they synchronise once per layer,
+  // so such a step is never captured into a graph); null for dense models.
+  CudaMoeHost* moe = nullptr;
 };
 
 // Enqueues the whole forward pass for the staged batch; the fp32 logits of the shape's logits

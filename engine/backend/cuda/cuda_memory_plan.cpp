@@ -39,6 +39,21 @@ size_t cuda_activation_bytes(const ModelConfig& config, size_t element_bytes, in
   // Per logits row: the two gathered rows, their normed sum, and fp32 logits.
   for (int i = 0; i < 3; ++i) total += align_to(rows * hidden * element_bytes, 256);
   total += align_to(rows * vocab * sizeof(float), 256);
+  if (config.is_moe()) {
+    // Mixture of experts (carve_forward_buffers): the fp32 input of the router, its logits, the
+    // choice (ids, weights), the row maps, then per (token, slot) the gathered input, gate|up and
+    // the fp32 expert output.
+    const auto experts = static_cast<size_t>(config.num_experts);
+    const auto slots = tokens * static_cast<size_t>(config.num_experts_used);
+    const auto expert_ffn = static_cast<size_t>(config.expert_intermediate_size);
+    total += align_to(tokens * hidden * sizeof(float), 256);
+    total += align_to(tokens * experts * sizeof(float), 256);
+    total += 2 * align_to(slots * 4, 256);  // ids, weights
+    total += align_to(2 * slots * 4, 256);  // token of each grouped row, row of each slot
+    total += align_to(slots * hidden * element_bytes, 256);
+    total += align_to(slots * 2 * expert_ffn * element_bytes, 256);
+    total += align_to(slots * hidden * sizeof(float), 256);
+  }
   return total;
 }
 

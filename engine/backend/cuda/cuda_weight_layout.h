@@ -10,6 +10,12 @@
 //   their own (a Q4_K_M file stores v in Q6_K and q, k in Q4_K), each written to its column range
 //   of the product.
 // - Norm weights, biases (q|k|v's stacked as their product is) and RoPE frequency tables are fp32.
+// - Mixture of experts: the router is fp32 whatever its stored type (its logits pick the experts,
+//   and rounding them to bf16 would flip choices against the CPU's); each expert's gate and up are
+//   stacked into one gate|up matrix and its down is a matrix of its own, by the rules above (in
+//   their blocks when quantized); the experts' biases are fp32, gate|up's stacked. The experts of
+//   the first num_host_expert_layers layers stay in host memory (--n-cpu-moe) and take no device
+//   bytes.
 // Every tensor starts on a 256-byte boundary.
 #pragma once
 
@@ -61,7 +67,7 @@ struct CudaPlacement {
 // has alone. Throws Error when only some of a stack's parts are present.
 std::vector<CudaPlacement> cuda_layer_placements(const LayerWeights& layer);
 
-// The bytes a placement takes: matrices by their runs, vectors in fp32.
+// The bytes a placement takes: matrices by their runs (the router in fp32), vectors in fp32.
 size_t cuda_placement_bytes(const CudaPlacement& placement, size_t element_bytes);
 
 // The model's distinct RoPE frequency tables in fp32 (as the kernels read them) and which one each
@@ -72,10 +78,18 @@ struct CudaRopeTables {
 };
 CudaRopeTables cuda_rope_tables(const ModelConfig& config, const WeightTensor& freq_factors);
 
+// The bytes one layer's expert stacks take on the device: per expert its gate|up and down
+// matrices by their runs, and the fp32 biases (0 for a dense layer).
+size_t cuda_expert_bytes(const LayerExperts& experts, size_t element_bytes);
+
+// The bytes of the expert stacks of the first num_host_expert_layers layers as the model holds
+// them in host memory (their file bytes), which stay there with --n-cpu-moe.
+size_t cuda_host_expert_bytes(const ModelWeights& weights, int num_host_expert_layers);
+
 // Every byte the CUDA backend's weights take on the device with activations of element_bytes:
-// the embedding (and an untied LM head) by their runs, each layer's placements, the final norm
-// and the RoPE tables.
+// the embedding (and an untied LM head) by their runs, each layer's placements and, past the
+// first num_host_expert_layers layers, its experts, the final norm and the RoPE tables.
 size_t cuda_weight_bytes(const ModelWeights& weights, const ModelConfig& config,
-                         size_t element_bytes);
+                         size_t element_bytes, int num_host_expert_layers = 0);
 
 }  // namespace sluice

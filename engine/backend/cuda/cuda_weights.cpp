@@ -34,6 +34,10 @@ class CudaWeights::Uploader {
 
   // Uploads one placement of a layer's tensors by its role's kind and records it under the role.
   void layer_tensor(const CudaPlacement& p, float norm_offset, CudaLayerWeights& layer) {
+    if (p.role == WeightRole::Router) {
+      layer.matrices[p.role] = fp32_matrix(*p.parts[0]);
+      return;
+    }
     switch (weight_kind(p.role)) {
       case WeightKind::Matrix:
         layer.matrices[p.role] = stacked(p.parts);
@@ -50,6 +54,35 @@ class CudaWeights::Uploader {
       case WeightKind::ExpertBiases:
         fail("weight ", weight_role_name(p.role), ": the CUDA backend holds no expert stacks");
     }
+  }
+
+  // Uploads a layer's experts: per expert gate|up stacked and down, and their biases.
+  CudaExperts experts(const LayerExperts& e) {
+    using enum WeightRole;
+    CudaExperts out;
+    for (size_t x = 0; x < e[GateExps].size(); ++x) {
+      const WeightTensor* gate_up[] = {&e[GateExps][x], &e[UpExps][x]};
+      out.gate_up.push_back(stacked(gate_up));
+      out.down.push_back(matrix(e[DownExps][x]));
+      if (x < e[GateExpsBias].size()) {
+        const WeightTensor* biases[] = {&e[GateExpsBias][x], &e[UpExpsBias][x]};
+        out.gate_up_bias.push_back(stacked_floats(biases));
+        out.down_bias.push_back(floats(e[DownExpsBias][x]));
+      }
+    }
+    return out;
+  }
+
+  // Uploads a matrix as one dense fp32 run, widened on the host (the router: small).
+  CudaMatrix fp32_matrix(const WeightTensor& t) {
+    CudaMatrix m;
+    m.rows = static_cast<int>(t.rows());
+    m.cols = static_cast<int>(t.cols());
+    std::vector<float> host(static_cast<size_t>(t.num_elements()));
+    dequantize_row(t.dtype, t.data, host.data(), t.num_elements());
+    m.runs.push_back({floats(host), m.rows, static_cast<size_t>(m.cols) * sizeof(float),
+                      kernels::QuantFormat::Dense});
+    return m;
   }
 
   // Uploads a matrix: in its blocks when quantized, else in the activation type.
@@ -220,8 +253,9 @@ class CudaWeights::Uploader {
 };
 
 CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, ActivationDType dtype,
-                         cudaStream_t stream) {
-  const size_t total = cuda_weight_bytes(w, config, activation_element_bytes(dtype));
+                         cudaStream_t stream, int num_host_expert_layers) {
+  const size_t total =
+      cuda_weight_bytes(w, config, activation_element_bytes(dtype), num_host_expert_layers);
   storage_ = DeviceBuffer(total, "the model's weights");
 
   Uploader up(dtype, stream, storage_.as<unsigned char>(), total);
@@ -230,6 +264,8 @@ CudaWeights::CudaWeights(const ModelWeights& w, const ModelConfig& config, Activ
   for (size_t i = 0; i < w.layers.size(); ++i) {
     for (const CudaPlacement& p : cuda_layer_placements(w.layers[i]))
       up.layer_tensor(p, config.norm_weight_offset, layers_[i]);
+    if (i < w.experts.size() && static_cast<int>(i) >= num_host_expert_layers)
+      layers_[i].experts = up.experts(w.experts[i]);
   }
   const bool is_tied = w.lm_head.data == w.token_embedding.data;
   lm_head_ = is_tied ? token_embedding_ : up.matrix(w.lm_head);

@@ -46,6 +46,17 @@ struct CudaMatrix {
   }
 };
 
+// A mixture-of-experts layer's experts on the device (cuda_weight_layout.h): per expert its gate
+// and up stacked ([2 * expert_ffn, hidden]: one product gives gate | up per token, as the dense
+// GateUp) and its down ([hidden, expert_ffn]); biases fp32 [2 * expert_ffn] and [hidden], or null.
+// Empty for a dense layer and for a layer whose experts stay on the host.
+struct CudaExperts {
+  std::vector<CudaMatrix> gate_up, down;              // [expert]
+  std::vector<const float*> gate_up_bias, down_bias;  // [expert], empty without expert biases
+
+  bool empty() const { return gate_up.empty(); }
+};
+
 struct CudaLayerWeights {
   // [role] the layer's matrices; null for the roles the model lacks. q, k and v are stacked
   // under Wqkv, so one product yields a row of q | k | v per token, and gate and up under GateUp
@@ -55,6 +66,9 @@ struct CudaLayerWeights {
   // biases stacked under Bq as their product is (Bk and Bv stay null); null for the roles the
   // model lacks.
   LayerRoleArray<const float*> vectors;
+  // The router of a mixture-of-experts layer ([num_experts, hidden]) is matrices[Router], one
+  // dense run in fp32 whatever the activation type; its bias is vectors[RouterBias].
+  CudaExperts experts;
   // [rope_dims / 2] this layer's RoPE inverse frequencies (rope.h), shared with every layer
   // whose frequencies are the same.
   const float* rope_inv_freq = nullptr;
@@ -62,11 +76,12 @@ struct CudaLayerWeights {
 
 class CudaWeights {
  public:
-  // Uploads every weight on `stream` and waits for it. Precondition: the target device is
-  // current; the weights passed the loader's validation against config. Throws Error when the
-  // device memory cannot be had.
+  // Uploads every weight on `stream` and waits for it, except the experts of the first
+  // num_host_expert_layers layers (they stay in host memory: --n-cpu-moe). Precondition: the
+  // target device is current; the weights passed the loader's validation against config. Throws
+  // Error when the device memory cannot be had.
   CudaWeights(const ModelWeights& weights, const ModelConfig& config, ActivationDType dtype,
-              cudaStream_t stream);
+              cudaStream_t stream, int num_host_expert_layers = 0);
 
   const CudaLayerWeights& layer(int layer_idx) const {
     return layers_[static_cast<size_t>(layer_idx)];

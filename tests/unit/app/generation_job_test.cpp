@@ -334,6 +334,22 @@ TEST(EngineWorker, RowsAndProgressAreSentOnlyOnceCommitted) {
 namespace sluice {
 namespace {
 
+// Expert offload travels with a job as engine.num_cpu_moe_layers, written only when asked for;
+// a count out of range is refused.
+TEST(GenerationSpecJson, NumCpuMoeLayersIsKeptOnlyWhenAskedFor) {
+  GenerationSpec spec;
+  EXPECT_FALSE(spec_to_json(spec)["engine"].contains("num_cpu_moe_layers"));
+  EXPECT_EQ(spec_from_json(spec_to_json(spec)).engine.num_cpu_moe_layers, 0);
+  spec.engine.num_cpu_moe_layers = 3;
+  EXPECT_EQ(spec_to_json(spec)["engine"]["num_cpu_moe_layers"], 3);
+  EXPECT_EQ(spec_from_json(spec_to_json(spec)).engine.num_cpu_moe_layers, 3);
+  spec.engine.num_cpu_moe_layers = kAllMoeLayers;
+  EXPECT_EQ(spec_from_json(spec_to_json(spec)).engine.num_cpu_moe_layers, kAllMoeLayers);
+  auto bad = spec_to_json(spec);
+  bad["engine"]["num_cpu_moe_layers"] = -2;
+  EXPECT_THROW(spec_from_json(bad), Error);
+}
+
 // The KV cache type travels with a job (a resume builds the same engine), and a job that never
 // asked for one writes nothing new.
 TEST(GenerationSpecJson, KvCacheDtypeIsKeptOnlyWhenAskedFor) {

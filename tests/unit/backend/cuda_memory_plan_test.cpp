@@ -83,6 +83,24 @@ TEST(CudaMemoryPlan, ActivationBytesCountEveryBufferAligned) {
   EXPECT_GT(cuda_activation_bytes(c, 4, 1, 1), cuda_activation_bytes(c, 2, 1, 1));
 }
 
+// A mixture-of-experts model adds, per token, the router's fp32 input and logits, the choice (ids,
+// weights, two row maps) per slot, and per slot (token x top_k) the gathered input, gate|up and
+// the fp32 expert output: what carve_forward_buffers takes.
+TEST(CudaMemoryPlan, ActivationBytesCountTheMixtureOfExpertsBuffers) {
+  ModelConfig c = dummy_model_config("llama-3-8b");
+  const size_t dense = cuda_activation_bytes(c, 2, 2048, 256);
+  c.num_experts = 128;
+  c.num_experts_used = 4;
+  c.expert_intermediate_size = 768;
+  const size_t slots = 2048 * 4;
+  const size_t extra = 2048 * (4 * 4096 + 4 * 128) + slots * (4 + 4 + 2 * 4) +
+                       slots * (2 * 4096 + 2 * 2 * 768 + 4 * 4096);
+  const size_t bytes = cuda_activation_bytes(c, 2, 2048, 256);
+  EXPECT_GE(bytes - dense, extra);
+  EXPECT_LE(bytes - dense, extra + 8 * 256);  // alignment only
+  EXPECT_EQ(bytes % 256, 0u);
+}
+
 // A layer of the KV pool: K then V in the activation type; an FP8 cache adds its scales after
 // them. Every part starts 256-byte aligned and they do not overlap.
 TEST(CudaKvLayerLayout, Fp8CodesAndScalesAreAlignedAndDisjoint) {

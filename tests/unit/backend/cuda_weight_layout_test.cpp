@@ -69,6 +69,47 @@ TEST(CudaWeightLayout, FloatMatricesTakeTheActivationType) {
   }
 }
 
+// Mixture of experts: the experts' device bytes are their file bytes when quantized (gate|up and
+// down per expert, each 256-byte aligned), the router is fp32 whatever its type, and offloading
+// the experts of the first N layers (--n-cpu-moe) takes exactly their bytes off the device while
+// the host keeps their file bytes.
+TEST(CudaWeightLayout, ExpertsCountOnTheDeviceOnlyWhenNotOffloaded) {
+  for (const std::string path : {"models/tiny-arch/mixtral/gguf/mixtral-Q4_K_M.gguf",
+                                 "models/tiny-arch/qwen3moe/gguf/qwen3moe-Q8_0.gguf",
+                                 "models/tiny-arch/gpt-oss/gguf/gpt-oss-MXFP4.gguf"}) {
+    SCOPED_TRACE(path);
+    const auto model = load_model(test::shared_path(path));
+    const ModelWeights& w = model->weights;
+    const int num_layers = model->config.num_layers;
+    ASSERT_EQ(w.experts.size(), static_cast<size_t>(num_layers));
+    size_t expert_file_bytes = 0;
+    for (const WeightRole role : {WeightRole::GateExps, WeightRole::UpExps, WeightRole::DownExps}) {
+      for (const WeightTensor& t : w.experts[0][role]) expert_file_bytes += t.num_bytes;
+    }
+    const size_t layer0 = cuda_expert_bytes(w.experts[0], 2);
+    const size_t num_experts = w.experts[0][WeightRole::GateExps].size();
+    EXPECT_GE(layer0, expert_file_bytes);
+    EXPECT_LE(layer0, expert_file_bytes + num_experts * 4 * 256 +
+                          num_experts * 4 *
+                              static_cast<size_t>(model->config.hidden_size +
+                                                  2 * model->config.expert_intermediate_size));
+    const size_t all_on_device = cuda_weight_bytes(w, model->config, 2);
+    EXPECT_EQ(all_on_device - cuda_weight_bytes(w, model->config, 2, 1), layer0);
+    size_t every_layer = 0;
+    for (const LayerExperts& e : w.experts) every_layer += cuda_expert_bytes(e, 2);
+    EXPECT_EQ(all_on_device - cuda_weight_bytes(w, model->config, 2, num_layers), every_layer);
+    // More layers than the model has: every layer (--cpu-moe).
+    EXPECT_EQ(cuda_weight_bytes(w, model->config, 2, 1 << 20),
+              cuda_weight_bytes(w, model->config, 2, num_layers));
+    EXPECT_EQ(cuda_host_expert_bytes(w, 0), 0u);
+    EXPECT_GE(cuda_host_expert_bytes(w, 1), expert_file_bytes);
+    // The router in fp32: [num_experts, hidden] floats.
+    const CudaPlacement router{WeightRole::Router, {&w.layers[0][WeightRole::Router]}};
+    EXPECT_EQ(cuda_placement_bytes(router, 2),
+              (num_experts * static_cast<size_t>(model->config.hidden_size) * 4 + 255) / 256 * 256);
+  }
+}
+
 TEST(CudaWeightLayout, AStackOfTwoTypesIsTwoRunsInRowOrder) {
   const auto model = load_model(test::shared_path(kLlamaQGguf + "Q4_K_M.gguf"));
   const LayerWeights& l = model->weights.layers[1];
