@@ -43,6 +43,11 @@ int run_version() {
   std::printf("cpu quantized: %s\n", quantized_kernels_summary().c_str());
   std::printf("models: %s (Hugging Face model_type); %s (GGUF); llama2.c\n",
               supported_hf_architectures().c_str(), supported_gguf_architectures().c_str());
+  std::printf("mixture of experts: the CPU runs every layer's experts%s\n",
+              bi::kHasCuda
+                  ? "; a GPU holds them too, or leaves the first N layers' (--n-cpu-moe N, "
+                    "--cpu-moe: all) in host memory for the CPU to run"
+                  : "");
   std::string types;
   for (const DTypeTraits& t : all_dtype_traits())
     types += (types.empty() ? "" : ", ") + std::string(t.name);

@@ -58,6 +58,8 @@ TEST(VersionCli, PrintsVersionAndFeatures) {
   EXPECT_THAT(r.out, HasSubstr("cpu: fixed-order fp32 kernels ("));
   EXPECT_THAT(r.out, HasSubstr("cpu quantized: 8-bit integer kernels ("));
   EXPECT_THAT(r.out, HasSubstr("gui: "));
+  EXPECT_THAT(r.out, HasSubstr("mixture of experts: the CPU runs every layer's experts"));
+  EXPECT_THAT(r.out, HasSubstr("qwen3moe, gpt-oss"));
 }
 
 TEST(HeadlessDemo, GuiWithoutDisplayRunsTheJobAndPrintsRows) {
