@@ -48,6 +48,7 @@ std::unique_ptr<Backend> make_backend(const Model& model, const std::string& dev
                                 .num_host_expert_layers = num_cpu_moe_layers,
                                 .num_host_threads = num_threads});
 #else
+  (void)num_cpu_moe_layers;  // only a GPU leaves experts in host memory
   fail("device ", device, ": this build has no CUDA backend");  // resolve_device refused it already
 #endif
 }

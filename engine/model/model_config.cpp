@@ -105,9 +105,10 @@ void ModelConfig::validate_experts(const std::string& source, const ConfigKeys& 
   constexpr int kMaxExperts = 4096;
   if (num_experts <= 0 || num_experts > kMaxExperts)
     fail(source, ": ", keys.num_experts, " is ", num_experts, "; it must be 1 to ", kMaxExperts);
-  if (num_experts_used <= 0 || num_experts_used > num_experts) {
+  // Both backends keep a token's choice in a fixed array of kMaxExpertsPerToken.
+  if (num_experts_used <= 0 || num_experts_used > std::min(num_experts, kMaxExpertsPerToken)) {
     fail(source, ": ", keys.num_experts_used, " is ", num_experts_used, "; it must be 1 to the ",
-         num_experts, " experts");
+         num_experts, " experts (at most ", kMaxExpertsPerToken, ")");
   }
   if (expert_intermediate_size <= 0) {
     fail(source, ": ", keys.expert_intermediate_size, " must be positive (got ",

@@ -87,6 +87,9 @@ struct ConfigKeys {
 // the file stays small whatever a damaged header says.
 constexpr int kMaxNumLayers = 4096;
 
+// The most experts one token may use (top-k); published models use up to 16.
+constexpr int kMaxExpertsPerToken = 64;
+
 struct ModelConfig {
   std::string architecture = "llama";  // an entry of the architecture table (architecture.h)
   int hidden_size = 0;

@@ -120,6 +120,8 @@ void gate_and_up_quantized_once(const CpuExperts& experts, const float* x, int64
 void choose_experts(const float* router_logits, int64_t num_tokens, const MoeOptions& options,
                     ExpertChoice& choice) {
   const int n = options.num_experts, k = options.top_k;
+  if (k < 1 || k > std::min(n, kMaxExpertsPerToken))
+    fail("mixture of experts: top-k ", k, " must be 1 to ", std::min(n, kMaxExpertsPerToken));
   grow(choice.ids, num_tokens * k);
   grow(choice.weights, num_tokens * k);
   thread_local std::vector<float> probs;
@@ -130,7 +132,7 @@ void choose_experts(const float* router_logits, int64_t num_tokens, const MoeOpt
     float* weights = choice.weights.data() + t * k;
     if (options.gating == MoeGating::TopKSoftmax) {
       top_k(logits, n, k, ids);
-      float chosen[kMaxTopK];
+      float chosen[kMaxExpertsPerToken];
       for (int j = 0; j < k; ++j) chosen[j] = logits[ids[j]];
       softmax(chosen, k, weights);
       continue;
@@ -161,7 +163,6 @@ size_t MoeScratch::bytes() const {
 void moe_ffn(const CpuExperts& experts, const MoeOptions& options, const float* x,
              int64_t num_tokens, int64_t hidden, float* out, ThreadPool& pool, MoeScratch& s) {
   const int num_experts = options.num_experts, k = options.top_k;
-  if (k > kMaxTopK) fail("mixture of experts: top-k ", k, " is above the ", kMaxTopK, " supported");
   grow(s.router_logits, num_tokens * num_experts);
   experts.router.multiply(x, num_tokens, s.router_logits.data(), pool);
   add_row_bias(s.router_logits.data(), experts.router_bias, num_tokens);

@@ -17,9 +17,6 @@
 
 namespace sluice {
 
-// The most experts a token may use (top-k); published models use up to 16.
-inline constexpr int kMaxTopK = 64;
-
 // One layer's router and experts as the CPU backend holds them.
 struct CpuExperts {
   CpuMatrix router;                       // [num_experts, hidden]

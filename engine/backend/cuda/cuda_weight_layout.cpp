@@ -12,7 +12,12 @@ namespace sluice {
 // Every option of the model definition runs on the CUDA backend (mixtures of experts, attention
 // sinks, the output bias and the clamped SwiGLU since issue 30); the next one it lacks is named
 // here.
-std::string cuda_unsupported_features(const ModelConfig&) {
+std::string cuda_unsupported_features(const ModelConfig& c) {
+  // kernels/moe.cuh's kMaxMoeExperts (this file has no CUDA in it).
+  constexpr int kMaxDeviceExperts = 1024;
+  if (c.num_experts > kMaxDeviceExperts)
+    return str_cat(c.num_experts, " experts a layer (the device's top-k takes ", kMaxDeviceExperts,
+                   ")");
   return "";
 }
 

@@ -137,5 +137,14 @@ TEST(CudaWeightLayout, AStackOfTwoTypesIsTwoRunsInRowOrder) {
   EXPECT_EQ(cuda_run_row_bytes(float_runs[0], 2), static_cast<size_t>(f16.cols()) * 2);
 }
 
+// What the device cannot run is named before anything is uploaded; every model the table knows
+// runs there today.
+TEST(CudaWeightLayout, UnsupportedFeaturesAreNamed) {
+  ModelConfig c = dummy_model_config("tiny-gpt-oss");
+  EXPECT_EQ(cuda_unsupported_features(c), "");
+  c.num_experts = 2048;
+  EXPECT_EQ(cuda_unsupported_features(c), "2048 experts a layer (the device's top-k takes 1024)");
+}
+
 }  // namespace
 }  // namespace sluice
