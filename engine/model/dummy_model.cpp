@@ -221,17 +221,6 @@ DType stored_dtype(WeightRole role, DType matrix_dtype) {
   return kind == WeightKind::Matrix && role != WeightRole::Router ? matrix_dtype : DType::F32;
 }
 
-// Expert e of a stack [num_experts, ...] as a view of the same bytes (as the loader slices a
-// GGUF stack).
-WeightTensor expert_view(const WeightTensor& stack, int expert) {
-  WeightTensor view = stack;
-  view.name = str_cat(stack.name, " (expert ", expert, ")");
-  view.shape.erase(view.shape.begin());
-  view.num_bytes = stack.num_bytes / static_cast<size_t>(stack.shape[0]);
-  view.data = stack.data + static_cast<size_t>(expert) * view.num_bytes;
-  return view;
-}
-
 // splitmix64: a counter-based generator, so any element can be drawn independently.
 uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -473,7 +462,7 @@ std::unique_ptr<Model> make_dummy_model(const std::string& preset, DType dtype, 
         factory.make(role, tensor_name(role, arch, NameScheme::Gguf, layer), weight_shape(role, c));
     if (is_expert_role(role)) {  // one stack in memory, a view per expert
       auto& experts = w.experts[static_cast<size_t>(layer)][role];
-      for (int e = 0; e < c.num_experts; ++e) experts.push_back(expert_view(t, e));
+      for (int e = 0; e < c.num_experts; ++e) experts.push_back(expert_slice(t, e));
     } else if (is_layer_role(role)) {
       w.layers[static_cast<size_t>(layer)][role] = std::move(t);
     } else if (role == WeightRole::TokenEmbedding) {

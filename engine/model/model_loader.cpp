@@ -81,16 +81,6 @@ WeightTensor row_range(const WeightTensor& t, int64_t first, int64_t count, cons
   return view;
 }
 
-// Expert e of a stacked expert tensor [num_experts, ...], as a view of the same data.
-WeightTensor expert_slice(const WeightTensor& stack, int expert) {
-  WeightTensor view = stack;
-  view.name = str_cat(stack.name, " (expert ", expert, ")");
-  view.shape.erase(view.shape.begin());
-  view.num_bytes = stack.num_bytes / static_cast<size_t>(stack.shape[0]);
-  view.data = stack.data + static_cast<size_t>(expert) * view.num_bytes;
-  return view;
-}
-
 // Takes every tensor the model definition needs by the weight-role table, checking type and
 // shape, splits fused tensors and expert stacks, and refuses tensors the definition would leave
 // unused.
@@ -340,7 +330,8 @@ int64_t Model::active_parameter_count() const {
     }
   }
   if (experts == 0) return parameter_count();
-  const int64_t unused = experts / config.num_experts * (config.num_experts - config.num_experts_used);
+  const int64_t unused =
+      experts / config.num_experts * (config.num_experts - config.num_experts_used);
   return parameter_count() - unused;
 }
 

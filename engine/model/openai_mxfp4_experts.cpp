@@ -83,17 +83,15 @@ std::vector<uint8_t> widen_biases(const uint8_t* data, int64_t experts, int64_t 
 std::vector<WeightTensor> slices(const std::string& name, DType dtype,
                                  const std::vector<uint8_t>& storage, int64_t experts, int64_t rows,
                                  int64_t cols) {
+  WeightTensor stack;
+  stack.name = name;
+  stack.dtype = dtype;
+  stack.shape =
+      cols > 0 ? std::vector<int64_t>{experts, rows, cols} : std::vector<int64_t>{experts, rows};
+  stack.data = storage.data();
+  stack.num_bytes = storage.size();
   std::vector<WeightTensor> out;
-  const size_t bytes = storage.size() / static_cast<size_t>(experts);
-  for (int64_t e = 0; e < experts; ++e) {
-    WeightTensor t;
-    t.name = str_cat(name, " (expert ", e, ")");
-    t.dtype = dtype;
-    t.shape = cols > 0 ? std::vector<int64_t>{rows, cols} : std::vector<int64_t>{rows};
-    t.data = storage.data() + static_cast<size_t>(e) * bytes;
-    t.num_bytes = bytes;
-    out.push_back(std::move(t));
-  }
+  for (int64_t e = 0; e < experts; ++e) out.push_back(expert_slice(stack, static_cast<int>(e)));
   return out;
 }
 

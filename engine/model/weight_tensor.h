@@ -26,4 +26,8 @@ struct WeightTensor {
   const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes(); }
 };
 
+// Expert e of a stack of experts [num_experts, ...] (a mixture-of-experts tensor), as a view of
+// the same bytes named "<stack> (expert e)".
+WeightTensor expert_slice(const WeightTensor& stack, int expert);
+
 }  // namespace sluice

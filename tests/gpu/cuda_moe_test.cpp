@@ -23,6 +23,7 @@
 #include "tests/support/single_request_batch.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/tiny_arch_reference.h"
+#include "tests/support/widened_model.h"
 
 namespace sluice::cuda_moe_test {
 namespace {
@@ -68,43 +69,6 @@ const MoeCase kCases[] = {
 
 std::string case_name(const ::testing::TestParamInfo<MoeCase>& info) {
   return info.param.name;
-}
-
-// The model with matrices dequantized to F32 (every one, or all but the experts'): the CPU backend
-// multiplies quantized weights with Q8_0-rounded activations and the device's kernels with fp32
-// ones, so the fair reference for a product on the device is the CPU on the widened weights, and
-// for experts offloaded to the CPU (which run the CPU's own code) their quantized weights.
-std::unique_ptr<Model> widened(const Model& model, bool widen_experts) {
-  auto out = std::make_unique<Model>();
-  out->path = model.path;
-  out->format = model.format;
-  out->config = model.config;
-  out->weights = model.weights;
-  auto widen = [&out](WeightTensor& t) {
-    if (t.empty() || t.dtype == DType::F32) return;
-    auto& storage = out->owned_storage.emplace_back(static_cast<size_t>(t.num_elements()) * 4);
-    dequantize_row(t.dtype, t.data, reinterpret_cast<float*>(storage.data()), t.num_elements());
-    t.dtype = DType::F32;
-    t.data = storage.data();
-    t.num_bytes = storage.size();
-  };
-  const bool tied = out->weights.lm_head.data == out->weights.token_embedding.data;
-  widen(out->weights.token_embedding);
-  if (tied) {
-    out->weights.lm_head = out->weights.token_embedding;
-  } else {
-    widen(out->weights.lm_head);
-  }
-  for (size_t l = 0; l < out->weights.layers.size(); ++l) {
-    for (const WeightRole role : all_weight_roles()) {
-      if (!is_layer_role(role)) continue;
-      if (weight_kind(role) == WeightKind::Matrix) widen(out->weights.layers[l][role]);
-      if (widen_experts && weight_kind(role) == WeightKind::ExpertMatrices) {
-        for (WeightTensor& t : out->weights.experts[l][role]) widen(t);
-      }
-    }
-  }
-  return out;
 }
 
 CudaBackendOptions fp32_options(int num_host_expert_layers) {
@@ -164,7 +128,7 @@ TEST_P(CudaMoe, Fp32LogitsFollowTheCpuBackendWithExpertsOnTheDeviceAndOnTheHost)
     const std::string where = host_layers == 0 ? "experts on the device" : "--cpu-moe";
     std::vector<float> cpu_logits;
     {
-      const auto reference = widened(*model, /*widen_experts=*/host_layers == 0);
+      const auto reference = test::widened_to_f32(*model, /*widen_experts=*/host_layers == 0);
       CpuBackend cpu(*reference, CpuBackendOptions{.num_threads = 2});
       cpu_logits = one_batch_logits(cpu, ref.tokens);
     }

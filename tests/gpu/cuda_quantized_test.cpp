@@ -23,44 +23,13 @@
 #include "tests/gpu/gpu_test_support.h"
 #include "tests/support/single_request_batch.h"
 #include "tests/support/test_paths.h"
+#include "tests/support/widened_model.h"
 
 namespace sluice {
 namespace {
 
 constexpr int kQuantBlockSize = 16;
 const std::string kLlamaQ = "models/tiny-arch/llama-q/";
-
-// The model with every matrix dequantized to F32: the CPU backend multiplies quantized weights
-// with 8-bit activations, so the fair CPU reference for products of the dequantized values is the
-// same weights widened.
-std::unique_ptr<Model> widened_to_f32(const Model& model) {
-  auto out = std::make_unique<Model>();
-  out->path = model.path;
-  out->format = model.format;
-  out->config = model.config;
-  out->weights = model.weights;
-  auto widen = [&out](WeightTensor& t) {
-    if (t.empty() || t.dtype == DType::F32) return;
-    auto& storage = out->owned_storage.emplace_back(static_cast<size_t>(t.num_elements()) * 4);
-    dequantize_row(t.dtype, t.data, reinterpret_cast<float*>(storage.data()), t.num_elements());
-    t.dtype = DType::F32;
-    t.data = storage.data();
-    t.num_bytes = storage.size();
-  };
-  const bool tied = out->weights.lm_head.data == out->weights.token_embedding.data;
-  widen(out->weights.token_embedding);
-  if (tied) {
-    out->weights.lm_head = out->weights.token_embedding;
-  } else {
-    widen(out->weights.lm_head);
-  }
-  for (LayerWeights& l : out->weights.layers) {
-    for (const WeightRole role : all_weight_roles()) {
-      if (is_layer_role(role) && weight_kind(role) == WeightKind::Matrix) widen(l[role]);
-    }
-  }
-  return out;
-}
 
 std::vector<int32_t> fixture_tokens(const std::string& type) {
   return nlohmann::json::parse(
@@ -124,7 +93,7 @@ TEST_P(CudaQuantizedGguf, FromItsBlocksAgreesWithCpuAndTakesTheFilesBytes) {
   ASSERT_GT(tokens.size(), 16u) << "the full sequence must take the tile kernel";
   std::vector<float> cpu_logits;
   {
-    const auto widened = widened_to_f32(*model);
+    const auto widened = test::widened_to_f32(*model);
     CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
     cpu_logits = prefill_logits(cpu, tokens);
   }
@@ -174,7 +143,7 @@ TEST(CudaQuantizedDummy, Mxfp4FromItsBlocksAgreesWithCpu) {
     tokens[i] = static_cast<int32_t>((i * 37 + 5) % static_cast<size_t>(vocab));
   std::vector<float> cpu_logits;
   {
-    const auto widened = widened_to_f32(*model);
+    const auto widened = test::widened_to_f32(*model);
     CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
     cpu_logits = prefill_logits(cpu, tokens);
   }
@@ -201,7 +170,7 @@ TEST(CudaQuantizedGgufBf16, TensorCoreTilesAndGemvFollowTheCpu) {
     const std::vector<int32_t> tokens = fixture_tokens(type);
     std::vector<float> cpu_logits;
     {
-      const auto widened = widened_to_f32(*model);
+      const auto widened = test::widened_to_f32(*model);
       CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
       cpu_logits = prefill_logits(cpu, tokens);
     }
