@@ -1,32 +1,66 @@
 #!/usr/bin/env bash
-# Packs what the GPU checks need into one file, for a GPU machine that has the NVIDIA driver and
+# Packs what the GPU checks need into two archives, for a GPU machine that has the NVIDIA driver and
 # CUDA's libraries but not this project's Debian dependencies (Qt, SentencePiece, ...):
 #   build-gpu/        Release, no GUI, CUDA for CUDA_ARCHITECTURES (default 90: H100/H200)
-#   OUT (default .gpu/bundle.tar.xz): bin/ (sluice, sluice_gpu_tests, sluice_backend_tests,
-#   stripped), lib/ (the Debian libraries they load, beside the C and C++ runtimes), shared/ (the
-#   ../shared files the tests and benchmarks read). scripts/gpu-check.sh runs it there.
+#   OUT (default .gpu/): two archives, each under the device tool's 64 MiB transfer, each with
+#   bin/ (stripped programs), lib/ (the Debian libraries they load, beside the C and C++ runtimes)
+#   and shared/ (the ../shared files they read):
+#     tests.tar.xz  sluice_gpu_tests, sluice_backend_tests and the model files the tests open
+#     bench.tar.xz  sluice (its Qt and ICU libraries alone are 45 MB) and the instruction files
+#   scripts/gpu-check.sh runs them there, one archive per device call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-.gpu/bundle.tar.xz}
+out=${OUT:-.gpu}
 arch=${CUDA_ARCHITECTURES:-90}
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_GUI=OFF \
   "-DCMAKE_CUDA_ARCHITECTURES=$arch" >/dev/null
 cmake --build build-gpu -j "${JOBS:-$(nproc)}" --target sluice sluice_gpu_tests sluice_backend_tests
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,lib,shared/tokenizers,shared/datasets}
-programs=(build-gpu/bin/sluice build-gpu/bin/sluice_gpu_tests build-gpu/bin/sluice_backend_tests)
-cp "${programs[@]}" "$stage/bin/" && strip -s "$stage"/bin/*
-# Every library the programs load except the C and C++ runtimes, which the machine has.
-ldd "${programs[@]}" | awk '$3 ~ /^\// {print $3}' | sort -u |
-  grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64)\.so' |
-  while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+# part NAME PROGRAM...: stage/NAME/bin gets the programs, stage/NAME/lib every library they load
+# except the C and C++ runtimes, which the machine has.
+part() {
+  local dir=$stage/$1
+  shift
+  mkdir -p "$dir"/{bin,lib,shared}
+  cp "$@" "$dir/bin/" && strip -s "$dir"/bin/*
+  ldd "$@" | awk '$3 ~ /^\// {print $3}' | sort -u |
+    grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64)\.so' |
+    while read -r lib; do cp -L "$lib" "$dir/lib/"; done
+}
+part tests build-gpu/bin/sluice_gpu_tests build-gpu/bin/sluice_backend_tests
+part bench build-gpu/bin/sluice
 shared=../shared
-cp -r "$shared/models" "$shared/chat-templates" "$stage/shared/"
-cp -r "$shared/tokenizers/llama2" "$stage/shared/tokenizers/"
-cp -r "$shared/datasets/en" "$stage/shared/datasets/"
-# The tests open ../shared by the absolute path compiled into them: gpu-check.sh links it there.
-realpath "$shared" >"$stage/shared-path"
-mkdir -p "$(dirname "$out")"
-tar -C "$stage" -cf - bin lib shared shared-path | xz -T0 -6 >"$out"
-echo "gpu-bundle: $out ($(du -h "$out" | cut -f1))"
+t=$stage/tests/shared b=$stage/bench/shared
+for d in "$t" "$b"; do
+  mkdir -p "$d/tokenizers" "$d/datasets"
+  cp -r "$shared/tokenizers/llama2" "$d/tokenizers/"
+  cp -r "$shared/datasets/en" "$d/datasets/"
+done
+cp -r "$shared/chat-templates" "$t/"
+# The model files the GPU tests open, not every fixture: the whole folder does not fit the
+# transfer. tiny-arch: each model's F32 GGUF, HF folder and references, every llama-q GGUF (the
+# quantized tests), the MoE fixtures' quantized files.
+mkdir -p "$t/models/tiny-arch"
+cp -r "$shared/models/stories260K" "$t/models/"
+cp "$shared/models/tiny-arch/"*.md "$shared/models/tiny-arch/"*.json "$t/models/tiny-arch/"
+for m in llama-q llama-headdim qwen3 phi3 gemma2 gemma3 qwen3moe mixtral gpt-oss; do
+  src=$shared/models/tiny-arch/$m dst=$t/models/tiny-arch/$m
+  mkdir -p "$dst/gguf"
+  cp -r "$src/expected" "$dst/"
+  case $m in qwen3moe | mixtral | gpt-oss) ;; *) cp -r "$src/hf" "$dst/" ;; esac
+  case $m in
+    llama-q) cp "$src/gguf/"*.gguf "$dst/gguf/" ;;
+    qwen3moe) cp "$src/gguf/$m-F32.gguf" "$src/gguf/$m-Q8_0.gguf" "$dst/gguf/" ;;
+    mixtral) cp "$src/gguf/$m-"{F32,Q8_0,Q4_K_M}.gguf "$dst/gguf/" ;;
+    gpt-oss) cp "$src/gguf/$m-"{F32,MXFP4}.gguf "$dst/gguf/" ;;
+    *) cp "$src/gguf/$m-F32.gguf" "$dst/gguf/" ;;
+  esac
+done
+mkdir -p "$out"
+for name in tests bench; do
+  # The tests open ../shared by the absolute path compiled into them: gpu-check.sh links it there.
+  realpath "$shared" >"$stage/$name/shared-path"
+  tar -C "$stage/$name" -cf - bin lib shared shared-path | xz -T0 -6 >"$out/$name.tar.xz"
+  echo "gpu-bundle: $out/$name.tar.xz ($(du -h "$out/$name.tar.xz" | cut -f1))"
+done

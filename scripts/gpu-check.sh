@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine, from the repository root, over the bundle scripts/gpu-bundle.sh made:
-# the GPU tests (ctest -L gpu's tests, run directly), the quantized CPU kernels' bit tests on that
-# machine's CPU, the Llama-3-8B roofline of bench/RESULTS.md, and issue 29's decode steps of the
-# Llama-3.1-8B shape in Q4_K, Q8_0 and BF16 against the measured floor (VRAM in the backend line). Logs go to LOGS (default
-# /tmp/gpu-check). The tests open ../shared by the absolute path compiled into them (the building
-# checkout's), so that path is linked to the bundle's copy when it does not exist here.
+# Runs on the GPU machine, from the repository root, over an archive scripts/gpu-bundle.sh made
+# (one per device call: the two do not fit one transfer):
+#   gpu-check.sh tests [.gpu/tests.tar.xz]  the GPU tests (ctest -L gpu's tests, run directly) and
+#                                           the quantized CPU kernels' bit tests on its CPU
+#   gpu-check.sh bench [.gpu/bench.tar.xz]  issue 29's decode steps of the Llama-3.1-8B shape in
+#     Q4_K, Q8_0 and BF16 against the measured floor (VRAM in the backend line), issue 30's
+#     mixtures of experts (Qwen3-30B-A3B in Q4_K on the GPU and with --cpu-moe, gpt-oss-20b in
+#     MXFP4), the FP8 KV cache, and the Llama-3-8B roofline of bench/RESULTS.md
+# Logs go to LOGS (default /tmp/gpu-check). A device lease is short: every step has a time limit,
+# and no step starts once BUDGET seconds (default 420) have passed, so it returns with the logs
+# it has. The tests open ../shared by the absolute path compiled into them (the building
+# checkout's), so that path is linked to the archive's copy when it does not exist here.
 set -uo pipefail
-bundle=${1:-.gpu/bundle.tar.xz}
+mode=${1:?usage: gpu-check.sh tests|bench [ARCHIVE]}
+bundle=${2:-.gpu/$mode.tar.xz}
 logs=${LOGS:-/tmp/gpu-check}
+budget=${BUDGET:-420}
 x=$(mktemp -d)
 mkdir -p "$logs"
 tar -xJf "$bundle" -C "$x" || { echo "gpu-check: cannot unpack $bundle" >&2; exit 1; }
@@ -17,32 +25,70 @@ if [ ! -e "$shared_dir" ]; then
 fi
 export LD_LIBRARY_PATH=$x/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 b=$x/bin
-step() { echo "=== $* ($(date +%T))"; }
+alpaca=$x/shared/datasets/en/alpaca_5000.json
+step() { echo "=== $* ($(date +%T), ${SECONDS}s)"; }
+# run LIMIT LOG COMMAND...: runs COMMAND with its output in LOG, for at most LIMIT seconds and
+# never past the budget; prints its exit status (124: stopped at the limit).
+run() {
+  local limit=$1 log=$2
+  shift 2
+  local left=$((budget - SECONDS))
+  if [ "$left" -lt 15 ]; then
+    echo "skipped: the budget is spent"
+    return 1
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  timeout "$limit" "$@" >"$logs/$log" 2>&1
+  echo "rc $?"
+}
+bench_lines() { grep -E "^backend:|^weights held|^read bandwidth|^Runs on|KV|^\| " "$logs/$1"; }
+
 step machine
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 grep -m1 "model name" /proc/cpuinfo
+
+if [ "$mode" = tests ]; then
+  step "GPU tests"
+  run 300 gpu_tests.log "$b/sluice_gpu_tests"
+  grep -E "^\[==========\] [0-9]|^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]|^\[  FAILED  \] [A-Z]" \
+    "$logs/gpu_tests.log"
+  step "quantized CPU kernels (bits of every SIMD version against the scalar one)"
+  run 60 cpu_quant.log "$b/sluice_backend_tests" --gtest_filter='*Quant*'
+  grep -E "kernel versions|PASSED|FAILED" "$logs/cpu_quant.log"
+  step done
+  exit 0
+fi
+
 "$b/sluice" --version | tail -4
-step "quantized CPU kernels (bits of every SIMD version against the scalar one)"
-"$b/sluice_backend_tests" --gtest_filter='*Quant*' >"$logs/cpu_quant.log" 2>&1
-echo "rc $?"; grep -E "kernel versions|PASSED|FAILED" "$logs/cpu_quant.log"
-step "GPU tests"
-"$b/sluice_gpu_tests" >"$logs/gpu_tests.log" 2>&1
-echo "rc $?"; grep -E "^\[==========\] [0-9]|^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]|^\[  FAILED  \] [A-Z]" "$logs/gpu_tests.log"
-step "roofline, Llama-3-8B shape, BF16"
-"$b/sluice" bench --roofline --device cuda --dummy-weights llama-3-8b \
-  --input "$x/shared/datasets/en/alpaca_5000.json" --limit 500 --max-tokens 256 \
-  >"$logs/roofline.log" 2>&1
-echo "rc $?"; grep -E "^GPU:|^\| |^sluice" "$logs/roofline.log"
 for dtype in q4_k q8_0 bf16; do
   step "issue 29: Llama-3.1-8B shape, $dtype weights, decode against the floor"
-  "$b/sluice" bench --device cuda --dummy-weights llama-3.1-8b --dummy-dtype "$dtype" \
-    --batched 1,8,32,128 --prompt-tokens 128 --max-tokens 32 >"$logs/batched-$dtype.log" 2>&1
-  echo "rc $?"; grep -E "^backend:|^weights held|^read bandwidth|^\| " "$logs/batched-$dtype.log"
+  run 60 "batched-$dtype.log" "$b/sluice" bench --device cuda --dummy-weights llama-3.1-8b \
+    --dummy-dtype "$dtype" --batched 1,8,32,128,256 --prompt-tokens 128 --max-tokens 32
+  bench_lines "batched-$dtype.log"
 done
+
+step "issue 30: Qwen3-30B-A3B shape, Q4_K, every expert on the GPU"
+run 75 moe-qwen3-gpu.log "$b/sluice" bench --device cuda --dummy-weights qwen3-30b-a3b \
+  --dummy-dtype q4_k --batched 1,8,32,128 --prompt-tokens 128 --max-tokens 32
+bench_lines moe-qwen3-gpu.log
+step "issue 30: Qwen3-30B-A3B shape, Q4_K, --cpu-moe (experts in host memory)"
+run 75 moe-qwen3-cpumoe.log "$b/sluice" bench --device cuda --dummy-weights qwen3-30b-a3b \
+  --dummy-dtype q4_k --cpu-moe --batched 1,8 --prompt-tokens 128 --max-tokens 16
+bench_lines moe-qwen3-cpumoe.log
+step "issue 30: gpt-oss-20b shape, MXFP4, on the GPU"
+run 60 moe-gptoss-gpu.log "$b/sluice" bench --device cuda --dummy-weights gpt-oss-20b \
+  --dummy-dtype mxfp4 --batched 1,8,32 --prompt-tokens 128 --max-tokens 32
+bench_lines moe-gptoss-gpu.log
+
 step "issue 29: FP8 KV cache, Llama-3.1-8B shape, BF16 weights, the same memory share"
 for kv in auto fp8; do
-  "$b/sluice" bench --device cuda --dummy-weights llama-3.1-8b --kv-cache-dtype "$kv" \
-    --batched 1,32,256 --prompt-tokens 1024 --max-tokens 32 >"$logs/kv-$kv.log" 2>&1
-  echo "kv $kv rc $?"; grep -E "^backend:|KV|^\| " "$logs/kv-$kv.log"
+  run 45 "kv-$kv.log" "$b/sluice" bench --device cuda --dummy-weights llama-3.1-8b \
+    --kv-cache-dtype "$kv" --batched 1,32,256 --prompt-tokens 1024 --max-tokens 32
+  bench_lines "kv-$kv.log"
 done
+
+step "roofline, Llama-3-8B shape, BF16"
+run 60 roofline.log "$b/sluice" bench --roofline --device cuda --dummy-weights llama-3-8b \
+  --input "$alpaca" --limit 500 --max-tokens 256
+grep -E "^GPU:|^\| |^sluice" "$logs/roofline.log"
 step done

@@ -33,9 +33,13 @@ if [ "$flavour" = all ] || [ "$flavour" = asan ]; then
   # under five schedules), the twenty-kill resume test (three minutes there) and the schema
   # corpus (46 schemas x 12 rows; six minutes there); the sanitizers see the same code paths in
   # the shorter engine, forward-pass, resume and constrained-output tests.
-  # The two gpt-oss MXFP4 logit comparisons (1e-3 of llama.cpp in the release build) differ by
-  # 0.29 in this build, without a sanitizer report: an open bug in an MXFP4 product path this
-  # build takes (see the stop note of 2026-11-29); they stay strict in the release pass.
+  # The gpt-oss MXFP4 logit comparisons (2.6e-5 of llama.cpp in the release build, bound 1e-3)
+  # are left to the release pass: this build's float kernels have no FMA contraction (no
+  # target_clones under the sanitizers), so an activation that feeds the MXFP4 experts lands 2 ulp
+  # from the release build's, and one value of the fixture sits on a rounding tie of the Q8_0
+  # activation quantization (amax 0x1.72695p+1 here, 0x1.726952p+1 in release: x / d = -55.5000038
+  # against -55.4999962), which moves one position's logits by 0.29. Expert choices are llama.cpp's
+  # in both builds. Measured 2026-11-30 by printing the ties of quantize_block32 in both builds.
   (cd build-asan &&
     ctest --output-on-failure --timeout "$timeout_s" -j "$jobs" -L "unit|integration" \
       -E "DeterminismAtScale|ArchitectureSchedules|TwentyKills|SchemaCorpusOutputsValidateIndependently|gpt_oss_MXFP4|GptOssFolderIsTheMxfp4File") ||

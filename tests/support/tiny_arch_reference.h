@@ -18,7 +18,7 @@ struct TinyArchReference {
 // Reads expected/<TYPE>/ (logits.json, logits.bin, check.json) from `dir`.
 TinyArchReference read_tiny_arch_reference(const std::string& dir);
 
-// Max |a - b| over one row of `vocab` logits.
+// Max |a - b| over one row of `vocab` logits; infinity where either holds a NaN.
 float max_row_difference(const float* a, const float* b, int vocab);
 
 }  // namespace sluice::test

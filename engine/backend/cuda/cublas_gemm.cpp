@@ -121,14 +121,14 @@ CublasGemm::~CublasGemm() {
 
 void CublasGemm::linear(const void* x, const void* w, void* y, int num_rows, int in_features,
                         int out_features, cudaDataType ab_type, cudaDataType y_type,
-                        int x_row_stride) const {
+                        int x_row_stride, int y_row_stride) const {
   if (num_rows == 0) return;
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  SLUICE_CUBLAS_CHECK(api_.gemm_ex(handle_, CUBLAS_OP_T, CUBLAS_OP_N, out_features, num_rows,
-                                   in_features, &alpha, w, ab_type, in_features, x, ab_type,
-                                   x_row_stride > 0 ? x_row_stride : in_features, &beta, y, y_type,
-                                   out_features, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  SLUICE_CUBLAS_CHECK(api_.gemm_ex(
+      handle_, CUBLAS_OP_T, CUBLAS_OP_N, out_features, num_rows, in_features, &alpha, w, ab_type,
+      in_features, x, ab_type, x_row_stride > 0 ? x_row_stride : in_features, &beta, y, y_type,
+      y_row_stride > 0 ? y_row_stride : out_features, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace sluice

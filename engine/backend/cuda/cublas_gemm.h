@@ -66,10 +66,11 @@ class CublasGemm {
   // y[num_rows, out_features] = x[num_rows, in_features] · w[out_features, in_features]ᵀ.
   // x and w are of type ab_type (CUDA_R_32F, CUDA_R_16F or CUDA_R_16BF), y of y_type (ab_type
   // or CUDA_R_32F); products accumulate in fp32 (pure fp32, no TF32, for CUDA_R_32F).
-  // x_row_stride: elements from one row of x to the next (0: in_features, dense rows).
+  // x_row_stride / y_row_stride: elements from one row of x / y to the next (0: in_features /
+  // out_features, dense rows; a larger y_row_stride writes the column range of a wider output).
   void linear(const void* x, const void* w, void* y, int num_rows, int in_features,
-              int out_features, cudaDataType ab_type, cudaDataType y_type,
-              int x_row_stride = 0) const;
+              int out_features, cudaDataType ab_type, cudaDataType y_type, int x_row_stride = 0,
+              int y_row_stride = 0) const;
 
   // C[m, n] = A[m, k] · B[n, k]ᵀ row-major, the shape of linear() under other names; used by
   // the roofline bench to time a large product.

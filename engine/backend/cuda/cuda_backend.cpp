@@ -16,10 +16,12 @@
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/dense_gemv_choice.h"
 #include "engine/backend/cuda/pinned_batch.h"
+#include "engine/backend/cuda/quant_products.h"
 #include "engine/core/dtype.h"
 #include "kernels/block_copy.cuh"
 #include "kernels/logprobs.cuh"
 #include "kernels/paged_attention.cuh"
+#include "kernels/quant_linear.cuh"
 #include "kernels/sampling.cuh"
 
 namespace sluice {
@@ -83,8 +85,9 @@ struct CudaBackend::Impl {
   void synchronize() const { SLUICE_CUDA_CHECK(cudaStreamSynchronize(stream->get())); }
   int32_t padding_block_id() const { return num_blocks; }  // the block past the engine's pool
   ForwardContext context() const {
-    return ForwardContext{config, *weights,      options.activation_dtype, *gemm,    buffers,
-                          kv,     stream->get(), dense_gemv.use_gemv,      moe.get()};
+    return ForwardContext{
+        config, *weights,      options.activation_dtype, *gemm,     buffers,
+        kv,     stream->get(), dense_gemv.use_gemv,      moe.get(), &quant_products};
   }
 
   const Model& model;
@@ -96,6 +99,9 @@ struct CudaBackend::Impl {
   std::unique_ptr<CudaWeights> weights;
   std::unique_ptr<CublasGemm> gemm;
   DenseGemvChoice dense_gemv;        // how float matrices multiply 1-8 tokens
+  DeviceBuffer quant_scratch;        // the dequantized products' buffer (quant_products.h)
+  DeviceBuffer quant_q8;             // the integer GEMV's quantized activations
+  QuantProducts quant_products;      // how matrices in blocks multiply, by token count
   std::unique_ptr<CudaMoeHost> moe;  // mixture-of-experts models only
   int num_host_expert_layers = 0;    // layers whose experts stay on the host
 
@@ -171,6 +177,26 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
     dense_gemv = {*o.dense_gemv, *o.dense_gemv ? "GEMV (asked for)" : "cuBLAS (asked for)"};
   } else {
     dense_gemv = choose_dense_gemv(*weights, *gemm, o.activation_dtype, stream->get());
+  }
+  if (const size_t bytes = quant_scratch_bytes(*weights, element_bytes, o.quant_scratch_max_bytes);
+      bytes > 0) {
+    quant_scratch = DeviceBuffer(bytes, "the dequantized products' scratch");
+    quant_q8 = DeviceBuffer(quant_q8_bytes(*weights), "the integer GEMV's activations");
+    QuantProducts base{.scratch = quant_scratch.get(),
+                       .scratch_bytes = bytes,
+                       .int8_gemv = o.activation_dtype != ActivationDType::F32,
+                       .q8 = quant_q8.get(),
+                       .q8_bytes = quant_q8.bytes()};
+    if (const std::optional<int> n = o.quant_direct_max_tokens) {
+      base.gemv_max_tokens = std::min(*n, kernels::kQuantGemvMaxTokens);
+      base.tiles_max_tokens = *n;
+      base.reason = str_cat(base.int8_gemv ? "integer" : "float", " GEMV and tiles to ", *n,
+                            " tokens, else chunks widened for cuBLAS (asked for)");
+      quant_products = std::move(base);
+    } else {
+      quant_products = choose_quant_products(*weights, *gemm, o.activation_dtype, std::move(base),
+                                             stream->get());
+    }
   }
   kv.k.resize(static_cast<size_t>(config.num_layers));
   kv.v.resize(static_cast<size_t>(config.num_layers));
@@ -631,7 +657,8 @@ BackendMemory CudaBackend::memory() const {
                        s.gemm->workspace_bytes() + s.sampling_workspace.bytes() +
                        s.batch_staging.device_bytes() + s.copy_staging.device_bytes() +
                        s.sampling_staging.device_bytes() + s.sampled_tokens.bytes() +
-                       s.raw_logits.bytes() + s.logprob_results.bytes();
+                       s.raw_logits.bytes() + s.logprob_results.bytes() + s.quant_scratch.bytes() +
+                       s.quant_q8.bytes();
   SLUICE_CUDA_CHECK(cudaMemGetInfo(&m.device_free_bytes, &m.device_total_bytes));
   return m;
 }
@@ -645,14 +672,15 @@ std::string CudaBackend::Impl::moe_summary() const {
 
 std::string CudaBackend::describe() const {
   const Impl& s = *impl_;
-  return str_cat(name(), " ", s.device_name, ": ",
-                 activation_dtype_name(s.options.activation_dtype),
-                 s.kv.is_fp8 ? " activations, FP8 E4M3 KV cache (a scale per token and head), "
-                             : " activations and KV cache, ",
-                 s.weights->conversion_summary(), ", 1-8 token float products by ",
-                 s.dense_gemv.reason, ", CUDA graphs ", s.options.enable_cuda_graphs ? "on" : "off",
-                 s.graph_error.empty() ? "" : " (capture failed: " + s.graph_error + ")",
-                 s.config.is_moe() ? s.moe_summary() : "");
+  return str_cat(
+      name(), " ", s.device_name, ": ", activation_dtype_name(s.options.activation_dtype),
+      s.kv.is_fp8 ? " activations, FP8 E4M3 KV cache (a scale per token and head), "
+                  : " activations and KV cache, ",
+      s.weights->conversion_summary(), ", 1-8 token float products by ", s.dense_gemv.reason,
+      s.quant_products.reason.empty() ? "" : ", products in blocks: ", s.quant_products.reason,
+      ", CUDA graphs ", s.options.enable_cuda_graphs ? "on" : "off",
+      s.graph_error.empty() ? "" : " (capture failed: " + s.graph_error + ")",
+      s.config.is_moe() ? s.moe_summary() : "");
 }
 
 const CudaStepCounters& CudaBackend::step_counters() const {

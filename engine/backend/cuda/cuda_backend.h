@@ -49,6 +49,12 @@ struct CudaBackendOptions {
   // or whichever measures faster on the device when the backend is built (unset;
   // dense_gemv_choice.h).
   std::optional<bool> dense_gemv;
+  // Products of matrices kept in their GGUF blocks: with up to this many tokens read from the
+  // blocks (the GEMV, then the tiles), with more dequantized into a scratch buffer a chunk at a
+  // time and multiplied by cuBLAS; unset: the ranges measured on the device (quant_products.h).
+  std::optional<int> quant_direct_max_tokens;
+  // The most bytes of a matrix that scratch buffer holds at a time (at least one row).
+  size_t quant_scratch_max_bytes = size_t{256} << 20;
   // The KV cache's elements: the activation type (Auto), or FP8 E4M3 codes with a float scale
   // per token and KV head (engine/core/fp8_e4m3.h).
   KvCacheDType kv_cache_dtype = KvCacheDType::Auto;

@@ -392,22 +392,23 @@ class CudaForwardOps final : public ForwardOps {
   }
 
   // y[num_rows, w.rows] = x . w^T in Y (T, or fp32 for the logits): cuBLAS for a matrix in the
-  // activation type, else each run from its blocks into its column range of y.
+  // activation type, else each run from its blocks into its column range of y, or the
+  // dequantized way where the measured choice says (quant_products.h).
   template <typename Y>
   void product(const void* x, int x_row_stride, const CudaMatrix& w, Y* y, int num_rows) {
     const void* dense = w.dense();
+    const cudaDataType y_type = std::is_same_v<Y, float> ? CUDA_R_32F : ab_type_;
     if (dense && !takes_dense_gemv(w, num_rows, c_.dense_gemv)) {
-      c_.gemm.linear(x, dense, y, num_rows, w.cols, w.rows, ab_type_,
-                     std::is_same_v<Y, float> ? CUDA_R_32F : ab_type_, x_row_stride);
+      c_.gemm.linear(x, dense, y, num_rows, w.cols, w.rows, ab_type_, y_type, x_row_stride);
       return;
     }
-    int first_row = 0;
-    for (const CudaMatrixRun& run : w.runs) {
-      SLUICE_KERNEL_CHECK((kernels::quant_linear<T, Y>(
-          run.format, static_cast<const uint8_t*>(run.data), run.row_bytes, run.rows, w.cols,
-          static_cast<const T*>(x), x_row_stride, y + first_row, w.rows, num_rows, c_.stream)));
-      first_row += run.rows;
+    if (!dense && c_.quant && !c_.quant->takes_quant_linear(num_rows)) {
+      dequantized_product(c_.gemm, c_.dtype, x, x_row_stride, w, y, y_type, num_rows,
+                          c_.quant->scratch, c_.quant->scratch_bytes, c_.stream);
+      return;
     }
+    direct_product<T, Y>(c_.quant, w, static_cast<const T*>(x), x_row_stride, y, num_rows,
+                         c_.stream);
   }
 
   // The buffers norm() and the products write; the pending projection is the spare residual

@@ -27,6 +27,7 @@
 #include "engine/backend/cuda/cublas_gemm.h"
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/pinned_batch.h"
+#include "engine/backend/cuda/quant_products.h"
 #include "engine/model/model_config.h"
 #include "kernels/paged_attention.cuh"
 
@@ -117,6 +118,9 @@ struct ForwardContext {
   // Mixture-of-experts models: the host side of their layers (they synchronise once per layer,
   // so such a step is never captured into a graph); null for dense models.
   CudaMoeHost* moe = nullptr;
+  // How matrices kept in their blocks multiply, by token count (quant_products.h); null: always
+  // from their blocks.
+  const QuantProducts* quant = nullptr;
 };
 
 // Enqueues the whole forward pass for the staged batch; the fp32 logits of the shape's logits

@@ -83,6 +83,7 @@ class CudaWeights {
   CudaWeights(const ModelWeights& weights, const ModelConfig& config, ActivationDType dtype,
               cudaStream_t stream, int num_host_expert_layers = 0);
 
+  int num_layers() const { return static_cast<int>(layers_.size()); }
   const CudaLayerWeights& layer(int layer_idx) const {
     return layers_[static_cast<size_t>(layer_idx)];
   }

@@ -15,13 +15,17 @@ namespace {
 constexpr int kWarmups = 3;
 constexpr int kRuns = 10;
 
-// The widest float matrix of the first layer (the one a decode step spends most time on).
-const CudaMatrix* widest_dense_matrix(const CudaWeights& weights, const char** name) {
+// The widest matrix of the first layer held in the activation type (the one a decode step spends
+// most time on). A mixture of experts' router is a float matrix in fp32 whatever the activation
+// type, and multiplied by its own kernel: not one of them.
+const CudaMatrix* widest_dense_matrix(const CudaWeights& weights, size_t element_bytes,
+                                      const char** name) {
   const CudaMatrix* best = nullptr;
   for (const WeightRole role : all_weight_roles()) {
     if (!is_layer_role(role) || weight_kind(role) != WeightKind::Matrix) continue;
     const CudaMatrix& m = weights.layer(0).matrices[role];
     if (!m.dense() || m.cols % 8 != 0) continue;
+    if (m.runs.front().row_bytes != static_cast<size_t>(m.cols) * element_bytes) continue;
     if (!best ||
         static_cast<int64_t>(m.rows) * m.cols > static_cast<int64_t>(best->rows) * best->cols) {
       best = &m;
@@ -62,9 +66,9 @@ DenseGemvChoice choose_dense_gemv(const CudaWeights& weights, const CublasGemm& 
   return {false, "cuBLAS (the emulator measures nothing)"};
 #else
   const char* name = "";
-  const CudaMatrix* m = widest_dense_matrix(weights, &name);
-  if (!m) return {false, "cuBLAS (no float matrix)"};
   const size_t element_bytes = activation_element_bytes(dtype);
+  const CudaMatrix* m = widest_dense_matrix(weights, element_bytes, &name);
+  if (!m) return {false, "cuBLAS (no float matrix)"};
   DeviceBuffer x(static_cast<size_t>(m->cols) * element_bytes, "the GEMV measurement");
   DeviceBuffer y(static_cast<size_t>(m->rows) * element_bytes, "the GEMV measurement");
   SLUICE_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, x.bytes(), stream));

@@ -326,6 +326,21 @@ inline int __float_as_int(float x) {
 inline float __int_as_float(int x) {
   return std::bit_cast<float>(x);
 }
+// The SIMD-in-a-word integer intrinsics: four signed bytes' products summed into c, and a
+// per-byte subtraction that wraps within each byte.
+inline int __dp4a(int a, int b, int c) {
+  for (int i = 0; i < 4; ++i) {
+    c += static_cast<int>(static_cast<int8_t>(a >> (8 * i))) *
+         static_cast<int>(static_cast<int8_t>(b >> (8 * i)));
+  }
+  return c;
+}
+inline unsigned int __vsub4(unsigned int a, unsigned int b) {
+  unsigned int out = 0;
+  for (int i = 0; i < 4; ++i)
+    out |= ((((a >> (8 * i)) & 0xFFu) - ((b >> (8 * i)) & 0xFFu)) & 0xFFu) << (8 * i);
+  return out;
+}
 inline float __fmul_rn(float a, float b) {
   return a * b;
 }

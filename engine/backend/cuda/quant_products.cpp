@@ -1,0 +1,221 @@
+#include "engine/backend/cuda/quant_products.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <functional>
+#include <utility>
+
+#include "engine/backend/cuda/cuda_buffer.h"
+#include "engine/backend/cuda/cuda_check.h"
+#include "engine/backend/cuda/cuda_types.h"
+#include "kernels/dequantize.cuh"
+#include "kernels/quant_linear.cuh"
+
+namespace sluice {
+
+namespace {
+
+bool is_quantized(const CudaMatrixRun& run) {
+  return run.format != kernels::QuantFormat::Dense;
+}
+
+// Calls fn(matrix, name) for every matrix a step multiplies: each layer's, its experts', the
+// LM head.
+void for_each_product_matrix(const CudaWeights& weights, int num_layers,
+                             const std::function<void(const CudaMatrix&, const char*)>& fn) {
+  for (int l = 0; l < num_layers; ++l) {
+    const CudaLayerWeights& layer = weights.layer(l);
+    for (const WeightRole role : all_weight_roles()) {
+      if (!is_layer_role(role) || weight_kind(role) != WeightKind::Matrix) continue;
+      if (!layer.matrices[role].empty()) fn(layer.matrices[role], weight_role_name(role));
+    }
+    for (const CudaMatrix& m : layer.experts.gate_up) fn(m, "expert gate|up");
+    for (const CudaMatrix& m : layer.experts.down) fn(m, "expert down");
+  }
+  if (!weights.lm_head().empty()) fn(weights.lm_head(), "output");
+}
+
+#ifndef SLUICE_KERNEL_EMULATOR
+constexpr int kWarmups = 2;
+constexpr int kRuns = 5;
+constexpr int kGemvCounts[] = {1, 2, 4, 8, 16};
+constexpr int kTileCounts[] = {32, 128, 512};
+constexpr int kMostTokens = 512;
+
+// Milliseconds per call of fn on stream, after warm-up runs.
+template <typename Fn>
+float time_ms(cudaStream_t stream, Fn&& fn) {
+  for (int i = 0; i < kWarmups; ++i) fn();
+  cudaEvent_t start = nullptr, end = nullptr;
+  SLUICE_CUDA_CHECK(cudaEventCreate(&start));
+  SLUICE_CUDA_CHECK(cudaEventCreate(&end));
+  SLUICE_CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < kRuns; ++i) fn();
+  SLUICE_CUDA_CHECK(cudaEventRecord(end, stream));
+  SLUICE_CUDA_CHECK(cudaEventSynchronize(end));
+  float ms = 0.0f;
+  SLUICE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, end));
+  cudaEventDestroy(start);
+  cudaEventDestroy(end);
+  return ms / kRuns;
+}
+#endif
+
+}  // namespace
+
+bool QuantProducts::takes_quant_linear(int num_tokens) const {
+  return num_tokens <= gemv_max_tokens ||
+         (num_tokens > kernels::kQuantGemvMaxTokens && num_tokens <= tiles_max_tokens);
+}
+
+size_t quant_scratch_bytes(const CudaWeights& weights, size_t element_bytes, size_t max_bytes) {
+  size_t largest = 0;
+  size_t widest_row = 0;
+  // Layers are counted by what the weights hold: layer(l) exists for every layer of the model.
+  const auto visit = [&](const CudaMatrix& m, const char*) {
+    for (const CudaMatrixRun& run : m.runs) {
+      if (!is_quantized(run)) continue;
+      const size_t row = static_cast<size_t>(m.cols) * element_bytes;
+      largest = std::max(largest, row * static_cast<size_t>(run.rows));
+      widest_row = std::max(widest_row, row);
+    }
+  };
+  for_each_product_matrix(weights, weights.num_layers(), visit);
+  if (largest == 0) return 0;
+  return std::max(std::min(largest, max_bytes), widest_row);
+}
+
+size_t quant_q8_bytes(const CudaWeights& weights) {
+  int widest = 0;
+  for_each_product_matrix(weights, weights.num_layers(), [&](const CudaMatrix& m, const char*) {
+    for (const CudaMatrixRun& run : m.runs) {
+      if (is_quantized(run)) widest = std::max(widest, m.cols);
+    }
+  });
+  return widest == 0 ? 0 : kernels::q8_rows_bytes(kernels::kQuantGemvMaxTokens, widest);
+}
+
+void dequantized_product(const CublasGemm& gemm, ActivationDType dtype, const void* x,
+                         int x_row_stride, const CudaMatrix& w, void* y, cudaDataType y_type,
+                         int num_tokens, void* scratch, size_t scratch_bytes, cudaStream_t stream) {
+  const cudaDataType ab_type = cuda_data_type(dtype);
+  const size_t y_element_bytes = y_type == CUDA_R_32F ? 4 : 2;
+  const size_t row_bytes = static_cast<size_t>(w.cols) * activation_element_bytes(dtype);
+  const int chunk_rows = static_cast<int>(std::max<size_t>(1, scratch_bytes / row_bytes));
+  auto* y_bytes = static_cast<uint8_t*>(y);
+  int first_row = 0;
+  for (const CudaMatrixRun& run : w.runs) {
+    uint8_t* y_run = y_bytes + static_cast<size_t>(first_row) * y_element_bytes;
+    if (!is_quantized(run)) {
+      gemm.linear(x, run.data, y_run, num_tokens, w.cols, run.rows, ab_type, y_type, x_row_stride,
+                  w.rows);
+    } else {
+      if (!scratch || scratch_bytes < row_bytes)
+        fail("the dequantized product of a ", w.rows, " x ", w.cols,
+             " matrix has no scratch for a row");
+      for (int r = 0; r < run.rows; r += chunk_rows) {
+        const int n = std::min(chunk_rows, run.rows - r);
+        const auto* blocks = static_cast<const uint8_t*>(run.data) + run.row_bytes * r;
+        visit_activation_type(dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          SLUICE_KERNEL_CHECK(kernels::dequantize<T>(run.format, blocks, static_cast<T*>(scratch),
+                                                     static_cast<int64_t>(n) * w.cols, stream));
+        });
+        gemm.linear(x, scratch, y_run + static_cast<size_t>(r) * y_element_bytes, num_tokens,
+                    w.cols, n, ab_type, y_type, x_row_stride, w.rows);
+      }
+    }
+    first_row += run.rows;
+  }
+}
+
+QuantProducts choose_quant_products(const CudaWeights& weights, const CublasGemm& gemm,
+                                    ActivationDType dtype, QuantProducts base,
+                                    cudaStream_t stream) {
+  QuantProducts p = std::move(base);
+#ifdef SLUICE_KERNEL_EMULATOR
+  (void)weights, (void)gemm, (void)dtype, (void)stream;
+  p.gemv_max_tokens = kernels::kQuantGemvMaxTokens;
+  p.tiles_max_tokens = INT_MAX;
+  p.reason = std::string(p.int8_gemv ? "integer" : "float") +
+             " GEMV and tiles from their blocks (the emulator measures nothing)";
+  return p;
+#else
+  // The layer-0 run in blocks with the most elements.
+  p.gemv_max_tokens = p.tiles_max_tokens = 0;
+  const CudaMatrix* best = nullptr;
+  const CudaMatrixRun* best_run = nullptr;
+  const char* best_name = "";
+  for_each_product_matrix(weights, 1, [&](const CudaMatrix& m, const char* name) {
+    for (const CudaMatrixRun& run : m.runs) {
+      if (!is_quantized(run)) continue;
+      if (!best_run || static_cast<int64_t>(run.rows) * m.cols >
+                           static_cast<int64_t>(best_run->rows) * best->cols) {
+        best = &m, best_run = &run, best_name = name;
+      }
+    }
+  });
+  if (!best_run) {
+    p.reason = "no matrix in blocks";
+    return p;
+  }
+  const CudaMatrix one_run{.rows = best_run->rows, .cols = best->cols, .runs = {*best_run}};
+  const size_t element_bytes = activation_element_bytes(dtype);
+  DeviceBuffer x(static_cast<size_t>(kMostTokens) * one_run.cols * element_bytes,
+                 "the quantized product measurement");
+  DeviceBuffer y(static_cast<size_t>(kMostTokens) * one_run.rows * element_bytes,
+                 "the quantized product measurement");
+  SLUICE_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, x.bytes(), stream));
+  const cudaDataType ab_type = cuda_data_type(dtype);
+  // Whether quant_linear beats the dequantized way at n tokens.
+  const auto direct_wins = [&](int n, float& direct_ms, float& dequantized_ms) {
+    visit_activation_type(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      direct_ms = time_ms(stream, [&] {
+        direct_product<T, T>(&p, one_run, static_cast<const T*>(x.get()), 0,
+                             static_cast<T*>(y.get()), n, stream);
+      });
+    });
+    dequantized_ms = time_ms(stream, [&] {
+      dequantized_product(gemm, dtype, x.get(), 0, one_run, y.get(), ab_type, n, p.scratch,
+                          p.scratch_bytes, stream);
+    });
+    return direct_ms < dequantized_ms;
+  };
+  std::string detail;
+  const auto note = [&](int n, float direct_ms, float dequantized_ms) {
+    char part[64];
+    std::snprintf(part, sizeof part, "%s%d: %.3f/%.3f", detail.empty() ? "" : ", ", n, direct_ms,
+                  dequantized_ms);
+    detail += part;
+  };
+  for (const int n : kGemvCounts) {
+    float direct_ms = 0.0f, dequantized_ms = 0.0f;
+    const bool wins = direct_wins(n, direct_ms, dequantized_ms);
+    note(n, direct_ms, dequantized_ms);
+    if (!wins) break;
+    p.gemv_max_tokens = n;
+  }
+  for (const int n : kTileCounts) {
+    float direct_ms = 0.0f, dequantized_ms = 0.0f;
+    const bool wins = direct_wins(n, direct_ms, dequantized_ms);
+    note(n, direct_ms, dequantized_ms);
+    if (!wins) break;
+    p.tiles_max_tokens = n == kTileCounts[std::size(kTileCounts) - 1] ? INT_MAX : n;
+  }
+  const std::string tiles = p.tiles_max_tokens <= kernels::kQuantGemvMaxTokens ? "none"
+                            : p.tiles_max_tokens == INT_MAX                    ? "every count"
+                                                            : std::to_string(p.tiles_max_tokens);
+  char head[192];
+  std::snprintf(head, sizeof head,
+                "%s GEMV to %d tokens, tiles to %s, else chunks widened for cuBLAS (tokens: ms "
+                "direct / widened on %s %d x %d: ",
+                p.takes_int8_gemv(best_run->format, 1) ? "integer" : "float", p.gemv_max_tokens,
+                tiles.c_str(), best_name, one_run.rows, one_run.cols);
+  p.reason = head + detail + ")";
+  return p;
+#endif
+}
+
+}  // namespace sluice

@@ -1,0 +1,106 @@
+// How products of matrices kept in their GGUF blocks run, by token count. Three ways:
+// - a GEMV up to kQuantGemvMaxTokens tokens: the integer one (kernels/quant_gemv_int8.cuh) for
+//   bf16 and fp16 activations and the formats it has, else quant_linear's float one;
+// - quant_linear's tiles (more tokens), which read the blocks directly (kernels/quant_linear.cuh);
+// - dequantized: each run widened to the activation type in row chunks into a scratch buffer,
+//   then cuBLAS; the matrix stays in its blocks in VRAM, the scratch holds a few hundred MiB of
+//   it at a time (CudaBackendOptions::quant_scratch_max_bytes).
+// Which is faster depends on the device and the kernels' tuning, so it is measured when the
+// backend is built: the layer-0 quantized matrix with the most elements, each way, at 1, 2, 4, 8
+// and 16 tokens (GEMV against dequantized) and at 32, 128 and 512 (tiles against dequantized).
+// The first token count at which the direct kernel loses ends its range. On an H200 (issue 29's
+// first GPU run) the tiles gave 2000 prompt tokens/s on an 8B Q4_K model against 36000 for the
+// same model in BF16 through cuBLAS. The CPU kernel emulator measures nothing: there the direct
+// kernels take every count, unless the options set the ranges.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <library_types.h>
+
+#include <cstddef>
+#include <string>
+
+#include "engine/backend/cuda/cublas_gemm.h"
+#include "engine/backend/cuda/cuda_check.h"
+#include "engine/backend/cuda/cuda_weights.h"
+#include "engine/core/error.h"
+#include "kernels/quant_gemv_int8.cuh"
+#include "kernels/quant_linear.cuh"
+
+namespace sluice {
+
+struct QuantProducts {
+  int gemv_max_tokens = 0;   // 1..gemv_max_tokens tokens: a GEMV
+  int tiles_max_tokens = 0;  // kQuantGemvMaxTokens+1..tiles_max_tokens tokens: quant_linear's tiles
+  void* scratch = nullptr;   // the dequantized way's buffer (null: the model has no blocks)
+  size_t scratch_bytes = 0;
+  // The GEMV of the formats quant_gemv_int8 has (bf16 and fp16 activations; fp32 ones keep the
+  // float GEMV, whose products follow the CPU's on widened weights): the integer one, over the
+  // tokens' activations quantized into q8 (q8_bytes).
+  bool int8_gemv = false;
+  void* q8 = nullptr;
+  size_t q8_bytes = 0;
+  std::string reason;  // for describe()
+
+  // Whether num_tokens tokens go through the direct kernels (else the dequantized way).
+  bool takes_quant_linear(int num_tokens) const;
+  // Whether a run in `format` multiplies num_tokens tokens by the integer GEMV.
+  bool takes_int8_gemv(kernels::QuantFormat format, int num_tokens) const {
+    return int8_gemv && q8 && num_tokens <= kernels::kQuantInt8GemvMaxTokens &&
+           kernels::has_int8_gemv(format);
+  }
+};
+
+// The bytes the integer GEMV's quantized activations take for these weights: 16 tokens of the
+// widest row of a matrix in blocks (0 when none is).
+size_t quant_q8_bytes(const CudaWeights& weights);
+
+// y[num_tokens, w.rows] = x . w^T with every run read from its blocks (or, a run in the activation
+// type, as it is): the integer GEMV where `p` says (x quantized once for every run), else
+// quant_linear. p may be null (quant_linear alone).
+template <typename T, typename Y>
+void direct_product(const QuantProducts* p, const CudaMatrix& w, const T* x, int x_row_stride, Y* y,
+                    int num_tokens, cudaStream_t stream) {
+  kernels::Q8Rows q8{};
+  int first_row = 0;
+  for (const CudaMatrixRun& run : w.runs) {
+    const auto* data = static_cast<const uint8_t*>(run.data);
+    if (p && p->takes_int8_gemv(run.format, num_tokens)) {
+      if (!q8.qs) {
+        if (kernels::q8_rows_bytes(num_tokens, w.cols) > p->q8_bytes)
+          fail("the integer GEMV's activations of ", num_tokens, " x ", w.cols, " exceed ",
+               p->q8_bytes, " bytes");
+        q8 = kernels::q8_rows_in(p->q8, num_tokens, w.cols);
+        SLUICE_KERNEL_CHECK(
+            kernels::quantize_q8_rows<T>(x, x_row_stride > 0 ? x_row_stride : w.cols, q8, stream));
+      }
+      SLUICE_KERNEL_CHECK(kernels::quant_gemv_int8<Y>(run.format, data, run.row_bytes, run.rows, q8,
+                                                      y + first_row, w.rows, stream));
+    } else {
+      SLUICE_KERNEL_CHECK(
+          (kernels::quant_linear<T, Y>(run.format, data, run.row_bytes, run.rows, w.cols, x,
+                                       x_row_stride, y + first_row, w.rows, num_tokens, stream)));
+    }
+    first_row += run.rows;
+  }
+}
+
+// The scratch the dequantized way needs for these weights: the largest quantized run in the
+// activation type (element_bytes each), at most max_bytes but at least one row; 0 when no matrix
+// is quantized.
+size_t quant_scratch_bytes(const CudaWeights& weights, size_t element_bytes, size_t max_bytes);
+
+// y[num_tokens, w.rows] (y_type: the activation type's or fp32) = x[num_tokens, w.cols] . w^T the
+// dequantized way: every quantized run widened into scratch a chunk of rows at a time and
+// multiplied by cuBLAS into its column range of y; a run in the activation type by cuBLAS as it
+// is. x's rows x_row_stride elements apart (0: w.cols).
+void dequantized_product(const CublasGemm& gemm, ActivationDType dtype, const void* x,
+                         int x_row_stride, const CudaMatrix& w, void* y, cudaDataType y_type,
+                         int num_tokens, void* scratch, size_t scratch_bytes, cudaStream_t stream);
+
+// Measures the ranges of `base` (its buffers and int8_gemv set) on the device (under the emulator:
+// every count to the direct kernels) and returns it with them and the reason.
+QuantProducts choose_quant_products(const CudaWeights& weights, const CublasGemm& gemm,
+                                    ActivationDType dtype, QuantProducts base, cudaStream_t stream);
+
+}  // namespace sluice

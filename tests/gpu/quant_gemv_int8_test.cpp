@@ -1,0 +1,200 @@
+// The integer GEMV (kernels/quant_gemv_int8.cuh): every format it has, in every activation type,
+// with 1, 5 and 16 tokens (and 8 and 9 on a GPU: the second pass over a row's tokens) and row
+// counts that are not a multiple of a thread block's, against the product in double precision of
+// the CPU's dequantize_row (bit-exact with llama.cpp) and the activations quantized as the kernel
+// quantizes them (8 bits per value, a float scale per 32). The quantization itself bit for bit,
+// fp32 outputs from 16-bit activations, outputs into a column range of wider rows, the formats it
+// lacks and refused arguments.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/core/dtype.h"
+#include "kernels/quant_gemv_int8.cuh"
+#include "tests/gpu/gpu_test_support.h"
+#include "tests/gpu/kernel_test_support.h"
+
+namespace sluice {
+namespace {
+
+using namespace kernel_test;  // NOLINT: the shared helpers of the kernel tests
+
+template <typename T>
+class QuantGemvInt8 : public ::testing::Test {};
+TYPED_TEST_SUITE(QuantGemvInt8, ElementTypes, ElementTypeNames);
+
+// The activations as the kernel quantizes them: per 32 values d = max |x| / 127, q = rint(x / d).
+struct QuantizedRows {
+  std::vector<int8_t> q;   // [tokens, cols]
+  std::vector<float> d;    // [tokens, cols / 32]
+  std::vector<float> sum;  // [tokens, cols / 32]: d * sum(q)
+};
+
+QuantizedRows quantize_like_the_kernel(const std::vector<float>& x, int tokens, int cols,
+                                       int stride) {
+  QuantizedRows out;
+  out.q.resize(static_cast<size_t>(tokens) * cols);
+  for (int t = 0; t < tokens; ++t) {
+    for (int b = 0; b < cols / 32; ++b) {
+      const float* v = x.data() + static_cast<size_t>(t) * stride + 32 * b;
+      float amax = 0.0f;
+      for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(v[j]));
+      const float d = amax / 127.0f;
+      const float inv = d > 0.0f ? 1.0f / d : 0.0f;
+      int sum = 0;
+      for (int j = 0; j < 32; ++j) {
+        const int q = static_cast<int>(std::rint(v[j] * inv));
+        out.q[static_cast<size_t>(t) * cols + 32 * b + j] = static_cast<int8_t>(q);
+        sum += q;
+      }
+      out.d.push_back(d);
+      out.sum.push_back(d * static_cast<float>(sum));
+    }
+  }
+  return out;
+}
+
+struct Weight {
+  kernels::QuantFormat format;
+  std::string name;
+  std::vector<uint8_t> bytes;
+  size_t row_bytes = 0;
+  std::vector<float> values;  // [rows, cols]
+};
+
+Weight make_weight(DType dtype, int rows, int cols, uint32_t seed) {
+  const DTypeTraits& traits = dtype_traits(dtype);
+  Weight w{static_cast<kernels::QuantFormat>(traits.ggml_type), traits.name, {}, 0, {}};
+  w.row_bytes = dtype_num_bytes(dtype, cols);
+  w.bytes = random_blocks(dtype, rows * cols / traits.block_elements, seed, -14.0f, -8.0f);
+  w.values.resize(static_cast<size_t>(rows) * cols);
+  for (int r = 0; r < rows; ++r)
+    dequantize_row(dtype, w.bytes.data() + r * w.row_bytes, w.values.data() + r * cols, cols);
+  return w;
+}
+
+const DType kInt8Formats[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                              DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4};
+
+// Runs the quantization and the GEMV on the device (x rows x_stride apart, y rows y_stride apart,
+// columns past `rows` holding a sentinel) and checks the quantized activations bit for bit and
+// every output against the double-precision product of the dequantized weights and the quantized
+// activations: within fp32 sums' roundoff over sum |w x| plus Y's rounding.
+template <typename T, typename Y>
+void check_gemv(const Weight& w, int rows, int cols, int tokens, int x_stride, int y_stride,
+                uint32_t seed) {
+  SCOPED_TRACE(w.name + ": " + std::to_string(rows) + " x " + std::to_string(cols) + ", " +
+               std::to_string(tokens) + " tokens");
+  const auto x = random_storage<T>(static_cast<size_t>(tokens) * x_stride, seed, -1.0f, 1.0f);
+  const std::vector<float> xf = to_floats<T>(x);
+  const QuantizedRows ref = quantize_like_the_kernel(xf, tokens, cols, x_stride);
+  constexpr float kSentinel = -4096.0f;
+  DeviceBuffer<uint8_t> d_w(w.bytes);
+  DeviceBuffer<Storage<T>> d_x(x);
+  DeviceBuffer<uint8_t> d_q8(std::vector<uint8_t>(kernels::q8_rows_bytes(tokens, cols)));
+  DeviceBuffer<Storage<Y>> d_y(
+      to_storage<Y>(std::vector<float>(static_cast<size_t>(tokens) * y_stride, kSentinel)));
+  const kernels::Q8Rows q8 = kernels::q8_rows_in(d_q8.get(), tokens, cols);
+  expect_ok(kernels::quantize_q8_rows<T>(device_ptr<T>(d_x), x_stride, q8, nullptr));
+  expect_ok(kernels::quant_gemv_int8<Y>(w.format, d_w.get(), w.row_bytes, rows, q8,
+                                        device_ptr<Y>(d_y), y_stride, nullptr));
+
+  const std::vector<uint8_t> q8_bytes = d_q8.download();
+  EXPECT_EQ(std::memcmp(q8_bytes.data(), ref.q.data(), ref.q.size()), 0) << "quantized values";
+  std::vector<kernels::Q8Scale> scales(ref.d.size());
+  std::memcpy(scales.data(),
+              q8_bytes.data() + (reinterpret_cast<const uint8_t*>(q8.scales) -
+                                 reinterpret_cast<const uint8_t*>(q8.qs)),
+              scales.size() * sizeof(kernels::Q8Scale));
+  for (size_t i = 0; i < scales.size(); ++i) {
+    ASSERT_EQ(scales[i].d, ref.d[i]) << "scale " << i;
+    ASSERT_EQ(scales[i].d_sum, ref.sum[i]) << "scaled sum " << i;
+  }
+
+  const std::vector<float> y = to_floats<Y>(d_y.download());
+  const double eps = 1e-5 + (std::is_same_v<Y, float>    ? 0.0
+                             : std::is_same_v<Y, __half> ? std::ldexp(1.0, -11)
+                                                         : std::ldexp(1.0, -8));
+  int misses = 0;
+  for (int t = 0; t < tokens; ++t) {
+    for (int c = 0; c < y_stride; ++c) {
+      const float got = y[static_cast<size_t>(t) * y_stride + c];
+      if (c >= rows) {
+        EXPECT_EQ(got, kSentinel) << "token " << t << ", column " << c << " past the rows";
+        continue;
+      }
+      double exact = 0.0, magnitude = 0.0;
+      for (int k = 0; k < cols; ++k) {
+        const double xq = static_cast<double>(ref.q[static_cast<size_t>(t) * cols + k]) *
+                          ref.d[static_cast<size_t>(t) * (cols / 32) + k / 32];
+        const double p = static_cast<double>(w.values[static_cast<size_t>(c) * cols + k]) * xq;
+        exact += p;
+        magnitude += std::fabs(p);
+      }
+      if (!(std::fabs(got - exact) <= eps * magnitude + 1e-30) && ++misses <= 5) {
+        ADD_FAILURE() << "token " << t << ", row " << c << ": " << got << " vs " << exact
+                      << " (bound " << eps * magnitude << ")";
+      }
+    }
+  }
+}
+
+TYPED_TEST(QuantGemvInt8, EveryFormatMatchesTheProductOfTheQuantizedActivations) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  const std::vector<int> token_counts =
+      test::kIsEmulated ? std::vector<int>{1, 5, 16} : std::vector<int>{1, 5, 8, 9, 16};
+  for (const DType dtype : kInt8Formats) {
+    ASSERT_TRUE(
+        kernels::has_int8_gemv(static_cast<kernels::QuantFormat>(dtype_traits(dtype).ggml_type)));
+    // Three super-blocks per row for the K formats, 24 blocks for the others: a warp's lanes
+    // take a second, partial pass over the row's blocks.
+    const int cols = dtype_traits(dtype).block_elements == 256 ? 768 : 768 + 32;
+    const int rows = test::kIsEmulated ? 13 : 133;
+    const Weight w = make_weight(dtype, rows, cols, static_cast<uint32_t>(dtype) * 7 + 3);
+    for (const int tokens : token_counts)
+      check_gemv<T, T>(w, rows, cols, tokens, cols, rows, 100 + tokens);
+  }
+}
+
+// Strided activations, outputs into a column range of wider rows (one run of a q|k|v stack), and
+// fp32 outputs (the LM head).
+TYPED_TEST(QuantGemvInt8, StridesAndFp32Outputs) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  const int cols = 256;
+  const Weight a = make_weight(DType::Q4_K, 9, cols, 3);
+  const Weight b = make_weight(DType::Q6_K, 7, cols, 4);
+  check_gemv<T, T>(a, 9, cols, 3, 2 * cols + 8, 9 + 7, 11);
+  check_gemv<T, float>(b, 7, cols, 2, cols + 32, 11, 12);
+}
+
+TEST(QuantGemvInt8Arguments, RefusesWhatItHasNoKernelFor) {
+  const auto q4k = kernels::QuantFormat::Q4_K;
+  const auto call = [](kernels::QuantFormat format, size_t row_bytes, int rows, int cols,
+                       int tokens, int y_stride) {
+    const kernels::Q8Rows x{nullptr, nullptr, tokens, cols};
+    return kernels::quant_gemv_int8<float>(format, nullptr, row_bytes, rows, x, nullptr, y_stride,
+                                           nullptr);
+  };
+  EXPECT_FALSE(kernels::has_int8_gemv(kernels::QuantFormat::Q2_K));
+  EXPECT_FALSE(kernels::has_int8_gemv(kernels::QuantFormat::Q3_K));
+  EXPECT_FALSE(kernels::has_int8_gemv(kernels::QuantFormat::Dense));
+  EXPECT_NE(call(kernels::QuantFormat::Q2_K, 84, 1, 256, 1, 0), kernels::kKernelOk) << "Q2_K";
+  EXPECT_NE(call(q4k, 144, 1, 224, 1, 0), kernels::kKernelOk) << "cols not whole super-blocks";
+  EXPECT_NE(call(q4k, 143, 1, 256, 1, 0), kernels::kKernelOk) << "row bytes not its blocks";
+  EXPECT_NE(call(q4k, 144, 1, 256, kernels::kQuantInt8GemvMaxTokens + 1, 0), kernels::kKernelOk)
+      << "more tokens than it takes";
+  EXPECT_NE(call(q4k, 144, 4, 256, 1, 3), kernels::kKernelOk) << "y stride below rows";
+  EXPECT_EQ(call(q4k, 144, 4, 256, 0, 0), kernels::kKernelOk) << "no tokens: nothing to do";
+  const kernels::Q8Rows odd{nullptr, nullptr, 1, 48};
+  EXPECT_NE(kernels::quantize_q8_rows<float>(nullptr, 48, odd, nullptr), kernels::kKernelOk)
+      << "a row that is not whole 32-value blocks";
+}
+
+}  // namespace
+}  // namespace sluice
