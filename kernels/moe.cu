@@ -13,6 +13,7 @@ namespace {
 using detail::from_float;
 using detail::global_thread_idx;
 using detail::grid_stride;
+using detail::to_float;
 
 constexpr int kThreads = 128;
 
@@ -92,7 +93,33 @@ __global__ void moe_combine_kernel(const float* __restrict__ expert_out,
   }
 }
 
+// Grid: (blocks over dim, num_groups).
+template <typename T>
+__global__ void add_expert_biases_kernel(T* __restrict__ y, const float* const* __restrict__ biases,
+                                         const ExpertRows* __restrict__ groups, int dim) {
+  const ExpertRows g = groups[blockIdx.y];
+  const float* bias = biases[g.expert];
+  const int c = static_cast<int>(blockIdx.x) * kThreads + static_cast<int>(threadIdx.x);
+  if (c >= dim) return;
+  for (int r = g.first_row; r < g.first_row + g.num_rows; ++r) {
+    T& v = y[static_cast<int64_t>(r) * dim + c];
+    v = from_float<T>(to_float(v) + bias[c]);
+  }
+}
+
 }  // namespace
+
+template <typename T>
+KernelStatus add_expert_biases(T* y, const float* const* biases, const ExpertRows* groups,
+                               int num_groups, int dim, cudaStream_t stream) {
+  if (num_groups < 0 || dim < 1) return detail::invalid_argument();
+  if (num_groups == 0) return kKernelOk;
+  detail::launch_kernel(add_expert_biases_kernel<T>,
+                        dim3(static_cast<unsigned>((dim + kThreads - 1) / kThreads),
+                             static_cast<unsigned>(num_groups)),
+                        dim3(kThreads), 0, stream, y, biases, groups, dim);
+  return detail::launch_status();
+}
 
 KernelStatus moe_choose_experts(float* router_logits, int32_t* ids, float* weights, int num_tokens,
                                 int num_experts, int top_k, MoeGatingKind gating, bool renormalize,
@@ -118,9 +145,11 @@ KernelStatus moe_combine(const float* expert_out, const int32_t* row_of_slot, co
   return detail::launch_status();
 }
 
-#define SLUICE_INSTANTIATE_MOE(T)                                                                \
-  template KernelStatus moe_combine<T>(const float*, const int32_t*, const float*, T*, int, int, \
-                                       int, cudaStream_t);
+#define SLUICE_INSTANTIATE_MOE(T)                                                                  \
+  template KernelStatus moe_combine<T>(const float*, const int32_t*, const float*, T*, int, int,   \
+                                       int, cudaStream_t);                                         \
+  template KernelStatus add_expert_biases<T>(T*, const float* const*, const ExpertRows*, int, int, \
+                                             cudaStream_t);
 SLUICE_INSTANTIATE_MOE(float)
 SLUICE_INSTANTIATE_MOE(__nv_bfloat16)
 SLUICE_INSTANTIATE_MOE(__half)

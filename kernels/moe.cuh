@@ -1,7 +1,9 @@
 // The device halves of a mixture-of-experts layer (ForwardOps::moe_ffn; the CPU's cpu_moe.h is
 // the reference): the router's top-k choice per token, and the sum of each token's weighted
-// expert outputs in top-k order. The expert products between them are ordinary quant_linear or
-// cuBLAS products over the tokens grouped by expert (engine/backend/cuda/cuda_forward.cpp).
+// expert outputs in top-k order, and the expert biases of a grouped product. The expert products
+// between them run over the tokens grouped by expert (engine/backend/cuda/cuda_forward.cpp): for
+// few rows per expert, every expert in one launch (quant_gemv_int8.cuh's
+// quant_gemv_int8_experts), else the ordinary products expert by expert.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,6 +18,19 @@ namespace sluice::kernels {
 // 256 and 16).
 inline constexpr int kMaxMoeExperts = 1024;
 inline constexpr int kMaxMoeTopK = 64;
+
+// One expert's rows in a step's rows grouped by expert: rows [first_row, first_row + num_rows).
+struct ExpertRows {
+  int expert;
+  int first_row;
+  int num_rows;
+};
+
+// y[r, :] += biases[g.expert][:] for the rows r of every group g (y: rows of dim values, fp32
+// biases): the expert biases of a grouped product (quant_gemv_int8_experts) in one launch.
+template <typename T>
+KernelStatus add_expert_biases(T* y, const float* const* biases, const ExpertRows* groups,
+                               int num_groups, int dim, cudaStream_t stream);
 
 // How router logits become weights (engine/model/model_config.h's MoeGating).
 enum class MoeGatingKind : int {

@@ -302,18 +302,13 @@ __global__ void quantize_q8_kernel(const T* __restrict__ x, int x_row_stride, Q8
 constexpr int kWarps = 4;   // rows per thread block, a warp each
 constexpr int kTokens = 8;  // tokens per pass over a row
 
-// Grid: (ceil(rows / kWarps), ceil(num_tokens / kTokens)). Lane l takes the row's 32-value blocks
-// l, l + 32, ...: a warp's loads of one step cover consecutive blocks.
+// Rows' outputs of one weight row for tokens [t0, t0 + n) (n <= kTokens) into y[t, row]. Lane l
+// takes the row's 32-value blocks l, l + 32, ...: a warp's loads of one step cover consecutive
+// blocks. The whole warp calls it.
 template <typename Format, typename Y>
-__global__ void gemv_int8_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int rows,
-                                 Q8Rows x, Y* __restrict__ y, int y_row_stride) {
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int row = static_cast<int>(blockIdx.x) * kWarps + warp;
-  if (row >= rows) return;  // the whole warp
-  const int t0 = static_cast<int>(blockIdx.y) * kTokens;
-  const int n = min(kTokens, x.num_tokens - t0);
-  const uint8_t* w_row = w + static_cast<size_t>(row) * row_bytes;
+__device__ __forceinline__ void gemv_int8_row(const uint8_t* __restrict__ w_row, const Q8Rows& x,
+                                              int t0, int n, Y* __restrict__ y, int y_row_stride,
+                                              int row, int lane) {
   const int num_blocks = x.cols / 32;
   float acc[kTokens] = {};
   for (int b = lane; b < num_blocks; b += 32) {
@@ -346,6 +341,37 @@ __global__ void gemv_int8_kernel(const uint8_t* __restrict__ w, size_t row_bytes
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) s += __shfl_xor_sync(0xffffffffu, s, offset);
     if (lane == 0 && t < n) y[static_cast<int64_t>(t0 + t) * y_row_stride + row] = from_float<Y>(s);
+  }
+}
+
+// Grid: (ceil(rows / kWarps), ceil(num_tokens / kTokens)).
+template <typename Format, typename Y>
+__global__ void gemv_int8_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int rows,
+                                 Q8Rows x, Y* __restrict__ y, int y_row_stride) {
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int row = static_cast<int>(blockIdx.x) * kWarps + warp;
+  if (row >= rows) return;  // the whole warp
+  const int t0 = static_cast<int>(blockIdx.y) * kTokens;
+  gemv_int8_row<Format>(w + static_cast<size_t>(row) * row_bytes, x, t0,
+                        min(kTokens, x.num_tokens - t0), y, y_row_stride, row, lane);
+}
+
+// Grid: (ceil(rows / kWarps), num_groups): group g's rows through its expert's matrix, kTokens at
+// a time.
+template <typename Format, typename Y>
+__global__ void gemv_int8_experts_kernel(const uint8_t* const* __restrict__ w, size_t row_bytes,
+                                         int rows, Q8Rows x, const ExpertRows* __restrict__ groups,
+                                         Y* __restrict__ y, int y_row_stride) {
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int row = static_cast<int>(blockIdx.x) * kWarps + warp;
+  if (row >= rows) return;  // the whole warp
+  const ExpertRows g = groups[blockIdx.y];
+  const uint8_t* w_row = w[g.expert] + static_cast<size_t>(row) * row_bytes;
+  for (int t0 = g.first_row; t0 < g.first_row + g.num_rows; t0 += kTokens) {
+    gemv_int8_row<Format>(w_row, x, t0, min(kTokens, g.first_row + g.num_rows - t0), y,
+                          y_row_stride, row, lane);
   }
 }
 
@@ -413,6 +439,33 @@ KernelStatus quant_gemv_int8(QuantFormat format, const uint8_t* w, size_t w_row_
   return status;
 }
 
+template <typename Y>
+KernelStatus quant_gemv_int8_experts(QuantFormat format, const uint8_t* const* w,
+                                     size_t w_row_bytes, int rows, const Q8Rows& x,
+                                     const ExpertRows* groups, int num_groups, Y* y,
+                                     int y_row_stride, cudaStream_t stream) {
+  if (rows < 0 || num_groups < 0 || x.cols % 32 != 0 || y_row_stride < rows)
+    return detail::invalid_argument();
+  KernelStatus status = detail::invalid_argument();
+  visit_int8_format(format, [&]<typename Format>(Format) {
+    constexpr int kValues = 32 * Format::kBlocks;
+    if (x.cols % kValues != 0 ||
+        w_row_bytes != static_cast<size_t>(x.cols / kValues) * Format::kBytes) {
+      return;
+    }
+    if (rows == 0 || num_groups == 0) {
+      status = kKernelOk;
+      return;
+    }
+    detail::launch_kernel(gemv_int8_experts_kernel<Format, Y>,
+                          dim3(ceil_div(rows, kWarps), static_cast<unsigned int>(num_groups)),
+                          dim3(32 * kWarps), 0, stream, w, w_row_bytes, rows, x, groups, y,
+                          y_row_stride);
+    status = detail::launch_status();
+  });
+  return status;
+}
+
 template KernelStatus quantize_q8_rows<float>(const float*, int, const Q8Rows&, cudaStream_t);
 template KernelStatus quantize_q8_rows<__half>(const __half*, int, const Q8Rows&, cudaStream_t);
 template KernelStatus quantize_q8_rows<__nv_bfloat16>(const __nv_bfloat16*, int, const Q8Rows&,
@@ -424,5 +477,15 @@ template KernelStatus quant_gemv_int8<__half>(QuantFormat, const uint8_t*, size_
 template KernelStatus quant_gemv_int8<__nv_bfloat16>(QuantFormat, const uint8_t*, size_t, int,
                                                      const Q8Rows&, __nv_bfloat16*, int,
                                                      cudaStream_t);
+template KernelStatus quant_gemv_int8_experts<float>(QuantFormat, const uint8_t* const*, size_t,
+                                                     int, const Q8Rows&, const ExpertRows*, int,
+                                                     float*, int, cudaStream_t);
+template KernelStatus quant_gemv_int8_experts<__half>(QuantFormat, const uint8_t* const*, size_t,
+                                                      int, const Q8Rows&, const ExpertRows*, int,
+                                                      __half*, int, cudaStream_t);
+template KernelStatus quant_gemv_int8_experts<__nv_bfloat16>(QuantFormat, const uint8_t* const*,
+                                                             size_t, int, const Q8Rows&,
+                                                             const ExpertRows*, int, __nv_bfloat16*,
+                                                             int, cudaStream_t);
 
 }  // namespace sluice::kernels

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "kernels/dequantize.cuh"
+#include "kernels/moe.cuh"
 #include "kernels/status.h"
 
 namespace sluice::kernels {
@@ -60,5 +61,16 @@ inline constexpr int kQuantInt8GemvMaxTokens = 16;
 template <typename Y>
 KernelStatus quant_gemv_int8(QuantFormat format, const uint8_t* w, size_t w_row_bytes, int rows,
                              const Q8Rows& x, Y* y, int y_row_stride, cudaStream_t stream);
+
+// A mixture-of-experts layer's products in one launch: for every group g, the rows
+// [g.first_row, g.first_row + g.num_rows) of x (the tokens routed to expert g.expert, grouped by
+// expert) through w[g.expert] (a device array of each expert's matrix: `rows` rows of
+// w_row_bytes, all in `format`) into the same rows of y. Any number of rows per group (kTokens
+// at a time). Returns an invalid-argument status as quant_gemv_int8 does.
+template <typename Y>
+KernelStatus quant_gemv_int8_experts(QuantFormat format, const uint8_t* const* w,
+                                     size_t w_row_bytes, int rows, const Q8Rows& x,
+                                     const ExpertRows* groups, int num_groups, Y* y,
+                                     int y_row_stride, cudaStream_t stream);
 
 }  // namespace sluice::kernels

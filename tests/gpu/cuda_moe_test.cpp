@@ -4,6 +4,7 @@
 // - teacher-forced in one batch and token by token (the decode path), with every expert on the
 //   device and with every layer's experts on the host (--cpu-moe);
 // - batch invariance: a request's logits are the same alone and sharing a step with another;
+// - the grouped expert products (bf16) give the bits of a launch per expert;
 // - the memory the experts take: on the device only for the layers that are not offloaded.
 // Skips (never passes) without a CUDA device; runs in the emulator.
 #include <gtest/gtest.h>
@@ -172,6 +173,44 @@ TEST(CudaMoeBf16, LogitsFollowTheCpuBackend) {
     std::cout << "[ measured ] " << c.name
               << " bf16: max |logit - cpu fp32| / max |cpu logit| = " << error << "\n";
     EXPECT_LE(error, 0.13f);
+  }
+}
+
+// The grouped products (every expert's projection of a layer in one launch of the integer GEMV,
+// the rows quantized once) against a launch per expert: the same arithmetic row by row, so the
+// same bits, in a 6-token prefill (at most 12 rows per expert) and token by token after it; bf16
+// activations, whose GEMV is the integer one. Quantized experts of every family and format.
+TEST(CudaMoeGrouped, OneLaunchPerProjectionGivesThePerExpertBits) {
+  SLUICE_REQUIRE_CUDA();
+  for (const MoeCase& c : {kCases[1], kCases[4], kCases[6]}) {
+    SCOPED_TRACE(c.name);
+    const auto ref = test::read_tiny_arch_reference(test::shared_path(c.expected_dir));
+    const auto model = load_model(test::shared_path(c.model_path));
+    std::vector<float> logits[2];
+    int64_t grouped_layers[2] = {};
+    for (const int grouped : {0, 1}) {
+      CudaBackend gpu(*model, CudaBackendOptions{.activation_dtype = ActivationDType::BF16,
+                                                 .grouped_moe_gemv = grouped == 1});
+      gpu.allocate_kv_cache(kNumBlocks, kBlockSize);
+      const std::vector<int32_t> prompt(ref.tokens.begin(), ref.tokens.begin() + 6);
+      std::vector<float> step;
+      gpu.forward(test::single_request_batch(prompt, 0, kNumBlocks, true), step);
+      logits[grouped] = step;
+      for (int t = 6; t < 12; ++t) {
+        gpu.forward(
+            test::single_request_batch({ref.tokens[static_cast<size_t>(t)]}, t, kNumBlocks, false),
+            step);
+        logits[grouped].insert(logits[grouped].end(), step.begin(), step.end());
+      }
+      grouped_layers[grouped] = gpu.step_counters().num_grouped_moe_layers;
+    }
+    EXPECT_EQ(grouped_layers[0], 0);
+    EXPECT_EQ(grouped_layers[1], 7 * model->config.num_layers) << "every step's every layer";
+    ASSERT_EQ(logits[0].size(), logits[1].size());
+    size_t num_different = 0;
+    for (size_t i = 0; i < logits[0].size(); ++i)
+      num_different += std::memcmp(&logits[0][i], &logits[1][i], sizeof(float)) != 0;
+    EXPECT_EQ(num_different, 0u) << "of " << logits[0].size() << " logits";
   }
 }
 

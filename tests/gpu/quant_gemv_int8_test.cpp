@@ -4,12 +4,14 @@
 // the CPU's dequantize_row (bit-exact with llama.cpp) and the activations quantized as the kernel
 // quantizes them (8 bits per value, a float scale per 32). The quantization itself bit for bit,
 // fp32 outputs from 16-bit activations, outputs into a column range of wider rows, the formats it
-// lacks and refused arguments.
+// lacks and refused arguments; the grouped launch of a mixture-of-experts layer against one
+// launch per expert.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -171,6 +173,57 @@ TYPED_TEST(QuantGemvInt8, StridesAndFp32Outputs) {
   const Weight b = make_weight(DType::Q6_K, 7, cols, 4);
   check_gemv<T, T>(a, 9, cols, 3, 2 * cols + 8, 9 + 7, 11);
   check_gemv<T, float>(b, 7, cols, 2, cols + 32, 11, 12);
+}
+
+// The grouped launch of a mixture-of-experts layer: each group's rows through its own expert's
+// matrix give the bits of a separate quant_gemv_int8 per expert, with groups of more rows than a
+// pass takes (11: two passes), an expert no row chose, and the groups out of expert order.
+TEST(QuantGemvInt8Experts, GroupsGiveThePerExpertProducts) {
+  SLUICE_REQUIRE_CUDA();
+  const int rows = 21, cols = 512, num_experts = 3;
+  std::vector<Weight> experts;
+  for (int e = 0; e < num_experts; ++e)
+    experts.push_back(make_weight(DType::Q4_K, rows, cols, 40 + static_cast<uint32_t>(e)));
+  const std::vector<kernels::ExpertRows> groups = {{2, 0, 11}, {0, 11, 3}};
+  const int num_rows = 14;
+  const auto x =
+      random_storage<__nv_bfloat16>(static_cast<size_t>(num_rows) * cols, 9, -1.0f, 1.0f);
+  DeviceBuffer<Storage<__nv_bfloat16>> d_x(x);
+  DeviceBuffer<uint8_t> d_q8(std::vector<uint8_t>(kernels::q8_rows_bytes(num_rows, cols)));
+  const kernels::Q8Rows q8 = kernels::q8_rows_in(d_q8.get(), num_rows, cols);
+  expect_ok(
+      kernels::quantize_q8_rows<__nv_bfloat16>(device_ptr<__nv_bfloat16>(d_x), cols, q8, nullptr));
+  std::vector<std::unique_ptr<DeviceBuffer<uint8_t>>> d_w;
+  std::vector<uint64_t> pointers;
+  for (const Weight& w : experts) {
+    d_w.push_back(std::make_unique<DeviceBuffer<uint8_t>>(w.bytes));
+    pointers.push_back(reinterpret_cast<uint64_t>(d_w.back()->get()));
+  }
+  DeviceBuffer<uint64_t> d_pointers(pointers);
+  std::vector<uint8_t> group_bytes(groups.size() * sizeof(kernels::ExpertRows));
+  std::memcpy(group_bytes.data(), groups.data(), group_bytes.size());
+  DeviceBuffer<uint8_t> d_groups(group_bytes);
+  DeviceBuffer<float> d_grouped(std::vector<float>(static_cast<size_t>(num_rows) * rows, 0.0f));
+  expect_ok(kernels::quant_gemv_int8_experts<float>(
+      kernels::QuantFormat::Q4_K, reinterpret_cast<const uint8_t* const*>(d_pointers.get()),
+      experts[0].row_bytes, rows, q8, reinterpret_cast<const kernels::ExpertRows*>(d_groups.get()),
+      static_cast<int>(groups.size()), d_grouped.get(), rows, nullptr));
+  const std::vector<float> grouped = d_grouped.download();
+  for (const kernels::ExpertRows& g : groups) {
+    SCOPED_TRACE("expert " + std::to_string(g.expert));
+    // The group's rows alone: its quantized rows are a slice of the grouped ones.
+    const kernels::Q8Rows slice{q8.qs + static_cast<size_t>(g.first_row) * cols,
+                                q8.scales + static_cast<size_t>(g.first_row) * (cols / 32),
+                                g.num_rows, cols};
+    DeviceBuffer<float> d_alone(std::vector<float>(static_cast<size_t>(g.num_rows) * rows, 0.0f));
+    expect_ok(kernels::quant_gemv_int8<float>(
+        kernels::QuantFormat::Q4_K, d_w[static_cast<size_t>(g.expert)]->get(), experts[0].row_bytes,
+        rows, slice, d_alone.get(), rows, nullptr));
+    const std::vector<float> alone = d_alone.download();
+    EXPECT_EQ(std::memcmp(alone.data(), grouped.data() + static_cast<size_t>(g.first_row) * rows,
+                          alone.size() * sizeof(float)),
+              0);
+  }
 }
 
 TEST(QuantGemvInt8Arguments, RefusesWhatItHasNoKernelFor) {

@@ -20,7 +20,9 @@
 #include "engine/core/dtype.h"
 #include "kernels/block_copy.cuh"
 #include "kernels/logprobs.cuh"
+#include "kernels/moe.cuh"
 #include "kernels/paged_attention.cuh"
+#include "kernels/quant_gemv_int8.cuh"
 #include "kernels/quant_linear.cuh"
 #include "kernels/sampling.cuh"
 
@@ -196,6 +198,20 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
     } else {
       quant_products = choose_quant_products(*weights, *gemm, o.activation_dtype, std::move(base),
                                              stream->get());
+    }
+  }
+  if (moe) {
+    moe->grouped = o.grouped_moe_gemv;
+    moe->tables =
+        build_expert_tables(*weights, num_host_expert_layers, moe->table_storage, stream->get());
+    if (moe->table_storage.get()) {
+      const int widest = std::max(config.hidden_size, config.expert_intermediate_size);
+      moe->q8 = DeviceBuffer(
+          kernels::q8_rows_bytes(kernels::kQuantGemvMaxTokens * config.num_experts, widest),
+          "the grouped expert products' rows");
+      moe->groups =
+          DeviceBuffer(static_cast<size_t>(config.num_experts) * sizeof(kernels::ExpertRows),
+                       "the grouped expert products' groups");
     }
   }
   kv.k.resize(static_cast<size_t>(config.num_layers));
@@ -653,12 +669,13 @@ BackendMemory CudaBackend::memory() const {
   m.weight_bytes = s.weights->bytes();
   m.host_weight_bytes = s.host_expert_bytes();
   m.kv_cache_bytes = s.kv_pool.bytes();
-  m.activation_bytes = s.activations.bytes() + s.attention_workspace.bytes() +
-                       s.gemm->workspace_bytes() + s.sampling_workspace.bytes() +
-                       s.batch_staging.device_bytes() + s.copy_staging.device_bytes() +
-                       s.sampling_staging.device_bytes() + s.sampled_tokens.bytes() +
-                       s.raw_logits.bytes() + s.logprob_results.bytes() + s.quant_scratch.bytes() +
-                       s.quant_q8.bytes();
+  m.activation_bytes =
+      s.activations.bytes() + s.attention_workspace.bytes() + s.gemm->workspace_bytes() +
+      s.sampling_workspace.bytes() + s.batch_staging.device_bytes() +
+      s.copy_staging.device_bytes() + s.sampling_staging.device_bytes() + s.sampled_tokens.bytes() +
+      s.raw_logits.bytes() + s.logprob_results.bytes() + s.quant_scratch.bytes() +
+      s.quant_q8.bytes() +
+      (s.moe ? s.moe->table_storage.bytes() + s.moe->q8.bytes() + s.moe->groups.bytes() : 0);
   SLUICE_CUDA_CHECK(cudaMemGetInfo(&m.device_free_bytes, &m.device_total_bytes));
   return m;
 }
@@ -684,6 +701,7 @@ std::string CudaBackend::describe() const {
 }
 
 const CudaStepCounters& CudaBackend::step_counters() const {
+  impl_->counters.num_grouped_moe_layers = impl_->moe ? impl_->moe->num_grouped_layers : 0;
   return impl_->counters;
 }
 

@@ -53,6 +53,10 @@ struct CudaBackendOptions {
   // blocks (the GEMV, then the tiles), with more dequantized into a scratch buffer a chunk at a
   // time and multiplied by cuBLAS; unset: the ranges measured on the device (quant_products.h).
   std::optional<int> quant_direct_max_tokens;
+  // Mixture-of-experts layers on the device: a step whose experts each take no more rows than
+  // the measured GEMV range multiplies every expert's projection in one launch of the integer
+  // GEMV (true), or each expert in launches of its own (false; the same products).
+  bool grouped_moe_gemv = true;
   // The most bytes of a matrix that scratch buffer holds at a time (at least one row).
   size_t quant_scratch_max_bytes = size_t{256} << 20;
   // The KV cache's elements: the activation type (Auto), or FP8 E4M3 codes with a float scale
@@ -74,8 +78,9 @@ struct CudaStepCounters {
   int64_t num_eager_steps = 0;
   int64_t num_graph_replays = 0;
   int64_t num_graph_captures = 0;
-  int64_t num_padded_rows = 0;  // padding rows computed by decode steps
-  int64_t num_masked_rows = 0;  // rows sampled on the device under a grammar's token mask
+  int64_t num_padded_rows = 0;         // padding rows computed by decode steps
+  int64_t num_masked_rows = 0;         // rows sampled on the device under a grammar's token mask
+  int64_t num_grouped_moe_layers = 0;  // MoE layers whose experts ran as grouped products
 };
 
 class CudaBackend final : public Backend {

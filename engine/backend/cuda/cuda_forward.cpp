@@ -330,30 +330,109 @@ class CudaForwardOps final : public ForwardOps {
 
     auto* gathered = static_cast<T*>(b.moe_gathered);
     auto* gate_up = static_cast<T*>(b.moe_gate_up);
-    const int ffn = cfg_.expert_intermediate_size;
     SLUICE_KERNEL_CHECK(
         kernels::gather_rows<T>(normed_, b.moe_rows, gathered, num_slots, hidden, c_.stream));
-    for (int e = 0; e < num_experts; ++e) {
-      const auto ue = static_cast<size_t>(e);
-      const int64_t begin = h.expert_begin[ue];
-      const auto rows = static_cast<int>(h.expert_begin[ue + 1] - begin);
-      if (rows == 0) continue;
-      T* expert_gate_up = gate_up + begin * 2 * ffn;
-      product(gathered + begin * hidden, 0, layer.experts.gate_up[ue], expert_gate_up, rows);
-      if (!layer.experts.gate_up_bias.empty()) {
-        SLUICE_KERNEL_CHECK(kernels::add_bias<T>(expert_gate_up, layer.experts.gate_up_bias[ue],
-                                                 rows, 2 * ffn, c_.stream));
-      }
-      gated_activation(options.activation, expert_gate_up, rows, ffn);
-      float* out = b.moe_out + begin * hidden;
-      product(expert_gate_up, 2 * ffn, layer.experts.down[ue], out, rows);
-      if (!layer.experts.down_bias.empty()) {
-        SLUICE_KERNEL_CHECK(
-            kernels::add_bias<float>(out, layer.experts.down_bias[ue], rows, hidden, c_.stream));
-      }
+    if (takes_grouped_products(l, num_experts)) {
+      grouped_expert_products(l, options, gathered, gate_up, num_slots);
+    } else {
+      for (int e = 0; e < num_experts; ++e) expert_products(l, e, options, gathered, gate_up);
     }
     SLUICE_KERNEL_CHECK(kernels::moe_combine<T>(b.moe_out, b.moe_rows + num_slots, b.moe_weights,
                                                 spare_, num_tokens, k, hidden, c_.stream));
+  }
+
+  // Whether layer l's experts multiply this step's rows in one launch per projection: their
+  // tables exist, the GEMV is the integer one, and no expert has more rows than the measured
+  // GEMV range (past it the per-expert products take the tiles or the widened chunks).
+  bool takes_grouped_products(int l, int num_experts) const {
+    const CudaMoeHost& h = *c_.moe;
+    if (!h.grouped || !c_.quant || !c_.quant->int8_gemv || !h.q8.get()) return false;
+    const CudaExpertTables& t = h.tables[static_cast<size_t>(l)];
+    if (!t.gate_up) return false;
+    for (int e = 0; e < num_experts; ++e) {
+      const auto ue = static_cast<size_t>(e);
+      if (h.expert_begin[ue + 1] - h.expert_begin[ue] > c_.quant->gemv_max_tokens) return false;
+    }
+    return true;
+  }
+
+  // Every chosen expert's gate|up, activation and down over its rows, a launch per projection:
+  // the rows quantized once, then the grouped integer GEMV (kernels::quant_gemv_int8_experts).
+  void grouped_expert_products(int l, const MoeOptions& options, const T* gathered, T* gate_up,
+                               int num_slots) {
+    CudaMoeHost& h = *c_.moe;
+    const ForwardBuffers& b = c_.buffers;
+    const CudaExpertTables& t = h.tables[static_cast<size_t>(l)];
+    const int hidden = cfg_.hidden_size;
+    const int ffn = cfg_.expert_intermediate_size;
+    h.host_groups.clear();
+    for (size_t e = 0; e + 1 < h.expert_begin.size(); ++e) {
+      const auto rows = static_cast<int>(h.expert_begin[e + 1] - h.expert_begin[e]);
+      if (rows > 0) {
+        h.host_groups.push_back(
+            kernels::ExpertRows{static_cast<int>(e), static_cast<int>(h.expert_begin[e]), rows});
+      }
+    }
+    const int num_groups = static_cast<int>(h.host_groups.size());
+    ++h.num_grouped_layers;
+    auto* groups = static_cast<kernels::ExpertRows*>(h.groups.get());
+    SLUICE_CUDA_CHECK(cudaMemcpyAsync(groups, h.host_groups.data(),
+                                      h.host_groups.size() * sizeof(kernels::ExpertRows),
+                                      cudaMemcpyHostToDevice, c_.stream));
+    const kernels::Q8Rows x = quantize_rows(gathered, hidden, num_slots, hidden);
+    SLUICE_KERNEL_CHECK(kernels::quant_gemv_int8_experts<T>(
+        t.gate_up_format, t.gate_up, t.gate_up_row_bytes, 2 * ffn, x, groups, num_groups, gate_up,
+        2 * ffn, c_.stream));
+    if (t.gate_up_bias) {
+      SLUICE_KERNEL_CHECK(kernels::add_expert_biases<T>(gate_up, t.gate_up_bias, groups, num_groups,
+                                                        2 * ffn, c_.stream));
+    }
+    gated_activation(options.activation, gate_up, num_slots, ffn);
+    const kernels::Q8Rows act = quantize_rows(gate_up, 2 * ffn, num_slots, ffn);
+    SLUICE_KERNEL_CHECK(kernels::quant_gemv_int8_experts<float>(
+        t.down_format, t.down, t.down_row_bytes, hidden, act, groups, num_groups, b.moe_out, hidden,
+        c_.stream));
+    if (t.down_bias) {
+      SLUICE_KERNEL_CHECK(kernels::add_expert_biases<float>(b.moe_out, t.down_bias, groups,
+                                                            num_groups, hidden, c_.stream));
+    }
+  }
+
+  // rows rows of cols values (row_stride apart) quantized into the grouped products' buffer.
+  kernels::Q8Rows quantize_rows(const T* x, int row_stride, int rows, int cols) {
+    CudaMoeHost& h = *c_.moe;
+    if (kernels::q8_rows_bytes(rows, cols) > h.q8.bytes())
+      fail("the grouped expert products' ", rows, " x ", cols, " rows exceed their buffer");
+    const kernels::Q8Rows q8 = kernels::q8_rows_in(h.q8.get(), rows, cols);
+    SLUICE_KERNEL_CHECK(kernels::quantize_q8_rows<T>(x, row_stride, q8, c_.stream));
+    return q8;
+  }
+
+  // Expert e's gate|up, activation and down over its rows (none: nothing), each product as
+  // product() chooses.
+  void expert_products(int l, int e, const MoeOptions& options, const T* gathered, T* gate_up) {
+    CudaMoeHost& h = *c_.moe;
+    const ForwardBuffers& b = c_.buffers;
+    const CudaLayerWeights& layer = c_.weights.layer(l);
+    const int hidden = cfg_.hidden_size;
+    const int ffn = cfg_.expert_intermediate_size;
+    const auto ue = static_cast<size_t>(e);
+    const int64_t begin = h.expert_begin[ue];
+    const auto rows = static_cast<int>(h.expert_begin[ue + 1] - begin);
+    if (rows == 0) return;
+    T* expert_gate_up = gate_up + begin * 2 * ffn;
+    product(gathered + begin * hidden, 0, layer.experts.gate_up[ue], expert_gate_up, rows);
+    if (!layer.experts.gate_up_bias.empty()) {
+      SLUICE_KERNEL_CHECK(kernels::add_bias<T>(expert_gate_up, layer.experts.gate_up_bias[ue], rows,
+                                               2 * ffn, c_.stream));
+    }
+    gated_activation(options.activation, expert_gate_up, rows, ffn);
+    float* out = b.moe_out + begin * hidden;
+    product(expert_gate_up, 2 * ffn, layer.experts.down[ue], out, rows);
+    if (!layer.experts.down_bias.empty()) {
+      SLUICE_KERNEL_CHECK(
+          kernels::add_bias<float>(out, layer.experts.down_bias[ue], rows, hidden, c_.stream));
+    }
   }
 
   // From the choice in moe->ids: each expert's rows [expert_begin[e], expert_begin[e + 1]) hold
@@ -456,6 +535,62 @@ class CudaForwardOps final : public ForwardOps {
 };
 
 }  // namespace
+
+std::vector<CudaExpertTables> build_expert_tables(const CudaWeights& weights,
+                                                  int num_host_expert_layers, DeviceBuffer& storage,
+                                                  cudaStream_t stream) {
+  std::vector<CudaExpertTables> tables(static_cast<size_t>(weights.num_layers()));
+  // One run of a format the grouped GEMV has, the same for every expert: its format and row bytes.
+  const auto uniform = [](const std::vector<CudaMatrix>& matrices, kernels::QuantFormat& format,
+                          size_t& row_bytes) {
+    for (const CudaMatrix& m : matrices) {
+      if (m.runs.size() != 1 || !kernels::has_int8_gemv(m.runs[0].format)) return false;
+      if (&m != &matrices.front() &&
+          (m.runs[0].format != format || m.runs[0].row_bytes != row_bytes)) {
+        return false;
+      }
+      format = m.runs[0].format;
+      row_bytes = m.runs[0].row_bytes;
+    }
+    return !matrices.empty();
+  };
+  // Pointers in layer order: per layer gate|up, down, then the biases where present.
+  std::vector<const void*> pointers;
+  std::vector<size_t> first(tables.size(), 0);
+  for (int l = num_host_expert_layers; l < weights.num_layers(); ++l) {
+    const CudaExperts& e = weights.layer(l).experts;
+    CudaExpertTables& t = tables[static_cast<size_t>(l)];
+    if (e.empty() || !uniform(e.gate_up, t.gate_up_format, t.gate_up_row_bytes) ||
+        !uniform(e.down, t.down_format, t.down_row_bytes)) {
+      continue;
+    }
+    first[static_cast<size_t>(l)] = pointers.size() + 1;  // 0: no table
+    for (const CudaMatrix& m : e.gate_up) pointers.push_back(m.runs[0].data);
+    for (const CudaMatrix& m : e.down) pointers.push_back(m.runs[0].data);
+    for (const float* b : e.gate_up_bias) pointers.push_back(b);
+    for (const float* b : e.down_bias) pointers.push_back(b);
+  }
+  if (pointers.empty()) return tables;
+  storage = DeviceBuffer(pointers.size() * sizeof(void*), "the experts' pointer tables");
+  SLUICE_CUDA_CHECK(cudaMemcpyAsync(storage.get(), pointers.data(), pointers.size() * sizeof(void*),
+                                    cudaMemcpyHostToDevice, stream));
+  SLUICE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  auto* base = static_cast<const void**>(storage.get());
+  for (size_t l = 0; l < tables.size(); ++l) {
+    if (first[l] == 0) continue;
+    const CudaExperts& e = weights.layer(static_cast<int>(l)).experts;
+    const size_t n = e.gate_up.size();
+    const void* const* p = base + (first[l] - 1);
+    CudaExpertTables& t = tables[l];
+    t.gate_up = reinterpret_cast<const uint8_t* const*>(p);
+    t.down = reinterpret_cast<const uint8_t* const*>(p + n);
+    if (!e.gate_up_bias.empty()) {
+      t.gate_up_bias = reinterpret_cast<const float* const*>(p + 2 * n);
+      t.down_bias = reinterpret_cast<const float* const*>(p + 3 * n);
+    }
+  }
+  return tables;
+}
 
 void enqueue_forward(const ForwardContext& context, const DeviceBatch& batch,
                      const ForwardShape& shape) {

@@ -25,10 +25,12 @@
 
 #include "engine/backend/cpu/cpu_moe.h"
 #include "engine/backend/cuda/cublas_gemm.h"
+#include "engine/backend/cuda/cuda_buffer.h"
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/pinned_batch.h"
 #include "engine/backend/cuda/quant_products.h"
 #include "engine/model/model_config.h"
+#include "kernels/moe.cuh"
 #include "kernels/paged_attention.cuh"
 
 namespace sluice {
@@ -63,6 +65,25 @@ struct ForwardBuffers {
 // tokens by expert (one synchronisation per layer), and the experts of the first
 // host_experts.size() layers kept in host memory (--n-cpu-moe), run by the CPU's moe_ffn on the
 // backend's thread pool.
+// A layer's experts for the grouped products (kernels::quant_gemv_int8_experts): device arrays of
+// every expert's gate|up and down blocks and fp32 biases. gate_up is null when the layer's experts
+// are on the host or not all one run of one format that GEMV has.
+struct CudaExpertTables {
+  const uint8_t* const* gate_up = nullptr;
+  const uint8_t* const* down = nullptr;
+  const float* const* gate_up_bias = nullptr;  // null without expert biases
+  const float* const* down_bias = nullptr;
+  kernels::QuantFormat gate_up_format = kernels::QuantFormat::Dense;
+  kernels::QuantFormat down_format = kernels::QuantFormat::Dense;
+  size_t gate_up_row_bytes = 0;
+  size_t down_row_bytes = 0;
+};
+
+// Builds the tables of every layer (in `storage`); layers from num_host_expert_layers on.
+std::vector<CudaExpertTables> build_expert_tables(const CudaWeights& weights,
+                                                  int num_host_expert_layers, DeviceBuffer& storage,
+                                                  cudaStream_t stream);
+
 struct CudaMoeHost {
   std::vector<int32_t> ids;           // [num_tokens * top_k] the choice, copied back
   std::vector<int32_t> rows;          // [2 * num_tokens * top_k] ForwardBuffers::moe_rows' values
@@ -71,6 +92,16 @@ struct CudaMoeHost {
   std::vector<float> x, out;             // [num_tokens, hidden] their input and output, fp32
   std::unique_ptr<ThreadPool> pool;      // null when no layer's experts are on the host
   MoeScratch scratch;
+  // The grouped products of the layers whose experts are on the device: a step whose experts
+  // each take at most QuantProducts::gemv_max_tokens rows runs each projection of every expert in
+  // one launch of the integer GEMV, over the rows quantized once.
+  bool grouped = true;                   // CudaBackendOptions::grouped_moe_gemv
+  std::vector<CudaExpertTables> tables;  // [layer]
+  DeviceBuffer table_storage;
+  DeviceBuffer q8;      // the rows quantized (kQuantGemvMaxTokens rows per expert at most)
+  DeviceBuffer groups;  // [num_experts] kernels::ExpertRows of the step
+  std::vector<kernels::ExpertRows> host_groups;
+  int64_t num_grouped_layers = 0;  // layers that took the grouped products, for the counters
 };
 
 // Carves the buffers for max_tokens tokens and max_rows logits rows out of `base`, in the order
