@@ -142,7 +142,7 @@ QuantProducts choose_quant_products(const CudaWeights& weights, const CublasGemm
              " GEMV and tiles from their blocks (the emulator measures nothing)";
   return p;
 #else
-  // The layer-0 run in blocks with the most elements.
+  // The run in blocks with the most elements among layer 0's matrices and the LM head.
   p.gemv_max_tokens = p.tiles_max_tokens = 0;
   const CudaMatrix* best = nullptr;
   const CudaMatrixRun* best_run = nullptr;

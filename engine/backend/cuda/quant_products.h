@@ -6,8 +6,9 @@
 //   then cuBLAS; the matrix stays in its blocks in VRAM, the scratch holds a few hundred MiB of
 //   it at a time (CudaBackendOptions::quant_scratch_max_bytes).
 // Which is faster depends on the device and the kernels' tuning, so it is measured when the
-// backend is built: the layer-0 quantized matrix with the most elements, each way, at 1, 2, 4, 8
-// and 16 tokens (GEMV against dequantized) and at 32, 128 and 512 (tiles against dequantized).
+// backend is built: the run in blocks with the most elements among layer 0's matrices and the LM
+// head, each way, at 1, 2, 4, 8 and 16 tokens (GEMV against dequantized) and at 32, 128 and 512
+// (tiles against dequantized).
 // The first token count at which the direct kernel loses ends its range. On an H200 (issue 29's
 // first GPU run) the tiles gave 2000 prompt tokens/s on an 8B Q4_K model against 36000 for the
 // same model in BF16 through cuBLAS. The CPU kernel emulator measures nothing: there the direct
