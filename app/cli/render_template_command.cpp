@@ -3,6 +3,7 @@
 // a hand-written one) before a job runs on it.
 #include <QCommandLineParser>
 #include <cstdio>
+#include <ctime>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -29,7 +30,25 @@ struct RenderTemplateArgs {
   bool add_generation_prompt = false;
   std::optional<std::string> bos_token;
   std::optional<std::string> eos_token;
+  std::optional<std::tm> now;  // the time strftime_now() formats; nullopt: the local clock
 };
+
+// "2026-01-15T12:00:00", "2026-01-15 12:00:00" or "2026-01-15" (midnight) as a calendar time;
+// nullopt for anything else (a trailing character, a 13th month, ...).
+std::optional<std::tm> parse_time(const std::string& text) {
+  for (const char* format : {"%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"}) {
+    std::tm t{};
+    const char* end = strptime(text.c_str(), format, &t);
+    if (end == nullptr || *end != '\0') continue;
+    // strptime leaves the weekday and day of the year to mktime (%a, %j); timegm normalises
+    // them without a time zone, and refuses nothing strptime accepted.
+    std::tm normalised = t;
+    timegm(&normalised);
+    if (normalised.tm_mday != t.tm_mday || normalised.tm_mon != t.tm_mon) continue;  // Feb 30
+    return normalised;
+  }
+  return std::nullopt;
+}
 
 RenderTemplateArgs parse_args(const QStringList& args) {
   QCommandLineParser parser;
@@ -47,6 +66,10 @@ RenderTemplateArgs parse_args(const QStringList& args) {
       {"add-generation-prompt", "End with the header of the assistant's turn."},
       {"bos-token", "Text of the BOS token (default: the model's, else undefined).", "S"},
       {"eos-token", "Text of the EOS token (default: the model's, else undefined).", "S"},
+      {"now",
+       "The time strftime_now() formats, as 2026-01-15T12:00:00 or 2026-01-15 (default: the "
+       "local clock), so templates that print the date render reproducibly.",
+       "TIME"},
   });
   parse_command_line(parser, args, kCommand);
   if (parser.isSet("template") == parser.isSet("model")) {
@@ -59,6 +82,14 @@ RenderTemplateArgs parse_args(const QStringList& args) {
   a.add_generation_prompt = parser.isSet("add-generation-prompt");
   if (parser.isSet("bos-token")) a.bos_token = parser.value("bos-token").toStdString();
   if (parser.isSet("eos-token")) a.eos_token = parser.value("eos-token").toStdString();
+  if (parser.isSet("now")) {
+    const std::string text = parser.value("now").toStdString();
+    a.now = parse_time(text);
+    if (!a.now) {
+      throw UsageError("--now takes a time as 2026-01-15T12:00:00 or 2026-01-15, not '" + text +
+                       "'");
+    }
+  }
   return a;
 }
 
@@ -104,7 +135,8 @@ std::string render(RenderTemplateArgs& a) {
   variables["add_generation_prompt"] = a.add_generation_prompt;
   if (a.bos_token) variables["bos_token"] = *a.bos_token;
   if (a.eos_token) variables["eos_token"] = *a.eos_token;
-  return ChatTemplate::compile(text.source, text.origin).render(variables);
+  return ChatTemplate::compile(text.source, text.origin)
+      .render(variables, RenderOptions{.now = a.now});
 }
 
 }  // namespace

@@ -135,5 +135,43 @@ TEST(TemplateCli, HostileBuiltInTemplateFailsItsRowsNamingTheGguf) {
   EXPECT_THAT(r.err, HasSubstr("maximum macro recursion depth exceeded"));
 }
 
+// --now freezes strftime_now: gpt-oss's template prints the date, and transformers' render of
+// its "single_user" case (clock frozen at 2026-01-15T12:00:00) comes out byte for byte; a time
+// that is not one is a usage error naming it.
+TEST(TemplateCli, NowFreezesTheClockTemplatesRead) {
+  const std::string model_dir = shared_path("chat-templates/openai-gpt-oss-120b");
+  const auto cases = nlohmann::json::parse(read_file(model_dir + "/cases.json"));
+  nlohmann::json single_user;
+  for (const auto& c : cases.at("cases")) {
+    if (c.at("name") == "single_user") single_user = c;
+  }
+  ASSERT_FALSE(single_user.is_null());
+  ASSERT_EQ(single_user.at("clock").at("frozen_now"), "2026-01-15T12:00:00");
+  const std::string dir = make_temp_dir("now");
+  write_file(dir + "/m.json", single_user.at("messages").dump());
+  const auto render = [&](const std::string& now) {
+    return run_sluice({"render-template", "--template", model_dir + "/template.jinja", "--messages",
+                       dir + "/m.json", "--add-generation-prompt", "--bos-token",
+                       single_user.at("bos_token").get<std::string>(), "--eos-token",
+                       single_user.at("eos_token").get<std::string>(), "--now", now});
+  };
+  const auto r = render("2026-01-15T12:00:00");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(model_dir + "/expected/single_user.txt"));
+  const auto date_only = render("2026-01-15");
+  ASSERT_EQ(date_only.exit_code, 0) << date_only.err;
+  EXPECT_EQ(date_only.out, r.out);
+  const auto other_day = render("2027-03-04 08:00:00");
+  ASSERT_EQ(other_day.exit_code, 0) << other_day.err;
+  EXPECT_THAT(other_day.out, HasSubstr("Current date: 2027-03-04\n"));
+  for (const std::string bad : {"2026-02-30", "tomorrow", "2026-01-15T12:00:00Z"}) {
+    const auto refused = render(bad);
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_THAT(refused.err, HasSubstr("--now takes a time as 2026-01-15T12:00:00 or 2026-01-15, "
+                                       "not '" +
+                                       bad + "'"));
+  }
+}
+
 }  // namespace
 }  // namespace sluice::test
