@@ -20,10 +20,7 @@
 #include "engine/core/dtype.h"
 #include "kernels/block_copy.cuh"
 #include "kernels/logprobs.cuh"
-#include "kernels/moe.cuh"
 #include "kernels/paged_attention.cuh"
-#include "kernels/quant_gemv_int8.cuh"
-#include "kernels/quant_linear.cuh"
 #include "kernels/sampling.cuh"
 
 namespace sluice {
@@ -180,39 +177,12 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   } else {
     dense_gemv = choose_dense_gemv(*weights, *gemm, o.activation_dtype, stream->get());
   }
-  if (const size_t bytes = quant_scratch_bytes(*weights, element_bytes, o.quant_scratch_max_bytes);
-      bytes > 0) {
-    quant_scratch = DeviceBuffer(bytes, "the dequantized products' scratch");
-    quant_q8 = DeviceBuffer(quant_q8_bytes(*weights), "the integer GEMV's activations");
-    QuantProducts base{.scratch = quant_scratch.get(),
-                       .scratch_bytes = bytes,
-                       .int8_gemv = o.activation_dtype != ActivationDType::F32,
-                       .q8 = quant_q8.get(),
-                       .q8_bytes = quant_q8.bytes()};
-    if (const std::optional<int> n = o.quant_direct_max_tokens) {
-      base.gemv_max_tokens = std::min(*n, kernels::kQuantGemvMaxTokens);
-      base.tiles_max_tokens = *n;
-      base.reason = str_cat(base.int8_gemv ? "integer" : "float", " GEMV and tiles to ", *n,
-                            " tokens, else chunks widened for cuBLAS (asked for)");
-      quant_products = std::move(base);
-    } else {
-      quant_products = choose_quant_products(*weights, *gemm, o.activation_dtype, std::move(base),
-                                             stream->get());
-    }
-  }
+  quant_products =
+      make_quant_products(*weights, *gemm, o.activation_dtype, o.quant_direct_max_tokens,
+                          o.quant_scratch_max_bytes, quant_scratch, quant_q8, stream->get());
   if (moe) {
-    moe->grouped = o.grouped_moe_gemv;
-    moe->tables =
-        build_expert_tables(*weights, num_host_expert_layers, moe->table_storage, stream->get());
-    if (moe->table_storage.get()) {
-      const int widest = std::max(config.hidden_size, config.expert_intermediate_size);
-      moe->q8 = DeviceBuffer(
-          kernels::q8_rows_bytes(kernels::kQuantGemvMaxTokens * config.num_experts, widest),
-          "the grouped expert products' rows");
-      moe->groups =
-          DeviceBuffer(static_cast<size_t>(config.num_experts) * sizeof(kernels::ExpertRows),
-                       "the grouped expert products' groups");
-    }
+    prepare_grouped_experts(*moe, *weights, config, num_host_expert_layers, o.grouped_moe_gemv,
+                            stream->get());
   }
   kv.k.resize(static_cast<size_t>(config.num_layers));
   kv.v.resize(static_cast<size_t>(config.num_layers));

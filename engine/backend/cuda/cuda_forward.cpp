@@ -592,6 +592,20 @@ std::vector<CudaExpertTables> build_expert_tables(const CudaWeights& weights,
   return tables;
 }
 
+void prepare_grouped_experts(CudaMoeHost& moe, const CudaWeights& weights,
+                             const ModelConfig& config, int num_host_expert_layers, bool grouped,
+                             cudaStream_t stream) {
+  moe.grouped = grouped;
+  moe.tables = build_expert_tables(weights, num_host_expert_layers, moe.table_storage, stream);
+  if (!moe.table_storage.get()) return;
+  const int widest = std::max(config.hidden_size, config.expert_intermediate_size);
+  moe.q8 = DeviceBuffer(
+      kernels::q8_rows_bytes(kernels::kQuantGemvMaxTokens * config.num_experts, widest),
+      "the grouped expert products' rows");
+  moe.groups = DeviceBuffer(static_cast<size_t>(config.num_experts) * sizeof(kernels::ExpertRows),
+                            "the grouped expert products' groups");
+}
+
 void enqueue_forward(const ForwardContext& context, const DeviceBatch& batch,
                      const ForwardShape& shape) {
   assert(context.config.num_layers >= 1 && shape.num_tokens >= 1);  // validated config, a step

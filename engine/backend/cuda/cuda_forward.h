@@ -84,6 +84,14 @@ std::vector<CudaExpertTables> build_expert_tables(const CudaWeights& weights,
                                                   int num_host_expert_layers, DeviceBuffer& storage,
                                                   cudaStream_t stream);
 
+struct CudaMoeHost;
+
+// Sets up the grouped products of moe's layers whose experts are on the device: their tables,
+// and the buffers of a step's rows and groups (none when no layer has tables).
+void prepare_grouped_experts(CudaMoeHost& moe, const CudaWeights& weights,
+                             const ModelConfig& config, int num_host_expert_layers, bool grouped,
+                             cudaStream_t stream);
+
 struct CudaMoeHost {
   std::vector<int32_t> ids;           // [num_tokens * top_k] the choice, copied back
   std::vector<int32_t> rows;          // [2 * num_tokens * top_k] ForwardBuffers::moe_rows' values

@@ -6,6 +6,7 @@
 
 #include "engine/backend/cuda/cublas_gemm.h"
 #include "engine/backend/cuda/cuda_buffer.h"
+#include "engine/backend/cuda/stream_timer.h"
 
 namespace sluice {
 
@@ -17,16 +18,7 @@ constexpr int kRepeats = 10;
 // Times kRepeats calls of fn on stream (after kWarmups), in seconds.
 template <typename Fn>
 double time_on_stream(cudaStream_t stream, Fn&& fn) {
-  for (int i = 0; i < kWarmups; ++i) fn();
-  CudaEvent begin(cudaEventDefault);
-  CudaEvent end(cudaEventDefault);
-  SLUICE_CUDA_CHECK(cudaEventRecord(begin.get(), stream));
-  for (int i = 0; i < kRepeats; ++i) fn();
-  SLUICE_CUDA_CHECK(cudaEventRecord(end.get(), stream));
-  SLUICE_CUDA_CHECK(cudaEventSynchronize(end.get()));
-  float ms = 0.0f;
-  SLUICE_CUDA_CHECK(cudaEventElapsedTime(&ms, begin.get(), end.get()));
-  return static_cast<double>(ms) / 1000.0;
+  return static_cast<double>(time_calls_ms(stream, kWarmups, kRepeats, fn)) * kRepeats / 1000.0;
 }
 
 }  // namespace

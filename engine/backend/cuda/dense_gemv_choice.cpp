@@ -5,6 +5,7 @@
 #include "engine/backend/cuda/cuda_buffer.h"
 #include "engine/backend/cuda/cuda_check.h"
 #include "engine/backend/cuda/cuda_types.h"
+#include "engine/backend/cuda/stream_timer.h"
 #include "kernels/quant_linear.cuh"
 
 namespace sluice {
@@ -35,24 +36,6 @@ const CudaMatrix* widest_dense_matrix(const CudaWeights& weights, size_t element
   return best;
 }
 
-// Milliseconds per call of fn on stream, after warm-up runs.
-template <typename Fn>
-float time_ms(cudaStream_t stream, Fn&& fn) {
-  for (int i = 0; i < kWarmups; ++i) fn();
-  cudaEvent_t start = nullptr, end = nullptr;
-  SLUICE_CUDA_CHECK(cudaEventCreate(&start));
-  SLUICE_CUDA_CHECK(cudaEventCreate(&end));
-  SLUICE_CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < kRuns; ++i) fn();
-  SLUICE_CUDA_CHECK(cudaEventRecord(end, stream));
-  SLUICE_CUDA_CHECK(cudaEventSynchronize(end));
-  float ms = 0.0f;
-  SLUICE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, end));
-  cudaEventDestroy(start);
-  cudaEventDestroy(end);
-  return ms / kRuns;
-}
-
 }  // namespace
 #endif
 
@@ -73,14 +56,14 @@ DenseGemvChoice choose_dense_gemv(const CudaWeights& weights, const CublasGemm& 
   DeviceBuffer y(static_cast<size_t>(m->rows) * element_bytes, "the GEMV measurement");
   SLUICE_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, x.bytes(), stream));
   const cudaDataType ab_type = cuda_data_type(dtype);
-  const float cublas_ms = time_ms(stream, [&] {
+  const float cublas_ms = time_calls_ms(stream, kWarmups, kRuns, [&] {
     gemm.linear(x.get(), m->dense(), y.get(), 1, m->cols, m->rows, ab_type, ab_type);
   });
   float gemv_ms = 0.0f;
   visit_activation_type(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const CudaMatrixRun& run = m->runs.front();
-    gemv_ms = time_ms(stream, [&] {
+    gemv_ms = time_calls_ms(stream, kWarmups, kRuns, [&] {
       SLUICE_KERNEL_CHECK((kernels::quant_linear<T, T>(
           kernels::QuantFormat::Dense, static_cast<const uint8_t*>(run.data), run.row_bytes,
           run.rows, m->cols, static_cast<const T*>(x.get()), 0, static_cast<T*>(y.get()), 0, 1,

@@ -9,6 +9,7 @@
 #include "engine/backend/cuda/cuda_buffer.h"
 #include "engine/backend/cuda/cuda_check.h"
 #include "engine/backend/cuda/cuda_types.h"
+#include "engine/backend/cuda/stream_timer.h"
 #include "kernels/dequantize.cuh"
 #include "kernels/quant_linear.cuh"
 
@@ -43,23 +44,6 @@ constexpr int kGemvCounts[] = {1, 2, 4, 8, 16};
 constexpr int kTileCounts[] = {32, 128, 512};
 constexpr int kMostTokens = 512;
 
-// Milliseconds per call of fn on stream, after warm-up runs.
-template <typename Fn>
-float time_ms(cudaStream_t stream, Fn&& fn) {
-  for (int i = 0; i < kWarmups; ++i) fn();
-  cudaEvent_t start = nullptr, end = nullptr;
-  SLUICE_CUDA_CHECK(cudaEventCreate(&start));
-  SLUICE_CUDA_CHECK(cudaEventCreate(&end));
-  SLUICE_CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < kRuns; ++i) fn();
-  SLUICE_CUDA_CHECK(cudaEventRecord(end, stream));
-  SLUICE_CUDA_CHECK(cudaEventSynchronize(end));
-  float ms = 0.0f;
-  SLUICE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, end));
-  cudaEventDestroy(start);
-  cudaEventDestroy(end);
-  return ms / kRuns;
-}
 #endif
 
 }  // namespace
@@ -130,6 +114,31 @@ void dequantized_product(const CublasGemm& gemm, ActivationDType dtype, const vo
   }
 }
 
+QuantProducts make_quant_products(const CudaWeights& weights, const CublasGemm& gemm,
+                                  ActivationDType dtype, std::optional<int> direct_max_tokens,
+                                  size_t scratch_max_bytes, DeviceBuffer& scratch, DeviceBuffer& q8,
+                                  cudaStream_t stream) {
+  const size_t bytes =
+      quant_scratch_bytes(weights, activation_element_bytes(dtype), scratch_max_bytes);
+  if (bytes == 0) return {};
+  scratch = DeviceBuffer(bytes, "the dequantized products' scratch");
+  q8 = DeviceBuffer(quant_q8_bytes(weights), "the integer GEMV's activations");
+  QuantProducts base{.scratch = scratch.get(),
+                     .scratch_bytes = bytes,
+                     .int8_gemv = dtype != ActivationDType::F32,
+                     .q8 = q8.get(),
+                     .q8_bytes = q8.bytes()};
+  if (!direct_max_tokens) {
+    return choose_quant_products(weights, gemm, dtype, std::move(base), stream);
+  }
+  const int n = *direct_max_tokens;
+  base.gemv_max_tokens = std::min(n, kernels::kQuantGemvMaxTokens);
+  base.tiles_max_tokens = n;
+  base.reason = std::string(base.int8_gemv ? "integer" : "float") + " GEMV and tiles to " +
+                std::to_string(n) + " tokens, else chunks widened for cuBLAS (asked for)";
+  return base;
+}
+
 QuantProducts choose_quant_products(const CudaWeights& weights, const CublasGemm& gemm,
                                     ActivationDType dtype, QuantProducts base,
                                     cudaStream_t stream) {
@@ -172,12 +181,12 @@ QuantProducts choose_quant_products(const CudaWeights& weights, const CublasGemm
   const auto direct_wins = [&](int n, float& direct_ms, float& dequantized_ms) {
     visit_activation_type(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      direct_ms = time_ms(stream, [&] {
+      direct_ms = time_calls_ms(stream, kWarmups, kRuns, [&] {
         direct_product<T, T>(&p, one_run, static_cast<const T*>(x.get()), 0,
                              static_cast<T*>(y.get()), n, stream);
       });
     });
-    dequantized_ms = time_ms(stream, [&] {
+    dequantized_ms = time_calls_ms(stream, kWarmups, kRuns, [&] {
       dequantized_product(gemm, dtype, x.get(), 0, one_run, y.get(), ab_type, n, p.scratch,
                           p.scratch_bytes, stream);
     });

@@ -19,9 +19,11 @@
 #include <library_types.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "engine/backend/cuda/cublas_gemm.h"
+#include "engine/backend/cuda/cuda_buffer.h"
 #include "engine/backend/cuda/cuda_check.h"
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/core/error.h"
@@ -98,6 +100,14 @@ size_t quant_scratch_bytes(const CudaWeights& weights, size_t element_bytes, siz
 void dequantized_product(const CublasGemm& gemm, ActivationDType dtype, const void* x,
                          int x_row_stride, const CudaMatrix& w, void* y, cudaDataType y_type,
                          int num_tokens, void* scratch, size_t scratch_bytes, cudaStream_t stream);
+
+// The products of these weights: scratch and q8 allocated for them, and the ranges measured on
+// the device, or those of direct_max_tokens when given (up to that many tokens from the blocks,
+// more widened). Empty (no buffers) when no matrix is in blocks.
+QuantProducts make_quant_products(const CudaWeights& weights, const CublasGemm& gemm,
+                                  ActivationDType dtype, std::optional<int> direct_max_tokens,
+                                  size_t scratch_max_bytes, DeviceBuffer& scratch, DeviceBuffer& q8,
+                                  cudaStream_t stream);
 
 // Measures the ranges of `base` (its buffers and int8_gemv set) on the device (under the emulator:
 // every count to the direct kernels) and returns it with them and the reason.
