@@ -215,30 +215,37 @@ void ReasoningStream::feed_tag_pair(ReasoningSplit& out) {
 void ReasoningStream::feed_harmony(ReasoningSplit& out) {
   for (;;) {
     if (state_ == State::HarmonyHead) {
-      const size_t message = pending_.find(kHarmonyMessage);
-      if (message != std::string::npos && message <= kMaxHarmonyHeader) {
-        const bool analysis =
-            harmony_channel(std::string_view(pending_).substr(0, message)) == "analysis";
-        pending_.erase(0, message + kHarmonyMessage.size());
-        state_ = analysis ? State::Reasoning : State::Answer;
-        block_started_ = false;
-        new_message_ = true;
-        continue;
-      }
+      // A header starts with a tag; text that does not is the answer, whatever follows it.
       const size_t i = first_non_space(pending_);
       if (i == std::string_view::npos) return;
       const std::string_view rest = std::string_view(pending_).substr(i);
-      const bool header_like = rest.starts_with("<|") || rest == "<";
-      if (header_like && pending_.size() <= kMaxHarmonyHeader) return;  // a header arriving
+      const size_t message = pending_.find(kHarmonyMessage);
+      if ((rest.starts_with("<|") || rest == "<") &&
+          (message == std::string::npos || message <= kMaxHarmonyHeader)) {
+        if (message == std::string::npos) {
+          if (pending_.size() < kMaxHarmonyHeader + kHarmonyMessage.size()) return;  // arriving
+        } else {
+          const bool analysis =
+              harmony_channel(std::string_view(pending_).substr(0, message)) == "analysis";
+          pending_.erase(0, message + kHarmonyMessage.size());
+          state_ = analysis ? State::Reasoning : State::Answer;
+          block_started_ = false;
+          new_message_ = true;
+          continue;
+        }
+      }
       state_ = State::Answer;  // text without a header: the answer
       new_message_ = true;
+      header_refused_ = true;
       continue;
     }
-    // A message's text, to its first stop.
+    // A message's text, to its first stop. Right after HarmonyHead refused the text as a header,
+    // a header's tag at its first byte is that text, not a stop.
     size_t stop = std::string::npos;
     size_t stop_length = 0;
     for (const std::string_view tag : kHarmonyStops) {
-      const size_t at = pending_.find(tag);
+      const bool is_header = tag == kHarmonyStart || tag == kHarmonyChannel;
+      const size_t at = pending_.find(tag, is_header && header_refused_ ? 1 : 0);
       if (at < stop) stop = at, stop_length = tag.size();
     }
     const bool reasoning = state_ == State::Reasoning;
@@ -253,6 +260,7 @@ void ReasoningStream::feed_harmony(ReasoningSplit& out) {
       const std::string_view tag = std::string_view(pending_).substr(stop, stop_length);
       const bool is_header = tag == kHarmonyStart || tag == kHarmonyChannel;
       pending_.erase(0, is_header ? stop : stop + stop_length);
+      header_refused_ = false;  // stop >= 1 when it is a header's: text was consumed
       state_ = State::HarmonyHead;
       continue;
     }
@@ -266,6 +274,7 @@ void ReasoningStream::feed_harmony(ReasoningSplit& out) {
       emit_answer(std::string_view(pending_).substr(0, keep), out);
     }
     pending_.erase(0, keep);
+    if (keep > 0) header_refused_ = false;
     return;
   }
 }

@@ -78,6 +78,8 @@ class ReasoningStream {
   bool any_reasoning_ = false;  // some reasoning block has emitted a character
   bool any_answer_ = false;     // some answer message has emitted a character (Harmony)
   bool new_message_ = false;    // Harmony: the next character starts another message's text
+  // Harmony: the pending text starts with what HarmonyHead refused as a header (its tag is text).
+  bool header_refused_ = false;
 };
 
 // The whole output at once: one ReasoningStream fed everything.

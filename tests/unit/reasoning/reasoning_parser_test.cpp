@@ -72,6 +72,19 @@ const std::vector<Canned>& canned_outputs() {
        "First.\nSecond.", "Done."},
       {"harmony_without_headers", ReasoningFormat::Harmony, false, "Plain text, no channels.", "",
        "Plain text, no channels."},
+      // Found by the fuzzer: text before a header is the answer, and the header after it is
+      // only text of the answer, not the start of a message.
+      {"harmony_text_before_a_header", ReasoningFormat::Harmony, false,
+       " 4.\n**4**<|message|>x<|end|><|start|>assistant<|channel|>final<|message|>4<|return|>", "",
+       " 4.\n**4**<|message|>x\n4"},
+      // Found by the fuzzer (it looped): a header with no "<|message|>" in its first 256 bytes is
+      // text of the answer.
+      {"harmony_header_without_a_message", ReasoningFormat::Harmony, false,
+       "<|channel|>analysis" + std::string(300, 'x') + "<|end|>", "",
+       "<|channel|>analysis" + std::string(300, 'x')},
+      // Found by the fuzzer: a header's tag after text is a stop wherever a chunk began.
+      {"harmony_header_after_text", ReasoningFormat::Harmony, false,
+       "a<|ch.<|channel|>analysis<|message|>b", "b", "a<|ch."},
       {"harmony_opened_by_the_prompt", ReasoningFormat::Harmony, true,
        "Thinking.<|end|><|start|>assistant<|channel|>final<|message|>Answer.", "Thinking.",
        "Answer."},
