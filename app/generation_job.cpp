@@ -148,11 +148,14 @@ void GenerationJob::check_schema_column(const std::vector<FieldInfo>& fields) co
 // file's rows and the rows' own schemas.
 void GenerationJob::open_input(const std::vector<FieldInfo>& fields) {
   const DatasetFormat format = reader_->format();
+  PromptOptions options = spec_.prompt;
+  // A constrained answer: the reasoning is opened for the model, the grammar follows it.
+  options.constrained_answer = spec_.sampling.grammar != nullptr || !spec_.schema_column.empty();
   if (takes_text()) {
-    prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, format, fields);
+    prompt_builder_ = std::make_unique<PromptBuilder>(options, format, fields);
   } else {
     const ModelSession& session = *lease_.session;
-    prompt_builder_ = std::make_unique<PromptBuilder>(spec_.prompt, session.model->chat_template,
+    prompt_builder_ = std::make_unique<PromptBuilder>(options, session.model->chat_template,
                                                       *session.tokenizer, format, fields,
                                                       session.model->chat_template_origin);
   }
@@ -233,6 +236,7 @@ bool GenerationJob::build_batch_row(const DatasetRow& row, PendingRow& pending,
 ServiceRequest GenerationJob::request_for(const BuiltPrompt& prompt, const SamplingParams& sampling,
                                           int64_t row_index, bool is_chat) const {
   ServiceRequest request{prompt.token_ids, sampling, static_cast<uint64_t>(row_index), false};
+  request.sampling.reasoning = prompt.reasoning;
   if (takes_text()) {
     request.messages = prompt.messages;
     request.prompt_text = prompt.text;
@@ -482,7 +486,7 @@ ServiceRequest GenerationJob::stored_row_request(const RowResult& stored) const 
     request = request_for(batch.prompt, batch.sampling, row_index, batch.is_chat);
     request.exact_seed = batch.own_seed;
   } else if (takes_text()) {
-    request = request_for(BuiltPrompt{stored.messages, stored.prompt, {}, ""}, spec_.sampling,
+    request = request_for(BuiltPrompt{stored.messages, stored.prompt, {}, "", {}}, spec_.sampling,
                           row_index, spec_.prompt.use_chat_template);
   } else if (batch_rows_) {
     BatchRow batch = batch_rows_->rebuild(stored, *prompt_builder_, spec_.sampling);
@@ -492,7 +496,7 @@ ServiceRequest GenerationJob::stored_row_request(const RowResult& stored) const 
   } else if (spec_.on_long_prompt == LongPromptPolicy::Truncate) {
     // The stored prompt is the whole text; the run gave the engine its end.
     BuiltPrompt prompt{stored.messages, stored.prompt, prompt_builder_->encode_whole(stored.prompt),
-                       ""};
+                       "", {}};
     truncate_stored(prompt);
     request.prompt_token_ids = std::move(prompt.token_ids);
   } else {
@@ -501,6 +505,10 @@ ServiceRequest GenerationJob::stored_row_request(const RowResult& stored) const 
   if (row_schemas_)
     request.sampling.grammar =
         std::make_shared<const GrammarSource>(row_schemas_->source_for(stored));
+  if (!batch_rows_) {  // the job's controls again (a batch line's are its own, rebuilt above)
+    std::string text = stored.prompt;
+    request.sampling.reasoning = prompt_builder_->reasoning_of(text);
+  }
   return request;
 }
 

@@ -26,6 +26,8 @@ SampleResult sample_from(const FinishedRequest& f, bool with_token_ids) {
   s.output_tokens =
       f.num_output_tokens >= 0 ? f.num_output_tokens : static_cast<int>(f.output_token_ids.size());
   s.finish_reason = to_string(f.finish_reason);
+  s.reasoning = f.reasoning_text;
+  s.reasoning_tokens = std::max(f.num_reasoning_tokens, 0);
   if (with_token_ids) s.output_token_ids = f.output_token_ids;
   return s;
 }

@@ -7,6 +7,7 @@
 #include "engine/core/error.h"
 #include "engine/core/system_memory.h"
 #include "engine/memory_plan.h"
+#include "engine/reasoning/reasoning_prompt.h"
 
 namespace sluice {
 
@@ -125,7 +126,11 @@ RequestId Engine::add_request(std::vector<int32_t> prompt_token_ids, const Sampl
   const bool at_start = prompt_token_ids.empty() || (prompt_token_ids.size() == 1 &&
                                                      prompt_token_ids[0] == tokenizer_.bos_id());
   auto request = make_request(id, std::move(prompt_token_ids), params, sample_key, 0);
-  if (grammar) request->grammar_matcher = grammar_constraints_.make_matcher(grammar);
+  if (grammar) {
+    request->grammar_matcher = grammar_constraints_.make_matcher(grammar);
+    request->grammar_deferred =
+        params.reasoning.format != ReasoningFormat::None && params.reasoning.starts_in_reasoning;
+  }
   request->arrival_time = Clock::now();
   group_of_[id] = id;
   group_members_[id] = {id};
@@ -190,7 +195,7 @@ void Engine::prepare_device_sampling(const SchedulerOutput& step) {
     // on the device: the parent's row, then one per child with the child's sample index (its
     // context is the parent's: the same prompt, no output yet; its grammar state the parent's).
     const int count = is_fork_point(*request) ? request->sampling_params.n : 1;
-    GrammarMatcher* matcher = request->grammar_matcher.get();
+    GrammarMatcher* matcher = active_matcher(*request);
     for (int s = 0; s < count; ++s) {
       sample_rows_.push_back(SampleRow{
           &request->sampling_params,
@@ -224,8 +229,8 @@ void Engine::sample_step(const SchedulerOutput&, RunnerOutput& runner_output, St
       raw_logits = raw_logits_;
     }
     // Before forking: the samples of a prompt share its grammar state at the fork.
-    if (request->grammar_matcher &&
-        grammar_constraints_.mask_logits(*request->grammar_matcher, logits) == 0) {
+    if (GrammarMatcher* matcher = active_matcher(*request);
+        matcher && grammar_constraints_.mask_logits(*matcher, logits) == 0) {
       fail_request(*request, "the grammar allows no token of the vocabulary here", result);
       continue;
     }
@@ -297,30 +302,90 @@ void Engine::accept_token(Request& request, int32_t token_id, std::span<const fl
 
 void Engine::accept_sampled(Request& request, int32_t token_id,
                             std::optional<TokenLogprobs> logprobs, StepResult& result) {
-  scheduler_->append_token(request.request_id, token_id);
+  if (!append_output(request, token_id, std::move(logprobs), /*is_forced=*/false, result)) return;
+  if (request.sampling_params.reasoning.format != ReasoningFormat::None)
+    follow_reasoning(request, result);
+}
+
+bool Engine::append_output(Request& request, int32_t token_id,
+                           std::optional<TokenLogprobs> logprobs, bool is_forced,
+                           StepResult& result) {
+  if (is_forced) {
+    scheduler_->append_forced_token(request.request_id, token_id);
+  } else {
+    scheduler_->append_token(request.request_id, token_id);
+  }
   if (request.first_token_time == Clock::time_point{}) request.first_token_time = Clock::now();
   const TokenOutcome outcome = output_processor_.on_token(request.request_id, token_id);
   TokenDelta delta{request.request_id, group_of_[request.request_id], request.sample_idx, token_id,
-                   outcome.new_text};
+                   outcome.new_text,   outcome.new_reasoning};
   if (logprobs) {
     request.output_logprobs.push_back(*logprobs);
     delta.logprobs = std::move(logprobs);
   }
   result.new_tokens.push_back(std::move(delta));
-  GrammarMatcher* matcher = request.grammar_matcher.get();
+  GrammarMatcher* matcher = active_matcher(request);
   if (matcher && !matcher->accept_token(token_id)) {
     fail_request(request, str_cat("grammar: token ", token_id, ": ", matcher->rejection_reason()),
                  result);
-    return;
+    return false;
   }
   // A complete grammar that allows nothing more ends the row as EOS would.
   const bool is_grammar_done =
       matcher && (matcher->is_terminated() || (matcher->is_complete() && !matcher->can_continue()));
   if (outcome.is_stopped || is_grammar_done) {
     finish(request.request_id, FinishReason::Stop, result);
-  } else if (scheduler_->has_reached_length(request.request_id)) {
-    finish(request.request_id, FinishReason::Length, result);
+    return false;
   }
+  if (scheduler_->has_reached_length(request.request_id)) {
+    finish(request.request_id, FinishReason::Length, result);
+    return false;
+  }
+  return true;
+}
+
+void Engine::follow_reasoning(Request& request, StepResult& result) {
+  const ReasoningParams& reasoning = request.sampling_params.reasoning;
+  const ReasoningPhase& phase = output_processor_.reasoning_phase(request.request_id);
+  const std::vector<int32_t>* forced = nullptr;
+  if (phase.in_reasoning && reasoning.budget >= 0 &&
+      phase.num_reasoning_tokens >= reasoning.budget) {
+    forced = &reasoning_text_ids(reasoning.format, /*close=*/true);
+  } else if (phase.answer_began && request.grammar_deferred) {
+    forced = &reasoning_text_ids(reasoning.format, /*close=*/false);
+  }
+  if (forced) {
+    // A forced token's probability is the engine's, not the model's: its log-probability is 0.
+    const bool wants_logprobs = request.sampling_params.logprobs >= 0;
+    for (const int32_t id : *forced) {
+      std::optional<TokenLogprobs> logprobs;
+      if (wants_logprobs) logprobs = TokenLogprobs{};
+      if (!append_output(request, id, std::move(logprobs), /*is_forced=*/true, result)) return;
+    }
+  }
+  if (request.grammar_deferred && output_processor_.reasoning_phase(request.request_id).in_answer) {
+    request.grammar_deferred = false;
+  }
+}
+
+const std::vector<int32_t>& Engine::reasoning_text_ids(ReasoningFormat format, bool close) {
+  const auto key = std::make_pair(format, close);
+  auto it = reasoning_text_ids_.find(key);
+  if (it == reasoning_text_ids_.end()) {
+    const std::string_view text =
+        close ? reasoning_close_text(format) : reasoning_answer_separator(format);
+    it = reasoning_text_ids_
+             .emplace(key, text.empty()
+                               ? std::vector<int32_t>{}
+                               : tokenizer_.encode(
+                                     text, EncodeOptions{.add_bos = false, .parse_special = true}))
+             .first;
+  }
+  return it->second;
+}
+
+GrammarMatcher* Engine::active_matcher(const Request& request) {
+  return request.grammar_deferred ? nullptr : request.grammar_matcher.get();
 }
 
 void Engine::fail_request(Request& request, std::string message, StepResult& result) {
@@ -345,9 +410,15 @@ void Engine::collect_finished(RequestId request_id, StepResult& result) {
   done.num_prompt_tokens = request->num_prompt_tokens;
   const auto outputs = request->output_token_ids();
   done.output_token_ids.assign(outputs.begin(), outputs.end());
-  const std::string rest = output_processor_.finish(request_id, &done.output_text);
-  if (!rest.empty())
-    result.new_tokens.push_back(TokenDelta{request_id, done.group_id, done.sample_idx, -1, rest});
+  FinishedOutput output = output_processor_.finish(request_id);
+  if (!output.answer_rest.empty() || !output.reasoning_rest.empty()) {
+    result.new_tokens.push_back(TokenDelta{request_id, done.group_id, done.sample_idx, -1,
+                                           std::move(output.answer_rest),
+                                           std::move(output.reasoning_rest)});
+  }
+  done.output_text = std::move(output.answer);
+  done.reasoning_text = std::move(output.reasoning);
+  done.num_reasoning_tokens = output.num_reasoning_tokens;
   done.num_preemptions = request->num_preemptions;
   done.output_logprobs = std::move(request->output_logprobs);
   if (request->grammar_matcher) {

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/backend/backend.h"
@@ -60,7 +62,8 @@ struct TokenDelta {
   RequestId group_id = 0;  // the id add_request returned (same for all n samples)
   uint32_t sample_idx = 0;
   int32_t token_id = 0;
-  std::string text;
+  std::string text;            // answer text (the whole output's, without a reasoning format)
+  std::string reasoning_text;  // reasoning text (SamplingParams::reasoning)
   // The token's log-probabilities when the request asked for them (sampling_params.logprobs).
   std::optional<TokenLogprobs> logprobs;
 };
@@ -76,7 +79,12 @@ struct FinishedRequest {
   // The output's length in tokens when its ids are not known (a remote server reports only
   // usage.completion_tokens); -1 when output_token_ids holds the output.
   int num_output_tokens = -1;
+  // The answer; the whole output text when the request has no reasoning format.
   std::string output_text;
+  // A thinking model's reasoning, apart from the answer (SamplingParams::reasoning), and the
+  // tokens inside it (-1 when unknown: a remote server that reports none).
+  std::string reasoning_text;
+  int num_reasoning_tokens = 0;
   int num_preemptions = 0;
   // Constrained requests: whether the output is a complete sentence of the grammar (false when
   // cut off by max_tokens inside a structure). Unset for unconstrained requests.
@@ -152,9 +160,20 @@ class Engine {
   // wants them (raw_logits is empty otherwise).
   void accept_token(Request& request, int32_t token_id, std::span<const float> raw_logits,
                     StepResult& result);
-  // Appends a token with its log-probabilities when the request wants them.
+  // Appends a token with its log-probabilities when the request wants them, then what its
+  // reasoning asks the engine to write (follow_reasoning).
   void accept_sampled(Request& request, int32_t token_id, std::optional<TokenLogprobs> logprobs,
                       StepResult& result);
+  // Appends one token (sampled, or forced when is_forced); returns whether the request goes on.
+  bool append_output(Request& request, int32_t token_id, std::optional<TokenLogprobs> logprobs,
+                     bool is_forced, StepResult& result);
+  // After a token of a request with a reasoning format: writes the closing text when the budget
+  // is spent, the separator before a grammar, and starts the grammar once the answer begins.
+  void follow_reasoning(Request& request, StepResult& result);
+  // The token ids of reasoning_close_text / reasoning_answer_separator (encoded once).
+  const std::vector<int32_t>& reasoning_text_ids(ReasoningFormat format, bool close);
+  // The request's grammar matcher while its grammar is in force (null before the answer).
+  static GrammarMatcher* active_matcher(const Request& request);
   // Finishes the request with Error and the message.
   void fail_request(Request& request, std::string message, StepResult& result);
   void finish(RequestId request_id, FinishReason reason, StepResult& result);
@@ -196,6 +215,8 @@ class Engine {
   std::unordered_map<RequestId, RequestId> group_of_;  // request id -> group id
   std::unordered_map<RequestId, std::vector<RequestId>> group_members_;
   std::vector<RequestId> pending_finished_;  // aborted between steps, reported by the next
+  // reasoning_text_ids by (format, close).
+  std::map<std::pair<ReasoningFormat, bool>, std::vector<int32_t>> reasoning_text_ids_;
 
   std::chrono::steady_clock::time_point created_time_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point start_time_{};

@@ -16,6 +16,8 @@ PromptBuilder::PromptBuilder(const PromptOptions& options, const std::string& mo
   if (options.use_chat_template && !source.empty()) {
     chat_template_ =
         ChatTemplate::compile(source, uses_model_template ? model_chat_template_origin : "");
+    chat_template_source_ = source;
+    reasoning_format_ = options.reasoning.format.value_or(detect_reasoning_format(source));
   }
   if (tokenizer.bos_id() >= 0) bos_text_ = tokenizer.token_text(tokenizer.bos_id());
   if (tokenizer.eos_id() >= 0) eos_text_ = tokenizer.token_text(tokenizer.eos_id());
@@ -24,6 +26,8 @@ PromptBuilder::PromptBuilder(const PromptOptions& options, const std::string& mo
 PromptBuilder::PromptBuilder(const PromptOptions& options, DatasetFormat format,
                              const std::vector<FieldInfo>& fields)
     : options_(options) {
+  validate_reasoning_controls(options.reasoning);
+  reasoning_format_ = options.reasoning.format.value_or(ReasoningFormat::None);
   column_template_text_ = options.column_template.empty() ? default_column_template(format, fields)
                                                           : options.column_template;
   if (!column_template_text_.empty())
@@ -91,20 +95,39 @@ std::vector<int32_t> PromptBuilder::encode_whole(const std::string& text) const 
 }
 
 BuiltPrompt PromptBuilder::build(const DatasetRow& row) const {
+  return build(row, PromptRequestOptions{.reasoning = options_.reasoning,
+                                         .constrained_answer = options_.constrained_answer});
+}
+
+BuiltPrompt PromptBuilder::build(const DatasetRow& row, const PromptRequestOptions& request) const {
   BuiltPrompt prompt;
   prompt.messages = conversation_for(row);
   if (chat_template_) {
     try {
-      prompt.text = render_chat(*chat_template_, prompt.messages, /*add_generation_prompt=*/true, bos_text_, eos_text_);
+      nlohmann::ordered_json variables =
+          chat_variables(prompt.messages, /*add_generation_prompt=*/true, bos_text_, eos_text_);
+      add_reasoning_variables(request.reasoning, chat_template_source_, variables);
+      for (const auto& [name, value] : request.template_kwargs.items()) variables[name] = value;
+      prompt.text = chat_template_->render(variables);
     } catch (const Error& e) {
-      throw DatasetRowError(str_cat("the chat template failed: ", e.what()), row.line, row.row_index);
+      throw DatasetRowError(str_cat("the chat template failed: ", e.what()), row.line,
+                            row.row_index);
     }
   } else {
     prompt.text = plain_text(prompt.messages);
   }
+  // The format is the request's override, else the job's (an override, or the template's).
+  const ReasoningFormat format = request.reasoning.format.value_or(reasoning_format_);
+  prompt.reasoning =
+      apply_reasoning_controls(format, request.reasoning, request.constrained_answer, prompt.text);
   prompt.refusal = refusal_of(prompt.text);
   if (prompt.refusal.empty() && tokenizer_) prompt.token_ids = encode(prompt.text);
   return prompt;
+}
+
+ReasoningParams PromptBuilder::reasoning_of(std::string& text) const {
+  return apply_reasoning_controls(reasoning_format_, options_.reasoning,
+                                  options_.constrained_answer, text);
 }
 
 }  // namespace sluice

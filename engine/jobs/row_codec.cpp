@@ -95,6 +95,15 @@ SampleResult sample_from_json(const Json& json, size_t sample_idx, const Where& 
   if (!json.contains("finish_reason") || !json["finish_reason"].is_string())
     bad("finish_reason", "string");
   sample.finish_reason = json["finish_reason"].get<std::string>();
+  // A thinking model's reasoning: present only when there was some (older jobs have none).
+  if (json.contains("reasoning")) {
+    if (!json["reasoning"].is_string()) bad("reasoning", "string");
+    sample.reasoning = json["reasoning"].get<std::string>();
+  }
+  if (json.contains("reasoning_tokens")) {
+    if (!json["reasoning_tokens"].is_number_integer()) bad("reasoning_tokens", "integer");
+    sample.reasoning_tokens = json["reasoning_tokens"].get<int>();
+  }
   if (!json.contains("output_token_ids") || !json["output_token_ids"].is_array())
     bad("output_token_ids", "array");
   for (const Json& id : json["output_token_ids"]) {
@@ -128,6 +137,8 @@ Json sample_to_json(const SampleResult& sample) {
   json["output"] = sample.output;
   json["output_tokens"] = sample.output_tokens;
   json["finish_reason"] = sample.finish_reason;
+  if (!sample.reasoning.empty()) json["reasoning"] = sample.reasoning;
+  if (sample.reasoning_tokens != 0) json["reasoning_tokens"] = sample.reasoning_tokens;
   json["output_token_ids"] = sample.output_token_ids;
   json["extra"] = sample.extra;
   return json;

@@ -24,8 +24,10 @@ const char* to_string(RowStatus status);
 RowStatus parse_row_status(const std::string& name);
 
 struct SampleResult {
-  std::string output;
-  int output_tokens = 0;
+  std::string output;  // the answer (a thinking model's reasoning is kept apart, below)
+  int output_tokens = 0;                     // every generated token, reasoning included
+  std::string reasoning;                     // a thinking model's reasoning; "" for none
+  int reasoning_tokens = 0;                  // of output_tokens, those inside the reasoning
   std::string finish_reason;                 // "stop", "length", "abort" or "error"
   std::vector<int32_t> output_token_ids;     // kept when the job asks for token ids
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // e.g. scores added later

@@ -41,6 +41,15 @@ ReasoningFormat detect_reasoning_format(std::string_view template_source);
 // message without an end).
 bool prompt_opens_reasoning(ReasoningFormat format, std::string_view prompt);
 
+// How the engine treats a request's reasoning (SamplingParams::reasoning).
+struct ReasoningParams {
+  ReasoningFormat format = ReasoningFormat::None;
+  bool starts_in_reasoning = false;  // the prompt left a reasoning block open
+  // Reasoning tokens at most: after this many the engine writes the closing text itself and the
+  // answer follows. -1: no limit.
+  int budget = -1;
+};
+
 struct ReasoningSplit {
   std::string reasoning;
   std::string answer;
@@ -54,6 +63,11 @@ class ReasoningStream {
   ReasoningSplit feed(std::string_view chunk);
   // The rest, at the end of the output (held text that no tag completed).
   ReasoningSplit finish();
+
+  // Whether the output stands inside a reasoning block (or an analysis message) now.
+  bool in_reasoning() const { return state_ == State::Reasoning; }
+  // Whether the answer has begun: after a closing tag, or in a message other than analysis.
+  bool in_answer() const { return state_ == State::AfterClose || state_ == State::Answer; }
 
  private:
   enum class State : uint8_t {

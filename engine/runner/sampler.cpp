@@ -268,6 +268,10 @@ void validate_sampling_params(const SamplingParams& params) {
   for (size_t i = 0; i < params.stop.size(); ++i) {
     if (params.stop[i].empty()) fail("sampling params: stop string ", i, " is empty");
   }
+  if (params.reasoning.budget < -1) {
+    fail("sampling params: the reasoning budget must be 0 or more tokens (or -1, none), got ",
+         params.reasoning.budget);
+  }
   for (const int32_t id : params.stop_token_ids) {
     if (id < 0) fail("sampling params: stop_token_ids holds a negative id ", id);
   }

@@ -57,6 +57,7 @@ std::unique_ptr<Request> make_child_request(const Request& parent, RequestId chi
   child->sample_key = parent.sample_key;
   child->sample_idx = sample_idx;
   child->arrival_time = parent.arrival_time;
+  child->grammar_deferred = parent.grammar_deferred;
   if (parent.grammar_matcher) {
     child->grammar_matcher = std::make_shared<GrammarMatcher>(*parent.grammar_matcher);
   }

@@ -57,6 +57,9 @@ struct Request {
   int num_preemptions = 0;
   // Where the output stands in sampling_params.grammar (null when unconstrained).
   std::shared_ptr<GrammarMatcher> grammar_matcher;
+  // The grammar waits for the reasoning to end (a thinking model's prompt opened a block): no
+  // mask, no token accepted by the matcher until the answer begins.
+  bool grammar_deferred = false;
   // One per output token when sampling_params.logprobs >= 0 (else empty).
   std::vector<TokenLogprobs> output_logprobs;
 

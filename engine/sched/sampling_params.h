@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/reasoning/reasoning_parser.h"
+
 namespace sluice {
 
 struct GrammarSource;
@@ -32,6 +34,9 @@ struct SamplingParams {
   // never changed. A request carries the source, not a compiled grammar: whoever runs it compiles
   // it (the engine service through its GrammarCache; a remote server itself).
   std::shared_ptr<const GrammarSource> grammar;
+  // A thinking model's reasoning: how the output splits into reasoning and answer, and a budget
+  // of reasoning tokens. With a grammar, the grammar starts when the reasoning ends.
+  ReasoningParams reasoning;
 };
 
 // What the sampler needs to know about a request beyond its logits.

@@ -301,6 +301,18 @@ void Scheduler::append_token(RequestId request_id, int32_t token_id) {
   request.token_ids.push_back(token_id);
 }
 
+void Scheduler::append_forced_token(RequestId request_id, int32_t token_id) {
+  Request& request = unfinished_request(request_id, "append a forced token to");
+  if (request.state != RequestState::Running || request.num_computed_tokens >= request.num_tokens())
+    fail("scheduler: request ", request_id, " has no sampled token to follow (",
+         to_string(request.state), ")");
+  if (request.num_tokens() >= config_.max_model_len) {
+    fail("scheduler: request ", request_id, " already has max_model_len (", config_.max_model_len,
+         ") tokens; it should have finished with length");
+  }
+  request.token_ids.push_back(token_id);
+}
+
 bool Scheduler::has_reached_length(RequestId request_id) const {
   const Request& found = request(request_id);
   return found.num_output_tokens() >= found.sampling_params.max_tokens ||

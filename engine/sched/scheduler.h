@@ -70,6 +70,9 @@ class Scheduler {
   // (num_computed_tokens == num_tokens(), i.e. a step with needs_sample just finished) and has
   // fewer than max_model_len tokens. Throws sluice::Error otherwise.
   void append_token(RequestId request_id, int32_t token_id);
+  // Appends a token the engine writes itself after a sampled one (a reasoning budget's closing
+  // text): it is computed by the next step with the request's other pending tokens.
+  void append_forced_token(RequestId request_id, int32_t token_id);
   // Returns true when the request has sampling_params.max_tokens outputs or max_model_len
   // tokens: the engine finishes it with FinishReason::Length.
   bool has_reached_length(RequestId request_id) const;
