@@ -155,9 +155,9 @@ void GenerationJob::open_input(const std::vector<FieldInfo>& fields) {
     prompt_builder_ = std::make_unique<PromptBuilder>(options, format, fields);
   } else {
     const ModelSession& session = *lease_.session;
-    prompt_builder_ = std::make_unique<PromptBuilder>(options, session.model->chat_template,
-                                                      *session.tokenizer, format, fields,
-                                                      session.model->chat_template_origin);
+    prompt_builder_ =
+        std::make_unique<PromptBuilder>(options, session.model->chat_template, *session.tokenizer,
+                                        format, fields, session.model->chat_template_origin);
   }
   if (format == DatasetFormat::OpenAiBatch) {
     batch_rows_ = std::make_unique<BatchRows>(spec_.input_path,
@@ -495,8 +495,8 @@ ServiceRequest GenerationJob::stored_row_request(const RowResult& stored) const 
     request.sampling = std::move(batch.sampling);
   } else if (spec_.on_long_prompt == LongPromptPolicy::Truncate) {
     // The stored prompt is the whole text; the run gave the engine its end.
-    BuiltPrompt prompt{stored.messages, stored.prompt, prompt_builder_->encode_whole(stored.prompt),
-                       "", {}};
+    BuiltPrompt prompt{
+        stored.messages, stored.prompt, prompt_builder_->encode_whole(stored.prompt), "", {}};
     truncate_stored(prompt);
     request.prompt_token_ids = std::move(prompt.token_ids);
   } else {

@@ -139,6 +139,16 @@ Json spec_to_json(const GenerationSpec& s) {
            {"gpu_memory_utilization", s.engine.gpu_memory_utilization}}}};
   if (s.sampling.grammar) j["grammar"] = grammar_to_json(*s.sampling.grammar);
   if (!s.schema_column.empty()) j["schema_column"] = s.schema_column;
+  // Only when asked for, like on_long_prompt: jobs without reasoning controls keep their JSON.
+  if (s.prompt.reasoning != ReasoningControls{}) {
+    const ReasoningControls& r = s.prompt.reasoning;
+    nlohmann::ordered_json reasoning = nlohmann::ordered_json::object();
+    if (r.thinking) reasoning["thinking"] = *r.thinking;
+    if (!r.effort.empty()) reasoning["effort"] = r.effort;
+    if (r.budget >= 0) reasoning["budget"] = r.budget;
+    if (r.format) reasoning["format"] = std::string(reasoning_format_name(*r.format));
+    j["reasoning"] = std::move(reasoning);
+  }
   if (s.remote.is_remote()) j["remote"] = remote_spec_to_json(s.remote);
   // Only when asked for: jobs that let long prompts fail keep the parameters they always had.
   if (s.on_long_prompt != LongPromptPolicy::Fail) j["on_long_prompt"] = to_string(s.on_long_prompt);
@@ -183,6 +193,20 @@ GenerationSpec spec_from_json(const Json& j) {
     if (s.engine.num_cpu_moe_layers < 0 || s.engine.num_cpu_moe_layers > kAllMoeLayers)
       fail("engine.num_cpu_moe_layers must be in [0, ", kAllMoeLayers, "], got ",
            s.engine.num_cpu_moe_layers);
+  }
+  if (j.contains("reasoning")) {
+    const nlohmann::ordered_json& r = j.at("reasoning");
+    if (!r.is_object()) fail("job spec: 'reasoning' is not an object");
+    ReasoningControls& controls = s.prompt.reasoning;
+    if (r.contains("thinking")) controls.thinking = get<bool>(r, "thinking");
+    if (r.contains("effort")) controls.effort = get<std::string>(r, "effort");
+    if (r.contains("budget")) controls.budget = get<int>(r, "budget");
+    if (r.contains("format")) {
+      const std::string name = get<std::string>(r, "format");
+      controls.format = parse_reasoning_format(name);
+      if (!controls.format) fail("job spec: unknown reasoning format '", name, "'");
+    }
+    validate_reasoning_controls(controls);
   }
   if (j.contains("on_long_prompt"))
     s.on_long_prompt = parse_long_prompt_policy(get<std::string>(j, "on_long_prompt"));

@@ -247,4 +247,50 @@ void print_error(const char* command, const std::string& message) {
   std::fprintf(stderr, "sluice %s: %s\n", command, message.c_str());
 }
 
+void add_reasoning_options(QCommandLineParser& parser) {
+  parser.addOptions({
+      {"thinking",
+       "A thinking model reasons before it answers (on) or answers at once (off); default: as "
+       "its chat template renders the prompt.",
+       "on|off"},
+      {"reasoning-effort", "How much a model that reads it reasons (gpt-oss): low, medium, high.",
+       "E"},
+      {"reasoning-budget",
+       "Reasoning tokens at most; then the closing tag is written and the answer follows.", "N"},
+      {"reasoning-format",
+       "How outputs split into reasoning and answer: auto (from the chat template, default), "
+       "none, think (<think> tags), thought-channel (Gemma 4), harmony (gpt-oss).",
+       "F"},
+  });
+}
+
+ReasoningControls read_reasoning_options(const QCommandLineParser& parser) {
+  ReasoningControls controls;
+  if (parser.isSet("thinking")) {
+    const std::string value = text(parser.value("thinking"));
+    if (value != "on" && value != "off")
+      throw UsageError(str_cat("--thinking takes on or off, not '", value, "'"));
+    controls.thinking = value == "on";
+  }
+  if (parser.isSet("reasoning-effort")) controls.effort = text(parser.value("reasoning-effort"));
+  if (parser.isSet("reasoning-budget"))
+    controls.budget = static_cast<int>(option_int(parser, "reasoning-budget", -1, 0, 1 << 24));
+  if (parser.isSet("reasoning-format")) {
+    const std::string value = text(parser.value("reasoning-format"));
+    if (value != "auto") {
+      controls.format = parse_reasoning_format(value);
+      if (!controls.format)
+        throw UsageError(
+            str_cat("--reasoning-format takes auto, none, think, thought-channel or harmony, not '",
+                    value, "'"));
+    }
+  }
+  if (!controls.effort.empty() && controls.effort != "low" && controls.effort != "medium" &&
+      controls.effort != "high") {
+    throw UsageError(
+        str_cat("--reasoning-effort takes low, medium or high, not '", controls.effort, "'"));
+  }
+  return controls;
+}
+
 }  // namespace sluice::cli

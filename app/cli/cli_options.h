@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "engine/reasoning/reasoning_prompt.h"
 #include "engine/sched/sampling_params.h"
 
 namespace sluice::cli {
@@ -45,6 +46,12 @@ std::string read_device(const QCommandLineParser& parser);
 // --stop-token-id, --ignore-eos, --n.
 void add_sampling_options(QCommandLineParser& parser);
 SamplingParams read_sampling_options(const QCommandLineParser& parser);
+
+// --thinking on|off, --reasoning-effort low|medium|high, --reasoning-budget N,
+// --reasoning-format auto|none|think|thought-channel|harmony (a thinking model's reasoning).
+void add_reasoning_options(QCommandLineParser& parser);
+// Throws Error naming the option for a value it does not take.
+ReasoningControls read_reasoning_options(const QCommandLineParser& parser);
 
 // Prints "sluice <command>: <message>" to stderr.
 void print_error(const char* command, const std::string& message);

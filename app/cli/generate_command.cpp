@@ -117,6 +117,7 @@ void add_generate_options(QCommandLineParser& parser) {
       {"quiet", "No progress on stderr."},
   });
   add_sampling_options(parser);
+  add_reasoning_options(parser);
   add_engine_options(parser);
   add_remote_options(parser);
 }
@@ -197,6 +198,7 @@ GenerationSpec read_spec(const QCommandLineParser& parser, GrammarCache& grammar
       throw UsageError("give --chat-template or --no-chat-template, not both");
     s.prompt.chat_template = read_text_file(parser.value("chat-template").toStdString());
   }
+  s.prompt.reasoning = read_reasoning_options(parser);
   s.limit = static_cast<size_t>(option_int(parser, "limit", 0, 1, 1LL << 40));
   s.with_token_ids = parser.isSet("token-ids");
   s.sampling = read_sampling_options(parser);

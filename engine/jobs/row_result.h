@@ -24,12 +24,12 @@ const char* to_string(RowStatus status);
 RowStatus parse_row_status(const std::string& name);
 
 struct SampleResult {
-  std::string output;  // the answer (a thinking model's reasoning is kept apart, below)
-  int output_tokens = 0;                     // every generated token, reasoning included
-  std::string reasoning;                     // a thinking model's reasoning; "" for none
-  int reasoning_tokens = 0;                  // of output_tokens, those inside the reasoning
-  std::string finish_reason;                 // "stop", "length", "abort" or "error"
-  std::vector<int32_t> output_token_ids;     // kept when the job asks for token ids
+  std::string output;         // the answer (a thinking model's reasoning is kept apart, below)
+  int output_tokens = 0;      // every generated token, reasoning included
+  std::string reasoning;      // a thinking model's reasoning; "" for none
+  int reasoning_tokens = 0;   // of output_tokens, those inside the reasoning
+  std::string finish_reason;  // "stop", "length", "abort" or "error"
+  std::vector<int32_t> output_token_ids;  // kept when the job asks for token ids
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // e.g. scores added later
 
   bool operator==(const SampleResult&) const = default;
@@ -39,12 +39,12 @@ struct RowResult {
   int64_t row_index = 0;
   size_t line = 0;
   RowStatus status = RowStatus::Done;
-  std::string error;                        // why, when Failed or Skipped
+  std::string error;                                                // why, when Failed or Skipped
   nlohmann::ordered_json input = nlohmann::ordered_json::object();  // the source row's fields
-  Conversation messages;                    // the conversation the prompt was built from
-  std::string prompt;                       // the exact rendered prompt text
+  Conversation messages;  // the conversation the prompt was built from
+  std::string prompt;     // the exact rendered prompt text
   int prompt_tokens = 0;
-  std::vector<SampleResult> samples;        // n samples, by sample index
+  std::vector<SampleResult> samples;  // n samples, by sample index
   uint64_t seed = 0;
   double queue_ms = 0.0;
   double ttft_ms = 0.0;
