@@ -316,7 +316,7 @@ bool Engine::append_output(Request& request, int32_t token_id,
     scheduler_->append_token(request.request_id, token_id);
   }
   if (request.first_token_time == Clock::time_point{}) request.first_token_time = Clock::now();
-  const TokenOutcome outcome = output_processor_.on_token(request.request_id, token_id);
+  const TokenOutcome outcome = output_processor_.on_token(request.request_id, token_id, is_forced);
   TokenDelta delta{request.request_id, group_of_[request.request_id], request.sample_idx, token_id,
                    outcome.new_text,   outcome.new_reasoning};
   if (logprobs) {

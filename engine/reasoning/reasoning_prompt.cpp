@@ -51,11 +51,11 @@ std::string_view open_text(ReasoningFormat format) {
   return "";
 }
 
-// The text that closes a block the prompt opened, when thinking is off.
+// The text that closes a block the prompt opened, when thinking is off (Qwen3.5's own form).
 std::string_view prompt_close_text(ReasoningFormat format) {
   switch (format) {
     case ReasoningFormat::ThinkTags:
-      return "</think>\n\n";
+      return "\n</think>\n\n";
     case ReasoningFormat::ThoughtChannel:
       return "<channel|>";
     case ReasoningFormat::Harmony:

@@ -87,7 +87,7 @@ void OutputProcessor::split_emitted(State& s, std::string_view text, std::string
   reasoning += split.reasoning;
 }
 
-TokenOutcome OutputProcessor::on_token(RequestId request_id, int32_t token_id) {
+TokenOutcome OutputProcessor::on_token(RequestId request_id, int32_t token_id, bool is_forced) {
   State& s = state(request_id);
   TokenOutcome outcome;
   if (s.stop_token_ids.count(token_id)) {
@@ -107,7 +107,7 @@ TokenOutcome OutputProcessor::on_token(RequestId request_id, int32_t token_id) {
       s.phase.in_reasoning = s.phase_stream->in_reasoning();
       s.phase.in_answer = s.phase_stream->in_answer();
       s.phase.answer_began = !was_answer && s.phase.in_answer;
-      if (was_reasoning && s.phase.in_reasoning) ++s.phase.num_reasoning_tokens;
+      if (was_reasoning && s.phase.in_reasoning && !is_forced) ++s.phase.num_reasoning_tokens;
     }
     const size_t old_size = s.text.size();
     s.text += piece;

@@ -61,8 +61,9 @@ class OutputProcessor {
   // SentencePiece leading space of the first output is dropped.
   void add(RequestId request_id, const SamplingParams& params, bool at_sequence_start);
 
-  // Accounts for one sampled token of the request.
-  TokenOutcome on_token(RequestId request_id, int32_t token_id);
+  // Accounts for one token of the request: sampled, or written by the engine (is_forced: a
+  // budget's closing text, never counted as reasoning).
+  TokenOutcome on_token(RequestId request_id, int32_t token_id, bool is_forced = false);
 
   // The request's reasoning phase after its last token.
   const ReasoningPhase& reasoning_phase(RequestId request_id);
