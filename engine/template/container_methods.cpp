@@ -25,7 +25,7 @@ Value dict_items(const Dict& dict) {
   std::vector<Value> items;
   items.reserve(dict.entries.size());
   for (const auto& [key, value] : dict.entries) {
-    items.push_back(make_list({Value::string(key), value}, ListFlavor::Tuple));
+    items.push_back(make_list({key, value}, ListFlavor::Tuple));
   }
   return make_list(std::move(items), ListFlavor::DictItems);
 }
@@ -55,7 +55,8 @@ Value call_dict_method(const Value& self, std::string_view name, const CallArgs&
   if (name == "get") {
     const BoundArgs bound(args, {"key", "default"}, 1, name);
     const Value& key = bound.get(0);
-    const Value* found = key.is_string() ? dict.find(key.as_string()) : nullptr;
+    check_hashable(key);
+    const Value* found = dict.find(key);
     return found != nullptr ? *found : bound.get_or(1, Value::none());
   }
   const BoundArgs no_args(args, {}, 0, name);
@@ -64,7 +65,7 @@ Value call_dict_method(const Value& self, std::string_view name, const CallArgs&
   std::vector<Value> items;
   items.reserve(dict.entries.size());
   for (const auto& [key, value] : dict.entries) {
-    items.push_back(name == "keys" ? Value::string(key) : value);
+    items.push_back(name == "keys" ? key : value);
   }
   return make_list(std::move(items),
                    name == "keys" ? ListFlavor::DictKeys : ListFlavor::DictValues);

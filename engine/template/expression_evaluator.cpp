@@ -114,12 +114,12 @@ Value evaluate_list(RenderState& state, const ListExpr& expr) {
 Value evaluate_dict(RenderState& state, const DictExpr& expr) {
   Dict dict;
   for (const auto& [key_expr, value_expr] : expr.entries) {
-    const Value key = evaluate(state, *key_expr);
-    if (!key.is_string()) {
+    Value key = evaluate(state, *key_expr);
+    if (!is_hashable(key)) {
       state.offset = key_expr->offset;
-      render_fail("dict keys must be strings here, not ", type_name(key));
+      check_hashable(key);
     }
-    dict.set(key.as_string(), evaluate(state, *value_expr));
+    dict.set(std::move(key), evaluate(state, *value_expr));
   }
   Value value = make_dict(std::move(dict));
   state.budget.spend_value(value);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/template/markup.h"
 #include "engine/template/python_number.h"
 #include "engine/template/python_string.h"
 #include "engine/template/render_fault.h"
@@ -285,7 +286,8 @@ Value resolve_field_path(Value value, std::string_view path) {
 
 // Formats one replacement field "name.attr[0]!r:>8" of str.format; next_index numbers the
 // fields written "{}".
-std::string format_field(std::string_view field, const CallArgs& args, size_t& next_index) {
+std::string format_field(std::string_view field, const CallArgs& args, size_t& next_index,
+                         FieldEscaping escaping) {
   std::string_view spec_text;
   if (const size_t colon = field.find(':'); colon != std::string_view::npos) {
     spec_text = field.substr(colon + 1);
@@ -316,12 +318,24 @@ std::string format_field(std::string_view field, const CallArgs& args, size_t& n
   if (name_end != std::string_view::npos) value = resolve_field_path(value, field.substr(name_end));
   if (conversion == 'r' || conversion == 'a') value = Value::string(to_repr(value));
   if (conversion == 's') value = Value::string(to_str(value));
-  return format_value(value, parse_format_spec(spec_text));
+  std::string text = format_value(value, parse_format_spec(spec_text));
+  if (escaping == FieldEscaping::Html && !value.is_markup()) return html_escape(text);
+  return text;
+}
+
+// The text a %s / %r / %a conversion pads: with Html escaping, escaped unless it is markup's
+// own text (markupsafe escapes str(arg) or repr(arg) before % pads it).
+std::string percent_text(const Value& value, char conversion, FieldEscaping escaping) {
+  const bool is_repr = conversion != 's';
+  std::string text = is_repr ? to_repr(value) : to_str(value);
+  if (escaping == FieldEscaping::Html && (is_repr || !value.is_markup())) return html_escape(text);
+  return text;
 }
 
 }  // namespace
 
-std::string python_percent_format(std::string_view format, const Value& args) {
+std::string python_percent_format(std::string_view format, const Value& args,
+                                  FieldEscaping escaping) {
   const bool is_tuple = args.is_list() && args.as_list().flavor == ListFlavor::Tuple;
   const std::vector<Value> single{args};
   const std::vector<Value>& values = is_tuple ? args.as_list().items : single;
@@ -361,8 +375,9 @@ std::string python_percent_format(std::string_view format, const Value& args) {
       if (spec.align != '<') spec.align = '>';
       spec.zero_pad = false;
     }
-    append_bounded(
-        out, format[i] == 's' ? format_text(to_str(*value), spec) : format_value(*value, spec));
+    const bool is_text = format[i] == 's' || format[i] == 'r' || format[i] == 'a';
+    append_bounded(out, is_text ? format_text(percent_text(*value, format[i], escaping), spec)
+                                : format_value(*value, spec));
   }
   if (!args.is_dict() && next_value < values.size()) {
     render_fail("not all arguments converted during string formatting");
@@ -370,7 +385,8 @@ std::string python_percent_format(std::string_view format, const Value& args) {
   return out;
 }
 
-std::string python_str_format(std::string_view format, const CallArgs& args) {
+std::string python_str_format(std::string_view format, const CallArgs& args,
+                              FieldEscaping escaping) {
   std::string out;
   size_t next_index = 0;
   for (size_t i = 0; i < format.size(); ++i) {
@@ -388,7 +404,8 @@ std::string python_str_format(std::string_view format, const CallArgs& args) {
     } else {
       const size_t close = format.find('}', i);
       if (close == std::string_view::npos) render_fail("expected '}' before end of string");
-      append_bounded(out, format_field(format.substr(i + 1, close - i - 1), args, next_index));
+      append_bounded(out,
+                     format_field(format.substr(i + 1, close - i - 1), args, next_index, escaping));
       i = close;
     }
   }

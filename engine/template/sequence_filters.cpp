@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/template/call_args.h"
+#include "engine/template/markup.h"
 #include "engine/template/python_string.h"
 #include "engine/template/render_fault.h"
 #include "engine/template/render_state.h"
@@ -161,7 +162,7 @@ Value filter_items(RenderState&, const Value& input, const CallArgs& args) {
   if (!input.is_dict()) render_fail("Can only get item pairs from a mapping.");
   std::vector<Value> pairs;
   for (const auto& [key, value] : input.as_dict().entries) {
-    pairs.push_back(make_list({Value::string(key), value}, ListFlavor::Tuple));
+    pairs.push_back(make_list({key, value}, ListFlavor::Tuple));
   }
   return make_list(std::move(pairs));
 }
@@ -226,8 +227,9 @@ Value filter_dictsort(RenderState&, const Value& input, const CallArgs& args) {
   std::vector<Value> pairs;
   std::vector<Value> keys;
   for (const auto& [key, value] : input.as_dict().entries) {
-    pairs.push_back(make_list({Value::string(key), value}, ListFlavor::Tuple));
-    Value sort_key = by == "key" ? Value::string(key) : value;
+    pairs.push_back(make_list({key, value}, ListFlavor::Tuple));
+    // Jinja2 lower-cases string keys only; numbers sort as numbers, mixed types fail as in Python.
+    Value sort_key = by == "key" ? key : value;
     if (ignore_case && sort_key.is_string())
       sort_key = Value::string(python_lower(sort_key.as_string()));
     keys.push_back(std::move(sort_key));
@@ -260,7 +262,7 @@ Value filter_reverse(RenderState&, const Value& input, const CallArgs& args) {
   if (input.is_string()) {
     std::u32string codepoints = to_codepoints(input.as_string());
     std::reverse(codepoints.begin(), codepoints.end());
-    return Value::string(from_codepoints(codepoints));
+    return keep_markup(input, from_codepoints(codepoints));  // markup[::-1] is markup
   }
   std::vector<Value> items = iterate(input)->items;
   std::reverse(items.begin(), items.end());

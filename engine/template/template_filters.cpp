@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/template/call_args.h"
+#include "engine/template/markup.h"
 #include "engine/template/python_format.h"
 #include "engine/template/python_number.h"
 #include "engine/template/python_string.h"
@@ -43,7 +44,7 @@ Value filter_attr(RenderState&, const Value& input, const CallArgs& args) {
 
 Value filter_capitalize(RenderState&, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {}, 0, "capitalize");
-  return Value::string(python_capitalize(to_str(input)));
+  return keep_markup(input, python_capitalize(to_str(input)));
 }
 
 Value filter_center(RenderState&, const Value& input, const CallArgs& args) {
@@ -51,12 +52,12 @@ Value filter_center(RenderState&, const Value& input, const CallArgs& args) {
   const int64_t width = bound.has(0) ? int_option(bound.get(0), "width") : 80;
   const std::string text = to_str(input);
   const auto length = static_cast<int64_t>(count_codepoints(text));
-  if (width <= length) return Value::string(text);
+  if (width <= length) return keep_markup(input, text);
   check_string_bytes(static_cast<uint64_t>(width - length) + text.size(), "center result");
   const int64_t gap = width - length;
   const int64_t left = gap / 2 + (gap & width & 1);  // Python's str.center
-  return Value::string(std::string(static_cast<size_t>(left), ' ') + text +
-                       std::string(static_cast<size_t>(gap - left), ' '));
+  return keep_markup(input, std::string(static_cast<size_t>(left), ' ') + text +
+                                std::string(static_cast<size_t>(gap - left), ' '));
 }
 
 Value filter_default(RenderState&, const Value& input, const CallArgs& args) {
@@ -67,33 +68,16 @@ Value filter_default(RenderState&, const Value& input, const CallArgs& args) {
   return bound.get_or(0, Value::string(""));
 }
 
+// escape / e: markup stays as it is (no double escaping).
 Value filter_escape(RenderState&, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {}, 0, "escape");
-  const std::string text = to_str(input);
-  std::string out;
-  for (const char c : text) {
-    if (out.size() > kMaxStringBytes) check_string_bytes(out.size(), "escape result");
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&#34;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return Value::string(std::move(out));
+  return escape_markup(input);
+}
+
+// forceescape: escapes markup's text too.
+Value filter_forceescape(RenderState&, const Value& input, const CallArgs& args) {
+  const BoundArgs bound(args, {}, 0, "forceescape");
+  return Value::markup(html_escape(to_str(input)));
 }
 
 Value filter_float(RenderState&, const Value& input, const CallArgs& args) {
@@ -125,6 +109,14 @@ Value filter_int(RenderState&, const Value& input, const CallArgs& args) {
   return bound.get_or(0, Value::integer(0));
 }
 
+// soft_str(input) % args: markup escapes the arguments.
+Value format_percent(const Value& input, const Value& args) {
+  if (input.is_markup()) {
+    return Value::markup(python_percent_format(input.as_string(), args, FieldEscaping::Html));
+  }
+  return Value::string(python_percent_format(to_str(input), args));
+}
+
 Value filter_format(RenderState&, const Value& input, const CallArgs& args) {
   if (!args.positional.empty() && !args.keyword.empty()) {
     render_fail("can't handle positional and keyword arguments at the same time");
@@ -132,10 +124,9 @@ Value filter_format(RenderState&, const Value& input, const CallArgs& args) {
   if (!args.keyword.empty()) {
     Dict mapping;
     for (const auto& [key, value] : args.keyword) mapping.set(key, value);
-    return Value::string(python_percent_format(to_str(input), make_dict(std::move(mapping))));
+    return format_percent(input, make_dict(std::move(mapping)));
   }
-  return Value::string(
-      python_percent_format(to_str(input), make_list(args.positional, ListFlavor::Tuple)));
+  return format_percent(input, make_list(args.positional, ListFlavor::Tuple));
 }
 
 Value filter_indent(RenderState&, const Value& input, const CallArgs& args) {
@@ -157,17 +148,17 @@ Value filter_indent(RenderState&, const Value& input, const CallArgs& args) {
     if (indents) append_bounded(out, indentation);
     append_bounded(out, lines[i]);
   }
-  return Value::string(std::move(out));
+  return keep_markup(input, std::move(out));  // Jinja2 joins markup's lines as markup
 }
 
 Value filter_lower(RenderState&, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {}, 0, "lower");
-  return Value::string(python_lower(to_str(input)));
+  return keep_markup(input, python_lower(to_str(input)));
 }
 
 Value filter_upper(RenderState&, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {}, 0, "upper");
-  return Value::string(python_upper(to_str(input)));
+  return keep_markup(input, python_upper(to_str(input)));
 }
 
 Value filter_replace(RenderState& state, const Value& input, const CallArgs& args) {
@@ -199,9 +190,15 @@ Value filter_round(RenderState&, const Value& input, const CallArgs& args) {
   return Value::floating((method == "ceil" ? std::ceil(scaled) : std::floor(scaled)) / scale);
 }
 
+// string: Jinja2's soft_str, which keeps markup markup.
 Value filter_string(RenderState&, const Value& input, const CallArgs& args) {
   const BoundArgs bound(args, {}, 0, "string");
-  return Value::string(to_str(input));
+  return input.is_string() ? input : Value::string(to_str(input));
+}
+
+Value filter_safe(RenderState&, const Value& input, const CallArgs& args) {
+  const BoundArgs bound(args, {}, 0, "safe");
+  return mark_safe(input);
 }
 
 Value filter_title(RenderState&, const Value& input, const CallArgs& args) {
@@ -258,7 +255,7 @@ Value filter_trim(RenderState& state, const Value& input, const CallArgs& args) 
   if (bound.has(0) && !bound.get(0).is_none()) chars = to_str(bound.get(0));
   const std::string text = to_str(input);
   if (chars) state.budget.spend_search(text.size(), chars->size());
-  return Value::string(python_strip(text, chars, StripSide::Both));
+  return keep_markup(input, python_strip(text, chars, StripSide::Both));
 }
 
 Value filter_wordcount(RenderState&, const Value& input, const CallArgs& args) {
@@ -287,7 +284,7 @@ constexpr std::array<FilterEntry, 43> kFilters{{
     {"d", filter_default},
     {"escape", filter_escape},
     {"e", filter_escape},
-    {"forceescape", filter_escape},
+    {"forceescape", filter_forceescape},
     {"float", filter_float},
     {"format", filter_format},
     {"indent", filter_indent},
@@ -297,7 +294,7 @@ constexpr std::array<FilterEntry, 43> kFilters{{
     {"replace", filter_replace},
     {"round", filter_round},
     {"string", filter_string},
-    {"safe", filter_string},
+    {"safe", filter_safe},
     {"title", filter_title},
     {"tojson", filter_tojson},
     {"trim", filter_trim},

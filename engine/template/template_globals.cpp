@@ -92,11 +92,12 @@ Dict build_dict(RenderState& state, const CallArgs& args, std::string_view funct
         // Any iterable of two items is a pair, as in Python: dict(['ab']) is {'a': 'b'}.
         const bool is_iterable = pair.is_list() || pair.is_string() || pair.is_dict();
         const ListPtr parts = is_iterable ? iterate(pair) : nullptr;
-        if (!parts || parts->items.size() != 2 || !parts->items[0].is_string()) {
-          render_fail(function_name, "() needs a mapping or a sequence of (str, value) pairs");
+        if (!parts || parts->items.size() != 2) {
+          render_fail(function_name, "() needs a mapping or a sequence of (key, value) pairs");
         }
+        check_hashable(parts->items[0]);
         state.budget.spend_bytes(dict.entries.size() * kItemBytes);  // set() compares every key
-        dict.set(parts->items[0].as_string(), parts->items[1]);
+        dict.set(parts->items[0], parts->items[1]);
       }
     }
   }

@@ -5,6 +5,7 @@
 
 #include "engine/template/python_number.h"
 #include "engine/template/render_fault.h"
+#include "engine/template/template_operators.h"
 #include "engine/tokenizer/unicode.h"
 
 namespace sluice::jinja {
@@ -139,22 +140,47 @@ class JsonWriter {
     out += ']';
   }
 
+  // json.dumps turns a number, bool or None key into the string of its JSON value.
+  void write_key(std::string& out, const Value& key) {
+    switch (key.kind()) {
+      case ValueKind::String:
+        append_json_string(out, key.as_string(), options_.ensure_ascii);
+        return;
+      case ValueKind::None:
+      case ValueKind::Bool:
+      case ValueKind::Int:
+      case ValueKind::Float: {
+        std::string text;
+        write(text, key, 0);
+        out += '"';
+        out += text;
+        out += '"';
+        return;
+      }
+      default:
+        render_fail("keys must be str, int, float, bool or None, not ", type_name(key));
+    }
+  }
+
   void write_dict(std::string& out, const Dict& dict, int depth) {
     if (dict.entries.empty()) {
       out += "{}";
       return;
     }
-    std::vector<const std::pair<std::string, Value>*> entries;
+    std::vector<const std::pair<Value, Value>*> entries;
     for (const auto& entry : dict.entries) entries.push_back(&entry);
     if (options_.sort_keys) {
-      std::stable_sort(entries.begin(), entries.end(),
-                       [](const auto* a, const auto* b) { return a->first < b->first; });
+      // Python sorts the keys themselves (numbers numerically; str against int fails) before
+      // writing them as strings.
+      std::stable_sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) {
+        return order_values(a->first, b->first) < 0;
+      });
     }
     out += '{';
     for (size_t i = 0; i < entries.size(); ++i) {
       if (i > 0) out += options_.item_separator;
       if (options_.indent) newline(out, depth + 1);
-      append_json_string(out, entries[i]->first, options_.ensure_ascii);
+      write_key(out, entries[i]->first);
       out += options_.key_separator;
       write(out, entries[i]->second, depth + 1);
       check_string_bytes(out.size(), "tojson result");
@@ -200,7 +226,7 @@ Value convert_json(const nlohmann::ordered_json& json, int depth) {
       Dict dict;
       dict.entries.reserve(json.size());
       for (const auto& [key, item] : json.items()) {
-        dict.entries.emplace_back(key, convert_json(item, depth + 1));
+        dict.entries.emplace_back(Value::string(key), convert_json(item, depth + 1));
       }
       return make_dict(std::move(dict));
     }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "engine/template/markup.h"
 #include "engine/template/python_format.h"
 #include "engine/template/python_number.h"
 #include "engine/template/render_fault.h"
@@ -146,7 +147,12 @@ bool is_sequence_for_concat(const Value& value) {
 }
 
 Value add(const Value& a, const Value& b) {
-  if (a.is_string() && b.is_string()) return concat_strings(a.as_string(), b.as_string());
+  if (a.is_string() && b.is_string()) {
+    if (a.is_markup() || b.is_markup()) return add_markup(a, b);
+    return concat_strings(a.as_string(), b.as_string());
+  }
+  // Markup + 1 is NotImplemented in markupsafe, which Python reports as a bad operand.
+  if (a.is_markup()) fail_operands(BinaryOp::Add, a, b);
   if (is_sequence_for_concat(a) && is_sequence_for_concat(b) &&
       a.as_list().flavor == b.as_list().flavor) {
     check_list_items(uint64_t{a.as_list().items.size()} + b.as_list().items.size(), "list result");
@@ -174,14 +180,19 @@ Value binary_operation(BinaryOp op, const Value& a, const Value& b) {
   if (op == BinaryOp::Add) return add(a, b);
   if (op == BinaryOp::Multiply) {
     if ((a.is_string() || is_sequence_for_concat(a)) && (b.is_int() || b.is_bool())) {
-      return repeat(a, b.as_int());
+      Value repeated = repeat(a, b.as_int());
+      return a.is_markup() ? Value::markup(repeated.string_ptr()) : repeated;
     }
     if ((b.is_string() || is_sequence_for_concat(b)) && (a.is_int() || a.is_bool())) {
-      return repeat(b, a.as_int());
+      Value repeated = repeat(b, a.as_int());
+      return b.is_markup() ? Value::markup(repeated.string_ptr()) : repeated;
     }
   }
   if (op == BinaryOp::Multiply && (a.is_string() || is_sequence_for_concat(a))) {
     render_fail("can't multiply sequence by non-int of type '", type_name(b), "'");
+  }
+  if (op == BinaryOp::Modulo && a.is_markup()) {
+    return Value::markup(python_percent_format(a.as_string(), b, FieldEscaping::Html));
   }
   if (op == BinaryOp::Modulo && a.is_string()) {
     return Value::string(python_percent_format(a.as_string(), b));
@@ -266,7 +277,8 @@ bool contains(const Value& container, const Value& item) {
       }
       return false;
     case ValueKind::Dict:
-      return item.is_string() && container.as_dict().find(item.as_string()) != nullptr;
+      check_hashable(item);
+      return container.as_dict().find(item) != nullptr;
     default:
       render_fail("argument of type '", type_name(container), "' is not iterable");
   }

@@ -1,5 +1,6 @@
 // Python's operators on template values: arithmetic with int/float promotion and floor
-// semantics, + and * on strings and lists, ~ (string concatenation), comparisons that raise
+// semantics, + and * on strings and lists (and markup's escaping +, * and %), ~ (string
+// concatenation, never escaping: autoescaping is off), comparisons that raise
 // Python's TypeError for unordered types, and `in`. An undefined operand raises where Jinja2's
 // Undefined raises (arithmetic, ordering) and not where it does not (==, ~, in).
 #pragma once

@@ -92,9 +92,9 @@ bool test_upper(RenderState&, const Value& v, const CallArgs& a) {
   no_arguments(a, "upper");
   return python_is_upper(to_str(v));
 }
-bool test_escaped(RenderState&, const Value&, const CallArgs& a) {
+bool test_escaped(RenderState&, const Value& v, const CallArgs& a) {
   no_arguments(a, "escaped");
-  return false;  // no value is HTML markup without autoescaping
+  return v.is_markup();  // has __html__: only Markup (|safe, |escape)
 }
 bool test_even(RenderState&, const Value& v, const CallArgs& a) {
   no_arguments(a, "even");

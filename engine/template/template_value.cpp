@@ -1,6 +1,7 @@
 #include "engine/template/template_value.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "engine/template/python_number.h"
 #include "engine/template/python_string.h"
@@ -81,7 +82,7 @@ void append_dict_repr(std::string& out, const Dict& dict) {
   out += '{';
   for (size_t i = 0; i < dict.entries.size(); ++i) {
     if (i > 0) out += ", ";
-    append_bounded(out, python_string_repr(dict.entries[i].first));
+    append_bounded(out, to_repr(dict.entries[i].first));
     out += ": ";
     append_bounded(out, to_repr(dict.entries[i].second));
   }
@@ -118,6 +119,16 @@ Value Value::string(std::string text) {
   return Value(std::make_shared<const std::string>(std::move(text)));
 }
 
+Value Value::markup(std::string text) {
+  return markup(string(std::move(text)).string_ptr());
+}
+
+Value Value::markup(StringPtr text) {
+  return Value(MarkupText{std::move(text)});
+}
+
+static_assert(sizeof(Value) <= 24, "a Value is a pointer and a tag: lists hold many");
+
 double Value::as_float() const {
   if (is_float()) return std::get<double>(data_);
   return static_cast<double>(as_int());
@@ -130,14 +141,26 @@ const std::string& Value::undefined_message() const {
 
 const Value* Dict::find(std::string_view key) const {
   for (const auto& entry : entries) {
-    if (entry.first == key) return &entry.second;
+    if (entry.first.is_string() && entry.first.as_string() == key) return &entry.second;
   }
   return nullptr;
 }
 
-void Dict::set(std::string key, Value value) {
+const Value* Dict::find(const Value& key) const {
+  if (key.is_string()) return find(std::string_view(key.as_string()));
+  // values_equal is Python's == on hashable values, which is how a dict matches keys once
+  // their hashes agree: 1 == 1.0 == True share a hash in Python too. Unhashable keys match
+  // nothing stored (a list never equals a tuple).
+  for (const auto& entry : entries) {
+    if (values_equal(entry.first, key)) return &entry.second;
+  }
+  return nullptr;
+}
+
+void Dict::set(Value key, Value value) {
+  assert(is_hashable(key) && "callers check keys with check_hashable");
   for (auto& entry : entries) {
-    if (entry.first == key) {
+    if (values_equal(entry.first, key)) {
       entry.second = std::move(value);
       return;
     }
@@ -207,8 +230,9 @@ Value make_dict(Dict dict) {
   dict.depth = 1;
   dict.nested_bytes = 0;
   for (const auto& [key, value] : dict.entries) {
-    dict.depth = std::max(dict.depth, nested_depth(value) + 1);
-    const uint64_t entry_bytes = saturating_add(kItemBytes + key.size(), value_bytes(value));
+    dict.depth = std::max({dict.depth, nested_depth(key) + 1, nested_depth(value) + 1});
+    const uint64_t entry_bytes =
+        saturating_add(saturating_add(kItemBytes, value_bytes(key)), value_bytes(value));
     dict.nested_bytes = saturating_add(dict.nested_bytes, entry_bytes);
   }
   return Value::dict(std::make_shared<const Dict>(std::move(dict)));
@@ -260,6 +284,24 @@ bool values_equal(const Value& a, const Value& b) {
   }
 }
 
+bool is_hashable(const Value& value) {
+  if (value.is_dict()) return false;
+  if (!value.is_list()) return true;
+  const List& list = value.as_list();
+  if (list.flavor != ListFlavor::Tuple) return false;
+  return std::all_of(list.items.begin(), list.items.end(),
+                     [](const Value& item) { return is_hashable(item); });
+}
+
+void check_hashable(const Value& value) {
+  if (is_hashable(value)) return;
+  if (value.is_list() && value.as_list().flavor == ListFlavor::Tuple) {
+    // Python names the unhashable item, not the tuple.
+    for (const Value& item : value.as_list().items) check_hashable(item);
+  }
+  render_fail("unhashable type: '", type_name(value), "'");
+}
+
 void append_str(std::string& out, const Value& value) {
   switch (value.kind()) {
     case ValueKind::Undefined:
@@ -299,6 +341,7 @@ std::string to_str(const Value& value) {
 }
 
 std::string to_repr(const Value& value) {
+  if (value.is_markup()) return str_cat("Markup(", python_string_repr(value.as_string()), ")");
   if (value.is_string()) return python_string_repr(value.as_string());
   if (value.is_undefined()) return "Undefined";
   return to_str(value);
@@ -317,7 +360,7 @@ std::string type_name(const Value& value) {
     case ValueKind::Float:
       return "float";
     case ValueKind::String:
-      return "str";
+      return value.is_markup() ? "Markup" : "str";
     case ValueKind::List:
       switch (value.as_list().flavor) {
         case ListFlavor::Tuple:
@@ -352,7 +395,7 @@ ListPtr iterate(const Value& value) {
     case ValueKind::Dict: {
       std::vector<Value> keys;
       keys.reserve(value.as_dict().entries.size());
-      for (const auto& entry : value.as_dict().entries) keys.push_back(Value::string(entry.first));
+      for (const auto& entry : value.as_dict().entries) keys.push_back(entry.first);
       const Value list = make_list(std::move(keys));
       return list.list_ptr();
     }

@@ -3,9 +3,13 @@
 // sandbox, so a template can never change them, and copying a Value costs at most a reference
 // count (a row's messages are looked up many times per render). Only Namespace objects change,
 // through `{% set ns.attr = ... %}`. An undefined value carries the message Jinja2 raises when
-// it is used where a real value is needed ("'foo' is undefined").
+// it is used where a real value is needed ("'foo' is undefined"). A string may be markup
+// (markupsafe.Markup, what `|safe` and `|escape` return): still a str to every operation that
+// reads it, but `+`, `%` and some methods escape the plain strings they combine with it
+// (markup.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,7 +32,7 @@ using ListPtr = std::shared_ptr<const List>;
 using DictPtr = std::shared_ptr<const Dict>;
 using ObjectPtr = std::shared_ptr<Object>;
 
-// The order matches Value's variant alternatives.
+// The order matches Value's variant alternatives (markup, a last alternative, is a String).
 enum class ValueKind : uint8_t { Undefined, None, Bool, Int, Float, String, List, Dict, Object };
 
 class Value {
@@ -45,11 +49,17 @@ class Value {
   // Throws RenderFault when text is longer than kMaxStringBytes.
   static Value string(std::string text);
   static Value string(StringPtr text) { return Value(std::move(text)); }
+  // A markupsafe.Markup string: text that is already HTML. Throws RenderFault as string() does.
+  static Value markup(std::string text);
+  static Value markup(StringPtr text);
   static Value list(ListPtr list) { return Value(std::move(list)); }
   static Value dict(DictPtr dict) { return Value(std::move(dict)); }
   static Value object(ObjectPtr object) { return Value(std::move(object)); }
 
-  ValueKind kind() const { return static_cast<ValueKind>(data_.index()); }
+  ValueKind kind() const {
+    const size_t index = data_.index();
+    return index == kMarkupIndex ? ValueKind::String : static_cast<ValueKind>(index);
+  }
   bool is_undefined() const { return kind() == ValueKind::Undefined; }
   bool is_none() const { return kind() == ValueKind::None; }
   bool is_bool() const { return kind() == ValueKind::Bool; }
@@ -58,6 +68,8 @@ class Value {
   // Python numbers: int, float and bool (a bool is an int in Python).
   bool is_number() const { return is_int() || is_float() || is_bool(); }
   bool is_string() const { return kind() == ValueKind::String; }
+  // A Markup string (is_string() is true too).
+  bool is_markup() const { return data_.index() == kMarkupIndex; }
   bool is_list() const { return kind() == ValueKind::List; }
   bool is_dict() const { return kind() == ValueKind::Dict; }
   bool is_object() const { return kind() == ValueKind::Object; }
@@ -69,8 +81,10 @@ class Value {
   }
   // Precondition: is_number().
   double as_float() const;
-  const std::string& as_string() const { return *std::get<StringPtr>(data_); }
-  const StringPtr& string_ptr() const { return std::get<StringPtr>(data_); }
+  const std::string& as_string() const { return *string_ptr(); }
+  const StringPtr& string_ptr() const {
+    return is_markup() ? std::get<MarkupText>(data_).text : std::get<StringPtr>(data_);
+  }
   const List& as_list() const { return *std::get<ListPtr>(data_); }
   const ListPtr& list_ptr() const { return std::get<ListPtr>(data_); }
   const Dict& as_dict() const { return *std::get<DictPtr>(data_); }
@@ -84,11 +98,18 @@ class Value {
     std::shared_ptr<const std::string> message;
   };
   struct NoneTag {};
+  // A markup string: an alternative of its own rather than a flag beside the variant, which
+  // would make every Value (and every list item) 8 bytes bigger.
+  struct MarkupText {
+    StringPtr text;
+  };
+  static constexpr size_t kMarkupIndex = 9;
 
   template <typename T>
   explicit Value(T value) : data_(std::move(value)) {}
 
-  std::variant<UndefinedTag, NoneTag, bool, int64_t, double, StringPtr, ListPtr, DictPtr, ObjectPtr>
+  std::variant<UndefinedTag, NoneTag, bool, int64_t, double, StringPtr, ListPtr, DictPtr, ObjectPtr,
+               MarkupText>
       data_;
 };
 
@@ -102,17 +123,23 @@ struct List {
   uint64_t nested_bytes = 0;  // value_bytes of the list (set by make_list)
 };
 
-// An insertion-ordered dict with string keys (the keys JSON and chat templates use). Lookup is
-// linear: chat messages and tool schemas have a handful of keys.
+// An insertion-ordered dict. Keys are any hashable value, compared as Python compares dict keys
+// (1, 1.0 and True are one key, '1' another): JSON and chat messages use strings, templates
+// also build dicts keyed by numbers ({0: 0, 512: 128}). Lookup is linear: chat messages and
+// tool schemas have a handful of keys.
 struct Dict {
-  std::vector<std::pair<std::string, Value>> entries;
+  std::vector<std::pair<Value, Value>> entries;
   uint32_t depth = 1;         // lists and dicts nested in it, plus one (set by make_dict)
-  uint64_t nested_bytes = 0;  // value_bytes of the dict (set by make_dict)
+  uint64_t nested_bytes = 0;  // value_bytes of the dict, keys included (set by make_dict)
 
-  // Returns the value under key, or nullptr.
+  // Returns the value under the string key, or nullptr (attributes, variables: never a number).
   const Value* find(std::string_view key) const;
-  // Sets key to value; an existing key keeps its position, as in Python.
-  void set(std::string key, Value value);
+  // Returns the value under key, or nullptr. An unhashable key finds nothing.
+  const Value* find(const Value& key) const;
+  // Sets key to value; an existing key keeps its position and its first spelling (setting 1.0
+  // where 1 is leaves the key 1), as in Python. Precondition: is_hashable(key).
+  void set(Value key, Value value);
+  void set(std::string key, Value value) { set(Value::string(std::move(key)), std::move(value)); }
 };
 
 // Objects with behaviour: namespaces, loop state, functions, macros, bound methods.
@@ -179,6 +206,13 @@ bool is_truthy(const Value& value);
 // Python ==, with Jinja2's rule that undefined equals only undefined.
 bool values_equal(const Value& a, const Value& b);
 
+// Whether value can be a dict key in Python: not a list, dict or dict view, nor a tuple holding
+// one. Undefined is (Jinja2's Undefined hashes), and so are objects (by identity).
+bool is_hashable(const Value& value);
+
+// Throws RenderFault "unhashable type: 'list'" when value cannot be a dict key.
+void check_hashable(const Value& value);
+
 // Appends str(value) to out: strings as they are, undefined as nothing, others as Python prints.
 // Throws RenderFault when out would grow past kMaxStringBytes.
 void append_str(std::string& out, const Value& value);
@@ -186,10 +220,10 @@ void append_str(std::string& out, const Value& value);
 // Returns str(value).
 std::string to_str(const Value& value);
 
-// Returns repr(value): strings quoted, as inside a printed list.
+// Returns repr(value): strings quoted, as inside a printed list; markup as Markup('...').
 std::string to_repr(const Value& value);
 
-// Returns the Python type name of value ("str", "int", "dict", "NoneType", ...).
+// Returns the Python type name of value ("str", "Markup", "int", "dict", "NoneType", ...).
 std::string type_name(const Value& value);
 
 // Throws the error Jinja2 raises when an undefined value is used. Precondition: is_undefined().

@@ -4,6 +4,7 @@
 
 #include "engine/template/call_args.h"
 #include "engine/template/container_methods.h"
+#include "engine/template/markup.h"
 #include "engine/template/python_number.h"
 #include "engine/template/python_string.h"
 #include "engine/template/render_fault.h"
@@ -35,6 +36,7 @@ class BoundMethod final : public Object {
       for (const Value& arg : args.positional) note_arg(arg);
       for (const auto& [name, arg] : args.keyword) note_arg(arg);
       state.budget.spend_search(self_.as_string().size(), longest_arg_bytes);
+      if (self_.is_markup()) return call_markup_method(self_, name_, args);
       return call_string_method(self_.as_string(), name_, args);
     }
     state.budget.spend_value(self_);
@@ -125,9 +127,8 @@ Value get_item(const Value& object, const Value& key) {
     case ValueKind::Undefined:
       fail_undefined(object);
     case ValueKind::Dict:
-      if (key.is_string()) {
-        if (const Value* found = object.as_dict().find(key.as_string())) return *found;
-      }
+      // An unhashable key finds nothing: Jinja2 turns Python's TypeError into undefined.
+      if (const Value* found = object.as_dict().find(key)) return *found;
       break;
     case ValueKind::List:
       if (is_integer_key) {
@@ -139,7 +140,9 @@ Value get_item(const Value& object, const Value& key) {
     case ValueKind::String:
       if (is_integer_key) {
         std::optional<Value> element = string_element(object.as_string(), key.as_int());
-        return element ? std::move(*element) : missing_element(object, key);
+        if (!element) return missing_element(object, key);
+        // Markup's __getitem__ returns Markup.
+        return object.is_markup() ? Value::markup(element->string_ptr()) : std::move(*element);
       }
       break;
     default:
@@ -164,7 +167,7 @@ Value get_slice(const Value& object, std::optional<int64_t> start, std::optional
     for (int64_t i = 0; i < range.count; ++i) {
       picked += codepoints[static_cast<size_t>(range.first + i * range.step)];
     }
-    return Value::string(from_codepoints(picked));
+    return keep_markup(object, from_codepoints(picked));
   }
   if (object.is_list()) {
     const List& list = object.as_list();

@@ -68,7 +68,7 @@ TEST(SequenceInputs, SumOfAStringOrAMappingFailsAsPythonDoes) {
 
 TEST(SequenceInputs, DictOfAStringFailsCleanly) {
   EXPECT_THAT(test::render_error("{{ dict('ab') }}"),
-              HasSubstr("dict() needs a mapping or a sequence of (str, value) pairs"));
+              HasSubstr("dict() needs a mapping or a sequence of (key, value) pairs"));
 }
 
 }  // namespace
