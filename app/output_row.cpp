@@ -9,8 +9,11 @@ nlohmann::ordered_json output_row_json(const RowResult& r) {
   out["prompt_tokens"] = r.prompt_tokens;
   auto sample_json = [](const SampleResult& s) {
     nlohmann::ordered_json j;
+    // A thinking model's reasoning, before its answer (only when there was some).
+    if (!s.reasoning.empty()) j["reasoning"] = s.reasoning;
     j["output"] = s.output;
     j["output_tokens"] = s.output_tokens;
+    if (!s.reasoning.empty() || s.reasoning_tokens > 0) j["reasoning_tokens"] = s.reasoning_tokens;
     j["finish_reason"] = s.finish_reason;
     if (!s.output_token_ids.empty()) j["output_token_ids"] = s.output_token_ids;
     return j;
