@@ -74,7 +74,13 @@ BatchRow BatchRows::build_parsed(const DatasetRow& row, const BatchRequest& batc
     if (request.kind == CompletionKind::Chat) {
       DatasetRow chat = row;
       chat.messages = request.messages;
-      out.prompt = chat_builder.build(chat);
+      // The line's reasoning_effort and enable_thinking over the job's controls; the answer is
+      // constrained by the line's structured output or the job's grammar.
+      const PromptOptions& job = chat_builder.options();
+      PromptRequestOptions options = prompt_request_options(request, job.reasoning);
+      options.constrained_answer |= job.constrained_answer;
+      out.prompt = chat_builder.build(chat, options);
+      out.sampling.reasoning = out.prompt.reasoning;
     } else {
       out.prompt = text_prompt(row, request.prompts.front());
     }

@@ -14,6 +14,7 @@
 #include "app/server/server_memory.h"
 #include "engine/backend/make_backend.h"
 #include "engine/core/error.h"
+#include "engine/core/mapped_file.h"
 #include "engine/model_session.h"
 
 namespace sluice::cli {
@@ -43,7 +44,9 @@ ServeArgs parse_args(const QStringList& args) {
   parser.setApplicationDescription(
       "Serve a model over an OpenAI-compatible HTTP API: /v1/models, /v1/completions, "
       "/v1/chat/completions (streaming as server-sent events), /tokenize, /detokenize, "
-      "/health and /metrics (Prometheus). Sampling options set the defaults of requests.");
+      "/health and /metrics (Prometheus). Sampling and reasoning options set the defaults of "
+      "requests (a request's reasoning_effort and chat_template_kwargs.enable_thinking override "
+      "them).");
   parser.addHelpOption();
   parser.addOptions({
       {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
@@ -56,6 +59,7 @@ ServeArgs parse_args(const QStringList& args) {
        "localhost) without --api-key: anyone who reaches the port can generate."},
       {"protect-metrics", "/metrics needs the API key too (by default it is open, like /health)."},
       {"served-model-name", "The model name clients ask for (default: the --model path).", "NAME"},
+      {"chat-template", "Jinja chat template file to use instead of the model's.", "FILE"},
       {"max-num-waiting", "Requests waiting for a batch slot at most; more get 503 (default 4096).",
        "N"},
       {"max-body-bytes",
@@ -79,6 +83,7 @@ ServeArgs parse_args(const QStringList& args) {
   });
   add_engine_options(parser);
   add_sampling_options(parser);
+  add_reasoning_options(parser);
   parse_command_line(parser, args, kCommand);
   ServeArgs a;
   a.model_path = required_option(parser, "model").toStdString();
@@ -119,6 +124,13 @@ ServeArgs parse_args(const QStringList& args) {
                  static_cast<long long>(a.server.max_response_entries_in_flight), 1, 1LL << 40));
   if (a.server.max_response_entries_in_flight < a.server.max_response_entries)
     throw UsageError("--max-response-entries-in-flight must be at least --max-response-entries");
+  if (parser.isSet("chat-template"))
+    a.server.chat_template = read_text_file(parser.value("chat-template").toStdString());
+  try {
+    a.server.reasoning = read_reasoning_options(parser);  // requests' own controls override them
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   a.server.defaults = read_sampling_options(parser);
   a.server.has_default_seed = parser.isSet("seed");
   return a;

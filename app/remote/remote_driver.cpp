@@ -360,7 +360,7 @@ void RemoteDriver::send(Worker& worker, const Attempt& a, Sent& sent) {
   post.path = endpoints_[a.endpoint].base_path + remote_request_path(r.request);
   post.headers = auth_headers(api_key_);
   post.headers.emplace("Content-Type", "application/json");
-  post.body = remote_request_body(r.request, model_, seed)
+  post.body = remote_request_body(r.request, model_, seed, spec_.reasoning)
                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   post.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
     if (static_cast<int64_t>(sent.answer.size() + size) > spec_.max_answer_bytes) {

@@ -85,12 +85,32 @@ std::string null_text_reason(const Json& choice, bool is_chat) {
   return reason;
 }
 
-int count_of(const Json& usage, const char* key) {
-  if (!usage.is_object() || !usage.contains(key)) return -1;
-  const Json& v = usage[key];
+// Returns object[key], a count; -1 when absent. where: the object's path, for the error.
+int count_of(const Json& object, const char* key, const char* where = "usage.") {
+  if (!object.is_object() || !object.contains(key)) return -1;
+  const Json& v = object[key];
   if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > (int64_t{1} << 30))
-    fail("the answer's usage.", key, " is not a count");
+    fail("the answer's ", where, key, " is not a count");
   return static_cast<int>(v.get<int64_t>());
+}
+
+// A chat message's reasoning: reasoning_content (llama.cpp's server, DeepSeek, SGLang) or
+// reasoning (vLLM's newer name), the first when a server sends both; "" when neither is text.
+std::string reasoning_of(const Json& choice) {
+  const auto message = choice.find("message");
+  if (message == choice.end() || !message->is_object()) return {};
+  for (const char* key : {"reasoning_content", "reasoning"}) {
+    const auto it = message->find(key);
+    if (it == message->end() || it->is_null()) continue;
+    if (!it->is_string()) fail("the answer's message.", key, " is not text");
+    return it->get<std::string>();
+  }
+  return {};
+}
+
+void add_reasoning_controls(Json& body, const ReasoningControls& reasoning) {
+  if (!reasoning.effort.empty()) body["reasoning_effort"] = reasoning.effort;
+  if (reasoning.thinking) body["chat_template_kwargs"] = {{"enable_thinking", *reasoning.thinking}};
 }
 
 }  // namespace
@@ -99,7 +119,8 @@ const char* remote_request_path(const ServiceRequest& request) {
   return request.is_chat ? "/chat/completions" : "/completions";
 }
 
-Json remote_request_body(const ServiceRequest& request, const std::string& model, int64_t seed) {
+Json remote_request_body(const ServiceRequest& request, const std::string& model, int64_t seed,
+                         const ReasoningControls& reasoning) {
   const SamplingParams& p = request.sampling;
   Json body = Json::object();
   body["model"] = model;
@@ -129,6 +150,7 @@ Json remote_request_body(const ServiceRequest& request, const std::string& model
   if (!p.stop_token_ids.empty()) body["stop_token_ids"] = p.stop_token_ids;
   if (p.ignore_eos) body["ignore_eos"] = true;
   if (p.grammar) add_grammar(body, *p.grammar, request.is_chat);
+  if (request.is_chat) add_reasoning_controls(body, reasoning);
   return body;
 }
 
@@ -164,6 +186,12 @@ FinishedRequest parse_remote_response(std::string_view body, bool is_chat) {
   const Json usage = answer.contains("usage") ? answer["usage"] : Json();
   f.num_prompt_tokens = std::max(0, count_of(usage, "prompt_tokens"));
   f.num_output_tokens = count_of(usage, "completion_tokens");
+  if (is_chat) f.reasoning_text = reasoning_of(choice);
+  const Json details = usage.is_object() && usage.contains("completion_tokens_details")
+                           ? usage["completion_tokens_details"]
+                           : Json();
+  f.num_reasoning_tokens =
+      count_of(details, "reasoning_tokens", "usage.completion_tokens_details.");
   return f;
 }
 

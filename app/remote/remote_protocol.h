@@ -13,6 +13,7 @@
 
 #include "engine/engine.h"
 #include "engine/grammar/grammar_source.h"
+#include "engine/reasoning/reasoning_prompt.h"
 #include "engine/service/request_service.h"
 
 namespace sluice {
@@ -22,14 +23,19 @@ namespace sluice {
 // repetition_penalty, stop_token_ids and ignore_eos only when they differ from the defaults (a
 // strict server refuses names it does not know), and the grammar source (sampling.grammar) as
 // response_format (chat, JSON) or structured_outputs: the server compiles it. Throws
-// InvalidGrammar when a JSON Schema grammar's text is not JSON.
+// InvalidGrammar when a JSON Schema grammar's text is not JSON. A chat request forwards the
+// reasoning controls: reasoning_effort when set, and chat_template_kwargs {enable_thinking} when
+// thinking is (vLLM and SGLang read it); a text completion forwards none (no template).
 nlohmann::json remote_request_body(const ServiceRequest& request, const std::string& model,
-                                   int64_t seed);
+                                   int64_t seed, const ReasoningControls& reasoning = {});
 
 // The path of the request's endpoint below the base URL: "/chat/completions" or "/completions".
 const char* remote_request_path(const ServiceRequest& request);
 
-// Parses a 200 answer into one sample: its text, finish reason and token counts (usage). Throws
+// Parses a 200 answer into one sample: its text, finish reason and token counts (usage); a chat
+// answer's reasoning from message.reasoning_content (llama.cpp, DeepSeek, SGLang) or
+// message.reasoning (vLLM), the first when both, and its tokens from
+// usage.completion_tokens_details.reasoning_tokens (-1 when absent). Throws
 // Error saying what is wrong with the body (not JSON, no choices, no text or a null one, which
 // OpenAI sends beside tool calls or a refusal, an unknown finish reason).
 FinishedRequest parse_remote_response(std::string_view body, bool is_chat);

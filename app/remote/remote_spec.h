@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/reasoning/reasoning_prompt.h"
+
 namespace sluice {
 
 struct RemoteSpec {
@@ -23,6 +25,9 @@ struct RemoteSpec {
   // The most bytes of one answer the driver reads (a server that sends more is cut off there, as
   // a failed attempt): a safety limit, not a setting, so not stored in the job.
   int64_t max_answer_bytes = int64_t{64} << 20;
+  // The job's reasoning controls (PromptOptions::reasoning, stored with the prompt options, not
+  // here): a chat request forwards the effort and the thinking switch (remote_request_body).
+  ReasoningControls reasoning;
 
   bool is_remote() const { return !endpoints.empty(); }
 };

@@ -144,9 +144,10 @@ void check_known_fields(const Json& body, CompletionKind kind) {
                                                "best_of",
                                                "structured_outputs"};
   static const std::set<std::string> text_only = {"prompt", "echo", "suffix"};
-  static const std::set<std::string> chat_only = {"messages",        "max_completion_tokens",
-                                                  "tools",           "tool_choice",
-                                                  "response_format", "parallel_tool_calls"};
+  static const std::set<std::string> chat_only = {
+      "messages",         "max_completion_tokens", "tools",
+      "tool_choice",      "response_format",       "parallel_tool_calls",
+      "reasoning_effort", "chat_template_kwargs"};
   const auto& own = kind == CompletionKind::Text ? text_only : chat_only;
   for (const auto& [key, value] : body.items()) {
     if (!common.count(key) && !own.count(key))
@@ -248,6 +249,28 @@ void read_grammar(const Json& body, CompletionRequest& r) {
   }
 }
 
+// reasoning_effort (OpenAI) and chat_template_kwargs (vLLM: template variables; enable_thinking
+// among them is the thinking control too, so the prompt is adjusted as the template was told).
+void read_reasoning(const Json& body, CompletionRequest& r) {
+  if (const Json* v = find_param(body, "reasoning_effort")) {
+    const std::string effort = v->is_string() ? v->get<std::string>() : "";
+    if (effort != "low" && effort != "medium" && effort != "high")
+      throw bad_request("reasoning_effort",
+                        str_cat("'reasoning_effort' must be low, medium or high, not ",
+                                v->is_string() ? "'" + effort + "'" : v->dump()));
+    r.reasoning_effort = effort;
+  }
+  const Json* kwargs = find_param(body, "chat_template_kwargs");
+  if (!kwargs) return;
+  if (!kwargs->is_object())
+    throw bad_request(
+        "chat_template_kwargs",
+        str_cat("'chat_template_kwargs' must be an object, not ", type_name(*kwargs)));
+  if (const Json* v = find_param(*kwargs, "enable_thinking"))
+    r.thinking = bool_param(*v, "chat_template_kwargs.enable_thinking");
+  r.template_kwargs = nlohmann::ordered_json(*kwargs);
+}
+
 // Text completions: logprobs N (0..20, the top N with each token). Chat: logprobs true, with
 // top_logprobs N (0..20) beside it.
 void read_logprobs(const Json& body, CompletionKind kind, SamplingParams& s) {
@@ -337,6 +360,17 @@ Json parse_request_body(std::string_view body) {
   return value;
 }
 
+PromptRequestOptions prompt_request_options(const CompletionRequest& request,
+                                            const ReasoningControls& defaults) {
+  PromptRequestOptions options;
+  options.reasoning = defaults;
+  if (!request.reasoning_effort.empty()) options.reasoning.effort = request.reasoning_effort;
+  if (request.thinking) options.reasoning.thinking = request.thinking;
+  options.constrained_answer = request.grammar.has_value();
+  options.template_kwargs = request.template_kwargs;
+  return options;
+}
+
 Conversation parse_messages(const Json& messages) {
   if (!messages.is_array() || messages.empty())
     throw bad_request("messages", "'messages' must be a non-empty array of {role, content}");
@@ -402,6 +436,7 @@ CompletionRequest parse_completion_request(const Json& body, CompletionKind kind
   }
   read_sampling(body, kind, r);
   read_grammar(body, r);
+  if (kind == CompletionKind::Chat) read_reasoning(body, r);
   if (r.prompts.size() * static_cast<size_t>(r.sampling.n) > kMaxPrompts)
     throw bad_request("n", str_cat("prompts times 'n' must be at most ", kMaxPrompts));
   return r;

@@ -13,6 +13,7 @@
 
 #include "engine/core/chat_message.h"
 #include "engine/grammar/grammar_source.h"
+#include "engine/input/prompt_builder.h"
 #include "engine/sched/sampling_params.h"
 
 namespace sluice {
@@ -46,6 +47,13 @@ struct CompletionRequest {
   // errors. (sampling.grammar stays null: the requests submitted for this one carry the source.)
   std::optional<GrammarSource> grammar;
   std::string grammar_param;
+  // Chat: what the request asks of a thinking model's reasoning (issue 31). reasoning_effort
+  // (OpenAI's "low" | "medium" | "high"; "" when absent); thinking from
+  // chat_template_kwargs.enable_thinking (nullopt when absent); chat_template_kwargs (vLLM's)
+  // as given, more variables for the chat template.
+  std::string reasoning_effort;
+  std::optional<bool> thinking;
+  nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
 };
 
 // Parses a request body: well-formed UTF-8, JSON nested at most kMaxRequestJsonDepth deep,
@@ -56,10 +64,17 @@ nlohmann::json parse_request_body(std::string_view body);
 // the server's sampling options (max_tokens, temperature, ... when the body omits them).
 // Throws ApiError (400) naming the parameter: unknown, of the wrong type, out of range, or
 // unsupported (echo, best_of, suffix, logit_bias, tools), or both
-// response_format and structured_outputs. A grammar is read, not compiled (the engine service
-// does, when the request is submitted).
+// response_format and structured_outputs; reasoning_effort not low, medium or high;
+// chat_template_kwargs not an object, or its enable_thinking not a boolean. A grammar is read, not
+// compiled (the engine service does, when the request is submitted).
 CompletionRequest parse_completion_request(const nlohmann::json& body, CompletionKind kind,
                                            const SamplingParams& defaults);
+
+// Returns what a chat request asks of its prompt: the server's (or a job's) reasoning controls
+// with the request's effort and thinking over them, its template variables, and a constrained
+// answer when it has a structured output.
+PromptRequestOptions prompt_request_options(const CompletionRequest& request,
+                                            const ReasoningControls& defaults);
 
 // Returns the conversation of a "messages" array (string content, or an array of text parts).
 // Throws ApiError (400) naming the message at fault (messages[2].content).

@@ -12,9 +12,19 @@ using Json = nlohmann::json;
 constexpr double kImpossibleLogprob = -9999.0;  // OpenAI's stand-in for -inf
 
 Json usage_json(const Usage& usage) {
-  return {{"prompt_tokens", usage.prompt_tokens},
-          {"completion_tokens", usage.completion_tokens},
-          {"total_tokens", usage.prompt_tokens + usage.completion_tokens}};
+  Json out = {{"prompt_tokens", usage.prompt_tokens},
+              {"completion_tokens", usage.completion_tokens},
+              {"total_tokens", usage.prompt_tokens + usage.completion_tokens}};
+  if (usage.reasoning_tokens > 0)
+    out["completion_tokens_details"] = {{"reasoning_tokens", usage.reasoning_tokens}};
+  return out;
+}
+
+// A reasoning goes out under both names clients read: reasoning_content (llama.cpp's server,
+// DeepSeek's API, most clients) and reasoning (vLLM's newer name).
+void add_reasoning(Json& message, const std::string& reasoning) {
+  message["reasoning_content"] = reasoning;
+  message["reasoning"] = reasoning;
 }
 
 Json header_json(const ResponseHeader& header, const char* text_object, const char* chat_object) {
@@ -82,7 +92,9 @@ Json choice_json(CompletionKind kind, const Choice& c) {
   if (kind == CompletionKind::Text) {
     choice["text"] = c.text;
   } else {
-    choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+    Json message = {{"role", "assistant"}, {"content", c.text}};
+    if (!c.reasoning.empty()) add_reasoning(message, c.reasoning);
+    choice["message"] = std::move(message);
   }
   choice["logprobs"] = c.logprobs;
   choice["finish_reason"] = finish_reason_json(c.finish_reason);
@@ -130,6 +142,19 @@ Json chunk_json(const ResponseHeader& header, int index, const std::string& text
   }
   choice["logprobs"] = logprobs;
   choice["finish_reason"] = finish_reason_json(finish_reason);
+  out["choices"] = Json::array({std::move(choice)});
+  if (include_usage) out["usage"] = nullptr;
+  return out;
+}
+
+Json reasoning_chunk_json(const ResponseHeader& header, int index, const std::string& reasoning,
+                          bool is_first, bool include_usage, const Json& logprobs) {
+  Json out = header_json(header, "text_completion", "chat.completion.chunk");
+  Json delta = Json::object();
+  if (is_first) delta["role"] = "assistant";
+  add_reasoning(delta, reasoning);
+  Json choice = {{"index", index}, {"delta", std::move(delta)}, {"logprobs", logprobs}};
+  choice["finish_reason"] = nullptr;
   out["choices"] = Json::array({std::move(choice)});
   if (include_usage) out["usage"] = nullptr;
   return out;

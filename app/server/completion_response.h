@@ -27,9 +27,10 @@ struct ResponseHeader {
 
 struct Choice {
   int index = 0;
-  std::string text;
+  std::string text;  // the answer
   FinishReason finish_reason = FinishReason::None;
   nlohmann::json logprobs;  // null unless asked for (logprobs_json)
+  std::string reasoning;    // a thinking model's reasoning (chat only); "" when none
 };
 
 // Returns the bytes a token id adds to the text.
@@ -45,7 +46,8 @@ nlohmann::json logprobs_json(CompletionKind kind, std::span<const int32_t> ids,
 
 struct Usage {
   int64_t prompt_tokens = 0;
-  int64_t completion_tokens = 0;
+  int64_t completion_tokens = 0;  // the reasoning's tokens among them
+  int64_t reasoning_tokens = 0;   // completion_tokens_details.reasoning_tokens, written when > 0
 };
 
 // Returns OpenAI's finish_reason for the engine's: "stop", "length", "abort" or "error"; null
@@ -53,7 +55,10 @@ struct Usage {
 nlohmann::json finish_reason_json(FinishReason reason);
 
 // Returns the whole (non-streamed) response: object "text_completion" with choices[].text, or
-// "chat.completion" with choices[].message {role: assistant, content}; and usage.
+// "chat.completion" with choices[].message {role: assistant, content}, and a reasoning that is
+// not empty as both reasoning_content (llama.cpp, DeepSeek) and reasoning (vLLM) on the message
+// (absent without one, so an answer without reasoning is as before); and usage, with
+// completion_tokens_details {reasoning_tokens} when there are any.
 nlohmann::json completion_json(const ResponseHeader& header, const std::vector<Choice>& choices,
                                const Usage& usage);
 
@@ -75,6 +80,13 @@ std::vector<std::string> completion_pieces(const ResponseHeader& header,
 nlohmann::json chunk_json(const ResponseHeader& header, int index, const std::string& text,
                           bool is_first, FinishReason finish_reason, bool include_usage,
                           const nlohmann::json& logprobs = nullptr);
+
+// Returns one streamed chunk of a chat choice's reasoning: a delta of its own, the text as both
+// reasoning_content and reasoning (no content), the role with the choice's first chunk.
+// Precondition: header.kind is Chat.
+nlohmann::json reasoning_chunk_json(const ResponseHeader& header, int index,
+                                    const std::string& reasoning, bool is_first, bool include_usage,
+                                    const nlohmann::json& logprobs = nullptr);
 
 // Returns the last chunk of a stream with include_usage: no choices, the usage.
 nlohmann::json usage_chunk_json(const ResponseHeader& header, const Usage& usage);

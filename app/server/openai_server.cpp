@@ -72,11 +72,18 @@ uint64_t random_seed() {
   return rng();
 }
 
-PromptBuilder make_builder(const EngineService& service, bool use_chat_template) {
+// Text completions' builder has no chat template and no reasoning format: their text is the whole
+// output (vLLM, too, splits the reasoning out of chat answers only).
+PromptBuilder make_builder(const EngineService& service, const ServerOptions& options,
+                           bool use_chat_template) {
   const ModelSession& session = service.session();
-  PromptBuilder builder(PromptOptions{.use_chat_template = use_chat_template},
-                        session.model->chat_template, *session.tokenizer, DatasetFormat::OpenAiChat,
-                        {}, session.model->chat_template_origin);
+  PromptOptions prompt{.use_chat_template = use_chat_template};
+  if (use_chat_template) {
+    prompt.chat_template = options.chat_template;
+    prompt.reasoning = options.reasoning;
+  }
+  PromptBuilder builder(prompt, session.model->chat_template, *session.tokenizer,
+                        DatasetFormat::OpenAiChat, {}, session.model->chat_template_origin);
   builder.set_max_model_len(service.max_model_len());
   return builder;
 }
@@ -121,8 +128,8 @@ OpenAiServer::OpenAiServer(std::shared_ptr<EngineService> service, ServerOptions
     : service_(std::move(service)),
       options_(std::move(options)),
       created_(static_cast<int64_t>(std::time(nullptr))),
-      chat_prompts_(make_builder(*service_, true)),
-      plain_prompts_(make_builder(*service_, false)),
+      chat_prompts_(make_builder(*service_, options_, true)),
+      plain_prompts_(make_builder(*service_, options_, false)),
       body_budget_(std::make_shared<InFlightBudget>(options_.max_body_bytes_in_flight,
                                                     "bytes of request bodies",
                                                     "--max-body-bytes-in-flight")),
@@ -379,24 +386,27 @@ void check_fits(const std::vector<int32_t>& ids, const EngineService& service, c
 
 }  // namespace
 
-std::vector<std::vector<int32_t>> OpenAiServer::prompt_ids(const CompletionRequest& r,
-                                                           bool is_chat) const {
-  std::vector<std::vector<int32_t>> prompts;
+OpenAiServer::RequestPrompts OpenAiServer::prompt_ids(const CompletionRequest& r,
+                                                      bool is_chat) const {
+  RequestPrompts prompts;
   if (is_chat) {
     DatasetRow row;
     row.messages = r.messages;
     BuiltPrompt built;
     try {
-      built = chat_prompts_.build(row);
+      built = chat_prompts_.build(row, prompt_request_options(r, options_.reasoning));
     } catch (const Error& e) {
       throw bad_request("messages", e.what());
     }
     if (!built.refusal.empty()) throw bad_request("messages", built.refusal);
-    prompts.push_back(std::move(built.token_ids));
+    prompts.token_ids.push_back(std::move(built.token_ids));
+    prompts.reasoning = built.reasoning;
   } else {
-    for (const auto& p : r.prompts) prompts.push_back(prompt_tokens(p, plain_prompts_, *service_));
+    for (const auto& p : r.prompts)
+      prompts.token_ids.push_back(prompt_tokens(p, plain_prompts_, *service_));
   }
-  for (const auto& ids : prompts) check_fits(ids, *service_, is_chat ? "messages" : "prompt");
+  for (const auto& ids : prompts.token_ids)
+    check_fits(ids, *service_, is_chat ? "messages" : "prompt");
   return prompts;
 }
 
@@ -404,10 +414,11 @@ std::vector<std::vector<int32_t>> OpenAiServer::prompt_ids(const CompletionReque
 // is parsed), build the prompts, reserve the answer's share of the answers' budget, submit (the
 // service compiles the grammar), and answer whole or as a stream.
 void OpenAiServer::completions(RequestBody body, httplib::Response& res, bool is_chat) {
-  const CompletionRequest r = parse_completion(std::move(body), is_chat);
-  std::vector<std::vector<int32_t>> prompts = prompt_ids(r, is_chat);
-  const size_t num_prompts = prompts.size();
-  auto reservation = reserve_answer(r, prompts);
+  CompletionRequest r = parse_completion(std::move(body), is_chat);
+  RequestPrompts prompts = prompt_ids(r, is_chat);
+  r.sampling.reasoning = prompts.reasoning;  // the answer's budget counts a reasoning too
+  const size_t num_prompts = prompts.token_ids.size();
+  auto reservation = reserve_answer(r, prompts.token_ids);
   std::unique_ptr<RequestGroup> group = submit(r, std::move(prompts));
   ResponseHeader header{r.kind, random_id(is_chat ? "chatcmpl-" : "cmpl-"),
                         static_cast<int64_t>(std::time(nullptr)), options_.served_model_name};
@@ -450,13 +461,13 @@ std::shared_ptr<InFlightBudget::Reservation> OpenAiServer::reserve_answer(
   return reservation;
 }
 
-std::unique_ptr<RequestGroup> OpenAiServer::submit(
-    const CompletionRequest& r, std::vector<std::vector<int32_t>> prompts) const {
+std::unique_ptr<RequestGroup> OpenAiServer::submit(const CompletionRequest& r,
+                                                   RequestPrompts prompts) const {
   SamplingParams sampling = r.sampling;
   if (!r.has_seed && !options_.has_default_seed) sampling.seed = random_seed();
   if (r.grammar) sampling.grammar = std::make_shared<const GrammarSource>(*r.grammar);
   std::vector<ServiceRequest> requests;
-  for (auto& ids : prompts) requests.push_back({std::move(ids), sampling, 0, r.stream});
+  for (auto& ids : prompts.token_ids) requests.push_back({std::move(ids), sampling, 0, r.stream});
   try {
     return std::make_unique<RequestGroup>(*service_, std::move(requests));
   } catch (const QueueFull&) {

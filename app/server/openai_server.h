@@ -35,7 +35,11 @@ struct ServerOptions {
   bool is_metrics_protected = false;  // /metrics needs the API key too
   std::string served_model_name;      // the name clients ask for
   SamplingParams defaults;            // for parameters a request leaves out
-  bool has_default_seed = false;      // false: a request without "seed" gets a random one
+  std::string chat_template;          // template source replacing the model's own; "": the model's
+  // A thinking model's reasoning: the controls of requests that do not give their own
+  // (reasoning_effort, chat_template_kwargs.enable_thinking).
+  ReasoningControls reasoning;
+  bool has_default_seed = false;  // false: a request without "seed" gets a random one
   size_t max_body_bytes = size_t{8} << 20;
   // Bytes of request bodies that the requests being read and parsed hold together at most.
   uint64_t max_body_bytes_in_flight = uint64_t{16} << 20;
@@ -88,16 +92,20 @@ class OpenAiServer {
   // completions()' steps. Returns the body parsed into a request for the served model (the body,
   // and its share of the bodies' budget, go back on return); throws ApiError 400 or 404.
   CompletionRequest parse_completion(RequestBody body, bool is_chat) const;
-  // Returns the token ids of each prompt of a request, checked against the context.
-  std::vector<std::vector<int32_t>> prompt_ids(const CompletionRequest& r, bool is_chat) const;
+  // The prompts of a request: each one's token ids, checked against the context, and how the
+  // engine treats their reasoning (a chat prompt's, from the chat template and the controls).
+  struct RequestPrompts {
+    std::vector<std::vector<int32_t>> token_ids;
+    ReasoningParams reasoning;
+  };
+  RequestPrompts prompt_ids(const CompletionRequest& r, bool is_chat) const;
   // Returns the answer's share of the answers' budget, held until the answer is written. Throws
   // ApiError 400 for an answer past max_response_entries, 503 past the budget.
   std::shared_ptr<InFlightBudget::Reservation> reserve_answer(
       const CompletionRequest& r, const std::vector<std::vector<int32_t>>& prompts) const;
   // Submits one request per prompt (the grammar's source with each; the service compiles it).
   // Throws QueueFull, ApiError 400 naming the grammar's parameter when it does not compile.
-  std::unique_ptr<RequestGroup> submit(const CompletionRequest& r,
-                                       std::vector<std::vector<int32_t>> prompts) const;
+  std::unique_ptr<RequestGroup> submit(const CompletionRequest& r, RequestPrompts prompts) const;
   // Waits for a whole answer and sets res to it (499 when the client left meanwhile).
   void answer_whole(std::unique_ptr<RequestGroup> group, WholeResponse answer,
                     std::shared_ptr<void> reservation, httplib::Response& res) const;

@@ -15,8 +15,14 @@ uint64_t max_new_tokens(const SamplingParams& sampling, size_t prompt_length, in
   return static_cast<uint64_t>(std::clamp<int64_t>(left, 0, sampling.max_tokens));
 }
 
+// A reasoning token's text is written twice (reasoning_content and reasoning): one entry more.
+uint64_t reasoning_entries(const SamplingParams& sampling) {
+  return sampling.reasoning.format != ReasoningFormat::None ? 1 : 0;
+}
+
 uint64_t entries_per_token(const SamplingParams& sampling) {
-  return sampling.logprobs >= 0 ? 1 + static_cast<uint64_t>(sampling.logprobs) : 1;
+  const uint64_t token = sampling.logprobs >= 0 ? 1 + static_cast<uint64_t>(sampling.logprobs) : 1;
+  return token + reasoning_entries(sampling);
 }
 
 }  // namespace
@@ -48,7 +54,8 @@ void check_response_entries(const CompletionRequest& request,
       str_cat("the answer could hold ", num_entries, " tokens and top log-probabilities: n (", s.n,
               ") x ", prompt_lengths.size(), " prompt(s) x up to ", most_tokens,
               " tokens (max_tokens ", s.max_tokens, ", or what the context leaves) x (1 + ",
-              logprobs_name, " ", num_top, "); this server answers at most ", max_entries,
+              logprobs_name, " ", num_top, reasoning_entries(s) ? ", + 1 for the reasoning" : "",
+              "); this server answers at most ", max_entries,
               " per request (--max-response-entries): ask for fewer choices, tokens or ",
               logprobs_name));
 }

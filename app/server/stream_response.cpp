@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+
 #include "app/server/api_error.h"
 
 namespace sluice {
@@ -38,7 +40,8 @@ struct StreamState {
     return out;
   }
 
-  // Returns the events of one token of a choice ("" when it has no text of its own yet).
+  // Returns the events of one token of a choice: a chunk of its reasoning and one of its answer,
+  // each only when the token decided text of that kind ("" when it has none of its own yet).
   std::string on_token(const ChoiceEvent& e) {
     const size_t choice = static_cast<size_t>(e.choice_index);
     const TokenDelta& token = e.event.token;
@@ -46,11 +49,22 @@ struct StreamState {
       pending_ids[choice].push_back(token.token_id);
       pending_logprobs[choice].push_back(*token.logprobs);
     }
-    if (token.text.empty()) return {};
-    const bool is_first = !has_sent[choice];
-    has_sent[choice] = true;
-    return sse_event(chunk_json(header, e.choice_index, token.text, is_first, FinishReason::None,
-                                options.include_usage, take_logprobs(choice)));
+    std::string out;
+    // (Only chat requests are given a reasoning format: a text completion's text is the whole
+    // output.)
+    if (!token.reasoning_text.empty()) {
+      const bool is_first = !has_sent[choice];
+      has_sent[choice] = true;
+      out += sse_event(reasoning_chunk_json(header, e.choice_index, token.reasoning_text, is_first,
+                                            options.include_usage, take_logprobs(choice)));
+    }
+    if (!token.text.empty()) {
+      const bool is_first = !has_sent[choice];
+      has_sent[choice] = true;
+      out += sse_event(chunk_json(header, e.choice_index, token.text, is_first, FinishReason::None,
+                                  options.include_usage, take_logprobs(choice)));
+    }
+    return out;
   }
 
   // Returns the events that end a choice: its error, if any, and its finish reason.
@@ -58,6 +72,7 @@ struct StreamState {
     const size_t choice = static_cast<size_t>(e.choice_index);
     const FinishedRequest& f = e.event.finished;
     usage.completion_tokens += static_cast<int64_t>(f.output_token_ids.size());
+    usage.reasoning_tokens += std::max(f.num_reasoning_tokens, 0);
     if (!is_prompt_counted[e.prompt_idx]) {
       is_prompt_counted[e.prompt_idx] = true;
       usage.prompt_tokens += f.num_prompt_tokens;

@@ -43,12 +43,14 @@ WholeResponse::WholeResponse(ResponseHeader header, size_t num_choices, size_t n
 void WholeResponse::add(const ChoiceEvent& e) {
   if (!e.event.is_finished) return;
   const FinishedRequest& f = e.event.finished;
-  Choice choice{e.choice_index, f.output_text, f.finish_reason, nullptr};
+  // (A text completion's request has no reasoning format: its output_text is the whole output.)
+  Choice choice{e.choice_index, f.output_text, f.finish_reason, nullptr, f.reasoning_text};
   if (wants_logprobs_) {
     choice.logprobs = logprobs_json(header_.kind, f.output_token_ids, f.output_logprobs, bytes_of_);
   }
   choice_texts_[static_cast<size_t>(e.choice_index)] = dump_body(choice_json(header_.kind, choice));
   usage_.completion_tokens += static_cast<int64_t>(f.output_token_ids.size());
+  usage_.reasoning_tokens += std::max(f.num_reasoning_tokens, 0);
   if (!is_prompt_counted_[e.prompt_idx]) {
     is_prompt_counted_[e.prompt_idx] = true;
     usage_.prompt_tokens += f.num_prompt_tokens;

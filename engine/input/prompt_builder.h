@@ -89,6 +89,8 @@ class PromptBuilder {
   // ids, so a hostile row of megabytes costs no tokenization. 0 (the default) checks nothing.
   void set_max_model_len(int max_model_len) { max_model_len_ = max_model_len; }
 
+  // The job's options this builder was made with (a request's own are merged over them).
+  const PromptOptions& options() const { return options_; }
   bool uses_chat_template() const { return chat_template_.has_value(); }
   const std::string& column_template_text() const { return column_template_text_; }
 

@@ -58,6 +58,16 @@ class FakeOpenAiServer {
     faults_.assign(faults.begin(), faults.end());
   }
   void set_slow_seconds(double s) { slow_s_ = s; }
+  // Chat answers carry a reasoning under these message keys (reasoning_content, reasoning), the
+  // first key's "thought about: <prompt>", any other's "other", and 2 reasoning tokens in the
+  // usage; none by default.
+  void set_reasoning_keys(std::vector<std::string> keys) {
+    const std::lock_guard lock(mutex_);
+    reasoning_keys_ = std::move(keys);
+  }
+  static std::string reasoning_about(const std::string& prompt) {
+    return "thought about: " + prompt;
+  }
   std::vector<Seen> seen() const {
     const std::lock_guard lock(mutex_);
     return seen_;
@@ -128,17 +138,26 @@ class FakeOpenAiServer {
       while (!is_stopping_ && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    std::vector<std::string> reasoning_keys;
+    {
+      const std::lock_guard lock(mutex_);
+      reasoning_keys = reasoning_keys_;
+    }
     nlohmann::json choice = {{"index", 0}, {"finish_reason", "stop"}};
-    if (is_chat)
+    nlohmann::json usage = {{"prompt_tokens", 7}, {"completion_tokens", 3}, {"total_tokens", 10}};
+    if (is_chat) {
       choice["message"] = {{"role", "assistant"}, {"content", answer_to(prompt)}};
-    else
+      for (size_t i = 0; i < reasoning_keys.size(); ++i)
+        choice["message"][reasoning_keys[i]] = i == 0 ? reasoning_about(prompt) : "other";
+      if (!reasoning_keys.empty()) usage["completion_tokens_details"] = {{"reasoning_tokens", 2}};
+    } else {
       choice["text"] = answer_to(prompt);
-    const nlohmann::json out = {
-        {"id", "cmpl-fake"},
-        {"object", is_chat ? "chat.completion" : "text_completion"},
-        {"model", model_},
-        {"choices", {choice}},
-        {"usage", {{"prompt_tokens", 7}, {"completion_tokens", 3}, {"total_tokens", 10}}}};
+    }
+    const nlohmann::json out = {{"id", "cmpl-fake"},
+                                {"object", is_chat ? "chat.completion" : "text_completion"},
+                                {"model", model_},
+                                {"choices", {choice}},
+                                {"usage", usage}};
     res.set_content(out.dump(), "application/json");
   }
 
@@ -150,6 +169,7 @@ class FakeOpenAiServer {
   mutable std::mutex mutex_;
   std::deque<Fault> faults_;
   std::vector<Seen> seen_;
+  std::vector<std::string> reasoning_keys_;
   std::atomic<int> in_flight_{0};
   std::atomic<int> max_in_flight_{0};
   std::atomic<double> slow_s_{3.0};

@@ -1,6 +1,8 @@
 // The official openai npm package against `sluice serve` on stories260K: list models, chat and
 // text completions streamed and not, n = 2, seeded reproducibility equal to `sluice generate` on
-// the same row, abort by closing a stream, usage counts, an API key required and refused.
+// the same row, abort by closing a stream, usage counts, an API key required and refused; and a
+// second server whose chat template opens a <think> block (as DeepSeek-R1's does) with a reasoning
+// budget: the answer's reasoning under reasoning_content and reasoning, streamed as its own deltas.
 // Usage: node openai_client_test.mjs SLUICE MODEL WORK_DIR
 import { spawn, execFileSync } from "node:child_process";
 import { createServer } from "node:net";
@@ -21,9 +23,10 @@ function freePort() {
   });
 }
 
-async function startServer(port) {
+async function startServer(port, extraArgs = []) {
   const server = spawn(sluice, ["serve", "--model", modelPath, "--port", String(port), "--served-model-name",
-                                "stories", "--api-key", apiKey, "--threads", "2"], { stdio: ["ignore", "ignore", "inherit"] });
+                                "stories", "--api-key", apiKey, "--threads", "2", ...extraArgs],
+                       { stdio: ["ignore", "ignore", "inherit"] });
   const deadline = Date.now() + 60000;
   while (Date.now() < deadline) {
     if (server.exitCode !== null) throw new Error(`sluice serve exited with ${server.exitCode}`);
@@ -143,6 +146,64 @@ test("closing a stream aborts the request and frees its blocks", async () => {
   assert.equal(m.num_requests_running, 0);
   assert.equal(m.kv_cache_blocks_used, 0);
   assert.equal(m.request_aborted_total, before + 1);
+});
+
+// A DeepSeek-R1-style template: the generation prompt ends inside "<think>\n", so every output
+// starts in the reasoning; --reasoning-budget 4 has the engine close it after 4 tokens ("\n</think>\n\n")
+// and the answer follows.
+const thinkTemplate = `{%- for message in messages %}{{ message['role'] }}: {{ message['content'] }}
+{% endfor %}{%- if add_generation_prompt %}assistant: <think>
+{% endif %}`;
+
+test("a thinking template: reasoning under reasoning_content and reasoning, streamed as its own deltas", async () => {
+  writeFileSync(`${workDir}/think.jinja`, thinkTemplate);
+  const thinkPort = await freePort();
+  const thinking = await startServer(thinkPort, ["--chat-template", `${workDir}/think.jinja`, "--reasoning-budget", "4"]);
+  try {
+    const c = new OpenAI({ baseURL: `http://127.0.0.1:${thinkPort}/v1`, apiKey, maxRetries: 0 });
+    const ask = { model: "stories", messages: [{ role: "user", content: "Tell me a story" }], max_tokens: 24,
+                  temperature: 0 };
+    const whole = await c.chat.completions.create(ask);
+    const message = whole.choices[0].message;
+    assert.ok(typeof message.reasoning_content === "string" && message.reasoning_content.length > 0,
+              JSON.stringify(message));
+    assert.ok(message.content.length > 0, JSON.stringify(message));
+    assert.ok(!message.content.includes("</think>"), JSON.stringify(message));
+    const reasoningTokens = whole.usage.completion_tokens_details.reasoning_tokens;
+    assert.ok(reasoningTokens > 0 && reasoningTokens < whole.usage.completion_tokens, JSON.stringify(whole.usage));
+    // The raw body has vLLM's name too.
+    const raw = await (await c.chat.completions.create(ask).asResponse()).json();
+    assert.equal(raw.choices[0].message.reasoning, message.reasoning_content);
+    assert.equal(raw.choices[0].message.reasoning_content, message.reasoning_content);
+
+    const stream = await c.chat.completions.create({ ...ask, stream: true, stream_options: { include_usage: true } });
+    let reasoning = "", reasoningAgain = "", content = "", usage = null;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      if (chunk.choices.length === 0) continue;
+      const delta = chunk.choices[0].delta;
+      assert.ok(!(delta.reasoning_content !== undefined && delta.content !== undefined), JSON.stringify(delta));
+      if (delta.content !== undefined && chunk.choices[0].finish_reason === null) assert.notEqual(delta.content, "");
+      reasoning += delta.reasoning_content ?? "";
+      reasoningAgain += delta.reasoning ?? "";
+      content += delta.content ?? "";
+    }
+    assert.equal(reasoning, message.reasoning_content);
+    assert.equal(reasoningAgain, message.reasoning_content);
+    assert.equal(content, message.content);
+    assert.deepEqual(usage, whole.usage);
+
+    // enable_thinking false closes the block the template opened: no reasoning, and no keys for it.
+    const off = await c.chat.completions.create({ ...ask, chat_template_kwargs: { enable_thinking: false } });
+    assert.equal(off.choices[0].message.reasoning_content, undefined, JSON.stringify(off.choices[0].message));
+    assert.equal(off.choices[0].message.reasoning, undefined);
+    assert.equal(off.usage.completion_tokens_details, undefined);
+    assert.ok(off.choices[0].message.content.length > 0);
+    await assert.rejects(c.chat.completions.create({ ...ask, reasoning_effort: "extreme" }),
+                         (e) => e.status === 400 && e.param === "reasoning_effort");
+  } finally {
+    thinking.kill("SIGTERM");
+  }
 });
 
 test("errors reach the client with their status and parameter", async () => {

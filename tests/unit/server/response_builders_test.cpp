@@ -14,6 +14,7 @@
 #include "app/server/stream_response.h"
 #include "app/server/whole_response.h"
 #include "tests/unit/engine/engine_test_util.h"
+#include "tests/unit/server/response_test_util.h"
 #include "tests/unit/service/service_test_util.h"
 
 namespace sluice::test {
@@ -23,29 +24,6 @@ using Json = nlohmann::json;
 
 const ResponseHeader kBuilderText{CompletionKind::Text, "cmpl-7", 1700000000, "stories"};
 const ResponseHeader kBuilderChat{CompletionKind::Chat, "chatcmpl-7", 1700000000, "stories"};
-
-// Calls a response's content provider as httplib does until it is done (or fails), asking for
-// at most max_length bytes a time; returns what it wrote, nullopt when the provider failed.
-std::optional<std::string> provide_all(httplib::Response& res, size_t max_length) {
-  std::string body;
-  bool is_done = false;
-  httplib::DataSink sink;
-  sink.write = [&](const char* data, size_t size) {
-    body.append(data, size);
-    return true;
-  };
-  sink.done = [&] { is_done = true; };
-  sink.is_writable = [] { return true; };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!is_done && (res.content_length_ == 0 || body.size() < res.content_length_)) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ADD_FAILURE() << "the provider did not finish within a minute";
-      return std::nullopt;
-    }
-    if (!res.content_provider_(body.size(), max_length, sink)) return std::nullopt;
-  }
-  return body;
-}
 
 ChoiceEvent finished_choice(int choice_index, size_t prompt_idx, std::string text,
                             FinishReason reason, int num_prompt_tokens, size_t num_tokens,
@@ -110,19 +88,6 @@ TEST(WholeResponse, KeepsTheFirstErrorAndWhetherAChoiceWasAborted) {
   EXPECT_FALSE(answer.is_aborted());
   answer.add(finished_choice(2, 0, "x", FinishReason::Abort, 5, 1));
   EXPECT_TRUE(answer.is_aborted());
-}
-
-// The events of a stream: each "data: " line's JSON (or "[DONE]").
-std::vector<std::string> sse_data(const std::string& body) {
-  std::vector<std::string> out;
-  size_t begin = 0;
-  for (size_t end = 0; (end = body.find("\n\n", begin)) != std::string::npos; begin = end + 2) {
-    const std::string event = body.substr(begin, end - begin);
-    EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
-    out.push_back(event.substr(6));
-  }
-  EXPECT_EQ(begin, body.size()) << "the stream ends inside an event";
-  return out;
 }
 
 std::string token_bytes(int32_t id) {
