@@ -125,7 +125,9 @@ std::shared_ptr<EngineService> ModelHost::build_service(std::shared_ptr<const Mo
 ServiceLease ModelHost::lend_for_job(const GenerationSpec& spec, const LoadOptions& options,
                                      std::function<void(const std::string&)> on_note) {
   if (spec.remote.is_remote()) {
-    auto driver = std::make_shared<RemoteDriver>(spec.remote, std::move(on_note));
+    RemoteSpec remote = spec.remote;
+    remote.reasoning = spec.prompt.reasoning;  // forwarded with each chat request
+    auto driver = std::make_shared<RemoteDriver>(remote, std::move(on_note));
     std::string model = driver->model();
     return {std::move(driver), nullptr, std::move(model)};
   }
