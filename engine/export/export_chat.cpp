@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "engine/core/error.h"
 #include "engine/export/export_output.h"
@@ -68,6 +69,9 @@ Json alpaca_record(const RowResult& row) {
     record["input"] = "";
   }
   record["output"] = row.samples[0].output;
+  // Alpaca records are flat fields, not chat messages, so no chat template reads them: the
+  // reasoning takes the plain name the job file and the jsonl export use.
+  if (has_reasoning(row.samples[0])) record["reasoning"] = row.samples[0].reasoning;
   return record;
 }
 
@@ -83,6 +87,26 @@ Json sharegpt_turn(const std::string& role, const std::string& value) {
   return Json{{"from", from != nullptr ? from : role}, {"value", value}};
 }
 
+// The assistant's message of an openai record: content is the answer; a sample's reasoning goes
+// beside it as reasoning_content, the name DeepSeek's API and llama.cpp's server use, and the
+// one thinking models' chat templates (Qwen3's, for one) read when a trainer renders messages.
+Json assistant_message(const SampleResult& sample) {
+  Json message{{"role", "assistant"}, {"content", sample.output}};
+  if (has_reasoning(sample)) message["reasoning_content"] = sample.reasoning;
+  return message;
+}
+
+// The gpt turn of a sharegpt record: ShareGPT has no field for reasoning. Loaders turn its turns
+// into chat messages (from -> role, value -> content) and can map further keys onto the message
+// (Axolotl's message_property_mappings), so the reasoning keeps the message name of the openai
+// format, reasoning_content, and a tool that knows only from/value reads the answer as before.
+// Tools that want the reasoning inside the text (LLaMA-Factory's <think> handling) take keep.
+Json sharegpt_answer_turn(const SampleResult& sample) {
+  Json turn = sharegpt_turn("assistant", sample.output);
+  if (has_reasoning(sample)) turn["reasoning_content"] = sample.reasoning;
+  return turn;
+}
+
 }  // namespace
 
 ExportStats write_alpaca_export(const JobStore& job, ExportOutput& out,
@@ -91,7 +115,8 @@ ExportStats write_alpaca_export(const JobStore& job, ExportOutput& out,
   JsonArrayWriter array(out);
   for_each_readable_row(job, stats, [&](const RowResult& row) {
     if (!has_output(row, options, stats)) return;
-    array.add(alpaca_record(row));
+    RowResult storage;
+    array.add(alpaca_record(row_for_export(row, options.reasoning, storage)));
     stats.rows_written++;
     stats.records_written++;
   });
@@ -105,9 +130,10 @@ ExportStats write_openai_chat_export(const JobStore& job, ExportOutput& out,
   for_each_readable_row(job, stats, [&](const RowResult& row) {
     if (!has_output(row, options, stats)) return;
     const Json conversation = messages_to_json(conversation_of(row));
-    for (const SampleResult& sample : row.samples) {
+    RowResult storage;
+    for (const SampleResult& sample : row_for_export(row, options.reasoning, storage).samples) {
       Json messages = conversation;
-      messages.push_back(Json{{"role", "assistant"}, {"content", sample.output}});
+      messages.push_back(assistant_message(sample));
       out.write(to_json_text(Json{{"messages", std::move(messages)}}));
       out.write("\n");
       stats.records_written++;
@@ -126,9 +152,12 @@ ExportStats write_sharegpt_export(const JobStore& job, ExportOutput& out,
     Json conversation = Json::array();
     for (const ChatMessage& message : conversation_of(row))
       conversation.push_back(sharegpt_turn(message.role, message.content));
-    for (size_t i = 0; i < row.samples.size(); ++i) {
+    RowResult storage;
+    const std::vector<SampleResult>& samples =
+        row_for_export(row, options.reasoning, storage).samples;
+    for (size_t i = 0; i < samples.size(); ++i) {
       Json turns = conversation;
-      turns.push_back(sharegpt_turn("assistant", row.samples[i].output));
+      turns.push_back(sharegpt_answer_turn(samples[i]));
       std::string id = std::to_string(row.row_index);
       if (row.samples.size() > 1) id += str_cat('-', i);
       array.add(Json{{"id", std::move(id)}, {"conversations", std::move(turns)}});

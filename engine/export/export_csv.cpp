@@ -28,11 +28,20 @@ struct CsvLayout {
   std::vector<std::string> input_headers;  // input_fields, renamed where they hit a result column
   size_t num_output_columns = 1;
   std::vector<std::string> output_keys;
+  // ReasoningExport::Separate and some exported sample has reasoning: the reasoning columns
+  // ("reasoning", "reasoning_1", ... as many as the output columns, and "reasoning_tokens") are
+  // written. Never for a job without reasoning, whose columns stay as they were.
+  bool has_reasoning_columns = false;
 };
 
 // The name of sample i's column: "output", "output_1", ...
 std::string output_column_name(size_t i) {
   return i == 0 ? std::string("output") : str_cat("output_", i);
+}
+
+// The name of sample i's reasoning column: "reasoning", "reasoning_1", ...
+std::string reasoning_column_name(size_t i) {
+  return i == 0 ? std::string("reasoning") : str_cat("reasoning_", i);
 }
 
 // Returns output parsed when it is a JSON object; nullopt for anything else (not JSON, too deep,
@@ -87,11 +96,11 @@ class OutputKeys {
   std::unordered_set<std::string> seen_;
 };
 
-// Returns true for "output_1", "output_2", ...: the names of the extra sample columns.
-bool is_output_column_name(const std::string& name) {
-  constexpr std::string_view kPrefix = "output_";
-  if (name.size() <= kPrefix.size() || name.rfind(kPrefix, 0) != 0) return false;
-  return std::all_of(name.begin() + kPrefix.size(), name.end(),
+// Returns true for "<prefix>1", "<prefix>2", ...: the names of the extra sample columns with
+// prefix "output_" or "reasoning_".
+bool is_numbered_column_name(const std::string& name, std::string_view prefix) {
+  if (name.size() <= prefix.size() || name.rfind(prefix, 0) != 0) return false;
+  return std::all_of(name.begin() + prefix.size(), name.end(),
                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
@@ -99,16 +108,21 @@ bool is_output_column_name(const std::string& name) {
 // gets the generated text); an input field with a result column's name is kept as
 // "input_<name>", prefixed again until no column has that name ("input_input_output" when the
 // input also has "input_output").
-// flattened_headers (the output fields' columns) are result columns too.
-std::vector<std::string> input_headers_for(
-    const std::vector<std::string>& input_fields,
-    const std::unordered_set<std::string>& flattened_headers) {
+// flattened_headers (the output fields' columns) are result columns too, and so are the
+// reasoning columns when has_reasoning_columns.
+std::vector<std::string> input_headers_for(const std::vector<std::string>& input_fields,
+                                           const std::unordered_set<std::string>& flattened_headers,
+                                           bool has_reasoning_columns) {
   static const std::unordered_set<std::string> kFixedColumns = {
       "row_index",     "status",        "prompt",   "output",
       "output_tokens", "finish_reason", "total_ms", "error"};
+  const auto is_reasoning_column = [&](const std::string& name) {
+    return has_reasoning_columns && (name == "reasoning" || name == "reasoning_tokens" ||
+                                     is_numbered_column_name(name, "reasoning_"));
+  };
   const auto is_result_column = [&](const std::string& name) {
-    return kFixedColumns.contains(name) || is_output_column_name(name) ||
-           flattened_headers.contains(name);
+    return kFixedColumns.contains(name) || is_numbered_column_name(name, "output_") ||
+           flattened_headers.contains(name) || is_reasoning_column(name);
   };
   std::unordered_set<std::string> taken(input_fields.begin(), input_fields.end());
   std::vector<std::string> headers;
@@ -146,6 +160,10 @@ CsvLayout scan_layout(const JobStore& job, const ExportOptions& options) {
   for_each_readable_row(job, [&](const RowResult& row) {
     if (!is_row_exported(row, options, /*honours_include_failed=*/true)) return;
     layout.num_output_columns = std::max(layout.num_output_columns, row.samples.size());
+    if (options.reasoning == ReasoningExport::Separate) {
+      for (const SampleResult& sample : row.samples)
+        layout.has_reasoning_columns |= has_reasoning(sample);
+    }
     if (options.flatten_output) {
       for (const SampleResult& sample : row.samples) {
         const std::optional<Json> object = parse_output_object(sample.output);
@@ -161,8 +179,8 @@ CsvLayout scan_layout(const JobStore& job, const ExportOptions& options) {
   });
   layout.output_keys = output_keys.take();
   const std::vector<std::string> flattened = flattened_headers(layout);
-  layout.input_headers =
-      input_headers_for(layout.input_fields, {flattened.begin(), flattened.end()});
+  layout.input_headers = input_headers_for(
+      layout.input_fields, {flattened.begin(), flattened.end()}, layout.has_reasoning_columns);
   return layout;
 }
 
@@ -195,13 +213,25 @@ std::vector<std::string> header_fields(const CsvLayout& layout, const ExportOpti
   for (size_t i = 1; i < layout.num_output_columns; ++i) header.push_back(output_column_name(i));
   const std::vector<std::string> flattened = flattened_headers(layout);
   header.insert(header.end(), flattened.begin(), flattened.end());
-  header.insert(header.end(), {"output_tokens", "finish_reason", "total_ms"});
+  if (layout.has_reasoning_columns) {
+    for (size_t i = 0; i < layout.num_output_columns; ++i)
+      header.push_back(reasoning_column_name(i));
+  }
+  header.push_back("output_tokens");
+  if (layout.has_reasoning_columns) header.push_back("reasoning_tokens");
+  header.insert(header.end(), {"finish_reason", "total_ms"});
   if (options.include_failed) header.push_back("error");
   return header;
 }
 
+// The flattened fields come from the answers (row's outputs), whatever options.reasoning
+// writes in the output columns: under keep, "<think>...</think>" before a JSON answer would
+// leave them empty.
 std::vector<std::string> row_fields(const RowResult& row, const CsvLayout& layout,
                                     const ExportOptions& options) {
+  RowResult storage;
+  const std::vector<SampleResult>& samples =
+      row_for_export(row, options.reasoning, storage).samples;
   std::vector<std::string> fields = {std::to_string(row.row_index), to_string(row.status)};
   for (const std::string& name : layout.input_fields) {
     const auto it = row.input.is_object() ? row.input.find(name) : row.input.end();
@@ -213,7 +243,7 @@ std::vector<std::string> row_fields(const RowResult& row, const CsvLayout& layou
   }
   fields.push_back(row.prompt);
   for (size_t i = 0; i < layout.num_output_columns; ++i)
-    fields.push_back(i < row.samples.size() ? row.samples[i].output : std::string());
+    fields.push_back(i < samples.size() ? samples[i].output : std::string());
   for (size_t i = 0; i < layout.num_output_columns; ++i) {
     const std::optional<Json> object =
         i < row.samples.size() ? parse_output_object(row.samples[i].output) : std::nullopt;
@@ -226,9 +256,15 @@ std::vector<std::string> row_fields(const RowResult& row, const CsvLayout& layou
       fields.push_back(it != object->end() ? field_cell(*it) : std::string());
     }
   }
-  const bool has_sample = !row.samples.empty();
-  fields.push_back(has_sample ? std::to_string(row.samples[0].output_tokens) : std::string());
-  fields.push_back(has_sample ? row.samples[0].finish_reason : std::string());
+  if (layout.has_reasoning_columns) {
+    for (size_t i = 0; i < layout.num_output_columns; ++i)
+      fields.push_back(i < samples.size() ? samples[i].reasoning : std::string());
+  }
+  const bool has_sample = !samples.empty();
+  fields.push_back(has_sample ? std::to_string(samples[0].output_tokens) : std::string());
+  if (layout.has_reasoning_columns)
+    fields.push_back(has_sample ? std::to_string(samples[0].reasoning_tokens) : std::string());
+  fields.push_back(has_sample ? samples[0].finish_reason : std::string());
   fields.push_back(number_text(row.total_ms));
   if (options.include_failed) fields.push_back(row.error);
   return fields;

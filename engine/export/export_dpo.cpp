@@ -86,6 +86,25 @@ DpoPair picked_pair(const RowResult& row, const PairPick& pick) {
           static_cast<size_t>(pick.rejected_sample_idx)};
 }
 
+// The pair as a record. chosen and rejected are the samples' outputs as options.reasoning writes
+// them; under Separate, a pair with reasoning on either side also gets chosen_reasoning and
+// rejected_reasoning ("" for a side without).
+Json dpo_record(const RowResult& row, const DpoPair& pair, ReasoningExport mode) {
+  RowResult storage;
+  const RowResult& exported = row_for_export(row, mode, storage);
+  const SampleResult& chosen = exported.samples[pair.chosen_sample_idx];
+  const SampleResult& rejected = exported.samples[pair.rejected_sample_idx];
+  Json record = Json::object();
+  record["prompt"] = row.prompt;
+  record["chosen"] = chosen.output;
+  record["rejected"] = rejected.output;
+  if (has_reasoning(chosen) || has_reasoning(rejected)) {
+    record["chosen_reasoning"] = chosen.reasoning;
+    record["rejected_reasoning"] = rejected.reasoning;
+  }
+  return record;
+}
+
 }  // namespace
 
 std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions& options,
@@ -143,11 +162,7 @@ ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const Expor
       return;
     }
     if (pick != picks.end()) stats.rows_picked++;
-    Json record = Json::object();
-    record["prompt"] = row.prompt;
-    record["chosen"] = row.samples[pair->chosen_sample_idx].output;
-    record["rejected"] = row.samples[pair->rejected_sample_idx].output;
-    out.write(to_json_text(record));
+    out.write(to_json_text(dpo_record(row, *pair, options.reasoning)));
     out.write("\n");
     stats.rows_written++;
     stats.records_written++;

@@ -19,6 +19,7 @@ struct DpoPair {
 
 // Returns the pair row gives under options.dpo_rule, or nullopt when it has fewer than two
 // successful samples (for DpoRule::Score: with a score) or the two picked outputs are identical;
+// outputs are the answers (SampleResult::output): the reasoning takes no part in the rule;
 // then *why_none (when given) says which, worded to follow a count of rows ("with identical
 // ..."). Throws Error naming the row and sample when a score is present but not a number.
 std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions& options,

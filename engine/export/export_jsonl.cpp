@@ -25,6 +25,20 @@ bool is_flat_job(const JobStore& job) {
   return max_num_samples <= 1;
 }
 
+// A sample's fields in the record: reasoning and reasoning_tokens (only for a sample that has
+// reasoning, so that other samples read as they did before) beside output and output_tokens.
+Json jsonl_sample(const SampleResult& sample) {
+  Json json = Json::object();
+  json["output"] = sample.output;
+  if (has_reasoning(sample)) json["reasoning"] = sample.reasoning;
+  json["output_tokens"] = sample.output_tokens;
+  if (has_reasoning(sample)) json["reasoning_tokens"] = sample.reasoning_tokens;
+  json["finish_reason"] = sample.finish_reason;
+  json["output_token_ids"] = sample.output_token_ids;
+  json["extra"] = sample.extra;
+  return json;
+}
+
 }  // namespace
 
 Json jsonl_record(const RowResult& row, bool is_flat) {
@@ -37,14 +51,17 @@ Json jsonl_record(const RowResult& row, bool is_flat) {
   record["prompt"] = row.prompt;
   record["prompt_tokens"] = row.prompt_tokens;
   if (is_flat) {
-    const Json sample = row.samples.empty() ? Json() : sample_to_json(row.samples[0]);
-    for (const char* key :
-         {"output", "output_tokens", "finish_reason", "output_token_ids", "extra"}) {
-      record[key] = sample.is_null() ? Json() : sample[key];
+    if (row.samples.empty()) {
+      for (const char* key :
+           {"output", "output_tokens", "finish_reason", "output_token_ids", "extra"})
+        record[key] = nullptr;
+    } else {
+      const Json sample = jsonl_sample(row.samples[0]);
+      for (const auto& [key, value] : sample.items()) record[key] = value;
     }
   } else {
     Json samples = Json::array();
-    for (const SampleResult& sample : row.samples) samples.push_back(sample_to_json(sample));
+    for (const SampleResult& sample : row.samples) samples.push_back(jsonl_sample(sample));
     record["samples"] = std::move(samples);
   }
   record["seed"] = row.seed;
@@ -64,7 +81,8 @@ ExportStats write_jsonl_export(const JobStore& job, ExportOutput& out,
       stats.leave_out(to_string(row.status));
       return;
     }
-    out.write(to_json_text(jsonl_record(row, is_flat)));
+    RowResult storage;
+    out.write(to_json_text(jsonl_record(row_for_export(row, options.reasoning, storage), is_flat)));
     out.write("\n");
     stats.rows_written++;
     stats.records_written++;

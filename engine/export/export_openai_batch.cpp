@@ -53,9 +53,14 @@ ExportStats write_openai_batch_export(const JobStore& job, ExportOutput& out,
     line["custom_id"] =
         custom_id != row.input.end() && custom_id->is_string() ? *custom_id : Json(nullptr);
     if (row.status == RowStatus::Done) {
-      line["response"] = {{"status_code", 200},
-                          {"request_id", request_id},
-                          {"body", Json(options.batch_response_body(row, request_id, created))}};
+      // The body builder writes whatever reasoning the row it is given has: none under keep
+      // and strip, which row_for_export has already moved or dropped.
+      RowResult storage;
+      const RowResult& exported = row_for_export(row, options.reasoning, storage);
+      line["response"] = {
+          {"status_code", 200},
+          {"request_id", request_id},
+          {"body", Json(options.batch_response_body(exported, request_id, created))}};
       line["error"] = nullptr;
     } else {
       line["response"] = nullptr;

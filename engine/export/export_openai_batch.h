@@ -3,6 +3,8 @@
 // row that failed or was skipped, "response": null and "error": {"code", "message"}. The body
 // (the chat.completion or text_completion object a server would return) is built by
 // ExportOptions::batch_response_body, which the app supplies: the engine knows no HTTP shapes.
+// It gets each row as row_for_export shows it under ExportOptions::reasoning, so under keep and
+// strip its samples have no reasoning left to write.
 #pragma once
 
 #include <string>

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "engine/export/exporters.h"
 #include "engine/jobs/job_store.h"
@@ -34,6 +35,38 @@ inline void for_each_readable_row(const JobStore& job,
 // Returns true for samples that ended normally ("stop" or "length"), as training data needs.
 inline bool is_successful_sample(const SampleResult& sample) {
   return sample.finish_reason == "stop" || sample.finish_reason == "length";
+}
+
+// Returns true when sample has a thinking model's reasoning: its text, or tokens counted for it.
+inline bool has_reasoning(const SampleResult& sample) {
+  return !sample.reasoning.empty() || sample.reasoning_tokens != 0;
+}
+
+// Returns the answer with the reasoning written back before it, as R1-style SFT data holds it:
+// "<think>\n{reasoning}\n</think>\n\n{answer}"; the answer alone when the reasoning is "".
+inline std::string output_with_reasoning(const SampleResult& sample) {
+  if (sample.reasoning.empty()) return sample.output;
+  return "<think>\n" + sample.reasoning + "\n</think>\n\n" + sample.output;
+}
+
+// Returns row as an export under mode shows it. Separate: row itself (a writer puts each
+// sample's reasoning in a place of its own, when has_reasoning). Keep and Strip: every sample's
+// output becomes output_with_reasoning or stays the answer, and its reasoning and
+// reasoning_tokens are cleared, so a writer sees no reasoning. A row that needs a change is
+// copied into storage, which must outlive the use of the result; others come back as row.
+inline const RowResult& row_for_export(const RowResult& row, ReasoningExport mode,
+                                       RowResult& storage) {
+  if (mode == ReasoningExport::Separate) return row;
+  bool has_any_reasoning = false;
+  for (const SampleResult& sample : row.samples) has_any_reasoning |= has_reasoning(sample);
+  if (!has_any_reasoning) return row;
+  storage = row;
+  for (SampleResult& sample : storage.samples) {
+    if (mode == ReasoningExport::Keep) sample.output = output_with_reasoning(sample);
+    sample.reasoning.clear();
+    sample.reasoning_tokens = 0;
+  }
+  return storage;
 }
 
 // Returns the conversation a row continued: its messages, or the prompt as one user turn when the

@@ -33,6 +33,12 @@ constexpr std::array<std::pair<DpoRule, const char*>, 5> kDpoRuleNames = {{
     {DpoRule::Score, "score"},
 }};
 
+constexpr std::array<std::pair<ReasoningExport, const char*>, 3> kReasoningExportNames = {{
+    {ReasoningExport::Separate, "separate"},
+    {ReasoningExport::Keep, "keep"},
+    {ReasoningExport::Strip, "strip"},
+}};
+
 template <typename Enum, size_t N>
 const char* name_of(const std::array<std::pair<Enum, const char*>, N>& names, Enum value) {
   for (const auto& [candidate, name] : names) {
@@ -90,6 +96,14 @@ const char* to_string(DpoRule rule) {
 
 DpoRule parse_dpo_rule(std::string_view name) {
   return parse_name(kDpoRuleNames, name, "DPO rule");
+}
+
+const char* to_string(ReasoningExport mode) {
+  return name_of(kReasoningExportNames, mode);
+}
+
+ReasoningExport parse_reasoning_export(std::string_view name) {
+  return parse_name(kReasoningExportNames, name, "reasoning mode");
 }
 
 void ExportStats::leave_out(const std::string& reason) {

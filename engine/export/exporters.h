@@ -13,6 +13,8 @@
 //              - otherwise: samples, an array of {output, output_tokens, finish_reason,
 //                output_token_ids, extra};
 //            then seed, queue_ms, ttft_ms, total_ms, error ("" unless failed or skipped).
+//            A sample with reasoning adds reasoning after output and reasoning_tokens after
+//            output_tokens.
 //   csv      RFC 4180 (CRLF line ends, fields quoted when they hold ",", '"', CR or LF) with a
 //            header: row_index, status, the input's fields (union over the exported rows in
 //            first-seen order; strings as is, other values as JSON, missing ones empty), prompt,
@@ -30,27 +32,42 @@
 //            true/false as JSON, null as empty, arrays and objects as compact JSON; an output
 //            that is not a JSON object leaves its cells empty (its output column still holds the
 //            text). Input fields named like these columns are renamed as above. At most
-//            kMaxFlattenedKeys keys: more is an Error naming the job and the row.
+//            kMaxFlattenedKeys keys: more is an Error naming the job and the row. The fields are
+//            the answers', whatever the output columns hold (see ReasoningExport).
+//            When an exported sample has reasoning, reasoning .. reasoning_{n-1} (one per output
+//            column) follow the output columns (and their fields), and reasoning_tokens (of
+//            sample 0) follows output_tokens; input fields named like them are renamed as above.
 //   alpaca   A JSON array of {instruction, input, output}. instruction and input come from the
 //            source fields "instruction" and "input" when the row has an "instruction" field;
 //            otherwise instruction is the last user message (or the prompt) and input is "".
-//            output is sample 0.
+//            output is sample 0; a sample with reasoning adds reasoning after output.
 //   openai   OpenAI chat fine-tuning JSONL: {"messages": [...the conversation..., {"role":
 //            "assistant", "content": output}]}, one line per sample (n > 1 gives n lines per
 //            row). A row without a conversation uses [{"role": "user", "content": prompt}].
+//            A sample with reasoning adds "reasoning_content" to the assistant message.
 //   sharegpt A JSON array of {id, conversations: [{from, value}, ...]}, from being system, human
 //            or gpt; one element per sample, id "<row_index>" or "<row_index>-<sample>" when the
-//            row has several samples.
+//            row has several samples. A sample with reasoning adds "reasoning_content" to its
+//            gpt turn.
 //   dpo      JSONL of {"prompt": the rendered prompt, "chosen": output, "rejected": output} from
 //            rows with at least two successful samples (finish_reason "stop" or "length"),
 //            picked by ExportOptions::dpo_rule. Rows with fewer such samples, or whose chosen
 //            and rejected outputs are identical, are left out and counted. A row a person
 //            reviewed in the app's Pairs view (a PairPick in the job) takes the picked samples
 //            instead, or is left out ("marked unusable in review"); ExportStats::rows_picked
-//            counts the pairs that came from picks.
+//            counts the pairs that came from picks. The rule and the identity check compare
+//            the answers (SampleResult::output), never the reasoning, in every ReasoningExport
+//            mode. A pair with reasoning on either side adds chosen_reasoning and
+//            rejected_reasoning ("" for a side without).
 //   openai-batch  The OpenAI Batch output format, one line per row in input order, failed and
 //            skipped rows included (with an error instead of a response); see
-//            export_openai_batch.h. Needs ExportOptions::batch_response_body.
+//            export_openai_batch.h. Needs ExportOptions::batch_response_body. The app's body
+//            puts a sample's reasoning in its chat message as reasoning_content and reasoning.
+//
+// Reasoning (ExportOptions::reasoning): the additions above are ReasoningExport::Separate's; keep
+// writes each output as "<think>\n{reasoning}\n</think>\n\n{answer}" and strip as the answer,
+// both without them. output_tokens always counts every generated token, reasoning included.
+// Samples without reasoning export byte for byte as before in every mode.
 //
 // Failed and skipped rows are left out unless include_failed, which only jsonl and csv honour:
 // the other formats need an output to train on. A stored row that does not read back (a damaged
@@ -93,11 +110,21 @@ enum class DpoRule : uint8_t {
                 // without the field take no part
 };
 
+// Where a thinking model's reasoning (SampleResult::reasoning) goes in an export. A sample
+// without reasoning exports the same in every mode, as it did before reasoning was kept apart.
+enum class ReasoningExport : uint8_t {
+  Separate,  // in a place of its own where the format has one (see the formats above)
+  Keep,      // written back before the answer, "<think>\n{reasoning}\n</think>\n\n{answer}",
+             // as R1-style SFT data holds it; no place of its own
+  Strip,     // dropped: the answer alone
+};
+
 // The most output keys ExportOptions::flatten_output turns into columns (per sample column).
 inline constexpr size_t kMaxFlattenedKeys = 256;
 
 struct ExportOptions {
   DpoRule dpo_rule = DpoRule::Longest;
+  ReasoningExport reasoning = ReasoningExport::Separate;
   std::string score_field = "score";  // the key in SampleResult::extra for DpoRule::Score
   bool include_failed = false;        // jsonl and csv: also export failed and skipped rows
   // csv: one column per top-level key of each sample's output that parses as a JSON object
@@ -134,6 +161,11 @@ ExportFormat parse_export_format(std::string_view name);
 const char* to_string(DpoRule rule);
 // Parses the names above; throws Error listing them for anything else.
 DpoRule parse_dpo_rule(std::string_view name);
+
+// Returns "separate", "keep" or "strip".
+const char* to_string(ReasoningExport mode);
+// Parses the names above; throws Error listing them for anything else.
+ReasoningExport parse_reasoning_export(std::string_view name);
 
 // Returns "" when no row was left out, else e.g. "5 rows left out: 3 failed, 2 unreadable".
 std::string describe_left_out(const ExportStats& stats);
