@@ -2,6 +2,7 @@
 
 #include "app/batch_request.h"
 #include "app/server/completion_response.h"
+#include "engine/export/export_rows.h"
 
 namespace sluice {
 
@@ -13,6 +14,19 @@ FinishReason finish_reason_of(const std::string& name) {
   if (name == "abort") return FinishReason::Abort;
   if (name == "error") return FinishReason::Error;
   return FinishReason::None;
+}
+
+// Puts each sample's reasoning beside its message's content under both names servers use:
+// reasoning_content (DeepSeek's API, llama.cpp's server) and reasoning (vLLM's newer one), so a
+// reader of either finds it. Samples without reasoning keep the message as it was.
+void add_reasoning(nlohmann::json& response, const RowResult& row) {
+  nlohmann::json& choices = response["choices"];
+  for (size_t i = 0; i < row.samples.size() && i < choices.size(); ++i) {
+    const SampleResult& sample = row.samples[i];
+    if (!has_reasoning(sample)) continue;
+    choices[i]["message"]["reasoning_content"] = sample.reasoning;
+    choices[i]["message"]["reasoning"] = sample.reasoning;
+  }
 }
 
 }  // namespace
@@ -31,15 +45,24 @@ nlohmann::json batch_response_body(const RowResult& row, const std::string& requ
   }
   std::vector<Choice> choices;
   Usage usage{.prompt_tokens = row.prompt_tokens};
+  int64_t num_reasoning_tokens = 0;
   for (size_t i = 0; i < row.samples.size(); ++i) {
     const SampleResult& sample = row.samples[i];
-    choices.push_back(Choice{.index = static_cast<int>(i),
-                             .text = sample.output,
-                             .finish_reason = finish_reason_of(sample.finish_reason),
-                             .logprobs = nullptr});
+    // A text completion has no field for reasoning: its text is what the model wrote, reasoning
+    // first, as the keep mode writes it.
+    choices.push_back(
+        Choice{.index = static_cast<int>(i),
+               .text = kind == CompletionKind::Chat ? sample.output : output_with_reasoning(sample),
+               .finish_reason = finish_reason_of(sample.finish_reason),
+               .logprobs = nullptr});
     usage.completion_tokens += sample.output_tokens;
+    num_reasoning_tokens += sample.reasoning_tokens;
   }
-  return completion_json(header, choices, usage);
+  nlohmann::json response = completion_json(header, choices, usage);
+  if (kind == CompletionKind::Chat) add_reasoning(response, row);
+  if (num_reasoning_tokens != 0)
+    response["usage"]["completion_tokens_details"] = {{"reasoning_tokens", num_reasoning_tokens}};
+  return response;
 }
 
 ExportOptions with_batch_responses(ExportOptions options) {

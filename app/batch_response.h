@@ -14,7 +14,10 @@ namespace sluice {
 
 // Returns the body for a done row: id "chatcmpl-<request_id>" or "cmpl-<request_id>", created,
 // model (the line's body's), choices (one per sample, logprobs null) and usage (the prompt's
-// tokens once, the samples' output tokens summed).
+// tokens once, the samples' output tokens summed). A sample's reasoning goes, for chat, in its
+// message's reasoning_content and reasoning beside content; for a text completion, before the
+// answer in the text (output_with_reasoning); usage then has completion_tokens_details
+// {reasoning_tokens}. The openai-batch export gives rows under keep and strip without reasoning.
 nlohmann::json batch_response_body(const RowResult& row, const std::string& request_id,
                                    int64_t created);
 

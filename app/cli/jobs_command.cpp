@@ -7,7 +7,7 @@
 //                                           two jobs over one input: statistics side by side,
 //                                           and the first N rows whose outputs differ
 //   sluice jobs export FILE --format F --output O [--dpo-rule R] [--score-field K]
-//                     [--include-failed] [--flatten-output]
+//                     [--include-failed] [--flatten-output] [--reasoning separate|keep|strip]
 // Exit status: 0 done, 3 exported but some stored rows do not read back (each is named with its
 // row and error; the others are exported), 1 failed, 2 usage.
 #include <QCommandLineParser>
@@ -230,6 +230,10 @@ int run_export(const QStringList& args) {
       {"flatten-output",
        "csv: a column per top-level key of JSON outputs (output.<key>), in the JSON Schema's "
        "order."},
+      {"reasoning",
+       "A thinking model's reasoning: separate (default; a field or column of its own), keep "
+       "(in the output before the answer, in <think>...</think>) or strip (left out).",
+       "MODE"},
   });
   parser.addPositionalArgument("job", "The job file.");
   QStringList argv = args;
@@ -242,6 +246,8 @@ int run_export(const QStringList& args) {
     format = parse_export_format(required_option(parser, "format").toStdString());
     if (parser.isSet("dpo-rule"))
       options.dpo_rule = parse_dpo_rule(parser.value("dpo-rule").toStdString());
+    if (parser.isSet("reasoning"))
+      options.reasoning = parse_reasoning_export(parser.value("reasoning").toStdString());
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
