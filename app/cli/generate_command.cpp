@@ -96,6 +96,10 @@ void add_generate_options(QCommandLineParser& parser) {
       {"flatten-output",
        "For --export csv: a column per top-level key of JSON outputs (output.<key>), in the "
        "JSON Schema's order."},
+      {"reasoning",
+       "For --export: a thinking model's reasoning separate (default; a field or column of its "
+       "own), keep (in the output before the answer, in <think>...</think>) or strip.",
+       "MODE"},
       {"on-bad-row", "A malformed input row: stop (default) or skip (it is recorded as skipped).",
        "POLICY"},
       {"on-long-prompt",
@@ -236,6 +240,9 @@ GenerateArgs parse_args(const QStringList& args) {
       a.export_format = parse_export_format(parser.value("export").toStdString());
       if (parser.isSet("dpo-rule"))
         a.export_options.dpo_rule = parse_dpo_rule(parser.value("dpo-rule").toStdString());
+      if (parser.isSet("reasoning"))
+        a.export_options.reasoning =
+            parse_reasoning_export(parser.value("reasoning").toStdString());
     } catch (const Error& e) {
       throw UsageError(e.what());
     }
