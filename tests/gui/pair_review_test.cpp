@@ -1,12 +1,14 @@
 // The Pairs tab over a small job file written here: keys 1 / 2 / X / J / K, the picks stored in the
 // job (read back through a fresh PairPickStore, as after a restart) and fed to the DPO export,
-// comparing other samples when n > 2, and the word diff's marks. Expected values come from the
-// rows this test wrote.
+// comparing other samples when n > 2, a thinking model's reasoning shown on request above the
+// answers compared, and the word diff's marks. Expected values come from the rows this test wrote.
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QTemporaryDir>
 #include <QTextEdit>
+#include <QToolButton>
 #include <QtTest>
 #include <map>
 #include <memory>
@@ -17,7 +19,9 @@
 #include "engine/jobs/job_store.h"
 #include "engine/jobs/job_table.h"
 #include "engine/jobs/pair_pick_store.h"
+#include "tests/gui/gui_shots.h"
 #include "tests/gui/locked_job_file.h"
+#include "ui/common/reasoning_fold.h"
 #include "ui/pairs/pair_review_view.h"
 #include "ui/pairs/word_diff.h"
 
@@ -29,6 +33,7 @@ using sluice::RowResult;
 using sluice::RowStatus;
 using sluice::SampleResult;
 using sluice::ui::PairReviewView;
+using sluice::ui::ReasoningFold;
 using sluice::ui::WordSpan;
 
 namespace {
@@ -76,6 +81,43 @@ std::string writeJob(const QString& dir, int n, bool isNested = false) {
   return path;
 }
 
+SampleResult thinkingSample(const std::string& reasoning, int reasoningTokens,
+                            const std::string& answer) {
+  SampleResult result = sample(answer);
+  result.reasoning = reasoning;
+  result.reasoning_tokens = reasoningTokens;
+  result.output_tokens = reasoningTokens + 5;
+  return result;
+}
+
+// A thinking model's job, n = 2: rows 0 and 1 reasoned on both samples, row 2 answered at once.
+std::string writeThinkingJob(const QString& dir) {
+  JobInfo info;
+  info.source_path = "/data/in.jsonl";
+  info.source_format = "jsonl";
+  info.model_path = "/qwen3.gguf";
+  info.params["sampling"]["n"] = 2;
+  const std::string path = (dir + "/thinking.sluicejob").toStdString();
+  auto store = JobStore::create(path, info);
+  for (int64_t i = 0; i < 3; ++i) {
+    RowResult row;
+    row.row_index = i;
+    row.line = static_cast<size_t>(i) + 1;
+    row.prompt = "Is " + std::to_string(91 + i) + " a prime number? Answer yes or no.";
+    if (i < 2) {
+      row.samples = {thinkingSample("91 = 7 × 13, so it has divisors besides 1 and itself.", 21,
+                                    "No: 91 = 7 × 13."),
+                     thinkingSample("It is odd, not divisible by 3 or 5. I think it is prime.", 19,
+                                    "Yes, 91 is prime.")};
+    } else {
+      row.samples = {sample("no"), sample("yes")};
+    }
+    store->add_result(row);
+  }
+  store->flush();
+  return path;
+}
+
 PairPick pickOf(int64_t row, int chosen, int rejected, bool isUnusable = false) {
   PairPick pick;
   pick.row_index = row;
@@ -108,6 +150,7 @@ class PairReviewTest : public QObject {
   void jobWithOneSampleSaysWhy();
   void aLockedJobDoesNotBlockTheGuiThread();
   void wordDiffMarksOnlyTheChangedWords();
+  void reasoningIsOneClickAwayFromTheAnswers();
 };
 
 void PairReviewTest::keysPickMoveAndMarkRows() {
@@ -303,6 +346,64 @@ void PairReviewTest::wordDiffMarksOnlyTheChangedWords() {
   // Too long to compare: nothing marked, and said so.
   const QString longText = QString("w ").repeated(2100);
   QVERIFY(!sluice::ui::diffWords(longText, longText).isComputed);
+}
+
+// The pair compares the answers; "Show reasoning" (or R) opens both sides' reasoning above them,
+// and it stays open on the next row until it is closed.
+void PairReviewTest::reasoningIsOneClickAwayFromTheAnswers() {
+  QTemporaryDir dir;
+  const std::string path = writeThinkingJob(dir.path());
+  PairReviewView view;
+  view.resize(1000, 640);
+  view.setJobPath(QString::fromStdString(path));
+  SETTLE(view);
+  view.show();
+  view.activateWindow();
+  QVERIFY(QTest::qWaitForWindowActive(&view));
+  view.leftText()->setFocus();
+
+  QCOMPARE(view.currentRowIndex(), 0);
+  QCOMPARE(view.leftText()->toPlainText(), QString("No: 91 = 7 × 13."));
+  QCOMPARE(view.rightText()->toPlainText(), QString("Yes, 91 is prime."));
+  ReasoningFold* left = view.leftReasoning();
+  ReasoningFold* right = view.rightReasoning();
+  QVERIFY(left->isVisible() && right->isVisible());
+  QVERIFY(!left->isExpanded() && !right->isExpanded());
+  QVERIFY(!left->textView()->isVisible());
+  QCOMPARE(left->headerText(), QString("Reasoning · 21 tokens"));
+  QCOMPARE(right->headerText(), QString("Reasoning · 19 tokens"));
+  QVERIFY(view.reasoningButton()->isEnabled());
+
+  QTest::mouseClick(view.reasoningButton(), Qt::LeftButton);
+  QVERIFY(view.isReasoningShown());
+  QVERIFY(left->textView()->isVisible() && right->textView()->isVisible());
+  QCOMPARE(left->reasoningText(), QString("91 = 7 × 13, so it has divisors besides 1 and itself."));
+  QCOMPARE(right->reasoningText(),
+           QString("It is odd, not divisible by 3 or 5. I think it is prime."));
+  QCOMPARE(view.reasoningButton()->text(), QString("Hide reasoning (R)"));
+  QVERIFY(view.leftText()->isVisible());  // the answers stay, below
+  QVERIFY2(view.statusText().contains("Not picked"), qPrintable(view.statusText()));
+  QVERIFY(sluice::test::saveShot(view, "pairs-reasoning-shown"));
+
+  view.leftText()->setFocus();
+  SETTLE(view);            // the rows read again when it was shown
+  press(view, Qt::Key_J);  // the next row keeps it open
+  QCOMPARE(view.currentRowIndex(), 1);
+  QVERIFY(left->textView()->isVisible() && right->textView()->isVisible());
+  press(view, Qt::Key_R);  // closes both
+  QVERIFY(!view.isReasoningShown());
+  QVERIFY(!left->textView()->isVisible() && !right->textView()->isVisible());
+  QTest::mouseClick(right->headerButton(), Qt::LeftButton);  // either side's header opens both
+  QVERIFY(left->isExpanded() && right->isExpanded());
+  QVERIFY(view.reasoningButton()->isChecked());
+
+  // A row answered at once: nothing to show, the answers as before.
+  view.leftText()->setFocus();
+  press(view, Qt::Key_J);
+  QCOMPARE(view.currentRowIndex(), 2);
+  QVERIFY(!left->isVisible() && !right->isVisible());
+  QVERIFY(!view.reasoningButton()->isEnabled());
+  QCOMPARE(view.leftText()->toPlainText(), QString("no"));
 }
 
 QTEST_MAIN(PairReviewTest)

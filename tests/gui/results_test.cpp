@@ -18,6 +18,7 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QtTest>
 #include <algorithm>
 #include <functional>
@@ -25,6 +26,8 @@
 #include <string>
 
 #include "engine/jobs/job_store.h"
+#include "tests/gui/gui_shots.h"
+#include "ui/common/reasoning_fold.h"
 #include "ui/results/export_dialog.h"
 #include "ui/results/results_model.h"
 #include "ui/results/results_panel.h"
@@ -36,6 +39,7 @@ using sluice::RowResult;
 using sluice::RowStatus;
 using sluice::SampleResult;
 using sluice::ui::ExportDialog;
+using sluice::ui::ReasoningFold;
 using sluice::ui::ResultsModel;
 using sluice::ui::ResultsPanel;
 
@@ -116,6 +120,32 @@ void writeJob(const QString& path, const std::vector<int64_t>& indices) {
   store->flush();
 }
 
+// A thinking model's row: sample 0 reasoned, sample 1 answered at once (no reasoning).
+RowResult thinkingRow() {
+  RowResult row;
+  row.row_index = 0;
+  row.line = 1;
+  row.input["question"] = "What is 17 × 24?";
+  row.prompt = "<|im_start|>user\nWhat is 17 × 24?<|im_end|>\n<|im_start|>assistant\n";
+  row.prompt_tokens = 17;
+  row.ttft_ms = 12.0;
+  row.total_ms = 480.0;
+  SampleResult reasoned;
+  reasoned.reasoning =
+      "The user asks for 17 × 24.\n17 × 24 = 17 × 20 + 17 × 4 = 340 + 68 = 408.\n"
+      "Check: 24 × 17 = 24 × 10 + 24 × 7 = 240 + 168 = 408. Both agree.";
+  reasoned.reasoning_tokens = 61;
+  reasoned.output = "17 × 24 = 408.";
+  reasoned.output_tokens = 70;
+  reasoned.finish_reason = "stop";
+  SampleResult direct;
+  direct.output = "408";
+  direct.output_tokens = 6;
+  direct.finish_reason = "stop";
+  row.samples = {reasoned, direct};
+  return row;
+}
+
 std::vector<int64_t> range(int64_t first, int64_t end) {
   std::vector<int64_t> indices;
   for (int64_t i = first; i < end; ++i) indices.push_back(i);
@@ -177,6 +207,7 @@ class ResultsTest : public QObject {
   void columnsFitTheWidthAndWidthsAreRemembered();
   void detailPaneGivesTheOutputRoom();
   void detailPaneClearsWhenTheFilterHidesItsRow();
+  void detailPaneFoldsTheReasoning();
   void summarySaysRowOrRows();
   void exportDefaultsToTheInstructionFileFolder();
   void exportSaysWhetherFailedRowsAreIncluded();
@@ -600,6 +631,60 @@ void ResultsTest::detailPaneClearsWhenTheFilterHidesItsRow() {
   panel.statusFilter()->setCurrentIndex(2);  // failed rows: row 5 is back
   panel.tableView()->selectRow(0);
   QCOMPARE(panel.detailPane()->rowIndex(), qint64(5));
+}
+
+// A sample's reasoning sits closed above its answer, saying how many tokens it took; a click
+// opens it. A sample without reasoning is its answer alone, as before.
+void ResultsTest::detailPaneFoldsTheReasoning() {
+  QSettings().remove("results");
+  const QString path = m_dir.filePath("thinking.sluicejob");
+  {
+    auto store = JobStore::create(path.toStdString(), makeInfo());
+    store->add_result(thinkingRow());
+    store->add_result(makeRow(1));
+    store->flush();
+  }
+  const RowResult expected = thinkingRow();
+  ResultsPanel panel;
+  panel.resize(1000, 560);
+  panel.show();
+  panel.setJobPath(path);
+  QVERIFY(QTest::qWaitForWindowExposed(&panel));
+  panel.tableView()->selectRow(0);
+  auto* pane = panel.detailPane();
+  QCOMPARE(pane->rowIndex(), qint64(0));
+  QCOMPARE(pane->sampleTexts(), QStringList({"17 × 24 = 408.", "408"}));
+  ReasoningFold* fold = pane->reasoningFold(0);
+  QVERIFY(fold);
+  QVERIFY(!pane->reasoningFold(1));  // answered at once: no fold
+  QCOMPARE(fold->headerText(), QString("Reasoning · 61 tokens"));
+  // The samples' side of the pane is laid out once the event loop runs.
+  QTRY_VERIFY(!fold->headerButton()->visibleRegion().isEmpty());
+  QVERIFY(!fold->isExpanded());
+  QVERIFY(!fold->textView()->isVisible());
+  QVERIFY(pane->sampleView(0)->isVisible());
+  const int closedAnswerHeight = pane->sampleView(0)->height();
+  QVERIFY(sluice::test::saveShot(panel, "results-reasoning-closed"));
+
+  QTest::mouseClick(fold->headerButton(), Qt::LeftButton);
+  QVERIFY(fold->isExpanded());
+  QTRY_VERIFY(fold->textView()->isVisible());
+  QCOMPARE(fold->reasoningText(), QString::fromStdString(expected.samples[0].reasoning));
+  QVERIFY(pane->sampleView(0)->isVisible());  // the answer stays, below the reasoning
+  QTRY_VERIFY(pane->sampleView(0)->height() < closedAnswerHeight);
+  QVERIFY(fold->textView()->y() < pane->sampleView(0)->mapTo(fold->parentWidget(), QPoint()).y());
+  QVERIFY(sluice::test::saveShot(panel, "results-reasoning-open"));
+  QTest::mouseClick(fold->headerButton(), Qt::LeftButton);
+  QVERIFY(!fold->isExpanded());
+  QTRY_VERIFY(!fold->textView()->isVisible());
+
+  // A row without reasoning: each sample's page is its answer's view, as before.
+  panel.tableView()->selectRow(1);
+  QCOMPARE(pane->rowIndex(), qint64(1));
+  QVERIFY(!pane->reasoningFold(0));
+  QCOMPARE(pane->sampleTexts(),
+           QStringList({QString::fromStdString(makeRow(1).samples[0].output)}));
+  QVERIFY(pane->findChildren<ReasoningFold*>().isEmpty());
 }
 
 void ResultsTest::summarySaysRowOrRows() {

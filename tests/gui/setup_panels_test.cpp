@@ -1,11 +1,14 @@
-// The setup panels (model, memory plan, dataset with prompt preview and length histogram,
-// parameters) on the real stories260K model and the Alpaca sample in ../shared, offscreen.
+// The setup panels (model, memory plan, dataset with prompt preview, reasoning controls and length
+// histogram, parameters) on the real stories260K model and the Alpaca sample in ../shared,
+// offscreen.
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
 #include <QMimeData>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTest>
 #include <QUrl>
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include "engine/input/prompt_builder.h"
 #include "engine/memory_plan.h"
 #include "engine/model_session.h"
+#include "tests/gui/gui_shots.h"
 #include "tests/support/test_paths.h"
 #include "ui/common/length_histogram.h"
 #include "ui/setup/dataset_panel.h"
@@ -25,12 +29,15 @@
 #include "ui/setup/model_panel.h"
 #include "ui/setup/parameters_panel.h"
 #include "ui/setup/prompt_preview.h"
+#include "ui/setup/reasoning_panel.h"
+#include "ui/setup/run_spec.h"
 
 using sluice::ui::DatasetPanel;
 using sluice::ui::LengthHistogram;
 using sluice::ui::MemoryPlanView;
 using sluice::ui::ModelPanel;
 using sluice::ui::ParametersPanel;
+using sluice::ui::ReasoningPanel;
 
 namespace {
 
@@ -62,6 +69,8 @@ class SetupPanelsTest : public QObject {
   void datasetPanelShowsTemplateErrorsInline();
   void datasetPanelWithoutModelShowsPlainText();
   void datasetPanelKeepsOnlyTheLatestCount();
+  void reasoningControlsMapToTheSpecAndBack();
+  void reasoningControlsShapeThePreview();
   void lengthHistogramStatistics();
   void parametersRoundTripASpec();
   void parametersRejectAnInvalidTemperature();
@@ -337,6 +346,110 @@ void SetupPanelsTest::datasetPanelKeepsOnlyTheLatestCount() {
   panel->setPromptOptions(options);
   QTest::qWait(450);
   panel.reset();
+}
+
+// What the reasoning controls show is PromptOptions::reasoning: it reaches the run's spec, survives
+// the job file's JSON, and shows again when the job is reopened.
+void SetupPanelsTest::reasoningControlsMapToTheSpecAndBack() {
+  DatasetPanel panel;
+  QSignalSpy loaded(&panel, &DatasetPanel::datasetLoaded);
+  panel.setModel(m_summary);
+  panel.setDatasetPath(QString::fromStdString(m_alpacaPath));
+  QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kWaitMs);
+  ReasoningPanel* reasoning = panel.reasoningPanel();
+  QVERIFY(panel.promptOptions().reasoning == sluice::ReasoningControls{});
+  QCOMPARE(reasoning->thinkingCombo()->currentText(), QString("As the template renders it"));
+  QCOMPARE(reasoning->effortCombo()->currentText(), QString("Template default"));
+  QCOMPARE(reasoning->budgetSpin()->text(), QString("No limit"));
+  // stories260K has no chat template: nothing to detect a format in.
+  QCOMPARE(reasoning->formatCombo()->currentText(), QString("Auto (None)"));
+  QVERIFY(reasoning->summary().isEmpty());
+
+  QSignalSpy edited(&panel, &DatasetPanel::promptOptionsChanged);
+  reasoning->thinkingCombo()->setCurrentIndex(reasoning->thinkingCombo()->findText("Off"));
+  reasoning->effortCombo()->setCurrentIndex(reasoning->effortCombo()->findText("High"));
+  reasoning->budgetSpin()->setValue(512);
+  reasoning->formatCombo()->setCurrentIndex(reasoning->formatCombo()->findText("<think> tags"));
+  QCOMPARE(edited.count(), 4);
+  sluice::ReasoningControls expected;
+  expected.thinking = false;
+  expected.effort = "high";
+  expected.budget = 512;
+  expected.format = sluice::ReasoningFormat::ThinkTags;
+  ParametersPanel parameters;
+  const sluice::GenerationSpec spec = sluice::ui::specFromPanels("/m.gguf", "", panel, parameters);
+  QVERIFY(spec.prompt.reasoning == expected);
+  QCOMPARE(reasoning->summary(),
+           QString("thinking off · effort high · reasoning ≤ 512 tokens · reasoning as <think> "
+                   "tags"));
+
+  // A reopened job: its spec, read back from the job file's JSON, shows in a fresh panel.
+  const sluice::GenerationSpec stored = sluice::spec_from_json(sluice::spec_to_json(spec));
+  QVERIFY(stored.prompt.reasoning == expected);
+  DatasetPanel reopened;
+  reopened.setPromptOptions(stored.prompt);
+  ReasoningPanel* shown = reopened.reasoningPanel();
+  QCOMPARE(shown->thinkingCombo()->currentText(), QString("Off"));
+  QCOMPARE(shown->effortCombo()->currentText(), QString("High"));
+  QCOMPARE(shown->budgetSpin()->value(), 512);
+  QCOMPARE(shown->formatCombo()->currentText(), QString("<think> tags"));
+  QVERIFY(reopened.promptOptions().reasoning == expected);
+
+  // Thinking on, a budget of 0 (answer at once) and back to no limit, every format.
+  sluice::PromptOptions options = stored.prompt;
+  options.reasoning = {.thinking = true, .effort = "", .budget = 0, .format = std::nullopt};
+  reopened.setPromptOptions(options);
+  QCOMPARE(shown->thinkingCombo()->currentText(), QString("On"));
+  QCOMPARE(shown->budgetSpin()->text(), QString("0 tokens"));
+  QVERIFY(reopened.promptOptions().reasoning == options.reasoning);
+  QCOMPARE(shown->summary(), QString("thinking on · reasoning ≤ 0 tokens"));
+  for (const auto format :
+       {sluice::ReasoningFormat::None, sluice::ReasoningFormat::ThinkTags,
+        sluice::ReasoningFormat::ThoughtChannel, sluice::ReasoningFormat::Harmony}) {
+    options.reasoning = {};
+    options.reasoning.format = format;
+    reopened.setPromptOptions(options);
+    QVERIFY(reopened.promptOptions().reasoning == options.reasoning);
+    QCOMPARE(shown->budgetSpin()->text(), QString("No limit"));
+  }
+}
+
+// The preview renders with the controls, as a run's prompts are built: Qwen3's template with
+// thinking off writes the empty reasoning block; the format's Auto entry names the template's.
+void SetupPanelsTest::reasoningControlsShapeThePreview() {
+  DatasetPanel panel;
+  QSignalSpy loaded(&panel, &DatasetPanel::datasetLoaded);
+  panel.resize(560, 820);
+  panel.show();
+  panel.setModel(m_summary);
+  panel.setDatasetPath(QString::fromStdString(m_alpacaPath));
+  QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kWaitMs);
+  sluice::PromptOptions options = panel.promptOptions();
+  options.chat_template = sluice::test::read_file(
+      sluice::test::shared_path("chat-templates/Qwen-Qwen3-0.6B/template.jinja"));
+  panel.setPromptOptions(options);
+  ReasoningPanel* reasoning = panel.reasoningPanel();
+  QCOMPARE(reasoning->formatCombo()->currentText(), QString("Auto (<think> tags)"));
+  const auto* preview = panel.promptPreview();
+  const sluice::BuiltPrompt thinking = buildFirstRow(m_alpacaPath, options, *m_summary.session);
+  QCOMPARE(preview->text(), QString::fromStdString(thinking.text));
+  QVERIFY(thinking.text.find("</think>") == std::string::npos);
+
+  reasoning->thinkingCombo()->setCurrentIndex(reasoning->thinkingCombo()->findText("Off"));
+  options.reasoning.thinking = false;
+  const sluice::BuiltPrompt off = buildFirstRow(m_alpacaPath, options, *m_summary.session);
+  QVERIFY2(off.text.find("<think>\n\n</think>") != std::string::npos, off.text.c_str());
+  QVERIFY2(preview->errorText().isEmpty(), qPrintable(preview->errorText()));
+  QCOMPARE(preview->text(), QString::fromStdString(off.text));
+  QCOMPARE(preview->tokenCount(), static_cast<int>(off.token_ids.size()));
+  QVERIFY(sluice::test::saveShot(panel, "setup-prompt-reasoning"));
+  // The section does not widen the panel: the file row needs more.
+  const int panelWidth = panel.minimumSizeHint().width();
+  reasoning->hide();
+  QVERIFY2(panel.minimumSizeHint().width() == panelWidth,
+           qPrintable(QString("%1 px with the section, %2 without")
+                          .arg(panelWidth)
+                          .arg(panel.minimumSizeHint().width())));
 }
 
 void SetupPanelsTest::lengthHistogramStatistics() {

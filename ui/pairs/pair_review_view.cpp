@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "ui/common/number_format.h"
+#include "ui/common/reasoning_fold.h"
 #include "ui/pairs/pair_job_access.h"
 #include "ui/pairs/word_diff.h"
 
@@ -39,6 +40,7 @@ PairReviewView::PairReviewView(QWidget* parent)
   addShortcut(Qt::Key_X, &PairReviewView::markUnusable);
   addShortcut(Qt::Key_J, &PairReviewView::nextRow);
   addShortcut(Qt::Key_K, &PairReviewView::previousRow);
+  addShortcut(Qt::Key_R, &PairReviewView::toggleReasoning);
   showMessage(tr("Open or run a job with n ≥ 2 samples per prompt to review its pairs."));
 }
 
@@ -57,15 +59,20 @@ void PairReviewView::buildUi() {
   auto* next = new QPushButton(tr("Next (J) ▶"), m_review);
   connect(previous, &QPushButton::clicked, this, &PairReviewView::previousRow);
   connect(next, &QPushButton::clicked, this, &PairReviewView::nextRow);
+  m_reasoningButton = new QPushButton(tr("Show reasoning (R)"), m_review);
+  m_reasoningButton->setCheckable(true);
+  m_reasoningButton->setEnabled(false);  // until a sample with reasoning is shown
+  connect(m_reasoningButton, &QPushButton::toggled, this, &PairReviewView::setReasoningShown);
   auto* top = new QHBoxLayout;
   top->addWidget(m_rowLabel, 1);
+  top->addWidget(m_reasoningButton);
   top->addWidget(previous);
   top->addWidget(next);
 
   m_prompt = readOnlyText(m_review);
   m_prompt->setPlaceholderText(tr("Prompt"));
-  const auto sampleColumn = [this](QComboBox*& combo, QPlainTextEdit*& text, QLabel*& verdict,
-                                   const QString& key) {
+  const auto sampleColumn = [this](QComboBox*& combo, ReasoningFold*& reasoning,
+                                   QPlainTextEdit*& text, QLabel*& verdict, const QString& key) {
     auto* column = new QWidget(m_review);
     combo = new QComboBox(column);
     combo->setToolTip(tr("Which sample this side shows"));
@@ -75,17 +82,29 @@ void PairReviewView::buildUi() {
     header->addWidget(new QLabel(key, column));
     header->addWidget(combo);
     header->addWidget(verdict, 1);
+    reasoning = new ReasoningFold(column);
+    reasoning->textView()->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    reasoning->hide();
     text = readOnlyText(column);
     auto* layout = new QVBoxLayout(column);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(header);
+    layout->addWidget(reasoning);
     layout->addWidget(text, 1);
     connect(combo, &QComboBox::activated, this, [this] { showSamples(); });
+    // Either side's header opens both: the two reasonings are read side by side.
+    connect(reasoning, &ReasoningFold::expandedChanged, this, &PairReviewView::setReasoningShown);
+    connect(reasoning, &ReasoningFold::expandedChanged, column,
+            [layout, reasoning](bool isExpanded) {
+              layout->setStretchFactor(reasoning, isExpanded ? 1 : 0);
+            });
     return column;
   };
   auto* samples = new QSplitter(Qt::Horizontal, m_review);
-  samples->addWidget(sampleColumn(m_leftCombo, m_leftText, m_leftVerdict, tr("Left (1):")));
-  samples->addWidget(sampleColumn(m_rightCombo, m_rightText, m_rightVerdict, tr("Right (2):")));
+  samples->addWidget(
+      sampleColumn(m_leftCombo, m_leftReasoning, m_leftText, m_leftVerdict, tr("Left (1):")));
+  samples->addWidget(
+      sampleColumn(m_rightCombo, m_rightReasoning, m_rightText, m_rightVerdict, tr("Right (2):")));
   auto* texts = new QSplitter(Qt::Vertical, m_review);
   texts->addWidget(m_prompt);
   texts->addWidget(samples);
@@ -274,7 +293,37 @@ void PairReviewView::showSamples() {
   const QString left = textOf(leftSample());
   const QString right = textOf(rightSample());
   showWordDiff(m_leftText, left, m_rightText, right);
+  const auto showReasoning = [this](ReasoningFold* fold, int sampleIdx) {
+    const bool isSample = sampleIdx >= 0 && sampleIdx < static_cast<int>(m_row->samples.size());
+    const SampleResult* sample =
+        isSample ? &m_row->samples[static_cast<size_t>(sampleIdx)] : nullptr;
+    const bool hasReasoning = sample && !sample->reasoning.empty();
+    if (hasReasoning)
+      fold->setReasoning(QString::fromStdString(sample->reasoning), sample->reasoning_tokens);
+    fold->setVisible(hasReasoning);
+    return hasReasoning;
+  };
+  const bool hasLeft = showReasoning(m_leftReasoning, leftSample());
+  const bool hasRight = showReasoning(m_rightReasoning, rightSample());
+  m_reasoningButton->setEnabled(hasLeft || hasRight);
+  m_reasoningButton->setToolTip(
+      hasLeft || hasRight
+          ? tr("Show each side's reasoning above its answer (the pair compares the answers)")
+          : tr("These samples have no reasoning"));
   updateStatus();
+}
+
+void PairReviewView::toggleReasoning() {
+  if (m_reasoningButton->isEnabled()) setReasoningShown(!m_isReasoningShown);
+}
+
+void PairReviewView::setReasoningShown(bool isShown) {
+  if (isShown == m_isReasoningShown) return;  // the button and the folds call back here
+  m_isReasoningShown = isShown;
+  m_reasoningButton->setChecked(isShown);
+  m_reasoningButton->setText(isShown ? tr("Hide reasoning (R)") : tr("Show reasoning (R)"));
+  m_leftReasoning->setExpanded(isShown);
+  m_rightReasoning->setExpanded(isShown);
 }
 
 void PairReviewView::chooseLeft() {
@@ -341,9 +390,14 @@ void PairReviewView::updateStatus() {
   const auto sampleInfo = [this](int sampleIdx) {
     if (sampleIdx < 0 || sampleIdx >= static_cast<int>(m_row->samples.size())) return QString();
     const SampleResult& sample = m_row->samples[static_cast<size_t>(sampleIdx)];
-    return tr("%1 tokens, %2")
-        .arg(sample.output_tokens)
-        .arg(QString::fromStdString(sample.finish_reason));
+    const QString finish = QString::fromStdString(sample.finish_reason);
+    if (sample.reasoning_tokens > 0) {
+      return tr("%1 tokens (%2 reasoning), %3")
+          .arg(sample.output_tokens)
+          .arg(sample.reasoning_tokens)
+          .arg(finish);
+    }
+    return tr("%1 tokens, %2").arg(sample.output_tokens).arg(finish);
   };
   const auto verdictOf = [this](int sampleIdx) {
     if (!m_pick) return QString();

@@ -1,7 +1,9 @@
 // The Pairs tab: DPO pair review for jobs that ask for n >= 2 samples per prompt. It shows one
 // row's prompt and two of its samples side by side; the person picks which is chosen (keys 1 and
 // 2, or the buttons), marks the row unusable (X), clears the pick, and moves to the next or
-// previous row (J / K). With n > 2 the two combo boxes pick which samples are compared. Picks are
+// previous row (J / K). With n > 2 the two combo boxes pick which samples are compared. A thinking
+// model's samples compare by their answers; "Show reasoning" (R) opens each side's reasoning
+// above its answer (ReasoningFold), for both sides and every row until it is closed. Picks are
 // stored in the job file at once (PairPickStore), so they survive a restart, and `sluice jobs
 // export --format dpo` (and the Export dialog) take them over the automatic rule.
 //
@@ -21,10 +23,12 @@
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
+class QPushButton;
 
 namespace sluice::ui {
 
 class PairJobAccess;
+class ReasoningFold;
 
 class PairReviewView final : public QWidget {
   Q_OBJECT
@@ -54,6 +58,12 @@ class PairReviewView final : public QWidget {
   QString messageText() const;
   QPlainTextEdit* leftText() const { return m_leftText; }
   QPlainTextEdit* rightText() const { return m_rightText; }
+  // Each side's reasoning, hidden when its sample has none.
+  ReasoningFold* leftReasoning() const { return m_leftReasoning; }
+  ReasoningFold* rightReasoning() const { return m_rightReasoning; }
+  // "Show reasoning (R)", enabled when a side's sample has reasoning.
+  QPushButton* reasoningButton() const { return m_reasoningButton; }
+  bool isReasoningShown() const { return m_isReasoningShown; }
   // True while a read or a pick's write has not come back yet.
   bool isBusy() const;
 
@@ -61,6 +71,9 @@ class PairReviewView final : public QWidget {
   void chooseLeft();    // key 1: the left sample is chosen, the right rejected
   void chooseRight();   // key 2: the right sample is chosen, the left rejected
   void markUnusable();  // key X
+  // Key R: opens (or closes) the reasoning of both sides, for this row and the next ones.
+  void toggleReasoning();
+  void setReasoningShown(bool isShown);
   void clearPick();
   void nextRow();      // key J
   void previousRow();  // key K
@@ -95,6 +108,7 @@ class PairReviewView final : public QWidget {
   std::optional<sluice::PairPick> m_pick;
   int m_numPicked = 0;
   int m_numPickWrites = 0;  // picks stored or cleared so far (reads older than one miss it)
+  bool m_isReasoningShown = false;
 
   QLabel* m_message = nullptr;
   QWidget* m_review = nullptr;
@@ -104,6 +118,9 @@ class PairReviewView final : public QWidget {
   QComboBox* m_rightCombo = nullptr;
   QPlainTextEdit* m_leftText = nullptr;
   QPlainTextEdit* m_rightText = nullptr;
+  ReasoningFold* m_leftReasoning = nullptr;
+  ReasoningFold* m_rightReasoning = nullptr;
+  QPushButton* m_reasoningButton = nullptr;
   QLabel* m_leftVerdict = nullptr;
   QLabel* m_rightVerdict = nullptr;
   QLabel* m_status = nullptr;

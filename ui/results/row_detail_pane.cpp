@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "ui/common/number_format.h"
+#include "ui/common/reasoning_fold.h"
 
 namespace sluice::ui {
 namespace {
@@ -109,13 +110,36 @@ void RowDetailPane::showRow(const sluice::RowResult& row, const QStringList& val
   clearSamples();
   for (size_t i = 0; i < row.samples.size(); ++i) {
     const sluice::SampleResult& sample = row.samples[i];
-    QPlainTextEdit* view = make_text_view(m_samples);
+    QWidget* page = nullptr;
+    QPlainTextEdit* view = nullptr;
+    ReasoningFold* fold = nullptr;
+    if (sample.reasoning.empty()) {
+      view = make_text_view(m_samples);  // the answer alone, the page it always was
+      page = view;
+    } else {
+      page = new QWidget(m_samples);
+      fold = new ReasoningFold(page);
+      fold->setReasoning(QString::fromStdString(sample.reasoning), sample.reasoning_tokens);
+      fold->textView()->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+      view = make_text_view(page);
+      auto* pageLayout = new QVBoxLayout(page);
+      pageLayout->setContentsMargins(0, 2, 0, 0);
+      pageLayout->setSpacing(2);
+      pageLayout->addWidget(fold);
+      pageLayout->addWidget(view, 1);
+      // Open, the reasoning and the answer share the page's height.
+      connect(fold, &ReasoningFold::expandedChanged, page, [pageLayout, fold](bool isExpanded) {
+        pageLayout->setStretchFactor(fold, isExpanded ? 1 : 0);
+      });
+    }
     view->setPlainText(QString::fromStdString(sample.output));
+    m_sampleViews << view;
+    m_reasoningFolds << fold;
     const QString tabTitle = tr("Sample %1 · %2 tokens · %3")
                                  .arg(i + 1)
                                  .arg(sample.output_tokens)
                                  .arg(QString::fromStdString(sample.finish_reason));
-    m_samples->addTab(view, tabTitle);
+    m_samples->addTab(page, tabTitle);
   }
   m_samples->setVisible(!row.samples.empty());
   m_runAlone->setEnabled(true);
@@ -148,6 +172,8 @@ void RowDetailPane::clear() {
 }
 
 void RowDetailPane::clearSamples() {
+  m_sampleViews.clear();
+  m_reasoningFolds.clear();
   while (m_samples->count() > 0) {
     QWidget* page = m_samples->widget(0);
     m_samples->removeTab(0);
@@ -208,7 +234,11 @@ void RowDetailPane::showRowAloneState() {
 }
 
 QPlainTextEdit* RowDetailPane::sampleView(int sampleIdx) const {
-  return qobject_cast<QPlainTextEdit*>(m_samples->widget(sampleIdx));
+  return m_sampleViews.value(sampleIdx);
+}
+
+ReasoningFold* RowDetailPane::reasoningFold(int sampleIdx) const {
+  return m_reasoningFolds.value(sampleIdx);
 }
 
 QString RowDetailPane::promptText() const {
@@ -217,8 +247,7 @@ QString RowDetailPane::promptText() const {
 
 QStringList RowDetailPane::sampleTexts() const {
   QStringList texts;
-  for (int i = 0; i < m_samples->count(); ++i)
-    texts << static_cast<const QPlainTextEdit*>(m_samples->widget(i))->toPlainText();
+  for (const QPlainTextEdit* view : m_sampleViews) texts << view->toPlainText();
   return texts;
 }
 

@@ -1,11 +1,13 @@
 // One row of a job in full, below the results table: the exact rendered prompt beside every sample
-// with its token count and finish reason, the row's timings, seed and error, and a "Run this row
+// with its token count and finish reason (a thinking model's reasoning folded above the answer,
+// ReasoningFold, closed at first), the row's timings, seed and error, and a "Run this row
 // alone" button. The button only asks (rowAloneRequested); the app's worker regenerates the row
 // in isolation and answers through showRowAloneResult, which says plainly whether the output was
 // identical (the determinism check a person can run on any row).
 #pragma once
 
 #include <QHash>
+#include <QList>
 #include <QSet>
 #include <QString>
 #include <QStringList>
@@ -19,6 +21,8 @@ class QPushButton;
 class QTabWidget;
 
 namespace sluice::ui {
+
+class ReasoningFold;
 
 class RowDetailPane final : public QWidget {
   Q_OBJECT
@@ -47,8 +51,10 @@ class RowDetailPane final : public QWidget {
   QString validityText() const;
   QString rowAloneText() const;
   QPushButton* runAloneButton() const { return m_runAlone; }
-  // The text view of sample sampleIdx (nullptr past the row's samples).
+  // The answer's text view of sample sampleIdx (nullptr past the row's samples).
   QPlainTextEdit* sampleView(int sampleIdx) const;
+  // The folded reasoning above sample sampleIdx's answer (nullptr when it has none).
+  ReasoningFold* reasoningFold(int sampleIdx) const;
 
  public slots:
   // The answer to rowAloneRequested(rowIndex): identical, or details names what differed (the
@@ -76,6 +82,9 @@ class RowDetailPane final : public QWidget {
   QLabel* m_rowAloneLabel = nullptr;
   QPlainTextEdit* m_prompt = nullptr;
   QTabWidget* m_samples = nullptr;
+  // Per sample of the row shown: the answer's view, and the reasoning's fold (nullptr: none).
+  QList<QPlainTextEdit*> m_sampleViews;
+  QList<ReasoningFold*> m_reasoningFolds;
 };
 
 }  // namespace sluice::ui

@@ -25,10 +25,12 @@
 #include "engine/input/column_template.h"
 #include "engine/input/dataset_reader.h"
 #include "engine/input/field_value.h"
+#include "engine/reasoning/reasoning_parser.h"
 #include "ui/common/length_histogram.h"
 #include "ui/common/number_format.h"
 #include "ui/setup/file_drop.h"
 #include "ui/setup/prompt_preview.h"
+#include "ui/setup/reasoning_panel.h"
 
 namespace sluice::ui {
 
@@ -246,17 +248,20 @@ QWidget* DatasetPanel::buildPromptTab() {
   m_chatTemplateCheck = new QCheckBox("Use the model's chat template", tab);
   m_chatTemplateCheck->setChecked(true);
   m_chatTemplateCheck->setToolTip("Off: the prompt is the plain text, as a completion");
+  m_reasoning = new ReasoningPanel(tab);
   m_preview = new PromptPreview(tab);
   layout->addLayout(templateHeader);
   layout->addWidget(m_templateEdit);
   layout->addWidget(m_chips);
   layout->addWidget(m_systemEdit);
   layout->addWidget(m_chatTemplateCheck);
+  layout->addWidget(m_reasoning);
   layout->addWidget(m_preview, 1);
 
   connect(m_templateEdit, &QPlainTextEdit::textChanged, this, &DatasetPanel::onOptionsEdited);
   connect(m_systemEdit, &QPlainTextEdit::textChanged, this, &DatasetPanel::onOptionsEdited);
   connect(m_chatTemplateCheck, &QCheckBox::toggled, this, &DatasetPanel::onOptionsEdited);
+  connect(m_reasoning, &ReasoningPanel::changed, this, &DatasetPanel::onOptionsEdited);
   connect(m_defaultTemplateButton, &QPushButton::clicked, this,
           [this] { m_templateEdit->setPlainText(m_defaultTemplate); });
   return tab;
@@ -277,6 +282,7 @@ sluice::PromptOptions DatasetPanel::promptOptions() const {
   options.system_prompt = m_systemEdit->toPlainText().toStdString();
   options.use_chat_template = m_chatTemplateCheck->isChecked();
   options.chat_template = m_chatTemplateSource.toStdString();
+  options.reasoning = m_reasoning->controls();
   return options;
 }
 
@@ -303,8 +309,10 @@ void DatasetPanel::setPromptOptions(const sluice::PromptOptions& options) {
   m_systemEdit->setPlainText(QString::fromStdString(options.system_prompt));
   m_chatTemplateCheck->setChecked(options.use_chat_template);
   m_chatTemplateSource = QString::fromStdString(options.chat_template);
+  m_reasoning->setControls(options.reasoning);
   m_applyingOptions = false;
   updateChatTemplateCheck();
+  updateDetectedReasoningFormat();
   onOptionsEdited();
 }
 
@@ -316,6 +324,7 @@ void DatasetPanel::setModel(const sluice::ModelSummary& summary) {
   m_model = summary;
   m_hasModel = summary.session != nullptr;
   updateChatTemplateCheck();
+  updateDetectedReasoningFormat();
   if (m_hasModel) {
     m_preview->setModel(summary);
   } else {
@@ -333,6 +342,17 @@ void DatasetPanel::updateChatTemplateCheck() {
   m_chatTemplateCheck->setToolTip(hasTemplate
                                       ? "Off: the prompt is the plain text, as a completion"
                                       : "This model has no chat template: prompts are plain text");
+}
+
+// The format's "Auto" entry names what the template in use writes, as the run will detect it.
+void DatasetPanel::updateDetectedReasoningFormat() {
+  if (!m_hasModel && m_chatTemplateSource.isEmpty()) {
+    m_reasoning->setDetectedFormat(std::nullopt);  // the model may bring a template
+    return;
+  }
+  const QString source =
+      m_chatTemplateSource.isEmpty() ? m_model.chatTemplate : m_chatTemplateSource;
+  m_reasoning->setDetectedFormat(detect_reasoning_format(source.toStdString()));
 }
 
 void DatasetPanel::clearModel() {

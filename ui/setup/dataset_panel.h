@@ -1,6 +1,7 @@
 // Choosing an instruction file and shaping its prompts: the file (dialog or drag and drop), its
 // detected format with an override, a preview of the first rows, the column template with field
-// chips, a system prompt, whether the model's chat template is used, the exact prompt of the
+// chips, a system prompt, whether the model's chat template is used, a thinking model's reasoning
+// controls (ReasoningPanel), the exact prompt of the
 // selected row, and a histogram of prompt token lengths over the file. Reading the file and
 // tokenizing it run on the thread pool; results of superseded work are dropped by generation.
 #pragma once
@@ -33,6 +34,7 @@ namespace sluice::ui {
 
 class LengthHistogram;
 class PromptPreview;
+class ReasoningPanel;
 
 // What reading the start of a file found (made on the thread pool).
 struct DatasetScan {
@@ -81,6 +83,7 @@ class DatasetPanel final : public QWidget {
 
   QAbstractItemModel* previewModel() const;
   PromptPreview* promptPreview() const { return m_preview; }
+  ReasoningPanel* reasoningPanel() const { return m_reasoning; }
   LengthHistogram* lengthHistogram() const { return m_histogram; }
 
   // Rows tokenized for the histogram at most; beyond this the shape no longer changes.
@@ -117,6 +120,7 @@ class DatasetPanel final : public QWidget {
   void onOptionsEdited();
   void updateTemplateEnabled();
   void updateChatTemplateCheck();
+  void updateDetectedReasoningFormat();
   void scheduleCount();
   void startCount();
   void onCountProgress(int value);
@@ -149,6 +153,7 @@ class DatasetPanel final : public QWidget {
   QGridLayout* m_chipsLayout = nullptr;
   QPlainTextEdit* m_systemEdit = nullptr;
   QCheckBox* m_chatTemplateCheck = nullptr;
+  ReasoningPanel* m_reasoning = nullptr;
   QComboBox* m_badRowCombo = nullptr;
   PromptPreview* m_preview = nullptr;
   LengthHistogram* m_histogram = nullptr;

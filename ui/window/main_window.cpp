@@ -157,6 +157,7 @@ void MainWindow::buildUi() {
     updateReady();
     if (ok && m_parameters->isRemote()) startIfScripted();  // no model to wait for
   });
+  connect(m_dataset, &DatasetPanel::promptOptionsChanged, this, &MainWindow::updateSetupSteps);
   connect(m_dataset, &DatasetPanel::promptLengthsReady, this, [this](const QVector<int>& lengths) {
     m_promptLengths = lengths;
     m_numDatasetRows = static_cast<int>(lengths.size());

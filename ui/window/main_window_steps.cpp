@@ -1,12 +1,13 @@
 // MainWindow's setup steps: what each step's button says under its title, and whether the step
 // is done ("1 Model: stories260K-f32.gguf · loaded", "2 Instructions: alpaca.json · 5,000 rows",
-// "3 Parameters: greedy · 256 tokens").
+// then the reasoning controls set, if any: "· thinking off"; "3 Parameters: greedy · 256 tokens").
 #include <QFileInfo>
 
 #include "ui/common/number_format.h"
 #include "ui/live/run_controls.h"
 #include "ui/setup/dataset_panel.h"
 #include "ui/setup/parameters_panel.h"
+#include "ui/setup/reasoning_panel.h"
 #include "ui/setup/remote_servers_panel.h"
 #include "ui/setup/setup_steps.h"
 #include "ui/window/main_window.h"
@@ -33,20 +34,26 @@ void MainWindow::updateSetupSteps() {
   }
 
   const QString dataset = QFileInfo(m_dataset->datasetPath()).fileName();
+  // The reasoning controls a job asks for change every prompt: the step says so when set.
+  const QString reasoning = m_dataset->reasoningPanel()->summary();
+  const auto setInstructionsState = [&](const QString& state, bool isDone) {
+    m_setup->setStepState(kInstructionsStep,
+                          reasoning.isEmpty() ? state : tr("%1 · %2").arg(state, reasoning),
+                          isDone);
+  };
   if (dataset.isEmpty()) {
     m_setup->setStepState(kInstructionsStep, tr("open an instruction file"), false);
   } else if (!m_isDatasetLoaded) {
-    m_setup->setStepState(kInstructionsStep, tr("%1 · reading…").arg(dataset), false);
+    setInstructionsState(tr("%1 · reading…").arg(dataset), false);
   } else if (m_numDatasetRows >= 0) {
     // The count stops at the panel's cap: more rows may follow.
     const bool isCapped = m_numDatasetRows >= DatasetPanel::kMaxCountedRows;
-    m_setup->setStepState(kInstructionsStep,
-                          tr("%1 · %2%3 rows")
-                              .arg(dataset, formatCount(m_numDatasetRows),
-                                   isCapped ? QStringLiteral("+") : QString()),
-                          true);
+    setInstructionsState(tr("%1 · %2%3 rows")
+                             .arg(dataset, formatCount(m_numDatasetRows),
+                                  isCapped ? QStringLiteral("+") : QString()),
+                         true);
   } else {
-    m_setup->setStepState(kInstructionsStep, tr("%1 · loaded").arg(dataset), true);
+    setInstructionsState(tr("%1 · loaded").arg(dataset), true);
   }
 
   const QString problem = m_parameters->validationError();
