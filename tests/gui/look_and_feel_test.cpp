@@ -7,6 +7,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QLabel>
 #include <QMenu>
 #include <QProgressBar>
@@ -24,7 +25,9 @@
 #include "ui/live/live_plots.h"
 #include "ui/live/run_controls.h"
 #include "ui/live/run_summary.h"
+#include "ui/setup/dataset_panel.h"
 #include "ui/setup/parameters_panel.h"
+#include "ui/setup/reasoning_panel.h"
 #include "ui/setup/setup_steps.h"
 #include "ui/window/app_palette.h"
 #include "ui/window/main_window.h"
@@ -145,6 +148,24 @@ class LookAndFeelTest : public QObject {
     QVERIFY(steps->isStepDone(2));  // the default parameters are valid
     QVERIFY2(steps->stepState(2).contains("greedy") || steps->stepState(2).contains("temperature"),
              qPrintable(steps->stepState(2)));
+  }
+
+  // The Instructions step says which reasoning controls are set, after the file's state.
+  void theInstructionsStepSaysTheReasoningControls() {
+    MainWindow window;
+    SetupSteps* steps = window.setupSteps();
+    QSignalSpy loaded(window.datasetPanel(), &sluice::ui::DatasetPanel::datasetLoaded);
+    window.datasetPanel()->setDatasetPath(
+        QString::fromStdString(sluice::test::shared_path("datasets/en/alpaca_5000.json")));
+    QVERIFY(loaded.wait(60000));
+    QVERIFY2(steps->stepState(1).startsWith("alpaca_5000.json · "),
+             qPrintable(steps->stepState(1)));
+    QVERIFY(!steps->stepState(1).contains("thinking"));
+    QComboBox* thinking = window.datasetPanel()->reasoningPanel()->thinkingCombo();
+    thinking->setCurrentIndex(thinking->findText("Off"));
+    QVERIFY2(steps->stepState(1).endsWith(" · thinking off"), qPrintable(steps->stepState(1)));
+    thinking->setCurrentIndex(0);
+    QVERIFY(!steps->stepState(1).contains("thinking"));
   }
 
   // No label of the setup pages touches the window's left edge.
