@@ -3,6 +3,7 @@
 // to the written file, whose header is checked against names written out here). The job is read on
 // the pool: a locked job file does not hold up the window.
 #include <QCheckBox>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
@@ -67,6 +68,7 @@ class ExportDialogTest : public QObject {
   void schemaJobTicksSchemaFieldsAsColumns();
   void jobWithoutSchemaLeavesItUnticked();
   void onlyCsvCanFlatten();
+  void reasoningModeComesFromTheCombo();
   void aLockedJobDoesNotBlockTheGuiThread();
 
  private:
@@ -128,6 +130,22 @@ void ExportDialogTest::onlyCsvCanFlatten() {
 
 // Opening the dialog on a job another connection holds locked returns at once; the job's facts
 // (its failed rows, its schema) fill in once the lock is gone, and leave alone what was chosen.
+void ExportDialogTest::reasoningModeComesFromTheCombo() {
+  const QString jobPath = m_dir.filePath("reasoning.sluicejob");
+  makeJob(jobPath, false);
+  ExportDialog dialog(jobPath);
+  auto* combo = dialog.findChild<QComboBox*>(QStringLiteral("reasoningExport"));
+  QVERIFY(combo);
+  QCOMPARE(dialog.options().reasoning, sluice::ReasoningExport::Separate);  // the default
+  combo->setCurrentIndex(combo->findData(static_cast<int>(sluice::ReasoningExport::Strip)));
+  QCOMPARE(dialog.options().reasoning, sluice::ReasoningExport::Strip);
+  sluice::ExportOptions options;
+  options.reasoning = sluice::ReasoningExport::Keep;
+  dialog.setChoices(m_dir.filePath("keep.jsonl"), ExportFormat::Jsonl, options);
+  QCOMPARE(combo->currentData().toInt(), static_cast<int>(sluice::ReasoningExport::Keep));
+  QCOMPARE(dialog.options().reasoning, sluice::ReasoningExport::Keep);
+}
+
 void ExportDialogTest::aLockedJobDoesNotBlockTheGuiThread() {
   const QString jobPath = m_dir.filePath("locked.sluicejob");
   makeJob(jobPath, true);

@@ -191,6 +191,14 @@ QFormLayout* ExportDialog::buildForm() {
   m_dpoRule = new QComboBox(this);
   for (const RuleChoice& choice : kRules)
     m_dpoRule->addItem(tr(choice.label), static_cast<int>(choice.rule));
+  m_reasoning = new QComboBox(this);
+  m_reasoning->setObjectName(QStringLiteral("reasoningExport"));
+  m_reasoning->addItem(tr("Separate (a field or column of its own)"),
+                       static_cast<int>(ReasoningExport::Separate));
+  m_reasoning->addItem(tr("Keep in the output, in <think> tags"),
+                       static_cast<int>(ReasoningExport::Keep));
+  m_reasoning->addItem(tr("Strip (the answer alone)"), static_cast<int>(ReasoningExport::Strip));
+  m_reasoning->setToolTip(tr("A thinking model's reasoning, kept apart from its answer"));
   m_scoreField = new QLineEdit(QStringLiteral("score"), this);
   m_scoreField->setToolTip(tr("The key in each sample's \"extra\" object that holds its score"));
   m_flattenOutput = new QCheckBox(tr("Schema fields as columns"), this);
@@ -215,6 +223,7 @@ QFormLayout* ExportDialog::buildForm() {
   form->addRow(tr("Format:"), m_format);
   form->addRow(tr("DPO pairs:"), m_dpoRule);
   form->addRow(tr("Score field:"), m_scoreField);
+  form->addRow(tr("Reasoning:"), m_reasoning);
   form->addRow(QString(), m_flattenOutput);
   form->addRow(QString(), m_includeFailed);
   form->addRow(tr("Save to:"), outputRow);
@@ -257,6 +266,7 @@ void ExportDialog::setChoices(const QString& outputPath, sluice::ExportFormat fo
                               const sluice::ExportOptions& options) {
   m_format->setCurrentIndex(m_format->findData(static_cast<int>(format)));
   m_dpoRule->setCurrentIndex(m_dpoRule->findData(static_cast<int>(options.dpo_rule)));
+  m_reasoning->setCurrentIndex(m_reasoning->findData(static_cast<int>(options.reasoning)));
   m_scoreField->setText(QString::fromStdString(options.score_field));
   m_includeFailed->setChecked(options.include_failed);
   m_flattenOutput->setChecked(options.flatten_output);
@@ -276,6 +286,7 @@ sluice::ExportOptions ExportDialog::options() const {
   ExportOptions options;
   options.dpo_rule = static_cast<DpoRule>(m_dpoRule->currentData().toInt());
   options.score_field = m_scoreField->text().trimmed().toStdString();
+  options.reasoning = static_cast<ReasoningExport>(m_reasoning->currentData().toInt());
   options.include_failed = m_includeFailed->isChecked();
   options.flatten_output = format() == ExportFormat::Csv && m_flattenOutput->isChecked();
   return options;

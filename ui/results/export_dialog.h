@@ -98,6 +98,7 @@ class ExportDialog final : public QDialog {
 
   QComboBox* m_format = nullptr;
   QComboBox* m_dpoRule = nullptr;
+  QComboBox* m_reasoning = nullptr;  // ExportOptions::reasoning
   QLineEdit* m_scoreField = nullptr;
   QCheckBox* m_flattenOutput = nullptr;
   QCheckBox* m_includeFailed = nullptr;
