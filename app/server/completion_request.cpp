@@ -410,6 +410,17 @@ Conversation parse_messages(const Json& messages) {
           where + ".content",
           str_cat("'", where, ".content' must be a string or an array of text parts"));
     }
+    // A past assistant turn's reasoning (llama.cpp and DeepSeek send reasoning_content, vLLM
+    // reasoning): the chat template renders it where its family puts it.
+    for (const char* key : {"reasoning_content", "reasoning", "thinking"}) {
+      const auto it = m.find(key);
+      if (it == m.end() || it->is_null()) continue;
+      if (!it->is_string())
+        throw bad_request(str_cat(where, ".", key),
+                          str_cat("'", where, ".", key, "' must be a string"));
+      message.reasoning = it->get<std::string>();
+      break;
+    }
     out.push_back(std::move(message));
   }
   return out;

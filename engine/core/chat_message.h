@@ -10,6 +10,9 @@ namespace sluice {
 struct ChatMessage {
   std::string role;
   std::string content;
+  // A past assistant turn's reasoning (a thinking model's; OpenAI messages' reasoning_content,
+  // reasoning or thinking); "" for none. Chat templates see it under each of those names.
+  std::string reasoning;
 
   bool operator==(const ChatMessage&) const = default;
 };

@@ -129,7 +129,13 @@ ExportStats write_openai_chat_export(const JobStore& job, ExportOutput& out,
   ExportStats stats;
   for_each_readable_row(job, stats, [&](const RowResult& row) {
     if (!has_output(row, options, stats)) return;
-    const Json conversation = messages_to_json(conversation_of(row));
+    Json conversation = messages_to_json(conversation_of(row));
+    // A past turn's reasoning under the OpenAI format's name, as the answer's.
+    for (Json& message : conversation) {
+      if (!message.contains("reasoning")) continue;
+      message["reasoning_content"] = std::move(message["reasoning"]);
+      message.erase("reasoning");
+    }
     RowResult storage;
     for (const SampleResult& sample : row_for_export(row, options.reasoning, storage).samples) {
       Json messages = conversation;

@@ -111,7 +111,16 @@ Conversation openai_conversation(const Json& record) {
     const auto content = turn.find("content");
     if (content == turn.end()) fail("messages[", i, "] has no \"content\"");
     if (content->is_null() && role != "assistant") fail("messages[", i, "].content is null");
-    conversation.push_back({role, openai_content(*content, i)});
+    ChatMessage message{role, openai_content(*content, i), ""};
+    // A past assistant turn's reasoning, under any of the names tools write it.
+    for (const char* key : {"reasoning_content", "reasoning", "thinking"}) {
+      const auto it = turn.find(key);
+      if (it == turn.end() || it->is_null()) continue;
+      if (!it->is_string()) fail("messages[", i, "].", key, " is not a string");
+      message.reasoning = it->get<std::string>();
+      break;
+    }
+    conversation.push_back(std::move(message));
   }
   return cut_at_last_prompt_turn(std::move(conversation));
 }

@@ -76,7 +76,13 @@ Conversation messages_from_json(const Json& json, const Where& where) {
         !message.contains("content") || !message["content"].is_string()) {
       fail_at(where, str_cat("message ", i, " is not {\"role\": string, \"content\": string}"));
     }
-    messages.push_back({message["role"].get<std::string>(), message["content"].get<std::string>()});
+    ChatMessage m{message["role"].get<std::string>(), message["content"].get<std::string>(), ""};
+    if (message.contains("reasoning")) {
+      if (!message["reasoning"].is_string())
+        fail_at(where, str_cat("message ", i, " has a reasoning that is not a string"));
+      m.reasoning = message["reasoning"].get<std::string>();
+    }
+    messages.push_back(std::move(m));
   }
   return messages;
 }
@@ -127,8 +133,10 @@ std::vector<SampleResult> samples_from_json(const Json& json, const Where& where
 
 Json messages_to_json(const Conversation& messages) {
   Json json = Json::array();
-  for (const ChatMessage& message : messages)
+  for (const ChatMessage& message : messages) {
     json.push_back(Json{{"role", message.role}, {"content", message.content}});
+    if (!message.reasoning.empty()) json.back()["reasoning"] = message.reasoning;
+  }
   return json;
 }
 

@@ -77,7 +77,15 @@ nlohmann::ordered_json chat_variables(const Conversation& messages, bool add_gen
                                       const std::string& bos_token, const std::string& eos_token) {
   nlohmann::ordered_json message_list = nlohmann::ordered_json::array();
   for (const ChatMessage& message : messages) {
-    message_list.push_back({{"role", message.role}, {"content", message.content}});
+    nlohmann::ordered_json m = {{"role", message.role}, {"content", message.content}};
+    // Templates read a past turn's reasoning under the name their family uses: reasoning_content
+    // (Qwen3, DeepSeek), thinking (gpt-oss), reasoning or reasoning_content (Gemma 4).
+    if (!message.reasoning.empty()) {
+      m["reasoning_content"] = message.reasoning;
+      m["reasoning"] = message.reasoning;
+      m["thinking"] = message.reasoning;
+    }
+    message_list.push_back(std::move(m));
   }
   // transformers always passes tools and documents, as None when there are none.
   return {{"messages", std::move(message_list)},

@@ -61,7 +61,8 @@ class ChatTemplate {
   std::shared_ptr<const jinja::TemplateProgram> program_;
 };
 
-// Returns the variables transformers passes for a conversation: messages (role, content),
+// Returns the variables transformers passes for a conversation: messages (role, content, and a
+// turn's reasoning as reasoning_content, reasoning and thinking when it has some),
 // tools and documents (None), add_generation_prompt, bos_token and eos_token.
 nlohmann::ordered_json chat_variables(const Conversation& messages, bool add_generation_prompt,
                                       const std::string& bos_token, const std::string& eos_token);

@@ -70,6 +70,50 @@ TEST(ReasoningVariables, EffortRendersGptOssReasoningLine) {
             render_of("openai-gpt-oss-120b", "effort_high"));
 }
 
+// A past assistant turn's reasoning (ChatMessage::reasoning) reaches each family's template under
+// the name it reads: the reasoning_history cases (the templates drop it before a later user turn)
+// and the reasoning_last cases (they render it) come out as transformers rendered them.
+TEST(ReasoningVariables, APastTurnsReasoningRendersWhereTheFamilyPutsIt) {
+  // (Gemma 4's only case with a past reasoning has tool calls, which a ChatMessage does not hold.)
+  for (const char* dir : {"Qwen-Qwen3-0.6B", "Qwen3.5-4B", "openai-gpt-oss-120b"}) {
+    SCOPED_TRACE(dir);
+    const auto cases = nlohmann::ordered_json::parse(
+        test::read_file(test::shared_path(std::string("chat-templates/") + dir + "/cases.json")));
+    bool found = false;
+    for (const auto& c : cases.at("cases")) {
+      const std::string case_name = c.at("name");
+      if (case_name != "reasoning_history" && case_name != "reasoning_last") continue;
+      found = true;
+      Conversation conversation;
+      int num_with_reasoning = 0;
+      for (const auto& m : c.at("messages")) {
+        ChatMessage message{m.at("role"), m.at("content"), ""};
+        for (const char* key : {"reasoning_content", "reasoning", "thinking"}) {
+          if (m.contains(key)) message.reasoning = m.at(key);
+        }
+        num_with_reasoning += message.reasoning.empty() ? 0 : 1;
+        conversation.push_back(std::move(message));
+      }
+      EXPECT_EQ(num_with_reasoning, 1);
+      const auto token = [&](const char* name) {
+        return c.contains(name) && c.at(name).is_string() ? c.at(name).get<std::string>() : "";
+      };
+      nlohmann::ordered_json variables = chat_variables(conversation, c.at("add_generation_prompt"),
+                                                        token("bos_token"), token("eos_token"));
+      for (const char* name : {"bos_token", "eos_token"}) {
+        if (!c.contains(name) || c.at(name).is_null()) variables.erase(name);
+      }
+      RenderOptions options;
+      if (c.contains("clock"))  // the gpt-oss cases' frozen clock: 2026-01-15T12:00:00
+        options.now = std::tm{.tm_hour = 12, .tm_mday = 15, .tm_mon = 0, .tm_year = 126};
+      EXPECT_EQ(ChatTemplate::compile(template_of(dir)).render(variables, options),
+                render_of(dir, case_name))
+          << case_name;
+    }
+    EXPECT_TRUE(found);
+  }
+}
+
 TEST(ReasoningVariables, ThinkingIsSetOnlyForTemplatesThatReadIt) {
   nlohmann::ordered_json variables = nlohmann::ordered_json::object();
   add_reasoning_variables(ReasoningControls{.thinking = true}, "{{ message.thinking }}", variables);

@@ -61,6 +61,31 @@ TEST(ReasoningRequest, ReadsTheEffortAndTheTemplateKwargs) {
   EXPECT_EQ(parse_reasoning_chat(R"(, "reasoning_effort": null)").reasoning_effort, "");
 }
 
+// A past assistant turn's reasoning, under the name its client writes, reaches the template.
+TEST(ReasoningRequest, KeepsAPastTurnsReasoning) {
+  for (const char* key : {"reasoning_content", "reasoning", "thinking"}) {
+    const CompletionRequest r = parse_completion_request(
+        parse_request_body(std::string(R"({"model": "m", "messages": [{"role": "user", )"
+                                       R"("content": "hi"}, {"role": "assistant", "content": )"
+                                       R"("Hello.", ")") +
+                           key + R"(": "They greet me."}, {"role": "user", "content": "ok"}]})"),
+        CompletionKind::Chat, {});
+    ASSERT_EQ(r.messages.size(), 3u) << key;
+    EXPECT_EQ(r.messages[1].reasoning, "They greet me.") << key;
+    EXPECT_EQ(r.messages[1].content, "Hello.") << key;
+  }
+  try {
+    parse_completion_request(
+        parse_request_body(R"({"model": "m", "messages": [{"role": "assistant", "content": "a", )"
+                           R"("reasoning_content": 1}, {"role": "user", "content": "ok"}]})"),
+        CompletionKind::Chat, {});
+    ADD_FAILURE() << "a number as reasoning was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_EQ(e.param(), "messages[0].reasoning_content");
+  }
+}
+
 TEST(ReasoningRequest, BadValuesAreA400NamingTheParameter) {
   for (const char* extra : {R"(, "reasoning_effort": "extreme")", R"(, "reasoning_effort": 3)",
                             R"(, "reasoning_effort": "")"}) {
