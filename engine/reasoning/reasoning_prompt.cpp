@@ -36,49 +36,36 @@ bool reads_variable(std::string_view source, std::string_view name) {
   return false;
 }
 
-// The text that opens a block, as the model would write it.
-std::string_view open_text(ReasoningFormat format) {
-  switch (format) {
-    case ReasoningFormat::ThinkTags:
-      return "<think>\n";
-    case ReasoningFormat::ThoughtChannel:
-      return "<|channel>thought\n";
-    case ReasoningFormat::Harmony:
-      return "<|channel|>analysis<|message|>";
-    case ReasoningFormat::None:
-      break;
-  }
-  return "";
-}
+// The texts of a format's blocks.
+struct FormatTexts {
+  std::string_view open;          // opens a block, as the model writes it
+  std::string_view prompt_close;  // closes a block the prompt opened (Qwen3.5's form)
+  std::string_view empty_block;   // an empty block, where the model would open one (Qwen3's form)
+  std::string_view budget_close;  // what the engine writes when a budget is spent
+  std::string_view separator;     // after a closing tag the model wrote, before a grammar
+};
 
-// The text that closes a block the prompt opened, when thinking is off (Qwen3.5's own form).
-std::string_view prompt_close_text(ReasoningFormat format) {
+const FormatTexts& texts_of(ReasoningFormat format) {
+  static constexpr FormatTexts kNone{};
+  static constexpr FormatTexts kThink{"<think>\n", "\n</think>\n\n", "<think>\n\n</think>\n\n",
+                                      "\n</think>\n\n", "\n\n"};
+  static constexpr FormatTexts kThought{"<|channel>thought\n", "<channel|>",
+                                        "<|channel>thought\n<channel|>", "\n<channel|>", ""};
+  // gpt-oss cannot switch reasoning off in its template: the final channel is opened instead.
+  static constexpr FormatTexts kHarmony{
+      "<|channel|>analysis<|message|>", "<|end|><|start|>assistant<|channel|>final<|message|>",
+      "<|channel|>final<|message|>", "<|end|><|start|>assistant<|channel|>final<|message|>", ""};
   switch (format) {
     case ReasoningFormat::ThinkTags:
-      return "\n</think>\n\n";
+      return kThink;
     case ReasoningFormat::ThoughtChannel:
-      return "<channel|>";
+      return kThought;
     case ReasoningFormat::Harmony:
-      return "<|end|><|start|>assistant<|channel|>final<|message|>";
+      return kHarmony;
     case ReasoningFormat::None:
       break;
   }
-  return "";
-}
-
-// An empty block, when thinking is off and the model would open one itself (Qwen3's own form).
-std::string_view empty_block_text(ReasoningFormat format) {
-  switch (format) {
-    case ReasoningFormat::ThinkTags:
-      return "<think>\n\n</think>\n\n";
-    case ReasoningFormat::ThoughtChannel:
-      return "<|channel>thought\n<channel|>";
-    case ReasoningFormat::Harmony:
-      return "<|channel|>final<|message|>";
-    case ReasoningFormat::None:
-      break;
-  }
-  return "";
+  return kNone;
 }
 
 // Makes a prompt that ends in an empty closed block end inside it instead; false when it does
@@ -147,21 +134,11 @@ ReasoningStart reasoning_start(ReasoningFormat format, std::string_view prompt) 
 }
 
 std::string_view reasoning_close_text(ReasoningFormat format) {
-  switch (format) {
-    case ReasoningFormat::ThinkTags:
-      return "\n</think>\n\n";
-    case ReasoningFormat::ThoughtChannel:
-      return "\n<channel|>";
-    case ReasoningFormat::Harmony:
-      return "<|end|><|start|>assistant<|channel|>final<|message|>";
-    case ReasoningFormat::None:
-      break;
-  }
-  return "";
+  return texts_of(format).budget_close;
 }
 
 std::string_view reasoning_answer_separator(ReasoningFormat format) {
-  return format == ReasoningFormat::ThinkTags ? "\n\n" : "";
+  return texts_of(format).separator;
 }
 
 ReasoningParams apply_reasoning_controls(ReasoningFormat format, const ReasoningControls& controls,
@@ -172,8 +149,8 @@ ReasoningParams apply_reasoning_controls(ReasoningFormat format, const Reasoning
   const bool off = controls.thinking == false || controls.budget == 0;
   if (format != ReasoningFormat::None) {
     if (off) {
-      if (start == ReasoningStart::Open) prompt += prompt_close_text(format);
-      if (start == ReasoningStart::ModelOpens) prompt += empty_block_text(format);
+      if (start == ReasoningStart::Open) prompt += texts_of(format).prompt_close;
+      if (start == ReasoningStart::ModelOpens) prompt += texts_of(format).empty_block;
       start = ReasoningStart::Closed;
     } else if (controls.thinking == true && start == ReasoningStart::Closed &&
                reopen_empty_block(format, prompt)) {
@@ -181,7 +158,7 @@ ReasoningParams apply_reasoning_controls(ReasoningFormat format, const Reasoning
     }
     // A constrained answer: the model reasons freely first, in the block opened for it.
     if (has_grammar && start == ReasoningStart::ModelOpens) {
-      prompt += open_text(format);
+      prompt += texts_of(format).open;
       start = ReasoningStart::Open;
     }
   }
