@@ -37,22 +37,8 @@ constexpr std::string_view kSchemaArrayKeywords[] = {"allOf", "anyOf", "oneOf", 
 constexpr std::string_view kSchemaMapKeywords[] = {
     "properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"};
 
-std::string escape_pointer_token(std::string_view token) {
-  std::string out;
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string child_pointer(const std::string& pointer, std::string_view token) {
-  return str_cat(pointer, "/", escape_pointer_token(token));
+  return str_cat(pointer, "/", escape_json_pointer_token(token));
 }
 
 std::optional<JsonSchemaDraft> draft_of_meta_schema(std::string_view uri) {

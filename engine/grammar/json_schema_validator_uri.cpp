@@ -115,6 +115,20 @@ std::pair<std::string, std::string> split_uri_fragment(std::string_view uri) {
   return {std::string(uri.substr(0, hash)), std::string(uri.substr(hash + 1))};
 }
 
+std::string escape_json_pointer_token(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string percent_decode(std::string_view text) {
   std::string out;
   auto hex_value = [](char c) -> int {

@@ -14,6 +14,9 @@ std::string resolve_uri_reference(std::string_view base, std::string_view refere
 // Returns {uri without its fragment, the fragment without '#'} ("" when there is none).
 std::pair<std::string, std::string> split_uri_fragment(std::string_view uri);
 
+// Returns token escaped for a JSON pointer (~ as ~0, / as ~1).
+std::string escape_json_pointer_token(std::string_view token);
+
 // Returns text with its %XX escapes decoded (malformed escapes are kept as written).
 std::string percent_decode(std::string_view text);
 
