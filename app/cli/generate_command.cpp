@@ -22,6 +22,7 @@
 #include "engine/export/exporters.h"
 #include "engine/grammar/grammar_cache.h"
 #include "engine/grammar/grammar_matcher.h"
+#include "engine/grammar/output_check.h"
 #include "engine/jobs/job_schema.h"
 
 namespace sluice::cli {
@@ -291,17 +292,22 @@ GenerateArgs parse_args(const QStringList& args) {
   return a;
 }
 
-// With a grammar, each sample says whether its output is a complete sentence of it ("valid":
-// false for an output cut off by max_tokens inside a structure; null grammar: a row whose own
-// schema did not compile, so nothing it holds is valid).
-void add_validity(nlohmann::ordered_json& row, const RowResult& r, const Grammar* grammar) {
-  const auto valid = [&](const SampleResult& s) {
-    return grammar && grammar_accepts_text(*grammar, s.output);
+// With a grammar, each sample says whether its output is valid for it, judged by what the source
+// means (output_check.h: a JSON Schema by the full validator, so "valid" means valid by the
+// schema), with the reason when it is not ("invalid_reason"); false for an output cut off by
+// max_tokens inside a structure. A null check: a row whose own schema did not compile, so
+// nothing it holds is valid.
+void add_validity(nlohmann::ordered_json& row, const RowResult& r, const OutputCheck* check) {
+  const auto add = [&](nlohmann::ordered_json& target, const SampleResult& s) {
+    const OutputVerdict verdict =
+        check ? check->check(s.output) : OutputVerdict{false, "the row's schema did not compile"};
+    target["valid"] = verdict.is_valid;
+    if (!verdict.is_valid) target["invalid_reason"] = verdict.reason;
   };
   if (r.samples.size() == 1) {
-    row["valid"] = valid(r.samples.front());
+    add(row, r.samples.front());
   } else if (row.contains("samples")) {
-    for (size_t i = 0; i < r.samples.size(); ++i) row["samples"][i]["valid"] = valid(r.samples[i]);
+    for (size_t i = 0; i < r.samples.size(); ++i) add(row["samples"][i], r.samples[i]);
   }
 }
 
@@ -320,20 +326,22 @@ ExportStats write_output(JobStore& store, const GenerateArgs& a, const Generatio
   if (!spec.schema_column.empty())
     row_schemas = std::make_unique<RowSchemas>(spec.schema_column, spec.input_path);
   // The job's grammar ran: it compiles (a local run compiled it through grammars already).
-  const std::shared_ptr<const Grammar> grammar =
-      spec.sampling.grammar ? grammars.get(*spec.sampling.grammar) : nullptr;
+  std::optional<OutputCheck> check;
+  if (spec.sampling.grammar)
+    check.emplace(*spec.sampling.grammar, grammars.get(*spec.sampling.grammar));
   store.for_each_result(
       [&](const RowResult& r) {
         nlohmann::ordered_json row = output_row_json(r);
-        if (grammar) add_validity(row, r, grammar.get());
+        if (check) add_validity(row, r, &*check);
         if (row_schemas) {
-          std::shared_ptr<const Grammar> own;
+          std::optional<OutputCheck> own;
           try {
-            own = grammars.get(row_schemas->source_for(r));
+            const GrammarSource source = row_schemas->source_for(r);
+            own.emplace(source, grammars.get(source));
           } catch (const Error&) {
             // the row failed for it: its error says why
           }
-          add_validity(row, r, own.get());
+          add_validity(row, r, own ? &*own : nullptr);
         }
         out.write(dump_jsonl_row(row));
         out.write("\n");

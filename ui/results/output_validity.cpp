@@ -40,11 +40,17 @@ std::unique_ptr<OutputValidity> OutputValidity::forSpec(const sluice::Generation
   return validity;
 }
 
-std::shared_ptr<const sluice::Grammar> OutputValidity::grammarFor(const sluice::RowResult& row) {
+std::shared_ptr<const sluice::OutputCheck> OutputValidity::checkFor(const sluice::RowResult& row) {
   m_grammarError = m_rowSchemas ? QString() : m_sourceError;
   if (!m_grammarError.isEmpty()) return nullptr;  // the job's grammar is not compiled again
   try {
-    return m_grammars.get(m_rowSchemas ? m_rowSchemas->source_for(row) : *m_source);
+    const GrammarSource source = m_rowSchemas ? m_rowSchemas->source_for(row) : *m_source;
+    const auto it = m_checks.find(source.text);
+    if (it != m_checks.end()) return it->second;
+    if (m_checks.size() >= 64) m_checks.clear();
+    auto check = std::make_shared<const OutputCheck>(source, m_grammars.get(source));
+    m_checks.emplace(source.text, check);
+    return check;
   } catch (const Error& e) {
     m_grammarError = QString::fromUtf8(e.what());
     if (!m_rowSchemas) m_sourceError = m_grammarError;
@@ -54,8 +60,12 @@ std::shared_ptr<const sluice::Grammar> OutputValidity::grammarFor(const sluice::
 
 std::optional<bool> OutputValidity::isValid(const sluice::RowResult& row, size_t sampleIdx) {
   if (sampleIdx >= row.samples.size()) return std::nullopt;
-  const auto grammar = grammarFor(row);
-  return grammar && grammar_accepts_text(*grammar, row.samples[sampleIdx].output);
+  m_lastReason.clear();
+  const auto check = checkFor(row);
+  if (!check) return false;
+  const OutputVerdict verdict = check->check(row.samples[sampleIdx].output);
+  m_lastReason = verdict.reason;
+  return verdict.is_valid;
 }
 
 QString OutputValidity::describe(const sluice::RowResult& row, size_t sampleIdx) {
@@ -67,6 +77,8 @@ QString OutputValidity::describe(const sluice::RowResult& row, size_t sampleIdx)
   if (reason == "length") return QObject::tr("not valid: cut off by max tokens");
   if (reason == "abort") return QObject::tr("not valid: cancelled before it was complete");
   if (reason == "error") return QObject::tr("not valid: the sample ended with an error");
+  if (!m_lastReason.empty())
+    return QObject::tr("not valid: %1").arg(QString::fromStdString(m_lastReason));
   return QObject::tr("not valid: the output is not complete");
 }
 

@@ -1,6 +1,7 @@
-// Whether a job's outputs are sentences of its grammar (the job's one grammar, or each row's own
-// schema): what the results table's Valid column and the row detail show. A sample is valid when
-// its whole output matches; an output cut off by max_tokens inside a structure is not. Grammars
+// Whether a job's outputs are valid for what they were asked to be (the job's one grammar, or each
+// row's own schema; a JSON Schema judged by the full validator, engine/grammar/output_check.h):
+// what the results table's Valid column and the row detail show. A sample is valid when its whole
+// output is; an output cut off by max_tokens inside a structure is not. Grammars
 // are compiled (through a GrammarCache) when a row is first checked, never when the checker is
 // made: the checks run on a pool thread, so opening a job compiles nothing on the GUI thread.
 #pragma once
@@ -8,6 +9,7 @@
 #include <QString>
 #include <QStringList>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +19,7 @@
 #include "app/row_schemas.h"
 #include "engine/grammar/grammar.h"
 #include "engine/grammar/grammar_cache.h"
+#include "engine/grammar/output_check.h"
 #include "engine/jobs/row_result.h"
 
 namespace sluice {
@@ -39,15 +42,19 @@ class OutputValidity final {
 
  private:
   OutputValidity() = default;
-  // Returns the grammar row's outputs follow; nullptr with m_grammarError set when it does not
-  // build (the job's grammar, or the row's own schema).
-  std::shared_ptr<const sluice::Grammar> grammarFor(const sluice::RowResult& row);
+  // Returns the check of row's outputs (the job's grammar, or the row's own schema: the full
+  // validator for a schema, output_check.h); nullptr with m_grammarError set when it does not
+  // build.
+  std::shared_ptr<const sluice::OutputCheck> checkFor(const sluice::RowResult& row);
 
   std::shared_ptr<const sluice::GrammarSource> m_source;  // the job's grammar; null: one per row
   std::unique_ptr<sluice::RowSchemas> m_rowSchemas;       // a schema per row
   sluice::GrammarCache m_grammars{64};
-  QString m_grammarError;  // why the last row's grammar did not build
-  QString m_sourceError;   // why the job's grammar did not build
+  // The checks made, by schema text (one for the job's source); at most 64 are kept.
+  std::map<std::string, std::shared_ptr<const sluice::OutputCheck>> m_checks;
+  std::string m_lastReason;  // why the last output checked is not valid
+  QString m_grammarError;    // why the last row's grammar did not build
+  QString m_sourceError;     // why the job's grammar did not build
 };
 
 // The Valid column's reads: a page of a job's rows read whole (validity needs the whole output,

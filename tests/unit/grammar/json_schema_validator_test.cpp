@@ -270,11 +270,12 @@ TEST(JsonSchemaValidatorSuite, SampleVerdictsMatch) {
   EXPECT_GT(counts.num_passed, 1000);
 }
 
-// The whole suite from a checkout named by SLUICE_JSON_SCHEMA_TEST_SUITE (its tests/ folder):
-// a measurement, printed, not part of the verdict.
-TEST(JsonSchemaValidatorSuite, WholeSuiteWhenNamed) {
+// The whole suite from a checkout named by SLUICE_JSON_SCHEMA_TEST_SUITE (its tests/ folder): a
+// measurement, printed, not part of the verdict, so it is disabled (never counted as passing);
+// run it with --gtest_also_run_disabled_tests --gtest_filter='*WholeSuite*'.
+TEST(JsonSchemaValidatorSuite, DISABLED_WholeSuiteWhenNamed) {
   const char* root = std::getenv("SLUICE_JSON_SCHEMA_TEST_SUITE");
-  if (root == nullptr) GTEST_SKIP() << "SLUICE_JSON_SCHEMA_TEST_SUITE is not set";
+  ASSERT_NE(root, nullptr) << "SLUICE_JSON_SCHEMA_TEST_SUITE names the suite's tests/ folder";
   for (const char* draft : {"draft2020-12/", "draft7/"}) {
     SuiteCounts counts;
     run_suite_folder(root, draft, false, counts);
