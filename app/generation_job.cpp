@@ -384,7 +384,9 @@ void GenerationJob::collect(uint64_t row_key, FinishedRequest finished, JobProgr
   const size_t sample_idx = finished.sample_idx;
   p.samples[sample_idx] = std::move(finished);
   if (++p.num_finished < p.sampling.n) return;
-  const RowResult r = finished_row(p.row, p.prompt, p.sampling, p.samples, spec_.with_token_ids);
+  RowResult r = finished_row(p.row, p.prompt, p.sampling, p.samples, spec_.with_token_ids);
+  // Judged as it finishes, by what its structured output means (kept in the job file).
+  if (p.sampling.grammar && r.status == RowStatus::Done) validity_.judge(r, *p.sampling.grammar);
   const bool is_aborted =
       std::any_of(p.samples.begin(), p.samples.end(),
                   [](const FinishedRequest& s) { return s.finish_reason == FinishReason::Abort; });

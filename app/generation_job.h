@@ -20,6 +20,7 @@
 #include "app/job_inbox.h"
 #include "app/job_progress.h"
 #include "app/job_results.h"
+#include "app/job_validity.h"
 #include "app/output_row.h"
 #include "app/row_schemas.h"
 #include "app/service_lease.h"
@@ -158,6 +159,7 @@ class GenerationJob {
   std::unique_ptr<DatasetReader> reader_;
   std::unique_ptr<PromptBuilder> prompt_builder_;
   std::unique_ptr<RowSchemas> row_schemas_;  // when the spec names a schema column
+  JobValidity validity_;                     // judges each finished row by its structured output
   std::unique_ptr<BatchRows> batch_rows_;    // when the input is an OpenAI Batch file
   std::unordered_map<int64_t, bool> finished_rows_;
   std::unordered_map<uint64_t, std::unique_ptr<PendingRow>> in_flight_;  // by row key

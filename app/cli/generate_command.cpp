@@ -299,8 +299,11 @@ GenerateArgs parse_args(const QStringList& args) {
 // nothing it holds is valid.
 void add_validity(nlohmann::ordered_json& row, const RowResult& r, const OutputCheck* check) {
   const auto add = [&](nlohmann::ordered_json& target, const SampleResult& s) {
-    const OutputVerdict verdict =
-        check ? check->check(s.output) : OutputVerdict{false, "the row's schema did not compile"};
+    // The verdict the job kept when the row finished; judged now for rows stored before that.
+    const OutputVerdict verdict = s.valid ? OutputVerdict{*s.valid, s.invalid_reason}
+                                  : check
+                                      ? check->check(s.output)
+                                      : OutputVerdict{false, "the row's schema did not compile"};
     target["valid"] = verdict.is_valid;
     if (!verdict.is_valid) target["invalid_reason"] = verdict.reason;
   };

@@ -26,7 +26,8 @@ bool is_flat_job(const JobStore& job) {
 }
 
 // A sample's fields in the record: reasoning and reasoning_tokens (only for a sample that has
-// reasoning, so that other samples read as they did before) beside output and output_tokens.
+// reasoning, so that other samples read as they did before) beside output and output_tokens;
+// valid and invalid_reason when the job kept them.
 Json jsonl_sample(const SampleResult& sample) {
   Json json = Json::object();
   json["output"] = sample.output;
@@ -34,6 +35,9 @@ Json jsonl_sample(const SampleResult& sample) {
   json["output_tokens"] = sample.output_tokens;
   if (has_reasoning(sample)) json["reasoning_tokens"] = sample.reasoning_tokens;
   json["finish_reason"] = sample.finish_reason;
+  // Validity as judged when the row finished (only for jobs that kept it).
+  if (sample.valid) json["valid"] = *sample.valid;
+  if (!sample.invalid_reason.empty()) json["invalid_reason"] = sample.invalid_reason;
   json["output_token_ids"] = sample.output_token_ids;
   json["extra"] = sample.extra;
   return json;

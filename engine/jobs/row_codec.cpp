@@ -110,6 +110,14 @@ SampleResult sample_from_json(const Json& json, size_t sample_idx, const Where& 
     if (!json["reasoning_tokens"].is_number_integer()) bad("reasoning_tokens", "integer");
     sample.reasoning_tokens = json["reasoning_tokens"].get<int>();
   }
+  if (json.contains("valid")) {
+    if (!json["valid"].is_boolean()) bad("valid", "boolean");
+    sample.valid = json["valid"].get<bool>();
+  }
+  if (json.contains("invalid_reason")) {
+    if (!json["invalid_reason"].is_string()) bad("invalid_reason", "string");
+    sample.invalid_reason = json["invalid_reason"].get<std::string>();
+  }
   if (!json.contains("output_token_ids") || !json["output_token_ids"].is_array())
     bad("output_token_ids", "array");
   for (const Json& id : json["output_token_ids"]) {
@@ -147,6 +155,8 @@ Json sample_to_json(const SampleResult& sample) {
   json["finish_reason"] = sample.finish_reason;
   if (!sample.reasoning.empty()) json["reasoning"] = sample.reasoning;
   if (sample.reasoning_tokens != 0) json["reasoning_tokens"] = sample.reasoning_tokens;
+  if (sample.valid) json["valid"] = *sample.valid;
+  if (!sample.invalid_reason.empty()) json["invalid_reason"] = sample.invalid_reason;
   json["output_token_ids"] = sample.output_token_ids;
   json["extra"] = sample.extra;
   return json;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ struct SampleResult {
   int reasoning_tokens = 0;   // of output_tokens, those inside the reasoning
   std::string finish_reason;  // "stop", "length", "abort" or "error"
   std::vector<int32_t> output_token_ids;  // kept when the job asks for token ids
+  // Whether the output is valid for the job's structured output (or the row's schema), judged
+  // when the row finished (engine/grammar/output_check.h); unset for free text and for rows
+  // stored before validity was kept.
+  std::optional<bool> valid;
+  std::string invalid_reason;  // why not, when valid is false
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // e.g. scores added later
 
   bool operator==(const SampleResult&) const = default;

@@ -105,6 +105,35 @@ TEST(StructuredOutputCli, RegexChoiceAndGbnfRowsMatch) {
   }
 }
 
+// The job keeps each row's validity as judged when it finished (by the schema's validator), and
+// the job's JSONL export carries it.
+TEST(StructuredOutputCli, TheJobKeepsEachRowsValidity) {
+  const std::string dir = make_temp_dir("structured_kept");
+  const std::string input = input_rows(dir, 4);
+  write_file(
+      dir + "/s.json",
+      R"({"type":"object","properties":{"a":{"type":"string","maxLength":6}},"required":["a"]})");
+  const std::string job = dir + "/j.sluicejob";
+  ProcessResult r =
+      generate(generate_args(input, dir + "/out.jsonl"),
+               {"--json-schema", dir + "/s.json", "--job", job, "--max-tokens", "60"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_sluice({"jobs", "export", job, "--format", "jsonl", "--output", dir + "/export.jsonl"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto generated = read_jsonl(dir + "/out.jsonl");
+  const auto exported = read_jsonl(dir + "/export.jsonl");
+  ASSERT_EQ(exported.size(), 4u);
+  for (size_t i = 0; i < exported.size(); ++i) {
+    SCOPED_TRACE(exported[i].dump());
+    ASSERT_TRUE(exported[i].contains("valid"));
+    EXPECT_EQ(exported[i]["valid"], generated[i]["valid"]);
+    EXPECT_EQ(exported[i]["valid"], exported[i]["finish_reason"] == "stop");
+    if (exported[i]["valid"] == false) {
+      EXPECT_FALSE(exported[i]["invalid_reason"].get<std::string>().empty());
+    }
+  }
+}
+
 TEST(StructuredOutputCli, CutOffRowIsMarkedInvalid) {
   const std::string dir = make_temp_dir("structured_cut");
   const std::string input = input_rows(dir, 2);

@@ -61,6 +61,12 @@ std::shared_ptr<const sluice::OutputCheck> OutputValidity::checkFor(const sluice
 std::optional<bool> OutputValidity::isValid(const sluice::RowResult& row, size_t sampleIdx) {
   if (sampleIdx >= row.samples.size()) return std::nullopt;
   m_lastReason.clear();
+  m_grammarError.clear();
+  const sluice::SampleResult& sample = row.samples[sampleIdx];
+  if (sample.valid) {  // judged when the row finished (the job file keeps it)
+    m_lastReason = sample.invalid_reason;
+    return *sample.valid;
+  }
   const auto check = checkFor(row);
   if (!check) return false;
   const OutputVerdict verdict = check->check(row.samples[sampleIdx].output);

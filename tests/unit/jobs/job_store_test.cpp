@@ -101,6 +101,27 @@ TEST(JobStore, AddFlushReopenGivesBackEveryField) {
   EXPECT_FALSE(store->has_result(3));
 }
 
+// A sample's kept validity and reasoning read back; a sample without them reads as before.
+TEST(JobStore, ValidityAndReasoningReadBack) {
+  const std::string path = job_path("validity");
+  RowResult row = make_row(0);
+  row.samples.front().valid = false;
+  row.samples.front().invalid_reason = "/age: -1 is less than the minimum 0";
+  row.samples.front().reasoning = "Think first.";
+  row.samples.front().reasoning_tokens = 3;
+  RowResult plain = make_row(1);
+  {
+    const auto store = JobStore::create(path, make_job_info());
+    store->add_result(row);
+    store->add_result(plain);
+    store->flush();
+  }
+  const auto store = JobStore::open(path);
+  EXPECT_EQ(store->result(0), row);
+  EXPECT_EQ(store->result(1), plain);
+  EXPECT_FALSE(store->result(1)->samples.front().valid.has_value());
+}
+
 TEST(JobStore, ResultsSurviveACloseWithoutFlush) {
   const std::string path = job_path("no-flush");
   {
