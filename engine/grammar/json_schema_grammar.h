@@ -1,40 +1,59 @@
-// JSON Schema as Pydantic and the OpenAI API emit it, as a grammar over the JSON text.
+// JSON Schema (draft-04 through 2020-12, as Pydantic, the OpenAI API and people's own schemas
+// write it) as a grammar over the JSON text: every value the grammar writes is valid for the
+// schema. What each keyword does is in json_schema_keywords.cpp; in short:
 //
-// Supported: type (a name or a list), properties (written in schema order; required ones always,
-// optional ones may be left out), required, additionalProperties (absent or false: no other
-// keys; true or a schema: other keys, which must differ from the named ones and are written
-// without escapes), items, prefixItems, minItems, maxItems, enum, const, anyOf, oneOf (as
-// anyOf: the branches should not overlap), allOf of one schema, $ref into $defs / definitions /
-// any local pointer (recursion included), minLength, maxLength (code points), pattern (matched
-// as a whole, see regex_grammar.h), format date / time / date-time / uuid / email, nullable,
-// minimum / maximum / exclusiveMinimum / exclusiveMaximum, and the annotations title,
-// description, default, examples, $schema, $id, $comment, readOnly, writeOnly, deprecated,
-// discriminator. Any other keyword is refused, naming it and its JSON pointer.
+// Enforced: type (a name or a list), enum and const (only the values the keywords beside them
+// accept), anyOf, oneOf (as anyOf: the branches should not overlap), allOf (merged into one
+// schema, json_schema_merge.h), keywords beside anyOf/oneOf/$ref (merged into each branch),
+// not (of a type list), $ref to any local pointer (recursion included), $defs / definitions,
+// nullable; objects: properties (written in schema order; required ones always, optional ones
+// may be left out), required, additionalProperties (false, true or a schema: extra keys differ
+// from the named ones and are written without escapes), patternProperties (extra keys written
+// from the pattern; a pattern that also matches a named property writes no extra keys),
+// propertyNames, minProperties / maxProperties, dependentRequired; arrays: items, prefixItems,
+// minItems, maxItems, contains (the first item satisfies it), uniqueItems (for items that are
+// an enum or const: each value at most once, in the enum's order); strings: minLength,
+// maxLength (code points), pattern (matched as a whole, see regex_grammar.h), format date /
+// time / date-time / duration / uuid / email / hostname / ipv4 / ipv6 / uri; numbers: minimum /
+// maximum / exclusiveMinimum / exclusiveMaximum, multipleOf (a positive integer). Array, object,
+// string and number keywords without "type" constrain values of their kind only.
 //
-// Bounds: integers are exact (every integer in range, no other). Numbers with bounds are written
-// without exponent as integers in range or as M.ddd with a last digit that is not 0 and both
-// integer neighbours M and M + 1 in range, so every value written satisfies the bounds (values
-// between a fractional bound and the next integer are not generated). Unbounded integers have at
-// most 16 digits, fractions at most 16 and exponents 3, strings no limit. Whitespace between
-// tokens: none, one space, or a newline with up to 20 spaces or tabs (so a model cannot loop on
-// spaces). Dates are years 1000-2999 with days valid for the month (February up to 28); times
-// carry seconds and a zone (Z or +hh:mm); emails are a dotted local part, @ and a dotted domain.
+// Dialects: draft-04's id, boolean exclusiveMinimum / exclusiveMaximum, tuple items with
+// additionalItems and dependencies are read as their 2020-12 forms; $schema of draft-04..07
+// makes keywords beside $ref ignored, as those drafts say.
+//
+// Ignored, and listed in JsonSchemaNotes: unknown keywords (vendor extensions, x-*, ...), then /
+// else without if, formats not listed above. Annotations (title, description, default,
+// examples, $comment, readOnly, contentEncoding, ...) are ignored silently. Refused, naming the
+// keyword and its JSON pointer: if, dependentSchemas, unevaluatedProperties / Items,
+// $dynamicRef, and the forms of the enforced keywords a grammar cannot write exactly.
+//
+// Narrowings (every value written is valid, some valid values are never written): property
+// order; numbers with bounds are written without exponent as integers in range or as M.ddd with
+// a last digit that is not 0 and both integer neighbours M and M + 1 in range; unbounded
+// integers have at most 16 digits, fractions at most 16 and exponents 3; whitespace between
+// tokens: none, one space, or a newline with up to 20 spaces or tabs; dates are years 1000-2999
+// with days valid for the month (February up to 28); times carry seconds and a zone; emails
+// are a dotted local part, @ and a dotted domain; ipv6 in its full eight-group form; uris are
+// http(s) URLs; dependentRequired makes the dependencies of an optional property required;
+// minProperties makes the first optional properties required, maxProperties leaves out the last
+// ones and extra keys; multipleOf writes only integer multiples.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "engine/grammar/grammar.h"
+#include "engine/grammar/json_schema_keywords.h"
 
 namespace sluice {
 
-// Schemas nest at most this deep (the converter recurses per subschema).
-inline constexpr int kMaxSchemaNesting = 64;
-
-// Returns the grammar of JSON texts valid for the schema in schema_text. Throws sluice::Error
-// "<source_name>: <JSON pointer>: <problem>" for an unsupported keyword (named), a bad value,
-// an unresolvable $ref, or text that is not JSON.
-Grammar json_schema_grammar(std::string_view schema_text, const std::string& source_name);
+// Returns the grammar of JSON texts valid for the schema in schema_text; adds the keywords it
+// ignored to notes when given. Throws sluice::Error "<source_name>: <JSON pointer>: <problem>"
+// for a refused keyword (named), an unsatisfiable schema, a bad value, an unresolvable $ref, or
+// text that is not JSON.
+Grammar json_schema_grammar(std::string_view schema_text, const std::string& source_name,
+                            JsonSchemaNotes* notes = nullptr);
 
 // Returns the grammar of any JSON object (OpenAI's json_object response format).
 Grammar json_object_grammar();

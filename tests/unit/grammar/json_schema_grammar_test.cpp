@@ -202,26 +202,21 @@ TEST(JsonSchemaGrammar, FreeJson) {
 }
 
 TEST(JsonSchemaGrammar, RefusesUnsupportedKeywordsNamingThePointer) {
-  EXPECT_THAT(schema_error_of(R"({"type":"object","minProperties":1})"),
-              HasSubstr("schema.json: /minProperties: unsupported keyword 'minProperties'"));
+  EXPECT_THAT(schema_error_of(R"({"type":"object","if":{"required":["a"]}})"),
+              HasSubstr("schema.json: /if: unsupported keyword 'if'"));
   EXPECT_THAT(
       schema_error_of(
-          R"({"type":"object","properties":{"a/b":{"type":"string","contentEncoding":"base64"}}})"),
-      HasSubstr("/properties/a~1b/contentEncoding: unsupported keyword 'contentEncoding'"));
-  EXPECT_THAT(schema_error_of(R"({"type":"array","items":{"type":"integer","multipleOf":2}})"),
+          R"({"type":"object","properties":{"a/b":{"type":"string","unevaluatedProperties":false}}})"),
+      HasSubstr(
+          "/properties/a~1b/unevaluatedProperties: unsupported keyword 'unevaluatedProperties'"));
+  EXPECT_THAT(schema_error_of(R"({"type":"array","items":{"type":"number","multipleOf":0.5}})"),
               HasSubstr("/items/multipleOf: unsupported keyword 'multipleOf'"));
-  EXPECT_THAT(schema_error_of(R"({"patternProperties":{"x":{}}})"),
-              HasSubstr("'patternProperties'"));
-  EXPECT_THAT(schema_error_of(R"({"type":"string","format":"uri"})"),
-              HasSubstr("/format: unsupported format 'uri'"));
-  EXPECT_THAT(schema_error_of(R"({"allOf":[{"type":"string"},{"minLength":1}]})"),
-              HasSubstr("/allOf: 'allOf' with more than one schema is not supported"));
+  EXPECT_THAT(schema_error_of(R"({"type":"string","format":"uri","maxLength":9})"),
+              HasSubstr("/format: 'format' with 'minLength'/'maxLength' is not supported"));
   EXPECT_THAT(schema_error_of(R"({"$ref":"#/$defs/Missing"})"),
               HasSubstr("/$ref: reference '#/$defs/Missing' does not resolve"));
   EXPECT_THAT(schema_error_of(R"({"$ref":"http://x/y.json"})"), HasSubstr("only local references"));
   EXPECT_THAT(schema_error_of(R"({"type":"strin"})"), HasSubstr("/type: unknown type 'strin'"));
-  EXPECT_THAT(schema_error_of(R"({"anyOf":[{"type":"string"}],"type":"string"})"),
-              HasSubstr("/type: keyword 'type' beside 'anyOf'"));
   EXPECT_THAT(schema_error_of(R"({"type":"string","pattern":"(a)\\1"})"),
               HasSubstr("/pattern: regular expression, column 4: backreference"));
   EXPECT_THAT(schema_error_of("{\"type\": }"), HasSubstr("schema.json: not valid JSON at line 1"));

@@ -1,0 +1,66 @@
+// The JSON Schema keywords the grammar compiler knows, by what it does with each, and the dialect
+// rewrite that turns draft-04..07 spellings into 2020-12 ones before a schema is compiled.
+//
+// A keyword is enforced (the grammar writes only values that satisfy it), an annotation (no
+// effect on validity: ignored silently), refused (it changes validity and cannot be enforced
+// exactly: the schema is refused, naming it), or unknown (the specification says to ignore it:
+// ignored and listed in the notes). Some enforced keywords are enforced only in some forms (not,
+// uniqueItems, multipleOf, format): the compiler refuses or notes the other forms itself.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sluice {
+
+using SchemaJson = nlohmann::ordered_json;
+
+enum class SchemaKeywordKind : uint8_t { Enforced, Annotation, Refused, Unknown };
+
+// Returns what the compiler does with keyword.
+SchemaKeywordKind schema_keyword_kind(std::string_view keyword);
+
+// The kind of value a keyword constrains ("object", "array", "string", "number"), or "" for
+// keywords that apply to every value (type, enum, anyOf, ...).
+std::string_view schema_keyword_value_kind(std::string_view keyword);
+
+// One keyword the compiler ignored: where it is, and why.
+struct JsonSchemaNote {
+  std::string pointer;  // JSON pointer of the keyword ("/properties/a/x-order")
+  std::string keyword;
+  std::string reason;  // "unknown keyword", "format 'int32' is not checked", ...
+};
+
+// What a schema's compile ignored, each keyword and pointer once.
+struct JsonSchemaNotes {
+  std::vector<JsonSchemaNote> ignored;
+
+  // Adds a note unless one for the same pointer is already there.
+  void add(std::string pointer, std::string keyword, std::string reason);
+  // One line per note: "<pointer>: <reason> ('<keyword>' ignored)".
+  std::vector<std::string> lines() const;
+};
+
+// Whether $ref's siblings are ignored (draft-04..07) or apply beside it (2019-09 and later).
+enum class SchemaDialect : uint8_t { Draft4To7, Draft2019Plus };
+
+// Returns the dialect root's $schema names (2020-12 when absent or unknown).
+SchemaDialect schema_dialect(const SchemaJson& root);
+
+// Returns schema with older spellings rewritten (id -> $id; boolean exclusiveMinimum/Maximum ->
+// numeric; items as an array -> prefixItems, additionalItems -> items; dependencies -> the
+// array form as dependentRequired, the schema form kept as dependencies), or nullopt when none
+// appears. Keywords the rewrite drops as meaningless (additionalItems beside a schema-valued
+// items) are added to notes under pointer.
+std::optional<SchemaJson> rewrite_schema_dialect(const SchemaJson& schema,
+                                                 const std::string& pointer,
+                                                 JsonSchemaNotes& notes);
+
+// Returns key with ~ and / escaped for a JSON pointer.
+std::string json_pointer_token(const std::string& key);
+
+}  // namespace sluice
