@@ -319,10 +319,21 @@ SchemaJson SchemaConverter::admitted_values(const SchemaJson& schema, const std:
       }
     }
   } else {
-    // The values whose JSON text the grammar of the other keywords accepts.
+    // The values whose JSON text the grammar of the other keywords accepts. That grammar
+    // narrows pattern (matched whole) and format (one spelling): a pattern is searched in the
+    // value as JSON Schema says, and a format, an annotation by default, is left to the values.
+    std::optional<std::string> pattern;
+    if (rest.contains("pattern") && rest["pattern"].is_string())
+      pattern = rest["pattern"].get<std::string>();
+    rest.erase("pattern");
+    rest.erase("format");
     SchemaConverter siblings(root_, source_name_, notes_);
     Grammar grammar = siblings.build(siblings.visit(rest, pointer, depth + 1));
     for (const auto& value : candidates) {
+      if (pattern && value.is_string() &&
+          !pattern_finds(*pattern, value.get<std::string>(), pointer + "/pattern")) {
+        continue;
+      }
       if (grammar_accepts_text(grammar, canonical_numbers(value).dump())) admitted.push_back(value);
     }
   }
@@ -412,7 +423,12 @@ std::optional<uint32_t> SchemaConverter::count_keyword(const SchemaJson& schema,
   bool is_count =
       value.is_number_unsigned() || (value.is_number_float() && value.get<double>() >= 0 &&
                                      std::floor(value.get<double>()) == value.get<double>());
-  if (!is_count || value.get<double>() > kMaxGrammarRepeat) {
+  if (!is_count) error(pointer + "/" + keyword, "'", keyword, "' must be an integer from 0");
+  // An upper bound past what a grammar repeats is lowered to it (a narrowing); a lower one
+  // cannot be.
+  bool is_upper = std::string_view(keyword).starts_with("max");
+  if (value.get<double>() > kMaxGrammarRepeat) {
+    if (is_upper) return kMaxGrammarRepeat;
     error(pointer + "/" + keyword, "'", keyword, "' must be an integer from 0 to ",
           kMaxGrammarRepeat);
   }

@@ -48,7 +48,11 @@ std::vector<std::string> nonnegative_range(int64_t lo, int64_t hi) {
   std::string lo_text = std::to_string(lo);
   size_t max_len = hi < 0 ? kMaxIntegerDigits : std::to_string(hi).size();
   for (size_t len = lo_text.size(); len <= max_len; ++len) {
-    std::string lower = len == lo_text.size() ? lo_text : "1" + std::string(len - 1, '0');
+    std::string lower = lo_text;
+    if (len != lo_text.size()) {  // 10...0 (built in place: GCC 12 -O3 misreads "1" + zeros)
+      lower.assign(len, '0');
+      lower[0] = '1';
+    }
     std::string upper = (hi >= 0 && len == max_len) ? std::to_string(hi) : std::string(len, '9');
     alternatives.push_back(digit_range(lower, upper));
   }

@@ -43,6 +43,14 @@ TEST(JsonSchemaCoverage, EnumKeepsOnlyTheValuesItsSiblingsAccept) {
   EXPECT_TRUE(coverage_accepts(R"({"type":"integer","enum":[2.0,2.5]})", "2.0"));
   EXPECT_FALSE(coverage_accepts(R"({"type":"integer","enum":[2.0,2.5]})", "2.5"));
   EXPECT_TRUE(coverage_accepts(R"({"type":"string","enum":["a"],"nullable":true})", "null"));
+  // JSON Schema's patterns search the value: "b" is found in "abc".
+  std::string searched =
+      R"({"type":"string","pattern":"b","maxLength":3,"enum":["abc","x","abcd"]})";
+  EXPECT_TRUE(coverage_accepts(searched, R"("abc")"));
+  EXPECT_FALSE(coverage_accepts(searched, R"("x")"));
+  EXPECT_FALSE(coverage_accepts(searched, R"("abcd")"));
+  // An upper bound past the grammar's repeat limit is lowered to it.
+  EXPECT_TRUE(coverage_accepts(R"({"type":"string","maxLength":100000})", R"("ab")"));
 }
 
 TEST(JsonSchemaCoverage, UnsatisfiableEnumOrConstIsRefusedNamingItsPointer) {
