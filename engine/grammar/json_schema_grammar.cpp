@@ -157,7 +157,7 @@ std::string SchemaConverter::visit(const SchemaJson& input, const std::string& p
     if (!schema["nullable"].is_boolean())
       error(pointer + "/nullable", "'nullable' must be a boolean");
     SchemaJson rest = schema;
-    rest.erase("nullable");
+    erase_schema_keys(rest, {"nullable"});
     std::string expr = visit(keep(std::move(rest)), pointer, depth);
     return schema["nullable"].get<bool>() ? add_rule(expr + " | null") : expr;
   }
@@ -179,7 +179,7 @@ std::string SchemaConverter::visit(const SchemaJson& input, const std::string& p
   }
   if (schema.contains("not")) {
     SchemaJson rest = schema;
-    rest.erase("not");
+    erase_schema_keys(rest, {"not"});
     const SchemaJson& negated = schema["not"];
     std::string here = pointer + "/not";
     if (negated.is_boolean()) {
@@ -259,7 +259,7 @@ std::string SchemaConverter::visit_union(const SchemaJson& schema, const std::st
   // Keywords beside the union apply to every branch: each branch is merged with them.
   bool has_siblings = has_validation_siblings(schema, {keyword});
   SchemaJson siblings = schema;
-  siblings.erase(keyword);
+  erase_schema_keys(siblings, {keyword});
   std::string body;
   for (size_t i = 0; i < branches.size(); ++i) {
     std::string branch_pointer = str_cat(here, "/", i);
@@ -302,8 +302,8 @@ SchemaJson SchemaConverter::admitted_values(const SchemaJson& schema, const std:
       error(here, "'enum' must be a non-empty array");
   }
   SchemaJson rest = schema;
-  rest.erase("enum");
-  rest.erase("const");
+  erase_schema_keys(rest, {"enum"});
+  erase_schema_keys(rest, {"const"});
   SchemaJson admitted = SchemaJson::array();
   if (!has_validation_siblings(rest, {})) {
     admitted = candidates;
@@ -325,8 +325,8 @@ SchemaJson SchemaConverter::admitted_values(const SchemaJson& schema, const std:
     std::optional<std::string> pattern;
     if (rest.contains("pattern") && rest["pattern"].is_string())
       pattern = rest["pattern"].get<std::string>();
-    rest.erase("pattern");
-    rest.erase("format");
+    erase_schema_keys(rest, {"pattern"});
+    erase_schema_keys(rest, {"format"});
     SchemaConverter siblings(root_, source_name_, notes_);
     Grammar grammar = siblings.build(siblings.visit(rest, pointer, depth + 1));
     for (const auto& value : candidates) {

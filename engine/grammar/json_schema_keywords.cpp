@@ -1,5 +1,6 @@
 #include "engine/grammar/json_schema_keywords.h"
 
+#include <algorithm>
 #include <map>
 
 namespace sluice {
@@ -144,31 +145,31 @@ std::optional<SchemaJson> rewrite_schema_dialect(const SchemaJson& schema,
   SchemaJson out = schema;
   if (has_old_id) {
     if (!out.contains("$id")) out["$id"] = out["id"];
-    out.erase("id");
+    erase_schema_keys(out, {"id"});
   }
   // Draft 4: a boolean exclusiveMinimum makes minimum exclusive.
   for (auto [exclusive, inclusive] :
        {std::pair{"exclusiveMinimum", "minimum"}, std::pair{"exclusiveMaximum", "maximum"}}) {
     if (!out.contains(exclusive) || !out[exclusive].is_boolean()) continue;
     bool is_exclusive = out[exclusive].get<bool>();
-    out.erase(exclusive);
+    erase_schema_keys(out, {exclusive});
     if (is_exclusive && out.contains(inclusive)) {
       out[exclusive] = out[inclusive];
-      out.erase(inclusive);
+      erase_schema_keys(out, {inclusive});
     }
   }
   // Draft 4-7 tuples: items as an array, additionalItems for the rest.
   if (has_tuple) {
     out["prefixItems"] = out["items"];
-    out.erase("items");
+    erase_schema_keys(out, {"items"});
     if (out.contains("additionalItems")) {
       out["items"] = out["additionalItems"];
-      out.erase("additionalItems");
+      erase_schema_keys(out, {"additionalItems"});
     }
   } else if (has_additional_items) {
     notes.add(pointer + "/additionalItems", "additionalItems",
               "'additionalItems' without an array 'items' has no effect");
-    out.erase("additionalItems");
+    erase_schema_keys(out, {"additionalItems"});
   }
   if (has_dependencies) {
     SchemaJson required = SchemaJson::object(), schemas = SchemaJson::object();
@@ -176,11 +177,19 @@ std::optional<SchemaJson> rewrite_schema_dialect(const SchemaJson& schema,
       (value.is_array() ? required : schemas)[key] = value;
     }
     // The schema form stays under its own name, so that a refusal names what was written.
-    out.erase("dependencies");
+    erase_schema_keys(out, {"dependencies"});
     if (!required.empty()) out["dependentRequired"] = required;
     if (!schemas.empty()) out["dependencies"] = schemas;
   }
   return out;
+}
+
+void erase_schema_keys(SchemaJson& schema, std::initializer_list<std::string_view> keys) {
+  SchemaJson kept = SchemaJson::object();
+  for (auto& [key, value] : schema.items()) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) kept[key] = std::move(value);
+  }
+  schema = std::move(kept);
 }
 
 std::string json_pointer_token(const std::string& key) {

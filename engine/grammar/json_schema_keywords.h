@@ -8,6 +8,7 @@
 // uniqueItems, multipleOf, format): the compiler refuses or notes the other forms itself.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,6 +60,11 @@ SchemaDialect schema_dialect(const SchemaJson& root);
 std::optional<SchemaJson> rewrite_schema_dialect(const SchemaJson& schema,
                                                  const std::string& pointer,
                                                  JsonSchemaNotes& notes);
+
+// Removes keys from the object schema, keeping the order of the others. (nlohmann 3.11's
+// ordered_map::erase rebuilds const keys in place, which GCC 12 at -O3 miscompiles: the key
+// stayed.)
+void erase_schema_keys(SchemaJson& schema, std::initializer_list<std::string_view> keys);
 
 // Returns key with ~ and / escaped for a JSON pointer.
 std::string json_pointer_token(const std::string& key);

@@ -53,7 +53,7 @@ class SchemaMerger {
     if (out.contains("$ref") && out["$ref"].is_string()) {
       const SchemaJson& target = context_.resolve(out["$ref"].get<std::string>(), pointer);
       SchemaJson siblings = out;
-      siblings.erase("$ref");
+      erase_schema_keys(siblings, {"$ref"});
       if (context_.dialect == SchemaDialect::Draft4To7) siblings = SchemaJson::object();
       out = merge(target, siblings, pointer, depth + 1);
     }
@@ -61,7 +61,7 @@ class SchemaMerger {
       const SchemaJson branches = out["allOf"];
       if (!branches.is_array() || branches.empty())
         error(pointer + "/allOf", "'allOf' must be a non-empty array");
-      out.erase("allOf");
+      erase_schema_keys(out, {"allOf"});
       for (size_t i = 0; i < branches.size(); ++i) {
         out = merge(out, branches[i], str_cat(pointer, "/allOf/", i), depth + 1);
       }

@@ -153,7 +153,7 @@ TEST(StructuredOutputCli, BadGrammarsAreUsageErrorsNamingTheProblem) {
   const std::string input = input_rows(dir, 1);
   const std::string out = dir + "/out.jsonl";
   write_file(dir + "/s.json",
-             R"({"type":"object","properties":{"n":{"type":"integer","multipleOf":3}}})");
+             R"({"type":"object","properties":{"n":{"type":"number","multipleOf":0.5}}})");
   ProcessResult r = generate(generate_args(input, out), {"--json-schema", dir + "/s.json"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("/properties/n/multipleOf: unsupported keyword 'multipleOf'"));
