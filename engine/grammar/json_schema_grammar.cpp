@@ -109,7 +109,7 @@ SchemaMergeContext SchemaConverter::merge_context() const {
 
 void SchemaConverter::check_keywords(const SchemaJson& schema, const std::string& pointer) {
   for (const auto& [key, value] : schema.items()) {
-    std::string here = pointer + "/" + json_pointer_token(key);
+    std::string here = pointer + "/" + escape_json_pointer_token(key);
     switch (schema_keyword_kind(key)) {
       case SchemaKeywordKind::Unknown:
         notes_.add(here, key, "unknown keyword");
@@ -166,7 +166,7 @@ std::string SchemaConverter::visit(const SchemaJson& input, const std::string& p
     if (dialect_ == SchemaDialect::Draft4To7) {
       for (const auto& [key, value] : schema.items()) {
         if (key != "$ref" && has_validation_siblings(SchemaJson::object({{key, value}}), {})) {
-          notes_.add(pointer + "/" + json_pointer_token(key), key,
+          notes_.add(pointer + "/" + escape_json_pointer_token(key), key,
                      "keywords beside '$ref' are ignored before draft 2019-09");
         }
       }

@@ -192,18 +192,4 @@ void erase_schema_keys(SchemaJson& schema, std::initializer_list<std::string_vie
   schema = std::move(kept);
 }
 
-std::string json_pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace sluice

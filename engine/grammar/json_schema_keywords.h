@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/grammar/json_schema_validator_uri.h"
+
 namespace sluice {
 
 using SchemaJson = nlohmann::ordered_json;
@@ -65,8 +67,5 @@ std::optional<SchemaJson> rewrite_schema_dialect(const SchemaJson& schema,
 // ordered_map::erase rebuilds const keys in place, which GCC 12 at -O3 miscompiles: the key
 // stayed.)
 void erase_schema_keys(SchemaJson& schema, std::initializer_list<std::string_view> keys);
-
-// Returns key with ~ and / escaped for a JSON pointer.
-std::string json_pointer_token(const std::string& key);
 
 }  // namespace sluice

@@ -177,7 +177,7 @@ class SchemaMerger {
       for (const auto& key : keys) {
         const SchemaJson* sa = schema_for(a, key);
         const SchemaJson* sb = schema_for(b, key);
-        std::string here = pointer + "/properties/" + json_pointer_token(key);
+        std::string here = pointer + "/properties/" + escape_json_pointer_token(key);
         properties[key] = sa && sb ? merge(*sa, *sb, here, depth + 1) : (sa ? *sa : *sb);
       }
       out["properties"] = properties;
@@ -265,7 +265,7 @@ class SchemaMerger {
       uint64_t x = va.get<uint64_t>(), y = vb.get<uint64_t>();
       if (x > 0 && y > 0 && x / std::gcd(x, y) <= (uint64_t{1} << 40) / y) return std::lcm(x, y);
     }
-    error(pointer + "/" + json_pointer_token(key), "'allOf' gives two different '", key,
+    error(pointer + "/" + escape_json_pointer_token(key), "'allOf' gives two different '", key,
           "' values that cannot be merged into one");
   }
 

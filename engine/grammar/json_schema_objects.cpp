@@ -142,7 +142,7 @@ std::string SchemaConverter::visit_object(const SchemaJson& schema, const std::s
     const SchemaJson& props = schema["properties"];
     if (!props.is_object()) error(pointer + "/properties", "'properties' must be an object");
     for (const auto& [name, sub] : props.items()) {
-      add_property(name, sub, pointer + "/properties/" + json_pointer_token(name));
+      add_property(name, sub, pointer + "/properties/" + escape_json_pointer_token(name));
     }
   }
   for (const auto& name : required) {
@@ -205,7 +205,7 @@ std::string SchemaConverter::visit_object(const SchemaJson& schema, const std::s
           value_schema = merge_schemas(value_schema, other_schema, merge_context(), pointer);
       }
       if (is_false_schema(value_schema)) continue;
-      std::string here = pointer + "/patternProperties/" + json_pointer_token(pattern);
+      std::string here = pointer + "/patternProperties/" + escape_json_pointer_token(pattern);
       std::string key = pattern_rule(pattern, here);
       std::string value = visit(keep(std::move(value_schema)), here, depth + 1);
       extra_pairs.push_back(add_rule(key + " ws \":\" ws " + value));
@@ -253,7 +253,7 @@ std::string SchemaConverter::visit_object(const SchemaJson& schema, const std::s
   for (size_t i = properties.size(); i-- > 0;) {
     const Property& p = properties[i];
     std::string value =
-        visit(*p.schema, pointer + "/properties/" + json_pointer_token(p.name), depth + 1);
+        visit(*p.schema, pointer + "/properties/" + escape_json_pointer_token(p.name), depth + 1);
     std::string kv =
         str_cat(gbnf_literal(SchemaJson(p.name).dump()), " ws \":\" ws ", value, " ws");
     std::string rest_body = str_cat("\",\" ws ", kv, " ", rest_next);
