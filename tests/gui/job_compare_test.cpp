@@ -5,9 +5,12 @@
 // shown.
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
+#include <QCoreApplication>
+#include <QFile>
 #include <QItemSelectionModel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
@@ -93,7 +96,14 @@ class JobCompareTest : public QObject {
   Q_OBJECT
 
  private slots:
-  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    // Settings of its own (the recent jobs the Jobs tab lists beside its folder): another run of
+    // this program at the same time must not add its jobs to this one's list.
+    QCoreApplication::setApplicationName(
+        QStringLiteral("sluice_gui_job_compare_test-%1").arg(QCoreApplication::applicationPid()));
+  }
+  void cleanupTestCase() { QFile::remove(QSettings().fileName()); }
 
   void comparesTwoRunsSideBySideFromTheJobsTab() {
     QTemporaryDir dir;
