@@ -10,7 +10,6 @@
 
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 
@@ -38,7 +37,9 @@ class JsonSchemaPattern {
  private:
   std::string pattern_;
   std::shared_ptr<const CompiledGrammar> grammar_;  // null when std_regex_ is used
-  std::optional<std::regex> std_regex_;
+  // The std::regex fallback, kept out of this header (only the .cpp instantiates <regex>).
+  struct StdRegex;
+  std::shared_ptr<const StdRegex> std_regex_;
 };
 
 }  // namespace sluice
