@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/grammar/char_class.h"
@@ -53,6 +54,11 @@ class Grammar {
   // The name of the rule as written (a helper rule made by lowering has its parent's name).
   const std::string& rule_name(uint32_t rule_idx) const { return rule_names_[rule_idx]; }
 
+  // What the compile from its source ignored or dropped, one line each ("/properties/a/x-order:
+  // unknown keyword ('x-order' ignored)"): shown once per job, by `grammar check` and in logs.
+  const std::vector<std::string>& notes() const { return notes_; }
+  void set_notes(std::vector<std::string> notes) { notes_ = std::move(notes); }
+
  private:
   friend class GrammarLowering;
   std::vector<GrammarSymbol> symbols_;
@@ -60,6 +66,7 @@ class Grammar {
   std::vector<std::vector<uint32_t>> rule_alternatives_;
   std::vector<std::string> rule_names_;
   uint32_t root_rule_ = 0;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace sluice

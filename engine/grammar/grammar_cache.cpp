@@ -6,9 +6,14 @@ namespace sluice {
 
 namespace {
 
-// The source's kind, text and choices, each length-prefixed (choices may hold any character).
+// The source's kind, JSON options, text and choices, each length-prefixed (choices may hold any
+// character).
 std::string cache_key(const GrammarSource& source) {
   std::string key = to_string(source.kind);
+  key += '|';
+  key += to_string(source.whitespace);
+  key += '|';
+  key += to_string(source.schema_mode);
   const auto add = [&](const std::string& part) {
     key += '|';
     key += std::to_string(part.size());

@@ -35,9 +35,10 @@ GrammarSourceKind parse_grammar_source_kind(const std::string& name) {
 Grammar build_grammar(const GrammarSource& source) {
   switch (source.kind) {
     case GrammarSourceKind::JsonSchema:
-      return json_schema_grammar(source.text, source.name);
+      return json_schema_grammar(source.text, source.name,
+                                 {.whitespace = source.whitespace, .mode = source.schema_mode});
     case GrammarSourceKind::JsonObject:
-      return json_object_grammar();
+      return json_object_grammar(source.whitespace);
     case GrammarSourceKind::Regex:
       return regex_grammar(source.text, source.name);
     case GrammarSourceKind::Choice:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/grammar/grammar.h"
+#include "engine/grammar/json_schema_grammar.h"
 
 namespace sluice {
 
@@ -18,6 +19,9 @@ struct GrammarSource {
   std::string name;                  // names the source in errors: a file path or an option
   std::string text;                  // the schema, regex or GBNF text
   std::vector<std::string> choices;  // Choice only
+  // JsonSchema and JsonObject only.
+  JsonWhitespace whitespace = JsonWhitespace::Flexible;
+  SchemaMode schema_mode = SchemaMode::Strict;  // JsonSchema only
 
   bool operator==(const GrammarSource&) const = default;
 };

@@ -68,9 +68,9 @@ std::string SchemaConverter::visit_array(const SchemaJson& schema, const std::st
   uint32_t min_contains = count_keyword(schema, "minContains", pointer).value_or(1);
   if (schema.contains("contains") && min_contains > 0) {
     if (prefix_schemas)
-      error(pointer + "/contains", "'contains' beside 'prefixItems' is not supported");
+      refuse(pointer + "/contains", "'contains' beside 'prefixItems' is not supported");
     if (schema.contains("maxContains"))
-      error(pointer + "/maxContains", "unsupported keyword 'maxContains'");
+      refuse(pointer + "/maxContains", "unsupported keyword 'maxContains'");
     const SchemaJson& wanted =
         keep(merge_schemas(items ? *items : SchemaJson(true), schema["contains"], merge_context(),
                            pointer + "/contains"));
@@ -94,13 +94,13 @@ std::string SchemaConverter::visit_array(const SchemaJson& schema, const std::st
       bool is_values = item_schema.is_object() &&
                        (item_schema.contains("enum") || item_schema.contains("const"));
       if (k > 0 || !is_values) {
-        error(pointer + "/uniqueItems",
-              "unsupported keyword 'uniqueItems' (enforced only for items that are an enum or "
+        refuse(pointer + "/uniqueItems",
+               "unsupported keyword 'uniqueItems' (enforced only for items that are an enum or "
               "const)");
       }
       SchemaJson values = admitted_values(item_schema, pointer + "/items", depth + 1);
       if (values.size() > kMaxUniqueValues) {
-        error(pointer + "/uniqueItems", "unsupported keyword 'uniqueItems' (an enum of more than ",
+        refuse(pointer + "/uniqueItems", "unsupported keyword 'uniqueItems' (an enum of more than ",
               kMaxUniqueValues, " values)");
       }
       std::string unique_array = unique_values_array(values, lo, hi);

@@ -16,6 +16,7 @@
 #include "engine/core/error.h"
 #include "engine/grammar/grammar.h"
 #include "engine/grammar/grammar_expr.h"
+#include "engine/grammar/json_schema_grammar.h"
 #include "engine/grammar/json_schema_keywords.h"
 #include "engine/grammar/json_schema_merge.h"
 
@@ -23,10 +24,13 @@ namespace sluice {
 
 // Schemas nest at most this deep (the converter recurses per subschema).
 inline constexpr int kMaxSchemaNesting = 64;
+// --schema-mode best-effort drops at most this many keywords from one schema.
+inline constexpr size_t kMaxBestEffortDrops = 256;
 
 class SchemaConverter {
  public:
-  SchemaConverter(const SchemaJson& root, const std::string& source_name, JsonSchemaNotes& notes);
+  SchemaConverter(const SchemaJson& root, const std::string& source_name,
+                  JsonWhitespace whitespace, JsonSchemaNotes& notes);
 
   // Returns the GBNF expression for the schema at pointer (a rule name, usually).
   std::string visit(const SchemaJson& schema, const std::string& pointer, int depth);
@@ -40,6 +44,13 @@ class SchemaConverter {
   template <typename... Args>
   [[noreturn]] void error(const std::string& pointer, Args&&... args) const {
     fail(source_name_, ": ", pointer.empty() ? "/" : pointer, ": ", std::forward<Args>(args)...);
+  }
+  // Refuses the keyword at keyword_pointer (it cannot be enforced exactly): SchemaRefusal.
+  template <typename... Args>
+  [[noreturn]] void refuse(const std::string& keyword_pointer, Args&&... args) const {
+    throw SchemaRefusal(str_cat(source_name_, ": ", keyword_pointer, ": ",
+                                std::forward<Args>(args)...),
+                        keyword_pointer);
   }
 
   // json_schema_grammar.cpp
@@ -87,6 +98,7 @@ class SchemaConverter {
 
   const SchemaJson& root_;
   const std::string& source_name_;
+  JsonWhitespace whitespace_;
   JsonSchemaNotes& notes_;
   SchemaDialect dialect_;
   std::vector<std::pair<std::string, std::string>> rules_;

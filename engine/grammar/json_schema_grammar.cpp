@@ -1,5 +1,7 @@
 #include "engine/grammar/json_schema_grammar.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "engine/core/error.h"
@@ -12,9 +14,12 @@
 namespace sluice {
 namespace {
 
+// The whitespace rules of JsonWhitespace, as GBNF.
+constexpr const char* kFlexibleWhitespace = R"(ws ::= ( " " | "\n" [ \t]{0,20} )?)";
+constexpr const char* kCompactWhitespace = R"(ws ::= "")";
+
 // The primitives every JSON grammar shares, as GBNF (the formats' in json_schema_strings.cpp).
 constexpr const char* kJsonPrimitives = R"(
-ws ::= ( " " | "\n" [ \t]{0,20} )?
 json-hex4 ::= [0-9a-cA-CefEF] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}
 json-char ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" json-hex4 )
 string ::= "\"" json-char* "\""
@@ -61,11 +66,105 @@ bool value_has_type(const SchemaJson& value, const std::string& type) {
   return false;
 }
 
+const char* whitespace_rule(JsonWhitespace whitespace) {
+  return whitespace == JsonWhitespace::Compact ? kCompactWhitespace : kFlexibleWhitespace;
+}
+
+// Removes the keyword (or array item) at pointer from schema; returns its pointer, or "" when
+// pointer names nothing in it.
+std::string erase_at(SchemaJson& schema, const SchemaJson::json_pointer& at) {
+  if (at.empty() || !schema.contains(at)) return "";
+  SchemaJson& parent = schema.at(at.parent_pointer());
+  const std::string last = at.back();
+  if (parent.is_object()) {
+    erase_schema_keys(parent, {last});
+    return at.to_string();
+  }
+  if (parent.is_array()) {
+    parent.erase(std::stoul(last));
+    return at.to_string();
+  }
+  return "";
+}
+
+// Removes the keyword at pointer from schema, or, when the compiler met it in a schema merged
+// from allOf branches, from the first branch of the allOf at its parent that has it. Returns
+// the pointer of what it removed, or "" when it found nothing to remove.
+std::string erase_keyword(SchemaJson& schema, const std::string& pointer) {
+  try {
+    SchemaJson::json_pointer at(pointer);
+    if (std::string erased = erase_at(schema, at); !erased.empty()) return erased;
+    if (at.empty()) return "";
+    const std::string keyword = at.back();
+    const SchemaJson::json_pointer parent = at.parent_pointer();
+    if (!schema.contains(parent)) return "";
+    const SchemaJson& owner = schema.at(parent);
+    if (!owner.is_object() || !owner.contains("allOf") || !owner["allOf"].is_array()) return "";
+    for (size_t i = 0; i < owner["allOf"].size(); ++i) {
+      const SchemaJson::json_pointer branch_keyword =
+          parent / "allOf" / std::to_string(i) / keyword;
+      if (std::string erased = erase_at(schema, branch_keyword); !erased.empty()) return erased;
+    }
+  } catch (const std::exception&) {
+    return "";
+  }
+  return "";
+}
+
+// The name of the keyword at a JSON pointer ("/properties/a/uniqueItems" -> "uniqueItems";
+// "/allOf/2" -> "allOf").
+std::string keyword_at(const std::string& pointer) {
+  SchemaJson::json_pointer at;
+  try {
+    at = SchemaJson::json_pointer(pointer);
+  } catch (const std::exception&) {
+    return pointer;
+  }
+  while (!at.empty()) {
+    const std::string last = at.back();
+    if (last.empty() || !std::all_of(last.begin(), last.end(), ::isdigit)) return last;
+    at.pop_back();
+  }
+  return pointer;
+}
+
+// What a refusal's message says after its source and pointer.
+std::string refusal_reason(const SchemaRefusal& refusal) {
+  const std::string message = refusal.what();
+  const std::string marker = refusal.keyword_pointer() + ": ";
+  size_t at = message.find(marker);
+  return at == std::string::npos ? message : message.substr(at + marker.size());
+}
+
 }  // namespace
 
+const char* to_string(JsonWhitespace whitespace) {
+  return whitespace == JsonWhitespace::Compact ? "compact" : "flexible";
+}
+
+const char* to_string(SchemaMode mode) {
+  return mode == SchemaMode::BestEffort ? "best-effort" : "strict";
+}
+
+JsonWhitespace parse_json_whitespace(const std::string& name) {
+  if (name == "flexible") return JsonWhitespace::Flexible;
+  if (name == "compact") return JsonWhitespace::Compact;
+  fail("unknown JSON whitespace '", name, "' (flexible or compact)");
+}
+
+SchemaMode parse_schema_mode(const std::string& name) {
+  if (name == "strict") return SchemaMode::Strict;
+  if (name == "best-effort") return SchemaMode::BestEffort;
+  fail("unknown schema mode '", name, "' (strict or best-effort)");
+}
+
 SchemaConverter::SchemaConverter(const SchemaJson& root, const std::string& source_name,
-                                 JsonSchemaNotes& notes)
-    : root_(root), source_name_(source_name), notes_(notes), dialect_(schema_dialect(root)) {}
+                                 JsonWhitespace whitespace, JsonSchemaNotes& notes)
+    : root_(root),
+      source_name_(source_name),
+      whitespace_(whitespace),
+      notes_(notes),
+      dialect_(schema_dialect(root)) {}
 
 std::string SchemaConverter::add_rule(const std::string& body) {
   auto it = rule_by_body_.find(body);
@@ -81,7 +180,8 @@ const SchemaJson& SchemaConverter::keep(SchemaJson schema) {
 }
 
 std::string SchemaConverter::text(const std::string& root_expr) const {
-  std::string out = kJsonPrimitives;
+  std::string out = whitespace_rule(whitespace_);
+  out += kJsonPrimitives;
   out += kJsonFormatPrimitives;
   // A leading space: SentencePiece models start their output with "▁{"; JSON allows it.
   out += "root ::= \" \"? " + root_expr + "\n";
@@ -122,7 +222,7 @@ void SchemaConverter::check_keywords(const SchemaJson& schema, const std::string
           }
           if (is_trivial) break;
         }
-        error(here, "unsupported keyword '", key,
+        refuse(here, "unsupported keyword '", key,
               "' (it changes which values are valid and cannot be enforced exactly)");
       case SchemaKeywordKind::Enforced:
       case SchemaKeywordKind::Annotation:
@@ -198,7 +298,7 @@ std::string SchemaConverter::visit(const SchemaJson& input, const std::string& p
         bool is_partly_forbidden = type == "number" && std::find(forbidden.begin(), forbidden.end(),
                                                                  "integer") != forbidden.end();
         if (is_partly_forbidden) {
-          error(here, "unsupported keyword 'not' (numbers that are not integers cannot be ",
+          refuse(here, "unsupported keyword 'not' (numbers that are not integers cannot be ",
                 "written exactly)");
         }
         if (!is_forbidden) allowed.push_back(type);
@@ -206,7 +306,7 @@ std::string SchemaConverter::visit(const SchemaJson& input, const std::string& p
       if (allowed.empty()) error(here, "'not' excludes every type (the schema is unsatisfiable)");
       rest["type"] = allowed;
     } else {
-      error(here, "unsupported keyword 'not' (only 'not' of a type list is enforced)");
+      refuse(here, "unsupported keyword 'not' (only 'not' of a type list is enforced)");
     }
     return visit(keep(std::move(rest)), pointer, depth + 1);
   }
@@ -221,7 +321,7 @@ std::string SchemaConverter::visit(const SchemaJson& input, const std::string& p
 const SchemaJson& SchemaConverter::resolve_ref(const std::string& target,
                                                const std::string& pointer) const {
   if (target.empty() || target[0] != '#') {
-    error(pointer + "/$ref", "only local references (#...) are supported, not '", target, "'");
+    refuse(pointer + "/$ref", "only local references (#...) are supported, not '", target, "'");
   }
   const SchemaJson* resolved = nullptr;
   try {
@@ -327,7 +427,7 @@ SchemaJson SchemaConverter::admitted_values(const SchemaJson& schema, const std:
       pattern = rest["pattern"].get<std::string>();
     erase_schema_keys(rest, {"pattern"});
     erase_schema_keys(rest, {"format"});
-    SchemaConverter siblings(root_, source_name_, notes_);
+    SchemaConverter siblings(root_, source_name_, whitespace_, notes_);
     Grammar grammar = siblings.build(siblings.visit(rest, pointer, depth + 1));
     for (const auto& value : candidates) {
       if (pattern && value.is_string() &&
@@ -441,16 +541,40 @@ std::string SchemaConverter::repeat_suffix(uint32_t lo, std::optional<uint32_t> 
 }
 
 Grammar json_schema_grammar(std::string_view schema_text, const std::string& source_name,
-                            JsonSchemaNotes* notes) {
+                            const JsonGrammarOptions& options, JsonSchemaNotes* notes) {
   SchemaJson schema = parse_json_text<SchemaJson>(schema_text, source_name);
-  JsonSchemaNotes local_notes;
-  SchemaConverter converter(schema, source_name, notes ? *notes : local_notes);
-  std::string root_expr = converter.visit(schema, "", 0);
-  return converter.build(root_expr);
+  JsonSchemaNotes dropped;
+  // Best effort: each refused keyword is removed from the schema as written and the schema
+  // compiled again, at most once per keyword of the schema.
+  for (size_t attempt = 0;; ++attempt) {
+    JsonSchemaNotes attempt_notes;
+    try {
+      SchemaConverter converter(schema, source_name, options.whitespace, attempt_notes);
+      std::string root_expr = converter.visit(schema, "", 0);
+      Grammar grammar = converter.build(root_expr);
+      attempt_notes.dropped = dropped.dropped;
+      grammar.set_notes(attempt_notes.lines());
+      if (notes) {
+        for (JsonSchemaNote& note : attempt_notes.ignored)
+          notes->add(std::move(note.pointer), std::move(note.keyword), std::move(note.reason));
+        for (JsonSchemaNote& note : attempt_notes.dropped)
+          notes->add_dropped(std::move(note.pointer), std::move(note.keyword),
+                             std::move(note.reason));
+      }
+      return grammar;
+    } catch (const SchemaRefusal& refusal) {
+      if (options.mode == SchemaMode::Strict || attempt >= kMaxBestEffortDrops) throw;
+      const std::string erased =
+          refusal.keyword_pointer().empty() ? "" : erase_keyword(schema, refusal.keyword_pointer());
+      if (erased.empty()) throw;
+      dropped.add_dropped(erased, keyword_at(erased), refusal_reason(refusal));
+    }
+  }
 }
 
-Grammar json_object_grammar() {
-  std::string text = kJsonPrimitives;
+Grammar json_object_grammar(JsonWhitespace whitespace) {
+  std::string text = whitespace_rule(whitespace);
+  text += kJsonPrimitives;
   text += "root ::= \" \"? object\n";
   return parse_gbnf(text, "json_object");
 }

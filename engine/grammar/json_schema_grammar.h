@@ -48,14 +48,39 @@
 
 namespace sluice {
 
+// The whitespace a JSON grammar lets the model write between tokens. Flexible: none, one space,
+// or a newline with up to 20 spaces or tabs (pretty-printed JSON). Compact: none at all, the
+// separators JSON.stringify writes ("," and ":"), so a small model cannot fill its max_tokens
+// with blank lines. Both allow one leading space (SentencePiece models start output with "▁{").
+enum class JsonWhitespace : uint8_t { Flexible, Compact };
+
+// What a keyword the grammar cannot enforce exactly does. Strict: the schema is refused before
+// any model loads, naming the keyword and its pointer. BestEffort: the keyword is dropped with a
+// note (the grammar enforces the rest; the full validator marks outputs that break it).
+enum class SchemaMode : uint8_t { Strict, BestEffort };
+
+// Returns "flexible"/"compact", "strict"/"best-effort"; parse_* throw sluice::Error naming the
+// accepted values for anything else.
+const char* to_string(JsonWhitespace whitespace);
+const char* to_string(SchemaMode mode);
+JsonWhitespace parse_json_whitespace(const std::string& name);
+SchemaMode parse_schema_mode(const std::string& name);
+
+struct JsonGrammarOptions {
+  JsonWhitespace whitespace = JsonWhitespace::Flexible;
+  SchemaMode mode = SchemaMode::Strict;
+};
+
 // Returns the grammar of JSON texts valid for the schema in schema_text; adds the keywords it
-// ignored to notes when given. Throws sluice::Error "<source_name>: <JSON pointer>: <problem>"
-// for a refused keyword (named), an unsatisfiable schema, a bad value, an unresolvable $ref, or
-// text that is not JSON.
+// ignored (and, best-effort, dropped) to notes when given, and to the grammar's notes(). Throws
+// sluice::Error "<source_name>: <JSON pointer>: <problem>" for an unsatisfiable schema, a bad
+// value, an unresolvable $ref, or text that is not JSON, and (strict) SchemaRefusal for a
+// keyword it cannot enforce (named).
 Grammar json_schema_grammar(std::string_view schema_text, const std::string& source_name,
+                            const JsonGrammarOptions& options = {},
                             JsonSchemaNotes* notes = nullptr);
 
 // Returns the grammar of any JSON object (OpenAI's json_object response format).
-Grammar json_object_grammar();
+Grammar json_object_grammar(JsonWhitespace whitespace = JsonWhitespace::Flexible);
 
 }  // namespace sluice

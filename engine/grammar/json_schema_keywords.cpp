@@ -104,11 +104,22 @@ void JsonSchemaNotes::add(std::string pointer, std::string keyword, std::string 
   ignored.push_back({std::move(pointer), std::move(keyword), std::move(reason)});
 }
 
+void JsonSchemaNotes::add_dropped(std::string pointer, std::string keyword, std::string reason) {
+  for (const JsonSchemaNote& note : dropped) {
+    if (note.pointer == pointer && note.keyword == keyword) return;
+  }
+  dropped.push_back({std::move(pointer), std::move(keyword), std::move(reason)});
+}
+
 std::vector<std::string> JsonSchemaNotes::lines() const {
   std::vector<std::string> out;
   for (const JsonSchemaNote& note : ignored) {
     out.push_back((note.pointer.empty() ? "/" : note.pointer) + ": " + note.reason + " ('" +
                   note.keyword + "' ignored)");
+  }
+  for (const JsonSchemaNote& note : dropped) {
+    out.push_back((note.pointer.empty() ? "/" : note.pointer) + ": " + note.reason + " ('" +
+                  note.keyword + "' dropped: not enforced, outputs are validated after)");
   }
   return out;
 }

@@ -12,10 +12,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/error.h"
 #include "engine/grammar/json_schema_validator_uri.h"
 
 namespace sluice {
@@ -38,14 +40,32 @@ struct JsonSchemaNote {
   std::string reason;  // "unknown keyword", "format 'int32' is not checked", ...
 };
 
-// What a schema's compile ignored, each keyword and pointer once.
+// What a schema's compile ignored (as the specification says to), and what --schema-mode
+// best-effort dropped (a keyword the grammar cannot enforce: outputs are then checked by the
+// validator), each keyword and pointer once.
 struct JsonSchemaNotes {
   std::vector<JsonSchemaNote> ignored;
+  std::vector<JsonSchemaNote> dropped;
 
-  // Adds a note unless one for the same pointer is already there.
+  // Adds a note unless one for the same pointer and keyword is already there.
   void add(std::string pointer, std::string keyword, std::string reason);
-  // One line per note: "<pointer>: <reason> ('<keyword>' ignored)".
+  void add_dropped(std::string pointer, std::string keyword, std::string reason);
+  // One line per note: "<pointer>: <reason> ('<keyword>' ignored)", then
+  // "<pointer>: <reason> ('<keyword>' dropped: not enforced, outputs are validated after)".
   std::vector<std::string> lines() const;
+};
+
+// A keyword the grammar cannot enforce exactly, at keyword_pointer (the JSON pointer of the
+// keyword in the schema as written, "/properties/tags/uniqueItems"). The message names the
+// source, the pointer and why. --schema-mode best-effort drops the keyword and compiles again.
+class SchemaRefusal : public Error {
+ public:
+  SchemaRefusal(const std::string& message, std::string keyword_pointer)
+      : Error(message), keyword_pointer_(std::move(keyword_pointer)) {}
+  const std::string& keyword_pointer() const { return keyword_pointer_; }
+
+ private:
+  std::string keyword_pointer_;
 };
 
 // Whether $ref's siblings are ignored (draft-04..07) or apply beside it (2019-09 and later).

@@ -42,6 +42,14 @@ class SchemaMerger {
     fail(context_.source_name, ": ", pointer.empty() ? "/" : pointer, ": ",
          std::forward<Args>(args)...);
   }
+  // Two branches that cannot be merged exactly: SchemaRefusal, whose keyword pointer the allOf
+  // being flattened fills in (the branch that conflicts).
+  template <typename... Args>
+  [[noreturn]] void refuse(const std::string& pointer, Args&&... args) const {
+    throw SchemaRefusal(str_cat(context_.source_name, ": ", pointer.empty() ? "/" : pointer, ": ",
+                                std::forward<Args>(args)...),
+                        "");
+  }
 
   SchemaJson flatten(const SchemaJson& schema, const std::string& pointer, int depth) {
     if (depth > kMaxMergeDepth) {
@@ -63,7 +71,13 @@ class SchemaMerger {
         error(pointer + "/allOf", "'allOf' must be a non-empty array");
       erase_schema_keys(out, {"allOf"});
       for (size_t i = 0; i < branches.size(); ++i) {
-        out = merge(out, branches[i], str_cat(pointer, "/allOf/", i), depth + 1);
+        std::string branch_pointer = str_cat(pointer, "/allOf/", i);
+        try {
+          out = merge(out, branches[i], branch_pointer, depth + 1);
+        } catch (const SchemaRefusal& refusal) {
+          if (!refusal.keyword_pointer().empty()) throw;
+          throw SchemaRefusal(refusal.what(), branch_pointer);
+        }
       }
     }
     return out;
@@ -149,7 +163,7 @@ class SchemaMerger {
     bool b_object = has(b, "properties") || has(b, "additionalProperties");
     if ((has(a, "patternProperties") && (b_object || has(b, "patternProperties"))) ||
         (has(b, "patternProperties") && a_object)) {
-      error(pointer + "/allOf", "'patternProperties' merged with another branch's properties ",
+      refuse(pointer + "/allOf", "'patternProperties' merged with another branch's properties ",
             "is not supported");
     }
     for (const SchemaJson* side : {&a, &b}) {
@@ -195,7 +209,7 @@ class SchemaMerger {
                     const std::string& pointer, int depth) {
     bool a_prefix = a.contains("prefixItems"), b_prefix = b.contains("prefixItems");
     if (a_prefix && b_prefix && a["prefixItems"] != b["prefixItems"]) {
-      error(pointer + "/allOf", "two different 'prefixItems' lists cannot be merged");
+      refuse(pointer + "/allOf", "two different 'prefixItems' lists cannot be merged");
     }
     const SchemaJson* items_a = a.contains("items") ? &a["items"] : nullptr;
     const SchemaJson* items_b = b.contains("items") ? &b["items"] : nullptr;
@@ -265,7 +279,7 @@ class SchemaMerger {
       uint64_t x = va.get<uint64_t>(), y = vb.get<uint64_t>();
       if (x > 0 && y > 0 && x / std::gcd(x, y) <= (uint64_t{1} << 40) / y) return std::lcm(x, y);
     }
-    error(pointer + "/" + escape_json_pointer_token(key), "'allOf' gives two different '", key,
+    refuse(pointer + "/" + escape_json_pointer_token(key), "'allOf' gives two different '", key,
           "' values that cannot be merged into one");
   }
 

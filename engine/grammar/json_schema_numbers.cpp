@@ -123,18 +123,18 @@ std::string SchemaConverter::visit_number(const SchemaJson& schema, const std::s
       error(here, "'multipleOf' must be a number above 0");
     double k_value = multiple.get<double>();
     if (std::floor(k_value) != k_value || k_value > 1e15) {
-      error(here, "unsupported keyword 'multipleOf' (only a whole divisor is enforced, not ",
+      refuse(here, "unsupported keyword 'multipleOf' (only a whole divisor is enforced, not ",
             multiple.dump(), ")");
     }
     // Only integer multiples are written (a narrowing for "number").
     auto k = static_cast<int64_t>(k_value);
     if (k > 1 && (int_lo || int_hi)) {
       if (!int_lo || !int_hi)
-        error(here, "unsupported keyword 'multipleOf' (with a bound on one side only)");
+        refuse(here, "unsupported keyword 'multipleOf' (with a bound on one side only)");
       int64_t first = *int_lo >= 0 ? (*int_lo + k - 1) / k * k : -((-*int_lo) / k * k);
       if (first > *int_hi) error(pointer, "no multiple of ", k, " lies within the bounds");
       if ((*int_hi - first) / k >= kMaxListedMultiples)
-        error(here, "unsupported keyword 'multipleOf' (more than ", kMaxListedMultiples,
+        refuse(here, "unsupported keyword 'multipleOf' (more than ", kMaxListedMultiples,
               " multiples within the bounds)");
       std::string body;
       for (int64_t v = first; v <= *int_hi; v += k)
@@ -143,7 +143,7 @@ std::string SchemaConverter::visit_number(const SchemaJson& schema, const std::s
     }
     if (k > 1) {
       if (k > kMaxMultipleOfAutomaton) {
-        error(here, "unsupported keyword 'multipleOf' (a divisor above ", kMaxMultipleOfAutomaton,
+        refuse(here, "unsupported keyword 'multipleOf' (a divisor above ", kMaxMultipleOfAutomaton,
               " without bounds)");
       }
       // State r: the digits so far are r modulo k. Rules named after the divisor, made once.

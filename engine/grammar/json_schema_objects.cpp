@@ -32,12 +32,19 @@ bool is_false_schema(const SchemaJson& schema) {
 
 std::string SchemaConverter::pattern_rule(const std::string& pattern, const std::string& pointer) {
   std::string name = str_cat("pattern", pattern_exprs_.size());
-  pattern_exprs_.emplace_back(name, regex_to_expr(pattern, str_cat(source_name_, ": ", pointer),
-                                                  RegexTextMode::JsonString));
+  try {
+    pattern_exprs_.emplace_back(name, regex_to_expr(pattern, str_cat(source_name_, ": ", pointer),
+                                                    RegexTextMode::JsonString));
+  } catch (const SchemaRefusal&) {
+    throw;
+  } catch (const Error& e) {
+    // A pattern the regex grammar cannot write (lookaround, backreferences, ...) refuses it.
+    throw SchemaRefusal(e.what(), pointer);
+  }
   // Each pattern is parsed within the budget of a grammar's text; so are all of them.
   num_pattern_exprs_ += expr_size(pattern_exprs_.back().second);
   if (num_pattern_exprs_ > kMaxGrammarExprs) {
-    error(pointer, "the patterns parse into more than ", kMaxGrammarExprs,
+    refuse(pointer, "the patterns parse into more than ", kMaxGrammarExprs,
           " characters, classes and groups in all (the limit of a grammar's text)");
   }
   return add_rule("\"\\\"\" " + name + " \"\\\"\"");
@@ -99,8 +106,8 @@ std::string SchemaConverter::visit_object(const SchemaJson& schema, const std::s
   const SchemaJson* names_schema =
       schema.contains("propertyNames") ? &schema["propertyNames"] : nullptr;
   if (names_schema && patterns)
-    error(pointer + "/propertyNames",
-          "'propertyNames' beside 'patternProperties' is not supported");
+    refuse(pointer + "/propertyNames",
+           "'propertyNames' beside 'patternProperties' is not supported");
   bool is_map = !schema.contains("properties") && !patterns;
   SchemaJson additional =
       schema.contains("additionalProperties") ? schema["additionalProperties"] : SchemaJson(is_map);
@@ -122,7 +129,7 @@ std::string SchemaConverter::visit_object(const SchemaJson& schema, const std::s
     }
     if (names_schema) {
       if (!names_grammar) {
-        SchemaConverter names(root_, source_name_, notes_);
+        SchemaConverter names(root_, source_name_, whitespace_, notes_);
         names_grammar =
             names.build(names.visit(*names_schema, pointer + "/propertyNames", depth + 1));
       }
@@ -174,8 +181,8 @@ std::string SchemaConverter::visit_object(const SchemaJson& schema, const std::s
       }
     }
     if (missing > 0) {
-      error(pointer + "/minProperties",
-            "'minProperties' above the named properties is not supported beside them");
+      refuse(pointer + "/minProperties",
+             "'minProperties' above the named properties is not supported beside them");
     }
     num_required = *min_properties;
   }

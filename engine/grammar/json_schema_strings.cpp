@@ -73,9 +73,9 @@ std::string SchemaConverter::visit_string(const SchemaJson& schema, const std::s
       notes_.add(pointer + "/format", "format", str_cat("format '", name, "' is not checked"));
     } else {
       if (has_length)
-        error(pointer + "/format", "'format' with 'minLength'/'maxLength' is not supported");
+        refuse(pointer + "/format", "'format' with 'minLength'/'maxLength' is not supported");
       if (schema.contains("pattern"))
-        error(pointer + "/format", "'format' with 'pattern' is not supported");
+        refuse(pointer + "/format", "'format' with 'pattern' is not supported");
       return add_rule("\"\\\"\" " + known->second + " \"\\\"\"");
     }
   }
@@ -83,7 +83,7 @@ std::string SchemaConverter::visit_string(const SchemaJson& schema, const std::s
     const SchemaJson& pattern = schema["pattern"];
     if (!pattern.is_string()) error(pointer + "/pattern", "'pattern' must be a string");
     if (has_length)
-      error(pointer + "/pattern", "'pattern' with 'minLength'/'maxLength' is not supported");
+      refuse(pointer + "/pattern", "'pattern' with 'minLength'/'maxLength' is not supported");
     return pattern_rule(pattern.get<std::string>(), pointer + "/pattern");
   }
   if (!has_length) return "string";

@@ -23,7 +23,7 @@ std::string coverage_error(const std::string& schema) {
 
 std::vector<std::string> coverage_notes(const std::string& schema) {
   JsonSchemaNotes notes;
-  json_schema_grammar(schema, "s.json", &notes);
+  json_schema_grammar(schema, "s.json", {}, &notes);
   return notes.lines();
 }
 
