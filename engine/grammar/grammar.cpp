@@ -1,10 +1,12 @@
 #include "engine/grammar/grammar.h"
 
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "engine/core/error.h"
 #include "engine/grammar/grammar_ambiguity_check.h"
+#include "engine/grammar/nullable_expr.h"
 
 namespace sluice {
 namespace {
@@ -184,15 +186,26 @@ class GrammarLowering {
       fail(where(source_name_, expr.line, expr.column), ": rule '", base, "' has a repeat {",
            expr.min_count, ",", max_count, "} whose maximum is below its minimum");
     }
+    const GrammarExpr* repeated = &expr.children.at(0);
+    uint32_t min_count = expr.min_count;
+    std::optional<GrammarExpr> non_empty;
+    if (max_count == kUnboundedRepeat && is_nullable(*repeated)) {
+      // x{m,} with x nullable is (x without its empty sentence)*: the same strings, and no rule
+      // that refers to itself before matching a character.
+      non_empty = non_empty_part(*repeated);
+      if (!non_empty) return;  // x matches only the empty string
+      repeated = &*non_empty;
+      min_count = 0;
+    }
     Alternative item;
-    lower_sequence(expr.children.at(0), base, item);
+    lower_sequence(*repeated, base, item);
     if (item.size() != 1) {
       charge(1);  // the End of the item's own rule (its symbols are counted)
       uint32_t idx = new_helper_rule(base, {item});
       item = {{GrammarSymbolKind::RuleRef, idx}};
     }
-    charge(expr.min_count);
-    for (uint32_t i = 0; i < expr.min_count; ++i) out.push_back(item[0]);
+    charge(min_count);
+    for (uint32_t i = 0; i < min_count; ++i) out.push_back(item[0]);
     if (max_count == kUnboundedRepeat) {
       charge(5);  // star ::= x star | (empty), with their Ends, and the reference to star
       uint32_t star = new_rule(str_cat(base, "_", rules_.size()));
@@ -200,10 +213,10 @@ class GrammarLowering {
       out.push_back({GrammarSymbolKind::RuleRef, star});
       return;
     }
-    if (max_count == expr.min_count) return;
+    if (max_count == min_count) return;
     charge(4);  // optional ::= x | (empty), with their Ends, and the reference to it
     uint32_t optional = new_helper_rule(base, {{item[0]}, {}});
-    for (uint32_t i = expr.min_count + 1; i < max_count; ++i) {
+    for (uint32_t i = min_count + 1; i < max_count; ++i) {
       charge(4);  // optional ::= x optional | (empty), with their Ends
       optional = new_helper_rule(base, {{item[0], {GrammarSymbolKind::RuleRef, optional}}, {}});
     }

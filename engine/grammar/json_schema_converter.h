@@ -27,6 +27,12 @@ inline constexpr int kMaxSchemaNesting = 64;
 // --schema-mode best-effort drops at most this many keywords from one schema.
 inline constexpr size_t kMaxBestEffortDrops = 256;
 
+// minLength / maxLength of a string schema.
+struct StringLengths {
+  std::optional<uint32_t> min;
+  std::optional<uint32_t> max;
+};
+
 class SchemaConverter {
  public:
   SchemaConverter(const SchemaJson& root, const std::string& source_name,
@@ -75,7 +81,11 @@ class SchemaConverter {
   // json_schema_objects.cpp
   std::string visit_object(const SchemaJson& schema, const std::string& pointer, int depth);
   std::string excluded_key_rule(const std::vector<std::string>& names);
-  std::string pattern_rule(const std::string& pattern, const std::string& pointer);
+  // The rule of a JSON string whose contents match pattern, with a length within lengths.
+  std::string pattern_rule(const std::string& pattern, const std::string& pointer,
+                           const StringLengths& lengths = {});
+  // The rule of a JSON string whose contents are expr's sentences (expr in JSON-string text).
+  std::string string_expr_rule(GrammarExpr expr, const std::string& pointer);
   bool pattern_finds(const std::string& pattern, const std::string& text,
                      const std::string& pointer);
 

@@ -90,9 +90,14 @@ std::optional<double> SchemaConverter::bound(const SchemaJson& schema, const cha
   const SchemaJson& value = schema[keyword];
   if (!value.is_number()) error(pointer + "/" + keyword, "'", keyword, "' must be a number");
   double d = value.get<double>();
-  if (!std::isfinite(d) || std::fabs(d) > 1e15) {
-    error(pointer + "/" + keyword, "'", keyword, "' must be within ±1e15");
-  }
+  if (!std::isfinite(d)) error(pointer + "/" + keyword, "'", keyword, "' must be finite");
+  // Numbers are written within ±1e15: a lower bound below that (or an upper one above) is
+  // lowered (raised) to it, a narrowing; one that needs larger numbers cannot be written.
+  bool is_lower = std::string_view(keyword).ends_with("inimum");
+  if (is_lower && d < -1e15) return -1e15;
+  if (!is_lower && d > 1e15) return 1e15;
+  if (std::fabs(d) > 1e15)
+    refuse(pointer + "/" + keyword, "'", keyword, "' past ±1e15 is not supported");
   return d;
 }
 

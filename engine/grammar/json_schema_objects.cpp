@@ -6,6 +6,7 @@
 #include "engine/grammar/choice_grammar.h"
 #include "engine/grammar/grammar_matcher.h"
 #include "engine/grammar/json_schema_converter.h"
+#include "engine/grammar/length_bound.h"
 #include "engine/grammar/regex_grammar.h"
 
 namespace sluice {
@@ -30,22 +31,39 @@ bool is_false_schema(const SchemaJson& schema) {
 
 }  // namespace
 
-std::string SchemaConverter::pattern_rule(const std::string& pattern, const std::string& pointer) {
-  std::string name = str_cat("pattern", pattern_exprs_.size());
+std::string SchemaConverter::pattern_rule(const std::string& pattern, const std::string& pointer,
+                                          const StringLengths& lengths) {
+  GrammarExpr expr;
   try {
-    pattern_exprs_.emplace_back(name, regex_to_expr(pattern, str_cat(source_name_, ": ", pointer),
-                                                    RegexTextMode::JsonString));
+    std::string where = str_cat(source_name_, ": ", pointer);
+    if (!lengths.min && !lengths.max) {
+      expr = regex_to_expr(pattern, where, RegexTextMode::JsonString);
+    } else {
+      auto bounded =
+          bound_length(regex_to_expr(pattern, where), lengths.min.value_or(0), lengths.max);
+      if (!bounded) {
+        refuse(pointer, "no string of 'pattern' with a length 'minLength'/'maxLength' allow ",
+               "was found");
+      }
+      expr = json_string_expr(*bounded);
+    }
   } catch (const SchemaRefusal&) {
     throw;
   } catch (const Error& e) {
     // A pattern the regex grammar cannot write (lookaround, backreferences, ...) refuses it.
     throw SchemaRefusal(e.what(), pointer);
   }
+  return string_expr_rule(std::move(expr), pointer);
+}
+
+std::string SchemaConverter::string_expr_rule(GrammarExpr expr, const std::string& pointer) {
+  std::string name = str_cat("pattern", pattern_exprs_.size());
+  pattern_exprs_.emplace_back(name, std::move(expr));
   // Each pattern is parsed within the budget of a grammar's text; so are all of them.
   num_pattern_exprs_ += expr_size(pattern_exprs_.back().second);
   if (num_pattern_exprs_ > kMaxGrammarExprs) {
     refuse(pointer, "the patterns parse into more than ", kMaxGrammarExprs,
-          " characters, classes and groups in all (the limit of a grammar's text)");
+           " characters, classes and groups in all (the limit of a grammar's text)");
   }
   return add_rule("\"\\\"\" " + name + " \"\\\"\"");
 }
@@ -155,10 +173,19 @@ std::string SchemaConverter::visit_object(const SchemaJson& schema, const std::s
   for (const auto& name : required) {
     bool is_declared = schema.contains("properties") && schema["properties"].is_object() &&
                        schema["properties"].contains(name);
-    // Absent additionalProperties allows any other key: no extra keys are written unprompted,
-    // but a required one is.
-    SchemaJson undeclared = schema.contains("additionalProperties") ? additional : SchemaJson(true);
-    if (!is_declared) add_property(name, keep(std::move(undeclared)), pointer + "/required");
+    if (is_declared) continue;
+    // additionalProperties applies to a name no pattern matches (a pattern's schema applies to
+    // the others, merged in by add_property). Absent additionalProperties allows any other key:
+    // no extra keys are written unprompted, but a required one is.
+    bool is_patterned = false;
+    if (patterns) {
+      for (const auto& [pattern, pattern_schema] : patterns->items())
+        is_patterned = is_patterned || pattern_finds(pattern, name, pointer + "/patternProperties");
+    }
+    SchemaJson undeclared = schema.contains("additionalProperties") && !is_patterned
+                                ? additional
+                                : SchemaJson(true);
+    add_property(name, keep(std::move(undeclared)), pointer + "/required");
   }
 
   // Property counts: the first optional properties become required to reach minProperties;

@@ -1,7 +1,10 @@
 // Strings of a JSON Schema as GBNF: length bounds, pattern, format.
 #include <map>
+#include <optional>
 
+#include "engine/grammar/gbnf_parser.h"
 #include "engine/grammar/json_schema_converter.h"
+#include "engine/grammar/length_bound.h"
 #include "engine/grammar/regex_grammar.h"
 
 namespace sluice {
@@ -54,6 +57,24 @@ const std::map<std::string, std::string>& format_exprs() {
   return formats;
 }
 
+// The expression of a format's strings with every rule inlined, or nullptr when it does not
+// inline (made once per format).
+const GrammarExpr* inlined_format_expr(const std::string& name) {
+  static const std::map<std::string, std::optional<GrammarExpr>> inlined = [] {
+    std::map<std::string, GrammarExpr> rules;
+    for (GrammarRuleDef& rule : parse_gbnf_rules(kJsonFormatPrimitives, "format primitives"))
+      rules[rule.name] = std::move(rule.body);
+    std::map<std::string, std::optional<GrammarExpr>> out;
+    for (const auto& [format, text] : format_exprs()) {
+      std::vector<GrammarRuleDef> root = parse_gbnf_rules("root ::= " + text, "format " + format);
+      out[format] = inline_rules(root.at(0).body, rules);
+    }
+    return out;
+  }();
+  auto it = inlined.find(name);
+  return it == inlined.end() || !it->second ? nullptr : &*it->second;
+}
+
 }  // namespace
 
 std::string SchemaConverter::visit_string(const SchemaJson& schema, const std::string& pointer) {
@@ -72,19 +93,27 @@ std::string SchemaConverter::visit_string(const SchemaJson& schema, const std::s
       // The specification makes format an annotation unless a validator opts in.
       notes_.add(pointer + "/format", "format", str_cat("format '", name, "' is not checked"));
     } else {
-      if (has_length)
-        refuse(pointer + "/format", "'format' with 'minLength'/'maxLength' is not supported");
       if (schema.contains("pattern"))
         refuse(pointer + "/format", "'format' with 'pattern' is not supported");
+      if (has_length) {
+        // The format's strings of an allowed length (its rules inlined into one expression).
+        std::optional<GrammarExpr> bounded;
+        if (const GrammarExpr* expr = inlined_format_expr(name))
+          bounded = bound_length(*expr, min_length.value_or(0), max_length);
+        if (!bounded) {
+          refuse(pointer + "/format", "no string of format '", name,
+                 "' with a length 'minLength'/'maxLength' allow was found");
+        }
+        return string_expr_rule(std::move(*bounded), pointer + "/format");
+      }
       return add_rule("\"\\\"\" " + known->second + " \"\\\"\"");
     }
   }
   if (schema.contains("pattern")) {
     const SchemaJson& pattern = schema["pattern"];
     if (!pattern.is_string()) error(pointer + "/pattern", "'pattern' must be a string");
-    if (has_length)
-      refuse(pointer + "/pattern", "'pattern' with 'minLength'/'maxLength' is not supported");
-    return pattern_rule(pattern.get<std::string>(), pointer + "/pattern");
+    return pattern_rule(pattern.get<std::string>(), pointer + "/pattern",
+                        {.min = min_length, .max = max_length});
   }
   if (!has_length) return "string";
   return add_rule("\"\\\"\" json-char" + repeat_suffix(min_length.value_or(0), max_length) +

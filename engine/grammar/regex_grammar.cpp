@@ -47,6 +47,25 @@ CharClass json_escaped_class() {
   return chars;
 }
 
+std::string json_escape(uint32_t cp);
+
+// The expression writing the characters of chars inside a JSON string: as themselves, or
+// escaped where JSON needs it.
+GrammarExpr json_text_expr(const CharClass& chars) {
+  CharClass escaped = json_escaped_class();
+  CharClass plain = chars.minus(escaped);
+  GrammarExpr choice;
+  choice.kind = GrammarExpr::Kind::Choice;
+  if (!plain.empty()) choice.children.push_back(chars_expr(plain));
+  for (const auto& [lo, hi] : chars.ranges()) {
+    for (uint32_t cp = lo; cp <= hi && cp < 0x80; ++cp) {
+      if (escaped.contains(cp)) choice.children.push_back(literal_expr(json_escape(cp)));
+    }
+  }
+  if (choice.children.size() == 1) return std::move(choice.children[0]);
+  return choice;
+}
+
 // The JSON-string spelling of a character that needs an escape.
 std::string json_escape(uint32_t cp) {
   switch (cp) {
@@ -77,6 +96,7 @@ class RegexParser {
     if (!regex_.empty() && regex_[0] == '^') ++pos_;
     GrammarExpr expr = parse_alternatives(0);
     if (pos_ < regex_.size()) error("unmatched ')'");
+    drop_anchors(expr, /*at_start=*/true, /*at_end=*/true);
     return expr;
   }
 
@@ -204,9 +224,15 @@ class RegexParser {
       case '?':
         error("nothing to repeat before '", c, "'");
       case '^':
-        error("anchor '^' inside the expression is not supported");
-      case '$':
-        error("anchor '$' inside the expression is not supported");
+      case '$': {
+        // An anchor inside the expression ("^a$|^b$", "(^x)"): kept as a marker until the
+        // whole expression is parsed, then dropped where it always holds (drop_anchors).
+        GrammarExpr anchor;
+        anchor.kind = GrammarExpr::Kind::RuleRef;
+        anchor.rule_name = std::string(1, c);
+        anchor.column = ++pos_;
+        return anchor;
+      }
       case '\\':
         return text_expr(parse_escape(/*in_class=*/false));
       default:
@@ -382,6 +408,64 @@ class RegexParser {
     }
   }
 
+  static bool is_anchor(const GrammarExpr& expr) {
+    return expr.kind == GrammarExpr::Kind::RuleRef && (expr.rule_name == "^" || expr.rule_name == "$");
+  }
+
+  // Removes the anchor markers from expr (which starts the text when at_start, and ends it when
+  // at_end): '^' where nothing can come before it, '$' where nothing can come after it. Any other
+  // anchor is refused, naming its column (it would make its branch match nothing, or need a
+  // search rather than a whole match).
+  void drop_anchors(GrammarExpr& expr, bool at_start, bool at_end) const {
+    switch (expr.kind) {
+      case GrammarExpr::Kind::Chars:
+      case GrammarExpr::Kind::RuleRef:
+        return;
+      case GrammarExpr::Kind::Choice:
+        for (GrammarExpr& child : expr.children) {
+          if (is_anchor(child)) {
+            GrammarExpr only_anchor;
+            only_anchor.children.push_back(std::move(child));
+            child = std::move(only_anchor);
+          }
+          drop_anchors(child, at_start, at_end);
+        }
+        return;
+      case GrammarExpr::Kind::Repeat:
+        if (is_anchor(expr.children.at(0))) refuse_anchor(expr.children[0]);
+        drop_anchors(expr.children[0], at_start && expr.max_count <= 1,
+                     at_end && expr.max_count <= 1);
+        return;
+      case GrammarExpr::Kind::Sequence: {
+        size_t last = expr.children.size();  // the last child that is not an anchor
+        for (size_t i = 0; i < expr.children.size(); ++i) {
+          if (!is_anchor(expr.children[i])) last = i;
+        }
+        bool has_consumed = false;
+        std::vector<GrammarExpr> kept;
+        for (size_t i = 0; i < expr.children.size(); ++i) {
+          GrammarExpr& child = expr.children[i];
+          if (is_anchor(child)) {
+            bool holds = child.rule_name == "^" ? at_start && !has_consumed
+                                                : at_end && (last == expr.children.size() || i > last);
+            if (!holds) refuse_anchor(child);
+            continue;
+          }
+          drop_anchors(child, at_start && !has_consumed, at_end && i == last);
+          has_consumed = true;
+          kept.push_back(std::move(child));
+        }
+        expr.children = std::move(kept);
+        return;
+      }
+    }
+  }
+
+  [[noreturn]] void refuse_anchor(const GrammarExpr& anchor) const {
+    fail(source_name_, ": regular expression, column ", anchor.column, ": anchor '",
+         anchor.rule_name, "' inside the expression is not supported (only where it always holds)");
+  }
+
   // Counts n more expressions of the parse, refused past kMaxGrammarExprs as they are made.
   void count_exprs(size_t n) {
     num_exprs_ += n;
@@ -395,21 +479,11 @@ class RegexParser {
   GrammarExpr text_expr(const CharClass& chars) {
     count_exprs(1);
     if (mode_ == RegexTextMode::Raw) return chars_expr(chars);
-    CharClass escaped = json_escaped_class();
-    CharClass plain = chars.minus(escaped);
-    GrammarExpr choice;
-    choice.kind = GrammarExpr::Kind::Choice;
-    if (!plain.empty()) choice.children.push_back(chars_expr(plain));
-    for (const auto& [lo, hi] : chars.ranges()) {
-      for (uint32_t cp = lo; cp <= hi && cp < 0x80; ++cp) {
-        if (escaped.contains(cp)) {
-          choice.children.push_back(literal_expr(json_escape(cp)));
-          count_exprs(1 + choice.children.back().children.size());
-        }
-      }
+    GrammarExpr expr = json_text_expr(chars);
+    if (expr.kind == GrammarExpr::Kind::Choice) {
+      for (const GrammarExpr& child : expr.children) count_exprs(1 + child.children.size());
     }
-    if (choice.children.size() == 1) return std::move(choice.children[0]);
-    return choice;
+    return expr;
   }
 
   std::string_view regex_;
@@ -424,6 +498,13 @@ class RegexParser {
 GrammarExpr regex_to_expr(std::string_view regex, const std::string& source_name,
                           RegexTextMode mode) {
   return RegexParser(regex, source_name, mode).parse();
+}
+
+GrammarExpr json_string_expr(const GrammarExpr& raw) {
+  if (raw.kind == GrammarExpr::Kind::Chars) return json_text_expr(raw.chars);
+  GrammarExpr out = raw;
+  for (GrammarExpr& child : out.children) child = json_string_expr(child);
+  return out;
 }
 
 Grammar regex_grammar(std::string_view regex, const std::string& source_name) {

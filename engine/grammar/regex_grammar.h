@@ -29,6 +29,10 @@ enum class RegexTextMode : uint8_t {
 GrammarExpr regex_to_expr(std::string_view regex, const std::string& source_name,
                           RegexTextMode mode = RegexTextMode::Raw);
 
+// Returns raw (an expression over characters, as RegexTextMode::Raw writes them) as the inside
+// of a JSON string: each character class spelled as RegexTextMode::JsonString spells it.
+GrammarExpr json_string_expr(const GrammarExpr& raw);
+
 // Returns the grammar whose sentences are the matches of regex (errors as regex_to_expr).
 Grammar regex_grammar(std::string_view regex, const std::string& source_name);
 

@@ -211,8 +211,10 @@ TEST(JsonSchemaGrammar, RefusesUnsupportedKeywordsNamingThePointer) {
           "/properties/a~1b/unevaluatedProperties: unsupported keyword 'unevaluatedProperties'"));
   EXPECT_THAT(schema_error_of(R"({"type":"array","items":{"type":"number","multipleOf":0.5}})"),
               HasSubstr("/items/multipleOf: unsupported keyword 'multipleOf'"));
-  EXPECT_THAT(schema_error_of(R"({"type":"string","format":"uri","maxLength":9})"),
-              HasSubstr("/format: 'format' with 'minLength'/'maxLength' is not supported"));
+  EXPECT_THAT(schema_error_of(R"({"type":"string","format":"uri","maxLength":7})"),
+              HasSubstr("/format: no string of format 'uri' with a length"));
+  EXPECT_THAT(schema_error_of(R"({"type":"string","format":"date","pattern":"^2"})"),
+              HasSubstr("/format: 'format' with 'pattern' is not supported"));
   EXPECT_THAT(schema_error_of(R"({"$ref":"#/$defs/Missing"})"),
               HasSubstr("/$ref: reference '#/$defs/Missing' does not resolve"));
   EXPECT_THAT(schema_error_of(R"({"$ref":"http://x/y.json"})"), HasSubstr("only local references"));

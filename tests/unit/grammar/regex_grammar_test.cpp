@@ -56,7 +56,11 @@ TEST(RegexGrammar, RefusesWhatItCannotDoNamingIt) {
   EXPECT_THAT(regex_error_of("\\bword"), HasSubstr("word boundary '\\b' is not supported"));
   EXPECT_THAT(regex_error_of("(?i)abc"), HasSubstr("inline flags"));
   EXPECT_THAT(regex_error_of("\\p{L}"), HasSubstr("Unicode property class '\\p'"));
-  EXPECT_THAT(regex_error_of("a^b"), HasSubstr("anchor '^'"));
+  EXPECT_THAT(regex_error_of("a^b"), HasSubstr("column 2: anchor '^'"));
+  EXPECT_THAT(regex_error_of("a$b"), HasSubstr("column 2: anchor '$'"));
+  EXPECT_THAT(regex_error_of("x(^a|b)"), HasSubstr("column 3: anchor '^'"));
+  EXPECT_THAT(regex_error_of("(a$)+"), HasSubstr("anchor '$'"));
+  EXPECT_THAT(regex_error_of("(^a)*"), HasSubstr("anchor '^'"));
   EXPECT_THAT(regex_error_of("*a"), HasSubstr("column 1: nothing to repeat"));
   // A quantifier of a quantifier (found by the grammar_source fuzzer: ".++++..." made the cached
   // token masks and the walked ones disagree); the lazy and possessive suffixes stay accepted.
@@ -72,6 +76,32 @@ TEST(RegexGrammar, RefusesWhatItCannotDoNamingIt) {
   EXPECT_THAT(regex_error_of("a{5,2}"), HasSubstr("reversed"));
   EXPECT_THAT(regex_error_of(std::string(80, '(') + std::string(80, ')')),
               HasSubstr("nested deeper"));
+}
+
+TEST(RegexGrammar, AnchorsWhereTheyAlwaysHoldAreDropped) {
+  EXPECT_TRUE(regex_accepts("^ab$|^cd$", "ab"));
+  EXPECT_TRUE(regex_accepts("^ab$|^cd$", "cd"));
+  EXPECT_FALSE(regex_accepts("^ab$|^cd$", "abcd"));
+  EXPECT_TRUE(regex_accepts("(^a|b$)", "a"));
+  EXPECT_TRUE(regex_accepts("(^a|^b)c(d$|e)$", "acd"));
+  EXPECT_TRUE(regex_accepts("(?:^x)?y", "xy"));
+  EXPECT_TRUE(regex_accepts("(?:^x)?y", "y"));
+}
+
+TEST(RegexGrammar, RepeatsOfPartsThatCanBeEmpty) {
+  // Each of these used to lower to a rule that refers to itself before matching a character.
+  EXPECT_TRUE(regex_accepts("(a*)+", ""));
+  EXPECT_TRUE(regex_accepts("(a*)+", "aaa"));
+  EXPECT_FALSE(regex_accepts("(a*)+", "ab"));
+  const std::string list = "^,?(((AB|CD),?)*)+$";
+  EXPECT_TRUE(regex_accepts(list, ",AB,CD"));
+  EXPECT_TRUE(regex_accepts(list, "ABCD,"));
+  EXPECT_TRUE(regex_accepts(list, ""));
+  EXPECT_FALSE(regex_accepts(list, ",,AB"));
+  EXPECT_TRUE(regex_accepts("(x?y?){2,}z", "xyxz"));
+  EXPECT_TRUE(regex_accepts("(x?y?){2,}z", "z"));
+  EXPECT_FALSE(regex_accepts("(x?y?){2,}z", "xzz"));
+  EXPECT_TRUE(regex_accepts("(()|a)*b", "aab"));
 }
 
 TEST(RegexGrammar, JsonStringModeEscapes) {
