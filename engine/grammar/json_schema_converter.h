@@ -24,6 +24,8 @@ namespace sluice {
 
 // Schemas nest at most this deep (the converter recurses per subschema).
 inline constexpr int kMaxSchemaNesting = 64;
+// A schema has at most this many dependent schemas (each doubles the branches of its object).
+inline constexpr size_t kMaxDependentSchemas = 4;
 // --schema-mode best-effort drops at most this many keywords from one schema.
 inline constexpr size_t kMaxBestEffortDrops = 256;
 
@@ -64,6 +66,8 @@ class SchemaConverter {
   const SchemaJson& keep(SchemaJson schema);
   void check_keywords(const SchemaJson& schema, const std::string& pointer);
   std::string visit_ref(const SchemaJson& schema, const std::string& pointer, int depth);
+  std::string visit_dependent_schemas(const SchemaJson& schema, const char* keyword,
+                                      const std::string& pointer, int depth);
   std::string visit_union(const SchemaJson& schema, const std::string& keyword,
                           const std::string& pointer, int depth);
   std::string visit_values(const SchemaJson& schema, const std::string& pointer, int depth);

@@ -215,13 +215,6 @@ void SchemaConverter::check_keywords(const SchemaJson& schema, const std::string
         notes_.add(here, key, "unknown keyword");
         break;
       case SchemaKeywordKind::Refused:
-        if ((key == "dependentSchemas" || key == "dependencies") && value.is_object()) {
-          bool is_trivial = true;
-          for (const auto& [name, sub] : value.items()) {
-            is_trivial &= (sub.is_boolean() && sub.get<bool>()) || (sub.is_object() && sub.empty());
-          }
-          if (is_trivial) break;
-        }
         refuse(here, "unsupported keyword '", key,
               "' (it changes which values are valid and cannot be enforced exactly)");
       case SchemaKeywordKind::Enforced:
@@ -309,6 +302,9 @@ std::string SchemaConverter::visit(const SchemaJson& input, const std::string& p
       refuse(here, "unsupported keyword 'not' (only 'not' of a type list is enforced)");
     }
     return visit(keep(std::move(rest)), pointer, depth + 1);
+  }
+  for (const char* keyword : {"dependentSchemas", "dependencies"}) {
+    if (schema.contains(keyword)) return visit_dependent_schemas(schema, keyword, pointer, depth);
   }
   for (const char* keyword : {"anyOf", "oneOf"}) {
     if (schema.contains(keyword)) return visit_union(schema, keyword, pointer, depth);

@@ -10,11 +10,13 @@
 // may be left out), required, additionalProperties (false, true or a schema: extra keys differ
 // from the named ones and are written without escapes), patternProperties (extra keys written
 // from the pattern; a pattern that also matches a named property writes no extra keys),
-// propertyNames, minProperties / maxProperties, dependentRequired; arrays: items, prefixItems,
+// propertyNames, minProperties / maxProperties, dependentRequired, dependentSchemas (an anyOf of
+// up to 16 branches, one per choice of which of its properties are present); arrays: items, prefixItems,
 // minItems, maxItems, contains (the first item satisfies it), uniqueItems (for items that are
 // an enum or const: each value at most once, in the enum's order); strings: minLength,
 // maxLength (code points), pattern (matched as a whole, see regex_grammar.h), format date /
-// time / date-time / duration / uuid / email / hostname / ipv4 / ipv6 / uri; numbers: minimum /
+// time / date-time / duration / uuid / email / hostname / ipv4 / ipv6 / uri, a pattern or a
+// format beside minLength / maxLength (length_bound.h); numbers: minimum /
 // maximum / exclusiveMinimum / exclusiveMaximum, multipleOf (a positive integer). Array, object,
 // string and number keywords without "type" constrain values of their kind only.
 //
@@ -25,8 +27,8 @@
 // Ignored, and listed in JsonSchemaNotes: unknown keywords (vendor extensions, x-*, ...), then /
 // else without if, formats not listed above. Annotations (title, description, default,
 // examples, $comment, readOnly, contentEncoding, ...) are ignored silently. Refused, naming the
-// keyword and its JSON pointer: if, dependentSchemas, unevaluatedProperties / Items,
-// $dynamicRef, and the forms of the enforced keywords a grammar cannot write exactly.
+// keyword and its JSON pointer: if, unevaluatedProperties / Items, $dynamicRef, and the forms of
+// the enforced keywords a grammar cannot write exactly (--schema-mode best-effort drops them).
 //
 // Narrowings (every value written is valid, some valid values are never written): property
 // order; numbers with bounds are written without exponent as integers in range or as M.ddd with
@@ -37,7 +39,9 @@
 // are a dotted local part, @ and a dotted domain; ipv6 in its full eight-group form; uris are
 // http(s) URLs; dependentRequired makes the dependencies of an optional property required;
 // minProperties makes the first optional properties required, maxProperties leaves out the last
-// ones and extra keys; multipleOf writes only integer multiples.
+// ones and extra keys; multipleOf writes only integer multiples; a pattern or format beside
+// length bounds shares the bounds among its parts (a repeat of a part of varying length keeps
+// the part within a narrower range); bounds past ±1e15 are brought to ±1e15.
 #pragma once
 
 #include <string>

@@ -38,8 +38,8 @@ const std::map<std::string_view, KeywordInfo>& keyword_table() {
       {"minProperties", {K::Enforced, "object"}},
       {"maxProperties", {K::Enforced, "object"}},
       {"dependentRequired", {K::Enforced, "object"}},
-      {"dependentSchemas", {K::Refused, "object"}},
-      {"dependencies", {K::Refused, "object"}},  // its schema form; the array form is rewritten
+      {"dependentSchemas", {K::Enforced, "object"}},
+      {"dependencies", {K::Enforced, "object"}},  // its schema form; the array form is rewritten
       {"unevaluatedProperties", {K::Refused, "object"}},
       // Arrays.
       {"items", {K::Enforced, "array"}},

@@ -2,6 +2,7 @@
 // additionalProperties, patternProperties and propertyNames, within the property counts.
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "engine/grammar/choice_grammar.h"
 #include "engine/grammar/grammar_matcher.h"
@@ -348,6 +349,74 @@ std::string SchemaConverter::excluded_key_rule(const std::vector<std::string>& n
     node_rules[i] = add_rule(body);
   }
   return add_rule("\"\\\"\" " + node_rules[0] + " \"\\\"\"");
+}
+
+// dependentSchemas {P: S, ...} (draft-04..07: dependencies with schema values): each P either
+// absent, or present with S applying to the whole object. Written as an anyOf of one branch per
+// choice (at most 2^kMaxDependentSchemas), each the other keywords merged with the choice; the
+// branches never overlap (each names which properties are present).
+std::string SchemaConverter::visit_dependent_schemas(const SchemaJson& schema, const char* keyword,
+                                                     const std::string& pointer, int depth) {
+  const std::string here = pointer + "/" + keyword;
+  const SchemaJson& dependencies = schema[keyword];
+  if (!dependencies.is_object()) error(here, "'", keyword, "' must be an object");
+  SchemaJson rest = schema;
+  erase_schema_keys(rest, {keyword});
+  std::vector<std::pair<std::string, const SchemaJson*>> active;
+  for (const auto& [name, sub] : dependencies.items()) {
+    if (!sub.is_boolean() && !sub.is_object())
+      error(here + "/" + escape_json_pointer_token(name), "a dependent schema must be an object");
+    if ((sub.is_boolean() && sub.get<bool>()) || (sub.is_object() && sub.empty())) continue;
+    active.emplace_back(name, &sub);
+  }
+  if (active.empty()) return visit(keep(std::move(rest)), pointer, depth + 1);
+  if (active.size() > kMaxDependentSchemas) {
+    refuse(here, "unsupported keyword '", keyword, "' (more than ", kMaxDependentSchemas,
+           " dependent schemas)");
+  }
+  SchemaJson branches = SchemaJson::array();
+  for (uint32_t present = 0; present < (1U << active.size()); ++present) {
+    SchemaJson branch = rest;
+    for (size_t i = 0; i < active.size() && !is_false_schema(branch); ++i) {
+      const auto& [name, sub] = active[i];
+      const std::string at = here + "/" + escape_json_pointer_token(name);
+      SchemaJson choice = SchemaJson::object();
+      if (present & (1U << i)) {
+        choice["required"] = SchemaJson::array({name});
+      } else {
+        choice["properties"] = SchemaJson::object();
+        choice["properties"][name] = false;
+      }
+      try {
+        branch = merge_schemas(branch, choice, merge_context(), at);
+        if (present & (1U << i)) branch = merge_schemas(branch, *sub, merge_context(), at);
+      } catch (const SchemaRefusal& refusal) {
+        if (!refusal.keyword_pointer().empty()) throw;
+        throw SchemaRefusal(refusal.what(), at);  // best effort drops this dependency
+      }
+    }
+    if (!is_false_schema(branch)) branches.push_back(std::move(branch));
+  }
+  // A branch no object satisfies (a required property its choice left out) is dropped; when
+  // every branch is, the first one's error is the schema's.
+  std::vector<std::string> exprs;
+  std::optional<Error> first_error;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    try {
+      exprs.push_back(visit(keep(std::move(branches[i])), str_cat(here, "/", i), depth + 1));
+    } catch (const SchemaRefusal&) {
+      throw;
+    } catch (const Error& e) {
+      if (!first_error) first_error = e;
+    }
+  }
+  if (exprs.empty()) {
+    if (first_error) throw *first_error;
+    error(here, "no object satisfies '", keyword, "' (the schema is unsatisfiable)");
+  }
+  std::string body;
+  for (const std::string& expr : exprs) body += (body.empty() ? "" : " | ") + expr;
+  return exprs.size() == 1 ? exprs[0] : add_rule(body);
 }
 
 }  // namespace sluice
