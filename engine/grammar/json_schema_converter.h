@@ -38,7 +38,7 @@ struct StringLengths {
 class SchemaConverter {
  public:
   SchemaConverter(const SchemaJson& root, const std::string& source_name,
-                  JsonWhitespace whitespace, JsonSchemaNotes& notes);
+                  const JsonGrammarOptions& options, JsonSchemaNotes& notes);
 
   // Returns the GBNF expression for the schema at pointer (a rule name, usually).
   std::string visit(const SchemaJson& schema, const std::string& pointer, int depth);
@@ -68,6 +68,9 @@ class SchemaConverter {
   std::string visit_ref(const SchemaJson& schema, const std::string& pointer, int depth);
   std::string visit_dependent_schemas(const SchemaJson& schema, const char* keyword,
                                       const std::string& pointer, int depth);
+  // Refuses a oneOf whose branches i and j may both match a value (best effort: notes that it
+  // is written as anyOf).
+  void check_one_of_disjoint(const std::vector<SchemaJson>& branches, const std::string& pointer);
   std::string visit_union(const SchemaJson& schema, const std::string& keyword,
                           const std::string& pointer, int depth);
   std::string visit_values(const SchemaJson& schema, const std::string& pointer, int depth);
@@ -112,7 +115,7 @@ class SchemaConverter {
 
   const SchemaJson& root_;
   const std::string& source_name_;
-  JsonWhitespace whitespace_;
+  JsonGrammarOptions options_;
   JsonSchemaNotes& notes_;
   SchemaDialect dialect_;
   std::vector<std::pair<std::string, std::string>> rules_;

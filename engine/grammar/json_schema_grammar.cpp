@@ -24,7 +24,7 @@ json-hex4 ::= [0-9a-cA-CefEF] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}
 json-char ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" json-hex4 )
 string ::= "\"" json-char* "\""
 integer ::= "-"? ( "0" | [1-9] [0-9]{0,15} )
-number ::= integer ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,3} )?
+number ::= integer ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,2} )?
 boolean ::= "true" | "false"
 null ::= "null"
 value ::= object | array | string | number | boolean | null
@@ -159,10 +159,10 @@ SchemaMode parse_schema_mode(const std::string& name) {
 }
 
 SchemaConverter::SchemaConverter(const SchemaJson& root, const std::string& source_name,
-                                 JsonWhitespace whitespace, JsonSchemaNotes& notes)
+                                 const JsonGrammarOptions& options, JsonSchemaNotes& notes)
     : root_(root),
       source_name_(source_name),
-      whitespace_(whitespace),
+      options_(options),
       notes_(notes),
       dialect_(schema_dialect(root)) {}
 
@@ -180,7 +180,7 @@ const SchemaJson& SchemaConverter::keep(SchemaJson schema) {
 }
 
 std::string SchemaConverter::text(const std::string& root_expr) const {
-  std::string out = whitespace_rule(whitespace_);
+  std::string out = whitespace_rule(options_.whitespace);
   out += kJsonPrimitives;
   out += kJsonFormatPrimitives;
   // A leading space: SentencePiece models start their output with "▁{"; JSON allows it.
@@ -246,14 +246,6 @@ std::string SchemaConverter::visit(const SchemaJson& input, const std::string& p
   if (auto spelled = rewrite_schema_dialect(input, pointer, notes_)) rewritten = &keep(*spelled);
   const SchemaJson& schema = *rewritten;
   check_keywords(schema, pointer);
-  if (schema.contains("nullable")) {
-    if (!schema["nullable"].is_boolean())
-      error(pointer + "/nullable", "'nullable' must be a boolean");
-    SchemaJson rest = schema;
-    erase_schema_keys(rest, {"nullable"});
-    std::string expr = visit(keep(std::move(rest)), pointer, depth);
-    return schema["nullable"].get<bool>() ? add_rule(expr + " | null") : expr;
-  }
   if (schema.contains("$ref")) {
     if (!has_validation_siblings(schema, {"$ref"})) return visit_ref(schema, pointer, depth);
     if (dialect_ == SchemaDialect::Draft4To7) {
@@ -346,6 +338,53 @@ std::string SchemaConverter::visit_ref(const SchemaJson& schema, const std::stri
   return name;
 }
 
+namespace {
+
+// Whether no value is valid for schema, as far as its keywords show: the schema false, or an
+// object-only schema that requires a property whose schema is false (what merge_schemas writes
+// for two branches whose discriminating property differs).
+bool is_provably_empty(const SchemaJson& schema) {
+  if (schema.is_boolean()) return !schema.get<bool>();
+  if (!schema.is_object() || !schema.contains("type")) return false;
+  const SchemaJson& type = schema["type"];
+  bool is_object_only = type == "object" || type == SchemaJson::array({"object"});
+  if (!is_object_only || !schema.contains("required") || !schema.contains("properties")) return false;
+  const SchemaJson& properties = schema["properties"];
+  if (!schema["required"].is_array() || !properties.is_object()) return false;
+  for (const auto& name : schema["required"]) {
+    if (name.is_string() && properties.contains(name.get<std::string>()) &&
+        is_provably_empty(properties[name.get<std::string>()]))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void SchemaConverter::check_one_of_disjoint(const std::vector<SchemaJson>& branches,
+                                            const std::string& pointer) {
+  for (size_t i = 0; i < branches.size(); ++i) {
+    for (size_t j = i + 1; j < branches.size(); ++j) {
+      bool is_disjoint = false;
+      try {
+        is_disjoint = is_provably_empty(
+            merge_schemas(branches[i], branches[j], merge_context(), pointer));
+      } catch (const Error&) {
+        is_disjoint = false;  // a merge that is not exact proves nothing
+      }
+      if (is_disjoint) continue;
+      std::string reason = str_cat("branches ", i, " and ", j,
+                                   " of 'oneOf' may both match a value, which oneOf forbids");
+      if (options_.mode == SchemaMode::Strict) {
+        refuse(pointer, "unsupported keyword 'oneOf' (", reason,
+               "; --schema-mode best-effort writes it as anyOf)");
+      }
+      notes_.add_dropped(pointer, "oneOf", reason + ": written as anyOf");
+      return;
+    }
+  }
+}
+
 std::string SchemaConverter::visit_union(const SchemaJson& schema, const std::string& keyword,
                                          const std::string& pointer, int depth) {
   const SchemaJson& branches = schema[keyword];
@@ -356,17 +395,26 @@ std::string SchemaConverter::visit_union(const SchemaJson& schema, const std::st
   bool has_siblings = has_validation_siblings(schema, {keyword});
   SchemaJson siblings = schema;
   erase_schema_keys(siblings, {keyword});
-  std::string body;
+  // The branches as written (each merged with the siblings), without those no value fits.
+  std::vector<SchemaJson> written;
+  std::vector<size_t> indices;
   for (size_t i = 0; i < branches.size(); ++i) {
-    std::string branch_pointer = str_cat(here, "/", i);
-    std::string expr;
     if (!has_siblings) {
-      expr = visit(branches[i], branch_pointer, depth + 1);
+      written.push_back(branches[i]);
     } else {
-      SchemaJson merged = merge_schemas(siblings, branches[i], merge_context(), branch_pointer);
+      SchemaJson merged =
+          merge_schemas(siblings, branches[i], merge_context(), str_cat(here, "/", i));
       if (merged.is_boolean() && !merged.get<bool>()) continue;  // no value fits this branch
-      expr = visit(keep(std::move(merged)), branch_pointer, depth + 1);
+      written.push_back(std::move(merged));
     }
+    indices.push_back(i);
+  }
+  // oneOf is written as anyOf, which is exact only when no value matches two branches.
+  if (keyword == "oneOf") check_one_of_disjoint(written, here);
+  std::string body;
+  for (size_t k = 0; k < written.size(); ++k) {
+    std::string expr = visit(has_siblings ? keep(std::move(written[k])) : branches[indices[k]],
+                             str_cat(here, "/", indices[k]), depth + 1);
     body += (body.empty() ? "" : " | ") + expr;
   }
   if (body.empty()) {
@@ -423,7 +471,7 @@ SchemaJson SchemaConverter::admitted_values(const SchemaJson& schema, const std:
       pattern = rest["pattern"].get<std::string>();
     erase_schema_keys(rest, {"pattern"});
     erase_schema_keys(rest, {"format"});
-    SchemaConverter siblings(root_, source_name_, whitespace_, notes_);
+    SchemaConverter siblings(root_, source_name_, options_, notes_);
     Grammar grammar = siblings.build(siblings.visit(rest, pointer, depth + 1));
     for (const auto& value : candidates) {
       if (pattern && value.is_string() &&
@@ -545,10 +593,11 @@ Grammar json_schema_grammar(std::string_view schema_text, const std::string& sou
   for (size_t attempt = 0;; ++attempt) {
     JsonSchemaNotes attempt_notes;
     try {
-      SchemaConverter converter(schema, source_name, options.whitespace, attempt_notes);
+      SchemaConverter converter(schema, source_name, options, attempt_notes);
       std::string root_expr = converter.visit(schema, "", 0);
       Grammar grammar = converter.build(root_expr);
-      attempt_notes.dropped = dropped.dropped;
+      attempt_notes.dropped.insert(attempt_notes.dropped.begin(), dropped.dropped.begin(),
+                                   dropped.dropped.end());
       grammar.set_notes(attempt_notes.lines());
       if (notes) {
         for (JsonSchemaNote& note : attempt_notes.ignored)

@@ -6,7 +6,7 @@
 // accept), anyOf, oneOf (as anyOf: the branches should not overlap), allOf (merged into one
 // schema, json_schema_merge.h), keywords beside anyOf/oneOf/$ref (merged into each branch),
 // not (of a type list), $ref to any local pointer (recursion included), $defs / definitions,
-// nullable; objects: properties (written in schema order; required ones always, optional ones
+//; objects: properties (written in schema order; required ones always, optional ones
 // may be left out), required, additionalProperties (false, true or a schema: extra keys differ
 // from the named ones and are written without escapes), patternProperties (extra keys written
 // from the pattern; a pattern that also matches a named property writes no extra keys),
@@ -33,7 +33,7 @@
 // Narrowings (every value written is valid, some valid values are never written): property
 // order; numbers with bounds are written without exponent as integers in range or as M.ddd with
 // a last digit that is not 0 and both integer neighbours M and M + 1 in range; unbounded
-// integers have at most 16 digits, fractions at most 16 and exponents 3; whitespace between
+// integers have at most 16 digits, fractions at most 16 and exponents 2 (a double holds every such number); whitespace between
 // tokens: none, one space, or a newline with up to 20 spaces or tabs; dates are years 1000-2999
 // with days valid for the month (February up to 28); times carry seconds and a zone; emails
 // are a dotted local part, @ and a dotted domain; ipv6 in its full eight-group form; uris are

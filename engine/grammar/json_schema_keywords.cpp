@@ -25,7 +25,9 @@ const std::map<std::string_view, KeywordInfo>& keyword_table() {
       {"$ref", {K::Enforced, ""}},
       {"$defs", {K::Enforced, ""}},
       {"definitions", {K::Enforced, ""}},
-      {"nullable", {K::Enforced, ""}},
+      // OpenAPI's, not JSON Schema's: a validator ignores it, so null is not written (valid
+      // either way).
+      {"nullable", {K::Unknown, ""}},
       {"if", {K::Refused, ""}},
       {"$dynamicRef", {K::Refused, ""}},
       {"$recursiveRef", {K::Refused, ""}},

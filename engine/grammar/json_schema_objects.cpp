@@ -148,7 +148,7 @@ std::string SchemaConverter::visit_object(const SchemaJson& schema, const std::s
     }
     if (names_schema) {
       if (!names_grammar) {
-        SchemaConverter names(root_, source_name_, whitespace_, notes_);
+        SchemaConverter names(root_, source_name_, options_, notes_);
         names_grammar =
             names.build(names.visit(*names_schema, pointer + "/propertyNames", depth + 1));
       }
@@ -272,6 +272,12 @@ std::string SchemaConverter::visit_object(const SchemaJson& schema, const std::s
         error(pointer + "/minProperties",
               "no property can be written (the schema is unsatisfiable)");
       return add_rule("\"{\" ws \"}\"");
+    }
+    // The grammar cannot keep free keys apart: two of them may repeat one key, which a parser
+    // reads as one property.
+    if (lo >= 2) {
+      refuse(pointer + "/minProperties", "'minProperties' of 2 or more with only extra keys is ",
+             "not supported (the keys written could repeat)");
     }
     std::string more = str_cat(
         "( \",\" ws ", extra, " ws )",

@@ -33,9 +33,19 @@ CharClass word_class() {
   chars.add_range('_', '_');
   return chars;
 }
+// ECMAScript's \s: its white space and line terminators, Unicode's among them (so \S and [^\s]
+// never write a character a JSON Schema validator reads as space).
 CharClass space_class() {
   CharClass chars = CharClass::range('\t', '\r');  // \t \n \v \f \r
   chars.add_range(' ', ' ');
+  chars.add_range(0xA0, 0xA0);
+  chars.add_range(0x1680, 0x1680);
+  chars.add_range(0x2000, 0x200A);
+  chars.add_range(0x2028, 0x2029);
+  chars.add_range(0x202F, 0x202F);
+  chars.add_range(0x205F, 0x205F);
+  chars.add_range(0x3000, 0x3000);
+  chars.add_range(0xFEFF, 0xFEFF);
   return chars;
 }
 
@@ -216,7 +226,11 @@ class RegexParser {
         return text_expr(parse_class());
       case '.': {
         ++pos_;
-        CharClass chars = CharClass::any().minus(CharClass::single('\n'));
+        // ECMAScript's '.': any character but a line terminator.
+        CharClass terminators = CharClass::single('\n');
+        terminators.add_range('\r', '\r');
+        terminators.add_range(0x2028, 0x2029);
+        CharClass chars = CharClass::any().minus(terminators);
         return text_expr(chars);
       }
       case '*':

@@ -179,7 +179,8 @@ TEST(JsonSchemaGrammar, UnionsRefsAndRecursion) {
       schema_accepts(schema, R"({"tree":{"value":1,"children":[{"value":2,"children":[]}]}})"));
   EXPECT_TRUE(schema_accepts(
       schema,
-      R"({"tree":{"value":1,"children":[]},"pet":{"kind":"dog","barks":true},"note":null,"score":null})"));
+      R"({"tree":{"value":1,"children":[]},"pet":{"kind":"dog","barks":true},"note":null,"score":2})"));
+  EXPECT_FALSE(schema_accepts(schema, R"({"tree":{"value":1,"children":[]},"score":null})"));
   EXPECT_TRUE(schema_accepts(
       schema,
       R"({"tree":{"value":1,"children":[]},"pet":null,"note":"x","score":1.5,"wrapped":{"kind":"cat"}})"));
