@@ -34,8 +34,8 @@ class JsonArrayWriter {
 // Chat formats train on outputs, so only done rows with at least one sample take part. Returns
 // true for those; counts any other row in stats with the reason it is left out.
 bool has_output(const RowResult& row, const ExportOptions& options, ExportStats& stats) {
-  if (!is_row_exported(row, options, /*honours_include_failed=*/false)) {
-    stats.leave_out(to_string(row.status));
+  if (const char* why = why_row_left_out(row, options, /*honours_include_failed=*/false)) {
+    stats.leave_out(why);
     return false;
   }
   if (row.samples.empty()) {

@@ -158,7 +158,7 @@ CsvLayout scan_layout(const JobStore& job, const ExportOptions& options) {
       output_keys.add(key, "the JSON Schema's properties");
   }
   for_each_readable_row(job, [&](const RowResult& row) {
-    if (!is_row_exported(row, options, /*honours_include_failed=*/true)) return;
+    if (why_row_left_out(row, options, /*honours_include_failed=*/true)) return;
     layout.num_output_columns = std::max(layout.num_output_columns, row.samples.size());
     if (options.reasoning == ReasoningExport::Separate) {
       for (const SampleResult& sample : row.samples)
@@ -289,8 +289,8 @@ ExportStats write_csv_export(const JobStore& job, ExportOutput& out, const Expor
   write_record(out, header_fields(layout, options));
   ExportStats stats;
   for_each_readable_row(job, stats, [&](const RowResult& row) {
-    if (!is_row_exported(row, options, /*honours_include_failed=*/true)) {
-      stats.leave_out(to_string(row.status));
+    if (const char* why = why_row_left_out(row, options, /*honours_include_failed=*/true)) {
+      stats.leave_out(why);
       return;
     }
     write_record(out, row_fields(row, layout, options));

@@ -140,8 +140,8 @@ ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const Expor
   ExportStats stats;
   const std::map<int64_t, PairPick> picks = job.pair_picks();
   for_each_readable_row(job, stats, [&](const RowResult& row) {
-    if (!is_row_exported(row, options, /*honours_include_failed=*/false)) {
-      stats.leave_out(to_string(row.status));
+    if (const char* why = why_row_left_out(row, options, /*honours_include_failed=*/false)) {
+      stats.leave_out(why);
       return;
     }
     const auto pick = picks.find(row.row_index);

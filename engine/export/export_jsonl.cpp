@@ -81,8 +81,8 @@ ExportStats write_jsonl_export(const JobStore& job, ExportOutput& out,
   const bool is_flat = is_flat_job(job);
   ExportStats stats;
   for_each_readable_row(job, stats, [&](const RowResult& row) {
-    if (!is_row_exported(row, options, /*honours_include_failed=*/true)) {
-      stats.leave_out(to_string(row.status));
+    if (const char* why = why_row_left_out(row, options, /*honours_include_failed=*/true)) {
+      stats.leave_out(why);
       return;
     }
     RowResult storage;

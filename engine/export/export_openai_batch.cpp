@@ -46,6 +46,10 @@ ExportStats write_openai_batch_export(const JobStore& job, ExportOutput& out,
   const int64_t created = epoch_seconds_of(job.info().created_at);
   ExportStats stats;
   for_each_readable_row(job, stats, [&](const RowResult& row) {
+    if (is_left_out_as_invalid(row, options)) {
+      stats.leave_out(kInvalidReason);
+      return;
+    }
     const std::string request_id = batch_request_id(job.info(), row.row_index);
     Json line;
     line["id"] = "batch_req_" + request_id;

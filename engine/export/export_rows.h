@@ -10,12 +10,23 @@
 
 namespace sluice {
 
-// Returns true when row goes into an export: done rows always; failed and skipped rows only when
-// the format honours include_failed (jsonl, csv) and the options ask for them.
-inline bool is_row_exported(const RowResult& row, const ExportOptions& options,
-                            bool honours_include_failed) {
-  if (row.status == RowStatus::Done) return true;
-  return honours_include_failed && options.include_failed;
+// The reason ExportStats counts a row left out under ExportOptions::leave_out_invalid.
+inline constexpr const char* kInvalidReason = "invalid";
+
+// Returns true when options leave row out as invalid (row_validity; rows without a verdict stay).
+inline bool is_left_out_as_invalid(const RowResult& row, const ExportOptions& options) {
+  return options.leave_out_invalid && row_validity(row) == RowValidity::Invalid;
+}
+
+// Returns nullptr when row goes into an export, else why it is left out (a reason for
+// ExportStats::leave_out): failed and skipped rows go in only when the format honours
+// include_failed (jsonl, csv) and the options ask for them; an invalid row stays out under
+// leave_out_invalid.
+inline const char* why_row_left_out(const RowResult& row, const ExportOptions& options,
+                                    bool honours_include_failed) {
+  if (row.status != RowStatus::Done && !(honours_include_failed && options.include_failed))
+    return to_string(row.status);
+  return is_left_out_as_invalid(row, options) ? kInvalidReason : nullptr;
 }
 
 // Calls fn with every row of job that reads back, in row order; the others are counted in stats

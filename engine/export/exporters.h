@@ -72,7 +72,10 @@
 // Failed and skipped rows are left out unless include_failed, which only jsonl and csv honour:
 // the other formats need an output to train on. A stored row that does not read back (a damaged
 // job) is left out too, and named with its error in ExportStats::unreadable_rows, so one bad row
-// never keeps the good ones from export. Every row left out is counted with its reason.
+// never keeps the good ones from export. With leave_out_invalid, every format (openai-batch too)
+// leaves out the rows judged invalid (engine/jobs/row_result.h: row_validity), with the reason
+// "invalid"; rows stored before validity was kept have no verdict and stay. Every row left out is
+// counted with its reason.
 #pragma once
 
 #include <cstddef>
@@ -127,6 +130,9 @@ struct ExportOptions {
   ReasoningExport reasoning = ReasoningExport::Separate;
   std::string score_field = "score";  // the key in SampleResult::extra for DpoRule::Score
   bool include_failed = false;        // jsonl and csv: also export failed and skipped rows
+  // Every format: leave out rows judged invalid for the job's grammar or the row's schema
+  // (row_validity: some sample not valid), counted as "invalid"; rows without a verdict stay.
+  bool leave_out_invalid = false;
   // csv: one column per top-level key of each sample's output that parses as a JSON object
   // ("output.<key>", "output_1.<key>", ...); see the csv format above.
   bool flatten_output = false;

@@ -35,6 +35,7 @@ constexpr int64_t kMmapBytes = int64_t{1} << 30;
 constexpr const char* kContainsFunction = "sluice_contains";
 constexpr const char* kOutputsContainFunction = "sluice_outputs_contain";
 constexpr const char* kSample0Function = "sluice_sample0";
+constexpr const char* kRowValidityFunction = "sluice_row_validity";
 
 // The columns read into a RowSummary, in the order read_summary reads them.
 constexpr const char* kSummaryColumns =
@@ -42,7 +43,8 @@ constexpr const char* kSummaryColumns =
     "substr(rows.prompt, 1, ?), substr(json_extract(rows.samples, '$[0].output'), 1, ?), "
     "substr(rows.error, 1, ?), rows.prompt_tokens, "
     "json_extract(rows.samples, '$[0].output_tokens'), json_array_length(rows.samples), "
-    "rows.total_ms, json_extract(rows.samples, '$[0].finish_reason')";
+    "rows.total_ms, json_extract(rows.samples, '$[0].finish_reason'), "
+    "sluice_row_validity(rows.samples)";
 
 using SqlValue = std::variant<int64_t, std::string>;
 
@@ -156,6 +158,17 @@ bool outputs_contain(std::string_view samples, std::string_view needle) {
   return false;
 }
 
+// Returns the offset of the value when the JSON string literal samples[start..end] (its quotes
+// included) is key of a sample object (an object at depth 2 of the samples array), else npos.
+size_t sample_key_value(std::string_view samples, size_t start, size_t end, int depth,
+                        std::string_view key) {
+  if (depth != 2 || samples.substr(start + 1, end - start - 1) != key)
+    return std::string_view::npos;
+  const size_t colon = skip_json_space(samples, end + 1);
+  if (colon >= samples.size() || samples[colon] != ':') return std::string_view::npos;
+  return skip_json_space(samples, colon + 1);
+}
+
 // Returns the JSON text of key's value in the samples array's first object (a string literal with
 // its quotes, or a number), or nullopt. Walks as outputs_contain does and stops at the end of
 // that object: the keys come before the token ids, so this reads little more than the output.
@@ -166,14 +179,11 @@ std::optional<std::string_view> sample0_value(std::string_view samples, std::str
     if (c == '"') {
       const size_t end = find_string_end(samples, i + 1);
       if (end == std::string_view::npos) return std::nullopt;
-      const size_t colon = skip_json_space(samples, end + 1);
-      const bool is_wanted_key = depth == 2 && colon < samples.size() && samples[colon] == ':' &&
-                                 samples.substr(i + 1, end - i - 1) == key;
-      if (!is_wanted_key) {
+      const size_t value = sample_key_value(samples, i, end, depth, key);
+      if (value == std::string_view::npos) {
         i = end;
         continue;
       }
-      const size_t value = skip_json_space(samples, colon + 1);
       if (value < samples.size() && samples[value] == '"') {
         const size_t value_end = find_string_end(samples, value + 1);
         if (value_end == std::string_view::npos) return std::nullopt;
@@ -193,6 +203,33 @@ std::optional<std::string_view> sample0_value(std::string_view samples, std::str
     }
   }
   return std::nullopt;
+}
+
+// Returns the row's validity (row_validity's rule) from its samples JSON array: each sample
+// object's "valid" key holds true or false when it was judged. Walks as outputs_contain does; a
+// malformed array has no verdict.
+RowValidity samples_validity(std::string_view samples) {
+  int depth = 0;
+  size_t num_samples = 0;
+  size_t num_judged_valid = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const char c = samples[i];
+    if (c == '"') {
+      const size_t end = find_string_end(samples, i + 1);
+      if (end == std::string_view::npos) return RowValidity::Unknown;
+      const size_t value = sample_key_value(samples, i, end, depth, "valid");
+      i = end;
+      if (value == std::string_view::npos) continue;
+      if (samples.substr(value).starts_with("false")) return RowValidity::Invalid;
+      if (samples.substr(value).starts_with("true")) ++num_judged_valid;
+    } else if (c == '{' || c == '[') {
+      if (depth++ == 1) ++num_samples;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  const bool is_all_valid = num_samples > 0 && num_judged_valid == num_samples;
+  return is_all_valid ? RowValidity::Valid : RowValidity::Unknown;
 }
 
 // True when JSON text spells c differently from c itself (row_codec's to_json_text escapes only
@@ -258,20 +295,34 @@ void sample0_function(sqlite3_context* context, int /*num_args*/, sqlite3_value*
   sqlite3_result_null(context);  // true, false, null, an array or an object
 }
 
+// sluice_row_validity(samples_json): 0 for an invalid row, 1 for a valid one, NULL without a
+// verdict (samples_validity), so that SQL sorts and filters rows as row_validity judges them.
+void row_validity_function(sqlite3_context* context, int /*num_args*/, sqlite3_value** args) {
+  const RowValidity validity = samples_validity(text_arg(args[0]));
+  if (validity == RowValidity::Unknown) return sqlite3_result_null(context);
+  sqlite3_result_int(context, validity == RowValidity::Valid ? 1 : 0);
+}
+
 // Sets up a connection that reads only: it must never take the writer's lock.
 void configure_reader(SqliteDb& db) {
   db.exec("PRAGMA query_only = 1");
   db.exec(str_cat("PRAGMA mmap_size = ", kMmapBytes).c_str());
   const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
   using SqlFunction = void (*)(sqlite3_context*, int, sqlite3_value**);
-  const std::pair<const char*, SqlFunction> functions[] = {
-      {kContainsFunction, contains_function},
-      {kOutputsContainFunction, outputs_contain_function},
-      {kSample0Function, sample0_function},
+  struct NamedFunction {
+    const char* name;
+    int num_args;
+    SqlFunction function;
   };
-  for (const auto& [name, function] : functions) {
-    const int code = sqlite3_create_function_v2(db.handle(), name, 2, flags, nullptr, function,
-                                                nullptr, nullptr, nullptr);
+  const NamedFunction functions[] = {
+      {kContainsFunction, 2, contains_function},
+      {kOutputsContainFunction, 2, outputs_contain_function},
+      {kSample0Function, 2, sample0_function},
+      {kRowValidityFunction, 1, row_validity_function},
+  };
+  for (const auto& [name, num_args, function] : functions) {
+    const int code = sqlite3_create_function_v2(db.handle(), name, num_args, flags, nullptr,
+                                                function, nullptr, nullptr, nullptr);
     db.check(code, str_cat("cannot register the search function ", name));
   }
 }
@@ -287,12 +338,29 @@ SqlClause search_condition(const std::string& search) {
   return clause;
 }
 
+// Returns what follows sluice_row_validity(...) in a condition that holds for rows of validity.
+const char* validity_test(RowValidity validity) {
+  switch (validity) {
+    case RowValidity::Invalid:
+      return " = 0";
+    case RowValidity::Valid:
+      return " = 1";
+    case RowValidity::Unknown:
+      return " IS NULL";
+  }
+  return " IS NULL";
+}
+
 // Returns " WHERE ..." for query's filters, or an empty clause when it has none.
 SqlClause where_clause(const JobTableQuery& query) {
   SqlClause clause;
   if (query.status) {
     clause.sql = " WHERE rows.status = ?";
     clause.values.emplace_back(std::string(to_string(*query.status)));
+  }
+  if (query.validity) {
+    clause.sql += str_cat(clause.sql.empty() ? " WHERE " : " AND ", kRowValidityFunction,
+                          "(rows.samples)", validity_test(*query.validity));
   }
   if (!query.search.empty()) {
     SqlClause search = search_condition(query.search);
@@ -323,6 +391,9 @@ std::string sort_key(JobTableColumn column) {
       return "rows.total_ms";
     case JobTableColumn::FinishReason:
       return str_cat(kSample0Function, "(rows.samples, 'finish_reason')");
+    case JobTableColumn::Valid:
+      // RowValidity's order: invalid (0), valid (1), then rows without a verdict.
+      return str_cat("coalesce(", kRowValidityFunction, "(rows.samples), 2)");
   }
   return "rows.row_index";
 }
@@ -381,6 +452,9 @@ RowSummary read_summary(const SqliteStatement& select, const std::string& path) 
   summary.total_ms =
       select.column_is_null(9) ? std::numeric_limits<double>::quiet_NaN() : select.column_double(9);
   summary.finish_reason = select.column_text(10);
+  if (!select.column_is_null(11)) {
+    summary.validity = select.column_int(11) == 1 ? RowValidity::Valid : RowValidity::Invalid;
+  }
   return summary;
 }
 
@@ -434,15 +508,15 @@ const std::string& JobTable::path() const {
 }
 
 int64_t JobTable::count(const JobTableQuery& query) const {
-  if (!query.status && query.search.empty()) {
+  if (!query.has_filters()) {
     // SQLite counts a table's rows from its b-tree pages without decoding a record.
     SqliteStatement select(*db_, "SELECT COUNT(*) FROM rows");
     if (!select.step()) fail(path(), ": no result from a count");
     return select.column_int(0);
   }
-  const bool has_same_filters = view_ && view_->query.status == query.status &&
-                                view_->query.search == query.search &&
-                                view_->data_version == data_version();
+  const bool has_same_filters =
+      view_ && view_->query.status == query.status && view_->query.validity == query.validity &&
+      view_->query.search == query.search && view_->data_version == data_version();
   return static_cast<int64_t>((has_same_filters ? *view_ : view(query)).row_indices.size());
 }
 
@@ -450,7 +524,7 @@ std::vector<RowSummary> JobTable::rows(const JobTableQuery& query, int64_t offse
                                        int64_t limit) const {
   if (offset < 0 || limit < 0) fail(path(), ": a page needs offset >= 0 and limit >= 0");
   if (limit == 0) return {};
-  if (!query.status && query.search.empty() && query.sort_column == JobTableColumn::RowIndex) {
+  if (!query.has_filters() && query.sort_column == JobTableColumn::RowIndex) {
     // Row order is the primary key's: a page is a short range read, no need to keep the view.
     // Indices and summaries come from one snapshot, so a commit between them cannot shift it.
     const ReadSnapshot snapshot(*db_);

@@ -37,16 +37,20 @@ enum class JobTableColumn : uint8_t {
   OutputTokens,  // of sample 0
   TotalMs,
   FinishReason,  // of sample 0
+  Valid,         // the row's validity (row_validity): invalid, valid, then unknown
 };
 
 struct JobTableQuery {
-  std::optional<RowStatus> status;  // only rows with this status
+  std::optional<RowStatus> status;      // only rows with this status
+  std::optional<RowValidity> validity;  // only rows with this validity (row_validity)
   // Only rows whose prompt, error or any sample's output contains this text, ASCII letters
   // compared case-insensitively (other characters exactly). Empty matches every row.
   std::string search;
   JobTableColumn sort_column = JobTableColumn::RowIndex;
   bool is_descending = false;
 
+  // True when the query leaves rows out (a status, a validity or a search).
+  bool has_filters() const { return status || validity || !search.empty(); }
   bool operator==(const JobTableQuery&) const = default;
 };
 
@@ -61,8 +65,9 @@ struct RowSummary {
   int prompt_tokens = 0;
   int output_tokens = 0;  // of sample 0; 0 without samples
   int num_samples = 0;
-  double total_ms = 0.0;      // NaN when the row has no timing
-  std::string finish_reason;  // of sample 0; "" without samples
+  double total_ms = 0.0;                        // NaN when the row has no timing
+  std::string finish_reason;                    // of sample 0; "" without samples
+  RowValidity validity = RowValidity::Unknown;  // over all samples (row_validity)
 
   bool operator==(const RowSummary&) const = default;
 };

@@ -35,7 +35,7 @@ struct SampleResult {
   // when the row finished (engine/grammar/output_check.h); unset for free text and for rows
   // stored before validity was kept.
   std::optional<bool> valid;
-  std::string invalid_reason;  // why not, when valid is false
+  std::string invalid_reason;                                       // why not, when valid is false
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // e.g. scores added later
 
   bool operator==(const SampleResult&) const = default;
@@ -58,5 +58,17 @@ struct RowResult {
 
   bool operator==(const RowResult&) const = default;
 };
+
+// A row's validity as the results table sorts and filters it and an export leaves rows out by
+// it: the verdict over all its samples (SampleResult::valid, stored when the row finished).
+enum class RowValidity : uint8_t {
+  Invalid,  // some sample was judged not valid
+  Valid,    // the row has samples and every one was judged valid
+  Unknown,  // no verdict: free text, a failed or skipped row, or stored before validity was kept
+};
+
+// Returns row's validity by the rule above (a sample without a verdict, and none judged invalid,
+// makes the row Unknown). JobTable's SQL applies the same rule to the stored samples.
+RowValidity row_validity(const RowResult& row);
 
 }  // namespace sluice
