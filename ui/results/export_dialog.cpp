@@ -103,6 +103,10 @@ ExportDialog::JobFacts readJobFacts(const std::string& jobPath) {
     const auto grammar = params.find("grammar");
     facts.hasJsonSchema = grammar != params.end() && grammar->is_object() &&
                           grammar->contains("kind") && grammar->at("kind") == "json_schema";
+    facts.hasGrammar = grammar != params.end() || params.contains("schema_column");
+    JobTableQuery invalid;
+    invalid.validity = RowValidity::Invalid;
+    facts.numInvalid = table->count(invalid);
     JobTableQuery query;
     query.status = RowStatus::Failed;
     facts.numFailed = table->count(query);
@@ -175,12 +179,18 @@ void ExportDialog::applyJobFacts(const JobFacts& facts) {
   m_facts = facts;
   m_hasReadJob = true;
   if (!m_isFlattenChosen) m_flattenOutput->setChecked(facts.hasJsonSchema);
+  if (facts.hasGrammar && facts.numInvalid >= 0) {
+    m_leaveOutInvalid->setText(
+        facts.numInvalid == 1
+            ? tr("Leave out invalid rows (1 in this job)")
+            : tr("Leave out invalid rows (%1 in this job)").arg(formatCount(facts.numInvalid)));
+  }
   if (!m_isOutputChosen && !isRunning()) {
     const QString folder = defaultOutputFolder(m_jobPath, facts.sourcePath);
     const QFileInfo output(outputPath());
     m_output->setText(QDir(folder).filePath(output.fileName()));  // the format's extension kept
   }
-  updateFailedRowsNote();
+  updateEnabled();
   emit jobRead();
 }
 
@@ -206,6 +216,11 @@ QFormLayout* ExportDialog::buildForm() {
   m_flattenOutput->setToolTip(
       tr("CSV: a column per top-level field of each JSON output (output.<field>)"));
   m_includeFailed = new QCheckBox(tr("Include failed and skipped rows, with their error"), this);
+  m_leaveOutInvalid = new QCheckBox(tr("Leave out invalid rows"), this);
+  m_leaveOutInvalid->setObjectName(QStringLiteral("leaveOutInvalid"));
+  m_leaveOutInvalid->setToolTip(
+      tr("Rows with an output that does not follow the job's schema or grammar, as judged when "
+         "each row finished (rows stored before validity was kept have no verdict and stay)"));
   m_failedRowsNote = new QLabel(this);
   m_failedRowsNote->setWordWrap(true);
   m_failedRowsNote->setTextFormat(Qt::PlainText);
@@ -226,6 +241,7 @@ QFormLayout* ExportDialog::buildForm() {
   form->addRow(tr("Reasoning:"), m_reasoning);
   form->addRow(QString(), m_flattenOutput);
   form->addRow(QString(), m_includeFailed);
+  form->addRow(QString(), m_leaveOutInvalid);
   form->addRow(tr("Save to:"), outputRow);
   return form;
 }
@@ -269,6 +285,7 @@ void ExportDialog::setChoices(const QString& outputPath, sluice::ExportFormat fo
   m_reasoning->setCurrentIndex(m_reasoning->findData(static_cast<int>(options.reasoning)));
   m_scoreField->setText(QString::fromStdString(options.score_field));
   m_includeFailed->setChecked(options.include_failed);
+  m_leaveOutInvalid->setChecked(options.leave_out_invalid);
   m_flattenOutput->setChecked(options.flatten_output);
   m_output->setText(outputPath);
   m_isOutputChosen = m_isFlattenChosen = true;  // the job's facts, read later, keep these
@@ -288,6 +305,8 @@ sluice::ExportOptions ExportDialog::options() const {
   options.score_field = m_scoreField->text().trimmed().toStdString();
   options.reasoning = static_cast<ReasoningExport>(m_reasoning->currentData().toInt());
   options.include_failed = m_includeFailed->isChecked();
+  // Harmless for free text, whose rows have no verdict to leave them out by.
+  options.leave_out_invalid = m_leaveOutInvalid->isChecked();
   options.flatten_output = format() == ExportFormat::Csv && m_flattenOutput->isChecked();
   return options;
 }
@@ -342,6 +361,7 @@ void ExportDialog::updateEnabled() {
   m_flattenOutput->setEnabled(isIdle && format() == ExportFormat::Csv);
   m_includeFailed->setEnabled(isIdle &&
                               (format() == ExportFormat::Jsonl || format() == ExportFormat::Csv));
+  m_leaveOutInvalid->setEnabled(isIdle && m_facts.hasGrammar);
   m_output->setEnabled(isIdle);
   m_browse->setEnabled(isIdle);
   m_exportButton->setEnabled(isIdle);

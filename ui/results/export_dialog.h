@@ -1,7 +1,8 @@
 // Export a job to a training format: pick the format (engine/export/exporters.h), the DPO rule and
 // score field, for CSV whether JSON outputs' fields get their own columns (ticked by default for
 // a job with a JSON Schema grammar), whether failed rows go in (the dialog says in words whether
-// they do, and how many the job has), and the output file (by default beside the job's instruction
+// they do, and how many the job has), whether invalid rows stay out (only for a job with a grammar
+// or schemas, saying how many it has), and the output file (by default beside the job's instruction
 // file). The export runs in a pool thread with its own job connection, so a large job (or one still
 // being written) never freezes the window; the dialog shows a busy bar and then says in plain words
 // what was written or what went wrong. What the defaults need from the job is read on the pool
@@ -42,7 +43,9 @@ class ExportDialog final : public QDialog {
   struct JobFacts {
     QString sourcePath;  // the job's instruction file
     bool hasJsonSchema = false;
-    qint64 numFailed = -1;  // -1: the job could not be read
+    bool hasGrammar = false;  // a grammar or a schema per row: its rows have verdicts
+    qint64 numInvalid = -1;   // -1: the job could not be read
+    qint64 numFailed = -1;    // -1: the job could not be read
     qint64 numSkipped = -1;
   };
 
@@ -102,6 +105,7 @@ class ExportDialog final : public QDialog {
   QLineEdit* m_scoreField = nullptr;
   QCheckBox* m_flattenOutput = nullptr;
   QCheckBox* m_includeFailed = nullptr;
+  QCheckBox* m_leaveOutInvalid = nullptr;  // ExportOptions::leave_out_invalid
   QLabel* m_failedRowsNote = nullptr;
   QLineEdit* m_output = nullptr;
   QPushButton* m_browse = nullptr;

@@ -110,7 +110,11 @@ std::vector<std::optional<bool>> PageValidityReader::read(const std::vector<int6
     if (!m_validity) return isValid;  // free text: nothing to check
     for (size_t i = 0; i < rowIndices.size(); ++i) {
       const std::optional<RowResult> row = m_table->row(rowIndices[i]);
-      if (row && !row->samples.empty()) isValid[i] = m_validity->isValid(*row, 0);
+      if (!row) continue;
+      for (size_t sampleIdx = 0; sampleIdx < row->samples.size(); ++sampleIdx) {
+        isValid[i] = m_validity->isValid(*row, sampleIdx);
+        if (isValid[i] == false) break;  // one invalid sample makes the row invalid
+      }
     }
   } catch (const Error& e) {
     m_table.reset();  // opened again for the next page

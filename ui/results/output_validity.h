@@ -57,16 +57,18 @@ class OutputValidity final {
   QString m_sourceError;     // why the job's grammar did not build
 };
 
-// The Valid column's reads: a page of a job's rows read whole (validity needs the whole output,
-// a summary holds its head) and checked, off the GUI thread. Not thread-safe: one pool thread at
+// The Valid column's reads for rows stored before validity was kept (newer rows carry it in their
+// summary): a page of a job's rows read whole (validity needs the whole output, a summary holds
+// its head) and checked, off the GUI thread. Not thread-safe: one pool thread at
 // a time uses it (it keeps its connection and grammars between pages).
 class PageValidityReader final {
  public:
   PageValidityReader(std::string jobPath, sluice::GenerationSpec spec);
   ~PageValidityReader();
 
-  // Returns per row whether its sample 0 is valid; nullopt for a row without samples (or not
-  // stored), and for every row when the job cannot be read (error then names the file).
+  // Returns per row whether it is valid (every sample; a stored verdict is taken as is); nullopt
+  // for a row without samples (or not stored), and for every row when the job cannot be read
+  // (error then names the file).
   std::vector<std::optional<bool>> read(const std::vector<int64_t>& rowIndices, std::string& error);
   // Returns a sentence per sample of row saying whether it is valid (OutputValidity::describe);
   // empty for free text.

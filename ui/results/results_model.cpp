@@ -62,11 +62,19 @@ sluice::JobTableColumn sort_column_for(int column) {
       return JobTableColumn::TotalMs;
     case ResultsModel::FinishReasonColumn:
       return JobTableColumn::FinishReason;
+    case ResultsModel::ValidColumn:
+      return JobTableColumn::Valid;
     default:
       // Ids usually follow the source's order, and many rows have none: the id column sorts by
       // row index, which is also the order a job is written in.
       return JobTableColumn::RowIndex;
   }
+}
+
+// True when the row has outputs but no stored verdict: it was stored before validity was kept.
+bool needsValidityCheck(const sluice::RowSummary& row) {
+  return row.status == RowStatus::Done && row.num_samples > 0 &&
+         row.validity == RowValidity::Unknown;
 }
 
 // A head on one line: a table cell shows no line breaks, so they become a visible mark.
@@ -146,6 +154,12 @@ void ResultsModel::setSearchText(const QString& text) {
   setQuery(query);
 }
 
+void ResultsModel::setValidityFilter(std::optional<sluice::RowValidity> validity) {
+  sluice::JobTableQuery query = m_query;
+  query.validity = validity;
+  setQuery(query);
+}
+
 void ResultsModel::reload() {
   beginResetModel();
   clearPages();
@@ -184,7 +198,7 @@ bool ResultsModel::refresh() {
 }
 
 std::optional<std::vector<int64_t>> ResultsModel::readGrownRowOrder() const {
-  const bool isPlainRowOrder = !m_query.status && m_query.search.empty() &&
+  const bool isPlainRowOrder = !m_query.has_filters() &&
                                m_query.sort_column == JobTableColumn::RowIndex &&
                                !m_query.is_descending;
   if (!isPlainRowOrder) return std::nullopt;
@@ -236,7 +250,6 @@ void ResultsModel::applyRefreshed(std::vector<int64_t> fresh) {
 }
 
 void ResultsModel::sort(int column, Qt::SortOrder order) {
-  if (column == ValidColumn) return;  // not stored, so not sortable: the order stays
   sluice::JobTableQuery query = m_query;
   query.sort_column = sort_column_for(column);
   query.is_descending = order == Qt::DescendingOrder;
@@ -354,7 +367,10 @@ const sluice::RowSummary* ResultsModel::summaryAt(int row) const {
       page.rows[i].id = std::to_string(wanted[i]);
     }
   }
-  if (m_validityReader) requestValidity(pageNumber, wanted);
+  const bool hasUncheckedRows =
+      m_validityReader && std::any_of(page.rows.begin(), page.rows.end(), needsValidityCheck);
+  page.isValidityRead = !hasUncheckedRows;
+  if (hasUncheckedRows) requestValidity(pageNumber, wanted);
   if (static_cast<int>(m_pages.size()) >= kMaxCachedPages) {
     m_pages.erase(m_lru.back());
     m_lru.pop_back();
@@ -430,6 +446,11 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
     return {};
   }
   if (role == Qt::ToolTipRole) {
+    if (index.column() == ValidColumn && m_validityReader && needsValidityCheck(*row)) {
+      return tr(
+          "Checked when shown: this row was stored before validity was kept, so it sorts and "
+          "filters as having no verdict");
+    }
     if (index.column() == PromptColumn) return QString::fromStdString(row->prompt_head);
     if (index.column() == OutputColumn) {
       if (!row->error_head.empty()) return QString::fromStdString(row->error_head);
@@ -439,14 +460,19 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
     }
     return {};
   }
-  if (index.column() == ValidColumn) {
-    const Page& page = m_pages.at(index.row() / kPageRows);
-    const size_t inPage = static_cast<size_t>(index.row() % kPageRows);
-    if (m_validityReader && !page.isValidityRead) return QStringLiteral("…");
-    if (page.isValid.empty() || !page.isValid[inPage]) return QString();
-    return *page.isValid[inPage] ? QStringLiteral("✓") : QStringLiteral("✗");
-  }
+  if (index.column() == ValidColumn) return validText(*row, index.row());
   return displayData(*row, index.column());
+}
+
+QString ResultsModel::validText(const sluice::RowSummary& row, int viewRow) const {
+  if (row.validity != RowValidity::Unknown)
+    return row.validity == RowValidity::Valid ? QStringLiteral("✓") : QStringLiteral("✗");
+  if (!m_validityReader || !needsValidityCheck(row)) return QString();
+  const Page& page = m_pages.at(viewRow / kPageRows);
+  if (!page.isValidityRead) return QStringLiteral("…");
+  const size_t inPage = static_cast<size_t>(viewRow % kPageRows);
+  if (page.isValid.empty() || !page.isValid[inPage]) return QString();
+  return *page.isValid[inPage] ? QStringLiteral("✓") : QStringLiteral("✗");
 }
 
 QVariant ResultsModel::displayData(const sluice::RowSummary& row, int column) const {
@@ -482,8 +508,8 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
   }
   if (role == Qt::ToolTipRole && section == ValidColumn)
     return tr(
-        "Whether the output (of the first sample) is complete and follows the job's schema "
-        "or grammar");
+        "Whether the output (every sample's) is complete and follows the job's schema or "
+        "grammar, as judged when the row finished; sorts ✗, ✓, then rows without a verdict");
   if (role == Qt::ToolTipRole && section == TokensColumn)
     return tr("Prompt tokens in, output tokens out (of the first sample); sorts by output tokens");
   if (role != Qt::DisplayRole) return {};

@@ -4,8 +4,11 @@
 // memory. While a job runs, refresh() asks the file whether anything was committed (one cheap
 // PRAGMA) and, when rows only arrived, announces them as inserted rows so that the view keeps its
 // selection and scroll position; anything else (a row that left the filter or moved in the sort)
-// resets the model. The Valid column needs whole outputs: each page's are read and checked on a
-// pool thread (PageValidityReader), and its cells show "…" until they arrive.
+// resets the model. The Valid column shows the validity the job stored with each row (JobTable's
+// RowSummary::validity, over all samples), so it sorts and filters in SQL like the others. Rows
+// stored before validity was kept have none: a page holding such rows has their whole outputs
+// read and checked on a pool thread (PageValidityReader), its cells showing "…" until they
+// arrive; that check is shown only, so those rows sort and filter as having no verdict.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -36,8 +39,9 @@ class ResultsModel final : public QAbstractTableModel {
     TokensColumn,  // "<prompt> in · <output> out" (sample 0); sorts by output tokens
     TimeColumn,    // total ms
     FinishReasonColumn,
-    ValidColumn,  // ✓ / ✗ whether sample 0 is a sentence of the job's grammar; "" for free
-                  // text, "…" while it is checked; not sortable (validity is not stored)
+    ValidColumn,  // ✓ / ✗ whether every sample is valid for the job's grammar or the row's
+                  // schema; "" for free text and rows without samples; sorts ✗, ✓, then rows
+                  // without a verdict
     NumColumns,
   };
   enum Role : int {
@@ -63,6 +67,8 @@ class ResultsModel final : public QAbstractTableModel {
   // contains text (ASCII case-insensitive). Each change reloads the view.
   void setStatusFilter(std::optional<sluice::RowStatus> status);
   void setSearchText(const QString& text);
+  // Only rows of this validity (RowValidity over all samples; nullopt: all).
+  void setValidityFilter(std::optional<sluice::RowValidity> validity);
   const sluice::JobTableQuery& query() const { return m_query; }
 
   // Brings the view up to date with the job file. Cheap when nothing was committed since the last
@@ -102,8 +108,9 @@ class ResultsModel final : public QAbstractTableModel {
  private:
   struct Page {
     std::vector<sluice::RowSummary> rows;  // one per view row of the page; gaps are placeholders
-    std::vector<std::optional<bool>> isValid;  // per row, sample 0; empty until checked
-    bool isValidityRead = false;
+    // Per row, checked on the pool for rows stored before validity was kept; empty until then.
+    std::vector<std::optional<bool>> isValid;
+    bool isValidityRead = false;  // true when the page needed no check
     std::list<int>::iterator lruPosition;
   };
 
@@ -124,6 +131,8 @@ class ResultsModel final : public QAbstractTableModel {
                       const QString& error);
   void reportError(const QString& message) const;
   QVariant displayData(const sluice::RowSummary& row, int column) const;
+  // The Valid cell of row, shown at view row viewRow (whose page is cached).
+  QString validText(const sluice::RowSummary& row, int viewRow) const;
 
   QString m_jobPath;
   std::unique_ptr<sluice::JobTable> m_table;

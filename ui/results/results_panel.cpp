@@ -20,8 +20,15 @@
 namespace sluice::ui {
 namespace {
 
-// The status filter's entries carry this for "all statuses".
-constexpr int kAllStatuses = -1;
+// The status and validity filters' entries carry this for "all rows".
+constexpr int kAllRows = -1;
+
+// Returns the value a filter's chosen entry carries, or nullopt for its "all rows" entry.
+template <typename Value>
+std::optional<Value> chosenFilter(const QComboBox& filter) {
+  const int value = filter.currentData().toInt();
+  return value == kAllRows ? std::nullopt : std::optional<Value>(static_cast<Value>(value));
+}
 
 // QSettings keys: the widths the user gave the fixed-width columns, and the table / detail split.
 constexpr const char* kColumnWidthsKey = "results/columnWidths";
@@ -93,7 +100,8 @@ ResultsPanel::ResultsPanel(QWidget* parent) : QWidget(parent) {
   connect(&m_searchDelay, &QTimer::timeout, this, &ResultsPanel::applySearch);
   connect(m_search, &QLineEdit::textChanged, this, [this] { m_searchDelay.start(); });
   connect(m_search, &QLineEdit::returnPressed, this, &ResultsPanel::applySearch);
-  connect(m_statusFilter, &QComboBox::currentIndexChanged, this, &ResultsPanel::applyStatusFilter);
+  connect(m_statusFilter, &QComboBox::currentIndexChanged, this, &ResultsPanel::applyFilters);
+  connect(m_validityFilter, &QComboBox::currentIndexChanged, this, &ResultsPanel::applyFilters);
   connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           &ResultsPanel::showCurrentRow);
   connect(m_model, &ResultsModel::modelReset, this, &ResultsPanel::reselectShownRow);
@@ -109,10 +117,19 @@ ResultsPanel::ResultsPanel(QWidget* parent) : QWidget(parent) {
 
 QHBoxLayout* ResultsPanel::buildFilters() {
   m_statusFilter = new QComboBox(this);
-  m_statusFilter->addItem(tr("All rows"), kAllStatuses);
+  m_statusFilter->addItem(tr("All rows"), kAllRows);
   m_statusFilter->addItem(tr("Done"), static_cast<int>(RowStatus::Done));
   m_statusFilter->addItem(tr("Failed"), static_cast<int>(RowStatus::Failed));
   m_statusFilter->addItem(tr("Skipped"), static_cast<int>(RowStatus::Skipped));
+  m_validityFilter = new QComboBox(this);
+  m_validityFilter->setObjectName(QStringLiteral("validityFilter"));
+  m_validityFilter->addItem(tr("All outputs"), kAllRows);
+  m_validityFilter->addItem(tr("Valid"), static_cast<int>(RowValidity::Valid));
+  m_validityFilter->addItem(tr("Invalid"), static_cast<int>(RowValidity::Invalid));
+  m_validityFilter->setToolTip(
+      tr("Rows whose outputs all follow the job's schema or grammar, or rows with one that does "
+         "not (as judged when each row finished); rows without a verdict show under All only"));
+  m_validityFilter->hide();  // until a job with a grammar or schemas is shown
   m_search = new QLineEdit(this);
   m_search->setPlaceholderText(tr("Search prompts, outputs and errors"));
   m_search->setClearButtonEnabled(true);
@@ -126,6 +143,7 @@ QHBoxLayout* ResultsPanel::buildFilters() {
   m_error->hide();
   auto* filters = new QHBoxLayout;
   filters->addWidget(m_statusFilter);
+  filters->addWidget(m_validityFilter);
   filters->addWidget(m_search, 1);
   filters->addWidget(m_summary);
   return filters;
@@ -160,17 +178,6 @@ void ResultsPanel::buildTable() {
     m_view->setColumnWidth(column, saved > 0 ? saved : defaultColumnWidth(*m_view, column));
   }
   connect(header, &QHeaderView::sectionResized, this, &ResultsPanel::saveColumnWidths);
-  // Validity is not stored (it is read from each whole output as a page is shown), so the
-  // Valid column does not sort: a click on it keeps the order and the indicator as they were.
-  connect(header, &QHeaderView::sortIndicatorChanged, this,
-          [this, header](int column, Qt::SortOrder order) {
-            if (column != ResultsModel::ValidColumn) {
-              m_sortColumn = column;
-              m_sortOrder = order;
-              return;
-            }
-            header->setSortIndicator(m_sortColumn, m_sortOrder);
-          });
 }
 
 void ResultsPanel::saveColumnWidths(int column) {
@@ -192,6 +199,9 @@ void ResultsPanel::setJobPath(const QString& jobPath) {
   m_detail->clear();
   m_model->setJobPath(jobPath);
   m_view->setColumnHidden(ResultsModel::ValidColumn, !m_model->hasGrammar());
+  // Free text has no verdicts: a validity filter left on would hide every row.
+  m_validityFilter->setVisible(m_model->hasGrammar());
+  if (!m_model->hasGrammar()) m_validityFilter->setCurrentIndex(0);
   updateSummary();
   emit jobPathChanged(jobPath);
 }
@@ -236,12 +246,12 @@ void ResultsPanel::showRowAloneResult(qint64 rowIndex, bool identical, const QSt
   m_detail->showRowAloneResult(rowIndex, identical, details);
 }
 
-void ResultsPanel::applyStatusFilter() {
+void ResultsPanel::applyFilters() {
   clearError();
-  const int value = m_statusFilter->currentData().toInt();
-  m_model->setStatusFilter(value == kAllStatuses
-                               ? std::nullopt
-                               : std::optional<RowStatus>(static_cast<RowStatus>(value)));
+  sluice::JobTableQuery query = m_model->query();
+  query.status = chosenFilter<RowStatus>(*m_statusFilter);
+  query.validity = chosenFilter<RowValidity>(*m_validityFilter);
+  m_model->setQuery(query);
   updateSummary();
 }
 
@@ -288,7 +298,7 @@ void ResultsPanel::updateSummary() {
     m_summary->setText(tr("No job open"));
     return;
   }
-  const bool isFiltered = m_model->query().status || !m_model->query().search.empty();
+  const bool isFiltered = m_model->query().has_filters();
   const int numRows = m_model->rowCount();
   const QString count = formatCount(numRows);
   if (isFiltered) {

@@ -1,5 +1,6 @@
 // The Results tab: a job's rows in a table that scales to 100k+ rows (ResultsModel), a status
-// filter, a search box that waits for the typing to pause, header sorting, and the selected row
+// filter, a validity filter (All / Valid / Invalid, shown for a job with a grammar or schemas), a
+// search box that waits for the typing to pause, header sorting, and the selected row
 // in full below the table (RowDetailPane; it clears when the filter hides its row). Prompt and
 // Output stretch to the table's width; the widths the user gives the other columns, and the
 // table / detail split, are remembered (QSettings). The window calls refresh() on a timer while a
@@ -47,6 +48,7 @@ class ResultsPanel final : public QWidget {
   QTableView* tableView() const { return m_view; }
   RowDetailPane* detailPane() const { return m_detail; }
   QComboBox* statusFilter() const { return m_statusFilter; }
+  QComboBox* validityFilter() const { return m_validityFilter; }
   QLineEdit* searchEdit() const { return m_search; }
   QSplitter* splitter() const { return m_splitter; }
   // The count above the table ("1,234 rows", "1 matching row"), and the last error reading the job
@@ -71,7 +73,8 @@ class ResultsPanel final : public QWidget {
   void buildTable();
   // Remembers the widths of the fixed-width columns after the user resized one (QSettings).
   void saveColumnWidths(int column);
-  void applyStatusFilter();
+  // Shows the rows the status and validity filters choose.
+  void applyFilters();
   void applySearch();
   void showCurrentRow();
   // Shows rowResult in the detail pane unless it already shows exactly that (so a refresh does
@@ -85,12 +88,11 @@ class ResultsPanel final : public QWidget {
 
   ResultsModel* m_model = nullptr;
   QComboBox* m_statusFilter = nullptr;
+  QComboBox* m_validityFilter = nullptr;
   QLineEdit* m_search = nullptr;
   QLabel* m_summary = nullptr;
   QLabel* m_error = nullptr;
   QTableView* m_view = nullptr;
-  int m_sortColumn = 0;  // the order shown (the Valid column never takes it)
-  Qt::SortOrder m_sortOrder = Qt::AscendingOrder;
   QSplitter* m_splitter = nullptr;
   RowDetailPane* m_detail = nullptr;
   QTimer m_searchDelay;
