@@ -331,6 +331,10 @@ TEST_F(JobTableLarge, QueriesAreFastOnAHundredThousandRows) {
   failed_search.status = RowStatus::Failed;
   JobTableQuery common_sorted = search_for("lantern");
   common_sorted.sort_column = JobTableColumn::TotalMs;
+  JobTableQuery by_validity;
+  by_validity.sort_column = JobTableColumn::Valid;
+  JobTableQuery invalid_only;
+  invalid_only.validity = RowValidity::Invalid;
   const Case cases[] = {
       {"no filter", {}},
       {"search rare", search_for("zebramarker")},
@@ -338,6 +342,8 @@ TEST_F(JobTableLarge, QueriesAreFastOnAHundredThousandRows) {
       {"search json key", search_for("output")},
       {"failed + search", failed_search},
       {"by output tokens", by_tokens},
+      {"by validity", by_validity},
+      {"invalid only", invalid_only},
   };
   for (const Case& c : cases) {
     table_->row_indices(c.query);  // warms the OS cache, as a table in use would have it
