@@ -37,7 +37,8 @@ void BatchRequests::remember(const DatasetRow& row) {
     line_of_custom_id_.emplace(custom_id->get<std::string>(), row.line);
 }
 
-BatchRequest BatchRequests::parse(const DatasetRow& row, const SamplingParams& defaults) {
+BatchRequest BatchRequests::parse(const DatasetRow& row, const SamplingParams& defaults,
+                                  const JsonGrammarOptions& json_defaults) {
   const nlohmann::ordered_json& fields = row.fields;
   const std::string where = str_cat(input_path_, ":", row.line, ": ");
   const auto custom_id = fields.find("custom_id");
@@ -64,7 +65,8 @@ BatchRequest BatchRequests::parse(const DatasetRow& row, const SamplingParams& d
     fail(where, "batch line '", out.custom_id, "': 'body' must be a JSON object");
   try {
     // The server's parser takes nlohmann::json; the text round trip converts the ordered object.
-    out.request = parse_completion_request(nlohmann::json::parse(body->dump()), *kind, defaults);
+    out.request = parse_completion_request(nlohmann::json::parse(body->dump()), *kind, defaults,
+                                           json_defaults);
   } catch (const std::runtime_error& e) {  // ApiError (400), as the server would answer
     fail(where, "batch line '", out.custom_id, "': invalid body: ", e.what());
   }

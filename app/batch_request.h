@@ -35,12 +35,14 @@ class BatchRequests {
   // input_path names the file in errors.
   explicit BatchRequests(std::string input_path) : input_path_(std::move(input_path)) {}
 
-  // Checks row (a batch line) and returns its request; defaults give what the body leaves out.
-  // Throws Error starting "path:line: " for a missing or non-string custom_id, a custom_id an
-  // earlier line has (naming both lines), a method other than POST, a url other than the two
-  // completion endpoints (named), or a body the server refuses (its 400 message); a text
-  // completion body must hold one prompt (one line, one response).
-  BatchRequest parse(const DatasetRow& row, const SamplingParams& defaults);
+  // Checks row (a batch line) and returns its request; defaults and json_defaults (a JSON
+  // grammar's options) give what the body leaves out. Throws Error starting "path:line: " for a
+  // missing or non-string custom_id, a custom_id an earlier line has (naming both lines), a method
+  // other than POST, a url other than the two completion endpoints (named), or a body the server
+  // refuses (its 400 message); a text completion body must hold one prompt (one line, one
+  // response).
+  BatchRequest parse(const DatasetRow& row, const SamplingParams& defaults,
+                     const JsonGrammarOptions& json_defaults = {});
 
   // Remembers row's custom_id, if it has one, without checking the rest: a row that a resumed
   // job has already finished still claims its id.

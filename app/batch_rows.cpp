@@ -15,9 +15,11 @@ PromptBuilder plain_builder_for(const Tokenizer* tokenizer) {
 
 }  // namespace
 
-BatchRows::BatchRows(std::string input_path, const Tokenizer* tokenizer)
+BatchRows::BatchRows(std::string input_path, const Tokenizer* tokenizer,
+                     const JsonGrammarOptions& json_options)
     : input_path_(std::move(input_path)),
       tokenizer_(tokenizer),
+      json_options_(json_options),
       requests_(input_path_),
       plain_builder_(plain_builder_for(tokenizer)) {}
 
@@ -50,7 +52,7 @@ BuiltPrompt BatchRows::text_prompt(const DatasetRow& row, const CompletionPrompt
 
 BatchRow BatchRows::build(const DatasetRow& row, const PromptBuilder& chat_builder,
                           const SamplingParams& defaults) {
-  return build_parsed(row, requests_.parse(row, defaults), chat_builder);
+  return build_parsed(row, requests_.parse(row, defaults, json_options_), chat_builder);
 }
 
 BatchRow BatchRows::rebuild(const RowResult& stored, const PromptBuilder& chat_builder,
@@ -60,7 +62,7 @@ BatchRow BatchRows::rebuild(const RowResult& stored, const PromptBuilder& chat_b
   row.line = stored.line;
   row.fields = stored.input;
   BatchRequests requests(input_path_);  // the job's own ids are not this call's to claim
-  return build_parsed(row, requests.parse(row, defaults), chat_builder);
+  return build_parsed(row, requests.parse(row, defaults, json_options_), chat_builder);
 }
 
 BatchRow BatchRows::build_parsed(const DatasetRow& row, const BatchRequest& batch,

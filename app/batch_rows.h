@@ -31,8 +31,10 @@ class BatchRows {
  public:
   // input_path names the file in errors; tokenizer encodes completion prompts without a chat
   // template (null for a remote job: prompts stay text, and a prompt given as token ids is
-  // refused). Both must outlive this object.
-  BatchRows(std::string input_path, const Tokenizer* tokenizer);
+  // refused). Both must outlive this object. json_options: the job's JSON grammar options, for
+  // lines whose body does not give its own schema_mode / json_whitespace.
+  BatchRows(std::string input_path, const Tokenizer* tokenizer,
+            const JsonGrammarOptions& json_options = {});
 
   // Returns row's prompt and sampling parameters; chat_builder renders chat messages (the
   // job's PromptBuilder). Throws Error starting "path:line: " when the line is refused
@@ -61,6 +63,7 @@ class BatchRows {
 
   std::string input_path_;
   const Tokenizer* tokenizer_;
+  JsonGrammarOptions json_options_;
   BatchRequests requests_;
   PromptBuilder plain_builder_;
 };

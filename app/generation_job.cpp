@@ -124,12 +124,22 @@ void GenerationJob::load(ServiceLease lease) {
   open_input(fields);
   // The job's grammar is checked by the service that runs it (compiled through its cache, for a
   // local one): a grammar it refuses leaves no job file behind.
-  if (spec_.sampling.grammar) lease_.service->check_grammar(*spec_.sampling.grammar);
+  std::vector<std::string> notes;
+  if (spec_.sampling.grammar) notes = lease_.service->check_grammar(*spec_.sampling.grammar);
   open_job_store();
+  if (spec_.sampling.grammar) note_grammar(*spec_.sampling.grammar, notes);
   unreadable_rows_.clear();
   for (const int64_t row_index : store_->finished_row_indices(&unreadable_rows_))
     finished_rows_[row_index] = true;
   results_ = std::make_unique<JobResults>(*store_, unreadable_rows_);
+}
+
+void GenerationJob::note_grammar(const GrammarSource& source,
+                                 const std::vector<std::string>& notes) {
+  const size_t num_left_out = grammar_notes_.num_left_out();
+  const std::vector<std::string> kept = grammar_notes_.add(source, notes);
+  const bool has_more = grammar_notes_.num_left_out() > num_left_out;
+  if (!kept.empty() || has_more) store_->add_grammar_notes(kept, has_more);
 }
 
 void GenerationJob::check_schema_column(const std::vector<FieldInfo>& fields) const {
@@ -160,11 +170,12 @@ void GenerationJob::open_input(const std::vector<FieldInfo>& fields) {
                                         format, fields, session.model->chat_template_origin);
   }
   if (format == DatasetFormat::OpenAiBatch) {
-    batch_rows_ = std::make_unique<BatchRows>(spec_.input_path,
-                                              takes_text() ? nullptr : &*lease_.session->tokenizer);
+    batch_rows_ = std::make_unique<BatchRows>(
+        spec_.input_path, takes_text() ? nullptr : &*lease_.session->tokenizer, spec_.json_grammar);
   }
   if (!spec_.schema_column.empty())
-    row_schemas_ = std::make_unique<RowSchemas>(spec_.schema_column, spec_.input_path);
+    row_schemas_ =
+        std::make_unique<RowSchemas>(spec_.schema_column, spec_.input_path, spec_.json_grammar);
   inbox_ = std::make_shared<JobInbox>();
   // A prompt that cannot fit is refused before it is tokenized (a hostile row costs no tokens).
   const int max_model_len = lease_.service->max_model_len();
@@ -255,6 +266,12 @@ bool GenerationJob::submit(std::unique_ptr<PendingRow>& pending, JobProgress& pr
       request_for(pending->prompt, pending->sampling, pending->row.row_index, pending->is_chat);
   request.exact_seed = pending->own_seed;
   try {
+    // A row's own grammar is checked first for its notes (the service compiles it once: submit
+    // finds it in its cache); remote servers compile it their own way and have none to give.
+    if (pending->has_own_grammar && !is_remote()) {
+      const GrammarSource& source = *pending->sampling.grammar;
+      note_grammar(source, lease_.service->check_grammar(source));
+    }
     pending->handle = lease_.service->submit(std::move(request),
                                              [inbox = inbox_, row_key] { inbox->post(row_key); });
   } catch (const QueueFull&) {

@@ -17,6 +17,7 @@
 
 #include "app/batch_rows.h"
 #include "app/generation_spec.h"
+#include "app/grammar_notes.h"
 #include "app/job_inbox.h"
 #include "app/job_progress.h"
 #include "app/job_results.h"
@@ -92,6 +93,11 @@ class GenerationJob {
   bool replaces_uninitialised_job() const { return replaces_uninitialised_job_; }
   // Stored rows that did not read back when load() opened the job; run() generates them again.
   const std::vector<UnreadableRow>& unreadable_rows() const { return unreadable_rows_; }
+  // What compiling this run's grammars ignored or dropped: the job's own (after load()) and each
+  // row's own schema or batch line's structure as it is first submitted (a local service's only:
+  // remote servers compile their own way). Kept in the job too (JobInfo::grammar_notes). Read it
+  // on run()'s thread (in on_row, on_step or after run()).
+  const GrammarNotes& grammar_notes() const { return grammar_notes_; }
 
   const GenerationSpec& spec() const { return spec_; }
   JobStore& store() { return *store_; }  // after load()
@@ -110,6 +116,8 @@ class GenerationJob {
   void check_schema_column(const std::vector<FieldInfo>& fields) const;
   void open_job_store();
   std::string model_identity() const;
+  // Adds a grammar's notes to grammar_notes_ and, the new ones, to the job.
+  void note_grammar(const GrammarSource& source, const std::vector<std::string>& notes);
 
   // run()'s steps.
   bool fill_window(JobProgress& progress, RunSummary& summary);
@@ -153,6 +161,7 @@ class GenerationJob {
   bool is_resume_ = false;
   bool replaces_uninitialised_job_ = false;
   std::vector<UnreadableRow> unreadable_rows_;
+  GrammarNotes grammar_notes_;
   ServiceLease lease_;  // what the rows run on
   std::unique_ptr<JobResults> results_;
   std::shared_ptr<JobInbox> inbox_;  // shared with the streams' callbacks

@@ -54,9 +54,31 @@ SamplingParams sampling_from_json(const Json& j) {
   return p;
 }
 
+// The JSON options only when not the defaults: job files written before them read the same.
+void json_options_to_json(const JsonGrammarOptions& options, Json& j) {
+  if (options.whitespace != JsonWhitespace::Flexible)
+    j["json_whitespace"] = to_string(options.whitespace);
+  if (options.mode != SchemaMode::Strict) j["schema_mode"] = to_string(options.mode);
+}
+
+// Reads json_options_to_json's keys, the defaults when absent; where names the object in errors.
+JsonGrammarOptions json_options_from_json(const Json& j, const char* where) {
+  JsonGrammarOptions options;
+  try {
+    if (j.contains("json_whitespace"))
+      options.whitespace = parse_json_whitespace(get<std::string>(j, "json_whitespace"));
+    if (j.contains("schema_mode"))
+      options.mode = parse_schema_mode(get<std::string>(j, "schema_mode"));
+  } catch (const Error& e) {
+    fail("job parameters: ", where, e.what());
+  }
+  return options;
+}
+
 Json grammar_to_json(const GrammarSource& g) {
   Json j{{"kind", to_string(g.kind)}, {"name", g.name}, {"text", g.text}};
   if (g.kind == GrammarSourceKind::Choice) j["choices"] = g.choices;
+  json_options_to_json({.whitespace = g.whitespace, .mode = g.schema_mode}, j);
   return j;
 }
 
@@ -70,6 +92,9 @@ GrammarSource grammar_from_json(const Json& j) {
   g.name = get<std::string>(j, "name");
   g.text = get<std::string>(j, "text");
   if (g.kind == GrammarSourceKind::Choice) g.choices = get<std::vector<std::string>>(j, "choices");
+  const JsonGrammarOptions options = json_options_from_json(j, "grammar: ");
+  g.whitespace = options.whitespace;
+  g.schema_mode = options.mode;
   return g;
 }
 
@@ -139,6 +164,7 @@ Json spec_to_json(const GenerationSpec& s) {
            {"gpu_memory_utilization", s.engine.gpu_memory_utilization}}}};
   if (s.sampling.grammar) j["grammar"] = grammar_to_json(*s.sampling.grammar);
   if (!s.schema_column.empty()) j["schema_column"] = s.schema_column;
+  json_options_to_json(s.json_grammar, j);
   // Only when asked for, like on_long_prompt: jobs without reasoning controls keep their JSON.
   if (s.prompt.reasoning != ReasoningControls{}) {
     const ReasoningControls& r = s.prompt.reasoning;
@@ -216,6 +242,8 @@ GenerationSpec spec_from_json(const Json& j) {
     s.sampling.grammar =
         std::make_shared<const GrammarSource>(grammar_from_json(get<Json>(j, "grammar")));
   if (j.contains("schema_column")) s.schema_column = get<std::string>(j, "schema_column");
+  // Added with best-effort schemas and compact JSON: absent when a job keeps the defaults.
+  s.json_grammar = json_options_from_json(j, "");
   // Added with remote jobs: absent in local ones.
   if (j.contains("remote")) s.remote = remote_spec_from_json(get<Json>(j, "remote"));
   return s;

@@ -41,6 +41,10 @@ struct GenerationSpec {
   // Each row's output follows the JSON Schema in this field of the row (app/row_schemas.h);
   // "" for none. Exclusive with sampling.grammar.
   std::string schema_column;
+  // The options of every JSON grammar the job compiles: its own (already applied to
+  // sampling.grammar), each row's schema and each batch line's response_format (a line's own
+  // schema_mode / json_whitespace win). Stored only when not the defaults.
+  JsonGrammarOptions json_grammar;
   // Where the run happens; not part of what determines outputs on the CPU.
   std::string device = "cpu";
   int num_threads = 0;

@@ -4,8 +4,9 @@
 
 namespace sluice {
 
-RowSchemas::RowSchemas(std::string column, std::string input_path)
-    : column_(std::move(column)), input_path_(std::move(input_path)) {}
+RowSchemas::RowSchemas(std::string column, std::string input_path,
+                       const JsonGrammarOptions& options)
+    : column_(std::move(column)), input_path_(std::move(input_path)), options_(options) {}
 
 GrammarSource RowSchemas::source_for(const DatasetRow& row) const {
   return source_for(row.fields, row.line);
@@ -22,6 +23,8 @@ GrammarSource RowSchemas::source_for(const nlohmann::ordered_json& fields, size_
   GrammarSource source;
   source.kind = GrammarSourceKind::JsonSchema;
   source.name = where;
+  source.whitespace = options_.whitespace;
+  source.schema_mode = options_.mode;
   if (it->is_object() || it->is_boolean()) {
     source.text = it->dump();
   } else if (it->is_string()) {

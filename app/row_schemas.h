@@ -15,8 +15,9 @@ namespace sluice {
 
 class RowSchemas {
  public:
-  // column: the field that holds each row's schema; input_path names the file in errors.
-  RowSchemas(std::string column, std::string input_path);
+  // column: the field that holds each row's schema; input_path names the file in errors;
+  // options: the job's JSON grammar options, given to every row's source.
+  RowSchemas(std::string column, std::string input_path, const JsonGrammarOptions& options = {});
 
   // Returns the row's schema as a grammar source named after the file, the line and the column
   // (so a compile error names them too). Throws Error naming them and what is wrong: no such
@@ -32,6 +33,7 @@ class RowSchemas {
  private:
   std::string column_;
   std::string input_path_;
+  JsonGrammarOptions options_;
 };
 
 }  // namespace sluice

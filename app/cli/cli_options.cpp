@@ -264,6 +264,21 @@ void add_reasoning_options(QCommandLineParser& parser) {
   });
 }
 
+JsonGrammarOptions read_json_grammar_options(const QCommandLineParser& parser) {
+  JsonGrammarOptions options;
+  const auto read = [&](const char* name, auto parse, auto& target) {
+    if (!parser.isSet(name)) return;
+    try {
+      target = parse(parser.value(name).toStdString());
+    } catch (const Error& e) {
+      throw UsageError(str_cat("--", name, ": ", e.what()));
+    }
+  };
+  read("schema-mode", parse_schema_mode, options.mode);
+  read("json-whitespace", parse_json_whitespace, options.whitespace);
+  return options;
+}
+
 ReasoningControls read_reasoning_options(const QCommandLineParser& parser) {
   ReasoningControls controls;
   if (parser.isSet("thinking")) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "engine/grammar/json_schema_grammar.h"
 #include "engine/reasoning/reasoning_prompt.h"
 #include "engine/sched/sampling_params.h"
 
@@ -52,6 +53,10 @@ SamplingParams read_sampling_options(const QCommandLineParser& parser);
 void add_reasoning_options(QCommandLineParser& parser);
 // Throws Error naming the option for a value it does not take.
 ReasoningControls read_reasoning_options(const QCommandLineParser& parser);
+
+// --schema-mode strict|best-effort and --json-whitespace flexible|compact (each command adds
+// them with its own help). Throws UsageError naming the option and the accepted values.
+JsonGrammarOptions read_json_grammar_options(const QCommandLineParser& parser);
 
 // Prints "sluice <command>: <message>" to stderr.
 void print_error(const char* command, const std::string& message);

@@ -119,6 +119,16 @@ void add_generate_options(QCommandLineParser& parser) {
        "Constrain each row's output to the JSON Schema in the row's field COLUMN (an object, or "
        "a string holding one); a row whose schema does not compile fails, naming it.",
        "COLUMN"},
+      {"schema-mode",
+       "A JSON Schema keyword the grammar cannot enforce exactly: strict (default; the schema is "
+       "refused, naming it) or best-effort (it is dropped with a note, and outputs that break it "
+       "are marked invalid). For --json-schema, --schema-column and batch lines.",
+       "MODE"},
+      {"json-whitespace",
+       "Whitespace JSON outputs may hold between tokens: flexible (default; pretty-printed too) "
+       "or compact (none: JSON.stringify's separators). For --json-schema, --json-object, "
+       "--schema-column and batch lines.",
+       "MODE"},
       {"quiet", "No progress on stderr."},
   });
   add_sampling_options(parser);
@@ -127,10 +137,11 @@ void add_generate_options(QCommandLineParser& parser) {
   add_remote_options(parser);
 }
 
-// The grammar options: at most one; a source that does not compile is a usage error. It is
-// compiled through grammars, the cache the run's engine compiles through: the check is the
-// compile.
+// The grammar options: at most one, with the JSON options; a source that does not compile is a
+// usage error. It is compiled through grammars, the cache the run's engine compiles through: the
+// check is the compile.
 std::optional<GrammarSource> read_grammar_source(const QCommandLineParser& parser,
+                                                 const JsonGrammarOptions& json_options,
                                                  GrammarCache& grammars) {
   std::vector<const char*> given;
   for (const char* name : {"json-schema", "json-object", "regex", "choice", "grammar"}) {
@@ -162,6 +173,7 @@ std::optional<GrammarSource> read_grammar_source(const QCommandLineParser& parse
       source.name = parser.value("grammar").toStdString();
       source.text = read_text_file(source.name);
     }
+    source = with_json_options(std::move(source), json_options);
     grammars.get(source);  // refused now, before the model loads
   } catch (const Error& e) {
     throw UsageError(e.what());
@@ -207,7 +219,8 @@ GenerationSpec read_spec(const QCommandLineParser& parser, GrammarCache& grammar
   s.limit = static_cast<size_t>(option_int(parser, "limit", 0, 1, 1LL << 40));
   s.with_token_ids = parser.isSet("token-ids");
   s.sampling = read_sampling_options(parser);
-  if (auto grammar = read_grammar_source(parser, grammars))
+  s.json_grammar = read_json_grammar_options(parser);
+  if (auto grammar = read_grammar_source(parser, s.json_grammar, grammars))
     s.sampling.grammar = std::make_shared<const GrammarSource>(std::move(*grammar));
   if (parser.isSet("schema-column")) {
     if (s.sampling.grammar)
@@ -274,7 +287,9 @@ GenerateArgs parse_args(const QStringList& args) {
                              "regex",
                              "choice",
                              "grammar",
-                             "schema-column"}) {
+                             "schema-column",
+                             "schema-mode",
+                             "json-whitespace"}) {
       if (parser.isSet(name))
         throw UsageError(std::string("--resume takes the job's own parameters; drop --") + name);
     }
@@ -327,7 +342,8 @@ ExportStats write_output(JobStore& store, const GenerateArgs& a, const Generatio
   ExportStats stats;
   std::unique_ptr<RowSchemas> row_schemas;
   if (!spec.schema_column.empty())
-    row_schemas = std::make_unique<RowSchemas>(spec.schema_column, spec.input_path);
+    row_schemas =
+        std::make_unique<RowSchemas>(spec.schema_column, spec.input_path, spec.json_grammar);
   // The job's grammar ran: it compiles (a local run compiled it through grammars already).
   std::optional<OutputCheck> check;
   if (spec.sampling.grammar)
@@ -447,13 +463,36 @@ void print_job_header(const GenerationJob& job, const GenerateArgs& a, const std
                session.tokenizer->describe().c_str(), what, job_path.c_str());
 }
 
+// Prints the job's grammar notes (what its grammars' compiles ignored or dropped) as they come,
+// each once; at the end, how many were left out past the bound.
+class GrammarNotePrinter {
+ public:
+  explicit GrammarNotePrinter(const GenerationJob& job) : job_(job) {}
+  void print(ProgressPrinter& progress) {
+    const std::vector<std::string>& lines = job_.grammar_notes().lines();
+    for (; num_printed_ < lines.size(); ++num_printed_)
+      progress.note(str_cat("sluice ", kCommand, ": ", lines[num_printed_]));
+  }
+  void finish(ProgressPrinter& progress) {
+    print(progress);
+    if (const size_t num_left_out = job_.grammar_notes().num_left_out(); num_left_out > 0)
+      progress.note(str_cat("sluice ", kCommand, ": ... and ", num_left_out, " more"));
+  }
+
+ private:
+  const GenerationJob& job_;
+  size_t num_printed_ = 0;
+};
+
 // Runs the job with progress on stderr until it ends or SIGINT / SIGTERM cancels it.
 RunSummary run_with_progress(GenerationJob& job, ProgressPrinter& progress, RunNotes& notes) {
   g_interrupted = 0;
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   std::atomic<bool> cancel{false};
-  notes.print(progress);  // from the endpoints' start-up check
+  GrammarNotePrinter grammar_notes(job);
+  grammar_notes.print(progress);  // the job's own grammar's
+  notes.print(progress);          // from the endpoints' start-up check
   const RunSummary summary = job.run(
       [&](const RowResult& r, double) {
         // Skipped rows' errors already name the file and line; engine failures do not.
@@ -464,10 +503,12 @@ RunSummary run_with_progress(GenerationJob& job, ProgressPrinter& progress, RunN
       [&](const StepStats& stats, const JobProgress& p) {
         if (g_interrupted) cancel = true;
         notes.print(progress);
+        grammar_notes.print(progress);
         progress.update(stats, p);
       },
       &cancel);
   notes.print(progress);
+  grammar_notes.finish(progress);
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   progress.finish(summary.progress);

@@ -1,8 +1,9 @@
 // sluice jobs: the job files `generate --job` and the app leave behind.
 //   sluice jobs list [DIR]                  every *.sluicejob in DIR (default: the app's jobs
 //                                           folder, where the desktop app saves new jobs)
-//   sluice jobs show FILE                   source, model, parameters, counts, and whether a
-//                                           process runs it (or died running it)
+//   sluice jobs show FILE                   source, model, parameters, counts, whether a
+//                                           process runs it (or died running it), and what its
+//                                           grammars' compiles ignored or dropped
 //   sluice jobs compare A B [--rows N] [--width W]
 //                                           two jobs over one input: statistics side by side,
 //                                           and the first N rows whose outputs differ
@@ -106,6 +107,12 @@ int run_show(const QStringList& args) {
       info.source_format.c_str(), static_cast<long long>(info.source_size_bytes),
       info.source_sha256.c_str(), info.model_path.c_str(), counts_text(counts).c_str(),
       state_text(job->path(), counts).c_str(), info.params.dump(2).c_str());
+  if (!info.grammar_notes.empty()) {
+    std::printf("grammar notes (what the compile ignored or dropped):\n");
+    for (const std::string& note : info.grammar_notes) std::printf("  %s\n", note.c_str());
+    if (info.has_more_grammar_notes)
+      std::printf("  ... and more (a job keeps the first %zu)\n", kMaxJobGrammarNotes);
+  }
   return 0;
 }
 

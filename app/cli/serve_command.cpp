@@ -10,11 +10,13 @@
 
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
+#include "app/grammar_notes.h"
 #include "app/server/openai_server.h"
 #include "app/server/server_memory.h"
 #include "engine/backend/make_backend.h"
 #include "engine/core/error.h"
 #include "engine/core/mapped_file.h"
+#include "engine/jobs/job_info.h"
 #include "engine/model_session.h"
 
 namespace sluice::cli {
@@ -44,9 +46,9 @@ ServeArgs parse_args(const QStringList& args) {
   parser.setApplicationDescription(
       "Serve a model over an OpenAI-compatible HTTP API: /v1/models, /v1/completions, "
       "/v1/chat/completions (streaming as server-sent events), /tokenize, /detokenize, "
-      "/health and /metrics (Prometheus). Sampling and reasoning options set the defaults of "
-      "requests (a request's reasoning_effort and chat_template_kwargs.enable_thinking override "
-      "them).");
+      "/health and /metrics (Prometheus). Sampling, reasoning and JSON grammar options set the "
+      "defaults of requests (a request's reasoning_effort, chat_template_kwargs.enable_thinking, "
+      "schema_mode and json_whitespace override them).");
   parser.addHelpOption();
   parser.addOptions({
       {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
@@ -80,6 +82,15 @@ ServeArgs parse_args(const QStringList& args) {
        "N"},
       {"write-timeout",
        "Seconds a client may leave its stream unread before it is cut off (default 10).", "S"},
+      {"schema-mode",
+       "A JSON Schema keyword the grammar cannot enforce exactly, in response_format and "
+       "structured_outputs: strict (default; the request gets a 400 naming it) or best-effort "
+       "(it is dropped, and logged). A request's \"schema_mode\" overrides it.",
+       "MODE"},
+      {"json-whitespace",
+       "Whitespace JSON outputs may hold between tokens: flexible (default) or compact (none: "
+       "JSON.stringify's separators). A request's \"json_whitespace\" overrides it.",
+       "MODE"},
   });
   add_engine_options(parser);
   add_sampling_options(parser);
@@ -132,6 +143,7 @@ ServeArgs parse_args(const QStringList& args) {
     throw UsageError(e.what());
   }
   a.server.defaults = read_sampling_options(parser);
+  a.server.json_grammar = read_json_grammar_options(parser);
   a.server.has_default_seed = parser.isSet("seed");
   return a;
 }
@@ -143,8 +155,16 @@ int serve(const ServeArgs& a) {
       std::make_shared<const ModelSession>(open_model_session(a.model_path, a.tokenizer_path));
   ServiceConfig config = a.service;
   // The requests' compiled grammars: the 64 most recently used sources (as the README says),
-  // within the cache's symbol budget.
-  config.grammars = std::make_shared<GrammarCache>(64);
+  // within the cache's symbol budget. What a compile ignored or dropped is logged as it is built:
+  // once per distinct grammar while the cache keeps it.
+  config.grammars =
+      std::make_shared<GrammarCache>(64, 4 * kMaxGrammarSymbols, [](const GrammarSource& source) {
+        Grammar grammar = build_grammar(source);
+        for (const std::string& line :
+             grammar_note_lines(source.name, grammar.notes(), kMaxJobGrammarNotes))
+          std::fprintf(stderr, "sluice serve: %s\n", line.c_str());
+        return grammar;
+      });
   auto service = std::make_shared<EngineService>(
       session,
       make_backend(*session->model, a.device, a.num_threads, config.engine.kv_cache_dtype,

@@ -241,10 +241,11 @@ std::unique_ptr<RequestHandle> RemoteDriver::submit(ServiceRequest request,
   return handle;
 }
 
-void RemoteDriver::check_grammar(const GrammarSource& source) {
+std::vector<std::string> RemoteDriver::check_grammar(const GrammarSource& source) {
   ServiceRequest request;
   request.sampling.grammar = std::make_shared<const GrammarSource>(source);
   remote_request_body(request, model_, 0);
+  return {};  // the servers compile it, in their own mode (schema_mode is not sent)
 }
 
 std::optional<RemoteDriver::Attempt> RemoteDriver::next_attempt(

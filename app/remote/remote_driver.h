@@ -64,7 +64,7 @@ class RemoteDriver final : public RequestService {
                                         std::function<void()> on_event = {}) override;
   // Checks what would be sent for source: a JSON Schema must be JSON (the servers compile it).
   // Throws InvalidGrammar.
-  void check_grammar(const GrammarSource& source) override;
+  std::vector<std::string> check_grammar(const GrammarSource& source) override;
   ServiceMetrics metrics() const override;
   int64_t num_steps() const override;
   int max_model_len() const override { return 0; }  // the servers check prompts themselves

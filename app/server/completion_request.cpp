@@ -142,7 +142,9 @@ void check_known_fields(const Json& body, CompletionKind kind) {
                                                "user",
                                                "logit_bias",
                                                "best_of",
-                                               "structured_outputs"};
+                                               "structured_outputs",
+                                               "schema_mode",
+                                               "json_whitespace"};
   static const std::set<std::string> text_only = {"prompt", "echo", "suffix"};
   static const std::set<std::string> chat_only = {
       "messages",         "max_completion_tokens", "tools",
@@ -233,7 +235,26 @@ GrammarSource structured_outputs_grammar(const Json& v) {
   throw bad_request(where, "unknown structured output '" + key + "'");
 }
 
-void read_grammar(const Json& body, CompletionRequest& r) {
+// Sluice's schema_mode ("strict" | "best-effort") and json_whitespace ("flexible" | "compact")
+// over the server's (or a job's) defaults, for a JSON grammar; checked whatever the grammar.
+JsonGrammarOptions read_json_options(const Json& body, const JsonGrammarOptions& defaults) {
+  JsonGrammarOptions options = defaults;
+  const auto read = [&](const char* key, auto parse, auto& target) {
+    const Json* v = find_param(body, key);
+    if (!v) return;
+    try {
+      if (!v->is_string()) fail("it must be a string");
+      target = parse(v->get<std::string>());
+    } catch (const Error& e) {
+      throw bad_request(key, str_cat("'", key, "': ", e.what()));
+    }
+  };
+  read("schema_mode", parse_schema_mode, options.mode);
+  read("json_whitespace", parse_json_whitespace, options.whitespace);
+  return options;
+}
+
+void read_grammar(const Json& body, CompletionRequest& r, const JsonGrammarOptions& defaults) {
   const Json* format = find_param(body, "response_format");
   const Json* outputs = find_param(body, "structured_outputs");
   if (format && outputs) {
@@ -247,6 +268,8 @@ void read_grammar(const Json& body, CompletionRequest& r) {
     r.grammar = structured_outputs_grammar(*outputs);
     r.grammar_param = "structured_outputs";
   }
+  const JsonGrammarOptions options = read_json_options(body, defaults);
+  if (r.grammar) r.grammar = with_json_options(std::move(*r.grammar), options);
 }
 
 // reasoning_effort (OpenAI) and chat_template_kwargs (vLLM: template variables; enable_thinking
@@ -427,7 +450,8 @@ Conversation parse_messages(const Json& messages) {
 }
 
 CompletionRequest parse_completion_request(const Json& body, CompletionKind kind,
-                                           const SamplingParams& defaults) {
+                                           const SamplingParams& defaults,
+                                           const JsonGrammarOptions& json_defaults) {
   CompletionRequest r;
   r.kind = kind;
   r.sampling = defaults;
@@ -446,7 +470,7 @@ CompletionRequest parse_completion_request(const Json& body, CompletionKind kind
     r.messages = parse_messages(*messages);
   }
   read_sampling(body, kind, r);
-  read_grammar(body, r);
+  read_grammar(body, r, json_defaults);
   if (kind == CompletionKind::Chat) read_reasoning(body, r);
   if (r.prompts.size() * static_cast<size_t>(r.sampling.n) > kMaxPrompts)
     throw bad_request("n", str_cat("prompts times 'n' must be at most ", kMaxPrompts));

@@ -45,6 +45,7 @@ struct CompletionRequest {
   // The structure every output must have: response_format (json_object, json_schema) or vLLM's
   // structured_outputs (json, regex, choice, grammar); grammar_param names the one given, for
   // errors. (sampling.grammar stays null: the requests submitted for this one carry the source.)
+  // A JSON grammar carries the request's schema_mode and json_whitespace, or the defaults.
   std::optional<GrammarSource> grammar;
   std::string grammar_param;
   // Chat: what the request asks of a thinking model's reasoning (issue 31). reasoning_effort
@@ -65,10 +66,12 @@ nlohmann::json parse_request_body(std::string_view body);
 // Throws ApiError (400) naming the parameter: unknown, of the wrong type, out of range, or
 // unsupported (echo, best_of, suffix, logit_bias, tools), or both
 // response_format and structured_outputs; reasoning_effort not low, medium or high;
-// chat_template_kwargs not an object, or its enable_thinking not a boolean. A grammar is read, not
-// compiled (the engine service does, when the request is submitted).
+// chat_template_kwargs not an object, or its enable_thinking not a boolean; schema_mode or
+// json_whitespace (Sluice's: a JSON grammar's options over json_defaults) not one of their names.
+// A grammar is read, not compiled (the engine service does, when the request is submitted).
 CompletionRequest parse_completion_request(const nlohmann::json& body, CompletionKind kind,
-                                           const SamplingParams& defaults);
+                                           const SamplingParams& defaults,
+                                           const JsonGrammarOptions& json_defaults = {});
 
 // Returns what a chat request asks of its prompt: the server's (or a job's) reasoning controls
 // with the request's effort and thinking over them, its template variables, and a constrained

@@ -441,8 +441,8 @@ void OpenAiServer::completions(RequestBody body, httplib::Response& res, bool is
 
 CompletionRequest OpenAiServer::parse_completion(RequestBody body, bool is_chat) const {
   const CompletionKind kind = is_chat ? CompletionKind::Chat : CompletionKind::Text;
-  CompletionRequest r =
-      parse_completion_request(parse_request_body(body.text), kind, options_.defaults);
+  CompletionRequest r = parse_completion_request(parse_request_body(body.text), kind,
+                                                 options_.defaults, options_.json_grammar);
   if (r.model != options_.served_model_name) throw model_not_found(r.model);
   return r;
 }

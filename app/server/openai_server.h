@@ -39,6 +39,9 @@ struct ServerOptions {
   // A thinking model's reasoning: the controls of requests that do not give their own
   // (reasoning_effort, chat_template_kwargs.enable_thinking).
   ReasoningControls reasoning;
+  // The options of response_format / structured_outputs JSON grammars whose request does not give
+  // its own schema_mode / json_whitespace.
+  JsonGrammarOptions json_grammar;
   bool has_default_seed = false;  // false: a request without "seed" gets a random one
   size_t max_body_bytes = size_t{8} << 20;
   // Bytes of request bodies that the requests being read and parsed hold together at most.

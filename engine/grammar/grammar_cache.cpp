@@ -4,29 +4,6 @@
 
 namespace sluice {
 
-namespace {
-
-// The source's kind, JSON options, text and choices, each length-prefixed (choices may hold any
-// character).
-std::string cache_key(const GrammarSource& source) {
-  std::string key = to_string(source.kind);
-  key += '|';
-  key += to_string(source.whitespace);
-  key += '|';
-  key += to_string(source.schema_mode);
-  const auto add = [&](const std::string& part) {
-    key += '|';
-    key += std::to_string(part.size());
-    key += ':';
-    key += part;
-  };
-  add(source.text);
-  for (const std::string& choice : source.choices) add(choice);
-  return key;
-}
-
-}  // namespace
-
 GrammarCache::GrammarCache(size_t capacity, size_t max_symbols, Builder builder, int max_builds)
     : capacity_(capacity),
       max_symbols_(max_symbols),
@@ -34,7 +11,7 @@ GrammarCache::GrammarCache(size_t capacity, size_t max_symbols, Builder builder,
       build_slots_(std::clamp(max_builds, 1, kMaxConcurrentBuilds)) {}
 
 std::shared_ptr<const Grammar> GrammarCache::get(const GrammarSource& source) {
-  const std::string key = cache_key(source);
+  const std::string key = grammar_source_key(source);
   {
     std::lock_guard lock(mutex_);
     if (const auto it = by_key_.find(key); it != by_key_.end()) {

@@ -32,6 +32,31 @@ GrammarSourceKind parse_grammar_source_kind(const std::string& name) {
   fail("unknown grammar kind '", name, "'");
 }
 
+std::string grammar_source_key(const GrammarSource& source) {
+  std::string key = to_string(source.kind);
+  key += '|';
+  key += to_string(source.whitespace);
+  key += '|';
+  key += to_string(source.schema_mode);
+  // Each part length-prefixed: choices may hold any character.
+  const auto add = [&](const std::string& part) {
+    key += '|';
+    key += std::to_string(part.size());
+    key += ':';
+    key += part;
+  };
+  add(source.text);
+  for (const std::string& choice : source.choices) add(choice);
+  return key;
+}
+
+GrammarSource with_json_options(GrammarSource source, const JsonGrammarOptions& options) {
+  if (source.kind == GrammarSourceKind::JsonSchema || source.kind == GrammarSourceKind::JsonObject)
+    source.whitespace = options.whitespace;
+  if (source.kind == GrammarSourceKind::JsonSchema) source.schema_mode = options.mode;
+  return source;
+}
+
 Grammar build_grammar(const GrammarSource& source) {
   switch (source.kind) {
     case GrammarSourceKind::JsonSchema:

@@ -31,6 +31,15 @@ const char* to_string(GrammarSourceKind kind);
 // Parses the names above; throws sluice::Error for anything else.
 GrammarSourceKind parse_grammar_source_kind(const std::string& name);
 
+// Returns what determines source's grammar, as one string: its kind, JSON options, text and
+// choices (not its name, so rows that share a schema share a key). Equal keys, equal grammars.
+std::string grammar_source_key(const GrammarSource& source);
+
+// Returns source with options applied where they mean something: whitespace to a JsonSchema or
+// JsonObject source, the mode to a JsonSchema one (other kinds keep the defaults, so their cache
+// key does not change).
+GrammarSource with_json_options(GrammarSource source, const JsonGrammarOptions& options);
+
 // Returns the grammar of source. Throws sluice::Error naming source.name and the keyword,
 // line and column or character at fault.
 Grammar build_grammar(const GrammarSource& source);

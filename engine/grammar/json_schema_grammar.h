@@ -73,6 +73,8 @@ SchemaMode parse_schema_mode(const std::string& name);
 struct JsonGrammarOptions {
   JsonWhitespace whitespace = JsonWhitespace::Flexible;
   SchemaMode mode = SchemaMode::Strict;
+
+  bool operator==(const JsonGrammarOptions&) const = default;
 };
 
 // Returns the grammar of JSON texts valid for the schema in schema_text; adds the keywords it

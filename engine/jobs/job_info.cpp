@@ -40,6 +40,8 @@ Json job_info_to_json(const JobInfo& info) {
   json["params"] = info.params;
   json["created_at"] = info.created_at;
   json["total_rows"] = info.total_rows;
+  if (!info.grammar_notes.empty()) json["grammar_notes"] = info.grammar_notes;
+  if (info.has_more_grammar_notes) json["has_more_grammar_notes"] = true;
   return json;
 }
 
@@ -56,6 +58,17 @@ JobInfo job_info_from_json(const Json& json, const std::string& where) {
   if (!info.params.is_object()) fail(where, ": job info 'params' is not an object");
   info.created_at = require_string(json, "created_at", where);
   info.total_rows = require_int(json, "total_rows", where);
+  if (const auto it = json.find("grammar_notes"); it != json.end()) {
+    if (!it->is_array()) fail(where, ": job info 'grammar_notes' is not an array");
+    for (const Json& note : *it) {
+      if (!note.is_string()) fail(where, ": job info 'grammar_notes' holds a non-string");
+      info.grammar_notes.push_back(note.get<std::string>());
+    }
+  }
+  if (const auto it = json.find("has_more_grammar_notes"); it != json.end()) {
+    if (!it->is_boolean()) fail(where, ": job info 'has_more_grammar_notes' is not a boolean");
+    info.has_more_grammar_notes = it->get<bool>();
+  }
   return info;
 }
 

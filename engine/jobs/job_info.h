@@ -6,8 +6,12 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace sluice {
+
+// The most grammar notes a job keeps (JobInfo::grammar_notes).
+inline constexpr size_t kMaxJobGrammarNotes = 20;
 
 struct JobInfo {
   std::string source_path;
@@ -21,6 +25,11 @@ struct JobInfo {
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
   std::string created_at;   // ISO 8601 UTC ("2025-01-31T12:00:00Z"), set by JobStore::create
   int64_t total_rows = -1;  // -1 until the reader has counted the source's rows
+  // What compiling the job's grammars ignored or dropped (Grammar::notes()), "<source>: <note>",
+  // once per distinct grammar, at most kMaxJobGrammarNotes; has_more_grammar_notes when more were
+  // left out. Stored only when there are some (older jobs have none).
+  std::vector<std::string> grammar_notes;
+  bool has_more_grammar_notes = false;
 
   bool operator==(const JobInfo&) const = default;
 };

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -153,6 +154,23 @@ const std::string& JobStore::path() const {
 void JobStore::set_total_rows(int64_t total) {
   JobInfo updated = info_;
   updated.total_rows = total;
+  write_job_info(*db_, updated);
+  info_ = std::move(updated);
+}
+
+void JobStore::add_grammar_notes(const std::vector<std::string>& notes, bool has_more) {
+  JobInfo updated = info_;
+  for (const std::string& note : notes) {
+    std::vector<std::string>& held = updated.grammar_notes;
+    if (std::find(held.begin(), held.end(), note) != held.end()) continue;
+    if (held.size() < kMaxJobGrammarNotes) {
+      held.push_back(note);
+    } else {
+      updated.has_more_grammar_notes = true;
+    }
+  }
+  updated.has_more_grammar_notes |= has_more;
+  if (updated == info_) return;
   write_job_info(*db_, updated);
   info_ = std::move(updated);
 }

@@ -77,6 +77,10 @@ class JobStore {
 
   // Records the number of rows in the source once known; stored at once.
   void set_total_rows(int64_t total);
+  // Adds notes of the job's grammars (JobInfo::grammar_notes) not held yet, up to
+  // kMaxJobGrammarNotes (the rest, and has_more, set has_more_grammar_notes); stored at once when
+  // anything changed.
+  void add_grammar_notes(const std::vector<std::string>& notes, bool has_more);
 
   // Rows that must not run again on resume: every stored result (done, failed, skipped) that
   // reads back, sorted. Rows that do not are left out, so a resume runs them again, and are

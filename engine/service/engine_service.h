@@ -65,7 +65,9 @@ class EngineService final : public RequestService {
                                         std::function<void()> on_event = {}) override;
 
   // Compiles source through grammars(), as submit does. Throws InvalidGrammar.
-  void check_grammar(const GrammarSource& source) override { compile(source); }
+  std::vector<std::string> check_grammar(const GrammarSource& source) override {
+    return compile(source)->notes();
+  }
   // Returns a snapshot of the counters, gauges and the latest StepStats.
   ServiceMetrics metrics() const override;
   // Returns the KV block map published after a recent step (for the GUI); asks the thread to

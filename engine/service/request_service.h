@@ -86,9 +86,10 @@ class RequestService {
   virtual std::unique_ptr<RequestHandle> submit(ServiceRequest request,
                                                 std::function<void()> on_event = {}) = 0;
   // Checks a grammar source as submit would, on the calling thread: a local service compiles it
-  // (keeping it for the requests to come), a remote one checks what it sends. Throws
-  // InvalidGrammar naming the source and what is at fault.
-  virtual void check_grammar(const GrammarSource& source) = 0;
+  // (keeping it for the requests to come), a remote one checks what it sends. Returns what the
+  // compile ignored or dropped (Grammar::notes(); none from a remote service, whose servers
+  // compile it their own way). Throws InvalidGrammar naming the source and what is at fault.
+  virtual std::vector<std::string> check_grammar(const GrammarSource& source) = 0;
   // Returns a snapshot of the counters, gauges and the latest StepStats.
   virtual ServiceMetrics metrics() const = 0;
   // Returns what runs the requests, in words: the backend ("cpu", "cuda:0 NVIDIA ...: bf16 ...")

@@ -21,11 +21,13 @@ using ::testing::HasSubstr;
 // A RequestService that runs nothing: every sample is answered at once (on the submitting
 // thread) with "answer to row K, sample I", and what it was given (requests, grammars to check)
 // is recorded. refuse (when set) says why the service refuses a grammar source (submit and
-// check_grammar throw InvalidGrammar with it), or "" when it accepts it.
+// check_grammar throw InvalidGrammar with it), or "" when it accepts it; notes (when set) gives
+// the compile notes check_grammar returns.
 class FakeRequestService final : public RequestService {
  public:
   std::function<std::string(const GrammarSource&)> refuse;  // "" accepts
-  int max_len = 0;                                          // 0: it checks lengths itself
+  std::function<std::vector<std::string>(const GrammarSource&)> notes;
+  int max_len = 0;  // 0: it checks lengths itself
 
   static std::string answer_to(uint64_t row_key, uint32_t sample_idx) {
     return str_cat("answer to row ", row_key, ", sample ", sample_idx);
@@ -56,7 +58,7 @@ class FakeRequestService final : public RequestService {
     ++num_steps_;
     return handle;
   }
-  void check_grammar(const GrammarSource& source) override {
+  std::vector<std::string> check_grammar(const GrammarSource& source) override {
     {
       const std::lock_guard lock(mutex_);
       checked_.push_back(source);
@@ -64,6 +66,7 @@ class FakeRequestService final : public RequestService {
     if (refuse) {
       if (std::string why = refuse(source); !why.empty()) throw InvalidGrammar(why);
     }
+    return notes ? notes(source) : std::vector<std::string>{};
   }
   ServiceMetrics metrics() const override { return {}; }
   int64_t num_steps() const override { return num_steps_.load(); }
@@ -186,8 +189,54 @@ TEST(JobSeam, ARowsGrammarSourceReachesTheServiceUncompiled) {
       EXPECT_EQ(source.text, request.sample_key == 0 ? object_schema.dump() : text_schema);
       EXPECT_THAT(source.name, HasSubstr(str_cat("input.jsonl:", line, ": column 'schema'")));
     }
-    EXPECT_TRUE(fake->checked().empty());  // the job has no grammar of its own to check
+    // The job has no grammar of its own: a local job checks each row's for its notes (the
+    // service compiles it), a remote one leaves it to the servers.
+    EXPECT_EQ(fake->checked().size(), is_remote ? 0u : 2u);
   }
+}
+
+// What the service's compiles ignored or dropped lands in the job: the job's own grammar's at
+// load(), and a row schema's once however many rows share it, named after the first; a job file
+// opened later still holds them. Catches notes dropped, noted per row, or kept only in memory.
+TEST(JobSeam, TheGrammarsNotesLandInTheJobOncePerDistinctGrammar) {
+  const std::string dir = make_temp_dir("seam-notes");
+  const std::string shared = R"({"type":"string","x-order":1})";
+  GenerationSpec spec = seam_spec(dir,
+                                  {{{"prompt", "One"}, {"schema", shared}},
+                                   {{"prompt", "Two"}, {"schema", shared}},
+                                   {{"prompt", "Three"}, {"schema", R"({"type":"integer"})"}}},
+                                  false);
+  spec.schema_column = "schema";
+  auto fake = std::make_shared<FakeRequestService>();
+  fake->notes = [](const GrammarSource& source) {
+    return source.text.find("x-order") != std::string::npos
+               ? std::vector<std::string>{"/x-order: unknown keyword ('x-order' ignored)"}
+               : std::vector<std::string>{};
+  };
+  auto job = GenerationJob::create(spec, dir + "/job.sluicejob");
+  job->load(fake_lease(fake, false));
+  EXPECT_TRUE(job->grammar_notes().lines().empty());
+  ASSERT_EQ(run_all_rows(*job).size(), 3u);
+  const std::vector<std::string> expected = {
+      "input.jsonl:1: column 'schema': /x-order: unknown keyword ('x-order' ignored)"};
+  ASSERT_EQ(job->grammar_notes().lines().size(), 1u);
+  EXPECT_THAT(job->grammar_notes().lines()[0], HasSubstr(expected[0]));
+  job.reset();
+  const auto stored = JobStore::open(dir + "/job.sluicejob");
+  ASSERT_EQ(stored->info().grammar_notes.size(), 1u);
+  EXPECT_THAT(stored->info().grammar_notes[0], HasSubstr(expected[0]));
+
+  // The job's own grammar: noted at load(), before any row runs.
+  const std::string own_dir = make_temp_dir("seam-notes-own");
+  GenerationSpec own = seam_spec(own_dir, {{{"prompt", "One"}}}, false);
+  own.sampling.grammar = std::make_shared<const GrammarSource>(
+      GrammarSource{GrammarSourceKind::JsonSchema, "s.json", shared, {}});
+  auto own_job = GenerationJob::create(own, own_dir + "/job.sluicejob");
+  own_job->load(fake_lease(fake, false));
+  const std::vector<std::string> own_expected = {
+      "s.json: /x-order: unknown keyword ('x-order' ignored)"};
+  EXPECT_EQ(own_job->grammar_notes().lines(), own_expected);
+  EXPECT_EQ(own_job->store().info().grammar_notes, own_expected);
 }
 
 // A row whose own grammar the service refuses fails alone, with the service's words; the others

@@ -59,6 +59,32 @@ TEST(JobStore, CreateStoresInfoAndSetsCreatedAt) {
   EXPECT_EQ(reopened->counts().total_rows, 250);
 }
 
+// Catches grammar notes kept only in memory, noted twice (a resumed run meets its schemas
+// again), kept past the bound, or written into jobs that have none (older versions read them).
+TEST(JobStore, GrammarNotesAreKeptOnceWithinTheBound) {
+  const std::string path = job_path("notes");
+  {
+    const auto store = JobStore::create(path, make_job_info());
+    EXPECT_FALSE(job_info_to_json(store->info()).contains("grammar_notes"));
+    store->add_grammar_notes({"s.json: /a: note", "s.json: /b: note"}, false);
+    store->add_grammar_notes({"s.json: /a: note"}, false);
+  }
+  std::vector<std::string> expected = {"s.json: /a: note", "s.json: /b: note"};
+  EXPECT_EQ(JobStore::open(path)->info().grammar_notes, expected);
+  EXPECT_FALSE(JobStore::open(path)->info().has_more_grammar_notes);
+  {
+    const auto store = JobStore::open(path);
+    std::vector<std::string> many;
+    for (size_t i = 0; i < kMaxJobGrammarNotes; ++i) many.push_back(str_cat("r: /", i, ": note"));
+    store->add_grammar_notes(many, false);
+  }
+  const auto reopened = JobStore::open(path);
+  EXPECT_EQ(reopened->info().grammar_notes.size(), kMaxJobGrammarNotes);
+  EXPECT_EQ(reopened->info().grammar_notes[1], expected[1]);
+  EXPECT_TRUE(reopened->info().has_more_grammar_notes);
+  EXPECT_EQ(job_info_from_json(job_info_to_json(reopened->info()), path), reopened->info());
+}
+
 TEST(JobStore, CreateRefusesAnExistingFile) {
   const std::string path = job_path("exists");
   JobStore::create(path, make_job_info());
