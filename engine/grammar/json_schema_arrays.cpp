@@ -66,11 +66,13 @@ std::string SchemaConverter::visit_array(const SchemaJson& schema, const std::st
     }
   }
   uint32_t min_contains = count_keyword(schema, "minContains", pointer).value_or(1);
+  // maxContains bounds the matching items even when minContains is 0 (then contains alone
+  // constrains nothing): refused either way.
+  if (schema.contains("contains") && schema.contains("maxContains"))
+    refuse(pointer + "/maxContains", "unsupported keyword 'maxContains'");
   if (schema.contains("contains") && min_contains > 0) {
     if (prefix_schemas)
       refuse(pointer + "/contains", "'contains' beside 'prefixItems' is not supported");
-    if (schema.contains("maxContains"))
-      refuse(pointer + "/maxContains", "unsupported keyword 'maxContains'");
     const SchemaJson& wanted =
         keep(merge_schemas(items ? *items : SchemaJson(true), schema["contains"], merge_context(),
                            pointer + "/contains"));

@@ -36,8 +36,11 @@
 // integers have at most 16 digits, fractions at most 16 and exponents 2 (a double holds every such number); whitespace between
 // tokens: none, one space, or a newline with up to 20 spaces or tabs; dates are years 1000-2999
 // with days valid for the month (February up to 28); times carry seconds and a zone; emails
-// are a dotted local part, @ and a dotted domain; ipv6 in its full eight-group form; uris are
-// http(s) URLs; dependentRequired makes the dependencies of an optional property required;
+// are a dotted local part, @ and a dotted domain; ipv6 in its full eight-group form; uuids in
+// lower case; hostnames of up to 4 labels of 1-32 characters, none with "--" as its third and
+// fourth characters (no IDNA A-labels: their decoding is not checked); uris are http(s) URLs;
+// an object schema without additionalProperties writes no keys beyond its named (and pattern)
+// ones; dependentRequired makes the dependencies of an optional property required;
 // minProperties makes the first optional properties required, maxProperties leaves out the last
 // ones and extra keys; multipleOf writes only integer multiples; a pattern or format beside
 // length bounds shares the bounds among its parts (a repeat of a part of varying length keeps

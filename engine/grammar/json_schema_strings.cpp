@@ -11,7 +11,9 @@ namespace sluice {
 
 // Dates are years 1000-2999 with days valid for the month (February up to 28); durations are
 // RFC 3339's (appendix A); hostnames have at most 4 labels of 1-32 characters (under 253 in
-// all); ipv6 is the full eight-group form; uris are http(s) URLs with a path.
+// all) with no "--" as their third and fourth characters (IDNA's A-labels "xn--..." and the
+// reserved labels like them, which a hostname may hold only when they decode to valid IDNA
+// 2008 text: not checked, so never written); ipv6 is the full eight-group form; uris are http(s) URLs with a path.
 const char* const kJsonFormatPrimitives = R"(
 json-date ::= [1-2] [0-9]{3} "-" ( ( "0" [13578] | "1" [02] ) "-" ( "0" [1-9] | [12] [0-9] | "3" [01] ) | ( "0" [469] | "11" ) "-" ( "0" [1-9] | [12] [0-9] | "30" ) | "02-" ( "0" [1-9] | "1" [0-9] | "2" [0-8] ) )
 json-time ::= ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]{1,6} )? ( "Z" | [+-] ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] )
@@ -30,7 +32,7 @@ json-duration ::= "P" ( ( json-dur-day | json-dur-month | json-dur-year ) json-d
 json-ipv4-octet ::= "25" [0-5] | "2" [0-4] [0-9] | "1" [0-9] [0-9] | [1-9] [0-9] | [0-9]
 json-ipv4 ::= json-ipv4-octet "." json-ipv4-octet "." json-ipv4-octet "." json-ipv4-octet
 json-ipv6 ::= [0-9a-f]{1,4} ( ":" [0-9a-f]{1,4} ){7}
-json-host-label ::= [a-z0-9] ( [a-z0-9-]{0,30} [a-z0-9] )?
+json-host-label ::= [a-z0-9] ( [a-z0-9-]? [a-z0-9] | [a-z0-9-] ( [a-z0-9-] [a-z0-9] | ( [a-z0-9] [a-z0-9-] | "-" [a-z0-9] ) [a-z0-9-]{0,27} [a-z0-9] ) )?
 json-hostname ::= json-host-label ( "." json-host-label ){0,3}
 json-uri ::= "http" "s"? "://" json-hostname ( "/" [a-zA-Z0-9._~-]{0,32} ){0,8}
 )";

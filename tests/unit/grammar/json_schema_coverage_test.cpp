@@ -285,6 +285,16 @@ TEST(JsonSchemaCoverage, Formats) {
   EXPECT_FALSE(accepts_format("ipv6", "2001:db8::1:2:3:4:5:6:7"));
   EXPECT_TRUE(accepts_format("hostname", "api.example.com"));
   EXPECT_FALSE(accepts_format("hostname", "-bad.com"));
+  // Labels of every length up to 32, hyphens inside, but never "--" as the third and fourth
+  // characters: an IDNA A-label is a hostname only when it decodes to valid IDNA 2008 text.
+  for (const char* label : {"a", "ab", "a-b", "ab-c", "a--b", "abc--d", "a-b-c-d",
+                            "abcdefghijklmnopqrstuvwxyz012345"}) {
+    EXPECT_TRUE(accepts_format("hostname", label)) << label;
+  }
+  for (const char* label :
+       {"xn--hello-txk", "ab--c", "ab--", "a-", "abcdefghijklmnopqrstuvwxyz0123456"})
+    EXPECT_FALSE(accepts_format("hostname", label)) << label;
+  EXPECT_FALSE(accepts_format("hostname", "example.xn--9t4b11yi5a"));
   EXPECT_TRUE(accepts_format("uri", "https://example.com/a/b"));
   EXPECT_FALSE(accepts_format("uri", "example"));
   EXPECT_TRUE(accepts_format("duration", "P3Y6M4DT12H30M5S"));

@@ -216,6 +216,9 @@ TEST(JsonSchemaGrammar, RefusesUnsupportedKeywordsNamingThePointer) {
               HasSubstr("/format: no string of format 'uri' with a length"));
   EXPECT_THAT(schema_error_of(R"({"type":"string","format":"date","pattern":"^2"})"),
               HasSubstr("/format: 'format' with 'pattern' is not supported"));
+  // maxContains bounds the matching items whatever minContains says (0 included).
+  EXPECT_THAT(schema_error_of(R"({"contains":{"const":1},"minContains":0,"maxContains":0})"),
+              HasSubstr("/maxContains: unsupported keyword 'maxContains'"));
   EXPECT_THAT(schema_error_of(R"({"$ref":"#/$defs/Missing"})"),
               HasSubstr("/$ref: reference '#/$defs/Missing' does not resolve"));
   EXPECT_THAT(schema_error_of(R"({"$ref":"http://x/y.json"})"), HasSubstr("only local references"));
