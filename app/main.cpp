@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(command, "render-template") == 0) return sluice::cli::run_render_template(args);
   if (std::strcmp(command, "jobs") == 0) return sluice::cli::run_jobs(args);
   if (std::strcmp(command, "serve") == 0) return sluice::cli::run_serve(args);
+  if (std::strcmp(command, "grammar") == 0) return sluice::cli::run_grammar(args);
   std::fprintf(stderr, "sluice: unknown command '%s'; see `sluice --help`\n", command);
   return 2;
 }

@@ -13,6 +13,9 @@ int run_bench(const QStringList& args);
 int run_render_template(const QStringList& args);
 int run_jobs(const QStringList& args);
 int run_serve(const QStringList& args);
+// `sluice grammar <subcommand>`: today only `check` (grammar_check_command.cpp).
+int run_grammar(const QStringList& args);
+int run_grammar_check(const QStringList& args);
 
 // Prints the top-level usage to stdout.
 void print_usage();

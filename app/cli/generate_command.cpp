@@ -12,6 +12,7 @@
 #include "app/batch_response.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
+#include "app/cli/grammar_options.h"
 #include "app/cli/progress_printer.h"
 #include "app/cli/remote_options.h"
 #include "app/generation_job.h"
@@ -143,42 +144,15 @@ void add_generate_options(QCommandLineParser& parser) {
 std::optional<GrammarSource> read_grammar_source(const QCommandLineParser& parser,
                                                  const JsonGrammarOptions& json_options,
                                                  GrammarCache& grammars) {
-  std::vector<const char*> given;
-  for (const char* name : {"json-schema", "json-object", "regex", "choice", "grammar"}) {
-    if (parser.isSet(name)) given.push_back(name);
-  }
-  if (given.empty()) return std::nullopt;
-  if (given.size() > 1)
-    throw UsageError(str_cat("give one of --", given[0], " and --", given[1], ", not both"));
-  GrammarSource source;
   try {
-    if (parser.isSet("json-schema")) {
-      source.kind = GrammarSourceKind::JsonSchema;
-      source.name = parser.value("json-schema").toStdString();
-      source.text = read_text_file(source.name);
-    } else if (parser.isSet("json-object")) {
-      source.kind = GrammarSourceKind::JsonObject;
-      source.name = "--json-object";
-    } else if (parser.isSet("regex")) {
-      source.kind = GrammarSourceKind::Regex;
-      source.name = "--regex";
-      source.text = parser.value("regex").toStdString();
-    } else if (parser.isSet("choice")) {
-      source.kind = GrammarSourceKind::Choice;
-      source.name = "--choice";
-      for (const QString& choice : parser.values("choice"))
-        source.choices.push_back(choice.toStdString());
-    } else {
-      source.kind = GrammarSourceKind::Gbnf;
-      source.name = parser.value("grammar").toStdString();
-      source.text = read_text_file(source.name);
-    }
-    source = with_json_options(std::move(source), json_options);
-    grammars.get(source);  // refused now, before the model loads
+    std::optional<GrammarSource> source = read_grammar_source_options(parser);
+    if (!source) return std::nullopt;
+    *source = with_json_options(std::move(*source), json_options);
+    grammars.get(*source);  // refused now, before the model loads
+    return source;
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
-  return source;
 }
 
 GenerationSpec read_spec(const QCommandLineParser& parser, GrammarCache& grammars) {

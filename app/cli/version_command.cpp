@@ -73,6 +73,8 @@ void print_usage() {
       "  jobs       list, show, compare and export job files (list [DIR, default the app's jobs\n"
       "             folder] | show FILE | compare A B [--rows N] | export FILE ...)\n"
       "  serve      serve a model over an OpenAI-compatible HTTP API\n"
+      "  grammar check  compile a schema, regex, choice list or GBNF grammar and check texts\n"
+      "             through the sampler's token-level matcher\n"
       "  gui        open the desktop application (the default when a display is present)\n"
       "\n"
       "Options:\n"

@@ -33,6 +33,25 @@ SchemaKeywordKind schema_keyword_kind(std::string_view keyword);
 // keywords that apply to every value (type, enum, anyOf, ...).
 std::string_view schema_keyword_value_kind(std::string_view keyword);
 
+// The keywords whose value is one subschema, an array of them, or an object of them (draft-04..07
+// spellings included): how a walk over a schema (the validator's index, the grammar check's
+// report) finds every subschema.
+inline constexpr std::string_view kSingleSchemaKeywords[] = {"additionalItems",
+                                                             "additionalProperties",
+                                                             "contains",
+                                                             "propertyNames",
+                                                             "not",
+                                                             "if",
+                                                             "then",
+                                                             "else",
+                                                             "items",
+                                                             "unevaluatedItems",
+                                                             "unevaluatedProperties"};
+inline constexpr std::string_view kSchemaArrayKeywords[] = {"allOf", "anyOf", "oneOf",
+                                                            "prefixItems", "items"};
+inline constexpr std::string_view kSchemaMapKeywords[] = {
+    "properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"};
+
 // One keyword the compiler ignored: where it is, and why.
 struct JsonSchemaNote {
   std::string pointer;  // JSON pointer of the keyword ("/properties/a/x-order")

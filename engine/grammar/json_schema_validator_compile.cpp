@@ -7,6 +7,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/json_parse.h"
+#include "engine/grammar/json_schema_keywords.h"
 #include "engine/grammar/json_schema_validator.h"
 #include "engine/grammar/json_schema_validator_node.h"
 #include "engine/grammar/json_schema_validator_uri.h"
@@ -19,23 +20,6 @@ using nlohmann::json;
 // The base URI of a document without $id: relative references resolve against it and only
 // fragments ("#...") find something.
 constexpr std::string_view kDefaultBaseUri = "urn:sluice:schema";
-
-// Keywords whose value is one subschema, an array of them, or an object of them.
-constexpr std::string_view kSingleSchemaKeywords[] = {"additionalItems",
-                                                      "additionalProperties",
-                                                      "contains",
-                                                      "propertyNames",
-                                                      "not",
-                                                      "if",
-                                                      "then",
-                                                      "else",
-                                                      "items",
-                                                      "unevaluatedItems",
-                                                      "unevaluatedProperties"};
-constexpr std::string_view kSchemaArrayKeywords[] = {"allOf", "anyOf", "oneOf", "prefixItems",
-                                                     "items"};
-constexpr std::string_view kSchemaMapKeywords[] = {
-    "properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"};
 
 std::string child_pointer(const std::string& pointer, std::string_view token) {
   return str_cat(pointer, "/", escape_json_pointer_token(token));
