@@ -3,11 +3,12 @@
 // schema. What each keyword does is in json_schema_keywords.cpp; in short:
 //
 // Enforced: type (a name or a list), enum and const (only the values the keywords beside them
-// accept), anyOf, oneOf (as anyOf: the branches should not overlap), allOf (merged into one
-// schema, json_schema_merge.h), keywords beside anyOf/oneOf/$ref (merged into each branch),
-// not (of a type list), $ref to any local pointer (recursion included), $defs / definitions,
-//; objects: properties (written in schema order; required ones always, optional ones
-// may be left out), required, additionalProperties (false, true or a schema: extra keys differ
+// accept), anyOf, oneOf (as anyOf, when no two branches can match one value: their types,
+// const/enum values or a required property's schemas differ; otherwise refused), allOf (merged
+// into one schema, json_schema_merge.h), keywords beside anyOf/oneOf/$ref (merged into each
+// branch), not (of a type list), $ref to any local pointer (recursion included), $defs /
+// definitions; objects: properties (written in schema order; required ones always, optional
+// ones may be left out), required, additionalProperties (false, true or a schema: extra keys differ
 // from the named ones and are written without escapes), patternProperties (extra keys written
 // from the pattern; a pattern that also matches a named property writes no extra keys),
 // propertyNames, minProperties / maxProperties, dependentRequired, dependentSchemas (an anyOf of
@@ -24,8 +25,8 @@
 // additionalItems and dependencies are read as their 2020-12 forms; $schema of draft-04..07
 // makes keywords beside $ref ignored, as those drafts say.
 //
-// Ignored, and listed in JsonSchemaNotes: unknown keywords (vendor extensions, x-*, ...), then /
-// else without if, formats not listed above. Annotations (title, description, default,
+// Ignored, and listed in JsonSchemaNotes: unknown keywords (vendor extensions, x-*, OpenAPI's
+// nullable, ...), then / else without if, formats not listed above. Annotations (title, description, default,
 // examples, $comment, readOnly, contentEncoding, ...) are ignored silently. Refused, naming the
 // keyword and its JSON pointer: if, unevaluatedProperties / Items, $dynamicRef, and the forms of
 // the enforced keywords a grammar cannot write exactly (--schema-mode best-effort drops them).

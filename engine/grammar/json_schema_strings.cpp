@@ -13,7 +13,8 @@ namespace sluice {
 // RFC 3339's (appendix A); hostnames have at most 4 labels of 1-32 characters (under 253 in
 // all) with no "--" as their third and fourth characters (IDNA's A-labels "xn--..." and the
 // reserved labels like them, which a hostname may hold only when they decode to valid IDNA
-// 2008 text: not checked, so never written); ipv6 is the full eight-group form; uris are http(s) URLs with a path.
+// 2008 text: not checked, so never written); ipv6 is the full eight-group form; uris are
+// http(s) URLs with a path.
 const char* const kJsonFormatPrimitives = R"(
 json-date ::= [1-2] [0-9]{3} "-" ( ( "0" [13578] | "1" [02] ) "-" ( "0" [1-9] | [12] [0-9] | "3" [01] ) | ( "0" [469] | "11" ) "-" ( "0" [1-9] | [12] [0-9] | "30" ) | "02-" ( "0" [1-9] | "1" [0-9] | "2" [0-8] ) )
 json-time ::= ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] ":" [0-5] [0-9] ( "." [0-9]{1,6} )? ( "Z" | [+-] ( [01] [0-9] | "2" [0-3] ) ":" [0-5] [0-9] )

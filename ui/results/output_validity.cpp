@@ -36,7 +36,8 @@ std::unique_ptr<OutputValidity> OutputValidity::forSpec(const sluice::Generation
   if (spec.sampling.grammar)
     validity->m_source = spec.sampling.grammar;
   else
-    validity->m_rowSchemas = std::make_unique<RowSchemas>(spec.schema_column, spec.input_path);
+    validity->m_rowSchemas =
+        std::make_unique<RowSchemas>(spec.schema_column, spec.input_path, spec.json_grammar);
   return validity;
 }
 
