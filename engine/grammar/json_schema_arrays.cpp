@@ -98,12 +98,12 @@ std::string SchemaConverter::visit_array(const SchemaJson& schema, const std::st
       if (k > 0 || !is_values) {
         refuse(pointer + "/uniqueItems",
                "unsupported keyword 'uniqueItems' (enforced only for items that are an enum or "
-              "const)");
+               "const)");
       }
       SchemaJson values = admitted_values(item_schema, pointer + "/items", depth + 1);
       if (values.size() > kMaxUniqueValues) {
         refuse(pointer + "/uniqueItems", "unsupported keyword 'uniqueItems' (an enum of more than ",
-              kMaxUniqueValues, " values)");
+               kMaxUniqueValues, " values)");
       }
       std::string unique_array = unique_values_array(values, lo, hi);
       if (unique_array.empty())

@@ -56,9 +56,9 @@ class SchemaConverter {
   // Refuses the keyword at keyword_pointer (it cannot be enforced exactly): SchemaRefusal.
   template <typename... Args>
   [[noreturn]] void refuse(const std::string& keyword_pointer, Args&&... args) const {
-    throw SchemaRefusal(str_cat(source_name_, ": ", keyword_pointer, ": ",
-                                std::forward<Args>(args)...),
-                        keyword_pointer);
+    throw SchemaRefusal(
+        str_cat(source_name_, ": ", keyword_pointer, ": ", std::forward<Args>(args)...),
+        keyword_pointer);
   }
 
   // json_schema_grammar.cpp

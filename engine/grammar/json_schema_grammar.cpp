@@ -216,7 +216,7 @@ void SchemaConverter::check_keywords(const SchemaJson& schema, const std::string
         break;
       case SchemaKeywordKind::Refused:
         refuse(here, "unsupported keyword '", key,
-              "' (it changes which values are valid and cannot be enforced exactly)");
+               "' (it changes which values are valid and cannot be enforced exactly)");
       case SchemaKeywordKind::Enforced:
       case SchemaKeywordKind::Annotation:
         break;
@@ -284,7 +284,7 @@ std::string SchemaConverter::visit(const SchemaJson& input, const std::string& p
                                                                  "integer") != forbidden.end();
         if (is_partly_forbidden) {
           refuse(here, "unsupported keyword 'not' (numbers that are not integers cannot be ",
-                "written exactly)");
+                 "written exactly)");
         }
         if (!is_forbidden) allowed.push_back(type);
       }
@@ -348,7 +348,8 @@ bool is_provably_empty(const SchemaJson& schema) {
   if (!schema.is_object() || !schema.contains("type")) return false;
   const SchemaJson& type = schema["type"];
   bool is_object_only = type == "object" || type == SchemaJson::array({"object"});
-  if (!is_object_only || !schema.contains("required") || !schema.contains("properties")) return false;
+  if (!is_object_only || !schema.contains("required") || !schema.contains("properties"))
+    return false;
   const SchemaJson& properties = schema["properties"];
   if (!schema["required"].is_array() || !properties.is_object()) return false;
   for (const auto& name : schema["required"]) {
@@ -367,8 +368,8 @@ void SchemaConverter::check_one_of_disjoint(const std::vector<SchemaJson>& branc
     for (size_t j = i + 1; j < branches.size(); ++j) {
       bool is_disjoint = false;
       try {
-        is_disjoint = is_provably_empty(
-            merge_schemas(branches[i], branches[j], merge_context(), pointer));
+        is_disjoint =
+            is_provably_empty(merge_schemas(branches[i], branches[j], merge_context(), pointer));
       } catch (const Error&) {
         is_disjoint = false;  // a merge that is not exact proves nothing
       }

@@ -12,9 +12,9 @@
 // from the named ones and are written without escapes), patternProperties (extra keys written
 // from the pattern; a pattern that also matches a named property writes no extra keys),
 // propertyNames, minProperties / maxProperties, dependentRequired, dependentSchemas (an anyOf of
-// up to 16 branches, one per choice of which of its properties are present); arrays: items, prefixItems,
-// minItems, maxItems, contains (the first item satisfies it), uniqueItems (for items that are
-// an enum or const: each value at most once, in the enum's order); strings: minLength,
+// up to 16 branches, one per choice of which of its properties are present); arrays: items,
+// prefixItems, minItems, maxItems, contains (the first item satisfies it), uniqueItems (for items
+// that are an enum or const: each value at most once, in the enum's order); strings: minLength,
 // maxLength (code points), pattern (matched as a whole, see regex_grammar.h), format date /
 // time / date-time / duration / uuid / email / hostname / ipv4 / ipv6 / uri, a pattern or a
 // format beside minLength / maxLength (length_bound.h); numbers: minimum /
@@ -26,21 +26,22 @@
 // makes keywords beside $ref ignored, as those drafts say.
 //
 // Ignored, and listed in JsonSchemaNotes: unknown keywords (vendor extensions, x-*, OpenAPI's
-// nullable, ...), then / else without if, formats not listed above. Annotations (title, description, default,
-// examples, $comment, readOnly, contentEncoding, ...) are ignored silently. Refused, naming the
-// keyword and its JSON pointer: if, unevaluatedProperties / Items, $dynamicRef, and the forms of
-// the enforced keywords a grammar cannot write exactly (--schema-mode best-effort drops them).
+// nullable, ...), then / else without if, formats not listed above. Annotations (title,
+// description, default, examples, $comment, readOnly, contentEncoding, ...) are ignored silently.
+// Refused, naming the keyword and its JSON pointer: if, unevaluatedProperties / Items, $dynamicRef,
+// and the forms of the enforced keywords a grammar cannot write exactly (--schema-mode best-effort
+// drops them).
 //
 // Narrowings (every value written is valid, some valid values are never written): property
 // order; numbers with bounds are written without exponent as integers in range or as M.ddd with
 // a last digit that is not 0 and both integer neighbours M and M + 1 in range; unbounded
-// integers have at most 16 digits, fractions at most 16 and exponents 2 (a double holds every such number); whitespace between
-// tokens: none, one space, or a newline with up to 20 spaces or tabs; dates are years 1000-2999
-// with days valid for the month (February up to 28); times carry seconds and a zone; emails
-// are a dotted local part, @ and a dotted domain; ipv6 in its full eight-group form; uuids in
-// lower case; hostnames of up to 4 labels of 1-32 characters, none with "--" as its third and
-// fourth characters (no IDNA A-labels: their decoding is not checked); uris are http(s) URLs;
-// an object schema without additionalProperties writes no keys beyond its named (and pattern)
+// integers have at most 16 digits, fractions at most 16 and exponents 2 (a double holds every such
+// number); whitespace between tokens: none, one space, or a newline with up to 20 spaces or tabs;
+// dates are years 1000-2999 with days valid for the month (February up to 28); times carry seconds
+// and a zone; emails are a dotted local part, @ and a dotted domain; ipv6 in its full eight-group
+// form; uuids in lower case; hostnames of up to 4 labels of 1-32 characters, none with "--" as its
+// third and fourth characters (no IDNA A-labels: their decoding is not checked); uris are http(s)
+// URLs; an object schema without additionalProperties writes no keys beyond its named (and pattern)
 // ones; dependentRequired makes the dependencies of an optional property required;
 // minProperties makes the first optional properties required, maxProperties leaves out the last
 // ones and extra keys; multipleOf writes only integer multiples; a pattern or format beside

@@ -164,7 +164,7 @@ class SchemaMerger {
     if ((has(a, "patternProperties") && (b_object || has(b, "patternProperties"))) ||
         (has(b, "patternProperties") && a_object)) {
       refuse(pointer + "/allOf", "'patternProperties' merged with another branch's properties ",
-            "is not supported");
+             "is not supported");
     }
     for (const SchemaJson* side : {&a, &b}) {
       if (side->contains("patternProperties"))
@@ -280,7 +280,7 @@ class SchemaMerger {
       if (x > 0 && y > 0 && x / std::gcd(x, y) <= (uint64_t{1} << 40) / y) return std::lcm(x, y);
     }
     refuse(pointer + "/" + escape_json_pointer_token(key), "'allOf' gives two different '", key,
-          "' values that cannot be merged into one");
+           "' values that cannot be merged into one");
   }
 
   const SchemaMergeContext& context_;

@@ -129,7 +129,7 @@ std::string SchemaConverter::visit_number(const SchemaJson& schema, const std::s
     double k_value = multiple.get<double>();
     if (std::floor(k_value) != k_value || k_value > 1e15) {
       refuse(here, "unsupported keyword 'multipleOf' (only a whole divisor is enforced, not ",
-            multiple.dump(), ")");
+             multiple.dump(), ")");
     }
     // Only integer multiples are written (a narrowing for "number").
     auto k = static_cast<int64_t>(k_value);
@@ -140,7 +140,7 @@ std::string SchemaConverter::visit_number(const SchemaJson& schema, const std::s
       if (first > *int_hi) error(pointer, "no multiple of ", k, " lies within the bounds");
       if ((*int_hi - first) / k >= kMaxListedMultiples)
         refuse(here, "unsupported keyword 'multipleOf' (more than ", kMaxListedMultiples,
-              " multiples within the bounds)");
+               " multiples within the bounds)");
       std::string body;
       for (int64_t v = first; v <= *int_hi; v += k)
         body += (body.empty() ? "" : " | ") + gbnf_literal(std::to_string(v));
@@ -149,7 +149,7 @@ std::string SchemaConverter::visit_number(const SchemaJson& schema, const std::s
     if (k > 1) {
       if (k > kMaxMultipleOfAutomaton) {
         refuse(here, "unsupported keyword 'multipleOf' (a divisor above ", kMaxMultipleOfAutomaton,
-              " without bounds)");
+               " without bounds)");
       }
       // State r: the digits so far are r modulo k. Rules named after the divisor, made once.
       std::string prefix = str_cat("mul", k, "r");

@@ -183,9 +183,8 @@ std::string SchemaConverter::visit_object(const SchemaJson& schema, const std::s
       for (const auto& [pattern, pattern_schema] : patterns->items())
         is_patterned = is_patterned || pattern_finds(pattern, name, pointer + "/patternProperties");
     }
-    SchemaJson undeclared = schema.contains("additionalProperties") && !is_patterned
-                                ? additional
-                                : SchemaJson(true);
+    SchemaJson undeclared =
+        schema.contains("additionalProperties") && !is_patterned ? additional : SchemaJson(true);
     add_property(name, keep(std::move(undeclared)), pointer + "/required");
   }
 

@@ -20,8 +20,7 @@ uint64_t add_lengths(uint64_t a, uint64_t b) {
 
 uint64_t multiply_length(uint64_t length, uint64_t count) {
   if (length == 0 || count == 0) return 0;
-  if (length == kUnboundedLength || count == kUnboundedLength ||
-      length > kUnboundedLength / count)
+  if (length == kUnboundedLength || count == kUnboundedLength || length > kUnboundedLength / count)
     return kUnboundedLength;
   return length * count;
 }
@@ -69,7 +68,8 @@ std::optional<GrammarExpr> bound_repeat(const GrammarExpr& expr, uint64_t lo, ui
     for (uint32_t k = expr.min_count; k <= expr.max_count; ++k) {
       GrammarExpr copies;
       copies.children.assign(k, child);
-      if (auto part = bound_length(copies, lo, finite(hi))) choice.children.push_back(std::move(*part));
+      if (auto part = bound_length(copies, lo, finite(hi)))
+        choice.children.push_back(std::move(*part));
     }
     if (choice.children.empty()) return std::nullopt;
     if (choice.children.size() == 1) return std::move(choice.children[0]);

@@ -423,7 +423,8 @@ class RegexParser {
   }
 
   static bool is_anchor(const GrammarExpr& expr) {
-    return expr.kind == GrammarExpr::Kind::RuleRef && (expr.rule_name == "^" || expr.rule_name == "$");
+    return expr.kind == GrammarExpr::Kind::RuleRef &&
+           (expr.rule_name == "^" || expr.rule_name == "$");
   }
 
   // Removes the anchor markers from expr (which starts the text when at_start, and ends it when
@@ -460,8 +461,9 @@ class RegexParser {
         for (size_t i = 0; i < expr.children.size(); ++i) {
           GrammarExpr& child = expr.children[i];
           if (is_anchor(child)) {
-            bool holds = child.rule_name == "^" ? at_start && !has_consumed
-                                                : at_end && (last == expr.children.size() || i > last);
+            bool holds = child.rule_name == "^"
+                             ? at_start && !has_consumed
+                             : at_end && (last == expr.children.size() || i > last);
             if (!holds) refuse_anchor(child);
             continue;
           }

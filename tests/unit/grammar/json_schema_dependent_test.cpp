@@ -17,10 +17,11 @@ bool dependent_accepts(const std::string& schema, const std::string& text) {
 }
 
 TEST(JsonSchemaDependent, APresentPropertyBringsItsSchema) {
-  const std::string schema = R"({"type":"object","properties":{"kind":{"type":"string"},)"
-                             R"("website":{"type":"string"}},"required":["kind"],)"
-                             R"("additionalProperties":false,)"
-                             R"("dependentSchemas":{"website":{"properties":{"kind":{"const":"site"}}}}})";
+  const std::string schema =
+      R"({"type":"object","properties":{"kind":{"type":"string"},)"
+      R"("website":{"type":"string"}},"required":["kind"],)"
+      R"("additionalProperties":false,)"
+      R"("dependentSchemas":{"website":{"properties":{"kind":{"const":"site"}}}}})";
   EXPECT_TRUE(dependent_accepts(schema, R"({"kind":"site","website":"x"})"));
   EXPECT_TRUE(dependent_accepts(schema, R"({"kind":"person"})"));
   EXPECT_TRUE(dependent_accepts(schema, R"({"kind":"site"})"));
@@ -49,10 +50,12 @@ TEST(JsonSchemaDependent, ImpossibleOrTooManyDependencies) {
   EXPECT_TRUE(dependent_accepts(never, R"({})"));
   EXPECT_FALSE(dependent_accepts(never, R"({"x":"s"})"));
   std::string many = R"({"type":"object","dependentSchemas":{)";
-  for (int i = 0; i < 5; ++i) many += (i ? "," : "") + std::string("\"p") + char('0' + i) + "\":{\"required\":[\"q\"]}";
+  for (int i = 0; i < 5; ++i)
+    many += (i ? "," : "") + std::string("\"p") + char('0' + i) + "\":{\"required\":[\"q\"]}";
   many += "}}";
-  EXPECT_THAT(test::error_message([&] { json_schema_grammar(many, "s.json"); }),
-              HasSubstr("s.json: /dependentSchemas: unsupported keyword 'dependentSchemas' (more than 4"));
+  EXPECT_THAT(
+      test::error_message([&] { json_schema_grammar(many, "s.json"); }),
+      HasSubstr("s.json: /dependentSchemas: unsupported keyword 'dependentSchemas' (more than 4"));
   JsonSchemaNotes notes;
   json_schema_grammar(many, "s.json", {.mode = SchemaMode::BestEffort}, &notes);
   ASSERT_EQ(notes.dropped.size(), 1U);

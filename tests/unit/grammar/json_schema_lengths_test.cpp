@@ -24,9 +24,9 @@ TEST(JsonSchemaLengths, PatternBesideLengthBounds) {
                          R"("maxLength":6})";
   EXPECT_TRUE(lengths_accepts(id, R"("Abc")"));
   EXPECT_TRUE(lengths_accepts(id, R"("Ab_12")"));
-  EXPECT_FALSE(lengths_accepts(id, R"("Ab")"));        // too short
-  EXPECT_FALSE(lengths_accepts(id, R"("Abcdefg")"));   // too long
-  EXPECT_FALSE(lengths_accepts(id, R"("abc")"));       // not the pattern
+  EXPECT_FALSE(lengths_accepts(id, R"("Ab")"));       // too short
+  EXPECT_FALSE(lengths_accepts(id, R"("Abcdefg")"));  // too long
+  EXPECT_FALSE(lengths_accepts(id, R"("abc")"));      // not the pattern
   // Escaped characters count once: a quote is one character of the string.
   const std::string quoted = R"({"type":"string","pattern":"^[\"a]+$","maxLength":2})";
   EXPECT_TRUE(lengths_accepts(quoted, R"("\"\"")"));

@@ -39,8 +39,8 @@ TEST(JsonSchemaModes, StrictRefusesNamingTheKeywordAndItsPointer) {
     json_schema_grammar(kTwoRefusals, "s.json");
     FAIL() << "the schema was accepted";
   } catch (const SchemaRefusal& refusal) {
-    EXPECT_THAT(refusal.keyword_pointer(), AnyOf("/properties/tags/uniqueItems",
-                                                 "/properties/price/multipleOf"));
+    EXPECT_THAT(refusal.keyword_pointer(),
+                AnyOf("/properties/tags/uniqueItems", "/properties/price/multipleOf"));
     EXPECT_THAT(refusal.what(), HasSubstr("s.json: " + refusal.keyword_pointer() + ": "));
   }
 }
@@ -101,9 +101,10 @@ TEST(JsonSchemaModes, NotesAreKeptOnTheGrammar) {
   const Grammar grammar = json_schema_grammar(
       R"({"type":"object","x-order":1,"properties":{"a":{"type":"string","format":"int32"}}})",
       "s.json");
-  EXPECT_THAT(grammar.notes(),
-              ElementsAre("/x-order: unknown keyword ('x-order' ignored)",
-                          "/properties/a/format: format 'int32' is not checked ('format' ignored)"));
+  EXPECT_THAT(
+      grammar.notes(),
+      ElementsAre("/x-order: unknown keyword ('x-order' ignored)",
+                  "/properties/a/format: format 'int32' is not checked ('format' ignored)"));
 }
 
 TEST(JsonSchemaModes, CompactWhitespaceAllowsOnlyTheSeparators) {
