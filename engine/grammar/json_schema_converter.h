@@ -68,9 +68,15 @@ class SchemaConverter {
   std::string visit_ref(const SchemaJson& schema, const std::string& pointer, int depth);
   std::string visit_dependent_schemas(const SchemaJson& schema, const char* keyword,
                                       const std::string& pointer, int depth);
-  // Refuses a oneOf whose branches i and j may both match a value (best effort: notes that it
-  // is written as anyOf).
-  void check_one_of_disjoint(const std::vector<SchemaJson>& branches, const std::string& pointer);
+  // Makes the branches of a oneOf disjoint: each pair provably so (json_schema_grammar.cpp), or
+  // one narrowed to leave out a property the other requires; refuses a pair it cannot (best
+  // effort: notes that the oneOf is written as anyOf).
+  void make_one_of_disjoint(std::vector<SchemaJson>& branches, const std::string& pointer);
+  bool are_disjoint(const SchemaJson& a, const SchemaJson& b, const std::string& pointer) const;
+  // narrowed as an object without one of the properties other requires, when that makes them
+  // disjoint.
+  std::optional<SchemaJson> without_required_of(const SchemaJson& narrowed, const SchemaJson& other,
+                                                const std::string& pointer) const;
   std::string visit_union(const SchemaJson& schema, const std::string& keyword,
                           const std::string& pointer, int depth);
   std::string visit_values(const SchemaJson& schema, const std::string& pointer, int depth);

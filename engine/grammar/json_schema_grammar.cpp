@@ -362,18 +362,56 @@ bool is_provably_empty(const SchemaJson& schema) {
 
 }  // namespace
 
-void SchemaConverter::check_one_of_disjoint(const std::vector<SchemaJson>& branches,
-                                            const std::string& pointer) {
+bool SchemaConverter::are_disjoint(const SchemaJson& a, const SchemaJson& b,
+                                   const std::string& pointer) const {
+  try {
+    return is_provably_empty(merge_schemas(a, b, merge_context(), pointer));
+  } catch (const Error&) {
+    return false;  // a merge that is not exact proves nothing
+  }
+}
+
+std::optional<SchemaJson> SchemaConverter::without_required_of(const SchemaJson& narrowed,
+                                                               const SchemaJson& other,
+                                                               const std::string& pointer) const {
+  try {
+    SchemaJson a = flatten_schema(narrowed, merge_context(), pointer);
+    SchemaJson b = flatten_schema(other, merge_context(), pointer);
+    if (!b.is_object() || !b.contains("required") || !b["required"].is_array()) return std::nullopt;
+    auto requires_name = [](const SchemaJson& s, const SchemaJson& name) {
+      return s.is_object() && s.contains("required") && s["required"].is_array() &&
+             std::find(s["required"].begin(), s["required"].end(), name) != s["required"].end();
+    };
+    for (const SchemaJson& name : b["required"]) {
+      if (!name.is_string() || requires_name(a, name)) continue;
+      SchemaJson absent = SchemaJson::object();
+      absent["type"] = "object";
+      absent["properties"] = SchemaJson::object();
+      absent["properties"][name.get<std::string>()] = false;
+      SchemaJson out = merge_schemas(a, absent, merge_context(), pointer);
+      if (!is_provably_empty(out) && are_disjoint(out, b, pointer)) return out;
+    }
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void SchemaConverter::make_one_of_disjoint(std::vector<SchemaJson>& branches,
+                                           const std::string& pointer) {
+  // Each branch as written must match no other branch as given: a value it writes then matches
+  // exactly one.
+  const std::vector<SchemaJson> given = branches;
   for (size_t i = 0; i < branches.size(); ++i) {
-    for (size_t j = i + 1; j < branches.size(); ++j) {
-      bool is_disjoint = false;
-      try {
-        is_disjoint =
-            is_provably_empty(merge_schemas(branches[i], branches[j], merge_context(), pointer));
-      } catch (const Error&) {
-        is_disjoint = false;  // a merge that is not exact proves nothing
+    for (size_t j = 0; j < given.size(); ++j) {
+      if (j == i || are_disjoint(branches[i], given[j], pointer)) continue;
+      // Branches told apart by a property one requires ({"required":["a"]} | {"required":["b"]}):
+      // this one is written as an object without it (a narrowing; it only leaves out values, so
+      // the branches checked before stay apart).
+      if (auto narrowed = without_required_of(branches[i], given[j], pointer)) {
+        branches[i] = std::move(*narrowed);
+        continue;
       }
-      if (is_disjoint) continue;
       std::string reason = str_cat("branches ", i, " and ", j,
                                    " of 'oneOf' may both match a value, which oneOf forbids");
       if (options_.mode == SchemaMode::Strict) {
@@ -411,11 +449,10 @@ std::string SchemaConverter::visit_union(const SchemaJson& schema, const std::st
     indices.push_back(i);
   }
   // oneOf is written as anyOf, which is exact only when no value matches two branches.
-  if (keyword == "oneOf") check_one_of_disjoint(written, here);
+  if (keyword == "oneOf") make_one_of_disjoint(written, here);
   std::string body;
   for (size_t k = 0; k < written.size(); ++k) {
-    std::string expr = visit(has_siblings ? keep(std::move(written[k])) : branches[indices[k]],
-                             str_cat(here, "/", indices[k]), depth + 1);
+    std::string expr = visit(keep(std::move(written[k])), str_cat(here, "/", indices[k]), depth + 1);
     body += (body.empty() ? "" : " | ") + expr;
   }
   if (body.empty()) {

@@ -46,6 +46,9 @@ constexpr std::string_view kDependentRequired =
 constexpr std::string_view kDependentSchemaBranch =
     "dependentSchemas: the branch without a property names it, and without additionalProperties "
     "no other keys are written";
+constexpr std::string_view kOneOfApart =
+    "oneOf branches told apart by required properties: each is written without those the "
+    "others require";
 constexpr std::string_view kFormatShape =
     "formats are written in one narrow shape (json_schema_grammar.h lists each)";
 
@@ -76,6 +79,7 @@ constexpr ListedGroup kGrammarNarrowings[] = {
     {"dependencies.json", "dependent subschema incompatible with root", kDependentSchemaBranch},
     {"exclusiveMinimum.json", "exclusiveMinimum validation", kBoundedNumber},
     {"minimum.json", "minimum validation", kBoundedNumber},
+    {"oneOf.json", "oneOf with required", kOneOfApart},
     {"pattern.json", "pattern is not anchored", kWholePattern},
     {"patternProperties.json", "multiple simultaneous patternProperties are validated",
      kPatternKeys},
