@@ -8,6 +8,7 @@
 #include "engine/grammar/json_schema_validator_pattern.h"
 
 #include <regex>
+#include <vector>
 
 #include "engine/core/error.h"
 #include "engine/grammar/grammar_matcher.h"
@@ -24,22 +25,24 @@ namespace {
 constexpr std::string_view kEcmaSpaces =
     "\\t-\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff";
 
-// A pattern rewritten for regex_grammar: ECMA-262's `.` and \s spelled out, anchors removed.
+// One top-level alternative of a pattern rewritten for regex_grammar: ECMA-262's `.` and \s
+// spelled out, its anchors removed.
 struct RewrittenPattern {
   std::string regex;
   bool is_anchored_start = false;
   bool is_anchored_end = false;
 };
 
-// Returns pattern in regex_grammar's dialect with ECMA-262's meaning, or nullopt when that
-// cannot be written (anchors inside the expression or beside a top-level |, \S inside a class,
-// an empty class [] or [^], control escapes): std::regex then runs it.
-std::optional<RewrittenPattern> rewrite_for_regex_grammar(std::string_view pattern) {
-  RewrittenPattern out;
+// Returns pattern's top-level alternatives in regex_grammar's dialect with ECMA-262's meaning
+// ("^a|b$" searches for "a" at the start or "b" at the end), or nullopt when that cannot be
+// written (anchors inside an alternative, \S inside a class, an empty class [] or [^], control
+// escapes): std::regex then runs it.
+std::optional<std::vector<RewrittenPattern>> rewrite_for_regex_grammar(std::string_view pattern) {
+  std::vector<RewrittenPattern> alternatives(1);
   bool in_class = false;
   int group_depth = 0;
-  bool has_top_level_alternative = false;
   for (size_t pos = 0; pos < pattern.size(); ++pos) {
+    RewrittenPattern& out = alternatives.back();
     char c = pattern[pos];
     if (c == '\\') {
       if (pos + 1 >= pattern.size()) return std::nullopt;
@@ -75,11 +78,12 @@ std::optional<RewrittenPattern> rewrite_for_regex_grammar(std::string_view patte
         out.regex += "[^\\n\\r\\u2028\\u2029]";
         break;
       case '^':
-        if (pos != 0) return std::nullopt;
+        if (group_depth != 0 || !out.regex.empty() || out.is_anchored_start) return std::nullopt;
         out.is_anchored_start = true;
         break;
       case '$':
-        if (pos + 1 != pattern.size()) return std::nullopt;
+        if (group_depth != 0 || (pos + 1 != pattern.size() && pattern[pos + 1] != '|'))
+          return std::nullopt;
         out.is_anchored_end = true;
         break;
       case '(':
@@ -91,17 +95,17 @@ std::optional<RewrittenPattern> rewrite_for_regex_grammar(std::string_view patte
         out.regex += c;
         break;
       case '|':
-        if (group_depth == 0) has_top_level_alternative = true;
-        out.regex += c;
+        if (group_depth == 0) {
+          alternatives.emplace_back();
+        } else {
+          out.regex += c;
+        }
         break;
       default:
         out.regex += c;
     }
   }
-  if (has_top_level_alternative && (out.is_anchored_start || out.is_anchored_end)) {
-    return std::nullopt;
-  }
-  return out;
+  return alternatives;
 }
 
 GrammarExpr any_text_expr() {
@@ -137,9 +141,14 @@ std::shared_ptr<const JsonSchemaPattern> JsonSchemaPattern::compile(const std::s
     try {
       GrammarRuleDef root;
       root.name = "root";
-      if (!rewritten->is_anchored_start) root.body.children.push_back(any_text_expr());
-      root.body.children.push_back(regex_to_expr(rewritten->regex, where));
-      if (!rewritten->is_anchored_end) root.body.children.push_back(any_text_expr());
+      root.body.kind = GrammarExpr::Kind::Choice;
+      for (const RewrittenPattern& alternative : *rewritten) {
+        GrammarExpr searched;  // a sequence
+        if (!alternative.is_anchored_start) searched.children.push_back(any_text_expr());
+        searched.children.push_back(regex_to_expr(alternative.regex, where));
+        if (!alternative.is_anchored_end) searched.children.push_back(any_text_expr());
+        root.body.children.push_back(std::move(searched));
+      }
       compiled->grammar_ = std::make_shared<const CompiledGrammar>(
           Grammar::from_rules({root}, "root", where), byte_vocabulary());
       return compiled;

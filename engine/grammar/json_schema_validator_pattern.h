@@ -3,7 +3,7 @@
 // (regex_grammar.h: a grammar over code points matched by GrammarMatcher, linear in the string,
 // no recursion), wrapped as [\s\S]*(?:re)[\s\S]*, with `.` and \s rewritten to ECMA-262's
 // classes first. A pattern that engine refuses (word boundaries, lookaround, backreferences,
-// control escapes) or whose anchors sit inside alternatives falls back to std::regex
+// control escapes) or whose anchors sit inside a group falls back to std::regex
 // (ECMAScript), which recurses per character: it is only run on strings up to
 // kMaxStdRegexSubjectBytes, and a longer string is reported as not checkable.
 #pragma once

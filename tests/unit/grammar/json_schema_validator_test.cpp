@@ -79,6 +79,20 @@ TEST(JsonSchemaValidator, PatternSearchesLongStringsWithoutRecursion) {
   EXPECT_FALSE(dot.is_valid(json("a\rb")));  // ECMA-262's `.` excludes \r
 }
 
+TEST(JsonSchemaValidator, AnchorsOfTopLevelAlternativesAndCharactersBeyondAscii) {
+  // "^a|b$": "a" at the start or "b" at the end; `.` is one character, not one byte.
+  auto version = validator_of(R"js({"pattern":"^([0-9]{1,4}.[0-9]{1,4})|(test)"})js");
+  EXPECT_TRUE(version.is_valid(json("7\u03c44")));  // 7τ4
+  EXPECT_TRUE(version.is_valid(json("12.3 and more")));
+  EXPECT_TRUE(version.is_valid(json("a test")));
+  EXPECT_FALSE(version.is_valid(json("x12.3")));
+  auto ends = validator_of(R"({"pattern":"^ab|cd$"})");
+  EXPECT_TRUE(ends.is_valid(json("abx")));
+  EXPECT_TRUE(ends.is_valid(json("xcd")));
+  EXPECT_FALSE(ends.is_valid(json("xab")));
+  EXPECT_FALSE(ends.is_valid(json("cdx")));
+}
+
 TEST(JsonSchemaValidator, CompileErrorsNameSourceAndPointer) {
   EXPECT_THAT(validator_compile_error(R"({"properties":{"a":{"minLength":"3"}}})"),
               HasSubstr("schema.json: /properties/a/minLength: expected a non-negative integer"));
