@@ -452,7 +452,8 @@ std::string SchemaConverter::visit_union(const SchemaJson& schema, const std::st
   if (keyword == "oneOf") make_one_of_disjoint(written, here);
   std::string body;
   for (size_t k = 0; k < written.size(); ++k) {
-    std::string expr = visit(keep(std::move(written[k])), str_cat(here, "/", indices[k]), depth + 1);
+    std::string expr =
+        visit(keep(std::move(written[k])), str_cat(here, "/", indices[k]), depth + 1);
     body += (body.empty() ? "" : " | ") + expr;
   }
   if (body.empty()) {

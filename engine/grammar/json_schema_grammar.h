@@ -44,9 +44,10 @@
 // URLs; an object schema without additionalProperties writes no keys beyond its named (and pattern)
 // ones; dependentRequired makes the dependencies of an optional property required;
 // minProperties makes the first optional properties required, maxProperties leaves out the last
-// ones and extra keys; multipleOf writes only integer multiples; a pattern or format beside
-// length bounds shares the bounds among its parts (a repeat of a part of varying length keeps
-// the part within a narrower range); bounds past ±1e15 are brought to ±1e15.
+// ones and extra keys; multipleOf writes only integer multiples (of at most 15 digits without
+// bounds); a pattern or format beside length bounds shares the bounds among its parts (a repeat of
+// a part of varying length keeps the part within a narrower range); bounds past ±1e15 are brought
+// to ±1e15.
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
 // Integers and numbers of a JSON Schema as GBNF: bounds (exact for integers), multipleOf.
 #include <cmath>
+#include <vector>
 
 #include "engine/grammar/choice_grammar.h"
 #include "engine/grammar/json_schema_converter.h"
@@ -39,7 +40,7 @@ std::string digit_range(const std::string& a, const std::string& b) {
 constexpr int kMaxIntegerDigits = 16;
 // multipleOf is written as a divisibility automaton up to this divisor (one rule per remainder),
 // and as the list of the multiples in range up to this many.
-constexpr int64_t kMaxMultipleOfAutomaton = 1000;
+constexpr int64_t kMaxMultipleOfAutomaton = 100;
 constexpr int64_t kMaxListedMultiples = 1000;
 
 // Every nonnegative integer in [lo, hi] (hi < 0: unbounded, up to kMaxIntegerDigits digits).
@@ -151,21 +152,42 @@ std::string SchemaConverter::visit_number(const SchemaJson& schema, const std::s
         refuse(here, "unsupported keyword 'multipleOf' (a divisor above ", kMaxMultipleOfAutomaton,
                " without bounds)");
       }
-      // State r: the digits so far are r modulo k. Rules named after the divisor, made once.
+      // State (r, n): the digits so far are r modulo k, and at most n more may follow (15
+      // digits in all: a double holds the value exactly, so every reader sees a multiple).
+      // Only states from which a multiple can still be reached are written. Rules named after
+      // the divisor, made once.
+      constexpr int kMaxDigits = 15;
       std::string prefix = str_cat("mul", k, "r");
+      auto state = [&](int64_t r, int n) { return str_cat(prefix, r, "n", n); };
+      // reachable[n][r]: a multiple can be reached from remainder r with at most n more digits.
+      std::vector<std::vector<bool>> reachable(kMaxDigits, std::vector<bool>(k, false));
+      for (int n = 0; n < kMaxDigits; ++n) {
+        for (int64_t r = 0; r < k; ++r) {
+          bool can = r == 0;
+          for (int d = 0; d <= 9 && !can && n > 0; ++d) can = reachable[n - 1][(10 * r + d) % k];
+          reachable[n][r] = can;
+        }
+      }
       if (!ref_rules_.count(prefix)) {
         ref_rules_[prefix] = prefix;
-        for (int64_t r = 0; r < k; ++r) {
-          std::string body = r == 0 ? "\"\"" : "";
-          for (int d = 0; d <= 9; ++d) {
-            body += str_cat(body.empty() ? "" : " | ", "\"", d, "\" ", prefix, (10 * r + d) % k);
+        for (int n = 0; n < kMaxDigits; ++n) {
+          for (int64_t r = 0; r < k; ++r) {
+            if (!reachable[n][r]) continue;
+            std::string body = r == 0 ? "\"\"" : "";
+            for (int d = 0; d <= 9 && n > 0; ++d) {
+              int64_t next = (10 * r + d) % k;
+              if (!reachable[n - 1][next]) continue;
+              body += str_cat(body.empty() ? "" : " | ", "\"", d, "\" ", state(next, n - 1));
+            }
+            rules_.emplace_back(state(r, n), body);
           }
-          rules_.emplace_back(str_cat(prefix, r), body);
         }
       }
       std::string first;
-      for (int d = 1; d <= 9; ++d)
-        first += str_cat(d > 1 ? " | " : "", "\"", d, "\" ", prefix, d % k);
+      for (int d = 1; d <= 9; ++d) {
+        if (!reachable[kMaxDigits - 1][d % k]) continue;
+        first += str_cat(first.empty() ? "" : " | ", "\"", d, "\" ", state(d % k, kMaxDigits - 1));
+      }
       return add_rule(str_cat("\"0\" | \"-\"? ( ", first, " )"));
     }
     is_integer = true;
