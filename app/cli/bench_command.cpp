@@ -68,7 +68,9 @@ std::vector<int> parse_batch_sizes(const QString& list, const char* option) {
 
 void add_bench_options(QCommandLineParser& parser) {
   parser.setApplicationDescription(
-      "Compare sequential, static and continuous batching on one instruction file.");
+      "Compare sequential, static and continuous batching on one instruction file.\n"
+      "sluice bench schemas --dir DIR: compile and generate from a folder of JSON Schemas "
+      "(see sluice bench schemas --help).");
   parser.addHelpOption();
   parser.addOptions({
       {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
@@ -497,6 +499,7 @@ void save_dummy_gguf(const BenchArgs& a) {
 }
 
 int run_bench(const QStringList& args) {
+  if (!args.isEmpty() && args.first() == "schemas") return run_bench_schemas(args.mid(1));
   if (wants_http_bench(args)) return run_http_bench(args);
   BenchArgs a;
   try {

@@ -10,6 +10,8 @@ int run_version();
 int run_generate(const QStringList& args);
 int run_tokenize(const QStringList& args);
 int run_bench(const QStringList& args);
+// `sluice bench schemas`: JSON Schema subsets compiled and generated from (schema_bench.h).
+int run_bench_schemas(const QStringList& args);
 int run_render_template(const QStringList& args);
 int run_jobs(const QStringList& args);
 int run_serve(const QStringList& args);

@@ -69,6 +69,8 @@ void print_usage() {
       "  generate   run a model over an instruction file and write JSONL results\n"
       "  tokenize   print the token ids of a text\n"
       "  bench      compare sequential, static and continuous batching on a file\n"
+      "  bench schemas  compile a folder of JSON Schema subsets as jobs do and generate rows\n"
+      "             from them (compiled %%, compile and mask times, valid %%, max_tokens hits)\n"
       "  render-template  print a chat template rendered over a conversation\n"
       "  jobs       list, show, compare and export job files (list [DIR, default the app's jobs\n"
       "             folder] | show FILE | compare A B [--rows N] | export FILE ...)\n"
