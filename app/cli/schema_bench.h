@@ -50,7 +50,6 @@ struct SchemaSubsetResult {
   std::string subset;
   JsonWhitespace whitespace = JsonWhitespace::Flexible;
   size_t num_schemas = 0;
-  size_t num_not_json = 0;  // files that are not JSON (named on stderr), counted as not compiled
   size_t num_compiled = 0;
   std::vector<double> compile_ms;  // [num_compiled]
   // Generation (with a model):

@@ -92,7 +92,6 @@ SchemaSubsetResult sum_results(const std::vector<SchemaSubsetResult>& results,
   for (const SchemaSubsetResult& r : results) {
     if (r.whitespace != whitespace) continue;
     all.num_schemas += r.num_schemas;
-    all.num_not_json += r.num_not_json;
     all.num_compiled += r.num_compiled;
     all.compile_ms.insert(all.compile_ms.end(), r.compile_ms.begin(), r.compile_ms.end());
     all.num_generated_schemas += r.num_generated_schemas;

@@ -14,7 +14,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// Two subsets of three schemas; c.json of each uses `if`, which strict mode refuses.
+// Two subsets of three schemas (c.json of each uses `if`, which strict mode refuses) and a
+// folder without schemas.
 std::string write_schema_subsets(const std::string& name) {
   const std::string dir = make_temp_dir(name);
   const char* refused = R"({"properties":{"a":{"if":{"type":"string"},"then":{"minLength":2}}}})";
@@ -29,6 +30,8 @@ std::string write_schema_subsets(const std::string& name) {
   write_file(dir + "/beta/b.json", R"({"type":"integer","minimum":0,"maximum":9})");
   write_file(dir + "/beta/c.json", refused);
   write_file(dir + "/beta/notes.txt", "not a schema: ignored");
+  std::filesystem::create_directories(dir + "/gamma");  // no schemas: not a subset
+  write_file(dir + "/gamma/readme.md", "no schemas here");
   return dir;
 }
 
@@ -66,6 +69,7 @@ TEST(SchemaBenchCli, CompiledShareWithoutAModel) {
   EXPECT_EQ(all[2], "6");
   EXPECT_EQ(all[3], "66.7%");
   EXPECT_THAT(strict.out, HasSubstr("strict mode"));
+  EXPECT_THAT(strict.out, Not(HasSubstr("| gamma |")));
   EXPECT_THAT(strict.out, Not(HasSubstr("mask p50")));
 
   const auto best_effort = run_sluice({"bench", "schemas", "--dir", dir, "--schema-mode",
@@ -102,12 +106,16 @@ TEST(SchemaBenchCli, RowsPerSchemaWithAModelInBothWhitespaceModes) {
   EXPECT_THAT(r.out, HasSubstr("grammar-complete outputs the validator refused: none"));
 
   const auto limited = run_sluice({"bench", "schemas", "--dir", dir, "--model",
-                                   shared_path(kGgufF32), "--limit", "1", "--max-tokens", "8"});
+                                   shared_path(kGgufF32), "--limit", "1", "--max-tokens", "2"});
   ASSERT_EQ(limited.exit_code, 0) << limited.err;
   const auto alpha = table_row(limited.out, "alpha", "flexible");
   ASSERT_EQ(alpha.size(), 12u) << limited.out;
   EXPECT_EQ(alpha[8], "1");
   EXPECT_EQ(alpha[9], "2");  // the default: 2 rows per schema
+  // alpha's first schema is an object: 2 tokens cut every row off, invalid but not unsound.
+  EXPECT_EQ(alpha[10], "0.0%");
+  EXPECT_EQ(alpha[11], "100.0%");
+  EXPECT_THAT(limited.out, HasSubstr("grammar-complete outputs the validator refused: none"));
 }
 
 TEST(SchemaBenchCli, BadInputIsNamed) {
