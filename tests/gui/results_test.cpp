@@ -1,14 +1,11 @@
-// The results table, detail pane and export dialog over a real job file of 20k rows written by
-// JobStore (varied statuses, Unicode, long outputs, several samples). Every expectation is
-// computed here from the rows the test wrote, never read back through the code under test. The
+// The results table and detail pane over a real job file of 20k rows written by JobStore
+// (results_job_rows.h: varied statuses, Unicode, long outputs, several samples). Every expectation
+// is computed here from the rows the test wrote, never read back through the code under test. The
 // model runs under QAbstractItemModelTester throughout.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
-#include <QDir>
 #include <QElapsedTimer>
-#include <QFile>
 #include <QHeaderView>
-#include <QJsonDocument>
 #include <QLineEdit>
 #include <QLocale>
 #include <QPlainTextEdit>
@@ -27,8 +24,8 @@
 
 #include "engine/jobs/job_store.h"
 #include "tests/gui/gui_shots.h"
+#include "tests/gui/results_job_rows.h"
 #include "ui/common/reasoning_fold.h"
-#include "ui/results/export_dialog.h"
 #include "ui/results/results_model.h"
 #include "ui/results/results_panel.h"
 #include "ui/results/row_detail_pane.h"
@@ -38,87 +35,13 @@ using sluice::JobStore;
 using sluice::RowResult;
 using sluice::RowStatus;
 using sluice::SampleResult;
-using sluice::ui::ExportDialog;
 using sluice::ui::ReasoningFold;
 using sluice::ui::ResultsModel;
 using sluice::ui::ResultsPanel;
 
+using namespace sluice::gui_test;
+
 namespace {
-
-constexpr int kNumRows = 20'000;
-
-RowStatus statusOf(int64_t i) {
-  if (i % 17 == 5) return RowStatus::Failed;
-  if (i % 29 == 11) return RowStatus::Skipped;
-  return RowStatus::Done;
-}
-
-int outputTokensOf(int64_t i) {
-  return 3 + static_cast<int>((i * 31) % 200);
-}
-
-double totalMsOf(int64_t i) {
-  return 20.0 + static_cast<double>((i * 577) % 3000) * 0.25;
-}
-
-// Every value of row i, as written to the job.
-RowResult makeRow(int64_t i) {
-  RowResult row;
-  row.row_index = i;
-  row.line = static_cast<size_t>(i) + 1;
-  row.status = statusOf(i);
-  row.seed = 1000 + static_cast<uint64_t>(i);
-  if (row.status == RowStatus::Skipped) {
-    row.error = "line " + std::to_string(i + 1) + ": not a JSON object";
-    return row;
-  }
-  if (i % 5 != 0) row.input["id"] = "q-" + std::to_string(i);
-  row.input["question"] = "item " + std::to_string(i);
-  row.prompt = "Question " + std::to_string(i) + ": " + (i % 11 == 0 ? "Ünïcödé ☃ 日本語 " : "") +
-               "tell me about item " + std::to_string(i % 300) +
-               (i % 733 == 7 ? " NEEDLEWORD" : "");
-  row.prompt_tokens = 8 + static_cast<int>(i % 40);
-  row.queue_ms = 2.0;
-  row.ttft_ms = 10.0;
-  row.total_ms = totalMsOf(i);
-  if (row.status == RowStatus::Failed) {
-    row.error = "row " + std::to_string(i) + " failed: the prompt is too long";
-    return row;
-  }
-  SampleResult sample;
-  sample.output = "Item " + std::to_string(i) + " is a fine thing. ";
-  if (i % 97 == 0) {
-    for (int k = 0; k < 200; ++k) sample.output += "Long output line " + std::to_string(k) + ".\n";
-  }
-  if (i % 401 == 3) sample.output += "It hides a NeedleWord. ";
-  if (i % 13 == 0) sample.output += "Ünïcödé ☃ 日本語 🙂";
-  sample.output_tokens = outputTokensOf(i);
-  sample.finish_reason = i % 4 == 0 ? "length" : "stop";
-  row.samples = {sample};
-  if (i % 50 == 0) {
-    SampleResult second;
-    second.output = "second sample of row " + std::to_string(i);
-    second.output_tokens = 6;
-    second.finish_reason = "stop";
-    row.samples.push_back(second);
-  }
-  return row;
-}
-
-JobInfo makeInfo() {
-  JobInfo info;
-  info.source_path = "/data/questions.jsonl";
-  info.source_format = "jsonl";
-  info.model_path = "/models/tiny.gguf";
-  info.params["n"] = 1;
-  return info;
-}
-
-void writeJob(const QString& path, const std::vector<int64_t>& indices) {
-  auto store = JobStore::create(path.toStdString(), makeInfo());
-  for (const int64_t i : indices) store->add_result(makeRow(i));
-  store->flush();
-}
 
 // A thinking model's row: sample 0 reasoned, sample 1 answered at once (no reasoning).
 RowResult thinkingRow() {
@@ -146,12 +69,6 @@ RowResult thinkingRow() {
   return row;
 }
 
-std::vector<int64_t> range(int64_t first, int64_t end) {
-  std::vector<int64_t> indices;
-  for (int64_t i = first; i < end; ++i) indices.push_back(i);
-  return indices;
-}
-
 std::string asciiLower(std::string text) {
   for (char& c : text) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
@@ -169,12 +86,6 @@ bool rowMatches(int64_t i, const std::string& search) {
   if (has(row.prompt) || has(row.error)) return true;
   return std::any_of(row.samples.begin(), row.samples.end(),
                      [&](const SampleResult& s) { return has(s.output); });
-}
-
-int countRows(const std::function<bool(int64_t)>& keep) {
-  int count = 0;
-  for (int64_t i = 0; i < kNumRows; ++i) count += keep(i) ? 1 : 0;
-  return count;
 }
 
 // What the table shows for a head: the first 200 characters, "…" when cut, on one line.
@@ -202,15 +113,11 @@ class ResultsTest : public QObject {
   void panelFiltersAndShowsTheSelectedRow();
   void panelRefreshShowsNewRowsAndTheRetriedRow();
   void runRowAloneShowsTheAnswer();
-  void exportWritesJsonl();
-  void exportReportsAnError();
   void columnsFitTheWidthAndWidthsAreRemembered();
   void detailPaneGivesTheOutputRoom();
   void detailPaneClearsWhenTheFilterHidesItsRow();
   void detailPaneFoldsTheReasoning();
   void summarySaysRowOrRows();
-  void exportDefaultsToTheInstructionFileFolder();
-  void exportSaysWhetherFailedRowsAreIncluded();
 
  private:
   std::unique_ptr<ResultsModel> testedModel();
@@ -520,48 +427,6 @@ void ResultsTest::runRowAloneShowsTheAnswer() {
   QVERIFY(panel.detailPane()->rowAloneText().contains("Different"));
 }
 
-void ResultsTest::exportWritesJsonl() {
-  ExportDialog dialog(m_jobPath);
-  const QString output = m_dir.filePath("export.jsonl");
-  sluice::ExportOptions options;
-  options.include_failed = false;
-  dialog.setChoices(output, sluice::ExportFormat::Jsonl, options);
-  QSignalSpy finished(&dialog, &ExportDialog::exportFinished);
-  QElapsedTimer timer;
-  timer.start();
-  dialog.startExport();
-  QVERIFY(finished.wait(60000));
-  qInfo("exported in %lld ms: %s", timer.elapsed(), qPrintable(dialog.resultText()));
-  QCOMPARE(finished.first().at(0).toBool(), true);
-  QVERIFY2(dialog.resultText().startsWith("Wrote"), qPrintable(dialog.resultText()));
-
-  QFile file(output);
-  QVERIFY(file.open(QIODevice::ReadOnly));
-  int numLines = 0;
-  while (!file.atEnd()) {
-    const QByteArray line = file.readLine().trimmed();
-    if (line.isEmpty()) continue;
-    QJsonParseError error;
-    const QJsonDocument document = QJsonDocument::fromJson(line, &error);
-    QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(error.errorString()));
-    QVERIFY(document.isObject());
-    QCOMPARE(document.object().value("status").toString(), QString("done"));
-    ++numLines;
-  }
-  QCOMPARE(numLines, countRows([](int64_t i) { return statusOf(i) == RowStatus::Done; }));
-}
-
-void ResultsTest::exportReportsAnError() {
-  ExportDialog dialog(m_jobPath);
-  dialog.setChoices(m_dir.filePath("no/such/dir/out.csv"), sluice::ExportFormat::Csv, {});
-  QSignalSpy finished(&dialog, &ExportDialog::exportFinished);
-  dialog.startExport();
-  QVERIFY(finished.wait(60000));
-  QCOMPARE(finished.first().at(0).toBool(), false);
-  QVERIFY2(dialog.resultText().startsWith("Export failed:"), qPrintable(dialog.resultText()));
-  QVERIFY2(dialog.resultText().contains("no/such/dir"), qPrintable(dialog.resultText()));
-}
-
 // The right edge of column in the table's viewport.
 int columnRightEdge(const QTableView& view, int column) {
   return view.horizontalHeader()->sectionViewportPosition(column) + view.columnWidth(column);
@@ -698,52 +563,6 @@ void ResultsTest::summarySaysRowOrRows() {
   const int numMatches = countRows([](int64_t i) { return rowMatches(i, "needleword"); });
   QTRY_COMPARE_WITH_TIMEOUT(panel.summaryText(),
                             QString("%1 matching rows").arg(QLocale().toString(numMatches)), 5000);
-}
-
-void ResultsTest::exportDefaultsToTheInstructionFileFolder() {
-  // A job kept in a hidden jobs folder whose instruction file is in a data folder.
-  const QString dataDir = m_dir.filePath("data");
-  const QString jobsDir = m_dir.filePath(".jobs");
-  QVERIFY(QDir().mkpath(dataDir) && QDir().mkpath(jobsDir));
-  JobInfo info = makeInfo();
-  info.source_path = QDir(dataDir).filePath("questions.jsonl").toStdString();
-  const QString jobPath = QDir(jobsDir).filePath("questions-model.sluicejob");
-  JobStore::create(jobPath.toStdString(), info)->add_result(makeRow(0));
-  {
-    ExportDialog dialog(jobPath);
-    QTRY_VERIFY(dialog.hasReadJob());  // the instruction file's folder is read on the pool
-    QCOMPARE(dialog.outputPath(), QDir(dataDir).filePath("questions-model.jsonl"));
-  }
-  // The instruction file's folder is gone (the job came from another machine): the job's folder.
-  info.source_path = "/no/such/folder/questions.jsonl";
-  const QString movedJob = QDir(jobsDir).filePath("moved.sluicejob");
-  JobStore::create(movedJob.toStdString(), info)->add_result(makeRow(0));
-  ExportDialog dialog(movedJob);
-  QTRY_VERIFY(dialog.hasReadJob());
-  QCOMPARE(dialog.outputPath(), QDir(jobsDir).filePath("moved.jsonl"));
-}
-
-void ResultsTest::exportSaysWhetherFailedRowsAreIncluded() {
-  ExportDialog dialog(m_jobPath);
-  QTRY_VERIFY(dialog.hasReadJob());  // the counts are read on the pool
-  const QLocale locale;
-  const QString counts =
-      QString("%1 failed and %2 skipped rows")
-          .arg(locale.toString(
-                   countRows([](int64_t i) { return statusOf(i) == RowStatus::Failed; })),
-               locale.toString(
-                   countRows([](int64_t i) { return statusOf(i) == RowStatus::Skipped; })));
-  sluice::ExportOptions options;
-  dialog.setChoices(m_dir.filePath("out.csv"), sluice::ExportFormat::Csv, options);
-  QVERIFY2(dialog.failedRowsText().contains("are left out"), qPrintable(dialog.failedRowsText()));
-  QVERIFY2(dialog.failedRowsText().contains(counts), qPrintable(dialog.failedRowsText()));
-  options.include_failed = true;  // the choice, as ticking the box makes it
-  dialog.setChoices(m_dir.filePath("out.csv"), sluice::ExportFormat::Csv, options);
-  QVERIFY2(dialog.failedRowsText().contains("are included"), qPrintable(dialog.failedRowsText()));
-  QVERIFY(dialog.options().include_failed);
-  dialog.setChoices(m_dir.filePath("out.json"), sluice::ExportFormat::Alpaca, options);
-  QVERIFY2(dialog.failedRowsText().contains("needs an output"),
-           qPrintable(dialog.failedRowsText()));
 }
 
 QTEST_MAIN(ResultsTest)
