@@ -7,6 +7,8 @@
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
+#include "ui/common/wheel_guard.h"
+
 namespace sluice::ui {
 
 SetupSteps::SetupSteps(QWidget* parent) : QWidget(parent) {
@@ -54,6 +56,8 @@ int SetupSteps::addStep(QWidget* page, const QString& title, bool isNumbered) {
   scroll->setWidgetResizable(true);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   scroll->setWidget(frame);
+  // The wheel scrolls the page: it changes a field's value only once the field has the focus.
+  WheelGuard::install(frame);
   const int index = m_pages->addWidget(scroll);
   m_buttons->addButton(step.button, index);
   m_stepColumn->addWidget(step.button);
@@ -75,7 +79,7 @@ void SetupSteps::updateButton(const Step& step) {
   // ✓ for a done step; an open circle for one that still needs something.
   const QString mark = step.isDone ? QStringLiteral("✓") : QStringLiteral("○");
   QString text = mark + "  " + step.title;
-  if (!step.state.isEmpty()) text += "\n      " + step.state;
+  if (!step.state.isEmpty()) text += "\n      " + QString(step.state).replace('\n', "\n      ");
   step.button->setText(text);
   step.button->setToolTip(step.state);
 }

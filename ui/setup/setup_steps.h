@@ -1,7 +1,8 @@
 // The setup as numbered steps ("1 Model", "2 Instructions", "3 Parameters", then extra pages
 // such as the server): a column of step buttons that is always visible, each with its number, a
 // one-line state ("stories260K-f32.gguf · loaded") and a mark when the step is done, above the
-// page of the chosen step. Pages get the same content margins, so no label sits on the edge.
+// page of the chosen step. Pages get the same content margins, so no label sits on the edge, and
+// scroll under the wheel without changing the field under the pointer (WheelGuard).
 #pragma once
 
 #include <QWidget>
