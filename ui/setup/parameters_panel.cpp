@@ -3,10 +3,12 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QFrame>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QRegularExpressionValidator>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -28,6 +30,7 @@ const char* const kRemoteDevice = "remote";  // the device selector's "Remote se
 ParametersPanel::ParametersPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(buildRestoredNote());
   layout->addWidget(buildSampling());
   auto* structured = new QGroupBox("Structured output", this);
   auto* structuredLayout = new QVBoxLayout(structured);
@@ -74,6 +77,36 @@ QSpinBox* ParametersPanel::addInt(const QString& label, int low, int high, const
   m_form->addRow(label, spin);
   connect(spin, &QSpinBox::valueChanged, this, &ParametersPanel::onEdited);
   return spin;
+}
+
+QWidget* ParametersPanel::buildRestoredNote() {
+  auto* box = new QFrame(this);
+  box->setObjectName("restoredSettings");
+  box->setFrameShape(QFrame::StyledPanel);
+  m_restoredBox = box;
+  auto* boxLayout = new QVBoxLayout(box);
+  m_restoredLabel = new QLabel(box);
+  m_restoredLabel->setWordWrap(true);
+  m_restoredLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  boxLayout->addWidget(m_restoredLabel);
+  m_useDefaults = new QPushButton("Use defaults", box);
+  m_useDefaults->setToolTip("Put every setting on this page back to its default");
+  boxLayout->addWidget(m_useDefaults, 0, Qt::AlignRight);
+  connect(m_useDefaults, &QPushButton::clicked, this, [this] { setFromSpec(GenerationSpec{}); });
+  box->hide();
+  return box;
+}
+
+void ParametersPanel::setRestoredSettings(const QStringList& restored) {
+  m_restoredLabel->setText(
+      restored.isEmpty()
+          ? QString()
+          : QString("Restored from your last session: %1.").arg(restored.join(", ")));
+  m_restoredBox->setVisible(!restored.isEmpty());
+}
+
+QString ParametersPanel::restoredNote() const {
+  return m_restoredLabel->text();
 }
 
 QWidget* ParametersPanel::buildSampling() {
@@ -270,6 +303,7 @@ void ParametersPanel::applyToSpec(sluice::GenerationSpec& spec) const {
 }
 
 void ParametersPanel::setFromSpec(const sluice::GenerationSpec& spec) {
+  setRestoredSettings({});
   m_updating = true;
   m_baseSampling = spec.sampling;
   m_baseEngine = spec.engine;

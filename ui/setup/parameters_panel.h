@@ -21,6 +21,7 @@ class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QPushButton;
 class QSpinBox;
 
 namespace sluice::ui {
@@ -63,6 +64,13 @@ class ParametersPanel final : public QWidget {
   // A plain method, not a slot: a slot would make this header's moc code instantiate
   // GenerationSpec's metatype before app/engine_worker.h declares it (Q_DECLARE_METATYPE).
   void setFromSpec(const sluice::GenerationSpec& spec);
+  // Says above the settings that they are the last session's, naming the ones that differ from
+  // the defaults ("n = 2", "temperature 0.9"), with a button that puts the defaults back; an
+  // empty list hides it. setFromSpec hides it too (the panel then shows another spec).
+  void setRestoredSettings(const QStringList& restored);
+  // Returns the note as shown ("Restored from your last session: n = 2, …"), "" when hidden.
+  QString restoredNote() const;
+  QPushButton* useDefaultsButton() const { return m_useDefaults; }
 
   bool isValid() const { return validationError().isEmpty(); }
   // Returns why the settings are invalid (sampling first, then structured output, then the remote
@@ -83,6 +91,7 @@ class ParametersPanel final : public QWidget {
   void changed();
 
  private:
+  QWidget* buildRestoredNote();
   QWidget* buildSampling();
   QWidget* buildEngine();
   QDoubleSpinBox* addDouble(const QString& label, double low, double high, double step,
@@ -118,6 +127,9 @@ class ParametersPanel final : public QWidget {
   QSpinBox* m_kvBudgetMib = nullptr;
   QSpinBox* m_threads = nullptr;
   QLabel* m_problemLabel = nullptr;
+  QWidget* m_restoredBox = nullptr;  // the last session's note and its "Use defaults"
+  QLabel* m_restoredLabel = nullptr;
+  QPushButton* m_useDefaults = nullptr;
   StructuredOutputPanel* m_structured = nullptr;
   QWidget* m_remoteBox = nullptr;
   RemoteServersPanel* m_remote = nullptr;

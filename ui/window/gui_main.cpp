@@ -122,16 +122,38 @@ void applyRemote(const QCommandLineParser& parser, MainWindow& window) {
   QTimer::singleShot(0, &window, [&window, panel] { window.showParameters(panel); });
 }
 
+// Options that say what to run or show: with any of them a launch is scripted. The rest (the
+// palette, pictures, the device, "Serve on port") only adjust an interactive launch.
+constexpr const char* kScriptedOptions[] = {
+    "start",    "quit-when-done", "export",      "model",  "dataset", "job",
+    "endpoint", "remote-model",   "json-schema", "choice", "compare"};
+
 }  // namespace
+
+bool isScriptedLaunch(const QCommandLineParser& parser) {
+  for (const char* option : kScriptedOptions) {
+    if (parser.isSet(option)) return true;
+  }
+  return false;
+}
 
 bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
   QCommandLineParser parser;
-  parser.setApplicationDescription("The Sluice desktop application.");
+  parser.setApplicationDescription(
+      "The Sluice desktop application.\n\nA launch with any of --start, --quit-when-done, "
+      "--export, --model, --dataset, --job, --endpoint, --remote-model, --json-schema, --choice "
+      "or --compare is scripted: it runs on what its options say and the defaults for the rest. "
+      "Without them the last session's parameters, model and instruction file are restored, and "
+      "the Parameters step says what was restored; --device, --serve-port, --palette and "
+      "--screenshot apply over it.");
   parser.addHelpOption();
   parser.addOptions({
       {"model", "Model to load at start.", "PATH"},
       {"dataset", "Instruction file to open at start.", "PATH"},
-      {"device", "Device to run on: cpu, cuda, cuda:N or auto (default: as last time).", "DEVICE"},
+      {"device",
+       "Device to run on: cpu, cuda, cuda:N or auto (default: cpu, or the last session's when "
+       "restored).",
+       "DEVICE"},
       {"endpoint",
        "Run on this OpenAI-compatible server instead of a local model (repeat for more).", "URL"},
       {"remote-model", "With --endpoint: the model to ask the servers for.", "NAME"},
@@ -155,6 +177,8 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
        "JOB"},
   });
   parser.process(arguments);
+  // Restored first, so every option given wins over what the last session used.
+  if (!isScriptedLaunch(parser)) window.restoreLastSession(parser.value("device"));
   if (parser.isSet("palette") && !applyPaletteNamed(parser.value("palette"))) {
     std::fprintf(stderr, "sluice gui: --palette expects system, dark or light\n");
     return false;
@@ -208,9 +232,6 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
     QMetaObject::invokeMethod(&window, &MainWindow::start, Qt::QueuedConnection);
   }
   if (parser.isSet("compare") && !compareJobs(parser, window)) return false;
-  // A plain launch reopens the last model and instruction file (when they still exist).
-  if (!parser.isSet("model") && !parser.isSet("dataset") && !parser.isSet("job"))
-    window.restoreLastFiles();
   return true;
 }
 

@@ -245,7 +245,8 @@ void MainWindow::setDevice(const QString& device) {
 void MainWindow::restoreSettings() {
   restoreGeometry(m_settings.windowGeometry());
   restoreState(m_settings.windowState());
-  if (const auto spec = m_settings.lastSpec()) m_parameters->setFromSpec(*spec);
+  // The last run's parameters only on request (restoreLastSession): a scripted launch must not
+  // run on them.
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -54,6 +54,12 @@ class MainWindow : public QMainWindow {
   // Relaunch: opens the last model and instruction file that loaded, when they still exist
   // (the status bar says which are gone).
   void restoreLastFiles();
+  // An interactive launch (`sluice gui` without options that say what to run): shows the
+  // parameters of the last run started, says on the Parameters page and its step which ones
+  // differ from the defaults, and reopens the last files (restoreLastFiles). A window that is
+  // not told to restore starts from the defaults: a scripted launch never runs on remembered
+  // settings. A device given (the command line's) replaces the last session's before it shows.
+  void restoreLastSession(const QString& device = QString());
   // The file the next new job is created at (instead of a fresh name in the jobs folder); it
   // must not exist yet.
   void setNewJobPath(const QString& path) { m_newJobPath = path; }

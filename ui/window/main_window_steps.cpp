@@ -1,6 +1,7 @@
 // MainWindow's setup steps: what each step's button says under its title, and whether the step
 // is done ("1 Model: stories260K-f32.gguf · loaded", "2 Instructions: alpaca.json · 5,000 rows",
-// then the reasoning controls set, if any: "· thinking off"; "3 Parameters: greedy · 256 tokens").
+// then the reasoning controls set, if any: "· thinking off"; "3 Parameters: greedy · 256 tokens",
+// "· n = 2" for more samples than one, and a second line while the values are the last session's).
 #include <QFileInfo>
 
 #include "ui/common/number_format.h"
@@ -65,9 +66,12 @@ void MainWindow::updateSetupSteps() {
   const QString how = sampling.temperature <= 0.0f
                           ? tr("greedy")
                           : tr("temperature %1").arg(formatDecimal(sampling.temperature, 2));
-  m_setup->setStepState(kParametersStep,
-                        tr("%1 · %2 tokens at most").arg(how, formatCount(sampling.max_tokens)),
-                        true);
+  QString state = tr("%1 · %2 tokens at most").arg(how, formatCount(sampling.max_tokens));
+  if (sampling.n > 1) state += tr(" · n = %1").arg(sampling.n);
+  // An interactive launch showing the last session's values says so until they are replaced
+  // (the page lists which ones).
+  if (!m_parameters->restoredNote().isEmpty()) state += '\n' + tr("restored from last session");
+  m_setup->setStepState(kParametersStep, state, true);
 }
 
 }  // namespace sluice::ui
