@@ -2,6 +2,7 @@
 // on what its options say and the defaults for the rest, whatever the last session used (a remote
 // endpoint, n = 2, temperature 0.9, 128 tokens, a JSON Schema); an interactive launch restores
 // the last session and the Parameters step says what it restored.
+#include <QAbstractSpinBox>
 #include <QCoreApplication>
 #include <QFile>
 #include <QPushButton>
@@ -21,6 +22,7 @@
 #include "ui/setup/remote_servers_panel.h"
 #include "ui/setup/setup_steps.h"
 #include "ui/setup/structured_output_panel.h"
+#include "ui/window/app_palette.h"
 #include "ui/window/app_settings.h"
 #include "ui/window/gui_main.h"
 #include "ui/window/main_window.h"
@@ -171,7 +173,16 @@ class ScriptedLaunchTest : public QObject {
     QVERIFY2(step.endsWith("\nrestored from last session"), qPrintable(step));
     QVERIFY2(step.contains("n = 2"), qPrintable(step));
     window.setupSteps()->setCurrentWidget(parameters);
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    // The picture once the page is laid out (its fields at their full height).
+    QWidget* firstField = parameters->findChild<QAbstractSpinBox*>();
+    QTRY_VERIFY(firstField->height() >= firstField->minimumSizeHint().height());
     QVERIFY(sluice::test::saveShot(window, "restored-session"));
+    QVERIFY(sluice::ui::applyPaletteNamed("dark"));
+    QTRY_COMPARE(parameters->useDefaultsButton()->palette().color(QPalette::Window),
+                 sluice::ui::darkPalette().color(QPalette::Window));
+    QVERIFY(sluice::test::saveShot(window, "restored-session-dark"));
+    QVERIFY(sluice::ui::applyPaletteNamed("light"));
 
     QTest::mouseClick(parameters->useDefaultsButton(), Qt::LeftButton);
     QVERIFY(!parameters->isRemote());
