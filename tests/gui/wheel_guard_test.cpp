@@ -125,6 +125,21 @@ class WheelGuardTest : public QObject {
     }
   }
 
+  // A setting changed from its default shows in the Parameters step, even one the step's first
+  // line does not name (the reported repetition penalty went unseen).
+  void aChangedSettingShowsInTheParametersStep() {
+    MainWindow window;
+    constexpr int kParametersStep = 2;
+    QVERIFY2(!window.setupSteps()->stepState(kParametersStep).contains('\n'),
+             qPrintable(window.setupSteps()->stepState(kParametersStep)));
+    auto* penalty =
+        qobject_cast<QDoubleSpinBox*>(fieldLabelled(window.parametersPanel(), "Repetition pen."));
+    QVERIFY(penalty != nullptr);
+    penalty->setValue(1.15);
+    const QString state = window.setupSteps()->stepState(kParametersStep);
+    QVERIFY2(state.endsWith("\nrepetition penalty 1.15"), qPrintable(state));
+  }
+
   // Once a field has the focus (clicked, or reached with Tab) the wheel changes it, and the page
   // stays where it is.
   void wheelOverTheFocusedFieldChangesIt() {
