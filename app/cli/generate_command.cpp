@@ -19,6 +19,7 @@
 #include "app/model_host.h"
 #include "engine/core/error.h"
 #include "engine/core/mapped_file.h"
+#include "engine/export/export_dpo.h"
 #include "engine/export/export_output.h"
 #include "engine/export/exporters.h"
 #include "engine/grammar/grammar_cache.h"
@@ -94,7 +95,10 @@ void add_generate_options(QCommandLineParser& parser) {
       {"export", "Write --output as jsonl, csv, alpaca, openai, sharegpt, dpo or openai-batch.",
        "FORMAT"},
       {"dpo-rule",
-       "Chosen sample for --export dpo: longest (default), shortest, first, last, score.", "RULE"},
+       "Chosen sample for --export dpo: longest (default), shortest, first, last, score. A tie "
+       "(equal lengths or scores; for longest and shortest, both samples cut at --max-tokens) "
+       "still writes the pair, the lower sample chosen; stderr counts the ties.",
+       "RULE"},
       {"flatten-output",
        "For --export csv: a column per top-level key of JSON outputs (output.<key>), in the "
        "JSON Schema's order."},
@@ -354,6 +358,8 @@ void report_output(const ExportStats& stats, const GenerateArgs& a, ProgressPrin
   const std::string left_out = describe_left_out(stats);
   progress.note(str_cat("wrote ", stats.records_written, " records from ", stats.rows_written,
                         " rows to ", a.output_path, left_out.empty() ? "" : " (" + left_out + ")"));
+  if (a.export_format == ExportFormat::DpoPairs)
+    progress.note(str_cat("dpo pairs: ", describe_dpo_sources(stats, a.export_options)));
 }
 
 // A job file whose run stopped before its first commit holds no parameters to resume with.

@@ -8,7 +8,11 @@
 //                                           two jobs over one input: statistics side by side,
 //                                           and the first N rows whose outputs differ
 //   sluice jobs export FILE --format F --output O [--dpo-rule R] [--score-field K]
-//                     [--include-failed] [--flatten-output] [--reasoning separate|keep|strip]
+//                     [--reviewed-only] [--include-failed] [--flatten-output]
+//                     [--reasoning separate|keep|strip]
+//                                           with --format dpo, stderr says how many pairs came
+//                                           from review picks, how many from the rule, and how
+//                                           many of the rule's were ties
 // Exit status: 0 done, 3 exported but some stored rows do not read back (each is named with its
 // row and error; the others are exported), 1 failed, 2 usage.
 #include <QCommandLineParser>
@@ -229,8 +233,13 @@ int run_export(const QStringList& args) {
       {"output", "The file to write.", "FILE"},
       {"dpo-rule",
        "For dpo: longest (default), shortest, first, last or score; rows picked in the app's "
-       "Pairs view use their picks instead.",
+       "Pairs view use their picks instead (rows marked unusable or a tie there are left out). "
+       "A rule that cannot tell the two samples apart (equal lengths or scores; for longest and "
+       "shortest, both cut at max_tokens) still writes the pair, the lower sample chosen, and "
+       "counts it as a tie.",
        "RULE"},
+      {"reviewed-only",
+       "For dpo: only the rows reviewed in the app's Pairs view; the others are left out."},
       {"score-field", "For --dpo-rule score: the sample field holding the score (default score).",
        "KEY"},
       {"include-failed", "jsonl and csv: also export failed and skipped rows."},
@@ -263,6 +272,9 @@ int run_export(const QStringList& args) {
   options.flatten_output = parser.isSet("flatten-output");
   if (options.flatten_output && format != ExportFormat::Csv)
     throw UsageError("--flatten-output needs --format csv");
+  options.reviewed_only = parser.isSet("reviewed-only");
+  if (options.reviewed_only && format != ExportFormat::DpoPairs)
+    throw UsageError("--reviewed-only needs --format dpo");
   const std::string output = required_option(parser, "output").toStdString();
   const auto job = JobStore::open(parser.positionalArguments().front().toStdString());
   const ExportStats stats = export_job(*job, format, output, with_batch_responses(options));

@@ -73,6 +73,28 @@ std::vector<Candidate> candidates_of(const RowResult& row, const ExportOptions& 
 }
 
 constexpr const char* kUnusableReason = "marked unusable in review";
+constexpr const char* kTieReason = "marked a tie in review";
+constexpr const char* kNotReviewedReason = "not reviewed";
+
+// Whether the rule ranked chosen and rejected alike (DpoPair::is_tie). chosen and rejected are
+// the first and last of the ranked candidates.
+bool is_rule_tie(const RowResult& row, const Candidate& chosen, const Candidate& rejected,
+                 DpoRule rule) {
+  switch (rule) {
+    case DpoRule::Longest:
+    case DpoRule::Shortest: {
+      const bool both_cut = row.samples[chosen.sample_idx].finish_reason == "length" &&
+                            row.samples[rejected.sample_idx].finish_reason == "length";
+      return both_cut || chosen.rank_key == rejected.rank_key;
+    }
+    case DpoRule::Score:
+      return chosen.rank_key == rejected.rank_key;
+    case DpoRule::FirstChosen:
+    case DpoRule::LastChosen:
+      return false;  // a position, not a ranking
+  }
+  return false;
+}
 
 // The pair a person picked for row. Throws Error naming the row when a picked sample is missing.
 DpoPair picked_pair(const RowResult& row, const PairPick& pick) {
@@ -129,6 +151,7 @@ std::optional<DpoPair> choose_dpo_pair(const RowResult& row, const ExportOptions
         candidates.begin(), candidates.end(),
         [](const Candidate& a, const Candidate& b) { return a.rank_key > b.rank_key; });
     pair = {candidates.front().sample_idx, candidates.back().sample_idx};
+    pair.is_tie = is_rule_tie(row, candidates.front(), candidates.back(), options.dpo_rule);
   }
   // Identical texts carry no preference; a pair of them would only add noise to training.
   if (row.samples[pair.chosen_sample_idx].output == row.samples[pair.rejected_sample_idx].output)
@@ -149,6 +172,14 @@ ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const Expor
       stats.leave_out(kUnusableReason);
       return;
     }
+    if (pick != picks.end() && pick->second.is_tie) {
+      stats.leave_out(kTieReason);
+      return;
+    }
+    if (pick == picks.end() && options.reviewed_only) {
+      stats.leave_out(kNotReviewedReason);
+      return;
+    }
     std::optional<DpoPair> pair;
     std::string why_none;
     try {
@@ -161,7 +192,11 @@ ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const Expor
       stats.leave_out(why_none);
       return;
     }
-    if (pick != picks.end()) stats.rows_picked++;
+    if (pick != picks.end()) {
+      stats.rows_picked++;
+    } else if (pair->is_tie) {
+      stats.dpo_rule_ties++;
+    }
     out.write(to_json_text(dpo_record(row, *pair, options.reasoning)));
     out.write("\n");
     stats.rows_written++;
@@ -172,8 +207,11 @@ ExportStats write_dpo_export(const JobStore& job, ExportOutput& out, const Expor
 
 std::string describe_dpo_sources(const ExportStats& stats, const ExportOptions& options) {
   const int64_t by_rule = stats.rows_written - stats.rows_picked;
+  const int64_t ties = stats.dpo_rule_ties;
   return str_cat(stats.rows_picked, stats.rows_picked == 1 ? " pair" : " pairs",
-                 " from review picks, ", by_rule, " by the ", to_string(options.dpo_rule), " rule");
+                 " from review picks, ", by_rule, " by the ", to_string(options.dpo_rule), " rule",
+                 options.reviewed_only ? " (reviewed rows only)" : "", ", ", ties,
+                 ties == 1 ? " of them a tie" : " of them ties");
 }
 
 }  // namespace sluice

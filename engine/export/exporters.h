@@ -54,10 +54,15 @@
 //            picked by ExportOptions::dpo_rule. Rows with fewer such samples, or whose chosen
 //            and rejected outputs are identical, are left out and counted. A row a person
 //            reviewed in the app's Pairs view (a PairPick in the job) takes the picked samples
-//            instead, or is left out ("marked unusable in review"); ExportStats::rows_picked
-//            counts the pairs that came from picks. The rule and the identity check compare
-//            the answers (SampleResult::output), never the reasoning, in every ReasoningExport
-//            mode. A pair with reasoning on either side adds chosen_reasoning and
+//            instead, or is left out ("marked unusable in review", "marked a tie in review");
+//            ExportStats::rows_picked counts the pairs that came from picks. With
+//            ExportOptions::reviewed_only the rows without a decision are left out too ("not
+//            reviewed"). A rule pair whose rule cannot tell its two samples apart (a tie: equal
+//            lengths or scores, or for longest and shortest both samples cut at max_tokens) is
+//            written as before, the lower sample index chosen, and counted in
+//            ExportStats::dpo_rule_ties (see choose_dpo_pair). The rule and the identity check
+//            compare the answers (SampleResult::output), never the reasoning, in every
+//            ReasoningExport mode. A pair with reasoning on either side adds chosen_reasoning and
 //            rejected_reasoning ("" for a side without).
 //   openai-batch  The OpenAI Batch output format, one line per row in input order, failed and
 //            skipped rows included (with an error instead of a response); see
@@ -136,6 +141,9 @@ struct ExportOptions {
   // csv: one column per top-level key of each sample's output that parses as a JSON object
   // ("output.<key>", "output_1.<key>", ...); see the csv format above.
   bool flatten_output = false;
+  // dpo: only the rows a person reviewed in the Pairs view (a pick); the rows without a decision
+  // are left out, counted as "not reviewed".
+  bool reviewed_only = false;
   // openai-batch: returns the response body (a chat.completion or text_completion object) of a
   // done row, given its request id and the job's creation time (seconds since the epoch).
   std::function<nlohmann::json(const RowResult&, const std::string& request_id, int64_t created)>
@@ -147,6 +155,7 @@ struct ExportStats {
   int64_t rows_skipped = 0;     // rows that produced none: the sum of left_out's counts
   int64_t records_written = 0;  // lines or array elements written (openai/sharegpt: per sample)
   int64_t rows_picked = 0;      // dpo: rows whose pair came from a review pick, not the rule
+  int64_t dpo_rule_ties = 0;    // dpo: pairs by the rule that were ties (DpoPair::is_tie)
   // Why rows were left out, as (reason, number of rows) in first-seen order. A reason reads after
   // a count: "failed", "skipped", "unreadable", "with fewer than two successful samples", ...
   std::vector<std::pair<std::string, int64_t>> left_out;

@@ -31,8 +31,9 @@ CREATE TABLE rows (
 );
 )sql";
 
-// Added in schema version 2. A pick names two different samples of its row, or marks the row
-// unusable (then the sample columns mean nothing).
+// Added in schema version 2. A pick names two different samples of its row (chosen and rejected,
+// or the two of a tie), or marks the row unusable (then the sample columns mean nothing);
+// is_unusable holds which (0 a pair, 1 unusable, 2 a tie: job_schema.h).
 constexpr const char* kCreatePairPicksTable = R"sql(
 CREATE TABLE pair_picks (
   row_index INTEGER PRIMARY KEY NOT NULL,

@@ -5,7 +5,11 @@
 //   rows(row_index INTEGER PRIMARY KEY, line, status, error, input, messages, prompt,
 //        prompt_tokens, samples, seed, queue_ms, ttft_ms, total_ms)   -- one RowResult each
 //   pair_picks(row_index INTEGER PRIMARY KEY, chosen_sample, rejected_sample, is_unusable)
-//        -- one PairPick each: a person's DPO choice for a row (schema version 2)
+//        -- one PairPick each: a person's DPO choice for a row (schema version 2); is_unusable
+//           holds the kind of decision: 0 a pair (chosen, rejected), 1 unusable, 2 a tie (the
+//           two samples compared are equally good). Ties came later without a version change:
+//           an older Sluice reads any non-zero value as unusable and leaves the row out of its
+//           dpo export, as a tie is left out.
 //
 // Versions: 1 had meta and rows only; 2 added pair_picks. A version 1 file is read as it is (it
 // has no picks) and upgraded in place by upgrade_job_schema, which the first pick's write calls,

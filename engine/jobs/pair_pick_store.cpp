@@ -17,6 +17,8 @@ bool has_pick_table(SqliteDb& db) {
 // Throws Error naming where and the row when pick cannot be a DPO pair.
 void check_pick(const PairPick& pick, const std::string& where) {
   if (pick.row_index < 0) fail(where, ": pair pick for row ", pick.row_index, ": negative row");
+  if (pick.is_unusable && pick.is_tie)
+    fail(where, ": pair pick for row ", pick.row_index, ": both unusable and a tie");
   if (pick.is_unusable) return;
   if (pick.chosen_sample_idx < 0 || pick.rejected_sample_idx < 0) {
     fail(where, ": pair pick for row ", pick.row_index, ": negative sample index (chosen ",
@@ -27,6 +29,13 @@ void check_pick(const PairPick& pick, const std::string& where) {
          " is both chosen and rejected");
   }
 }
+
+// The is_unusable column holds the kind of decision (job_schema.h): no schema change, and an
+// older Sluice, which reads any non-zero value as unusable, leaves a tie out of its export as
+// this one does.
+constexpr int64_t kDecisionPair = 0;
+constexpr int64_t kDecisionUnusable = 1;
+constexpr int64_t kDecisionTie = 2;
 
 // Reads the pick at statement's current row (columns as kSelectPicks orders them).
 PairPick read_pick(const SqliteStatement& statement, const std::string& where) {
@@ -42,7 +51,10 @@ PairPick read_pick(const SqliteStatement& statement, const std::string& where) {
   }
   pick.chosen_sample_idx = static_cast<int>(chosen);
   pick.rejected_sample_idx = static_cast<int>(rejected);
-  pick.is_unusable = statement.column_int(3) != 0;
+  const int64_t decision = statement.column_int(3);
+  pick.is_tie = decision == kDecisionTie;
+  // Any other non-zero value (a later kind of decision) leaves the row out, as unusable does.
+  pick.is_unusable = decision != kDecisionPair && decision != kDecisionTie;
   check_pick(pick, where);
   return pick;
 }
@@ -100,7 +112,9 @@ void PairPickStore::set(const PairPick& pick) {
   insert.bind_int(1, pick.row_index);
   insert.bind_int(2, pick.chosen_sample_idx);
   insert.bind_int(3, pick.rejected_sample_idx);
-  insert.bind_int(4, pick.is_unusable ? 1 : 0);
+  insert.bind_int(4, pick.is_unusable ? kDecisionUnusable
+                     : pick.is_tie    ? kDecisionTie
+                                      : kDecisionPair);
   insert.step();
 }
 

@@ -45,8 +45,9 @@ class PairPickStore {
   std::map<int64_t, PairPick> picks() const;
 
   // Stores pick, replacing the row's earlier one; committed when it returns. Throws Error naming
-  // the file and row when pick is not unusable and names a negative sample or the same sample
-  // twice (a pick is not checked against the row's samples: the row may not be stored yet).
+  // the file and row when pick is both unusable and a tie, or is not unusable (a pair or a tie)
+  // and names a negative sample or the same sample twice (a pick is not checked against the
+  // row's samples: the row may not be stored yet).
   void set(const PairPick& pick);
   // Removes the row's pick (the row goes back to the export's automatic rule); no-op without one.
   void clear(int64_t row_index);

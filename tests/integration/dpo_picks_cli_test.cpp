@@ -1,7 +1,7 @@
 // Pairs picked in the app's Pairs view steer `sluice jobs export --format dpo`: a real n = 2 job
 // from `generate`, picks stored in its job file as the app stores them (PairPickStore), then the
 // export: the picked row follows its pick, the unusable row is left out, the rest keep the rule,
-// and the summary says which.
+// and the summary says which; --reviewed-only leaves the unreviewed row out.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -60,6 +60,22 @@ TEST(DpoPicksCli, ExportFollowsTheReviewPicks) {
   EXPECT_EQ(records[0]["chosen"], picked_chosen);
   EXPECT_EQ(records[0]["rejected"], picked_rejected);
   EXPECT_EQ(records[1]["prompt"], rule_prompt);
+
+  // --reviewed-only: the row left to the rule is left out too, and said so.
+  const auto reviewed =
+      run_sluice({"jobs", "export", job, "--format", "dpo", "--output", out, "--reviewed-only"});
+  ASSERT_EQ(reviewed.exit_code, 0) << reviewed.err;
+  EXPECT_THAT(reviewed.err, HasSubstr("1 not reviewed"));
+  EXPECT_THAT(reviewed.err, HasSubstr("dpo pairs: 1 pair from review picks, 0 by the longest "
+                                      "rule (reviewed rows only), 0 of them ties"));
+  const auto reviewed_records = read_jsonl(out);
+  ASSERT_EQ(reviewed_records.size(), 1u);
+  EXPECT_EQ(reviewed_records[0]["chosen"], picked_chosen);
+  // Only dpo has reviews to go by.
+  const auto not_dpo = run_sluice({"jobs", "export", job, "--format", "jsonl", "--output",
+                                   dir + "/all.jsonl", "--reviewed-only"});
+  EXPECT_EQ(not_dpo.exit_code, 2);
+  EXPECT_THAT(not_dpo.err, HasSubstr("--reviewed-only needs --format dpo"));
 }
 
 }  // namespace

@@ -146,6 +146,39 @@ TEST(DpoPair, SaysWhyThereIsNoPair) {
   EXPECT_EQ(why, "with fewer than two successful samples with a score");
 }
 
+// A tie is a pair the rule cannot tell apart: equal rank keys, or for longest and shortest both
+// samples cut at max_tokens (finish_reason "length"); first and last rank nothing.
+TEST(DpoPair, TiesAreSaidWhenTheRuleCannotTellTheSamplesApart) {
+  const auto tie_of = [](const RowResult& row, DpoRule rule) {
+    const auto pair = choose_dpo_pair(row, with_rule(rule));
+    EXPECT_TRUE(pair.has_value());
+    return pair && pair->is_tie;
+  };
+  // Both cut at max_tokens, lengths 9 and 4: the longer is chosen, and it is a tie.
+  const RowResult both_cut = row_with_samples(
+      0, {make_sample("cut short", 8, "length"), make_sample("tiny", 8, "length")});
+  EXPECT_TRUE(tie_of(both_cut, DpoRule::Longest));
+  EXPECT_TRUE(tie_of(both_cut, DpoRule::Shortest));
+  EXPECT_EQ(choose_dpo_pair(both_cut, {})->chosen_sample_idx, 0u);
+  EXPECT_FALSE(tie_of(both_cut, DpoRule::FirstChosen));
+  EXPECT_FALSE(tie_of(both_cut, DpoRule::LastChosen));
+  // One finished, one cut: the lengths say something.
+  const RowResult one_cut = row_with_samples(
+      0, {make_sample("finished", 3), make_sample("cut at the limit", 8, "length")});
+  EXPECT_FALSE(tie_of(one_cut, DpoRule::Longest));
+  EXPECT_FALSE(tie_of(one_cut, DpoRule::Shortest));
+  // Equal lengths, different words.
+  const RowResult same_length = row_with_samples(0, {make_sample("abc", 1), make_sample("xyz", 1)});
+  EXPECT_TRUE(tie_of(same_length, DpoRule::Longest));
+  EXPECT_FALSE(tie_of(same_length, DpoRule::FirstChosen));
+  // Scores: equal is a tie, different is not.
+  EXPECT_TRUE(tie_of(row_with_samples(0, {scored("a", 1.5), scored("b", 1.5)}), DpoRule::Score));
+  EXPECT_FALSE(tie_of(row_with_samples(0, {scored("a", 1.5), scored("b", 2)}), DpoRule::Score));
+  // Different lengths, both finished: no tie.
+  EXPECT_FALSE(tie_of(row_with_samples(0, {make_sample("short", 1), make_sample("longer", 2)}),
+                      DpoRule::Longest));
+}
+
 std::vector<Json> read_dpo_jsonl(const std::string& path) {
   std::vector<Json> records;
   std::istringstream in(test::read_file(path));
@@ -231,7 +264,8 @@ TEST(DpoExport, ReviewPicksOverrideTheRule) {
   EXPECT_EQ(stats.rows_written, 3);
   EXPECT_EQ(stats.rows_picked, 2);
   EXPECT_EQ(describe_left_out(stats), "1 row left out: 1 marked unusable in review");
-  EXPECT_EQ(describe_dpo_sources(stats, {}), "2 pairs from review picks, 1 by the longest rule");
+  EXPECT_EQ(describe_dpo_sources(stats, {}),
+            "2 pairs from review picks, 1 by the longest rule, 0 of them ties");
   const std::vector<Json> records = read_dpo_jsonl(out);
   ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(records[0], Json::parse(R"({"prompt": "prompt 0", "chosen": "s0",
@@ -240,6 +274,76 @@ TEST(DpoExport, ReviewPicksOverrideTheRule) {
                             "rejected": "the longest answer 2"})"));
   EXPECT_EQ(records[2], Json::parse(R"({"prompt": "prompt 3", "chosen": "the longest answer 3",
                             "rejected": "s3"})"));
+}
+
+// Six rows whose outcome is known by construction: 0 picked against the rule, 1 a tie in review,
+// 2 a clear rule pair, 3 a rule pair of two samples cut at max_tokens (a tie), 4 a rule pair of
+// equal lengths (a tie), 5 unusable.
+std::string write_counted_dpo_job(const std::string& dir) {
+  const std::string path = dir + "/job.sluicejob";
+  const auto store = JobStore::create(path, test::make_job_info(2));
+  store->add_result(row_with_samples(0, {make_sample("tiny", 1), make_sample("a longer one", 3)}));
+  store->add_result(row_with_samples(1, {make_sample("left", 1), make_sample("right!", 1)}));
+  store->add_result(row_with_samples(2, {make_sample("no", 1), make_sample("yes, since", 2)}));
+  store->add_result(
+      row_with_samples(3, {make_sample("cut", 8, "length"), make_sample("also cut", 8, "length")}));
+  store->add_result(row_with_samples(4, {make_sample("same", 1), make_sample("size", 1)}));
+  store->add_result(row_with_samples(5, {make_sample("x", 1), make_sample("yy", 1)}));
+  store->flush();
+  const auto picks = PairPickStore::open(path);
+  picks->set(dpo_pick(0, 0, 1));
+  PairPick tie = dpo_pick(1, 0, 1);
+  tie.is_tie = true;
+  picks->set(tie);
+  picks->set(dpo_pick(5, 0, 1, /*is_unusable=*/true));
+  return path;
+}
+
+TEST(DpoExport, CountsPicksRulePairsAndTies) {
+  const std::string dir = test::make_temp_dir("export-dpo-counts");
+  const auto store = JobStore::open(write_counted_dpo_job(dir));
+  const std::string out = dir + "/pairs.jsonl";
+  const ExportStats stats = export_job(*store, ExportFormat::DpoPairs, out);
+  EXPECT_EQ(stats.rows_written, 4);  // rows 0, 2, 3, 4
+  EXPECT_EQ(stats.rows_picked, 1);
+  EXPECT_EQ(stats.dpo_rule_ties, 2);  // rows 3 and 4
+  EXPECT_EQ(describe_left_out(stats),
+            "2 rows left out: 1 marked a tie in review, 1 marked unusable in review");
+  EXPECT_EQ(describe_dpo_sources(stats, {}),
+            "1 pair from review picks, 3 by the longest rule, 2 of them ties");
+  const std::vector<Json> records = read_dpo_jsonl(out);
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[0]["chosen"], "tiny");        // the pick, against the rule
+  EXPECT_EQ(records[1]["chosen"], "yes, since");  // the rule
+  EXPECT_EQ(records[2]["chosen"], "also cut");    // a tie, written as the rule ranks it
+  EXPECT_EQ(records[3]["chosen"], "same");        // a tie of equal keys: the lower sample
+
+  ExportOptions last = with_rule(DpoRule::LastChosen);
+  const ExportStats by_position = export_job(*store, ExportFormat::DpoPairs, out, last);
+  EXPECT_EQ(by_position.dpo_rule_ties, 0);
+  EXPECT_EQ(describe_dpo_sources(by_position, last),
+            "1 pair from review picks, 3 by the last rule, 0 of them ties");
+}
+
+TEST(DpoExport, ReviewedOnlyLeavesTheOthersOut) {
+  const std::string dir = test::make_temp_dir("export-dpo-reviewed");
+  const auto store = JobStore::open(write_counted_dpo_job(dir));
+  const std::string out = dir + "/pairs.jsonl";
+  ExportOptions options;
+  options.reviewed_only = true;
+  const ExportStats stats = export_job(*store, ExportFormat::DpoPairs, out, options);
+  EXPECT_EQ(stats.rows_written, 1);
+  EXPECT_EQ(stats.rows_picked, 1);
+  EXPECT_EQ(stats.dpo_rule_ties, 0);
+  EXPECT_EQ(describe_left_out(stats),
+            "5 rows left out: 1 marked a tie in review, 3 not reviewed, 1 marked unusable in "
+            "review");
+  EXPECT_EQ(describe_dpo_sources(stats, options),
+            "1 pair from review picks, 0 by the longest rule (reviewed rows only), 0 of them ties");
+  const std::vector<Json> records = read_dpo_jsonl(out);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0],
+            Json::parse(R"({"prompt": "prompt 0", "chosen": "tiny", "rejected": "a longer one"})"));
 }
 
 TEST(DpoExport, PickOfAMissingSampleNamesJobAndRow) {

@@ -151,6 +151,38 @@ TEST(PairPickStore, ReadsAVersion1JobAndUpgradesItOnTheFirstPick) {
   EXPECT_EQ(store->result(0)->samples.at(1).output, "bb");  // the rows are untouched
 }
 
+// A tie is stored in the is_unusable column as 2 (job_schema.h), so an older Sluice, which reads
+// any non-zero value as unusable, leaves the row out as this one does; the schema version stays.
+TEST(PairPickStore, StoresATieWithoutAVersionChange) {
+  const std::string path = picks_job_path("tie");
+  JobStore::create(path, make_job_info(3));
+  PairPick tie = pick_of(4, 2, 0);
+  tie.is_tie = true;
+  PairPickStore::open(path)->set(tie);
+  {
+    SqliteDb db(path, SqliteDb::Mode::OpenExisting);
+    EXPECT_EQ(db.query_int("SELECT is_unusable FROM pair_picks WHERE row_index = 4"), 2);
+    EXPECT_EQ(read_job_schema_version(db), 2);
+    // A value this build does not know (a later kind of decision) reads as unusable.
+    db.exec("INSERT INTO pair_picks VALUES (9, 0, 1, 7)");
+  }
+  const auto store = JobStore::open(path);
+  const std::map<int64_t, PairPick> picks = store->pair_picks();
+  ASSERT_EQ(picks.size(), 2u);
+  EXPECT_EQ(picks.at(4), tie);
+  EXPECT_FALSE(picks.at(4).is_unusable);
+  EXPECT_TRUE(picks.at(9).is_unusable);
+  EXPECT_FALSE(picks.at(9).is_tie);
+  // A tie names two samples, as a pick does; unusable and a tie at once is no decision.
+  tie.rejected_sample_idx = 2;
+  std::string message = error_of([&] { PairPickStore::open(path)->set(tie); });
+  EXPECT_TRUE(text_contains(message, "both chosen and rejected")) << message;
+  PairPick both = unusable(5);
+  both.is_tie = true;
+  message = error_of([&] { PairPickStore::open(path)->set(both); });
+  EXPECT_TRUE(text_contains(message, "both unusable and a tie")) << message;
+}
+
 TEST(PairPickStore, NewJobsAreCurrentVersion) {
   const std::string path = picks_job_path("new");
   JobStore::create(path, make_job_info(2))->add_result(make_row(0));
