@@ -1,11 +1,23 @@
-// The Pairs tab over a small job file written here: keys 1 / 2 / X / J / K, the picks stored in the
-// job (read back through a fresh PairPickStore, as after a restart) and fed to the DPO export,
-// comparing other samples when n > 2, a thinking model's reasoning shown on request above the
-// answers compared, and the word diff's marks. Expected values come from the rows this test wrote.
+// The Pairs tab over a small job file written here: keys 1 / 2 / T / X / J / K and Ctrl+Z, working
+// as soon as the tab is shown; a decision moving on to the next unreviewed row; the filter; the
+// picks stored in the job (read back through a fresh PairPickStore, as after a restart) and fed to
+// the DPO export and the export dialog (its counts, reviewed rows only); comparing other samples
+// when n > 2, a thinking model's reasoning shown on request above the answers compared, and the
+// word diff's marks and colours. Expected values come from the rows this test wrote.
 #include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QElapsedTimer>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStyle>
+#include <QStyleFactory>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTextEdit>
 #include <QToolButton>
@@ -22,8 +34,11 @@
 #include "tests/gui/gui_shots.h"
 #include "tests/gui/locked_job_file.h"
 #include "ui/common/reasoning_fold.h"
+#include "ui/pairs/pair_colors.h"
 #include "ui/pairs/pair_review_view.h"
 #include "ui/pairs/word_diff.h"
+#include "ui/results/export_dialog.h"
+#include "ui/window/app_palette.h"
 
 using sluice::JobInfo;
 using sluice::JobStore;
@@ -127,15 +142,41 @@ PairPick pickOf(int64_t row, int chosen, int rejected, bool isUnusable = false) 
   return pick;
 }
 
+PairPick tieOf(int64_t row, int left, int right) {
+  PairPick pick = pickOf(row, left, right);
+  pick.is_tie = true;
+  return pick;
+}
+
 // Waits until the view's reads and writes (on its pool) have come back.
 #define SETTLE(view) QTRY_VERIFY_WITH_TIMEOUT(!(view).isBusy(), 10000)
 
-// Presses key as a person would: to the focused widget inside the shown, active view; then waits
-// for what it read or wrote.
-void press(PairReviewView& view, Qt::Key key) {
+// Presses key as a person would: to the focused widget of the shown, active window (wherever the
+// focus is); then waits for what the view read or wrote.
+void press(PairReviewView& view, Qt::Key key, Qt::KeyboardModifiers modifiers = Qt::NoModifier) {
   QWidget* target = QApplication::focusWidget() ? QApplication::focusWidget() : &view;
-  QTest::keyClick(target, key);
+  QTest::keyClick(target, key, modifiers);
   SETTLE(view);
+}
+
+void undoKey(PairReviewView& view) {
+  press(view, Qt::Key_Z, Qt::ControlModifier);
+}
+
+// Shows view in an active window and puts the focus on one of its texts, as after a click.
+bool showFocused(PairReviewView& view) {
+  view.resize(900, 600);
+  view.show();
+  view.activateWindow();
+  if (!QTest::qWaitForWindowActive(&view)) return false;
+  view.leftText()->setFocus();
+  return true;
+}
+
+// The angle between two colours' hues, 0..180 degrees.
+int hueDistance(const QColor& a, const QColor& b) {
+  const int d = std::abs(a.hslHue() - b.hslHue()) % 360;
+  return std::min(d, 360 - d);
 }
 
 }  // namespace
@@ -145,6 +186,12 @@ class PairReviewTest : public QObject {
 
  private slots:
   void keysPickMoveAndMarkRows();
+  void keysWorkAsSoonAsTheTabIsShown();
+  void aDecisionMovesToTheNextUnreviewedRow();
+  void ctrlZUndoesDecisionsAndRestoresTheSelection();
+  void filterShowsTheRightRows();
+  void wordDiffColoursAreNotTheVerdictColours();
+  void exportDialogCountsPicksAndExportsReviewedRowsOnly();
   void picksSurviveAReopenAndFeedTheDpoExport();
   void comparesTheChosenTwoOfNSamples();
   void jobWithOneSampleSaysWhy();
@@ -157,13 +204,9 @@ void PairReviewTest::keysPickMoveAndMarkRows() {
   QTemporaryDir dir;
   const std::string path = writeJob(dir.path(), 2);
   PairReviewView view;
-  view.resize(900, 600);
   view.setJobPath(QString::fromStdString(path));
   SETTLE(view);
-  view.show();
-  view.activateWindow();
-  QVERIFY(QTest::qWaitForWindowActive(&view));
-  view.leftText()->setFocus();  // focus inside the view, on a read-only text as after a click
+  QVERIFY(showFocused(view));
 
   QCOMPARE(view.numRows(), 4);
   QCOMPARE(view.currentRowIndex(), 0);
@@ -171,38 +214,356 @@ void PairReviewTest::keysPickMoveAndMarkRows() {
   QCOMPARE(view.rightText()->toPlainText(), QString("row 0 second longer"));
   QVERIFY(!view.currentPick());
 
-  press(view, Qt::Key_1);  // left chosen
-  QCOMPARE(view.currentPick(), pickOf(0, 0, 1));
-  QVERIFY2(view.statusText().contains("sample 1 chosen, sample 2 rejected"),
+  press(view, Qt::Key_1);  // left chosen; on to row 1
+  QVERIFY2(view.statusText().contains("Row 0: sample 1 chosen, sample 2 rejected"),
            qPrintable(view.statusText()));
-  press(view, Qt::Key_J);
   QCOMPARE(view.currentRowIndex(), 1);
-  press(view, Qt::Key_2);  // right chosen
-  QCOMPARE(view.currentPick(), pickOf(1, 1, 0));
-  press(view, Qt::Key_J);  // skips the failed row 2
+  QVERIFY(!view.currentPick());
+  press(view, Qt::Key_2);  // right chosen; on to row 3 (the failed row 2 is not reviewable)
   QCOMPARE(view.currentRowIndex(), 3);
-  press(view, Qt::Key_X);
-  QVERIFY(view.currentPick() && view.currentPick()->is_unusable);
-  QVERIFY2(view.statusText().contains("unusable"), qPrintable(view.statusText()));
-  QVERIFY2(view.statusText().contains("3 of 4 rows reviewed"), qPrintable(view.statusText()));
-  press(view, Qt::Key_J);
+  press(view, Qt::Key_X);  // unusable; on to row 4
   QCOMPARE(view.currentRowIndex(), 4);
+  QVERIFY2(view.statusText().contains("Row 3: unusable"), qPrintable(view.statusText()));
+  QVERIFY2(view.statusText().contains("3 of 4 rows reviewed"), qPrintable(view.statusText()));
   press(view, Qt::Key_J);  // the last row: stays
   QCOMPARE(view.currentRowIndex(), 4);
   QVERIFY(!view.currentPick());
   press(view, Qt::Key_K);
+  QCOMPARE(view.currentRowIndex(), 3);
+  QVERIFY(view.currentPick() && view.currentPick()->is_unusable);
   press(view, Qt::Key_K);
   QCOMPARE(view.currentRowIndex(), 1);
   QCOMPARE(view.currentPick(), pickOf(1, 1, 0));  // read back from the job file
   press(view, Qt::Key_K);
   press(view, Qt::Key_K);  // the first row: stays
   QCOMPARE(view.currentRowIndex(), 0);
-  press(view, Qt::Key_2);  // a new pick replaces the old one
-  QCOMPARE(view.currentPick(), pickOf(0, 1, 0));
+  QCOMPARE(view.currentPick(), pickOf(0, 0, 1));
+  press(view, Qt::Key_2);  // a new pick replaces the old one; on to row 4, the one unreviewed
+  QCOMPARE(view.currentRowIndex(), 4);
 
   const std::map<int64_t, PairPick> expected = {
       {0, pickOf(0, 1, 0)}, {1, pickOf(1, 1, 0)}, {3, pickOf(3, 0, 1, true)}};
   QCOMPARE(PairPickStore::open(path)->picks(), expected);
+}
+
+// The app's layout in small: the setup panel's spin box beside the tabs holds the focus (as after
+// editing a parameter), and a click on the Pairs tab shows the view. The keys act on the pairs at
+// once, without a click into the view; before, they went to the spin box.
+void PairReviewTest::keysWorkAsSoonAsTheTabIsShown() {
+  QTemporaryDir dir;
+  const std::string path = writeJob(dir.path(), 2);
+  QWidget window;
+  window.resize(1100, 600);
+  auto* setupField = new QSpinBox(&window);
+  setupField->setRange(0, 1000);
+  auto* tabs = new QTabWidget(&window);
+  tabs->addTab(new QLabel("results"), "Results");
+  auto* view = new PairReviewView;
+  tabs->addTab(view, "Pairs");
+  auto* layout = new QHBoxLayout(&window);
+  layout->addWidget(setupField);
+  layout->addWidget(tabs, 1);
+  view->setJobPath(QString::fromStdString(path));
+  SETTLE(*view);
+  window.show();
+  window.activateWindow();
+  QVERIFY(QTest::qWaitForWindowActive(&window));
+  setupField->setFocus();
+  QTRY_COMPARE(QApplication::focusWidget(), static_cast<QWidget*>(setupField));
+
+  QTabBar* bar = tabs->tabBar();
+  QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(1).center());
+  QTRY_VERIFY(view->isVisible());
+  SETTLE(*view);
+  QCOMPARE(view->currentRowIndex(), 0);
+
+  press(*view, Qt::Key_1);  // row 0: left chosen; on to row 1
+  QCOMPARE(view->currentRowIndex(), 1);
+  press(*view, Qt::Key_2);  // row 1: right chosen; on to row 3
+  QCOMPARE(view->currentRowIndex(), 3);
+  press(*view, Qt::Key_T);  // row 3: a tie; on to row 4
+  QCOMPARE(view->currentRowIndex(), 4);
+  press(*view, Qt::Key_K);
+  QCOMPARE(view->currentRowIndex(), 3);
+  QCOMPARE(view->currentPick(), tieOf(3, 0, 1));
+  QVERIFY(sluice::test::saveShot(window, "pairs-tab-tie"));
+  press(*view, Qt::Key_X);  // row 3: unusable instead; on to row 4
+  QCOMPARE(view->currentRowIndex(), 4);
+  press(*view, Qt::Key_K);
+  press(*view, Qt::Key_K);
+  QCOMPARE(view->currentRowIndex(), 1);
+  press(*view, Qt::Key_J);
+  QCOMPARE(view->currentRowIndex(), 3);
+  QCOMPARE(setupField->value(), 0);  // no key reached the setup field
+
+  const std::map<int64_t, PairPick> expected = {
+      {0, pickOf(0, 0, 1)}, {1, pickOf(1, 1, 0)}, {3, pickOf(3, 0, 1, true)}};
+  QCOMPARE(PairPickStore::open(path)->picks(), expected);
+}
+
+// Rows 0, 1, 3, 4 are reviewable; row 3 was reviewed before the view opened. A decision moves to
+// the next row nobody reviewed, skipping row 3, from the top again when none follows, and stays
+// when every row is reviewed.
+void PairReviewTest::aDecisionMovesToTheNextUnreviewedRow() {
+  QTemporaryDir dir;
+  const std::string path = writeJob(dir.path(), 2);
+  PairPickStore::open(path)->set(pickOf(3, 0, 1));
+  PairReviewView view;
+  view.setJobPath(QString::fromStdString(path));
+  SETTLE(view);
+  QVERIFY(showFocused(view));
+  QCOMPARE(view.currentRowIndex(), 0);
+  press(view, Qt::Key_1);  // row 0; row 1 is next
+  QCOMPARE(view.currentRowIndex(), 1);
+  press(view, Qt::Key_2);  // row 1; row 3 is reviewed: row 4
+  QCOMPARE(view.currentRowIndex(), 4);
+  press(view, Qt::Key_T);  // row 4; every row is reviewed now: it stays
+  QCOMPARE(view.currentRowIndex(), 4);
+  QCOMPARE(view.currentPick(), tieOf(4, 0, 1));
+  QVERIFY2(view.statusText().contains("4 of 4 rows reviewed"), qPrintable(view.statusText()));
+
+  press(view, Qt::Key_K);
+  QCOMPARE(view.currentRowIndex(), 3);
+  view.clearPick();  // row 3 is unreviewed again; a clear does not move on
+  SETTLE(view);
+  QCOMPARE(view.currentRowIndex(), 3);
+  press(view, Qt::Key_J);
+  press(view, Qt::Key_1);  // row 4 again; none follows: from the top, row 3
+  QCOMPARE(view.currentRowIndex(), 3);
+  const std::map<int64_t, PairPick> expected = {
+      {0, pickOf(0, 0, 1)}, {1, pickOf(1, 1, 0)}, {4, pickOf(4, 0, 1)}};
+  QCOMPARE(PairPickStore::open(path)->picks(), expected);
+}
+
+// Ctrl+Z takes back the last decisions one by one: the row's earlier decision is stored again
+// (none, or the pick a new decision replaced), and the row shows again with the samples it
+// compared when the decision was made.
+void PairReviewTest::ctrlZUndoesDecisionsAndRestoresTheSelection() {
+  QTemporaryDir dir;
+  const std::string path = writeJob(dir.path(), 3);
+  PairReviewView view;
+  view.setJobPath(QString::fromStdString(path));
+  SETTLE(view);
+  QVERIFY(showFocused(view));
+  QVERIFY(!view.canUndo());
+  view.setCompared(2, 1);
+  press(view, Qt::Key_1);  // row 0: sample 3 over sample 2; on to row 1
+  QCOMPARE(view.currentRowIndex(), 1);
+  press(view, Qt::Key_T);  // row 1: a tie of samples 1 and 2; on to row 3
+  QCOMPARE(view.currentRowIndex(), 3);
+
+  undoKey(view);  // the tie: row 1 again, undecided
+  QCOMPARE(view.currentRowIndex(), 1);
+  QVERIFY(!view.currentPick());
+  QCOMPARE(PairPickStore::open(path)->picks(), (std::map<int64_t, PairPick>{{0, pickOf(0, 2, 1)}}));
+  QVERIFY2(view.statusText().contains("Undone: row 1"), qPrintable(view.statusText()));
+  undoKey(view);  // the pick: row 0 again, comparing samples 3 and 2 as when it was made
+  QCOMPARE(view.currentRowIndex(), 0);
+  QVERIFY(!view.currentPick());
+  QCOMPARE(view.leftSample(), 2);
+  QCOMPARE(view.rightSample(), 1);
+  QCOMPARE(view.leftText()->toPlainText(), QString("row 0 third"));
+  QVERIFY(PairPickStore::open(path)->picks().empty());
+  QVERIFY(!view.canUndo());
+  undoKey(view);  // nothing left to undo
+  QCOMPARE(view.currentRowIndex(), 0);
+
+  // A decision that replaced another: undo stores the one before.
+  press(view, Qt::Key_2);  // row 0: sample 2 over sample 3; on to row 1
+  press(view, Qt::Key_K);
+  QCOMPARE(view.currentRowIndex(), 0);
+  QCOMPARE(view.leftSample(), 1);  // a stored pick shows its samples, the lower on the left
+  view.setCompared(0, 1);
+  press(view, Qt::Key_X);  // row 0: unusable; on to row 1
+  QCOMPARE(view.currentRowIndex(), 1);
+  undoKey(view);
+  QCOMPARE(view.currentRowIndex(), 0);
+  QCOMPARE(view.currentPick(), pickOf(0, 1, 2));
+  QCOMPARE(view.leftSample(), 0);  // the samples compared when X was pressed
+  QCOMPARE(view.rightSample(), 1);
+  QCOMPARE(PairPickStore::open(path)->picks(), (std::map<int64_t, PairPick>{{0, pickOf(0, 1, 2)}}));
+}
+
+// Rows 0 (picked), 1 (a tie), 3 (unusable) and 4 (unreviewed): each filter shows its rows, J / K
+// walk only those, and a row the filter hides gives way to the next one it shows.
+void PairReviewTest::filterShowsTheRightRows() {
+  QTemporaryDir dir;
+  const std::string path = writeJob(dir.path(), 2);
+  {
+    const auto picks = PairPickStore::open(path);
+    picks->set(pickOf(0, 1, 0));
+    picks->set(tieOf(1, 0, 1));
+    picks->set(pickOf(3, 0, 1, /*isUnusable=*/true));
+  }
+  PairReviewView view;
+  view.setJobPath(QString::fromStdString(path));
+  SETTLE(view);
+  QVERIFY(showFocused(view));
+  using Filter = PairReviewView::RowFilter;
+  using Rows = std::vector<int64_t>;
+  QComboBox* combo = view.filterCombo();
+  QCOMPARE(view.filteredRows(), (Rows{0, 1, 3, 4}));
+  QCOMPARE(combo->itemText(0), QString("All rows (4)"));
+  QCOMPARE(combo->itemText(1), QString("Unreviewed (1)"));
+  QCOMPARE(combo->itemText(2), QString("Reviewed (3)"));
+  QCOMPARE(combo->itemText(3), QString("Ties (1)"));
+
+  combo->setCurrentIndex(combo->findData(static_cast<int>(Filter::Unreviewed)));
+  SETTLE(view);
+  QCOMPARE(view.filter(), Filter::Unreviewed);
+  QCOMPARE(view.filteredRows(), (Rows{4}));
+  QCOMPARE(view.currentRowIndex(), 4);  // row 0 is reviewed: the view moved on
+
+  view.setFilter(Filter::Reviewed);
+  SETTLE(view);
+  QCOMPARE(view.filteredRows(), (Rows{0, 1, 3}));
+  QCOMPARE(view.currentRowIndex(), 0);  // none after row 4: from the top
+  press(view, Qt::Key_J);
+  QCOMPARE(view.currentRowIndex(), 1);
+  press(view, Qt::Key_J);
+  QCOMPARE(view.currentRowIndex(), 3);
+  press(view, Qt::Key_J);  // row 4 is not reviewed: stays
+  QCOMPARE(view.currentRowIndex(), 3);
+  press(view, Qt::Key_K);
+  QCOMPARE(view.currentRowIndex(), 1);
+
+  view.setFilter(Filter::Ties);
+  SETTLE(view);
+  QCOMPARE(view.filteredRows(), (Rows{1}));
+  QCOMPARE(view.currentRowIndex(), 1);
+  QCOMPARE(view.currentPick(), tieOf(1, 0, 1));
+  press(view, Qt::Key_J);
+  press(view, Qt::Key_K);
+  QCOMPARE(view.currentRowIndex(), 1);  // the only tie
+
+  // Under Unreviewed, deciding the last unreviewed row leaves none: the status says so.
+  view.setFilter(Filter::Unreviewed);
+  SETTLE(view);
+  QCOMPARE(view.currentRowIndex(), 4);
+  press(view, Qt::Key_1);
+  QCOMPARE(view.currentRowIndex(), 4);
+  QVERIFY(view.filteredRows().empty());
+  QCOMPARE(combo->itemText(1), QString("Unreviewed (0)"));
+  QVERIFY2(view.statusText().contains("No row matches the filter"), qPrintable(view.statusText()));
+  view.setFilter(Filter::All);
+  SETTLE(view);
+  QCOMPARE(view.filteredRows(), (Rows{0, 1, 3, 4}));
+}
+
+// The word marks say "only in this sample" on either side; the verdicts say chosen (green) and
+// rejected (red). In the light and the dark palette the marks' hues stay well away from both,
+// and the views show the marks in those colours.
+void PairReviewTest::wordDiffColoursAreNotTheVerdictColours() {
+  namespace colors = sluice::ui::pair_colors;
+  std::unique_ptr<QStyle> fusion(QStyleFactory::create("Fusion"));
+  QVERIFY(fusion);
+  const QPalette light = fusion->standardPalette();
+  const QPalette dark = sluice::ui::darkPalette();
+  QVERIFY(!colors::isDark(light));
+  QVERIFY(colors::isDark(dark));
+  for (const QPalette& palette : {light, dark}) {
+    for (const QColor& mark : {colors::onlyInLeft(palette), colors::onlyInRight(palette)}) {
+      for (const QColor& verdict : {colors::chosen(palette), colors::rejected(palette)}) {
+        QVERIFY2(hueDistance(mark, verdict) >= 30,
+                 qPrintable(QString("mark %1 and verdict %2 are %3 degrees apart")
+                                .arg(mark.name(), verdict.name())
+                                .arg(hueDistance(mark, verdict))));
+      }
+      // A tint of the base: light on a light base, dark on a dark one, so the text reads.
+      QCOMPARE(mark.lightness() >= 128, !colors::isDark(palette));
+    }
+    QVERIFY(hueDistance(colors::onlyInLeft(palette), colors::onlyInRight(palette)) >= 30);
+    QVERIFY(hueDistance(colors::chosen(palette), colors::rejected(palette)) >= 90);
+  }
+
+  for (const QPalette& palette : {light, dark}) {
+    QPlainTextEdit left;
+    QPlainTextEdit right;
+    left.setPalette(palette);
+    right.setPalette(palette);
+    sluice::ui::showWordDiff(&left, "the cat sat", &right, "the dog sat");
+    QCOMPARE(left.extraSelections().size(), 1);
+    QCOMPARE(right.extraSelections().size(), 1);
+    QCOMPARE(left.extraSelections().front().format.background().color(),
+             colors::onlyInLeft(palette));
+    QCOMPARE(right.extraSelections().front().format.background().color(),
+             colors::onlyInRight(palette));
+  }
+
+  // The view follows the application's palette: row 0 picked (sample 2 chosen) shows its
+  // verdicts and marks in the palette's colours, again after a switch from light to dark.
+  QTemporaryDir dir;
+  const std::string path = writeJob(dir.path(), 2);
+  PairPickStore::open(path)->set(pickOf(0, 1, 0));
+  const QPalette before = QApplication::palette();
+  PairReviewView view;
+  view.resize(880, 560);
+  view.setJobPath(QString::fromStdString(path));
+  SETTLE(view);
+  view.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&view));
+  for (const auto& [palette, name] : {std::pair{light, "light"}, std::pair{dark, "dark"}}) {
+    QApplication::setPalette(palette);
+    const QString chosen = colors::chosen(palette).name();
+    QTRY_VERIFY2(view.rightVerdict()->styleSheet().contains(chosen),
+                 qPrintable(view.rightVerdict()->styleSheet()));
+    QVERIFY2(view.leftVerdict()->styleSheet().contains(colors::rejected(palette).name()),
+             qPrintable(view.leftVerdict()->styleSheet()));
+    QCOMPARE(view.rightText()->extraSelections().front().format.background().color(),
+             colors::onlyInRight(palette));
+    QVERIFY(sluice::test::saveShot(view, QString("pairs-picked-%1").arg(name)));
+  }
+  QApplication::setPalette(before);
+}
+
+// The export dialog over a reviewed job: rows 0 (picked) and 1 (a tie) were reviewed, rows 3 and 4
+// were not. The result says where the pairs came from; "Reviewed rows only" leaves rows 3 and 4
+// out.
+void PairReviewTest::exportDialogCountsPicksAndExportsReviewedRowsOnly() {
+  QTemporaryDir dir;
+  const std::string path = writeJob(dir.path(), 2);
+  {
+    const auto picks = PairPickStore::open(path);
+    picks->set(pickOf(0, 0, 1));
+    picks->set(tieOf(1, 0, 1));
+  }
+  const QString out = dir.path() + "/pairs.jsonl";
+  sluice::ui::ExportDialog dialog(QString::fromStdString(path));
+  QTRY_VERIFY(dialog.hasReadJob());
+  dialog.setChoices(out, sluice::ExportFormat::DpoPairs, {});
+  auto* reviewedOnly = dialog.findChild<QCheckBox*>("reviewedOnly");
+  QVERIFY(reviewedOnly);
+  QVERIFY(reviewedOnly->isEnabled());
+  QVERIFY(!reviewedOnly->isChecked());
+
+  QSignalSpy finished(&dialog, &sluice::ui::ExportDialog::exportFinished);
+  dialog.startExport();
+  QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 10000);
+  QVERIFY2(dialog.resultText().contains(
+               "1 pair from review picks, 2 by the longest rule, 0 of them ties"),
+           qPrintable(dialog.resultText()));
+  QVERIFY2(dialog.resultText().contains("1 marked a tie in review"),
+           qPrintable(dialog.resultText()));
+
+  QTest::mouseClick(reviewedOnly, Qt::LeftButton);
+  QVERIFY(reviewedOnly->isChecked());
+  QVERIFY(dialog.options().reviewed_only);
+  dialog.startExport();
+  QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 2, 10000);
+  QVERIFY2(dialog.resultText().contains(
+               "1 pair from review picks, 0 by the longest rule (reviewed rows only)"),
+           qPrintable(dialog.resultText()));
+  QVERIFY2(dialog.resultText().contains("2 not reviewed"), qPrintable(dialog.resultText()));
+  QFile file(out);
+  QVERIFY(file.open(QIODevice::ReadOnly));
+  const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
+  QCOMPARE(lines.size(), 1);
+  QVERIFY2(lines[0].contains(R"("chosen":"row 0 first","rejected":"row 0 second longer")"),
+           lines[0].constData());
+
+  // Another format: the box does not apply.
+  dialog.setChoices(out, sluice::ExportFormat::Jsonl, {});
+  QVERIFY(!reviewedOnly->isEnabled());
 }
 
 void PairReviewTest::picksSurviveAReopenAndFeedTheDpoExport() {
@@ -212,8 +573,7 @@ void PairReviewTest::picksSurviveAReopenAndFeedTheDpoExport() {
     PairReviewView view;
     view.setJobPath(QString::fromStdString(path));
     SETTLE(view);
-    view.chooseLeft();  // row 0: "first" over the longer "second"
-    view.nextRow();
+    view.chooseLeft();  // row 0: "first" over the longer "second"; on to row 1
     SETTLE(view);
     view.markUnusable();  // row 1; its write ends before the view does
   }
@@ -255,9 +615,9 @@ void PairReviewTest::comparesTheChosenTwoOfNSamples() {
   QCOMPARE(view.rightText()->toPlainText(), QString("row 0 second longer"));
   view.chooseLeft();
   QCOMPARE(view.currentPick(), pickOf(0, 2, 1));
-  // Same sample on both sides: no pick is possible.
-  view.nextRow();
+  // Same sample on both sides (on row 1, where the pick moved on to): no pick is possible.
   SETTLE(view);
+  QCOMPARE(view.currentRowIndex(), 1);
   view.setCompared(1, 1);
   view.chooseLeft();
   QVERIFY(!view.currentPick());

@@ -78,7 +78,7 @@ void PairJobAccess::readRows(std::function<void(const Rows&)> done) {
           JobTableQuery query;
           query.status = RowStatus::Done;
           rows.rowIndices = files.table->row_indices(query);
-          rows.numPicked = static_cast<int>(files.picks->picks().size());
+          rows.picks = files.picks->picks();
         } catch (const std::exception& e) {
           rows = Rows{};
           rows.error = QString::fromStdString(e.what());

@@ -10,6 +10,7 @@
 #include <QThreadPool>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -27,12 +28,12 @@ class PairJobAccess final : public QObject {
   Q_OBJECT
 
  public:
-  // The job's reviewable rows: its n, its done rows and how many carry a pick.
+  // The job's reviewable rows: its n, its done rows and the decisions stored for them.
   struct Rows {
     int numSamplesAsked = 0;  // 0 when the job does not say
     std::vector<int64_t> rowIndices;
-    int numPicked = 0;
-    QString error;  // names the job file; the rest is empty then
+    std::map<int64_t, PairPick> picks;  // picks, ties and unusable marks by row
+    QString error;                      // names the job file; the rest is empty then
   };
   // One row and its pick.
   struct Row {

@@ -1,7 +1,9 @@
 #include "ui/pairs/pair_review_view.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
+#include <QKeySequence>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -12,6 +14,7 @@
 
 #include "ui/common/number_format.h"
 #include "ui/common/reasoning_fold.h"
+#include "ui/pairs/pair_colors.h"
 #include "ui/pairs/pair_job_access.h"
 #include "ui/pairs/word_diff.h"
 
@@ -20,6 +23,33 @@ namespace {
 
 QString sampleName(int sampleIdx) {
   return PairReviewView::tr("sample %1").arg(sampleIdx + 1);
+}
+
+// At most this many decisions can be undone (each is a few bytes).
+constexpr size_t kMaxUndoSteps = 10'000;
+
+PairPick decisionOf(int64_t rowIndex, int chosen, int rejected, bool isUnusable = false,
+                    bool isTie = false) {
+  PairPick pick;
+  pick.row_index = rowIndex;
+  pick.chosen_sample_idx = chosen;
+  pick.rejected_sample_idx = rejected;
+  pick.is_unusable = isUnusable;
+  pick.is_tie = isTie;
+  return pick;
+}
+
+// A decision in a few words: "sample 2 chosen, sample 1 rejected", "a tie of sample 1 and
+// sample 2", "unusable", "not reviewed".
+QString describeDecision(const std::optional<PairPick>& pick) {
+  if (!pick) return PairReviewView::tr("not reviewed");
+  if (pick->is_unusable) return PairReviewView::tr("unusable");
+  if (pick->is_tie) {
+    return PairReviewView::tr("a tie of %1 and %2")
+        .arg(sampleName(pick->chosen_sample_idx), sampleName(pick->rejected_sample_idx));
+  }
+  return PairReviewView::tr("%1 chosen, %2 rejected")
+      .arg(sampleName(pick->chosen_sample_idx), sampleName(pick->rejected_sample_idx));
 }
 
 QPlainTextEdit* readOnlyText(QWidget* parent) {
@@ -34,13 +64,17 @@ QPlainTextEdit* readOnlyText(QWidget* parent) {
 
 PairReviewView::PairReviewView(QWidget* parent)
     : QWidget(parent), m_access(new PairJobAccess(this)) {
+  // A click on the view's background focuses it too (showEvent focuses it when shown).
+  setFocusPolicy(Qt::StrongFocus);
   buildUi();
-  addShortcut(Qt::Key_1, &PairReviewView::chooseLeft);
-  addShortcut(Qt::Key_2, &PairReviewView::chooseRight);
-  addShortcut(Qt::Key_X, &PairReviewView::markUnusable);
-  addShortcut(Qt::Key_J, &PairReviewView::nextRow);
-  addShortcut(Qt::Key_K, &PairReviewView::previousRow);
-  addShortcut(Qt::Key_R, &PairReviewView::toggleReasoning);
+  addShortcut(QKeySequence(Qt::Key_1), &PairReviewView::chooseLeft);
+  addShortcut(QKeySequence(Qt::Key_2), &PairReviewView::chooseRight);
+  addShortcut(QKeySequence(Qt::Key_X), &PairReviewView::markUnusable);
+  addShortcut(QKeySequence(Qt::Key_T), &PairReviewView::markTie);
+  addShortcut(QKeySequence(Qt::Key_J), &PairReviewView::nextRow);
+  addShortcut(QKeySequence(Qt::Key_K), &PairReviewView::previousRow);
+  addShortcut(QKeySequence(Qt::Key_R), &PairReviewView::toggleReasoning);
+  addShortcut(QKeySequence::Undo, &PairReviewView::undo);
   showMessage(tr("Open or run a job with n ≥ 2 samples per prompt to review its pairs."));
 }
 
@@ -63,8 +97,17 @@ void PairReviewView::buildUi() {
   m_reasoningButton->setCheckable(true);
   m_reasoningButton->setEnabled(false);  // until a sample with reasoning is shown
   connect(m_reasoningButton, &QPushButton::toggled, this, &PairReviewView::setReasoningShown);
+  m_filter = new QComboBox(m_review);
+  m_filter->setObjectName(QStringLiteral("pairFilter"));
+  m_filter->setToolTip(tr("Which rows J and K walk through"));
+  // The texts carry counts (updateStatus); the data is the RowFilter.
+  for (const RowFilter filter :
+       {RowFilter::All, RowFilter::Unreviewed, RowFilter::Reviewed, RowFilter::Ties})
+    m_filter->addItem(QString(), static_cast<int>(filter));
+  connect(m_filter, &QComboBox::currentIndexChanged, this, [this] { applyFilter(); });
   auto* top = new QHBoxLayout;
   top->addWidget(m_rowLabel, 1);
+  top->addWidget(m_filter);
   top->addWidget(m_reasoningButton);
   top->addWidget(previous);
   top->addWidget(next);
@@ -113,20 +156,28 @@ void PairReviewView::buildUi() {
 
   auto* left = new QPushButton(tr("Left is chosen (1)"), m_review);
   auto* right = new QPushButton(tr("Right is chosen (2)"), m_review);
+  auto* tie = new QPushButton(tr("Tie (T)"), m_review);
   auto* unusable = new QPushButton(tr("Unusable (X)"), m_review);
   auto* clear = new QPushButton(tr("Clear pick"), m_review);
+  auto* undoButton = new QPushButton(tr("Undo (Ctrl+Z)"), m_review);
+  tie->setToolTip(tr("Both samples are equally good: no preference, left out of the DPO export"));
   unusable->setToolTip(tr("Leave this row out of the DPO export"));
+  undoButton->setToolTip(tr("Take back the last pick, tie or unusable mark"));
   clear->setToolTip(tr("Let the export's automatic rule pick this row's pair"));
   connect(left, &QPushButton::clicked, this, &PairReviewView::chooseLeft);
   connect(right, &QPushButton::clicked, this, &PairReviewView::chooseRight);
+  connect(tie, &QPushButton::clicked, this, &PairReviewView::markTie);
   connect(unusable, &QPushButton::clicked, this, &PairReviewView::markUnusable);
   connect(clear, &QPushButton::clicked, this, &PairReviewView::clearPick);
+  connect(undoButton, &QPushButton::clicked, this, &PairReviewView::undo);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(left);
   buttons->addWidget(right);
+  buttons->addWidget(tie);
   buttons->addWidget(unusable);
   buttons->addWidget(clear);
   buttons->addStretch(1);
+  buttons->addWidget(undoButton);
 
   m_status = new QLabel(m_review);
   m_status->setTextFormat(Qt::PlainText);
@@ -143,9 +194,10 @@ void PairReviewView::buildUi() {
   layout->addWidget(m_review, 1);
 }
 
-void PairReviewView::addShortcut(Qt::Key key, void (PairReviewView::*slot)()) {
-  auto* shortcut = new QShortcut(QKeySequence(key), this);
-  // Only while this tab (or a child, the texts and combos included) has the focus.
+void PairReviewView::addShortcut(const QKeySequence& keys, void (PairReviewView::*slot)()) {
+  auto* shortcut = new QShortcut(keys, this);
+  // Only while this tab (or a child, the texts and combos included) has the focus: it takes the
+  // focus when shown, so the keys work at once, and never act while another tab is shown.
   shortcut->setContext(Qt::WidgetWithChildrenShortcut);
   connect(shortcut, &QShortcut::activated, this, slot);
 }
@@ -159,6 +211,10 @@ void PairReviewView::setJobPath(const QString& jobPath) {
   m_isJobOpen = !jobPath.isEmpty();
   m_access->setJobPath(jobPath);  // what is still being read for another job is dropped
   m_rowIndices.clear();
+  m_decisions.clear();
+  m_undo.clear();
+  m_restoreCompared.reset();
+  m_lastAction.clear();
   m_numSamplesAsked = 0;
   if (jobPath.isEmpty()) {
     showMessage(tr("Open or run a job with n ≥ 2 samples per prompt to review its pairs."));
@@ -174,7 +230,20 @@ bool PairReviewView::isBusy() const {
 
 void PairReviewView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
+  // The keys work as soon as the tab is shown, without a click into it first: the focus comes
+  // here (from the setup panel, the tab bar, ...) unless it is inside the view already.
+  const QWidget* focused = window()->focusWidget();
+  if (focused != this && !isAncestorOf(focused)) setFocus(Qt::OtherFocusReason);
   if (m_isJobOpen) reloadRows();  // rows finished while another tab was shown
+}
+
+void PairReviewView::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  // Queued: the children (the texts and labels whose palettes the colours come from) get the
+  // new palette after this view.
+  if (event->type() == QEvent::PaletteChange)
+    QMetaObject::invokeMethod(
+        this, [this] { showSamples(); }, Qt::QueuedConnection);
 }
 
 void PairReviewView::reloadRows(bool advance) {
@@ -186,14 +255,15 @@ void PairReviewView::reloadRows(bool advance) {
           showMessage(rows.error);
           return;
         }
-        // A pick made after this read was asked for is counted already, and not in what it read.
-        const int numPicked = numPickWrites == m_numPickWrites ? rows.numPicked : m_numPicked;
-        applyRows(rows.rowIndices, rows.numSamplesAsked, numPicked, advance);
+        // A decision made after this read was asked for is in the view already, and not in what
+        // it read.
+        applyRows(rows.rowIndices, rows.numSamplesAsked,
+                  numPickWrites == m_numPickWrites ? rows.picks : m_decisions, advance);
       });
 }
 
 void PairReviewView::applyRows(const std::vector<int64_t>& rowIndices, int numSamplesAsked,
-                               int numPicked, bool advance) {
+                               std::map<int64_t, PairPick> decisions, bool advance) {
   m_numSamplesAsked = numSamplesAsked;
   if (m_numSamplesAsked == 1) {
     showMessage(tr("This job asks for n = %1 sample per prompt: a pair needs n ≥ 2. Set "
@@ -203,22 +273,99 @@ void PairReviewView::applyRows(const std::vector<int64_t>& rowIndices, int numSa
   }
   const qint64 shownRow = currentRowIndex();
   m_rowIndices = rowIndices;
-  m_numPicked = numPicked;
+  m_decisions = std::move(decisions);
   if (m_rowIndices.empty()) {
     showMessage(tr("No finished rows yet: pairs appear here as rows finish."));
     return;
   }
   const auto it = std::find(m_rowIndices.begin(), m_rowIndices.end(), shownRow);
   if (it != m_rowIndices.end() && m_row) {
-    m_position = m_requestedPosition = static_cast<int>(it - m_rowIndices.begin());
-    if (advance && m_position + 1 < numRows()) {
-      showRow(m_position + 1);
+    m_position = static_cast<int>(it - m_rowIndices.begin());
+    if (m_isReadingRow) {
+      // The row asked for last (J, a decision moving on) shows when its read comes back; the
+      // rows read now may have moved it.
+      const auto requested = std::find(m_rowIndices.begin(), m_rowIndices.end(), m_requestedRow);
+      if (requested != m_rowIndices.end()) {
+        m_requestedPosition = static_cast<int>(requested - m_rowIndices.begin());
+        updateStatus();
+        return;
+      }
+      ++m_numRowReads;  // its row is gone: its read is dropped
+      m_isReadingRow = false;
+    }
+    m_requestedPosition = m_position;
+    const int next = advance ? findPosition(m_position, +1, false, false) : -1;
+    if (next >= 0) {
+      showRow(next);
     } else {
       updateStatus();
     }
     return;
   }
-  showRow(0);
+  // The first row the filter shows (the first row when it shows none: the status says so).
+  showRow(std::max(0, findPosition(-1, +1, false, false)));
+}
+
+PairReviewView::RowFilter PairReviewView::filter() const {
+  return static_cast<RowFilter>(m_filter->currentData().toInt());
+}
+
+void PairReviewView::setFilter(RowFilter rowFilter) {
+  m_filter->setCurrentIndex(m_filter->findData(static_cast<int>(rowFilter)));
+}
+
+bool PairReviewView::matchesFilter(int64_t rowIndex) const {
+  switch (filter()) {
+    case RowFilter::All:
+      return true;
+    case RowFilter::Unreviewed:
+      return !isReviewed(rowIndex);
+    case RowFilter::Reviewed:
+      return isReviewed(rowIndex);
+    case RowFilter::Ties: {
+      const auto it = m_decisions.find(rowIndex);
+      return it != m_decisions.end() && it->second.is_tie;
+    }
+  }
+  return true;
+}
+
+std::vector<int64_t> PairReviewView::filteredRows() const {
+  std::vector<int64_t> rows;
+  for (const int64_t rowIndex : m_rowIndices) {
+    if (matchesFilter(rowIndex)) rows.push_back(rowIndex);
+  }
+  return rows;
+}
+
+int PairReviewView::findPosition(int from, int step, bool isUnreviewedOnly, bool isWrapping) const {
+  const int count = numRows();
+  for (int k = 1; k <= count; ++k) {
+    int position = from + step * k;
+    if (isWrapping) {
+      position = ((position % count) + count) % count;
+      if (position == from) break;  // round once
+    } else if (position < 0 || position >= count) {
+      break;
+    }
+    const int64_t rowIndex = m_rowIndices[static_cast<size_t>(position)];
+    if (matchesFilter(rowIndex) && (!isUnreviewedOnly || !isReviewed(rowIndex))) return position;
+  }
+  return -1;
+}
+
+// The row shown stays when the filter shows it; else the next row it shows (from the top again
+// when none follows).
+void PairReviewView::applyFilter() {
+  if (!m_row || m_position < 0) return;
+  if (!matchesFilter(m_row->row_index)) {
+    const int next = findPosition(m_position, +1, false, true);
+    if (next >= 0) {
+      showRow(next);
+      return;
+    }
+  }
+  updateStatus();
 }
 
 qint64 PairReviewView::currentRowIndex() const {
@@ -243,26 +390,31 @@ void PairReviewView::showRow(int position) {
   if (position < 0 || position >= numRows()) return;
   const int64_t rowIndex = m_rowIndices[static_cast<size_t>(position)];
   m_requestedPosition = position;
-  m_access->readRow(rowIndex, [this, position, rowIndex](const PairJobAccess::Row& read) {
-    // Only the row last asked for is shown (J pressed twice reads two rows and shows the second).
-    if (position != m_requestedPosition) return;
-    if (!read.error.isEmpty()) {
-      showMessage(read.error);
+  m_requestedRow = rowIndex;
+  m_isReadingRow = true;
+  const quint64 read = ++m_numRowReads;
+  m_access->readRow(rowIndex, [this, read, rowIndex](const PairJobAccess::Row& row) {
+    // Only the read asked for last is shown (J pressed twice reads two rows and shows the second).
+    if (read != m_numRowReads) return;
+    m_isReadingRow = false;
+    if (!row.error.isEmpty()) {
+      showMessage(row.error);
       return;
     }
-    if (!read.row || position >= numRows() ||
-        m_rowIndices[static_cast<size_t>(position)] != rowIndex) {
+    // Where the row is now: the rows may have been read again meanwhile.
+    const auto it = std::find(m_rowIndices.begin(), m_rowIndices.end(), rowIndex);
+    if (!row.row || it == m_rowIndices.end()) {
       m_requestedPosition = m_position;
       return;
     }
-    m_row = read.row;
-    m_pick = read.pick;
-    displayRow(position);
+    m_row = row.row;
+    m_pick = row.pick;
+    displayRow(static_cast<int>(it - m_rowIndices.begin()));
   });
 }
 
 void PairReviewView::displayRow(int position) {
-  m_position = position;
+  m_position = m_requestedPosition = position;
   m_message->hide();
   m_review->show();
   m_prompt->setPlainText(QString::fromStdString(m_row->prompt));
@@ -271,14 +423,20 @@ void PairReviewView::displayRow(int position) {
     combo->clear();
     for (int i = 0; i < numSamples; ++i) combo->addItem(sampleName(i));
   }
-  // A stored pick shows its two samples, the lower index on the left.
+  // A stored pick (or tie) shows its two samples, the lower index on the left; a row an undo went
+  // back to shows the samples it compared.
   int left = 0;
   int right = std::min(1, numSamples - 1);
-  if (m_pick && !m_pick->is_unusable && m_pick->chosen_sample_idx < numSamples &&
-      m_pick->rejected_sample_idx < numSamples) {
+  if (m_restoreCompared && m_restoreCompared->rowIndex == m_row->row_index &&
+      m_restoreCompared->leftSample < numSamples && m_restoreCompared->rightSample < numSamples) {
+    left = m_restoreCompared->leftSample;
+    right = m_restoreCompared->rightSample;
+  } else if (m_pick && !m_pick->is_unusable && m_pick->chosen_sample_idx < numSamples &&
+             m_pick->rejected_sample_idx < numSamples) {
     left = std::min(m_pick->chosen_sample_idx, m_pick->rejected_sample_idx);
     right = std::max(m_pick->chosen_sample_idx, m_pick->rejected_sample_idx);
   }
+  m_restoreCompared.reset();
   m_leftCombo->setCurrentIndex(left);
   m_rightCombo->setCurrentIndex(right);
   showSamples();
@@ -328,50 +486,107 @@ void PairReviewView::setReasoningShown(bool isShown) {
 
 void PairReviewView::chooseLeft() {
   if (!m_row || leftSample() == rightSample()) return;
-  storePick({m_row->row_index, leftSample(), rightSample(), false});
+  decide(decisionOf(m_row->row_index, leftSample(), rightSample()), /*advance=*/true);
 }
 
 void PairReviewView::chooseRight() {
   if (!m_row || leftSample() == rightSample()) return;
-  storePick({m_row->row_index, rightSample(), leftSample(), false});
+  decide(decisionOf(m_row->row_index, rightSample(), leftSample()), /*advance=*/true);
 }
 
 void PairReviewView::markUnusable() {
   if (!m_row) return;
-  storePick({m_row->row_index, leftSample(), rightSample(), true});
+  decide(decisionOf(m_row->row_index, leftSample(), rightSample(), /*isUnusable=*/true),
+         /*advance=*/true);
+}
+
+void PairReviewView::markTie() {
+  if (!m_row || leftSample() == rightSample()) return;
+  decide(decisionOf(m_row->row_index, leftSample(), rightSample(), false, /*isTie=*/true),
+         /*advance=*/true);
 }
 
 void PairReviewView::clearPick() {
   if (!m_row || !m_pick) return;
-  ++m_numPickWrites;
-  m_access->clearPick(m_row->row_index, [this](const QString& error) { m_status->setText(error); });
-  m_numPicked = std::max(0, m_numPicked - 1);
-  m_pick.reset();
-  updateStatus();
+  decide(std::nullopt, /*advance=*/false);
 }
 
-// The pick shows at once; its write runs before any read asked for later, and a failure replaces
-// the status line with its error.
-void PairReviewView::storePick(const PairPick& pick) {
+void PairReviewView::decide(const std::optional<PairPick>& decision, bool advance) {
+  // The row shown is not the one being read: a key now would decide the row being left.
+  if (!m_row || m_isReadingRow) return;
+  const int64_t rowIndex = m_row->row_index;
+  m_undo.push_back({rowIndex, m_pick, leftSample(), rightSample()});
+  if (m_undo.size() > kMaxUndoSteps) m_undo.erase(m_undo.begin());
+  writeDecision(rowIndex, decision);
+  m_lastAction = tr("Row %1: %2 (Ctrl+Z undoes).").arg(rowIndex).arg(describeDecision(decision));
+  if (advance) {
+    advanceAfterDecision();
+  } else {
+    updateStatus();
+  }
+}
+
+// The decision shows at once; its write runs before any read asked for later, and a failure
+// replaces the status line with its error.
+void PairReviewView::writeDecision(int64_t rowIndex, const std::optional<PairPick>& decision) {
   ++m_numPickWrites;
-  m_access->setPick(pick, [this](const QString& error) { m_status->setText(error); });
-  if (!m_pick) m_numPicked++;
-  m_pick = pick;
-  updateStatus();
+  const auto failed = [this](const QString& error) { m_status->setText(error); };
+  if (decision) {
+    m_access->setPick(*decision, failed);
+    m_decisions[rowIndex] = *decision;
+  } else {
+    m_access->clearPick(rowIndex, failed);
+    m_decisions.erase(rowIndex);
+  }
+  if (m_row && m_row->row_index == rowIndex) m_pick = decision;
+}
+
+// The next row nobody reviewed, after this one and then from the top; under the Reviewed and
+// Ties filters (which show no unreviewed rows) the next row the filter shows. None: stays.
+void PairReviewView::advanceAfterDecision() {
+  const bool showsUnreviewed = filter() == RowFilter::All || filter() == RowFilter::Unreviewed;
+  const int next = findPosition(m_position, +1, showsUnreviewed, /*isWrapping=*/true);
+  if (next >= 0) {
+    showRow(next);
+  } else {
+    updateStatus();
+  }
+}
+
+void PairReviewView::undo() {
+  if (m_undo.empty()) return;
+  const UndoStep step = m_undo.back();
+  m_undo.pop_back();
+  writeDecision(step.rowIndex, step.before);
+  m_lastAction =
+      tr("Undone: row %1 is %2 again.").arg(step.rowIndex).arg(describeDecision(step.before));
+  const auto it = std::find(m_rowIndices.begin(), m_rowIndices.end(), step.rowIndex);
+  if (m_row && m_row->row_index == step.rowIndex && !m_isReadingRow) {
+    setCompared(step.leftSample, step.rightSample);
+    return;
+  }
+  if (it == m_rowIndices.end()) {
+    updateStatus();
+    return;
+  }
+  m_restoreCompared = step;
+  showRow(static_cast<int>(it - m_rowIndices.begin()));
 }
 
 void PairReviewView::nextRow() {
   const int from = m_requestedPosition >= 0 ? m_requestedPosition : m_position;
-  if (from + 1 >= numRows()) {
+  const int next = findPosition(from, +1, false, false);
+  if (next < 0) {
     reloadRows(/*advance=*/true);  // rows may have finished since
     return;
   }
-  showRow(from + 1);
+  showRow(next);
 }
 
 void PairReviewView::previousRow() {
   const int from = m_requestedPosition >= 0 ? m_requestedPosition : m_position;
-  if (from > 0) showRow(from - 1);
+  const int previous = findPosition(from, -1, false, false);
+  if (previous >= 0) showRow(previous);
 }
 
 QString PairReviewView::statusText() const {
@@ -384,6 +599,15 @@ QString PairReviewView::messageText() const {
 
 void PairReviewView::updateStatus() {
   if (!m_row) return;
+  const int numReviewed = static_cast<int>(m_decisions.size());
+  const int numTies =
+      static_cast<int>(std::count_if(m_decisions.begin(), m_decisions.end(),
+                                     [](const auto& entry) { return entry.second.is_tie; }));
+  const int numUnreviewed = std::max(0, numRows() - numReviewed);
+  m_filter->setItemText(0, tr("All rows (%1)").arg(formatCount(numRows())));
+  m_filter->setItemText(1, tr("Unreviewed (%1)").arg(formatCount(numUnreviewed)));
+  m_filter->setItemText(2, tr("Reviewed (%1)").arg(formatCount(numReviewed)));
+  m_filter->setItemText(3, tr("Ties (%1)").arg(formatCount(numTies)));
   m_rowLabel->setText(tr("Row %1 · %2 of %3 finished rows")
                           .arg(m_row->row_index)
                           .arg(formatCount(m_position + 1), formatCount(numRows())));
@@ -399,9 +623,13 @@ void PairReviewView::updateStatus() {
     }
     return tr("%1 tokens, %2").arg(sample.output_tokens).arg(finish);
   };
-  const auto verdictOf = [this](int sampleIdx) {
+  const auto isCompared = [this](int sampleIdx) {
+    return m_pick->chosen_sample_idx == sampleIdx || m_pick->rejected_sample_idx == sampleIdx;
+  };
+  const auto verdictOf = [&](int sampleIdx) {
     if (!m_pick) return QString();
     if (m_pick->is_unusable) return tr("unusable");
+    if (m_pick->is_tie) return isCompared(sampleIdx) ? tr("tie") : QString();
     if (m_pick->chosen_sample_idx == sampleIdx) return tr("CHOSEN");
     if (m_pick->rejected_sample_idx == sampleIdx) return tr("rejected");
     return QString();
@@ -410,13 +638,16 @@ void PairReviewView::updateStatus() {
     const QString verdict = verdictOf(sampleIdx);
     const QString info = sampleInfo(sampleIdx);
     label->setText(verdict.isEmpty() ? info : tr("%1 · %2").arg(verdict, info));
-    // The same green and red as the word marks: chosen reads as the kept side.
-    const bool isChosen = m_pick && !m_pick->is_unusable && m_pick->chosen_sample_idx == sampleIdx;
-    const bool isRejected =
-        m_pick && !m_pick->is_unusable && m_pick->rejected_sample_idx == sampleIdx;
-    label->setStyleSheet(isChosen     ? QStringLiteral("color: #2e7d32; font-weight: bold;")
-                         : isRejected ? QStringLiteral("color: #c62828;")
-                                      : QString());
+    // Green reads as the kept side, red as the other; the word marks use neither.
+    const bool isPair = m_pick && m_pick->is_pair();
+    const bool isChosen = isPair && m_pick->chosen_sample_idx == sampleIdx;
+    const bool isRejected = isPair && m_pick->rejected_sample_idx == sampleIdx;
+    const QPalette& colors = label->palette();
+    label->setStyleSheet(
+        isChosen ? QStringLiteral("color: %1; font-weight: bold;")
+                       .arg(pair_colors::chosen(colors).name())
+        : isRejected ? QStringLiteral("color: %1;").arg(pair_colors::rejected(colors).name())
+                     : QString());
   };
   setVerdict(m_leftVerdict, leftSample());
   setVerdict(m_rightVerdict, rightSample());
@@ -426,6 +657,10 @@ void PairReviewView::updateStatus() {
     pickText = tr("Not picked: the DPO export uses its automatic rule for this row.");
   } else if (m_pick->is_unusable) {
     pickText = tr("Marked unusable: the DPO export leaves this row out.");
+  } else if (m_pick->is_tie) {
+    pickText =
+        tr("Marked a tie (%1 and %2): the DPO export leaves this row out.")
+            .arg(sampleName(m_pick->chosen_sample_idx), sampleName(m_pick->rejected_sample_idx));
   } else {
     pickText =
         tr("Picked: %1 chosen, %2 rejected.")
@@ -436,15 +671,24 @@ void PairReviewView::updateStatus() {
     sameSample = tr(" This row has fewer than two samples: there is no pair to pick.");
   else if (leftSample() == rightSample())
     sameSample = tr(" Both sides show the same sample: choose two to compare.");
-  m_status->setText(
-      tr("%1%2 %3 of %4 rows reviewed.")
-          .arg(pickText, sameSample, formatCount(m_numPicked), formatCount(numRows())));
+  QString filterNote;
+  if (!matchesFilter(m_row->row_index)) {
+    filterNote = filteredRows().empty() ? tr(" No row matches the filter.")
+                                        : tr(" This row no longer matches the filter.");
+  }
+  QString text =
+      tr("%1%2 %3 of %4 rows reviewed.%5")
+          .arg(pickText, sameSample, formatCount(numReviewed), formatCount(numRows()), filterNote);
+  if (!m_lastAction.isEmpty()) text += '\n' + m_lastAction;
+  m_status->setText(text);
 }
 
 void PairReviewView::showMessage(const QString& message) {
   m_row.reset();
   m_pick.reset();
   m_position = m_requestedPosition = -1;
+  m_isReadingRow = false;
+  ++m_numRowReads;  // a row still being read is not shown over the message
   m_message->setText(message);
   m_review->hide();
   m_message->show();

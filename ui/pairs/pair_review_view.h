@@ -1,18 +1,27 @@
 // The Pairs tab: DPO pair review for jobs that ask for n >= 2 samples per prompt. It shows one
 // row's prompt and two of its samples side by side; the person picks which is chosen (keys 1 and
-// 2, or the buttons), marks the row unusable (X), clears the pick, and moves to the next or
-// previous row (J / K). With n > 2 the two combo boxes pick which samples are compared. A thinking
-// model's samples compare by their answers; "Show reasoning" (R) opens each side's reasoning
-// above its answer (ReasoningFold), for both sides and every row until it is closed. Picks are
-// stored in the job file at once (PairPickStore), so they survive a restart, and `sluice jobs
-// export --format dpo` (and the Export dialog) take them over the automatic rule.
+// 2, or the buttons), marks the two a tie (T) or the row unusable (X), clears the decision, and
+// moves to the next or previous row (J / K). A decision (1, 2, T, X) moves on to the next row
+// nobody reviewed yet (under the Reviewed or Ties filter: the next row the filter shows); Ctrl+Z
+// undoes the last decisions one by one, storing the row's earlier decision again and showing the
+// row with the samples it compared. The filter shows all rows, the unreviewed, the reviewed or
+// the ties; J / K walk the rows it shows. The keys work as soon as the tab is shown: the view
+// takes the keyboard focus then, unless the focus is inside it already. With n > 2 the two combo
+// boxes pick which samples are compared. A thinking model's samples compare by their answers;
+// "Show reasoning" (R) opens each side's reasoning above its answer (ReasoningFold), for both
+// sides and every row until it is closed. The words only one side has are marked in amber (left)
+// and blue (right), never in the verdicts' green and red (pair_colors.h). Decisions are stored in
+// the job file at once (PairPickStore), so they survive a restart, and `sluice jobs export
+// --format dpo` (and the Export dialog) take them over the automatic rule.
 //
 // Reads and writes the job off the GUI thread (PairJobAccess), one row at a time: a row shows once
-// it has been read; picks show at once and are stored in the order they were made.
+// it has been read; decisions show at once and are stored in the order they were made. While the
+// next row is being read, 1 / 2 / T / X do nothing (they would decide the row being left).
 #pragma once
 
 #include <QString>
 #include <QWidget>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -21,6 +30,7 @@
 #include "engine/jobs/row_result.h"
 
 class QComboBox;
+class QKeySequence;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -34,6 +44,9 @@ class PairReviewView final : public QWidget {
   Q_OBJECT
 
  public:
+  // Which rows J / K walk (and the filter combo shows).
+  enum class RowFilter : int { All, Unreviewed, Reviewed, Ties };
+
   explicit PairReviewView(QWidget* parent = nullptr);
   ~PairReviewView() override;
 
@@ -50,14 +63,24 @@ class PairReviewView final : public QWidget {
   int leftSample() const;
   int rightSample() const;
   void setCompared(int leftSample, int rightSample);
-  // The stored pick of the row shown, if any.
+  // The stored decision of the row shown (a pick, a tie or unusable), if any.
   std::optional<sluice::PairPick> currentPick() const { return m_pick; }
+  // The row filter, and the rows it shows in order (row indices).
+  RowFilter filter() const;
+  void setFilter(RowFilter filter);
+  std::vector<int64_t> filteredRows() const;
+  QComboBox* filterCombo() const { return m_filter; }
+  // True when Ctrl+Z has a decision to undo.
+  bool canUndo() const { return !m_undo.empty(); }
   // What the status line says: the row, its pick, and how many rows are reviewed.
   QString statusText() const;
   // Why nothing can be reviewed ("" when a row is shown).
   QString messageText() const;
   QPlainTextEdit* leftText() const { return m_leftText; }
   QPlainTextEdit* rightText() const { return m_rightText; }
+  // Each side's verdict and sample line ("CHOSEN · 3 tokens, stop"), coloured by pair_colors.
+  QLabel* leftVerdict() const { return m_leftVerdict; }
+  QLabel* rightVerdict() const { return m_rightVerdict; }
   // Each side's reasoning, hidden when its sample has none.
   ReasoningFold* leftReasoning() const { return m_leftReasoning; }
   ReasoningFold* rightReasoning() const { return m_rightReasoning; }
@@ -71,6 +94,8 @@ class PairReviewView final : public QWidget {
   void chooseLeft();    // key 1: the left sample is chosen, the right rejected
   void chooseRight();   // key 2: the right sample is chosen, the left rejected
   void markUnusable();  // key X
+  void markTie();       // key T: the two samples compared are equally good
+  void undo();          // Ctrl+Z: the last decision made here is taken back
   // Key R: opens (or closes) the reasoning of both sides, for this row and the next ones.
   void toggleReasoning();
   void setReasoningShown(bool isShown);
@@ -80,20 +105,33 @@ class PairReviewView final : public QWidget {
 
  protected:
   void showEvent(QShowEvent* event) override;
+  // A palette change (light to dark) paints the word marks and verdicts again in its colours.
+  void changeEvent(QEvent* event) override;
 
  private:
   void buildUi();
-  void addShortcut(Qt::Key key, void (PairReviewView::*slot)());
+  void addShortcut(const QKeySequence& keys, void (PairReviewView::*slot)());
   // Reads the reviewable rows (done rows) again, keeping the current row where it still is (and
-  // then moving to the next one when advance is true).
+  // then moving to the next one the filter shows when advance is true).
   void reloadRows(bool advance = false);
-  void applyRows(const std::vector<int64_t>& rowIndices, int numSamplesAsked, int numPicked,
-                 bool advance);
+  void applyRows(const std::vector<int64_t>& rowIndices, int numSamplesAsked,
+                 std::map<int64_t, sluice::PairPick> decisions, bool advance);
+  bool isReviewed(int64_t rowIndex) const { return m_decisions.count(rowIndex) > 0; }
+  bool matchesFilter(int64_t rowIndex) const;
+  // The first position from `from` in steps of step (+1 or -1) whose row the filter shows (and,
+  // with isUnreviewedOnly, nobody reviewed); with isWrapping it goes round the ends. -1: none.
+  int findPosition(int from, int step, bool isUnreviewedOnly, bool isWrapping) const;
+  void applyFilter();
+  // Records decision for the row shown (nullopt: clears it), undoably, then moves on to the next
+  // unreviewed row when advance is true.
+  void decide(const std::optional<sluice::PairPick>& decision, bool advance);
+  // Stores (or clears) rowIndex's decision in the job and in the view.
+  void writeDecision(int64_t rowIndex, const std::optional<sluice::PairPick>& decision);
+  void advanceAfterDecision();
   // Reads the row at position and shows it once it arrives.
   void showRow(int position);
   void displayRow(int position);
   void showSamples();
-  void storePick(const sluice::PairPick& pick);
   void updateStatus();
   void showMessage(const QString& message);
 
@@ -104,15 +142,30 @@ class PairReviewView final : public QWidget {
   std::vector<int64_t> m_rowIndices;
   int m_position = -1;
   int m_requestedPosition = -1;  // the row being read (J / K move on from it), or m_position
+  int64_t m_requestedRow = -1;   // the row being read
+  bool m_isReadingRow = false;   // a row asked for has not been shown yet
+  quint64 m_numRowReads = 0;     // row reads asked for; only the last one's row is shown
   std::optional<sluice::RowResult> m_row;
   std::optional<sluice::PairPick> m_pick;
-  int m_numPicked = 0;
-  int m_numPickWrites = 0;  // picks stored or cleared so far (reads older than one miss it)
+  std::map<int64_t, sluice::PairPick> m_decisions;  // every row's stored decision
+  int m_numPickWrites = 0;  // decisions stored or cleared so far (reads older than one miss it)
+  // One decision made here: the row's decision before it and the samples it compared.
+  struct UndoStep {
+    int64_t rowIndex = 0;
+    std::optional<sluice::PairPick> before;
+    int leftSample = 0;
+    int rightSample = 1;
+  };
+  std::vector<UndoStep> m_undo;
+  // The samples to compare when the row an undo went back to arrives.
+  std::optional<UndoStep> m_restoreCompared;
+  QString m_lastAction;  // what the last decision or undo did, for the status line
   bool m_isReasoningShown = false;
 
   QLabel* m_message = nullptr;
   QWidget* m_review = nullptr;
   QLabel* m_rowLabel = nullptr;
+  QComboBox* m_filter = nullptr;
   QPlainTextEdit* m_prompt = nullptr;
   QComboBox* m_leftCombo = nullptr;
   QComboBox* m_rightCombo = nullptr;

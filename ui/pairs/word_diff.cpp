@@ -6,6 +6,8 @@
 #include <QTextEdit>
 #include <vector>
 
+#include "ui/pairs/pair_colors.h"
+
 namespace sluice::ui {
 namespace {
 
@@ -87,9 +89,10 @@ void showWordDiff(QPlainTextEdit* leftView, const QString& left, QPlainTextEdit*
   leftView->setPlainText(left);
   rightView->setPlainText(right);
   const WordDiff diff = diffWords(left, right);
-  // Translucent, so the marks read on a light or a dark palette.
-  highlight(leftView, diff.onlyInLeft, QColor(230, 80, 80, 70));
-  highlight(rightView, diff.onlyInRight, QColor(60, 170, 90, 70));
+  // Amber and blue tints of each view's base, never the verdicts' red and green: a mark says
+  // "only in this sample", not which sample is better.
+  highlight(leftView, diff.onlyInLeft, pair_colors::onlyInLeft(leftView->palette()));
+  highlight(rightView, diff.onlyInRight, pair_colors::onlyInRight(rightView->palette()));
 }
 
 }  // namespace sluice::ui

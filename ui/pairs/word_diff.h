@@ -30,7 +30,8 @@ inline constexpr qint64 kMaxWordDiffCells = 4'000'000;
 // common subsequence of words; ties keep the earliest match.
 WordDiff diffWords(const QString& left, const QString& right);
 
-// Shows left and right in the two text views with the words only one of them has highlighted.
+// Shows left and right in the two text views with the words only one of them has highlighted
+// (pair_colors: amber on the left, blue on the right, from each view's palette).
 void showWordDiff(QPlainTextEdit* leftView, const QString& left, QPlainTextEdit* rightView,
                   const QString& right);
 

@@ -161,6 +161,7 @@ ExportDialog::ExportDialog(const QString& jobPath, QWidget* parent)
   });
   connect(m_dpoRule, &QComboBox::currentIndexChanged, this, &ExportDialog::updateEnabled);
   connect(m_includeFailed, &QCheckBox::toggled, this, &ExportDialog::updateEnabled);
+  connect(m_reviewedOnly, &QCheckBox::toggled, this, &ExportDialog::updateEnabled);
   connect(m_browse, &QPushButton::clicked, this, &ExportDialog::browse);
   // The Export button starts an export and keeps the dialog open to show how it went.
   connect(m_buttons, &QDialogButtonBox::accepted, this, &ExportDialog::startExport);
@@ -209,6 +210,10 @@ QFormLayout* ExportDialog::buildForm() {
                        static_cast<int>(ReasoningExport::Keep));
   m_reasoning->addItem(tr("Strip (the answer alone)"), static_cast<int>(ReasoningExport::Strip));
   m_reasoning->setToolTip(tr("A thinking model's reasoning, kept apart from its answer"));
+  m_reviewedOnly = new QCheckBox(tr("Reviewed rows only"), this);
+  m_reviewedOnly->setObjectName(QStringLiteral("reviewedOnly"));
+  m_reviewedOnly->setToolTip(
+      tr("Only the rows picked in the Pairs tab; the rows nobody reviewed are left out"));
   m_scoreField = new QLineEdit(QStringLiteral("score"), this);
   m_scoreField->setToolTip(tr("The key in each sample's \"extra\" object that holds its score"));
   m_flattenOutput = new QCheckBox(tr("Schema fields as columns"), this);
@@ -237,6 +242,7 @@ QFormLayout* ExportDialog::buildForm() {
   auto* form = new QFormLayout;
   form->addRow(tr("Format:"), m_format);
   form->addRow(tr("DPO pairs:"), m_dpoRule);
+  form->addRow(QString(), m_reviewedOnly);
   form->addRow(tr("Score field:"), m_scoreField);
   form->addRow(tr("Reasoning:"), m_reasoning);
   form->addRow(QString(), m_flattenOutput);
@@ -267,9 +273,12 @@ void ExportDialog::updateFailedRowsNote() {
   }
   note += counts;
   if (format() == ExportFormat::DpoPairs) {
-    note +=
-        tr(" Rows picked in the Pairs tab use their picks (rows marked unusable are left "
-           "out); the rule above picks the others.");
+    note += m_reviewedOnly->isChecked()
+                ? tr(" Only rows picked in the Pairs tab go in (rows marked unusable or a tie are "
+                     "left out).")
+                : tr(" Rows picked in the Pairs tab use their picks (rows marked unusable or a "
+                     "tie are left out); the rule above picks the others, and a rule that cannot "
+                     "tell two samples apart (a tie) chooses the lower sample.");
   }
   m_failedRowsNote->setText(note);
 }
@@ -286,6 +295,7 @@ void ExportDialog::setChoices(const QString& outputPath, sluice::ExportFormat fo
   m_scoreField->setText(QString::fromStdString(options.score_field));
   m_includeFailed->setChecked(options.include_failed);
   m_leaveOutInvalid->setChecked(options.leave_out_invalid);
+  m_reviewedOnly->setChecked(options.reviewed_only);
   m_flattenOutput->setChecked(options.flatten_output);
   m_output->setText(outputPath);
   m_isOutputChosen = m_isFlattenChosen = true;  // the job's facts, read later, keep these
@@ -308,6 +318,7 @@ sluice::ExportOptions ExportDialog::options() const {
   // Harmless for free text, whose rows have no verdict to leave them out by.
   options.leave_out_invalid = m_leaveOutInvalid->isChecked();
   options.flatten_output = format() == ExportFormat::Csv && m_flattenOutput->isChecked();
+  options.reviewed_only = format() == ExportFormat::DpoPairs && m_reviewedOnly->isChecked();
   return options;
 }
 
@@ -357,6 +368,7 @@ void ExportDialog::updateEnabled() {
   const bool isDpo = format() == ExportFormat::DpoPairs;
   m_format->setEnabled(isIdle);
   m_dpoRule->setEnabled(isIdle && isDpo);
+  m_reviewedOnly->setEnabled(isIdle && isDpo);
   m_scoreField->setEnabled(isIdle && isDpo && options().dpo_rule == DpoRule::Score);
   m_flattenOutput->setEnabled(isIdle && format() == ExportFormat::Csv);
   m_includeFailed->setEnabled(isIdle &&

@@ -1,14 +1,16 @@
 // Export a job to a training format: pick the format (engine/export/exporters.h), the DPO rule and
-// score field, for CSV whether JSON outputs' fields get their own columns (ticked by default for
-// a job with a JSON Schema grammar), whether failed rows go in (the dialog says in words whether
-// they do, and how many the job has), whether invalid rows stay out (only for a job with a grammar
-// or schemas, saying how many it has), and the output file (by default beside the job's instruction
-// file). The export runs in a pool thread with its own job connection, so a large job (or one still
-// being written) never freezes the window; the dialog shows a busy bar and then says in plain words
-// what was written or what went wrong. What the defaults need from the job is read on the pool
-// too: they fill in when it arrives, unless the person (or setChoices) already chose. It cannot be
-// closed while the export runs (export_job cannot be interrupted, and the output only appears,
-// complete, when it ends).
+// score field and whether only the rows reviewed in the Pairs tab go in (the result then says how
+// many pairs came from picks, how many from the rule and how many of those were ties), for CSV
+// whether JSON outputs' fields get their own columns (ticked by default for a job with a JSON
+// Schema grammar), whether failed rows go in (the dialog says in words whether they do, and how
+// many the job has), whether invalid rows stay out (only for a job with a grammar or schemas,
+// saying how many it has), and the output file (by default beside the job's instruction file). The
+// export runs in a pool thread with its own job connection, so a large job (or one still being
+// written) never freezes the window; the dialog shows a busy bar and then says in plain words what
+// was written or what went wrong. What the defaults need from the job is read on the pool too: they
+// fill in when it arrives, unless the person (or setChoices) already chose. It cannot be closed
+// while the export runs (export_job cannot be interrupted, and the output only appears, complete,
+// when it ends).
 #pragma once
 
 #include <QDialog>
@@ -106,6 +108,7 @@ class ExportDialog final : public QDialog {
   QCheckBox* m_flattenOutput = nullptr;
   QCheckBox* m_includeFailed = nullptr;
   QCheckBox* m_leaveOutInvalid = nullptr;  // ExportOptions::leave_out_invalid
+  QCheckBox* m_reviewedOnly = nullptr;     // ExportOptions::reviewed_only (DPO)
   QLabel* m_failedRowsNote = nullptr;
   QLineEdit* m_output = nullptr;
   QPushButton* m_browse = nullptr;
