@@ -560,6 +560,7 @@ void PairReviewTest::exportDialogCountsPicksAndExportsReviewedRowsOnly() {
   QCOMPARE(lines.size(), 1);
   QVERIFY2(lines[0].contains(R"("chosen":"row 0 first","rejected":"row 0 second longer")"),
            lines[0].constData());
+  QVERIFY(sluice::test::saveShot(dialog, "export-dialog-reviewed-only"));
 
   // Another format: the box does not apply.
   dialog.setChoices(out, sluice::ExportFormat::Jsonl, {});
