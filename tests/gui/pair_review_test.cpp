@@ -10,10 +10,12 @@
 #include <QElapsedTimer>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QStyle>
 #include <QStyleFactory>
 #include <QTabBar>
@@ -26,6 +28,7 @@
 #include <memory>
 #include <string>
 
+#include "app/generation_spec.h"
 #include "engine/core/error.h"
 #include "engine/export/exporters.h"
 #include "engine/jobs/job_store.h"
@@ -33,12 +36,14 @@
 #include "engine/jobs/pair_pick_store.h"
 #include "tests/gui/gui_shots.h"
 #include "tests/gui/locked_job_file.h"
+#include "tests/support/test_paths.h"
 #include "ui/common/reasoning_fold.h"
 #include "ui/pairs/pair_colors.h"
 #include "ui/pairs/pair_review_view.h"
 #include "ui/pairs/word_diff.h"
 #include "ui/results/export_dialog.h"
 #include "ui/window/app_palette.h"
+#include "ui/window/main_window.h"
 
 using sluice::JobInfo;
 using sluice::JobStore;
@@ -64,13 +69,22 @@ SampleResult sample(const std::string& output) {
 // Rows 0..4 are done with samples "row i first", "row i second longer", "row i third"; row 2 has
 // failed (no samples), so the view walks rows 0, 1, 3, 4.
 // isNested: n under "sampling", as generate and the app store it; else at the top, as older
-// and hand-built jobs do.
-std::string writeJob(const QString& dir, int n, bool isNested = false) {
+// and hand-built jobs do. isAppJob: the whole spec as the app stores it (the window opens only
+// those), over the shared Alpaca file and stories260K.
+std::string writeJob(const QString& dir, int n, bool isNested = false, bool isAppJob = false) {
   JobInfo info;
   info.source_path = "/data/in.jsonl";
   info.source_format = "jsonl";
   info.model_path = "/m.bin";
-  if (isNested) {
+  if (isAppJob) {
+    sluice::GenerationSpec spec;
+    spec.input_path = sluice::test::shared_path("datasets/en/alpaca_5000.json");
+    spec.model_path = sluice::test::shared_path("models/stories260K/gguf/stories260K-f32.gguf");
+    spec.sampling.n = n;
+    info.source_path = spec.input_path;
+    info.model_path = spec.model_path;
+    info.params = sluice::spec_to_json(spec);
+  } else if (isNested) {
     info.params["sampling"]["n"] = n;
   } else {
     info.params["n"] = n;
@@ -185,8 +199,10 @@ class PairReviewTest : public QObject {
   Q_OBJECT
 
  private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
   void keysPickMoveAndMarkRows();
   void keysWorkAsSoonAsTheTabIsShown();
+  void theWindowsPairsTabTakesKeysAtOnce();
   void aDecisionMovesToTheNextUnreviewedRow();
   void ctrlZUndoesDecisionsAndRestoresTheSelection();
   void filterShowsTheRightRows();
@@ -299,6 +315,53 @@ void PairReviewTest::keysWorkAsSoonAsTheTabIsShown() {
   const std::map<int64_t, PairPick> expected = {
       {0, pickOf(0, 0, 1)}, {1, pickOf(1, 1, 0)}, {3, pickOf(3, 0, 1, true)}};
   QCOMPARE(PairPickStore::open(path)->picks(), expected);
+}
+
+// The same in the app's own window at 1280x720: a job opened, the focus on a field of the setup
+// panel, a click on the Pairs tab, and 1 picks at once. Pictures in the light and dark palettes.
+void PairReviewTest::theWindowsPairsTabTakesKeysAtOnce() {
+  QTemporaryDir dir;
+  const std::string path = writeJob(dir.path(), 2, /*isNested=*/false, /*isAppJob=*/true);
+  sluice::ui::MainWindow window;
+  window.setJobsDirectory(dir.path());
+  window.resize(1280, 720);
+  window.openJob(QString::fromStdString(path));
+  window.show();
+  window.activateWindow();
+  QVERIFY(QTest::qWaitForWindowActive(&window));
+  auto* view = window.findChild<PairReviewView*>();
+  QVERIFY(view);
+  QTabWidget* tabs = window.tabs();
+  tabs->setCurrentIndex(0);
+  // A field outside the tabs, as after editing a parameter.
+  QWidget* field = nullptr;
+  for (QWidget* candidate : window.findChildren<QWidget*>()) {
+    if (qobject_cast<QAbstractSpinBox*>(candidate) || qobject_cast<QLineEdit*>(candidate)) {
+      if (candidate->isVisible() && candidate->isEnabled() && !tabs->isAncestorOf(candidate)) {
+        field = candidate;
+        break;
+      }
+    }
+  }
+  QVERIFY(field);
+  field->setFocus();
+  QTRY_COMPARE(QApplication::focusWidget(), field);
+
+  QTabBar* bar = tabs->tabBar();
+  QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(tabs->indexOf(view)).center());
+  QTRY_VERIFY(view->isVisible());
+  QTRY_COMPARE_WITH_TIMEOUT(view->currentRowIndex(), qint64{0}, 10000);
+  SETTLE(*view);
+  press(*view, Qt::Key_1);  // row 0: left chosen; on to row 1
+  QCOMPARE(view->currentRowIndex(), 1);
+  QCOMPARE(PairPickStore::open(path)->picks(), (std::map<int64_t, PairPick>{{0, pickOf(0, 0, 1)}}));
+  QVERIFY(sluice::test::saveShot(window, "main-window-pairs-light"));
+  const QPalette before = QApplication::palette();
+  QApplication::setPalette(sluice::ui::darkPalette());
+  QTRY_VERIFY(sluice::ui::pair_colors::isDark(view->rightText()->palette()));
+  QCoreApplication::processEvents();  // the view repaints its marks in the new palette (queued)
+  QVERIFY(sluice::test::saveShot(window, "main-window-pairs-dark"));
+  QApplication::setPalette(before);
 }
 
 // Rows 0, 1, 3, 4 are reviewable; row 3 was reviewed before the view opened. A decision moves to
