@@ -8,17 +8,22 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QHash>
 #include <QLabel>
 #include <QMenu>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTest>
 #include <QToolBar>
+#include <cmath>
 #include <functional>
+#include <tuple>
 #include <utility>
 
+#include "tests/gui/gui_shots.h"
 #include "tests/support/test_paths.h"
 #include "ui/common/length_histogram.h"
 #include "ui/common/number_format.h"
@@ -55,6 +60,48 @@ bool showOnSmallScreen(MainWindow& window) {
 void openStep(SetupSteps* steps, int index) {
   steps->setCurrentIndex(index);
   QCoreApplication::processEvents();
+}
+
+// Returns the WCAG relative luminance of a colour.
+double luminance(QRgb rgb) {
+  auto channel = [](int value) {
+    const double c = value / 255.0;
+    return c <= 0.03928 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+  };
+  return 0.2126 * channel(qRed(rgb)) + 0.7152 * channel(qGreen(rgb)) + 0.0722 * channel(qBlue(rgb));
+}
+
+// Returns the commonest colour of a painted widget (its background).
+QRgb paintedBackground(QWidget* widget) {
+  const QImage image = widget->grab().toImage().convertToFormat(QImage::Format_RGB32);
+  QHash<QRgb, int> counts;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) ++counts[image.pixel(x, y)];
+  QRgb background = 0;
+  int most = -1;
+  for (auto it = counts.constBegin(); it != counts.constEnd(); ++it)
+    if (it.value() > most) std::tie(background, most) = std::make_pair(it.key(), it.value());
+  return background;
+}
+
+// Returns the contrast ratio (1 to 21) between the commonest colour of a painted widget (its
+// background) and the colour that stands out most from it (its text).
+double paintedTextContrast(QWidget* widget) {
+  const QImage image = widget->grab().toImage().convertToFormat(QImage::Format_RGB32);
+  QHash<QRgb, int> counts;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) ++counts[image.pixel(x, y)];
+  QRgb background = 0;
+  int most = -1;
+  for (auto it = counts.constBegin(); it != counts.constEnd(); ++it)
+    if (it.value() > most) std::tie(background, most) = std::make_pair(it.key(), it.value());
+  const double lb = luminance(background);
+  double best = 1.0;
+  for (auto it = counts.constBegin(); it != counts.constEnd(); ++it) {
+    const double lt = luminance(it.key());
+    best = std::max(best, (std::max(lb, lt) + 0.05) / (std::min(lb, lt) + 0.05));
+  }
+  return best;
 }
 
 // Checks that a plot's frame takes its colours from palette.
@@ -101,7 +148,9 @@ class LookAndFeelTest : public QObject {
     controls.setProgress(1250, 5000);
     QVERIFY(!controls.progressBar()->isTextVisible());
     QCOMPARE(controls.progressText()->text(), QString("1,250 of 5,000 rows · 25%"));
-    controls.clearLoading();
+    controls.clearLoading();  // a model loaded behind the rows' progress: it stays
+    QCOMPARE(controls.progressText()->text(), QString("1,250 of 5,000 rows · 25%"));
+    controls.clearProgress();
     QCOMPARE(controls.progressText()->text(), QString());
   }
 
@@ -260,6 +309,44 @@ class LookAndFeelTest : public QObject {
     QApplication::setPalette(before);
     QCoreApplication::processEvents();
     verifyPlotFollows(lengths, histogram.palette());
+  }
+
+  // The setup steps in the dark palette (`sluice gui --palette dark`): every step button, the
+  // open one, a done one and those still to do, is drawn on the palette's dark background (no
+  // light box) and shows its title and state with at least the contrast WCAG asks of text
+  // (4.5:1), measured on the painted pixels.
+  void theStepsReadInTheDarkPalette() {
+    const QPalette before = QApplication::palette();
+    const QString styleBefore = QApplication::style()->name();
+    {
+      // `sluice gui` builds its window, then applies --palette: the steps exist before it.
+      MainWindow window;
+      QVERIFY(sluice::ui::applyPaletteNamed("dark"));
+      QVERIFY(showOnSmallScreen(window));
+      SetupSteps* steps = window.setupSteps();
+      steps->setStepState(0, "stories260K-f32.gguf · loaded", true);
+      steps->setStepState(1, "alpaca_5000.json · 5,000 rows", false);
+      openStep(steps, 1);
+      const double windowLuminance = luminance(window.palette().color(QPalette::Window).rgb());
+      for (int i = 0; i < steps->count(); ++i) {
+        // Drawn in the palette's colours: no light box in a dark window.
+        const double background = luminance(paintedBackground(steps->stepButton(i)));
+        QVERIFY2(std::abs(background - windowLuminance) < 0.15,
+                 qPrintable(QString("%1: background luminance %2, the window's %3")
+                                .arg(steps->stepTitle(i))
+                                .arg(background, 0, 'f', 3)
+                                .arg(windowLuminance, 0, 'f', 3)));
+        const double contrast = paintedTextContrast(steps->stepButton(i));
+        QVERIFY2(contrast >= 4.5,
+                 qPrintable(QString("%1: %2:1 (%3)")
+                                .arg(steps->stepTitle(i))
+                                .arg(contrast, 0, 'f', 2)
+                                .arg(steps->stepButton(i)->isChecked() ? "open" : "closed")));
+      }
+      QVERIFY(sluice::test::saveShot(window, "setup-steps-dark"));
+    }
+    QApplication::setStyle(styleBefore);
+    QApplication::setPalette(before);
   }
 };
 

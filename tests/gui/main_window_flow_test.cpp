@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/jobs/job_store.h"
+#include "tests/gui/gui_shots.h"
 #include "tests/support/test_paths.h"
 #include "ui/common/number_format.h"
 #include "ui/live/run_controls.h"
@@ -141,6 +142,8 @@ class MainWindowFlowTest : public QObject {
 
     QTest::mouseClick(window.runControls()->pauseButton(), Qt::LeftButton);  // resume
     QTRY_VERIFY_WITH_TIMEOUT(committed_rows(window.currentJobPath()) > paused_at, 30000);
+    QTest::qWait(1000);  // a second of the resumed run in the plots, for the picture
+    QVERIFY(sluice::test::saveShot(window, "paused-and-resumed"));
 
     QTest::mouseClick(window.runControls()->cancelButton(), Qt::LeftButton);
     answerCancelQuestion(window, QMessageBox::Yes);

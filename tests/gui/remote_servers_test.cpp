@@ -3,6 +3,8 @@
 // the table holds every row with the outputs of a local `sluice generate` (greedy); the job
 // reopens with its remote settings; a bad URL disables Start with its reason; Check reports a
 // live endpoint's model and a dead one's error while the event loop keeps running.
+#include <qcustomplot.h>
+
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
@@ -23,6 +25,8 @@
 #include "engine/jobs/job_table.h"
 #include "tests/integration/cli_test_util.h"
 #include "tests/integration/serve_process.h"
+#include "ui/live/kv_block_map_widget.h"
+#include "ui/live/live_plots.h"
 #include "ui/live/run_controls.h"
 #include "ui/results/results_model.h"
 #include "ui/results/results_panel.h"
@@ -130,6 +134,21 @@ void RemoteServersTest::remoteRunNeedsNoModelAndEqualsLocalRun() {
     QVERIFY(!window.isModelLoaded());                        // nothing loaded here
     QVERIFY2(window.modelPanel()->remoteText().contains("model stories"),
              qPrintable(window.modelPanel()->remoteText()));
+
+    // The servers' KV cache and memory are not seen from here: the plots say so and draw no
+    // line of zeros; the answers' rate is plotted.
+    using sluice::ui::LivePlots;
+    auto* plots = window.findChild<LivePlots*>();
+    QVERIFY(plots);
+    QCOMPARE(plots->notice(LivePlots::Panel::KvBlocks),
+             QString("KV cache: on the servers, not reported"));
+    QCOMPARE(plots->notice(LivePlots::Panel::Memory),
+             QString("Memory: on the servers, not reported"));
+    QCustomPlot* kv = plots->plot(LivePlots::Panel::KvBlocks);
+    for (int g = 0; g < kv->graphCount(); ++g) QCOMPARE(kv->graph(g)->dataCount(), 0);
+    QVERIFY(plots->plot(LivePlots::Panel::Throughput)->graph(1)->dataCount() > 0);
+    QCOMPARE(window.findChild<sluice::ui::KvBlockMapWidget*>()->emptyText(),
+             QString("KV cache: on the servers, not reported"));
 
     // The table holds every row, with the local run's outputs.
     sluice::ui::ResultsModel* model = window.resultsPanel()->model();

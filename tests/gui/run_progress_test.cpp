@@ -6,12 +6,20 @@
 #include <QPushButton>
 #include <QtTest>
 
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+#include "app/generation_spec.h"
+#include "app/job_progress.h"
+#include "engine/jobs/job_store.h"
 #include "ui/common/number_format.h"
 #include "ui/live/run_controls.h"
 #include "ui/live/run_progress.h"
+#include "ui/live/run_status.h"
 #include "ui/setup/dataset_panel.h"
 #include "ui/setup/parameters_panel.h"
 #include "ui/setup/run_spec.h"
+#include "ui/window/main_window.h"
 
 using sluice::ui::RunControls;
 using sluice::ui::RunProgress;
@@ -115,6 +123,61 @@ class RunProgressTest : public QObject {
     QCOMPARE(controls.statusText(), QString("cancelling…"));
     controls.setState(RunControls::State::Idle);
     QCOMPARE(controls.statusText(), QString());
+  }
+
+  // A job that finished (in an earlier session) opened again: the bar is full and says so, also
+  // after a model loads behind it (a relaunch restores the last one).
+  void aFinishedJobReopenedShowsAFullBar() {
+    QStandardPaths::setTestModeEnabled(true);
+    QTemporaryDir dir;
+    const QString path = dir.filePath("finished.sluicejob");
+    {
+      sluice::JobInfo info;
+      info.source_path = "/data/three.jsonl";
+      info.source_format = "jsonl";
+      info.total_rows = 3;
+      info.params = sluice::spec_to_json(sluice::GenerationSpec{});
+      auto store = sluice::JobStore::create(path.toStdString(), info);
+      for (int64_t i = 0; i < 3; ++i) {
+        sluice::RowResult row;
+        row.row_index = i;
+        row.line = static_cast<size_t>(i) + 1;
+        row.status = sluice::RowStatus::Done;
+        row.samples = {sluice::SampleResult{}};
+        store->add_result(row);
+      }
+      store->flush();
+    }
+    sluice::ui::MainWindow window;
+    window.openJob(path);
+    QProgressBar* bar = window.runControls()->progressBar();
+    QCOMPARE(bar->value(), bar->maximum());
+    QVERIFY2(bar->text().startsWith("3 of 3 rows · 100%"), qPrintable(bar->text()));
+    window.runControls()->setLoading(0.5, "a model");
+    window.runControls()->clearLoading();
+    QCOMPARE(bar->value(), bar->maximum());
+    QVERIFY2(window.runControls()->progressText()->text().startsWith("3 of 3 rows"),
+             qPrintable(window.runControls()->progressText()->text()));
+  }
+
+  // The status line counts the requests that run, not the rows the job admitted: a job admits
+  // four times max_num_seqs rows (1,024 for 256), and the engine queues those it cannot run yet.
+  void statusCountsRunningRequestsNotTheAdmissionWindow() {
+    sluice::JobProgress progress;
+    progress.rows_in_flight = 1024;
+    progress.job.done = 1200;
+    progress.job.failed = 3;
+    progress.job.skipped = 1;
+    sluice::StepStats stats;
+    stats.num_running = 256;
+    stats.num_waiting = 768;
+    stats.max_num_seqs = 256;
+    const QString text = sluice::ui::describeRunStatus(progress, stats);
+    const QString expected =
+        QString("%1 rows done (3 failed, 1 skipped) · 256 running · 768 queued")
+            .arg(sluice::ui::formatCount(1204));
+    QCOMPARE(text, expected);
+    QVERIFY(!text.contains(sluice::ui::formatCount(1024)));
   }
 
   void startNeedsSomethingToRun() {

@@ -244,6 +244,54 @@ class ServeToggleTest : public QObject {
     QCOMPARE(request(port, "/v1/completions", body).status, 200);
   }
 
+  // At 1280x720, serving to the network after a job ran: the status bar's texts (the run's
+  // summary, tokens, time, what is served) each keep to a place of their own inside the bar,
+  // what is served is shown whole, and the window stays as wide as the screen.
+  void statusTextsDoNotOverlapWhileServing() {
+    ShownWindow shown;
+    MainWindow& window = shown.window;
+    window.resize(1280, 720);
+    QVERIFY(loadModel(window));
+    window.preloadDataset(shared("datasets/en/self_instruct_seed_tasks.jsonl"));
+    sluice::GenerationSpec spec;
+    spec.sampling.max_tokens = 16;
+    window.parametersPanel()->setFromSpec(spec);
+    QTRY_VERIFY_WITH_TIMEOUT(window.runControls()->startButton()->isEnabled(), 30000);
+    QSignalSpy finished(&window, &MainWindow::runFinished);
+    QTest::mouseClick(window.runControls()->startButton(), Qt::LeftButton);
+    QVERIFY(finished.wait(120000));
+    ServePanel* panel = window.servePanel();
+    panel->hostBox()->setCurrentIndex(1);  // all interfaces, no key: the longest status
+    toggleOn(panel, 0);
+    QVERIFY2(panel->isServing(), qPrintable(panel->statusText()));
+    QCoreApplication::processEvents();
+
+    QStatusBar* bar = window.statusBar();
+    QList<QLabel*> labels;
+    for (QLabel* label : bar->findChildren<QLabel*>())
+      if (label->isVisible() && !label->text().isEmpty()) labels.append(label);
+    QVERIFY2(labels.size() >= 4, qPrintable(QString::number(labels.size())));
+    QVERIFY2(window.width() <= 1280, qPrintable(QString::number(window.width())));
+    for (int i = 0; i < labels.size(); ++i) {
+      const QRect rect = labels[i]->geometry();
+      QVERIFY2(rect.left() >= 0 && rect.right() < bar->width(),
+               qPrintable(QString("%1 at %2..%3 of %4")
+                              .arg(labels[i]->text())
+                              .arg(rect.left())
+                              .arg(rect.right())
+                              .arg(bar->width())));
+      for (int j = 0; j < i; ++j)
+        QVERIFY2(!rect.intersects(labels[j]->geometry()),
+                 qPrintable(labels[i]->text() + " covers " + labels[j]->text()));
+      if (labels[i]->text() == panel->statusText())
+        QVERIFY(labels[i]->contentsRect().width() >=
+                labels[i]->fontMetrics().horizontalAdvance(panel->statusText()));
+    }
+    QVERIFY(statusBarShows(window, panel->statusText()));
+    QTest::mouseClick(panel->serveButton(), Qt::LeftButton);  // off
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isServing(), 30000);
+  }
+
   // Every interface without a key is open to anyone on the network: the panel says so before
   // the start and in its status line while serving (`sluice serve` would refuse it without
   // --allow-unauthenticated).

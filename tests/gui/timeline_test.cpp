@@ -6,9 +6,14 @@
 #include <QScrollBar>
 #include <QTest>
 
+#include <QStandardPaths>
+#include <QTabWidget>
+
+#include "tests/gui/gui_shots.h"
 #include "ui/common/length_histogram.h"
 #include "ui/live/request_timeline_widget.h"
 #include "ui/live/timeline_panel.h"
+#include "ui/window/main_window.h"
 
 using sluice::RowSnapshot;
 using sluice::ui::RequestTimelineWidget;
@@ -129,6 +134,77 @@ class TimelineTest : public QObject {
       QVERIFY(hasRightLabel);
       timeline.fitTime();
     }
+  }
+
+  // In the Timeline tab of a 1280x720 window (the timeline beside the histogram), the header
+  // flows onto lines instead of being cut: every text in it is whole and inside the view, none
+  // covers another, and the slowest rows are listed. The rows are labelled with their index in
+  // a gutter at the left, the bars right of it.
+  void headerFitsAt1280AndRowsAreLabelled() {
+    QStandardPaths::setTestModeEnabled(true);
+    sluice::ui::MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* panel = window.findChild<sluice::ui::TimelinePanel*>();
+    QVERIFY(panel);
+    window.tabs()->setCurrentWidget(panel);
+    panel->addRows(longRun(2000));
+    QCoreApplication::processEvents();
+    RequestTimelineWidget* timeline = panel->timeline();
+    const int width = timeline->viewport()->width();
+    QVERIFY2(width < 900, qPrintable(QString::number(width)));  // narrower than the window
+
+    const auto texts = timeline->headerTexts();
+    int numListed = 0;
+    for (int i = 0; i < texts.size(); ++i) {
+      const auto& text = texts[i];
+      QVERIFY2(!text.text.endsWith(QChar(0x2026)), qPrintable("cut: " + text.text));
+      QVERIFY2(text.rect.left() >= 0 && text.rect.right() < width,
+               qPrintable(QString("%1 at %2..%3 of %4")
+                              .arg(text.text)
+                              .arg(text.rect.left())
+                              .arg(text.rect.right())
+                              .arg(width)));
+      QVERIFY(text.rect.width() >= timeline->fontMetrics().horizontalAdvance(text.text));
+      for (int j = 0; j < i; ++j)
+        QVERIFY2(!text.rect.intersects(texts[j].rect),
+                 qPrintable(text.text + " covers " + texts[j].text));
+      // Every 20th row from row 7 on takes 5.1 s to generate: the slowest.
+      if (text.text.startsWith("row ")) {
+        ++numListed;
+        QVERIFY2(text.text.endsWith(": 5.10 s") &&
+                     text.text.section(' ', 1, 1).remove(':').toInt() % 20 == 7,
+                 qPrintable(text.text));
+      }
+    }
+    QCOMPARE(numListed, RequestTimelineWidget::kNumListedSlowest);
+    QVERIFY(texts.first().text == "queued");
+    // The time labels lie below the header's texts.
+    for (const auto& tick : timeline->timeTicks()) {
+      if (tick.label.isEmpty()) continue;
+      for (const auto& text : texts) QVERIFY(!tick.labelRect.intersects(text.rect));
+      QVERIFY(tick.labelRect.left() >= timeline->gutterWidth());
+    }
+
+    timeline->setRowsPerLine(1);  // one row per line, following the newest
+    QCoreApplication::processEvents();
+    const auto labels = timeline->rowLabels();
+    QVERIFY2(labels.size() >= 5, qPrintable(QString::number(labels.size())));
+    QVERIFY(timeline->gutterWidth() > timeline->fontMetrics().horizontalAdvance("1999"));
+    for (int i = 0; i < labels.size(); ++i) {
+      const QRect rect = labels[i].rect;
+      QVERIFY(rect.left() >= 0 && rect.right() < timeline->gutterWidth());
+      QVERIFY(rect.width() >= timeline->fontMetrics().horizontalAdvance(labels[i].text));
+      if (i > 0) QVERIFY(rect.top() > labels[i - 1].rect.bottom());
+      // The label names the row drawn on its line (longRun's row i has index i).
+      const int position = timeline->rowAt(QPoint(timeline->gutterWidth() + 5, rect.center().y()));
+      QCOMPARE(labels[i].text, QString::number(position));
+    }
+    QCOMPARE(labels.last().text.toInt() / 10, 1999 / 10);  // the newest rows are in view
+    for (const int position : {0, 1000, 1999})
+      QVERIFY(timeline->barRect(position).left() >= timeline->gutterWidth());
+    QVERIFY(sluice::test::saveShot(window, "timeline-1280x720"));
   }
 
   void panelShowsOutputLengths() {

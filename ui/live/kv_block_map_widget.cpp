@@ -252,13 +252,18 @@ int KvBlockMapWidget::paintLegend(QPainter* painter) const {
   return y + lineHeight - kMargin;
 }
 
+void KvBlockMapWidget::setEmptyText(const QString& text) {
+  m_emptyText = text;
+  update();
+}
+
 void KvBlockMapWidget::paintEvent(QPaintEvent* /*event*/) {
   QPainter painter(this);
   painter.fillRect(rect(), palette().color(QPalette::Window));
   paintLegend(&painter);
   if (m_grid.cols <= 0) {
     painter.setPen(palette().color(QPalette::PlaceholderText));
-    painter.drawText(rect(), Qt::AlignCenter, m_states.empty() ? "no KV pool yet" : "too small");
+    painter.drawText(rect(), Qt::AlignCenter, m_states.empty() ? m_emptyText : "too small");
     return;
   }
   if (m_imageDirty || m_image.isNull()) renderImage();

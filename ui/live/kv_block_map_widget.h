@@ -25,6 +25,10 @@ class KvBlockMapWidget final : public QWidget {
 
   // Shows a new picture of the pool. O(number of blocks); the image is redrawn on the next paint.
   void setMap(const sluice::KvBlockMap& map);
+  // Sets what the widget says while it has no pool to show ("no KV pool yet"; a remote run:
+  // "KV cache: on the servers, not reported").
+  void setEmptyText(const QString& text);
+  QString emptyText() const { return m_emptyText; }
 
   // Returns the block under a widget point, or -1 when the point is outside the grid.
   int blockAt(const QPoint& point) const;
@@ -63,6 +67,7 @@ class KvBlockMapWidget final : public QWidget {
   int paintLegend(QPainter* painter) const;
 
   std::vector<sluice::KvBlockState> m_states;
+  QString m_emptyText = "no KV pool yet";
   std::vector<int64_t> m_ownerRows;
   int m_blockSize = 0;
   std::array<int, 4> m_counts{};

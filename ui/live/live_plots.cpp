@@ -23,10 +23,6 @@ constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 // The time axis starts this wide, so the first seconds of a run are not stretched across it.
 constexpr double kMinTimeSpanS = 10.0;
 constexpr double kHeadroom = 1.08;  // space above the highest point
-// The tokens/s axis: its top is this percentile of the visible values times kRobustHeadroom.
-constexpr double kRobustPercentile = 0.95;
-constexpr double kRobustHeadroom = 1.3;
-constexpr int kMinRobustValues = 20;  // fewer values: fit them all
 constexpr double kFillTint = 0.6;   // stacked bands: this far from the background to the colour
 const char* const kSeriesColour = "seriesColour";  // QObject property: a band's undimmed colour
 
@@ -62,6 +58,12 @@ void raiseGrid(QCustomPlot* plot) {
   for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) axis->grid()->setLayer("axes");
 }
 
+// Sets a graph's line style, for the graphs of a plot that are drawn as lines (not steps).
+void setLineStyles(QCustomPlot* plot, QCPGraph::LineStyle style) {
+  for (int g = 0; g < plot->graphCount(); ++g)
+    if (plot->graph(g)->name() != "preemptions") plot->graph(g)->setLineStyle(style);
+}
+
 QVector<QCPGraph*> graphsOf(const QCustomPlot* plot) {
   QVector<QCPGraph*> graphs;
   for (int g = 0; g < plot->graphCount(); ++g) graphs.append(plot->graph(g));
@@ -84,8 +86,41 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   grid->setRowStretch(0, 1);
   grid->setRowStretch(1, 1);
   makeHistories();
+  addNotice(Panel::KvBlocks, tr("KV cache: on the servers, not reported"));
+  addNotice(Panel::Memory, tr("Memory: on the servers, not reported"));
   applyPalette();
   followLatest();
+}
+
+void LivePlots::addNotice(Panel panel, const QString& text) {
+  QCustomPlot* p = plot(panel);
+  auto* notice = new QCPItemText(p);
+  notice->position->setType(QCPItemPosition::ptAxisRectRatio);
+  notice->position->setCoords(0.5, 0.5);
+  notice->setPositionAlignment(Qt::AlignCenter);
+  notice->setText(text);
+  notice->setClipToAxisRect(false);
+  notice->setVisible(false);
+  m_notices[static_cast<int>(panel)] = notice;
+}
+
+void LivePlots::setRemote(bool isRemote) {
+  m_isRemote = isRemote;
+  for (QCPItemText* notice : m_notices)
+    if (notice) notice->setVisible(isRemote);
+  // A remote rate or count is known only when an answer arrives: it holds until the next one.
+  const auto style = isRemote ? QCPGraph::lsStepLeft : QCPGraph::lsLine;
+  setLineStyles(plot(Panel::Throughput), style);
+  setLineStyles(plot(Panel::Batch), style);
+  plot(Panel::Throughput)->graph(0)->setName(isRemote ? tr("prompt (not reported)") : "prompt");
+  plot(Panel::Batch)->graph(1)->setName(isRemote ? tr("concurrency") : "max_num_seqs");
+  for (QCustomPlot* p : m_plots) fitLegendColumns(p);
+  queueReplot();
+}
+
+QString LivePlots::notice(Panel panel) const {
+  const QCPItemText* item = m_notices[static_cast<int>(panel)];
+  return item && item->visible() ? item->text() : QString();
 }
 
 LivePlots::~LivePlots() = default;
@@ -188,18 +223,25 @@ QCustomPlot* LivePlots::plot(Panel panel) const {
 }
 
 void LivePlots::addStats(const sluice::StepStats& stats, qint64 backlogRows) {
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   const double t = stats.elapsed_s;
-  m_throughput->append(t, {stats.prompt_tokens_per_s, stats.generation_tokens_per_s});
-  const double waiting =
-      backlogRows >= 0 ? double(backlogRows) : std::numeric_limits<double>::quiet_NaN();
+  // Remote servers report no prompt rate (the driver's 0 would be a line that says none ran).
+  m_throughput->append(
+      t, {m_isRemote ? kNone : stats.prompt_tokens_per_s, stats.generation_tokens_per_s});
+  const double waiting = backlogRows >= 0 ? double(backlogRows) : kNone;
   m_batch->append(t, {double(stats.num_running), double(stats.max_num_seqs), waiting,
                       double(stats.num_preemptions)});
+  m_latestS = std::max(m_latestS, t);
+  if (m_isRemote) {  // the servers' KV blocks are not seen from here: no line of zeros
+    followLatest();
+    queueReplot();
+    return;
+  }
   // num_kv_blocks_free counts the cached blocks too; the stack shows them once.
   const double used = stats.num_kv_blocks_used;
   const double cached = stats.num_kv_blocks_cached;
   const double freeOnly = std::max(0, stats.num_kv_blocks_free - stats.num_kv_blocks_cached);
   m_kvBlocks->append(t, {used + cached + freeOnly, used + cached, used});
-  m_latestS = std::max(m_latestS, t);
   followLatest();
   queueReplot();
 }
@@ -211,15 +253,17 @@ void LivePlots::addGap() {
   queueReplot();
 }
 
-double LivePlots::robustAxisTop(QVector<double> values) {
-  values.removeIf([](double v) { return std::isnan(v); });
-  if (values.isEmpty()) return 0.0;
-  const auto maxIt = std::max_element(values.begin(), values.end());
-  const double highest = *maxIt * kHeadroom;
-  if (values.size() < kMinRobustValues) return highest;
-  const auto nth = values.begin() + static_cast<qsizetype>(kRobustPercentile * (values.size() - 1));
-  std::nth_element(values.begin(), nth, values.end());
-  return std::min(highest, *nth * kRobustHeadroom);
+void LivePlots::setPaused(bool /*paused*/) {
+  // At a pause the lines end; at the resume, after whatever arrived in between (a step that was
+  // running when the pause began), they end again, so the resumed run starts a line of its own.
+  addGap();
+}
+
+double LivePlots::throughputAxisTop(const QVector<double>& values) {
+  double highest = 0.0;
+  for (const double v : values)
+    if (!std::isnan(v)) highest = std::max(highest, v);
+  return highest * kHeadroom;
 }
 
 void LivePlots::addMemory(const sluice::MemorySample& sample) {
@@ -328,6 +372,11 @@ void LivePlots::applyPalette() {
   }
   // The batch limit is a reference line, drawn in the text colour so it reads on any background.
   plot(Panel::Batch)->graph(1)->setPen(QPen(text, 1.0, Qt::DashLine));
+  for (QCPItemText* notice : m_notices) {
+    if (!notice) continue;
+    notice->setColor(colours.color(QPalette::PlaceholderText));
+    notice->setFont(font());
+  }
 }
 
 void LivePlots::followLatest() {
@@ -361,7 +410,7 @@ void LivePlots::fitValueAxes(QCustomPlot* p) {
       for (auto it = points->findBegin(visible.lower); it != points->findEnd(visible.upper); ++it)
         values.append(it->value);
     }
-    const double top = robustAxisTop(std::move(values));
+    const double top = throughputAxisTop(values);
     p->yAxis->setRange(0.0, top > 0.0 ? top : 1.0);
     return;
   }

@@ -3,9 +3,14 @@
 // times a second for hours, so each graph keeps a bounded, decimated history (SeriesHistory) and
 // replots are queued (coalesced into one per event-loop turn).
 //
-// The tokens/s axis is fitted to a high percentile of the visible values, so a start-up spike
-// runs off the top instead of squashing the steady rate; "waiting" is the job's backlog (rows not
-// finished and not running); a pause is a gap in every line.
+// The tokens/s axis always covers the highest visible value (a start-up burst included: the axis
+// shows real peaks, rescaled at each replot); "waiting" is the job's backlog (rows not finished
+// and not running); a pause is a gap in every line, also across statistics that were already on
+// their way when it began.
+//
+// A remote run (setRemote) plots what its answers say: its rates and running requests hold from
+// one answer to the next (step lines, never a ramp between sparse answers), its prompt rate is
+// not reported (no line), and the KV and memory plots say they are the servers' and unknown.
 //
 // The time axis follows the whole run until the user drags or zooms it (horizontally);
 // a double-click on any plot returns to following.
@@ -18,6 +23,7 @@
 #include "app/run_snapshots.h"
 
 class QCustomPlot;
+class QCPItemText;
 class QCPRange;
 
 namespace sluice::ui {
@@ -40,10 +46,19 @@ class LivePlots final : public QWidget {
   void addStats(const sluice::StepStats& stats, qint64 backlogRows = -1);
   // Ends every line at the latest sample (a pause): the plots show a gap, not a bridge.
   void addGap();
-  // Returns the top of the tokens/s axis for the values shown: a high percentile of them with
-  // headroom (never above their maximum with headroom), so a start-up spike does not flatten
-  // the steady rate.
-  static double robustAxisTop(QVector<double> values);
+  // A run paused (true) or resumed (false): a gap at both, so statistics that were still on
+  // their way when the pause began end before it and are never joined to the resumed run's.
+  void setPaused(bool paused);
+  // Returns the top of the tokens/s axis for the values shown: their maximum with headroom
+  // (NaN gaps ignored), 0 for none.
+  static double throughputAxisTop(const QVector<double>& values);
+  // Plots a remote run (true) or a local one (false, the default); see the top of this file.
+  // Call before the run's first sample (after clear()).
+  void setRemote(bool isRemote);
+  bool isRemote() const { return m_isRemote; }
+  // Returns the notice a panel shows over its empty plot ("KV cache: on the servers, not
+  // reported"), or "" when it shows none.
+  QString notice(Panel panel) const;
   // Adds one memory sample to the memory plot (titled GPU memory when the sample is from a GPU).
   void addMemory(const sluice::MemorySample& sample);
   // Forgets all history (a new run) and follows the time axis again.
@@ -75,8 +90,10 @@ class LivePlots final : public QWidget {
   void onUserRangeChanged(QCustomPlot* source, const QCPRange& range);
   void fitValueAxes(QCustomPlot* plot);
   void queueReplot();
+  void addNotice(Panel panel, const QString& text);
 
   std::array<QCustomPlot*, kNumPanels> m_plots{};
+  std::array<QCPItemText*, kNumPanels> m_notices{};
   std::unique_ptr<SeriesHistory> m_throughput;
   std::unique_ptr<SeriesHistory> m_batch;
   std::unique_ptr<SeriesHistory> m_kvBlocks;
@@ -86,6 +103,7 @@ class LivePlots final : public QWidget {
   bool m_following = true;
   bool m_settingRange = false;  // our own range changes must not switch following off
   bool m_memoryIsGpu = false;
+  bool m_isRemote = false;
 };
 
 }  // namespace sluice::ui

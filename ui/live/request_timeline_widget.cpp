@@ -18,8 +18,11 @@ namespace {
 
 namespace palette = run_view_palette;
 
-constexpr int kPadPx = 8;         // left and right of the time axis
-constexpr int kSlowMarkerPx = 3;  // red mark at the viewport's left edge for slow rows
+constexpr int kPadPx = 8;            // left and right of the time axis
+constexpr int kSlowMarkerPx = 3;     // red mark at the gutter's right edge for slow rows
+constexpr int kGutterPadPx = 6;      // around the row labels
+constexpr int kPieceSpacingPx = 12;  // between the header's pieces on a line
+constexpr int kMaxSummaryLines = 2;  // the slowest rows listed on at most this many lines
 constexpr int kMinTickSpacingPx = 70;
 constexpr double kMaxPxPerS = 2000.0;
 constexpr double kWheelZoomStep = 1.25;
@@ -70,6 +73,7 @@ void RequestTimelineWidget::addRows(const QVector<sluice::RowSnapshot>& rows) {
     bar.totalMs = totalMs;
     bar.generationMs = totalMs - queueMs;
     m_latestEndS = std::max(m_latestEndS, bar.endS);
+    m_maxRowIndex = std::max(m_maxRowIndex, bar.rowIndex);
     m_bars.append(bar);
   }
   rankSlowest();
@@ -87,6 +91,7 @@ void RequestTimelineWidget::clear() {
   m_fitting = true;
   m_rowsPerLine = 1;
   m_fittingRows = true;
+  m_maxRowIndex = 0;
   updateScrollBars();
   viewport()->update();
 }
@@ -132,18 +137,71 @@ void RequestTimelineWidget::rankSlowest() {
   m_listedSlowest = slow.mid(0, listed);
 }
 
-int RequestTimelineWidget::headerHeight() const {
-  return 3 * (fontMetrics().height() + 2) + 4;  // legend, slowest list, time labels
+void RequestTimelineWidget::layoutHeader() {
+  const QFontMetrics metrics = fontMetrics();
+  const int lineHeight = metrics.height() + 2;
+  const int right = std::max(1, viewport()->width()) - kPadPx;
+  m_gutterPx = metrics.horizontalAdvance(QString::number(m_maxRowIndex)) + 2 * kGutterPadPx;
+  m_headerTexts.clear();
+  m_legendSwatches.clear();
+  const int swatch = std::min(10, lineHeight - 2);
+  int x = kPadPx;
+  int y = 2;
+  int line = 0;
+  // Places one piece (an optional swatch, then its text) after the last, or at the start of the
+  // next line when it would pass the right edge; returns false where maxLine forbids that line.
+  auto place = [&](const QString& text, QPalette::ColorRole role, bool hasSwatch,
+                   int maxLine) -> bool {
+    const int lead = hasSwatch ? swatch + 4 : 0;
+    const int textWidth = metrics.horizontalAdvance(text) + 1;
+    if (x > kPadPx && x + lead + textWidth > right) {
+      if (line + 1 > maxLine) return false;
+      x = kPadPx;
+      y += lineHeight;
+      ++line;
+    }
+    // Only a piece wider than a whole line (a very narrow view) is shortened.
+    const QString shown = x + lead + textWidth > right
+                              ? metrics.elidedText(text, Qt::ElideRight, right - x - lead)
+                              : text;
+    if (hasSwatch) m_legendSwatches.append(QRect(x, y + (lineHeight - swatch) / 2, swatch, swatch));
+    const int shownWidth = metrics.horizontalAdvance(shown) + 1;
+    m_headerTexts.append({QRect(x + lead, y, shownWidth, lineHeight), shown, role});
+    x += lead + shownWidth + kPieceSpacingPx;
+    return true;
+  };
+  constexpr int kAnyLine = 1 << 20;
+  place("queued", QPalette::Text, true, kAnyLine);
+  place("prefill", QPalette::Text, true, kAnyLine);
+  place("decode", QPalette::Text, true, kAnyLine);
+  place(QString("slowest %1%").arg(qRound(kSlowFraction * 100)), QPalette::Text, true, kAnyLine);
+  for (const char* hint :
+       {"Ctrl+wheel zooms time", "Ctrl+Shift+wheel zooms rows", "double-click: whole run"})
+    place(hint, QPalette::PlaceholderText, false, kAnyLine);
+  // The slowest rows start a line of their own and take at most kMaxSummaryLines.
+  x = right + 1;
+  const int firstSummaryLine = line + 1;
+  place(slowestHead(), QPalette::Text, false, kAnyLine);
+  for (int position : m_listedSlowest) {
+    const QString text = QString("row %1: %2")
+                             .arg(m_bars[position].rowIndex)
+                             .arg(formatMs(m_bars[position].generationMs));
+    if (!place(text, QPalette::Text, false, firstSummaryLine + kMaxSummaryLines - 1)) break;
+  }
+  // The time labels take the header's last line.
+  m_headerHeightPx = y + lineHeight + metrics.height() + 4;
 }
 
 double RequestTimelineWidget::timeToX(double seconds) const {
-  return kPadPx + seconds * m_pxPerS - horizontalScrollBar()->value();
+  return m_gutterPx + kPadPx + seconds * m_pxPerS - horizontalScrollBar()->value();
 }
 
 void RequestTimelineWidget::updateScrollBars() {
+  layoutHeader();
   const int areaHeight = std::max(1, viewport()->height() - headerHeight());
   const int width = std::max(1, viewport()->width());
-  const double fitPxPerS = std::max(1, width - 2 * kPadPx) / std::max(m_latestEndS, 1.0);
+  const double fitPxPerS =
+      std::max(1, width - m_gutterPx - 2 * kPadPx) / std::max(m_latestEndS, 1.0);
   if (m_fitting) m_pxPerS = fitPxPerS;
   if (m_fittingRows) m_rowsPerLine = fitRowsPerLine();
   QScrollBar* vertical = verticalScrollBar();
@@ -151,7 +209,7 @@ void RequestTimelineWidget::updateScrollBars() {
   vertical->setPageStep(areaHeight);
   vertical->setSingleStep(3 * rowPitch());
   QScrollBar* horizontal = horizontalScrollBar();
-  const double contentWidth = 2 * kPadPx + m_latestEndS * m_pxPerS;
+  const double contentWidth = m_gutterPx + 2 * kPadPx + m_latestEndS * m_pxPerS;
   horizontal->setRange(0, std::max(0, static_cast<int>(std::ceil(contentWidth)) - width));
   horizontal->setPageStep(width);
   horizontal->setSingleStep(std::max(1, width / 20));
@@ -224,7 +282,8 @@ void RequestTimelineWidget::scrollToRow(int position) {
     vertical->setValue(top + rowPitch() - areaHeight);
   const QRect bar = barRect(position);
   if (bar.right() < 0 || bar.left() > viewport()->width())
-    horizontalScrollBar()->setValue(horizontalScrollBar()->value() + bar.left() - kPadPx);
+    horizontalScrollBar()->setValue(horizontalScrollBar()->value() + bar.left() - kPadPx -
+                                    m_gutterPx);
   viewport()->update();
 }
 
@@ -277,13 +336,15 @@ void RequestTimelineWidget::zoomRows(double notches) {
 
 void RequestTimelineWidget::zoomTime(double factor, int anchorX) {
   const int width = std::max(1, viewport()->width());
-  const double fitPxPerS = std::max(1, width - 2 * kPadPx) / std::max(m_latestEndS, 1.0);
-  const double anchorS = (anchorX + horizontalScrollBar()->value() - kPadPx) / m_pxPerS;
+  const int origin = m_gutterPx + kPadPx;  // where time 0 lies, unscrolled
+  const double fitPxPerS =
+      std::max(1, width - m_gutterPx - 2 * kPadPx) / std::max(m_latestEndS, 1.0);
+  const double anchorS = (anchorX + horizontalScrollBar()->value() - origin) / m_pxPerS;
   // Never zoom out past the whole run: that is what fitting shows.
   m_pxPerS = std::clamp(m_pxPerS * factor, fitPxPerS, std::max(fitPxPerS, kMaxPxPerS));
   m_fitting = m_pxPerS <= fitPxPerS;
   updateScrollBars();
-  horizontalScrollBar()->setValue(qRound(anchorS * m_pxPerS + kPadPx - anchorX));
+  horizontalScrollBar()->setValue(qRound(anchorS * m_pxPerS + origin - anchorX));
   viewport()->update();
 }
 
@@ -340,6 +401,7 @@ void RequestTimelineWidget::paintEvent(QPaintEvent* /*event*/) {
   painter.fillRect(viewport()->rect(), palette().color(QPalette::Base));
   paintTimeAxis(painter, headerHeight() - 2, viewport()->height());
   paintRows(painter);
+  paintRowLabels(painter);
   paintHeader(painter);
 }
 
@@ -349,7 +411,8 @@ void RequestTimelineWidget::paintRows(QPainter& painter) const {
   const int first = scroll / rowPitch();
   const int last = std::min(lineCount() - 1, (scroll + viewport()->height() - top) / rowPitch());
   painter.save();
-  painter.setClipRect(QRect(0, top, viewport()->width(), viewport()->height() - top));
+  painter.setClipRect(
+      QRect(m_gutterPx, top, viewport()->width() - m_gutterPx, viewport()->height() - top));
   for (int line = first; line <= last; ++line)
     paintBar(painter, m_bars[rowOfLine(line)], top + line * rowPitch() - scroll);
   painter.restore();
@@ -358,11 +421,7 @@ void RequestTimelineWidget::paintRows(QPainter& painter) const {
 void RequestTimelineWidget::paintBar(QPainter& painter, const Bar& bar, int y) const {
   const double x0 = timeToX(bar.startS);
   const double x3 = std::max(timeToX(bar.endS), x0 + 1.0);  // even an instant row stays visible
-  if (x3 < 0 || x0 > viewport()->width()) {
-    if (bar.isSlow)
-      painter.fillRect(0, y, kSlowMarkerPx, m_rowHeightPx, palette::slowOutlineColour());
-    return;
-  }
+  if (x3 < m_gutterPx || x0 > viewport()->width()) return;  // the gutter's mark stays
   const double x1 = timeToX(bar.prefillS);
   const double x2 = timeToX(bar.decodeS);
   const double h = m_rowHeightPx;
@@ -375,8 +434,6 @@ void RequestTimelineWidget::paintBar(QPainter& painter, const Bar& bar, int y) c
     painter.setPen(QPen(palette::slowOutlineColour(), 1));
     painter.setBrush(Qt::NoBrush);
     painter.drawRect(QRectF(x0 - 1, y - 1, x3 - x0 + 1, h + 1));
-    // Also at the left edge, so slow rows stand out when their bars are scrolled away.
-    painter.fillRect(0, y, kSlowMarkerPx, m_rowHeightPx, palette::slowOutlineColour());
   }
 }
 
@@ -388,6 +445,7 @@ QVector<RequestTimelineWidget::TimeTick> RequestTimelineWidget::timeTicks() cons
   const int labelTop = headerHeight() - 2 - fontMetrics().height();
   const int width = viewport()->width();
   for (double t = std::max(0.0, firstS); timeToX(t) <= width; t += step) {
+    if (timeToX(t) < m_gutterPx) continue;
     TimeTick tick;
     tick.seconds = t;
     tick.x = qRound(timeToX(t));
@@ -396,7 +454,7 @@ QVector<RequestTimelineWidget::TimeTick> RequestTimelineWidget::timeTicks() cons
     // Right of the tick; moved in where the right edge would cut it, and left out where it
     // would then cover the previous label or the left edge cuts it (the grid line stays).
     const int left = std::min(tick.x + 2, width - textWidth);
-    if (left < 0 || (!ticks.isEmpty() && left <= ticks.back().labelRect.right() + 4))
+    if (left < m_gutterPx || (!ticks.isEmpty() && left <= ticks.back().labelRect.right() + 4))
       tick.label.clear();
     tick.labelRect =
         tick.label.isEmpty() ? QRect() : QRect(left, labelTop, textWidth, fontMetrics().height());
@@ -416,63 +474,82 @@ void RequestTimelineWidget::paintTimeAxis(QPainter& painter, int top, int bottom
 }
 
 void RequestTimelineWidget::paintHeader(QPainter& painter) const {
-  const int lineHeight = fontMetrics().height() + 2;
-  // The time labels are drawn in the header band by paintTimeAxis; keep them, cover the rest.
-  painter.fillRect(QRect(0, 0, viewport()->width(), 2 * lineHeight + 2),
+  // The time labels are drawn in the header's last line by paintTimeAxis; keep them, cover the
+  // rest.
+  const int timeLabelsTop = headerHeight() - fontMetrics().height() - 4;
+  painter.fillRect(QRect(0, 0, viewport()->width(), timeLabelsTop),
                    palette().color(QPalette::Base));
-  paintLegend(painter, 2, lineHeight);
-  painter.setPen(palette().color(QPalette::Text));
-  const QRect summary(kPadPx, 2 + lineHeight, viewport()->width() - 2 * kPadPx, lineHeight);
-  painter.drawText(summary, Qt::AlignLeft | Qt::AlignVCenter,
-                   fontMetrics().elidedText(slowestSummary(), Qt::ElideRight, summary.width()));
-  painter.setPen(palette::gridColour(palette()));
-  painter.drawLine(0, headerHeight() - 1, viewport()->width(), headerHeight() - 1);
-}
-
-void RequestTimelineWidget::paintLegend(QPainter& painter, int y, int lineHeight) const {
-  const int swatch = std::min(10, lineHeight - 2);
-  int x = kPadPx;
-  auto item = [&](const QColor& colour, bool outlined, const QString& text) {
-    const QRect box(x, y + (lineHeight - swatch) / 2, swatch, swatch);
-    if (outlined) {
+  for (int i = 0; i < m_legendSwatches.size(); ++i) {
+    const QRect box = m_legendSwatches[i];
+    if (i == m_legendSwatches.size() - 1) {  // the slowest rows: an outline, as on their bars
       painter.setPen(QPen(palette::slowOutlineColour(), 1));
       painter.setBrush(Qt::NoBrush);
       painter.drawRect(box.adjusted(0, 0, -1, -1));
     } else {
-      painter.fillRect(box, colour);
+      const QColor colours[] = {palette::queuedColour(), palette::prefillColour(),
+                                palette::decodeColour()};
+      painter.fillRect(box, colours[std::min(i, 2)]);
     }
-    painter.setPen(palette().color(QPalette::Text));
-    const int textWidth = fontMetrics().horizontalAdvance(text);
-    painter.drawText(QRect(x + swatch + 4, y, textWidth + 2, lineHeight),
-                     Qt::AlignLeft | Qt::AlignVCenter, text);
-    x += swatch + 4 + textWidth + 12;
-  };
-  item(palette::queuedColour(), false, "queued");
-  item(palette::prefillColour(), false, "prefill");
-  item(palette::decodeColour(), false, "decode");
-  item(QColor(), true, QString("slowest %1%").arg(qRound(kSlowFraction * 100)));
-  const int hintWidth = std::max(0, viewport()->width() - x - kPadPx);
-  painter.setPen(palette().color(QPalette::PlaceholderText));
-  painter.drawText(QRect(x, y, hintWidth, lineHeight), Qt::AlignLeft | Qt::AlignVCenter,
-                   fontMetrics().elidedText(
-                       "Ctrl+wheel zooms time · Ctrl+Shift+wheel zooms rows · double-click: "
-                       "whole run",
-                       Qt::ElideRight, hintWidth));
+  }
+  for (const PlacedText& text : m_headerTexts) {
+    painter.setPen(palette().color(text.role));
+    painter.drawText(text.rect, Qt::AlignLeft | Qt::AlignVCenter, text.text);
+  }
+  painter.setPen(palette::gridColour(palette()));
+  painter.drawLine(0, headerHeight() - 1, viewport()->width(), headerHeight() - 1);
 }
 
-QString RequestTimelineWidget::slowestSummary() const {
+QVector<RequestTimelineWidget::PlacedText> RequestTimelineWidget::rowLabels() const {
+  QVector<PlacedText> labels;
+  if (rowCount() == 0) return labels;
+  const int textHeight = fontMetrics().height();
+  // Every k-th line, k lines being at least a label high: labels never touch.
+  const int every = std::max(1, (textHeight + rowPitch() - 1) / rowPitch());
+  const int top = headerHeight();
+  const int scroll = verticalScrollBar()->value();
+  const int first = scroll / rowPitch() / every * every;
+  for (int line = first; line < lineCount(); line += every) {
+    const int y = top + line * rowPitch() - scroll + m_rowHeightPx / 2 - textHeight / 2;
+    if (y >= viewport()->height()) break;
+    if (y < top) continue;
+    labels.append({QRect(0, y, m_gutterPx - kGutterPadPx, textHeight),
+                   QString::number(m_bars[line * m_rowsPerLine].rowIndex), QPalette::Text});
+  }
+  return labels;
+}
+
+void RequestTimelineWidget::paintRowLabels(QPainter& painter) const {
+  const int top = headerHeight();
+  painter.fillRect(QRect(0, top, m_gutterPx, viewport()->height() - top),
+                   palette().color(QPalette::Window));
+  // Slow rows are marked at the gutter's edge, so they stand out when their bars are scrolled
+  // away.
+  const int scroll = verticalScrollBar()->value();
+  const int firstLine = scroll / rowPitch();
+  const int lastLine =
+      std::min(lineCount() - 1, (scroll + viewport()->height() - top) / rowPitch());
+  painter.save();
+  painter.setClipRect(QRect(0, top, m_gutterPx, viewport()->height() - top));
+  for (int line = firstLine; line <= lastLine; ++line) {
+    if (m_bars[rowOfLine(line)].isSlow)
+      painter.fillRect(m_gutterPx - kSlowMarkerPx, top + line * rowPitch() - scroll, kSlowMarkerPx,
+                       m_rowHeightPx, palette::slowOutlineColour());
+  }
+  painter.setPen(palette().color(QPalette::PlaceholderText));
+  for (const PlacedText& label : rowLabels())
+    painter.drawText(label.rect, Qt::AlignRight | Qt::AlignVCenter, label.text);
+  painter.restore();
+  painter.setPen(palette::gridColour(palette()));
+  painter.drawLine(m_gutterPx - 1, top, m_gutterPx - 1, viewport()->height());
+}
+
+QString RequestTimelineWidget::slowestHead() const {
   if (m_bars.isEmpty()) return "No finished rows yet.";
-  QStringList listed;
-  for (int position : m_listedSlowest)
-    listed << QString("row %1 %2")
-                  .arg(m_bars[position].rowIndex)
-                  .arg(formatMs(m_bars[position].generationMs));
-  return QString("Slowest %1% by generation time: %2 of %3 rows ≥ %4 — %5")
+  return QString("Slowest %1% by generation time: %2 of %3 rows ≥ %4 —")
       .arg(qRound(kSlowFraction * 100))
       .arg(m_numSlow)
       .arg(rowCount())
-      .arg(formatMs(m_slowThresholdMs))
-      .arg(listed.join(" · "));
+      .arg(formatMs(m_slowThresholdMs));
 }
 
 }  // namespace sluice::ui

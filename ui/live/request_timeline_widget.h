@@ -9,9 +9,14 @@
 // goes back to it. Zooming in on rows goes to one row per line and then to taller rows.
 // Ctrl+wheel zooms the time axis around the cursor, Ctrl+Shift+wheel zooms the rows. While the
 // view is scrolled to the bottom it follows the newest rows.
+//
+// Lines are labelled in a gutter at the left with the row index of their (first) row, as many as
+// fit without touching. The header (legend, hint, the slowest rows) flows onto as many lines as
+// the width needs, whole pieces at a time: nothing in it is cut at a narrow width.
 #pragma once
 
 #include <QAbstractScrollArea>
+#include <QPalette>
 #include <QString>
 #include <QVector>
 
@@ -79,6 +84,20 @@ class RequestTimelineWidget final : public QAbstractScrollArea {
   // viewport: one the edge would cut is moved in, or left out ("" and an empty rect) where it
   // would then cover the label before it.
   QVector<TimeTick> timeTicks() const;
+
+  // A text painted in the header or the row gutter, in viewport coordinates.
+  struct PlacedText {
+    QRect rect;
+    QString text;
+    QPalette::ColorRole role = QPalette::Text;  // PlaceholderText for the hint
+  };
+  // Returns the header's texts (legend entries, hint, the slowest rows' summary) as painted.
+  QVector<PlacedText> headerTexts() const { return m_headerTexts; }
+  // Returns the row labels painted for the lines in view (row index of each labelled line's
+  // first row), top to bottom.
+  QVector<PlacedText> rowLabels() const;
+  // Returns the width of the row-label gutter; bars and time ticks lie right of it.
+  int gutterWidth() const { return m_gutterPx; }
   QSize sizeHint() const override { return {520, 320}; }
 
  protected:
@@ -104,7 +123,10 @@ class RequestTimelineWidget final : public QAbstractScrollArea {
     bool isSlow = false;
   };
 
-  int headerHeight() const;
+  int headerHeight() const { return m_headerHeightPx; }
+  // Flows the header's pieces into lines at the viewport's width (m_headerTexts, the height)
+  // and sizes the gutter for the largest row index.
+  void layoutHeader();
   int rowPitch() const { return m_rowHeightPx + 1; }
   int lineCount() const { return (rowCount() + m_rowsPerLine - 1) / m_rowsPerLine; }
   // Returns the row a line shows: its slowest by generation time.
@@ -115,11 +137,11 @@ class RequestTimelineWidget final : public QAbstractScrollArea {
   void rankSlowest();
   void updateScrollBars();
   void paintHeader(QPainter& painter) const;
-  void paintLegend(QPainter& painter, int y, int lineHeight) const;
+  void paintRowLabels(QPainter& painter) const;
   void paintTimeAxis(QPainter& painter, int top, int bottom) const;
   void paintRows(QPainter& painter) const;
   void paintBar(QPainter& painter, const Bar& bar, int y) const;
-  QString slowestSummary() const;
+  QString slowestHead() const;
 
   QVector<Bar> m_bars;
   double m_latestEndS = 0.0;
@@ -131,6 +153,11 @@ class RequestTimelineWidget final : public QAbstractScrollArea {
   bool m_fitting = true;
   int m_rowsPerLine = 1;
   bool m_fittingRows = true;  // a long run is seen whole until the rows are zoomed
+  qint64 m_maxRowIndex = 0;
+  int m_gutterPx = 0;
+  int m_headerHeightPx = 0;
+  QVector<PlacedText> m_headerTexts;
+  QVector<QRect> m_legendSwatches;  // beside the legend's texts; the last one is outlined
 };
 
 }  // namespace sluice::ui

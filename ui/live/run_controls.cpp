@@ -72,6 +72,7 @@ void RunControls::setReady(bool ready) {
 }
 
 void RunControls::setProgress(qint64 rowsDone, qint64 rowsTotal) {
+  m_rows = RowsProgress{rowsDone, rowsTotal};
   if (rowsTotal < 0) {
     m_progress->setRange(0, 1000);
     m_progress->setValue(0);
@@ -100,11 +101,19 @@ void RunControls::setLoading(double fraction, const QString& stage) {
   m_label->setText(stage.left(40));
 }
 
-void RunControls::clearLoading() {
+void RunControls::clearProgress() {
+  m_rows.reset();
   m_progress->setValue(0);
   m_progress->setFormat(QString());
   showProgressText();
+}
+
+void RunControls::clearLoading() {
   m_label->clear();
+  if (m_rows)
+    setProgress(m_rows->rowsDone, m_rows->rowsTotal);
+  else
+    clearProgress();
 }
 
 QString RunControls::statusText() const {

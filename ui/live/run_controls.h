@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QWidget>
+#include <optional>
 
 class QLabel;
 class QProgressBar;
@@ -26,8 +27,11 @@ class RunControls : public QWidget {
   bool isReady() const { return m_ready; }
   // Progress as rows finished (resumed ones included) of rowsTotal (-1 while unknown).
   void setProgress(qint64 rowsDone, qint64 rowsTotal);
+  // Forgets the rows' progress: an empty bar, no text.
+  void clearProgress();
   void setLoading(double fraction, const QString& stage);
-  // Clears what loading showed (it succeeded or failed): an empty bar, no stage.
+  // Clears what loading showed (it succeeded or failed): the rows' progress as it was before
+  // (a job opened before the model loaded keeps its bar), else an empty bar; no stage.
   void clearLoading();
   QProgressBar* progressBar() const { return m_progress; }
   // The bar's text (rows of total, percent), shown beside the bar rather than over its fill.
@@ -48,6 +52,11 @@ class RunControls : public QWidget {
  private:
   void showProgressText();
 
+  struct RowsProgress {
+    qint64 rowsDone = 0;
+    qint64 rowsTotal = -1;
+  };
+
   State m_state = State::Idle;
   bool m_ready = false;
   QPushButton* m_start = nullptr;
@@ -56,6 +65,7 @@ class RunControls : public QWidget {
   QProgressBar* m_progress = nullptr;
   QLabel* m_progressText = nullptr;
   QLabel* m_label = nullptr;
+  std::optional<RowsProgress> m_rows;  // what setProgress showed last
 };
 
 }  // namespace sluice::ui

@@ -3,7 +3,6 @@
 #include <qcustomplot.h>
 
 #include <cassert>
-#include <cmath>
 #include <limits>
 
 namespace sluice::ui {
@@ -28,12 +27,13 @@ bool SeriesHistory::append(double key, const QVector<double>& values) {
 
 bool SeriesHistory::appendGap(double key) {
   if (isEmpty() || key < m_lastKey) return false;
-  if (std::isnan(m_graphs.front()->data()->constEnd()[-1].value)) return true;  // one gap is enough
+  if (m_endsWithGap) return true;  // one gap is enough
   if (pointCount() >= m_maxPoints) mergeNeighbours();
   m_lastKey = key;
   for (QCPGraph* graph : m_graphs)
     graph->data()->add(QCPGraphData(key, std::numeric_limits<double>::quiet_NaN()));
   m_pendingSamples = m_samplesPerPoint;  // full: the next sample starts a point of its own
+  m_endsWithGap = true;
   return true;
 }
 
@@ -44,6 +44,7 @@ void SeriesHistory::clear() {
   m_pendingKeySum = 0.0;
   m_pendingSums.fill(0.0);
   m_lastKey = 0.0;
+  m_endsWithGap = false;
 }
 
 int SeriesHistory::pointCount() const {
@@ -51,6 +52,7 @@ int SeriesHistory::pointCount() const {
 }
 
 void SeriesHistory::startPoint(double key, const QVector<double>& values) {
+  m_endsWithGap = false;
   m_pendingSamples = 1;
   m_pendingKeySum = key;
   for (int c = 0; c < m_graphs.size(); ++c) {
@@ -87,8 +89,8 @@ void SeriesHistory::mergeNeighbours() {
     data->set(merged, true);
   }
   m_samplesPerPoint *= 2;
-  const bool lastIsGap = std::isnan((m_graphs.front()->data()->constEnd() - 1)->value);
-  if (count % 2 == 0 || lastIsGap) {
+  // A column may be all gaps (a value not reported): the gap is what appendGap added last.
+  if (count % 2 == 0 || m_endsWithGap) {
     m_pendingSamples = m_samplesPerPoint;
     return;
   }

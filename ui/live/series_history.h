@@ -48,6 +48,7 @@ class SeriesHistory final {
   double m_pendingKeySum = 0.0;
   QVector<double> m_pendingSums;
   double m_lastKey = 0.0;
+  bool m_endsWithGap = false;  // the last point is appendGap's
 };
 
 }  // namespace sluice::ui

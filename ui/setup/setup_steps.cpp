@@ -1,15 +1,38 @@
 #include "ui/setup/setup_steps.h"
 
 #include <QButtonGroup>
+#include <QEvent>
 #include <QFrame>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
+#include "ui/common/run_view_palette.h"
 #include "ui/common/wheel_guard.h"
 
 namespace sluice::ui {
+
+namespace {
+
+// The step buttons' look, from the widget's palette: a style's own flat-button look keeps the
+// colours it had when the buttons were made (a light box under `--palette dark`, applied after
+// the window exists).
+QString stepButtonStyle(const QPalette& colours) {
+  const QColor window = colours.color(QPalette::Window);
+  const QColor text = colours.color(QPalette::WindowText);
+  const QColor highlight = colours.color(QPalette::Highlight);
+  const QColor open = run_view_palette::blend(window, highlight, 0.3);
+  const QColor hovered = run_view_palette::blend(window, text, 0.08);
+  return QString(
+             "QPushButton { text-align: left; padding: 3px 6px; border: 1px solid transparent; "
+             "border-radius: 3px; background: transparent; color: %1; }"
+             "QPushButton:hover { background: %2; }"
+             "QPushButton:checked { background: %3; border-color: %4; }")
+      .arg(text.name(), hovered.name(), open.name(), highlight.name());
+}
+
+}  // namespace
 
 SetupSteps::SetupSteps(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
@@ -44,7 +67,7 @@ int SetupSteps::addStep(QWidget* page, const QString& title, bool isNumbered) {
   step.button->setCheckable(true);
   step.button->setFlat(true);
   step.button->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
-  step.button->setStyleSheet("QPushButton { text-align: left; padding: 3px 6px; }");
+  step.button->setStyleSheet(stepButtonStyle(palette()));
   // The page sits in a frame of its own so every page gets the same margins, and the frame in
   // a scroll area so a tall page scrolls instead of making the window taller than the screen.
   auto* frame = new QWidget;
@@ -65,6 +88,14 @@ int SetupSteps::addStep(QWidget* page, const QString& title, bool isNumbered) {
   updateButton(m_steps.back());
   if (index == 0) step.button->setChecked(true);
   return index;
+}
+
+void SetupSteps::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() != QEvent::PaletteChange) return;
+  const QString style = stepButtonStyle(palette());
+  for (const Step& step : m_steps)
+    if (step.button->styleSheet() != style) step.button->setStyleSheet(style);
 }
 
 void SetupSteps::setStepState(int index, const QString& state, bool isDone) {

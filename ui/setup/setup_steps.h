@@ -45,6 +45,9 @@ class SetupSteps final : public QWidget {
  signals:
   void currentChanged(int index);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
   struct Step {
     QString title;

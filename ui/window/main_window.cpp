@@ -31,6 +31,7 @@
 #include "ui/live/kv_block_map_widget.h"
 #include "ui/live/live_plots.h"
 #include "ui/live/run_controls.h"
+#include "ui/live/run_status.h"
 #include "ui/live/timeline_panel.h"
 #include "ui/pairs/pair_review_view.h"
 #include "ui/results/export_dialog.h"
@@ -46,6 +47,7 @@
 #include "ui/setup/setup_steps.h"
 #include "ui/setup/structured_output_panel.h"
 #include "ui/window/screenshot_recorder.h"
+#include "ui/window/status_label.h"
 #include "ui/window/window_fit.h"
 
 namespace sluice::ui {
@@ -120,14 +122,16 @@ void MainWindow::buildUi() {
   splitter->setSizes({380, 900});
   setCentralWidget(splitter);
 
-  m_statusRows = new QLabel(this);
-  m_statusTokens = new QLabel(this);
-  m_statusTime = new QLabel(this);
+  // Status texts elide instead of overlapping: the rows' line takes what the others leave.
+  m_statusRows = new StatusLabel(this);
+  m_statusTokens = new StatusLabel(this);
+  m_statusTime = new StatusLabel(this);
   m_statusRows->setContentsMargins(SetupSteps::kMarginPx / 2, 0, 0, 0);
+  m_statusRows->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   statusBar()->addWidget(m_statusRows, 1);
   statusBar()->addPermanentWidget(m_statusTokens);
   statusBar()->addPermanentWidget(m_statusTime);
-  m_statusServing = new QLabel(this);
+  m_statusServing = new StatusLabel(this);
   statusBar()->addPermanentWidget(m_statusServing);
   m_statusRows->setText(tr("Open a model and an instruction file, then Start."));
   // The preferred size where the screen has room; a smaller screen gets its available area.
@@ -279,8 +283,11 @@ void MainWindow::setJobsDirectory(const QString& directory) {
 void MainWindow::openJob(const QString& path) {
   if (path.isEmpty() || isRunning()) return;
   std::optional<GenerationSpec> spec;
+  std::optional<JobCounts> counts;
   try {
-    spec = spec_from_json(JobStore::open(path.toStdString())->info().params);
+    const auto store = JobStore::open(path.toStdString());
+    counts = store->counts();
+    spec = spec_from_json(store->info().params);
   } catch (const std::exception& e) {
     // A scripted run reports a job it cannot resume when it starts; a job file that does not
     // exist yet is the scripts' business too (sluice gui --job NEW --start).
@@ -305,6 +312,11 @@ void MainWindow::openJob(const QString& path) {
     spec->num_threads = m_parameters->numThreads();
     m_parameters->setFromSpec(*spec);
   }
+  // The bar shows what the job holds: a finished job reopened is full.
+  if (counts && counts->total_rows >= 0)
+    m_runControls->setProgress(counts->finished(), counts->total_rows);
+  else
+    m_runControls->clearProgress();  // rows not counted yet: an empty bar, no stale text
   m_statusRows->setText(
       tr("Job %1: Start resumes its unfinished rows.").arg(QDir::toNativeSeparators(path)));
 }
@@ -479,6 +491,13 @@ void MainWindow::startRun(LongPromptPolicy onLongPrompt) {
     m_settings.addRecentJob(m_jobPath);
   }
   m_plots->clear();
+  m_plots->setRemote(spec.remote.is_remote());
+  if (spec.remote.is_remote()) {  // the servers' blocks are not seen from here
+    m_kvMap->setMap(KvBlockMap{});
+    m_kvMap->setEmptyText(tr("KV cache: on the servers, not reported"));
+  } else {
+    m_kvMap->setEmptyText(tr("no KV pool yet"));
+  }
   m_timeline->clear();
   m_progress.start(nowS());
   m_summary.clear();
@@ -519,7 +538,7 @@ void MainWindow::setPaused(bool paused) {
   if (!isRunning()) return;
   m_worker->setPaused(paused);
   m_progress.setPaused(paused, nowS());
-  if (paused) m_plots->addGap();
+  m_plots->setPaused(paused);
   m_runControls->setState(paused ? RunControls::State::Paused : RunControls::State::Running);
   m_jobs->setActiveJob(m_jobPath,
                        paused ? JobsModel::JobState::Paused : JobsModel::JobState::Running,
@@ -556,10 +575,7 @@ void MainWindow::onStats(quint64 generation, const StepStats& stats, const JobPr
   m_plots->addStats(stats, backlog);
   m_summary.addStats(stats);
   m_runControls->setProgress(m_progress.rowsDone(), m_progress.rowsTotal());
-  m_statusRows->setText(
-      tr("%1 rows done (%2 failed, %3 skipped) · %4 in flight")
-          .arg(formatCount(progress.job.finished()), formatCount(progress.job.failed),
-               formatCount(progress.job.skipped), formatCount(progress.rows_in_flight)));
+  m_statusRows->setText(describeRunStatus(progress, stats));
   m_jobs->setActiveJob(
       m_jobPath, m_worker->isPaused() ? JobsModel::JobState::Paused : JobsModel::JobState::Running,
       progress.job);

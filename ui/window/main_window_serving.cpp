@@ -28,7 +28,10 @@ void MainWindow::connectServing() {
   connect(m_worker, &EngineWorker::servingStatsUpdated, this,
           [this](const StepStats& stats, bool startsSeries) {
             if (isRunning()) return;
-            if (startsSeries) m_plots->clear();
+            if (startsSeries) {
+              m_plots->clear();
+              m_plots->setRemote(false);  // the served traffic is this engine's own
+            }
             m_plots->addStats(stats);
           });
   connect(m_worker, &EngineWorker::servingMapUpdated, this,
