@@ -187,6 +187,10 @@ class TimelineTest : public QObject {
       QVERIFY(tick.labelRect.left() >= timeline->gutterWidth());
     }
 
+    // The overview (several rows per line) labels its first line: row 0.
+    QVERIFY(timeline->rowsPerLine() > 1);
+    QVERIFY(!timeline->rowLabels().isEmpty());
+    QCOMPARE(timeline->rowLabels().first().text, QString("0"));
     timeline->setRowsPerLine(1);  // one row per line, following the newest
     QCoreApplication::processEvents();
     const auto labels = timeline->rowLabels();

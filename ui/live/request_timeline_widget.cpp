@@ -509,9 +509,12 @@ QVector<RequestTimelineWidget::PlacedText> RequestTimelineWidget::rowLabels() co
   const int scroll = verticalScrollBar()->value();
   const int first = scroll / rowPitch() / every * every;
   for (int line = first; line < lineCount(); line += every) {
-    const int y = top + line * rowPitch() - scroll + m_rowHeightPx / 2 - textHeight / 2;
-    if (y >= viewport()->height()) break;
-    if (y < top) continue;
+    const int lineTop = top + line * rowPitch() - scroll;
+    if (lineTop < top) continue;  // scrolled under the header
+    // Centred on its line, but never above the rows (the first line's label would be cut).
+    const int y = std::max(top, lineTop + m_rowHeightPx / 2 - textHeight / 2);
+    if (y + textHeight > viewport()->height()) break;
+    if (!labels.isEmpty() && y <= labels.back().rect.bottom()) continue;
     labels.append({QRect(0, y, m_gutterPx - kGutterPadPx, textHeight),
                    QString::number(m_bars[line * m_rowsPerLine].rowIndex), QPalette::Text});
   }
