@@ -132,6 +132,9 @@ void MainWindow::buildUi() {
   statusBar()->addPermanentWidget(m_statusTokens);
   statusBar()->addPermanentWidget(m_statusTime);
   m_statusServing = new StatusLabel(this);
+  // Apart from the run's texts beside it ("ETA 1:19   Serving …").
+  m_statusTime->setContentsMargins(SetupSteps::kMarginPx, 0, 0, 0);
+  m_statusServing->setContentsMargins(SetupSteps::kMarginPx, 0, 0, 0);
   statusBar()->addPermanentWidget(m_statusServing);
   m_statusRows->setText(tr("Open a model and an instruction file, then Start."));
   // The preferred size where the screen has room; a smaller screen gets its available area.
