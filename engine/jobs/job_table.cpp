@@ -36,6 +36,8 @@ constexpr const char* kContainsFunction = "sluice_contains";
 constexpr const char* kOutputsContainFunction = "sluice_outputs_contain";
 constexpr const char* kSample0Function = "sluice_sample0";
 constexpr const char* kRowValidityFunction = "sluice_row_validity";
+constexpr const char* kSampleTokensFunction = "sluice_sample_tokens";
+constexpr const char* kLongestOutputFunction = "sluice_longest_output";
 
 // The columns read into a RowSummary, in the order read_summary reads them.
 constexpr const char* kSummaryColumns =
@@ -44,7 +46,7 @@ constexpr const char* kSummaryColumns =
     "substr(rows.error, 1, ?), rows.prompt_tokens, "
     "json_extract(rows.samples, '$[0].output_tokens'), json_array_length(rows.samples), "
     "rows.total_ms, json_extract(rows.samples, '$[0].finish_reason'), "
-    "sluice_row_validity(rows.samples)";
+    "sluice_row_validity(rows.samples), sluice_sample_tokens(rows.samples)";
 
 using SqlValue = std::variant<int64_t, std::string>;
 
@@ -232,6 +234,32 @@ RowValidity samples_validity(std::string_view samples) {
   return is_all_valid ? RowValidity::Valid : RowValidity::Unknown;
 }
 
+// Returns each sample's output_tokens from the samples JSON array, in order (0 for a sample
+// without an integer there; empty for a malformed array). Walks as samples_validity does.
+std::vector<int64_t> samples_output_tokens(std::string_view samples) {
+  std::vector<int64_t> tokens;
+  int depth = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const char c = samples[i];
+    if (c == '"') {
+      const size_t end = find_string_end(samples, i + 1);
+      if (end == std::string_view::npos) return {};
+      const size_t value = sample_key_value(samples, i, end, depth, "output_tokens");
+      i = end;
+      if (value == std::string_view::npos || tokens.empty()) continue;
+      int64_t number = 0;
+      const auto parsed =
+          std::from_chars(samples.data() + value, samples.data() + samples.size(), number);
+      if (parsed.ec == std::errc()) tokens.back() = number;
+    } else if (c == '{' || c == '[') {
+      if (depth++ == 1) tokens.push_back(0);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return tokens;
+}
+
 // True when JSON text spells c differently from c itself (row_codec's to_json_text escapes only
 // the quote, the backslash and control characters).
 bool is_json_escaped(char c) {
@@ -303,6 +331,22 @@ void row_validity_function(sqlite3_context* context, int /*num_args*/, sqlite3_v
   sqlite3_result_int(context, validity == RowValidity::Valid ? 1 : 0);
 }
 
+// sluice_sample_tokens(samples_json): every sample's output tokens as "212,187" (RowSummary's
+// sample_output_tokens), "" without samples.
+void sample_tokens_function(sqlite3_context* context, int /*num_args*/, sqlite3_value** args) {
+  std::string text;
+  for (const int64_t tokens : samples_output_tokens(text_arg(args[0])))
+    text += str_cat(text.empty() ? "" : ",", tokens);
+  sqlite3_result_text64(context, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+// sluice_longest_output(samples_json): the most output tokens of any sample, NULL without samples.
+void longest_output_function(sqlite3_context* context, int /*num_args*/, sqlite3_value** args) {
+  const std::vector<int64_t> tokens = samples_output_tokens(text_arg(args[0]));
+  if (tokens.empty()) return sqlite3_result_null(context);
+  sqlite3_result_int64(context, *std::max_element(tokens.begin(), tokens.end()));
+}
+
 // Sets up a connection that reads only: it must never take the writer's lock.
 void configure_reader(SqliteDb& db) {
   db.exec("PRAGMA query_only = 1");
@@ -319,6 +363,8 @@ void configure_reader(SqliteDb& db) {
       {kOutputsContainFunction, 2, outputs_contain_function},
       {kSample0Function, 2, sample0_function},
       {kRowValidityFunction, 1, row_validity_function},
+      {kSampleTokensFunction, 1, sample_tokens_function},
+      {kLongestOutputFunction, 1, longest_output_function},
   };
   for (const auto& [name, num_args, function] : functions) {
     const int code = sqlite3_create_function_v2(db.handle(), name, num_args, flags, nullptr,
@@ -387,6 +433,8 @@ std::string sort_key(JobTableColumn column) {
       return "rows.prompt_tokens";
     case JobTableColumn::OutputTokens:
       return str_cat(kSample0Function, "(rows.samples, 'output_tokens')");
+    case JobTableColumn::LongestOutputTokens:
+      return str_cat(kLongestOutputFunction, "(rows.samples)");
     case JobTableColumn::TotalMs:
       return "rows.total_ms";
     case JobTableColumn::FinishReason:
@@ -454,6 +502,15 @@ RowSummary read_summary(const SqliteStatement& select, const std::string& path) 
   summary.finish_reason = select.column_text(10);
   if (!select.column_is_null(11)) {
     summary.validity = select.column_int(11) == 1 ? RowValidity::Valid : RowValidity::Invalid;
+  }
+  const std::string sample_tokens = select.column_text(12);
+  for (size_t start = 0; start < sample_tokens.size();) {
+    size_t end = sample_tokens.find(',', start);
+    if (end == std::string::npos) end = sample_tokens.size();
+    int tokens = 0;
+    std::from_chars(sample_tokens.data() + start, sample_tokens.data() + end, tokens);
+    summary.sample_output_tokens.push_back(tokens);
+    start = end + 1;
   }
   return summary;
 }

@@ -34,7 +34,8 @@ enum class JobTableColumn : uint8_t {
   Prompt,  // by the prompt's first characters (byte order)
   Output,  // by sample 0's first characters (byte order), rows without samples first
   PromptTokens,
-  OutputTokens,  // of sample 0
+  OutputTokens,         // of sample 0
+  LongestOutputTokens,  // the most of any sample, rows without samples first
   TotalMs,
   FinishReason,  // of sample 0
   Valid,         // the row's validity (row_validity): invalid, valid, then unknown
@@ -63,7 +64,8 @@ struct RowSummary {
   std::string output_head;  // sample 0's output; "" without samples
   std::string error_head;
   int prompt_tokens = 0;
-  int output_tokens = 0;  // of sample 0; 0 without samples
+  int output_tokens = 0;                  // of sample 0; 0 without samples
+  std::vector<int> sample_output_tokens;  // every sample's, in order; empty without samples
   int num_samples = 0;
   double total_ms = 0.0;                        // NaN when the row has no timing
   std::string finish_reason;                    // of sample 0; "" without samples

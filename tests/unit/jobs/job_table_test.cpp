@@ -298,6 +298,7 @@ TEST_F(JobTableLarge, SummariesHoldTheStoredValues) {
   EXPECT_EQ(two.num_samples, 2);
   EXPECT_EQ(two.prompt_tokens, prompt_tokens_of(250));
   EXPECT_EQ(two.output_tokens, output_tokens_of(250));
+  EXPECT_EQ(two.sample_output_tokens, (std::vector<int>{output_tokens_of(250), 4}));
   EXPECT_EQ(two.finish_reason, finish_reason_of(250));
   EXPECT_DOUBLE_EQ(two.total_ms, total_ms_of(250));
   const RowSummary& failed = summaries[1];
@@ -306,6 +307,7 @@ TEST_F(JobTableLarge, SummariesHoldTheStoredValues) {
   EXPECT_EQ(failed.output_head, "");
   EXPECT_EQ(failed.num_samples, 0);
   EXPECT_EQ(failed.output_tokens, 0);
+  EXPECT_TRUE(failed.sample_output_tokens.empty());
   EXPECT_EQ(failed.finish_reason, "");
   EXPECT_EQ(summaries[2].status, RowStatus::Skipped);
   EXPECT_EQ(summaries[2].id, "7");
@@ -424,6 +426,32 @@ TEST(JobTable, SortKeysComeFromTheFirstSampleOnly) {
   EXPECT_EQ(table->row_indices(search_for("finish_reason")), std::vector<int64_t>{1});
   EXPECT_EQ(table->row_indices(search_for("OUTPUT_TOKENS\": 1000,\n")), std::vector<int64_t>{1});
   EXPECT_EQ(table->row_indices(search_for("0 FIRST")), std::vector<int64_t>{2});  // sample 2
+}
+
+TEST(JobTable, LongestOutputSortsByEverySampleAndSummariesListThem) {
+  const std::string path = small_job_path("longest");
+  {
+    auto store = JobStore::create(path, make_job_info(2));
+    RowResult second_longer = test::make_row(0);
+    second_longer.samples = {make_sample("a", 2, "stop"), make_sample("b", 9, "length")};
+    RowResult one = test::make_row(1);
+    // An output spelling the key: the walk must read the sample's own value.
+    one.samples = {make_sample("\"output_tokens\": 1000", 5, "stop")};
+    store->add_result(second_longer);
+    store->add_result(one);
+    store->add_result(test::make_failed_row(2));  // no samples: sorts first
+  }
+  const auto table = JobTable::open(path);
+  JobTableQuery query;
+  query.sort_column = JobTableColumn::LongestOutputTokens;
+  EXPECT_EQ(table->row_indices(query), (std::vector<int64_t>{2, 1, 0}));
+  query.sort_column = JobTableColumn::OutputTokens;  // sample 0's: 2 before 5
+  EXPECT_EQ(table->row_indices(query), (std::vector<int64_t>{2, 0, 1}));
+  const auto summaries = table->summaries({0, 1, 2});
+  ASSERT_EQ(summaries.size(), 3u);
+  EXPECT_EQ(summaries[0].sample_output_tokens, (std::vector<int>{2, 9}));
+  EXPECT_EQ(summaries[1].sample_output_tokens, std::vector<int>{5});
+  EXPECT_TRUE(summaries[2].sample_output_tokens.empty());
 }
 
 TEST(JobTable, MissingTimingReadsAsNaN) {
