@@ -8,6 +8,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLocale>
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
@@ -21,6 +22,7 @@
 
 #include "engine/jobs/job_lock.h"
 #include "engine/jobs/job_store.h"
+#include "tests/gui/gui_shots.h"
 #include "tests/support/test_paths.h"
 #include "ui/jobs/job_naming.h"
 #include "ui/jobs/jobs_model.h"
@@ -54,12 +56,13 @@ void prepare(MainWindow& window, const QString& dataset, int max_tokens) {
   window.parametersPanel()->setFromSpec(spec);
 }
 
-// Writes a job file holding num_done done rows of a source of total_rows rows (-1: unknown).
+// Writes a job file holding num_done done rows of a source of total_rows rows (-1: unknown);
+// model_path as the job stores it (a remote job's: "<model> at <endpoint>"), spec's by default.
 void writeJob(const QString& path, const sluice::GenerationSpec& spec, int num_done,
-              int64_t total_rows) {
+              int64_t total_rows, const std::string& model_path = {}) {
   sluice::JobInfo info;
   info.source_path = spec.input_path;
-  info.model_path = spec.model_path;
+  info.model_path = model_path.empty() ? spec.model_path : model_path;
   info.params = sluice::spec_to_json(spec);
   auto store = sluice::JobStore::create(path.toStdString(), info);
   for (int i = 0; i < num_done; ++i) {
@@ -173,6 +176,79 @@ class JobsViewTest : public QObject {
     QCOMPARE(model.data(model.index(partial, JobsModel::FailedColumn)).toString(), QString("2"));
     model.setActiveJob(QString(), JobsModel::JobState::Running, {});
     QCOMPARE(stateOf("partial.sluicejob"), QString("cancelled"));
+  }
+
+  // Jobs over the same file and model tell themselves apart: n, temperature, max tokens, what the
+  // outputs were constrained to, and a remote job's model by the name its servers gave.
+  void jobsShowWhatTheyAskedFor() {
+    QTemporaryDir dir;
+    sluice::GenerationSpec plain;
+    plain.input_path = "/data/a.jsonl";
+    plain.model_path = "/models/m.gguf";
+    writeJob(dir.filePath("plain.sluicejob"), plain, 1, 1);
+    sluice::GenerationSpec pairs = plain;
+    pairs.sampling.n = 2;
+    pairs.sampling.temperature = 0.9f;
+    pairs.sampling.max_tokens = 128;
+    pairs.sampling.grammar = std::make_shared<const sluice::GrammarSource>(sluice::GrammarSource{
+        sluice::GrammarSourceKind::JsonSchema, "person.json", R"({"type":"object"})", {}});
+    writeJob(dir.filePath("pairs.sluicejob"), pairs, 1, 1);
+    sluice::GenerationSpec choice = plain;
+    choice.sampling.temperature = 0.7f;
+    choice.sampling.max_tokens = 4;
+    choice.sampling.grammar = std::make_shared<const sluice::GrammarSource>(
+        sluice::GrammarSource{sluice::GrammarSourceKind::Choice, "--choice", "", {"yes", "no"}});
+    writeJob(dir.filePath("choice.sluicejob"), choice, 1, 1);
+    sluice::GenerationSpec grammar = plain;
+    grammar.sampling.grammar = std::make_shared<const sluice::GrammarSource>(
+        sluice::GrammarSource{sluice::GrammarSourceKind::Gbnf, "g.gbnf", "root ::= \"a\"", {}});
+    writeJob(dir.filePath("grammar.sluicejob"), grammar, 1, 1);
+    sluice::GenerationSpec perRow = plain;
+    perRow.schema_column = "schema";
+    writeJob(dir.filePath("per-row.sluicejob"), perRow, 1, 1);
+    sluice::GenerationSpec remote = plain;
+    remote.model_path = "";
+    remote.sampling.max_tokens = 2048;
+    remote.remote.endpoints = {"http://gpu1:8000/v1", "http://gpu2:8000/v1"};  // the servers' model
+    writeJob(dir.filePath("remote.sluicejob"), remote, 1, 1,
+             "Qwen/Qwen2.5-7B-Instruct at http://gpu1:8000/v1");
+
+    sluice::ui::JobsView view;
+    QAbstractItemModelTester tester(view.model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    view.setSources(dir.path(), {});
+    QSignalSpy listed(&view, &sluice::ui::JobsView::listed);
+    view.refresh();
+    QVERIFY(listed.wait(10000));
+    JobsModel* model = view.model();
+    QCOMPARE(model->rowCount(), 6);
+    const auto cell = [&](const char* name, int column) {
+      const int row = model->rowOf(dir.filePath(name));
+      return row < 0 ? QString("(not listed)") : model->index(row, column).data().toString();
+    };
+    const auto settings = [&](const char* name) {
+      return QStringList{
+          cell(name, JobsModel::SamplesColumn), cell(name, JobsModel::TemperatureColumn),
+          cell(name, JobsModel::MaxTokensColumn), cell(name, JobsModel::OutputModeColumn)};
+    };
+    QCOMPARE(settings("plain.sluicejob"), QStringList({"1", "0", "256", "free text"}));
+    QCOMPARE(settings("pairs.sluicejob"), QStringList({"2", "0.9", "128", "JSON schema"}));
+    QCOMPARE(settings("choice.sluicejob"), QStringList({"1", "0.7", "4", "choice"}));
+    QCOMPARE(settings("grammar.sluicejob"), QStringList({"1", "0", "256", "grammar"}));
+    QCOMPARE(settings("per-row.sluicejob"), QStringList({"1", "0", "256", "schema per row"}));
+    QCOMPARE(settings("remote.sluicejob"),
+             QStringList({"1", "0", QLocale().toString(2048), "free text"}));
+    QCOMPARE(cell("plain.sluicejob", JobsModel::ModelColumn), QString("m.gguf"));
+    // Not "v1", the end of the server's URL: the model the servers served, and where, on hover.
+    QCOMPARE(cell("remote.sluicejob", JobsModel::ModelColumn), QString("Qwen/Qwen2.5-7B-Instruct"));
+    const int remoteRow = model->rowOf(dir.filePath("remote.sluicejob"));
+    QCOMPARE(model->index(remoteRow, JobsModel::ModelColumn).data(Qt::ToolTipRole).toString(),
+             QString("Qwen/Qwen2.5-7B-Instruct on http://gpu1:8000/v1, http://gpu2:8000/v1"));
+
+    view.resize(1280 - 40, 420);  // the Jobs tab in a 1280x720 window
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(sluice::test::saveShot(view, "jobs-settings"));
   }
 
   void deleteAsksFirstAndNeverTakesTheRunningJob() {

@@ -23,6 +23,7 @@
 #include "ui/common/number_format.h"
 #include "ui/jobs/job_compare_model.h"
 #include "ui/jobs/job_naming.h"
+#include "ui/jobs/job_settings.h"
 #include "ui/window/window_fit.h"
 
 namespace sluice::ui {
@@ -262,9 +263,12 @@ void JobCompareDialog::describeJobs() {
   const JobInfo& a = m_outcome.infoA;
   const JobInfo& b = m_outcome.infoB;
   const auto line = [](const char* side, const QString& path, const JobInfo& info) {
+    // A remote job's model path is "<model> at <server URL>": its name, not the URL's end.
+    const JobSettings settings = jobSettingsOf(info);
     return QString("%1: %2 · model %3")
         .arg(side, QFileInfo(path).fileName(),
-             modelNameOf(QString::fromStdString(info.model_path)));
+             settings.isRemote ? settings.modelName
+                               : modelNameOf(QString::fromStdString(info.model_path)));
   };
   QStringList lines = {
       line("A", m_pathA, a), line("B", m_pathB, b),

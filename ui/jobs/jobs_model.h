@@ -1,8 +1,9 @@
-// The Jobs view's model: one row per job file (newest first) with its model, instruction file,
-// rows finished of the total, failed rows and state. The files are read off the GUI thread
-// (listJobFiles, run by JobsView in a worker); the model only holds the listings. The job this
-// window is running is shown with its live state and counts (setActiveJob) instead of what the
-// file said when it was listed.
+// The Jobs view's model: one row per job file (newest first) with its model (a remote job's model
+// as its servers named it), instruction file, what it was asked for (n, temperature, max tokens,
+// structured-output mode: JobSettings), rows finished of the total, failed rows and state. The
+// files are read off the GUI thread (listJobFiles, run by JobsView in a worker); the model only
+// holds the listings. The job this window is running is shown with its live state and counts
+// (setActiveJob) instead of what the file said when it was listed.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "engine/jobs/job_listing.h"
+#include "ui/jobs/job_settings.h"
 
 namespace sluice::ui {
 
@@ -22,7 +24,11 @@ class JobsModel final : public QAbstractTableModel {
     NameColumn,
     ModelColumn,
     InstructionsColumn,
-    RowsColumn,  // "finished / total" ("finished / ?" while the total is unknown)
+    SamplesColumn,      // n
+    TemperatureColumn,  // "0.9"
+    MaxTokensColumn,
+    OutputModeColumn,  // JobSettings::outputMode
+    RowsColumn,        // "finished / total" ("finished / ?" while the total is unknown)
     FailedColumn,
     StateColumn,
     CreatedColumn,
@@ -37,17 +43,22 @@ class JobsModel final : public QAbstractTableModel {
   // read, or a run that stopped on an error in this window.
   enum class JobState : int { Running, Paused, Done, Failed, Cancelled };
 
+  // One job as listed: its file's listing and the settings its spec holds.
+  struct Job {
+    JobListing listing;
+    JobSettings settings;
+  };
+
   explicit JobsModel(QObject* parent = nullptr);
 
   // Returns the listings of every *.sluicejob in directory (a missing directory has none) and of
   // each of extraPaths that exists (jobs kept elsewhere, e.g. opened from another folder),
   // each file once, newest first. Reads every file: call it off the GUI thread.
-  static std::vector<JobListing> listJobFiles(const QString& directory,
-                                              const QStringList& extraPaths);
+  static std::vector<Job> listJobFiles(const QString& directory, const QStringList& extraPaths);
   static QString stateName(JobState state);
 
   // Replaces the rows.
-  void setJobs(std::vector<JobListing> jobs);
+  void setJobs(std::vector<Job> jobs);
   // Shows path (a job this window runs) with this state and counts; an empty path clears it.
   void setActiveJob(const QString& path, JobState state, const JobCounts& counts);
   QString activePath() const { return m_activePath; }
@@ -66,7 +77,7 @@ class JobsModel final : public QAbstractTableModel {
                       int role = Qt::DisplayRole) const override;
 
  private:
-  std::vector<JobListing> m_jobs;
+  std::vector<Job> m_jobs;
   QString m_activePath;
   int m_activeRow = -1;  // the row showing m_activePath, or -1
   JobState m_activeState = JobState::Running;

@@ -68,7 +68,7 @@ JobsView::JobsView(QWidget* parent) : QWidget(parent) {
                tr("Delete the job %1 and every row it generated? This cannot be undone.")
                    .arg(QDir::toNativeSeparators(path))) == QMessageBox::Yes;
   };
-  connect(&m_watcher, &QFutureWatcher<std::vector<JobListing>>::finished, this,
+  connect(&m_watcher, &QFutureWatcher<std::vector<JobsModel::Job>>::finished, this,
           &JobsView::onListed);
   connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &JobsView::updateButtons);

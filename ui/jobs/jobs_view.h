@@ -1,9 +1,9 @@
 // The Jobs tab: recent jobs (the "Sluice Jobs" folder and jobs opened from elsewhere) with their
-// model, instruction file, rows done, failed rows and state, and what can be done with one: open
-// (show its rows and restore the setup panels), resume, export, delete (after a confirmation;
-// never the job that is running), and with two selected, compare them (JobCompareDialog). The files
-// are read in a worker thread; refresh() reads them again (after a run, when the tab is shown, or
-// on the Refresh button).
+// model, instruction file, n, temperature, max tokens, output mode, rows done, failed rows and
+// state, and what can be done with one: open (show its rows and restore the setup panels), resume,
+// export, delete (after a confirmation; never the job that is running), and with two selected,
+// compare them (JobCompareDialog). The files are read in a worker thread; refresh() reads them
+// again (after a run, when the tab is shown, or on the Refresh button).
 #pragma once
 
 #include <QFutureWatcher>
@@ -72,7 +72,7 @@ class JobsView final : public QWidget {
   QPushButton* m_compare = nullptr;
   QString m_directory;
   QStringList m_extraPaths;
-  QFutureWatcher<std::vector<JobListing>> m_watcher;
+  QFutureWatcher<std::vector<JobsModel::Job>> m_watcher;
   bool m_isRefreshWanted = false;  // refresh() while a listing runs: list again after it
   std::function<bool(const QString&)> m_confirmDelete;
 };
