@@ -30,6 +30,7 @@
 #include "ui/live/run_controls.h"
 #include "ui/setup/dataset_panel.h"
 #include "ui/setup/parameters_panel.h"
+#include "ui/window/app_palette.h"
 #include "ui/window/app_settings.h"
 #include "ui/window/main_window.h"
 
@@ -249,6 +250,10 @@ class JobsViewTest : public QObject {
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     QVERIFY(sluice::test::saveShot(view, "jobs-settings"));
+    QVERIFY(sluice::ui::applyPaletteNamed("dark"));
+    QTRY_VERIFY(view.palette().color(QPalette::Window).lightness() < 128);  // delivered
+    QVERIFY(sluice::test::saveShot(view, "jobs-settings-dark"));
+    QVERIFY(sluice::ui::applyPaletteNamed("light"));
   }
 
   void deleteAsksFirstAndNeverTakesTheRunningJob() {

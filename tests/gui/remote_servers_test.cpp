@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "engine/jobs/job_table.h"
+#include "tests/gui/results_model_reads.h"
 #include "tests/integration/cli_test_util.h"
 #include "tests/integration/serve_process.h"
 #include "ui/live/kv_block_map_widget.h"
@@ -157,8 +158,8 @@ void RemoteServersTest::remoteRunNeedsNoModelAndEqualsLocalRun() {
     QCOMPARE(static_cast<int>(local.size()), kNumRows);
     for (int r = 0; r < kNumRows; ++r) {
       const std::string id =
-          model->index(r, sluice::ui::ResultsModel::IdColumn).data().toString().toStdString();
-      QCOMPARE(model->index(r, sluice::ui::ResultsModel::StatusColumn).data().toString(),
+          sluice::gui_test::cellText(*model, r, sluice::ui::ResultsModel::IdColumn).toStdString();
+      QCOMPARE(sluice::gui_test::cellText(*model, r, sluice::ui::ResultsModel::StatusColumn),
                QString("done"));
       QVERIFY2(local.count(id) == 1, id.c_str());
     }

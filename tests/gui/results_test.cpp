@@ -15,6 +15,7 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QToolButton>
 #include <QtTest>
 #include <algorithm>
@@ -24,11 +25,14 @@
 
 #include "engine/jobs/job_store.h"
 #include "tests/gui/gui_shots.h"
+#include "tests/gui/locked_job_file.h"
 #include "tests/gui/results_job_rows.h"
+#include "tests/gui/results_model_reads.h"
 #include "ui/common/reasoning_fold.h"
 #include "ui/results/results_model.h"
 #include "ui/results/results_panel.h"
 #include "ui/results/row_detail_pane.h"
+#include "ui/window/app_palette.h"
 
 using sluice::JobInfo;
 using sluice::JobStore;
@@ -118,6 +122,8 @@ class ResultsTest : public QObject {
   void detailPaneClearsWhenTheFilterHidesItsRow();
   void detailPaneFoldsTheReasoning();
   void summarySaysRowOrRows();
+  void twoSamplesShowBothLengths();
+  void aLockedJobNeverBlocksTheGuiThread();
 
  private:
   std::unique_ptr<ResultsModel> testedModel();
@@ -149,62 +155,75 @@ void ResultsTest::modelShowsTheStoredRows() {
   auto model = testedModel();
   QElapsedTimer timer;
   timer.start();
-  QVERIFY(model->setJobPath(m_jobPath));
+  QVERIFY(openJob(*model, m_jobPath));
   qInfo("opened %d rows in %lld ms", model->rowCount(), timer.elapsed());
   QCOMPARE(model->rowCount(), kNumRows);
   QCOMPARE(model->columnCount(), int(ResultsModel::NumColumns));
+  // A row whose page has not been read shows a placeholder, and its page is read on the reader.
+  QVERIFY(!model->isRowRead(kNumRows - 1));
+  QCOMPARE(model->index(kNumRows - 1, ResultsModel::PromptColumn).data().toString(),
+           ResultsModel::placeholderText());
+  QVERIFY(model->isBusy());
   const QLocale locale;
   for (const int64_t i :
        {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{97}, int64_t{392}, int64_t{kNumRows - 1}}) {
     const int row = static_cast<int>(i);  // unsorted, unfiltered: view row = row index
     const RowResult expected = makeRow(i);
-    const auto cell = [&](int column) { return model->index(row, column).data().toString(); };
+    const auto cell = [&](int column) { return cellText(*model, row, column); };
     QCOMPARE(model->rowIndexAt(row), i);
     QCOMPARE(cell(ResultsModel::IdColumn),
              i % 5 != 0 ? QString("q-%1").arg(i) : QString::number(i));
     QCOMPARE(cell(ResultsModel::StatusColumn), QString(sluice::to_string(expected.status)));
     QCOMPARE(cell(ResultsModel::PromptColumn), expectedHead(expected.prompt));
     QCOMPARE(cell(ResultsModel::OutputColumn), expectedHead(expected.samples[0].output));
-    // Says which number is which: "17 in · 203 out", never "17 / 203" (read as "17 of 203").
+    // Says which number is which: "17 in · 203 out", never "17 / 203" (read as "17 of 203");
+    // every sample's length (row 0 has two samples).
+    QString outputTokens = locale.toString(expected.samples[0].output_tokens);
+    if (expected.samples.size() == 2)
+      outputTokens += " · " + locale.toString(expected.samples[1].output_tokens);
     QCOMPARE(cell(ResultsModel::TokensColumn),
-             QString("%1 in · %2 out")
-                 .arg(locale.toString(expected.prompt_tokens))
-                 .arg(locale.toString(expected.samples[0].output_tokens)));
+             QString("%1 in · %2 out").arg(locale.toString(expected.prompt_tokens), outputTokens));
     QCOMPARE(cell(ResultsModel::TimeColumn), locale.toString(expected.total_ms, 'f', 1));
     QCOMPARE(cell(ResultsModel::FinishReasonColumn),
              QString::fromStdString(expected.samples[0].finish_reason));
   }
   // A failed row shows its error where the output would be; a skipped row has no numbers.
-  QCOMPARE(model->index(5, ResultsModel::OutputColumn).data().toString(),
+  QCOMPARE(cellText(*model, 5, ResultsModel::OutputColumn),
            QString::fromStdString(makeRow(5).error));
-  QCOMPARE(model->index(11, ResultsModel::StatusColumn).data().toString(), QString("skipped"));
-  QCOMPARE(model->index(11, ResultsModel::TokensColumn).data().toString(), QString());
+  QCOMPARE(cellText(*model, 11, ResultsModel::StatusColumn), QString("skipped"));
+  QCOMPARE(cellText(*model, 11, ResultsModel::TokensColumn), QString());
   QCOMPARE(model->rowIndexAt(-1), qint64(-1));
   QCOMPARE(model->rowIndexAt(kNumRows), qint64(-1));
-  QVERIFY(!model->setJobPath(m_dir.filePath("missing.sluicejob")));
+  QSignalSpy errors(model.get(), &ResultsModel::errorOccurred);
+  QVERIFY(!openJob(*model, m_dir.filePath("missing.sluicejob")));
+  QCOMPARE(errors.count(), 1);
   QCOMPARE(model->rowCount(), 0);
 }
 
 void ResultsTest::filtersMatchIndependentCounts() {
   auto model = testedModel();
-  QVERIFY(model->setJobPath(m_jobPath));
+  QVERIFY(openJob(*model, m_jobPath));
   for (const RowStatus status : {RowStatus::Done, RowStatus::Failed, RowStatus::Skipped}) {
     model->setStatusFilter(status);
+    QVERIFY(settled(*model));
     QCOMPARE(model->rowCount(), countRows([&](int64_t i) { return statusOf(i) == status; }));
-    QCOMPARE(model->index(0, 0).data(ResultsModel::StatusRole).toString(),
+    QCOMPARE(readCell(*model, 0, 0, ResultsModel::StatusRole).toString(),
              QString(sluice::to_string(status)));
   }
   model->setStatusFilter(std::nullopt);
+  QVERIFY(settled(*model));
   QCOMPARE(model->rowCount(), kNumRows);
   for (const char* search : {"needleword", "NeedleWord", "日本語", "second SAMPLE", "too long"}) {
     QElapsedTimer timer;
     timer.start();
     model->setSearchText(QString::fromUtf8(search));
+    QVERIFY(settled(*model));
     qInfo("search \"%s\": %d rows in %lld ms", search, model->rowCount(), timer.elapsed());
     QCOMPARE(model->rowCount(), countRows([&](int64_t i) { return rowMatches(i, search); }));
   }
   model->setStatusFilter(RowStatus::Done);
   model->setSearchText("needleword");
+  QVERIFY(settled(*model));
   QCOMPARE(model->rowCount(), countRows([](int64_t i) {
              return statusOf(i) == RowStatus::Done && rowMatches(i, "needleword");
            }));
@@ -214,24 +233,35 @@ void ResultsTest::filtersMatchIndependentCounts() {
 
 void ResultsTest::sortingOrdersRowsAndKeepsTheSelection() {
   auto model = testedModel();
-  QVERIFY(model->setJobPath(m_jobPath));
+  QVERIFY(openJob(*model, m_jobPath));
   model->setStatusFilter(RowStatus::Done);
+  QVERIFY(settled(*model));
   const QPersistentModelIndex selected = model->index(100, ResultsModel::PromptColumn);
   const qint64 selectedRow = model->rowIndexAt(100);
   QSignalSpy resets(model.get(), &ResultsModel::modelReset);
 
   model->sort(ResultsModel::TokensColumn, Qt::DescendingOrder);
+  QVERIFY(settled(*model));
   QCOMPARE(resets.count(), 0);  // a layout change: persistent indexes follow their rows
   QVERIFY(selected.isValid());
   QCOMPARE(model->rowIndexAt(selected.row()), selectedRow);
   QCOMPARE(selected.column(), int(ResultsModel::PromptColumn));
+  // By the longest sample: a row of two samples sorts by the longer one.
+  const auto longest = [](int64_t i) {
+    const RowResult row = makeRow(i);
+    int tokens = 0;
+    for (const SampleResult& sample : row.samples) tokens = std::max(tokens, sample.output_tokens);
+    return tokens;
+  };
+  QVERIFY(outputTokensOf(200) < 6 && longest(200) == 6);  // the rule is seen in this job
   for (int row = 1; row < model->rowCount(); ++row) {
     const int64_t before = model->rowIndexAt(row - 1);
     const int64_t after = model->rowIndexAt(row);
-    QVERIFY(outputTokensOf(before) > outputTokensOf(after) ||
-            (outputTokensOf(before) == outputTokensOf(after) && before > after));
+    QVERIFY(longest(before) > longest(after) ||
+            (longest(before) == longest(after) && before > after));
   }
   model->sort(ResultsModel::TimeColumn, Qt::AscendingOrder);
+  QVERIFY(settled(*model));
   for (int row = 1; row < model->rowCount(); ++row) {
     const int64_t before = model->rowIndexAt(row - 1);
     const int64_t after = model->rowIndexAt(row);
@@ -240,6 +270,7 @@ void ResultsTest::sortingOrdersRowsAndKeepsTheSelection() {
   }
   QCOMPARE(model->rowIndexAt(selected.row()), selectedRow);
   model->sort(ResultsModel::IdColumn, Qt::AscendingOrder);  // back to row order
+  QVERIFY(settled(*model));
   QCOMPARE(model->rowIndexAt(0), qint64(0));
 }
 
@@ -252,12 +283,14 @@ void ResultsTest::refreshAddsCommittedRowsWithoutAReset() {
   }
   writeJob(path, early);
   auto model = testedModel();
-  QVERIFY(model->setJobPath(path));
+  QVERIFY(openJob(*model, path));
   QCOMPARE(model->rowCount(), 1800);
-  QVERIFY(!model->refresh());  // nothing committed: nothing to do
+  QSignalSpy refreshes(model.get(), &ResultsModel::refreshed);
+  model->refresh();
+  QVERIFY(refreshes.wait(kReadTimeoutMs));
+  QCOMPARE(refreshes.last().first().toBool(), false);  // nothing committed: nothing to do
   QStringList before;
-  for (int row = 0; row < 50; ++row)
-    before << model->index(row, ResultsModel::OutputColumn).data().toString();
+  for (int row = 0; row < 50; ++row) before << cellText(*model, row, ResultsModel::OutputColumn);
   const QPersistentModelIndex selected = model->index(500, 0);
   const qint64 selectedRow = model->rowIndexAt(500);
 
@@ -272,7 +305,9 @@ void ResultsTest::refreshAddsCommittedRowsWithoutAReset() {
   }
   QElapsedTimer timer;
   timer.start();
-  QVERIFY(model->refresh());
+  model->refresh();
+  QVERIFY(refreshes.wait(kReadTimeoutMs));
+  QCOMPARE(refreshes.last().first().toBool(), true);
   qInfo("refresh with 302 new rows: %lld ms", timer.elapsed());
   QCOMPARE(resets.count(), 0);
   QCOMPARE(inserts.count(), 3);  // row 9, row 1009, then the appended block
@@ -281,29 +316,34 @@ void ResultsTest::refreshAddsCommittedRowsWithoutAReset() {
   QCOMPARE(model->rowIndexAt(model->rowCount() - 1), qint64(2299));
   QCOMPARE(model->rowIndexAt(selected.row()), selectedRow);  // the selection follows its row
   for (int row = 0; row < 9; ++row)
-    QCOMPARE(model->index(row, ResultsModel::OutputColumn).data().toString(), before[row]);
+    QCOMPARE(cellText(*model, row, ResultsModel::OutputColumn), before[row]);
   for (int row = 10; row < 50; ++row)
-    QCOMPARE(model->index(row, ResultsModel::OutputColumn).data().toString(), before[row - 1]);
+    QCOMPARE(cellText(*model, row, ResultsModel::OutputColumn), before[row - 1]);
 }
 
 void ResultsTest::refreshInsertsIntoASortedView() {
   const QString path = m_dir.filePath("running-sorted.sluicejob");
   writeJob(path, range(0, 2300));
   auto model = testedModel();
-  QVERIFY(model->setJobPath(path));
+  QVERIFY(openJob(*model, path));
   QSignalSpy resets(model.get(), &ResultsModel::modelReset);
+  QSignalSpy refreshes(model.get(), &ResultsModel::refreshed);
   // Sorted by tokens, new rows land at their sorted places, without a reset...
   model->sort(ResultsModel::TokensColumn, Qt::AscendingOrder);
+  QVERIFY(settled(*model));
   {
     auto store = JobStore::open(path.toStdString());
     for (int64_t i = 2300; i < 2320; ++i) store->add_result(makeRow(i));
   }
-  QVERIFY(model->refresh());
+  model->refresh();
+  QVERIFY(refreshes.wait(kReadTimeoutMs));
+  QCOMPARE(refreshes.last().first().toBool(), true);
   QCOMPARE(resets.count(), 0);
   QCOMPARE(model->rowCount(), 2300 + 20);
   const auto sortKey = [](int64_t i) {
-    // Rows without samples have no output tokens: they sort first.
-    return std::pair{statusOf(i) == RowStatus::Done ? outputTokensOf(i) : -1, i};
+    // Rows without samples have no output tokens: they sort first; two samples, the longer.
+    const int tokens = i % 50 == 0 ? std::max(outputTokensOf(i), 6) : outputTokensOf(i);
+    return std::pair{statusOf(i) == RowStatus::Done ? tokens : -1, i};
   };
   for (int row = 1; row < model->rowCount(); ++row)
     QVERIFY(sortKey(model->rowIndexAt(row - 1)) < sortKey(model->rowIndexAt(row)));
@@ -312,7 +352,8 @@ void ResultsTest::refreshInsertsIntoASortedView() {
     auto store = JobStore::open(path.toStdString());
     for (int64_t i = 2320; i < 2520; ++i) store->add_result(makeRow(i));
   }
-  QVERIFY(model->refresh());
+  model->refresh();
+  QVERIFY(refreshes.wait(kReadTimeoutMs));
   QCOMPARE(model->rowCount(), 2300 + 20 + 200);
 }
 
@@ -320,12 +361,17 @@ void ResultsTest::refreshOpensAJobCreatedAfterItsPathWasSet() {
   const QString path = m_dir.filePath("later.sluicejob");
   auto model = testedModel();
   QSignalSpy errors(model.get(), &ResultsModel::errorOccurred);
-  QVERIFY(!model->setJobPath(path));
+  QVERIFY(!openJob(*model, path));
   QCOMPARE(errors.count(), 1);
   QVERIFY(errors.first().first().toString().contains("later.sluicejob"));
-  QVERIFY(!model->refresh());  // still no file
+  QSignalSpy refreshes(model.get(), &ResultsModel::refreshed);
+  model->refresh();
+  QCOMPARE(refreshes.count(), 1);  // still no file: nothing to read
+  QCOMPARE(refreshes.first().first().toBool(), false);
   writeJob(path, range(0, 40));
-  QVERIFY(model->refresh());
+  QSignalSpy opened(model.get(), &ResultsModel::jobOpened);
+  model->refresh();
+  QVERIFY(opened.wait(kReadTimeoutMs));
   QCOMPARE(model->rowCount(), 40);
   QCOMPARE(model->jobPath(), path);
 }
@@ -335,13 +381,16 @@ void ResultsTest::panelFiltersAndShowsTheSelectedRow() {
   panel.resize(1200, 700);
   panel.show();
   panel.setJobPath(m_jobPath);
+  QVERIFY(settled(*panel.model()));
   QCOMPARE(panel.model()->rowCount(), kNumRows);
   QVERIFY(panel.errorText().isEmpty());
 
   panel.statusFilter()->setCurrentIndex(2);  // failed
+  QVERIFY(settled(*panel.model()));
   QCOMPARE(panel.model()->rowCount(),
            countRows([](int64_t i) { return statusOf(i) == RowStatus::Failed; }));
   panel.statusFilter()->setCurrentIndex(0);
+  QVERIFY(settled(*panel.model()));
   const int numMatches = countRows([](int64_t i) { return rowMatches(i, "needleword"); });
   panel.searchEdit()->setText("needleword");  // applied once typing pauses
   QCOMPARE(panel.model()->rowCount(), kNumRows);
@@ -352,7 +401,7 @@ void ResultsTest::panelFiltersAndShowsTheSelectedRow() {
   // Row 50 has two samples.
   panel.tableView()->selectRow(50);
   const RowResult expected = makeRow(50);
-  QCOMPARE(panel.detailPane()->rowIndex(), qint64(50));
+  QTRY_COMPARE_WITH_TIMEOUT(panel.detailPane()->rowIndex(), qint64(50), kReadTimeoutMs);
   QCOMPARE(panel.detailPane()->promptText(), QString::fromStdString(expected.prompt));
   const QStringList samples = panel.detailPane()->sampleTexts();
   QCOMPARE(samples.size(), 2);
@@ -371,7 +420,8 @@ void ResultsTest::panelFiltersAndShowsTheSelectedRow() {
   QVERIFY(panel.detailPane()->errorText().isEmpty());
 
   panel.tableView()->selectRow(5);  // failed
-  QCOMPARE(panel.detailPane()->errorText(), QString::fromStdString(makeRow(5).error));
+  QTRY_COMPARE_WITH_TIMEOUT(panel.detailPane()->errorText(),
+                            QString::fromStdString(makeRow(5).error), kReadTimeoutMs);
   QVERIFY(panel.detailPane()->sampleTexts().isEmpty());
 }
 
@@ -380,9 +430,11 @@ void ResultsTest::panelRefreshShowsNewRowsAndTheRetriedRow() {
   writeJob(path, range(0, 300));
   ResultsPanel panel;
   panel.setJobPath(path);
+  QVERIFY(settled(*panel.model()));
   QCOMPARE(panel.model()->rowCount(), 300);
   panel.tableView()->selectRow(5);  // failed
-  QCOMPARE(panel.detailPane()->errorText(), QString::fromStdString(makeRow(5).error));
+  QTRY_COMPARE_WITH_TIMEOUT(panel.detailPane()->errorText(),
+                            QString::fromStdString(makeRow(5).error), kReadTimeoutMs);
   {
     auto store = JobStore::open(path.toStdString());
     for (int64_t i = 300; i < 400; ++i) store->add_result(makeRow(i));
@@ -391,23 +443,24 @@ void ResultsTest::panelRefreshShowsNewRowsAndTheRetriedRow() {
     store->add_result(retried);
   }
   panel.refresh();
-  QTRY_COMPARE_WITH_TIMEOUT(panel.model()->rowCount(), 400, 5000);  // a deferred refresh counts
+  QTRY_COMPARE_WITH_TIMEOUT(panel.model()->rowCount(), 400, 5000);
   QCOMPARE(panel.tableView()->currentIndex().row(), 5);
   QCOMPARE(panel.detailPane()->rowIndex(), qint64(5));
-  QVERIFY(panel.detailPane()->errorText().isEmpty());
+  QTRY_VERIFY_WITH_TIMEOUT(panel.detailPane()->errorText().isEmpty(), kReadTimeoutMs);
   QCOMPARE(panel.detailPane()->sampleTexts(),
            QStringList{QString::fromStdString(makeRow(6).samples[0].output)});
-  QCOMPARE(panel.model()->index(5, ResultsModel::StatusColumn).data().toString(), QString("done"));
+  QCOMPARE(cellText(*panel.model(), 5, ResultsModel::StatusColumn), QString("done"));
   QCOMPARE(panel.summaryText(), QString("%1 rows").arg(QLocale().toString(400)));
 }
 
 void ResultsTest::runRowAloneShowsTheAnswer() {
   ResultsPanel panel;
   panel.setJobPath(m_jobPath);
+  QVERIFY(settled(*panel.model()));
   panel.tableView()->selectRow(12);
   QSignalSpy requests(&panel, &ResultsPanel::rowAloneRequested);
   QPushButton* button = panel.detailPane()->runAloneButton();
-  QVERIFY(button->isEnabled());
+  QTRY_VERIFY_WITH_TIMEOUT(button->isEnabled(), kReadTimeoutMs);
   button->click();
   QCOMPARE(requests.count(), 1);
   QCOMPARE(requests.first().first().toLongLong(), qint64(12));
@@ -422,8 +475,10 @@ void ResultsTest::runRowAloneShowsTheAnswer() {
            qPrintable(text));
   // The answer stays with its row.
   panel.tableView()->selectRow(13);
+  QTRY_COMPARE_WITH_TIMEOUT(panel.detailPane()->rowIndex(), qint64(13), kReadTimeoutMs);
   QVERIFY(panel.detailPane()->rowAloneText().isEmpty());
   panel.tableView()->selectRow(12);
+  QTRY_COMPARE_WITH_TIMEOUT(panel.detailPane()->rowIndex(), qint64(12), kReadTimeoutMs);
   QVERIFY(panel.detailPane()->rowAloneText().contains("Different"));
 }
 
@@ -440,6 +495,7 @@ void ResultsTest::columnsFitTheWidthAndWidthsAreRemembered() {
     panel.resize(size);
     panel.show();
     panel.setJobPath(m_jobPath);
+    QVERIFY(settled(*panel.model()));
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
     const QTableView& view = *panel.tableView();
     const int viewportWidth = view.viewport()->width();
@@ -474,8 +530,10 @@ void ResultsTest::detailPaneGivesTheOutputRoom() {
   panel.resize(820, 520);  // the Results tab in a 1280x720 window
   panel.show();
   panel.setJobPath(m_jobPath);
+  QVERIFY(settled(*panel.model()));
   QVERIFY(QTest::qWaitForWindowExposed(&panel));
   panel.tableView()->selectRow(3);
+  QTRY_COMPARE_WITH_TIMEOUT(panel.detailPane()->rowIndex(), qint64(3), kReadTimeoutMs);
   QPlainTextEdit* output = panel.detailPane()->sampleView(0);
   QVERIFY(output);
   QTRY_VERIFY(output->isVisible());
@@ -488,14 +546,17 @@ void ResultsTest::detailPaneClearsWhenTheFilterHidesItsRow() {
   panel.resize(1200, 700);
   panel.show();
   panel.setJobPath(m_jobPath);
+  QVERIFY(settled(*panel.model()));
   panel.tableView()->selectRow(5);  // row 5 failed
-  QCOMPARE(panel.detailPane()->rowIndex(), qint64(5));
+  QTRY_COMPARE_WITH_TIMEOUT(panel.detailPane()->rowIndex(), qint64(5), kReadTimeoutMs);
   panel.statusFilter()->setCurrentIndex(1);  // done rows only: row 5 is hidden
+  QVERIFY(settled(*panel.model()));
   QCOMPARE(panel.detailPane()->rowIndex(), qint64(-1));
   QVERIFY(panel.detailPane()->promptText().isEmpty());
   panel.statusFilter()->setCurrentIndex(2);  // failed rows: row 5 is back
+  QVERIFY(settled(*panel.model()));
   panel.tableView()->selectRow(0);
-  QCOMPARE(panel.detailPane()->rowIndex(), qint64(5));
+  QTRY_COMPARE_WITH_TIMEOUT(panel.detailPane()->rowIndex(), qint64(5), kReadTimeoutMs);
 }
 
 // A sample's reasoning sits closed above its answer, saying how many tokens it took; a click
@@ -514,10 +575,11 @@ void ResultsTest::detailPaneFoldsTheReasoning() {
   panel.resize(1000, 560);
   panel.show();
   panel.setJobPath(path);
+  QVERIFY(settled(*panel.model()));
   QVERIFY(QTest::qWaitForWindowExposed(&panel));
   panel.tableView()->selectRow(0);
   auto* pane = panel.detailPane();
-  QCOMPARE(pane->rowIndex(), qint64(0));
+  QTRY_COMPARE_WITH_TIMEOUT(pane->rowIndex(), qint64(0), kReadTimeoutMs);
   QCOMPARE(pane->sampleTexts(), QStringList({"17 × 24 = 408.", "408"}));
   ReasoningFold* fold = pane->reasoningFold(0);
   QVERIFY(fold);
@@ -545,7 +607,7 @@ void ResultsTest::detailPaneFoldsTheReasoning() {
 
   // A row without reasoning: each sample's page is its answer's view, as before.
   panel.tableView()->selectRow(1);
-  QCOMPARE(pane->rowIndex(), qint64(1));
+  QTRY_COMPARE_WITH_TIMEOUT(pane->rowIndex(), qint64(1), kReadTimeoutMs);
   QVERIFY(!pane->reasoningFold(0));
   QCOMPARE(pane->sampleTexts(),
            QStringList({QString::fromStdString(makeRow(1).samples[0].output)}));
@@ -555,6 +617,7 @@ void ResultsTest::detailPaneFoldsTheReasoning() {
 void ResultsTest::summarySaysRowOrRows() {
   ResultsPanel panel;
   panel.setJobPath(m_jobPath);
+  QVERIFY(settled(*panel.model()));
   // Row 7 is the only one whose prompt holds both "item 7 " and NEEDLEWORD.
   QCOMPARE(countRows([](int64_t i) { return rowMatches(i, "item 7 needleword"); }), 1);
   panel.searchEdit()->setText("item 7 NEEDLEWORD");
@@ -563,6 +626,101 @@ void ResultsTest::summarySaysRowOrRows() {
   const int numMatches = countRows([](int64_t i) { return rowMatches(i, "needleword"); });
   QTRY_COMPARE_WITH_TIMEOUT(panel.summaryText(),
                             QString("%1 matching rows").arg(QLocale().toString(numMatches)), 5000);
+}
+
+// An n = 2 job: the Tokens cell gives every sample's length, and sorts by the longest sample.
+void ResultsTest::twoSamplesShowBothLengths() {
+  const QString path = m_dir.filePath("two-samples.sluicejob");
+  const std::vector<std::vector<int>> lengths = {{212, 187}, {5, 1300}, {250}};
+  {
+    auto store = JobStore::create(path.toStdString(), makeInfo());
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      RowResult row;
+      row.row_index = static_cast<int64_t>(i);
+      row.line = i + 1;
+      row.prompt = "prompt " + std::to_string(i);
+      row.prompt_tokens = 10;
+      for (const int tokens : lengths[i])
+        row.samples.push_back({.output = "out", .output_tokens = tokens, .finish_reason = "stop"});
+      store->add_result(row);
+    }
+    store->flush();
+  }
+  auto model = testedModel();
+  QVERIFY(openJob(*model, path));
+  QCOMPARE(cellText(*model, 0, ResultsModel::TokensColumn), QString("10 in · 212 · 187 out"));
+  QCOMPARE(cellText(*model, 1, ResultsModel::TokensColumn),
+           QString("10 in · 5 · %1 out").arg(QLocale().toString(1300)));
+  QCOMPARE(cellText(*model, 2, ResultsModel::TokensColumn), QString("10 in · 250 out"));
+  QCOMPARE(readCell(*model, 0, ResultsModel::TokensColumn, Qt::ToolTipRole).toString(),
+           QString("sample 1: 212 tokens\nsample 2: 187 tokens"));
+  // Longest sample: 212, 250, 1,300 (sample 1 alone would give 5, 212, 250).
+  model->sort(ResultsModel::TokensColumn, Qt::AscendingOrder);
+  QVERIFY(settled(*model));
+  QCOMPARE(model->rowIndexAt(0), qint64(0));
+  QCOMPARE(model->rowIndexAt(1), qint64(2));
+  QCOMPARE(model->rowIndexAt(2), qint64(1));
+
+  // The table as a person sees it, sorted by the longest sample, in both palettes.
+  ResultsPanel panel;
+  panel.resize(1240, 420);  // the Results tab in a 1280x720 window
+  panel.show();
+  panel.setJobPath(path);
+  QVERIFY(QTest::qWaitForWindowExposed(&panel));
+  panel.tableView()->horizontalHeader()->setSortIndicator(ResultsModel::TokensColumn,
+                                                          Qt::DescendingOrder);
+  QVERIFY(settled(*panel.model()));
+  QCOMPARE(cellText(*panel.model(), 0, ResultsModel::TokensColumn),
+           QString("10 in · 5 · %1 out").arg(QLocale().toString(1300)));
+  panel.tableView()->selectRow(0);
+  QTRY_COMPARE_WITH_TIMEOUT(panel.detailPane()->rowIndex(), qint64(1), kReadTimeoutMs);
+  QVERIFY(sluice::test::saveShot(panel, "results-two-samples"));
+  QVERIFY(sluice::ui::applyPaletteNamed("dark"));
+  QTRY_VERIFY(panel.palette().color(QPalette::Window).lightness() < 128);  // delivered
+  QVERIFY(sluice::test::saveShot(panel, "results-two-samples-dark"));
+  QVERIFY(sluice::ui::applyPaletteNamed("light"));
+}
+
+// A job file locked by another process: opening it, asking for its rows and its pages never
+// makes the GUI thread wait (SQLite's busy timeout is seconds); the rows show once it is free.
+void ResultsTest::aLockedJobNeverBlocksTheGuiThread() {
+  const QString path = m_dir.filePath("locked.sluicejob");
+  writeJob(path, range(0, 1000));
+  auto lock = std::make_unique<sluice::test::LockedJobFile>(path.toStdString());
+  ResultsPanel panel;
+  panel.resize(1000, 600);
+  panel.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&panel));
+  ResultsModel* model = panel.model();
+  // The event loop's pulse: the longest gap between ticks of a 5 ms timer while the lock holds.
+  QElapsedTimer sinceTick;
+  qint64 longestGapMs = 0;
+  QTimer pulse;
+  pulse.setInterval(5);
+  connect(&pulse, &QTimer::timeout, &pulse,
+          [&] { longestGapMs = std::max(longestGapMs, sinceTick.restart()); });
+  QElapsedTimer call;
+  call.start();
+  sinceTick.start();
+  pulse.start();
+  panel.setJobPath(path);
+  panel.refresh();
+  panel.tableView()->viewport()->repaint();  // asks for the cells it shows
+  QVERIFY2(call.elapsed() < 50, qPrintable(QString("setJobPath took %1 ms").arg(call.elapsed())));
+  QTest::qWait(400);  // the lock holds: the reader waits, the GUI thread must not
+  pulse.stop();
+  QVERIFY2(longestGapMs < 50,
+           qPrintable(QString("the event loop stalled for %1 ms").arg(longestGapMs)));
+  QVERIFY(model->isBusy());
+  QCOMPARE(model->rowCount(), 0);  // nothing read yet
+  QCOMPARE(panel.summaryText(), QString("Reading the job…"));
+  lock->release();
+  QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 1000, kReadTimeoutMs);
+  // The pages the view asked for arrive and fill the placeholders in.
+  QTRY_COMPARE_WITH_TIMEOUT(model->index(0, ResultsModel::PromptColumn).data().toString(),
+                            expectedHead(makeRow(0).prompt), kReadTimeoutMs);
+  QVERIFY(panel.errorText().isEmpty());
+  QCOMPARE(panel.summaryText(), QString("%1 rows").arg(QLocale().toString(1000)));
 }
 
 QTEST_MAIN(ResultsTest)

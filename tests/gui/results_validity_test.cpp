@@ -21,6 +21,7 @@
 #include "engine/grammar/grammar_source.h"
 #include "engine/jobs/job_store.h"
 #include "tests/gui/gui_shots.h"
+#include "tests/gui/results_model_reads.h"
 #include "ui/results/export_dialog.h"
 #include "ui/results/results_model.h"
 #include "ui/results/results_panel.h"
@@ -85,8 +86,9 @@ void writeStoredValidityJob(const QString& path, bool hasGrammar) {
   store->flush();
 }
 
+// The cell once its page has been read (the row's own validity check may still be on its way).
 QString validityCell(const ResultsModel& model, int row) {
-  return model.data(model.index(row, ResultsModel::ValidColumn)).toString();
+  return sluice::gui_test::cellText(model, row, ResultsModel::ValidColumn);
 }
 
 std::vector<qint64> shownRowIndices(const ResultsModel& model) {
@@ -117,16 +119,13 @@ void ResultsValidityTest::cellsShowTheStoredValidity() {
   writeStoredValidityJob(job, true);
   ResultsModel model;
   QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-  QVERIFY(model.setJobPath(job));
+  QVERIFY(sluice::gui_test::openJob(model, job));
   QCOMPARE(model.rowCount(), 6);
-  // Stored verdicts show at once, before any check on the pool; only the row stored without one
-  // waits for the pool's check.
-  QCOMPARE(validityCell(model, 0), QString("✓"));
-  QCOMPARE(validityCell(model, 1), QString("✗"));
-  QCOMPARE(validityCell(model, 2), QString("…"));
-  QCOMPARE(validityCell(model, 3), QString());
-  QCOMPARE(validityCell(model, 4), QString("✗"));  // one invalid sample of two
-  QCOMPARE(validityCell(model, 5), QString("✓"));
+  // Stored verdicts show with their page, before any check on the pool; only the row stored
+  // without one waits for the pool's check; row 4 has one invalid sample of two.
+  QCOMPARE(sluice::gui_test::textsAtPageArrival(model, ResultsModel::ValidColumn, 6),
+           QStringList({"✓", "✗", "…", "", "✗", "✓"}));
+  QVERIFY(model.isCheckingValidity());
   QTRY_VERIFY_WITH_TIMEOUT(!model.isCheckingValidity(), 10000);
   QCOMPARE(validityCell(model, 2), QString("✓"));
   QVERIFY(model.data(model.index(2, ResultsModel::ValidColumn), Qt::ToolTipRole)
@@ -139,13 +138,15 @@ void ResultsValidityTest::modelSortsByValidity() {
   writeStoredValidityJob(job, true);
   ResultsModel model;
   QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-  QVERIFY(model.setJobPath(job));
+  QVERIFY(sluice::gui_test::openJob(model, job));
   // ✗ first, then ✓, then rows without a verdict (the legacy row 2 and the failed row 3) in row
   // order; descending is the exact reverse.
   model.sort(ResultsModel::ValidColumn, Qt::AscendingOrder);
+  QVERIFY(sluice::gui_test::settled(model));
   QCOMPARE(shownRowIndices(model), (std::vector<qint64>{1, 4, 0, 5, 2, 3}));
   QCOMPARE(validityCell(model, 0), QString("✗"));
   model.sort(ResultsModel::ValidColumn, Qt::DescendingOrder);
+  QVERIFY(sluice::gui_test::settled(model));
   QCOMPARE(shownRowIndices(model), (std::vector<qint64>{3, 2, 5, 0, 4, 1}));
   QCOMPARE(validityCell(model, 5), QString("✗"));
 }
@@ -155,15 +156,19 @@ void ResultsValidityTest::modelFiltersByValidity() {
   writeStoredValidityJob(job, true);
   ResultsModel model;
   QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-  QVERIFY(model.setJobPath(job));
+  QVERIFY(sluice::gui_test::openJob(model, job));
   model.setValidityFilter(RowValidity::Valid);
+  QVERIFY(sluice::gui_test::settled(model));
   QCOMPARE(shownRowIndices(model), (std::vector<qint64>{0, 5}));
   model.setValidityFilter(RowValidity::Invalid);
+  QVERIFY(sluice::gui_test::settled(model));
   QCOMPARE(shownRowIndices(model), (std::vector<qint64>{1, 4}));
   model.setStatusFilter(RowStatus::Failed);  // filters combine: no failed row has a verdict
+  QVERIFY(sluice::gui_test::settled(model));
   QCOMPARE(model.rowCount(), 0);
   model.setStatusFilter(std::nullopt);
   model.setValidityFilter(std::nullopt);
+  QVERIFY(sluice::gui_test::settled(model));
   QCOMPARE(model.rowCount(), 6);  // rows without a verdict show under All
 }
 
@@ -173,6 +178,7 @@ void ResultsValidityTest::panelFilterControlFiltersTheTable() {
   ResultsPanel panel;
   panel.resize(1100, 520);
   panel.setJobPath(job);
+  QVERIFY(sluice::gui_test::settled(*panel.model()));
   QComboBox* filter = panel.validityFilter();
   QVERIFY(filter->isVisibleTo(&panel));
   QVERIFY(!panel.tableView()->isColumnHidden(ResultsModel::ValidColumn));
@@ -182,10 +188,12 @@ void ResultsValidityTest::panelFilterControlFiltersTheTable() {
   filter->setFocus();
   QTest::keyClick(filter, Qt::Key_Down);  // All outputs -> Valid
   QCOMPARE(filter->currentText(), QString("Valid"));
+  QVERIFY(sluice::gui_test::settled(*panel.model()));
   QCOMPARE(shownRowIndices(*panel.model()), (std::vector<qint64>{0, 5}));
   QCOMPARE(panel.summaryText(), QString("2 matching rows"));
   QTest::keyClick(filter, Qt::Key_Down);  // -> Invalid
   QCOMPARE(filter->currentText(), QString("Invalid"));
+  QVERIFY(sluice::gui_test::settled(*panel.model()));
   QCOMPARE(shownRowIndices(*panel.model()), (std::vector<qint64>{1, 4}));
   // The header sorts by the column: descending puts ✓ above ✗ (row 4 before row 1 is the row
   // order reversed within ✗).
@@ -193,18 +201,23 @@ void ResultsValidityTest::panelFilterControlFiltersTheTable() {
                                                           Qt::DescendingOrder);
   QCOMPARE(panel.tableView()->horizontalHeader()->sortIndicatorSection(),
            int{ResultsModel::ValidColumn});
+  QVERIFY(sluice::gui_test::settled(*panel.model()));
   QCOMPARE(shownRowIndices(*panel.model()), (std::vector<qint64>{4, 1}));
-  QCoreApplication::processEvents();  // the count label's new width is laid out
+  sluice::gui_test::readCell(*panel.model(), 0, 0);  // the page the picture shows
+  QCoreApplication::processEvents();                 // the count label's new width is laid out
   QVERIFY(sluice::test::saveShot(panel, "results-validity-invalid"));
   QTest::keyClick(filter, Qt::Key_Up);  // -> Valid, sorted by validity
+  QVERIFY(sluice::gui_test::settled(*panel.model()));
   QCOMPARE(shownRowIndices(*panel.model()), (std::vector<qint64>{5, 0}));
-  QCoreApplication::processEvents();  // the count label's new width is laid out
+  sluice::gui_test::readCell(*panel.model(), 0, 0);  // the page the picture shows
+  QCoreApplication::processEvents();                 // the count label's new width is laid out
   QVERIFY(sluice::test::saveShot(panel, "results-validity-valid"));
 
   // Free text: no verdicts, so no control, and a filter left on is dropped.
   const QString freeJob = m_dir.filePath("panel-free.sluicejob");
   writeStoredValidityJob(freeJob, false);
   panel.setJobPath(freeJob);
+  QVERIFY(sluice::gui_test::settled(*panel.model()));
   QVERIFY(!filter->isVisibleTo(&panel));
   QCOMPARE(filter->currentIndex(), 0);
   QCOMPARE(panel.model()->rowCount(), 6);

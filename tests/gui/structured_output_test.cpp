@@ -19,6 +19,7 @@
 #include "engine/core/error.h"
 #include "engine/grammar/grammar_source.h"
 #include "engine/jobs/job_store.h"
+#include "tests/gui/results_model_reads.h"
 #include "tests/support/test_paths.h"
 #include "ui/live/run_controls.h"
 #include "ui/results/results_model.h"
@@ -243,14 +244,15 @@ class StructuredOutputTest : public QObject {
     writeGrammarJob(job, spec);
     ResultsModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QVERIFY(model.setJobPath(job));
+    QVERIFY(sluice::gui_test::openJob(model, job));
     QVERIFY(model.hasGrammar());
     QCOMPARE(model.headerData(ResultsModel::ValidColumn, Qt::Horizontal).toString(),
              QString("Valid"));
     QCOMPARE(model.rowCount(), 4);
     // The whole outputs are read and checked on the pool, not in data() on the GUI thread: the
     // cells say so until the page's check arrives.
-    QCOMPARE(validCell(model, 0), QString("…"));
+    QCOMPARE(sluice::gui_test::textsAtPageArrival(model, ResultsModel::ValidColumn, 1),
+             QStringList{"…"});
     QVERIFY(model.isCheckingValidity());
     QTRY_VERIFY_WITH_TIMEOUT(!model.isCheckingValidity(), 10000);
     QCOMPARE(validCell(model, 0), QString("✓"));
@@ -260,6 +262,7 @@ class StructuredOutputTest : public QObject {
 
     sluice::ui::ResultsPanel panel;
     panel.setJobPath(job);
+    QVERIFY(sluice::gui_test::settled(*panel.model()));
     QVERIFY(!panel.tableView()->isColumnHidden(ResultsModel::ValidColumn));
     panel.tableView()->selectRow(0);
     QTRY_COMPARE(panel.detailPane()->validityText(), QString("Output: valid JSON for the schema"));
@@ -273,9 +276,11 @@ class StructuredOutputTest : public QObject {
                                                             Qt::DescendingOrder);
     QCOMPARE(panel.tableView()->horizontalHeader()->sortIndicatorSection(),
              int{ResultsModel::ValidColumn});
+    QVERIFY(sluice::gui_test::settled(*panel.model()));
     QCOMPARE(panel.model()->rowIndexAt(1), qint64{2});
     panel.tableView()->horizontalHeader()->setSortIndicator(ResultsModel::IdColumn,
                                                             Qt::AscendingOrder);
+    QVERIFY(sluice::gui_test::settled(*panel.model()));
     panel.tableView()->selectRow(2);
     QTRY_COMPARE(panel.detailPane()->rowIndex(), qint64{2});
     QCOMPARE(panel.detailPane()->validityText(), QString());
@@ -283,10 +288,11 @@ class StructuredOutputTest : public QObject {
     // Free text: nothing to check, and no Valid column.
     const QString freeJob = dir.filePath("free.sluicejob");
     writeGrammarJob(freeJob, sluice::GenerationSpec{});
-    QVERIFY(model.setJobPath(freeJob));
+    QVERIFY(sluice::gui_test::openJob(model, freeJob));
     QVERIFY(!model.hasGrammar());
-    QCOMPARE(validCell(model, 0), QString());
+    QCOMPARE(sluice::gui_test::cellText(model, 0, ResultsModel::ValidColumn), QString());
     panel.setJobPath(freeJob);
+    QVERIFY(sluice::gui_test::settled(*panel.model()));
     QVERIFY(panel.tableView()->isColumnHidden(ResultsModel::ValidColumn));
   }
 
@@ -354,10 +360,10 @@ class StructuredOutputTest : public QObject {
     QCOMPARE(stored.sampling.grammar->choices, (std::vector<std::string>{"Once", "Tom", "Lily"}));
 
     // Every output is one of the choices and marked valid.
-    const ResultsModel* results = window.resultsPanel()->model();
+    ResultsModel* results = window.resultsPanel()->model();
     QTRY_COMPARE_WITH_TIMEOUT(results->rowCount(), 12, 10000);
     for (int row = 0; row < results->rowCount(); ++row) {
-      const auto result = results->rowResult(results->rowIndexAt(row));
+      const auto result = sluice::gui_test::readRowResult(*results, results->rowIndexAt(row));
       QVERIFY(result && result->samples.size() == 1);
       const std::string& output = result->samples[0].output;
       QVERIFY2(output == "Once" || output == "Tom" || output == "Lily", output.c_str());

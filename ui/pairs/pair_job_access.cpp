@@ -23,49 +23,12 @@ int samplesAsked(const JobInfo& info) {
 
 }  // namespace
 
-// The connections to one job file, opened by the first task that needs them.
-struct PairJobAccess::Files {
-  std::string path;
-  std::unique_ptr<JobTable> table;
-  std::unique_ptr<PairPickStore> picks;
+PairJobAccess::PairJobAccess(QObject* parent) : QObject(parent), m_reader(new JobReader(this)) {}
 
-  void open() {
-    if (!table) table = JobTable::open(path);
-    if (!picks) picks = PairPickStore::open(path);
-  }
-};
-
-PairJobAccess::PairJobAccess(QObject* parent) : QObject(parent) {
-  m_pool.setMaxThreadCount(1);  // one at a time, in order
-  setJobPath({});
-}
-
-PairJobAccess::~PairJobAccess() {
-  m_pool.waitForDone();
-}
+PairJobAccess::~PairJobAccess() = default;
 
 void PairJobAccess::setJobPath(const QString& jobPath) {
-  ++m_generation;
-  m_files = std::make_shared<Files>();
-  m_files->path = jobPath.toStdString();
-}
-
-template <typename Result>
-void PairJobAccess::post(std::function<Result(Files&)> task,
-                         std::function<void(const Result&)> done) {
-  ++m_numInFlight;
-  m_pool.start([this, files = m_files, generation = m_generation, task = std::move(task),
-                done = std::move(done)] {
-    Result result = task(*files);
-    // The pool is a member that waits for this task, so `this` outlives the call.
-    QMetaObject::invokeMethod(
-        this,
-        [this, generation, done, result = std::move(result)] {
-          --m_numInFlight;
-          if (generation == m_generation && done) done(result);
-        },
-        Qt::QueuedConnection);
-  });
+  m_reader->setJobPath(jobPath);
 }
 
 void PairJobAccess::readRows(std::function<void(const Rows&)> done) {
@@ -82,8 +45,7 @@ void PairJobAccess::readRows(std::function<void(const Rows&)> done) {
         } catch (const std::exception& e) {
           rows = Rows{};
           rows.error = QString::fromStdString(e.what());
-          files.table.reset();  // opened again by the next task
-          files.picks.reset();
+          files.close();  // opened again by the next task
         }
         return rows;
       },

@@ -1,13 +1,12 @@
-// The Pairs tab's reads and writes of one job file, off the GUI thread: they run one at a time,
-// in the order asked, on a pool of one thread (so a pick written before J is stored before the
-// next row is read), each through connections opened there; results come back to the GUI thread
-// through queued calls. Results for a job shown before the last setJobPath() are dropped by a
-// generation number.
+// The Pairs tab's reads and writes of one job file, off the GUI thread, through the JobReader the
+// Results model uses too (ui/common/job_reader.h): they run one at a time, in the order asked, on
+// a pool of one thread (so a pick written before J is stored before the next row is read), each
+// through connections opened there; results come back to the GUI thread through queued calls.
+// Results for a job shown before the last setJobPath() are dropped by a generation number.
 #pragma once
 
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -17,6 +16,7 @@
 
 #include "engine/jobs/pair_pick.h"
 #include "engine/jobs/row_result.h"
+#include "ui/common/job_reader.h"
 
 namespace sluice {
 class PairPickStore;
@@ -54,22 +54,21 @@ class PairJobAccess final : public QObject {
   void setPick(const PairPick& pick, std::function<void(const QString& error)> failed);
   void clearPick(int64_t rowIndex, std::function<void(const QString& error)> failed);
   // True while a read or write has not come back yet.
-  bool isBusy() const { return m_numInFlight > 0; }
+  bool isBusy() const { return m_reader->isBusy(); }
 
  private:
-  struct Files;
+  using Files = JobFiles;
   // Runs task on the pool with the job's files and hands its result to done on this thread.
   template <typename Result>
-  void post(std::function<Result(Files&)> task, std::function<void(const Result&)> done);
+  void post(std::function<Result(Files&)> task, std::function<void(const Result&)> done) {
+    m_reader->post<Result>(std::move(task), std::move(done));
+  }
 
   // Runs change on the job's pick store on the pool; failed gets the error, if any.
   void write(std::function<void(sluice::PairPickStore&)> change,
              std::function<void(const QString& error)> failed);
 
-  std::shared_ptr<Files> m_files;  // only the pool's tasks touch what it holds
-  quint64 m_generation = 0;
-  int m_numInFlight = 0;
-  QThreadPool m_pool;  // last: destroyed (waiting for its task) before the rest
+  JobReader* m_reader = nullptr;  // a child: destroyed (waiting for its task) with this
 };
 
 }  // namespace sluice::ui

@@ -1,7 +1,6 @@
 #include "ui/results/results_panel.h"
 
 #include <QComboBox>
-#include <QElapsedTimer>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -93,8 +92,6 @@ ResultsPanel::ResultsPanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_error);
   layout->addWidget(m_splitter, 1);
 
-  m_deferredRefresh.setSingleShot(true);
-  connect(&m_deferredRefresh, &QTimer::timeout, this, &ResultsPanel::refresh);
   m_searchDelay.setSingleShot(true);
   m_searchDelay.setInterval(kSearchDelayMs);
   connect(&m_searchDelay, &QTimer::timeout, this, &ResultsPanel::applySearch);
@@ -106,6 +103,8 @@ ResultsPanel::ResultsPanel(QWidget* parent) : QWidget(parent) {
           &ResultsPanel::showCurrentRow);
   connect(m_model, &ResultsModel::modelReset, this, &ResultsPanel::reselectShownRow);
   connect(m_model, &ResultsModel::rowsInserted, this, &ResultsPanel::updateSummary);
+  connect(m_model, &ResultsModel::jobOpened, this, &ResultsPanel::showJobKind);
+  connect(m_model, &ResultsModel::refreshed, this, &ResultsPanel::onRefreshed);
   connect(m_model, &ResultsModel::errorOccurred, this, &ResultsPanel::showError);
   connect(m_model, &ResultsModel::validityTextsRead, this,
           [this](qint64 rowIndex, const QStringList& texts) {
@@ -198,12 +197,17 @@ void ResultsPanel::setJobPath(const QString& jobPath) {
   m_shownRow.reset();
   m_detail->clear();
   m_model->setJobPath(jobPath);
+  showJobKind();  // as for free text until the job is read
+  updateSummary();
+  emit jobPathChanged(jobPath);
+}
+
+void ResultsPanel::showJobKind() {
   m_view->setColumnHidden(ResultsModel::ValidColumn, !m_model->hasGrammar());
   // Free text has no verdicts: a validity filter left on would hide every row.
   m_validityFilter->setVisible(m_model->hasGrammar());
   if (!m_model->hasGrammar()) m_validityFilter->setCurrentIndex(0);
   updateSummary();
-  emit jobPathChanged(jobPath);
 }
 
 QString ResultsPanel::jobPath() const {
@@ -219,26 +223,14 @@ QString ResultsPanel::errorText() const {
 }
 
 void ResultsPanel::refresh() {
-  // A refresh after a commit reads the view again: tens of ms for a searched or sorted view of a
-  // big job. The window asks up to 4 times a second while a job runs, so costly refreshes are
-  // spaced to keep them under a fifth of the GUI thread's time. The deferred one always comes,
-  // so the last rows of a job do show.
-  const qint64 minGapMs = kRefreshCostFactor * m_lastRefreshMs;
-  const qint64 sinceLastMs = m_sinceRefresh.isValid() ? m_sinceRefresh.elapsed() : minGapMs;
-  if (sinceLastMs < minGapMs) {
-    if (!m_deferredRefresh.isActive())
-      m_deferredRefresh.start(static_cast<int>(minGapMs - sinceLastMs));
-    return;
-  }
-  m_deferredRefresh.stop();
-  QElapsedTimer timer;
-  timer.start();
-  const bool hasChanged = m_model->refresh();
-  m_lastRefreshMs = timer.elapsed();
-  m_sinceRefresh.start();
+  // The read runs on the model's reader; one asked while another is under way runs after it.
+  m_model->refresh();
+}
+
+void ResultsPanel::onRefreshed(bool hasChanged) {
   if (!hasChanged) return;
   // The shown row may have been replaced (a failed row retried); the pane updates only if so.
-  if (m_shownRow) showInDetail(m_model->rowResult(m_shownRow->row_index));
+  if (m_shownRow) showRowRead(m_shownRow->row_index);
   updateSummary();
 }
 
@@ -266,7 +258,16 @@ void ResultsPanel::showCurrentRow() {
   const qint64 rowIndex = m_model->rowIndexAt(m_view->currentIndex().row());
   if (rowIndex < 0) return;  // no selection: the pane keeps the last row
   if (m_shownRow && m_shownRow->row_index == rowIndex) return;
-  showInDetail(m_model->rowResult(rowIndex));
+  showRowRead(rowIndex);
+}
+
+void ResultsPanel::showRowRead(qint64 rowIndex) {
+  m_model->readRow(rowIndex, [this, rowIndex](const std::optional<RowResult>& rowResult) {
+    // The person may have moved on while it was read: only the current row is shown.
+    const qint64 current = m_model->rowIndexAt(m_view->currentIndex().row());
+    if (current != rowIndex) return;
+    showInDetail(rowResult);
+  });
 }
 
 void ResultsPanel::showInDetail(const std::optional<RowResult>& rowResult) {
@@ -298,6 +299,10 @@ void ResultsPanel::updateSummary() {
     m_summary->setText(tr("No job open"));
     return;
   }
+  if (!m_model->isJobOpen() && m_model->isBusy()) {
+    m_summary->setText(tr("Reading the job…"));
+    return;
+  }
   const bool isFiltered = m_model->query().has_filters();
   const int numRows = m_model->rowCount();
   const QString count = formatCount(numRows);
@@ -311,6 +316,7 @@ void ResultsPanel::updateSummary() {
 void ResultsPanel::showError(const QString& message) {
   m_error->setText(message);
   m_error->show();
+  updateSummary();
 }
 
 void ResultsPanel::clearError() {

@@ -1,13 +1,14 @@
 // The Results tab: a job's rows in a table that scales to 100k+ rows (ResultsModel), a status
 // filter, a validity filter (All / Valid / Invalid, shown for a job with a grammar or schemas), a
 // search box that waits for the typing to pause, header sorting, and the selected row
-// in full below the table (RowDetailPane; it clears when the filter hides its row). Prompt and
+// in full below the table (RowDetailPane; it clears when the filter hides its row). Every read of
+// the job runs on the model's reader, off the GUI thread: the selected row shows in the pane when
+// its read comes back. Prompt and
 // Output stretch to the table's width; the widths the user gives the other columns, and the
 // table / detail split, are remembered (QSettings). The window calls refresh() on a timer while a
 // job runs; new rows appear without losing the selection.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QString>
 #include <QTimer>
 #include <QWidget>
@@ -33,9 +34,6 @@ class ResultsPanel final : public QWidget {
  public:
   // How long the search box waits after the last key before it filters (a search scans the job).
   static constexpr int kSearchDelayMs = 250;
-  // While a job runs, a refresh that took T ms is followed by the next one no sooner than
-  // kRefreshCostFactor * T ms later.
-  static constexpr int kRefreshCostFactor = 5;
 
   explicit ResultsPanel(QWidget* parent = nullptr);
 
@@ -57,8 +55,8 @@ class ResultsPanel final : public QWidget {
   QString errorText() const;
 
  public slots:
-  // Shows rows committed since the last call (cheap when there are none; a costly one may be
-  // deferred a little, see kRefreshCostFactor).
+  // Shows rows committed since the last call (read on the model's reader; cheap when there are
+  // none, and never more than one at a time).
   void refresh();
   // Forwards the worker's answer to rowAloneRequested to the detail pane.
   void showRowAloneResult(qint64 rowIndex, bool identical, const QString& details);
@@ -77,6 +75,12 @@ class ResultsPanel final : public QWidget {
   void applyFilters();
   void applySearch();
   void showCurrentRow();
+  // Reads job row rowIndex and shows it in the pane if it is still the current row then.
+  void showRowRead(qint64 rowIndex);
+  // After a refresh: the shown row again (it may have been replaced) and the count.
+  void onRefreshed(bool hasChanged);
+  // Shows or hides the Valid column and the validity filter for the job's kind (known once open).
+  void showJobKind();
   // Shows rowResult in the detail pane unless it already shows exactly that (so a refresh does
   // not reset the pane's scroll position).
   void showInDetail(const std::optional<sluice::RowResult>& rowResult);
@@ -96,9 +100,6 @@ class ResultsPanel final : public QWidget {
   QSplitter* m_splitter = nullptr;
   RowDetailPane* m_detail = nullptr;
   QTimer m_searchDelay;
-  QTimer m_deferredRefresh;
-  QElapsedTimer m_sinceRefresh;                 // since the last refresh that read the job
-  qint64 m_lastRefreshMs = 0;                   // how long it took
   std::optional<sluice::RowResult> m_shownRow;  // what the detail pane shows
 };
 

@@ -653,7 +653,7 @@ void MainWindow::finishRun(bool cancelled, const QString& error) {
       m_tabs->setCurrentIndex(i);
       m_screenshots->captureSettled(
           "final-" + m_tabs->tabText(i).toLower().replace(' ', '-'),
-          [this] { return m_results->model()->isCheckingValidity() || m_pairs->isBusy(); });
+          [this] { return m_results->model()->isBusy() || m_pairs->isBusy(); });
     }
   }
   emit runFinished(cancelled, error);
