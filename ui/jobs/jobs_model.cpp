@@ -191,8 +191,10 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const {
     case CreatedColumn: {
       const QDateTime created =
           QDateTime::fromString(QString::fromStdString(job.info.created_at), Qt::ISODate);
-      return created.isValid() ? locale.toString(created.toLocalTime(), QLocale::ShortFormat)
-                               : QString();
+      // Minutes are enough to tell runs apart, and the column stays narrow at 1280 pixels.
+      return created.isValid()
+                 ? locale.toString(created.toLocalTime(), QStringLiteral("yyyy-MM-dd HH:mm"))
+                 : QString();
     }
     default:
       return {};
@@ -213,6 +215,8 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
         return tr(
             "What the outputs were constrained to: free text, a JSON schema, JSON, a "
             "regex, a choice, a grammar, or each row's own schema");
+      case RowsColumn:
+        return tr("Rows done / rows in the instruction file (? until counted)");
       default:
         return {};
     }
@@ -234,7 +238,7 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
     case OutputModeColumn:
       return tr("Output");
     case RowsColumn:
-      return tr("Rows done / total");
+      return tr("Rows");
     case FailedColumn:
       return tr("Failed");
     case StateColumn:

@@ -32,7 +32,11 @@ JobsView::JobsView(QWidget* parent) : QWidget(parent) {
   m_table->setTextElideMode(Qt::ElideMiddle);  // the end of a job name is its date
   QHeaderView* header = m_table->horizontalHeader();
   header->setSectionResizeMode(QHeaderView::ResizeToContents);
-  header->setSectionResizeMode(JobsModel::NameColumn, QHeaderView::Stretch);
+  // The names share what the numbers leave (elided in the middle, whole on hover), so every
+  // column is in sight at 1280 pixels.
+  for (const int column :
+       {JobsModel::NameColumn, JobsModel::ModelColumn, JobsModel::InstructionsColumn})
+    header->setSectionResizeMode(column, QHeaderView::Stretch);
 
   m_folderLabel = new QLabel(this);
   m_folderLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
