@@ -124,6 +124,7 @@ class ResultsTest : public QObject {
   void summarySaysRowOrRows();
   void twoSamplesShowBothLengths();
   void aLockedJobNeverBlocksTheGuiThread();
+  void aSupersededViewNeverLands();
 
  private:
   std::unique_ptr<ResultsModel> testedModel();
@@ -721,6 +722,24 @@ void ResultsTest::aLockedJobNeverBlocksTheGuiThread() {
                             expectedHead(makeRow(0).prompt), kReadTimeoutMs);
   QVERIFY(panel.errorText().isEmpty());
   QCOMPARE(panel.summaryText(), QString("%1 rows").arg(QLocale().toString(1000)));
+}
+
+// Filters changed faster than the reader answers: only the last view is shown, once; the reads
+// of the views it superseded are dropped (or skipped before they start).
+void ResultsTest::aSupersededViewNeverLands() {
+  auto model = testedModel();
+  QVERIFY(openJob(*model, m_jobPath));
+  QVERIFY(settled(*model));
+  QSignalSpy resets(model.get(), &ResultsModel::modelReset);
+  model->setStatusFilter(RowStatus::Failed);
+  model->setSearchText("needleword");
+  model->setStatusFilter(RowStatus::Skipped);
+  model->setSearchText(QString());
+  QVERIFY(settled(*model));
+  QCOMPARE(resets.count(), 1);
+  QCOMPARE(model->rowCount(),
+           countRows([](int64_t i) { return statusOf(i) == RowStatus::Skipped; }));
+  QCOMPARE(cellText(*model, 0, ResultsModel::StatusColumn), QString("skipped"));
 }
 
 QTEST_MAIN(ResultsTest)
