@@ -122,7 +122,8 @@ std::string keyword_at(const std::string& pointer) {
   }
   while (!at.empty()) {
     const std::string last = at.back();
-    if (last.empty() || !std::all_of(last.begin(), last.end(), ::isdigit)) return last;
+    const auto is_index_char = [](char c) { return c >= '0' && c <= '9'; };
+    if (last.empty() || !std::all_of(last.begin(), last.end(), is_index_char)) return last;
     at.pop_back();
   }
   return pointer;
