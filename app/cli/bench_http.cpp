@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "app/remote/http_error_text.h"
 #include "app/remote/remote_driver.h"
 #include "app/remote/remote_protocol.h"
 #include "engine/core/error.h"
@@ -176,7 +177,7 @@ StreamOutcome stream_request(httplib::Client& client, const EndpointUrl& e, cons
   if (status != 0 && status != 200) {
     outcome.error = str_cat("HTTP ", status, ": ", remote_error_message(error_body));
   } else if (!res) {
-    outcome.error = httplib::to_string(res.error());
+    outcome.error = http_error_text(res.error());
   } else if (!outcome.is_done) {
     outcome.error = "the stream ended before data: [DONE]";
   } else if (outcome.output_tokens < 0) {
@@ -235,7 +236,7 @@ std::string check_http_endpoint(const HttpBenchSpec& spec) {
   client.set_read_timeout(std::chrono::seconds(30));
   const auto res = client.Get(e.base_path + "/models", auth_headers(spec.api_key));
   if (!res)
-    fail(e.url, " does not answer (", httplib::to_string(res.error()),
+    fail(e.url, " does not answer (", http_error_text(res.error()),
          "): is a server running there?");
   if (res->status == 401 || res->status == 403)
     fail(e.url, " refused the API key (HTTP ", res->status, ")",

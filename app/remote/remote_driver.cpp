@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "app/remote/http_error_text.h"
 #include "app/remote/remote_protocol.h"
 #include "engine/core/error.h"
 
@@ -161,7 +162,7 @@ void RemoteDriver::check_endpoints(const RemoteSpec& spec) {
         });
     if (!res) {
       const std::string why =
-          is_too_long ? too_long_message(spec.max_answer_bytes) : httplib::to_string(res.error());
+          is_too_long ? too_long_message(spec.max_answer_bytes) : http_error_text(res.error());
       problems.push_back(str_cat(e.url, ": ", why));
       note(str_cat(e.url, " did not answer (", why, "); it is out of the rotation until it does"));
       rotation_.take_out(i, Clock::now());
@@ -383,7 +384,7 @@ void RemoteDriver::on_connection_error(Attempt a, const Sent& sent, Clock::time_
   const std::string error = sent.is_timed_out  ? str_cat("no answer within --request-timeout ",
                                                          spec_.request_timeout_s, " s")
                             : sent.is_too_long ? too_long_message(spec_.max_answer_bytes)
-                                               : httplib::to_string(sent.result->error());
+                                               : http_error_text(sent.result->error());
   if (rotation_.fail(a.endpoint, now))
     note(str_cat(e.url, " left the rotation after repeated failures (", error,
                  "); probing it again in ", rotation_.cool_down_s(a.endpoint), " s"));
