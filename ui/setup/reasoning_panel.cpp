@@ -8,6 +8,8 @@
 #include <QStringList>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "ui/common/number_format.h"
 
@@ -60,8 +62,9 @@ ReasoningPanel::ReasoningPanel(QWidget* parent) : QWidget(parent) {
       tr("How the reasoning is told apart from the answer; Auto: as the chat template writes it"));
   setDetectedFormat(std::nullopt);
 
-  // Titled once, the labels stay short; the combos may shrink (their texts elide) so the section
-  // does not widen the panel.
+  // Titled once, the labels stay short; one field a row, so the section fits the setup column
+  // at 1280 px (two fields a row made the Instructions page wider than its column, cut off on
+  // the right); the combos may shrink (their texts elide) so the section does not widen the panel.
   auto* box = new QGroupBox(tr("Reasoning (thinking models)"), this);
   for (QComboBox* combo : {m_thinking, m_effort, m_format}) {
     combo->setParent(box);
@@ -70,16 +73,17 @@ ReasoningPanel::ReasoningPanel(QWidget* parent) : QWidget(parent) {
   }
   m_budget->setParent(box);
   auto* grid = new QGridLayout(box);
-  grid->addWidget(new QLabel(tr("Thinking"), box), 0, 0);
-  grid->addWidget(m_thinking, 0, 1);
-  grid->addWidget(new QLabel(tr("Effort"), box), 0, 2);
-  grid->addWidget(m_effort, 0, 3);
-  grid->addWidget(new QLabel(tr("Budget"), box), 1, 0);
-  grid->addWidget(m_budget, 1, 1);
-  grid->addWidget(new QLabel(tr("Format"), box), 1, 2);
-  grid->addWidget(m_format, 1, 3);
+  int row = 0;
+  for (const auto& [label, field] :
+       std::initializer_list<std::pair<QString, QWidget*>>{{tr("Thinking"), m_thinking},
+                                                           {tr("Effort"), m_effort},
+                                                           {tr("Budget"), m_budget},
+                                                           {tr("Format"), m_format}}) {
+    grid->addWidget(new QLabel(label, box), row, 0);
+    grid->addWidget(field, row, 1);
+    ++row;
+  }
   grid->setColumnStretch(1, 1);
-  grid->setColumnStretch(3, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(box);

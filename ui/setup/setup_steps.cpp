@@ -2,11 +2,14 @@
 
 #include <QButtonGroup>
 #include <QEvent>
+#include <QFontMetrics>
 #include <QFrame>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QScrollArea>
 #include <QStackedWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/common/run_view_palette.h"
 #include "ui/common/wheel_guard.h"
@@ -98,6 +101,19 @@ void SetupSteps::changeEvent(QEvent* event) {
     if (step.button->styleSheet() != style) step.button->setStyleSheet(style);
 }
 
+void SetupSteps::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  for (const Step& step : m_steps) updateButton(step);
+}
+
+int SetupSteps::stateLineWidth() const {
+  // Before the first layout the width is not known yet: the column's usual width at 1280 px.
+  constexpr int kUsualWidthPx = 370;
+  constexpr int kButtonPaddingPx = 16;  // the stylesheet's 6 px a side and the border
+  const int column = width() > 0 && isVisible() ? width() : kUsualWidthPx;
+  return std::max(120, column - 2 * kMarginPx - kButtonPaddingPx);
+}
+
 void SetupSteps::setStepState(int index, const QString& state, bool isDone) {
   if (index < 0 || index >= m_steps.size()) return;
   Step& step = m_steps[index];
@@ -110,7 +126,13 @@ void SetupSteps::updateButton(const Step& step) {
   // ✓ for a done step; an open circle for one that still needs something.
   const QString mark = step.isDone ? QStringLiteral("✓") : QStringLiteral("○");
   QString text = mark + "  " + step.title;
-  if (!step.state.isEmpty()) text += "\n      " + QString(step.state).replace('\n', "\n      ");
+  const QFontMetrics metrics(step.button->font());
+  const QString indent = QStringLiteral("      ");
+  const int lineWidth = stateLineWidth() - metrics.horizontalAdvance(indent);
+  if (!step.state.isEmpty()) {
+    for (const QString& line : step.state.split('\n'))
+      text += "\n" + indent + metrics.elidedText(line, Qt::ElideRight, lineWidth);
+  }
   step.button->setText(text);
   step.button->setToolTip(step.state);
 }

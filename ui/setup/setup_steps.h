@@ -9,6 +9,7 @@
 
 class QButtonGroup;
 class QLabel;
+class QResizeEvent;
 class QStackedWidget;
 class QPushButton;
 class QVBoxLayout;
@@ -47,6 +48,7 @@ class SetupSteps final : public QWidget {
 
  protected:
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   struct Step {
@@ -56,7 +58,11 @@ class SetupSteps final : public QWidget {
     QWidget* page = nullptr;
     QPushButton* button = nullptr;
   };
+  // Sets the button's text: the mark and title, then the state's lines, each elided to the
+  // column's width (a long state must not widen the column past the window's split).
   void updateButton(const Step& step);
+  // The width a state line may take: the column less its margins, the indent and the padding.
+  int stateLineWidth() const;
 
   QVBoxLayout* m_stepColumn = nullptr;
   QButtonGroup* m_buttons = nullptr;

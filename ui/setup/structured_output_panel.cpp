@@ -106,9 +106,15 @@ StructuredOutputPanel::StructuredOutputPanel(QWidget* parent) : QWidget(parent) 
   m_mode->setToolTip(
       tr("What every output must follow; decoding only ever picks tokens that keep "
          "it valid"));
+  // The longest mode's name is wide; with "Schema column" beside it the form ran past the setup
+  // column at 1280 px. The combo may shrink (its text elides; the list shows the whole names).
+  m_mode->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_mode->setMinimumContentsLength(14);
   form->addRow(tr("Output"), m_mode);
   m_column = new QComboBox(this);
   m_column->setToolTip(tr("The dataset column holding each row's JSON Schema"));
+  m_column->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_column->setMinimumContentsLength(10);
   form->addRow(tr("Schema column"), m_column);
   layout->addLayout(form);
 
