@@ -71,30 +71,34 @@ double luminance(QRgb rgb) {
   return 0.2126 * channel(qRed(rgb)) + 0.7152 * channel(qGreen(rgb)) + 0.0722 * channel(qBlue(rgb));
 }
 
-// Returns the commonest colour of a painted widget (its background).
-QRgb paintedBackground(QWidget* widget) {
+// Returns how many pixels of each colour a painted widget has.
+QHash<QRgb, int> paintedColourCounts(QWidget* widget) {
   const QImage image = widget->grab().toImage().convertToFormat(QImage::Format_RGB32);
   QHash<QRgb, int> counts;
   for (int y = 0; y < image.height(); ++y)
     for (int x = 0; x < image.width(); ++x) ++counts[image.pixel(x, y)];
-  QRgb background = 0;
+  return counts;
+}
+
+// Returns the commonest colour of counts.
+QRgb commonestColour(const QHash<QRgb, int>& counts) {
+  QRgb commonest = 0;
   int most = -1;
   for (auto it = counts.constBegin(); it != counts.constEnd(); ++it)
-    if (it.value() > most) std::tie(background, most) = std::make_pair(it.key(), it.value());
-  return background;
+    if (it.value() > most) std::tie(commonest, most) = std::make_pair(it.key(), it.value());
+  return commonest;
+}
+
+// Returns the commonest colour of a painted widget (its background).
+QRgb paintedBackground(QWidget* widget) {
+  return commonestColour(paintedColourCounts(widget));
 }
 
 // Returns the contrast ratio (1 to 21) between the commonest colour of a painted widget (its
 // background) and the colour that stands out most from it (its text).
 double paintedTextContrast(QWidget* widget) {
-  const QImage image = widget->grab().toImage().convertToFormat(QImage::Format_RGB32);
-  QHash<QRgb, int> counts;
-  for (int y = 0; y < image.height(); ++y)
-    for (int x = 0; x < image.width(); ++x) ++counts[image.pixel(x, y)];
-  QRgb background = 0;
-  int most = -1;
-  for (auto it = counts.constBegin(); it != counts.constEnd(); ++it)
-    if (it.value() > most) std::tie(background, most) = std::make_pair(it.key(), it.value());
+  const QHash<QRgb, int> counts = paintedColourCounts(widget);
+  const QRgb background = commonestColour(counts);
   const double lb = luminance(background);
   double best = 1.0;
   for (auto it = counts.constBegin(); it != counts.constEnd(); ++it) {
