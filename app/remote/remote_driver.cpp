@@ -102,7 +102,8 @@ RemoteDriver::RemoteDriver(const RemoteSpec& spec, std::function<void(const std:
       start_time_(Clock::now()),
       rotation_(spec.endpoints.size()),
       limiter_(spec.requests_per_minute, spec.tokens_per_minute, Clock::now()),
-      jitter_(std::random_device{}()) {
+      jitter_(std::random_device{}()),
+      throughput_(kThroughputWindowS) {
   check_remote_spec(spec_);
   if (spec_.endpoints.empty()) fail("remote job: no --endpoint given");
   for (const std::string& url : spec_.endpoints) endpoints_.push_back(parse_endpoint_url(url));
@@ -412,15 +413,13 @@ void RemoteDriver::on_answer(Attempt a, const Sent& sent, Clock::time_point now)
   f.queue_ms = std::chrono::duration<double, std::milli>(sent.started - r.submit_time).count();
   f.ttft_ms = ms_since_submit;  // a whole answer: its first token comes with its last
   f.total_ms = ms_since_submit;
-  count_answer(f, ms_since_submit);
+  count_answer(f, ms_since_submit, std::chrono::duration<double>(now - sent.started).count());
   finish_sample(r, a.sample_idx, std::move(f));
 }
 
-// The answers' statistics: one "step" per answer, throughput over the last few seconds.
-void RemoteDriver::count_answer(const FinishedRequest& f, double ms_since_submit) {
+// The answers' statistics: one "step" per answer, throughput as RemoteThroughput estimates it.
+void RemoteDriver::count_answer(const FinishedRequest& f, double ms_since_submit, double wire_s) {
   const double t = seconds_since_start();
-  recent_outputs_.emplace_back(t, std::max(0, f.num_output_tokens));
-  std::erase_if(recent_outputs_, [&](const auto& p) { return p.first < t - kThroughputWindowS; });
   StepStats& s = metrics_.latest_step;
   s.step_index = ++num_answers_;
   s.elapsed_s = t;
@@ -428,9 +427,9 @@ void RemoteDriver::count_answer(const FinishedRequest& f, double ms_since_submit
   s.num_generation_tokens = std::max(0, f.num_output_tokens);
   s.total_prompt_tokens += f.num_prompt_tokens;
   s.total_generation_tokens += std::max(0, f.num_output_tokens);
-  double window_tokens = 0;
-  for (const auto& p : recent_outputs_) window_tokens += p.second;
-  s.generation_tokens_per_s = window_tokens / std::min(kThroughputWindowS, std::max(t, 1e-3));
+  // This attempt has left num_running already: it was in flight with the others.
+  s.generation_tokens_per_s =
+      throughput_.add_answer(t, std::max(0, f.num_output_tokens), wire_s, metrics_.num_running + 1);
 }
 
 void RemoteDriver::on_refusal(Attempt a, const Sent& sent, Clock::time_point now) {

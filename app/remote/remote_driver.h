@@ -26,6 +26,7 @@
 #include "app/remote/endpoint_rotation.h"
 #include "app/remote/rate_limiter.h"
 #include "app/remote/remote_spec.h"
+#include "app/remote/remote_throughput.h"
 #include "engine/service/request_service.h"
 
 namespace httplib {
@@ -98,7 +99,7 @@ class RemoteDriver final : public RequestService {
   void send(Worker& worker, const Attempt& attempt, Sent& sent);
   void on_connection_error(Attempt attempt, const Sent& sent, Clock::time_point now);
   void on_answer(Attempt attempt, const Sent& sent, Clock::time_point now);
-  void count_answer(const FinishedRequest& f, double ms_since_submit);
+  void count_answer(const FinishedRequest& f, double ms_since_submit, double wire_s);
   void on_refusal(Attempt attempt, const Sent& sent, Clock::time_point now);
   void finish_sample(Request& request, uint32_t sample_idx, FinishedRequest finished);
   void retry_or_fail(Attempt attempt, const std::string& error,
@@ -121,7 +122,7 @@ class RemoteDriver final : public RequestService {
   bool is_stopping_ = false;
   ServiceMetrics metrics_;
   int64_t num_answers_ = 0;
-  std::vector<std::pair<double, int>> recent_outputs_;  // (seconds, tokens) of recent answers
+  RemoteThroughput throughput_;
 
   std::vector<std::unique_ptr<Worker>> workers_;  // last: their threads start once all is built
   std::thread watcher_;
