@@ -8,7 +8,7 @@
 //                                           two jobs over one input: statistics side by side,
 //                                           and the first N rows whose outputs differ
 //   sluice jobs export FILE --format F --output O [--dpo-rule R] [--score-field K]
-//                     [--reviewed-only] [--include-failed] [--flatten-output]
+//                     [--reviewed-only] [--valid-only] [--include-failed] [--flatten-output]
 //                     [--reasoning separate|keep|strip]
 //                                           with --format dpo, stderr says how many pairs came
 //                                           from review picks, how many from the rule, and how
@@ -240,6 +240,10 @@ int run_export(const QStringList& args) {
        "RULE"},
       {"reviewed-only",
        "For dpo: only the rows reviewed in the app's Pairs view; the others are left out."},
+      {"valid-only",
+       "Leave out the rows whose output does not follow the job's structured output (a JSON "
+       "schema, regex, choice or grammar; the verdict kept with each row). Rows without a "
+       "verdict (free text, or stored before verdicts were kept) stay."},
       {"score-field", "For --dpo-rule score: the sample field holding the score (default score).",
        "KEY"},
       {"include-failed", "jsonl and csv: also export failed and skipped rows."},
@@ -273,6 +277,7 @@ int run_export(const QStringList& args) {
   if (options.flatten_output && format != ExportFormat::Csv)
     throw UsageError("--flatten-output needs --format csv");
   options.reviewed_only = parser.isSet("reviewed-only");
+  options.leave_out_invalid = parser.isSet("valid-only");
   if (options.reviewed_only && format != ExportFormat::DpoPairs)
     throw UsageError("--reviewed-only needs --format dpo");
   const std::string output = required_option(parser, "output").toStdString();
