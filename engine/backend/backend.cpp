@@ -14,6 +14,14 @@ KvCacheDType parse_kv_cache_dtype(std::string_view name) {
   fail("KV cache type must be auto or fp8, got '", name, "'");
 }
 
+void Backend::allocate_state_slots(int num_slots) {
+  if (num_slots > 0) fail(name(), ": this backend holds no recurrent state");
+}
+
+void Backend::copy_state_slots(std::span<const int32_t> src_slots, std::span<const int32_t>) {
+  if (!src_slots.empty()) fail(name(), ": this backend holds no recurrent state");
+}
+
 size_t Backend::determine_available_memory(const MemoryPlanRequest&) {
   return 0;
 }

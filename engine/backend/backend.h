@@ -44,6 +44,7 @@ struct BackendMemory {
   // GPU only: weights that stay in host memory and run on the CPU (the experts of --n-cpu-moe
   // layers, read in place from the model).
   size_t host_weight_bytes = 0;
+  size_t state_bytes = 0;  // the allocated recurrent-state slots (hybrid models)
 };
 
 // The element type of a backend's KV cache. Auto: the backend's own (float32 on the CPU, the
@@ -93,6 +94,21 @@ class Backend {
   // copy-on-write before a forward pass writes into a block another request still shares.
   virtual void copy_blocks(std::span<const int32_t> src_block_ids,
                            std::span<const int32_t> dst_block_ids) = 0;
+
+  // Hybrid models (ModelConfig::is_hybrid): every running sequence also holds a state slot, the
+  // recurrent state of all its DeltaNet layers (ModelConfig::state_floats()), beside its KV
+  // blocks. Returns the bytes of one slot; 0 for a model without recurrent layers.
+  virtual size_t state_slot_bytes() const { return 0; }
+
+  // Allocates num_slots state slots (replacing any earlier ones; their contents are undefined
+  // until a forward pass starts a sequence in them). Throws Error when the memory cannot be had,
+  // or when num_slots > 0 for a model without recurrent layers.
+  virtual void allocate_state_slots(int num_slots);
+
+  // Copies whole slots: dst[i] becomes a copy of src[i] (a fork's state, a prefix checkpoint
+  // saved or restored). Applied before the next forward pass.
+  virtual void copy_state_slots(std::span<const int32_t> src_slots,
+                                std::span<const int32_t> dst_slots);
 
   // Runs the model over the batch, writing each token's K/V into its slot first, and returns
   // logits [logits_indices.size(), vocab_size] row-major in `logits` (resized).

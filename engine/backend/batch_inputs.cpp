@@ -1,5 +1,7 @@
 #include "engine/backend/batch_inputs.h"
 
+#include <vector>
+
 #include "engine/core/error.h"
 
 namespace sluice {
@@ -52,6 +54,26 @@ void check_request(const BatchInputs& in, const BatchLimits& limits, int r) {
   }
 }
 
+void check_state_slots(const BatchInputs& in, const BatchLimits& limits) {
+  if (limits.num_state_slots == 0) {
+    if (!in.state_slots.empty()) fail("malformed batch: state slots for a model without state");
+    return;
+  }
+  if (static_cast<int>(in.state_slots.size()) != in.num_requests())
+    fail("malformed batch: ", in.state_slots.size(), " state slots for ", in.num_requests(),
+         " requests");
+  std::vector<bool> seen(static_cast<size_t>(limits.num_state_slots), false);
+  for (int r = 0; r < in.num_requests(); ++r) {
+    const int32_t slot = in.state_slots[static_cast<size_t>(r)];
+    if (slot < 0 || slot >= limits.num_state_slots)
+      fail("request ", r, " of the batch: state slot ", slot, " is outside the ",
+           limits.num_state_slots, " slots");
+    if (seen[static_cast<size_t>(slot)])
+      fail("request ", r, " of the batch: state slot ", slot, " is another request's");
+    seen[static_cast<size_t>(slot)] = true;
+  }
+}
+
 }  // namespace
 
 void validate_batch_inputs(const BatchInputs& in, const BatchLimits& limits) {
@@ -59,6 +81,7 @@ void validate_batch_inputs(const BatchInputs& in, const BatchLimits& limits) {
   check_sizes(in);
   check_tokens(in, limits);
   for (int r = 0; r < in.num_requests(); ++r) check_request(in, limits, r);
+  check_state_slots(in, limits);
   for (const int32_t row : in.logits_indices) {
     if (row < 0 || row >= in.num_tokens())
       fail("logits row ", row, " of ", in.num_tokens(), " tokens");

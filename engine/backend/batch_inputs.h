@@ -19,6 +19,11 @@ struct BatchInputs {
   std::vector<int32_t> block_tables;     // [num_requests, max_blocks_per_request], -1 padded
   int max_blocks_per_request = 0;
   std::vector<int32_t> logits_indices;  // token indices whose logits are returned, in order
+  // Hybrid models: [num_requests] the state slot of each request. A request whose step starts at
+  // position 0 (seq_len == its new tokens) starts from a zero state; otherwise its slot holds
+  // the state after its first seq_len - new tokens tokens, and the step updates it in place.
+  // Empty for a model without recurrent layers.
+  std::vector<int32_t> state_slots;
 
   int num_tokens() const { return static_cast<int>(token_ids.size()); }
   int num_requests() const { return static_cast<int>(seq_lens.size()); }
@@ -36,13 +41,16 @@ struct BatchLimits {
   // ModelConfig::kv_window(): blocks wholly before the window of a request's first query may
   // have been given back (-1 in its table); 0: every block of the context is read.
   int kv_window = 0;
+  // Hybrid models: the allocated state slots; every request needs one. 0: the model has none.
+  int num_state_slots = 0;
 };
 
 // Checks that the fields agree in size (query_start_loc from 0 to num_tokens, never falling;
 // block_tables num_requests x max_blocks_per_request), that every token id lies in the
 // vocabulary, position in the model's context and slot in the pool, that each request's context
 // covers its new tokens within its block table, whose blocks lie in the pool (-1 only where given
-// back), and that every logits row names a token. Throws Error naming the first offender.
+// back), that every logits row names a token, and that a hybrid model's requests each name a
+// distinct allocated state slot. Throws Error naming the first offender.
 void validate_batch_inputs(const BatchInputs& inputs, const BatchLimits& limits);
 
 }  // namespace sluice

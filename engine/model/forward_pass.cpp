@@ -18,7 +18,8 @@ MoeOptions moe_options(const ModelConfig& config) {
                     .gating = config.moe_gating,
                     .renormalize = config.moe_renormalize,
                     .biases = config.moe_biases,
-                    .activation = config.activation};
+                    .activation = config.activation,
+                    .shared_expert = config.shared_expert_intermediate_size > 0};
 }
 
 void run_forward(const ModelConfig& c, ForwardOps& ops) {
@@ -26,12 +27,17 @@ void run_forward(const ModelConfig& c, ForwardOps& ops) {
   ops.embed(c.embedding_scale);
   ops.norm(Residual, Normed, {WeightRole::AttnNorm, 0});
   for (int l = 0; l < c.num_layers; ++l) {
-    ops.qkv_projection(l);
-    if (c.qk_norm) ops.head_norms(l);
-    ops.rope(l);
-    ops.attention(l, attention_options(c, l));
-    ops.linear(Attn, {WeightRole::Wo, l}, Proj);
-    if (c.has_output_bias) ops.add_bias(Proj, {WeightRole::Bo, l});
+    if (c.is_deltanet_layer(l)) {
+      ops.gated_delta_net(l);
+    } else {
+      ops.qkv_projection(l);
+      if (c.qk_norm) ops.head_norms(l);
+      ops.rope(l);
+      ops.attention(l, attention_options(c, l));
+      if (c.attn_output_gate) ops.attention_output_gate(l);
+      ops.linear(Attn, {WeightRole::Wo, l}, Proj);
+      if (c.has_output_bias) ops.add_bias(Proj, {WeightRole::Bo, l});
+    }
     if (c.post_norms) ops.norm(Proj, Proj, {WeightRole::PostAttnNorm, l});
     ops.add_and_norm(Proj, {WeightRole::FfnNorm, l});
     if (c.is_moe()) {

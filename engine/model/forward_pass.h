@@ -8,6 +8,10 @@
 //              -> act(gate) * up -> down projection [-> post-FFN norm] -> x += down
 //              (mixture of experts: the FFN is the sum of the token's top-k experts' FFNs, each
 //              weighted by the router, added in top-k order)
+//              (a hybrid's DeltaNet layers replace q .. o projection by gated_delta_net, which
+//              keeps each sequence's recurrent state; its attention layers may gate their
+//              output by sigmoid(gate) from the doubled q projection; a shared expert adds
+//              sigmoid(router) * its SwiGLU FFN after the routed experts)
 //   logits = head(norm(x)) [-> soft-cap], for the rows that sample
 #pragma once
 
@@ -55,6 +59,9 @@ struct MoeOptions {
   bool renormalize = true;
   bool biases = false;  // RouterBias and the experts' biases
   Activation activation = Activation::Silu;
+  // Then Proj += sigmoid(Normed . ShexpRouter^T) * (silu(Normed . ShexpGate^T) * (Normed .
+  // ShexpUp^T)) . ShexpDown^T (Qwen3.5-MoE), added after the routed experts.
+  bool shared_expert = false;
 };
 
 class ForwardOps {
@@ -68,8 +75,19 @@ class ForwardOps {
   virtual void norm(StepBuffer x, StepBuffer out, WeightRef weight) = 0;
   // Residual += pending; Normed = RMSNorm(Residual) * weight.
   virtual void add_and_norm(StepBuffer pending, WeightRef weight) = 0;
-  // Q, K, V = Normed . (Wq, Wk, Wv)^T, plus the biases when the layer has them.
+  // Q, K, V = Normed . (Wq, Wk, Wv)^T, plus the biases when the layer has them. With
+  // ModelConfig::attn_output_gate, Wq's rows are per head [q (head_dim) | gate (head_dim)]: Q
+  // gets the q halves, and the backend keeps the gate halves for attention_output_gate.
   virtual void qkv_projection(int layer) = 0;
+  // Attn *= sigmoid(gate), element by element (the gate qkv_projection kept).
+  virtual void attention_output_gate(int layer) = 0;
+  // Proj = the Gated DeltaNet layer over Normed (DeltaNetConfig, model_config.h): projections,
+  // causal convolution, the delta rule over each request's tokens in order, the gated norm and
+  // the output projection. Reads and updates each request's state in its state slot
+  // (BatchInputs::state_slots); a request whose step starts at position 0 starts from zeros. A
+  // token's result does not depend on the other requests of the step or on how its sequence
+  // was split into steps.
+  virtual void gated_delta_net(int layer) = 0;
   // RMSNorm of each head_dim-wide head of Q (QNorm) and K (KNorm), in place.
   virtual void head_norms(int layer) = 0;
   // Rotates Q and K by each token's position with the layer's frequencies.

@@ -26,6 +26,13 @@ const char* activation_clause(Activation activation) {
 
 }  // namespace
 
+int ModelConfig::num_attention_layers() const {
+  if (layers.empty()) return num_layers;
+  return static_cast<int>(std::count_if(layers.begin(), layers.end(), [](const LayerConfig& l) {
+    return l.kind == LayerKind::Attention;
+  }));
+}
+
 void ModelConfig::validate(const std::string& source, const ConfigKeys& keys) const {
   auto require_positive = [&](int value, const std::string& key) {
     if (value <= 0) fail(source, ": ", key, " must be positive (got ", value, ")");

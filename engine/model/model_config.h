@@ -53,13 +53,50 @@ enum class MoeGating : uint8_t {
   TopKSoftmax,
 };
 
+// What a layer mixes its tokens with: attention over the paged KV cache, or a Gated DeltaNet
+// (Qwen3.5's linear attention) that keeps a fixed-size recurrent state per sequence instead.
+enum class LayerKind : uint8_t { Attention, DeltaNet };
+
 // What differs from layer to layer: Gemma 2 alternates sliding-window and global layers, Gemma 3
-// gives its local layers their own RoPE base.
+// gives its local layers their own RoPE base, a hybrid (Qwen3.5) mixes DeltaNet and attention.
 struct LayerConfig {
+  LayerKind kind = LayerKind::Attention;
   int sliding_window =
       0;  // a query sees this many most recent positions (itself included); 0 = all
   float rope_theta = 10000.0f;
   RopeScaling rope_scaling;
+};
+
+// The Gated DeltaNet layers of a hybrid model (Qwen3.5; HF Qwen3_5GatedDeltaNet, llama.cpp's
+// ssm.* keys). Per token: qkv = Normed . Wqkv^T ([q: nk x dk | k: nk x dk | v: nv x dv]), a causal
+// depthwise convolution of conv_kernel taps over each channel then SiLU; q and k L2-normalised
+// per head, q scaled by 1 / sqrt(dk); beta = sigmoid(Normed . Wbeta^T), g = a * softplus(Normed .
+// Walpha^T + dt) per value head; per value head with its key head, the state S [dk, dv]:
+// S *= exp(g); S += k (beta (v - S^T k))^T; o = S^T q; then RMSNorm(o) * w * SiLU(z) per value
+// head (z = Normed . Wz^T) and the output projection.
+struct DeltaNetConfig {
+  int num_k_heads = 0;  // 0: the model has no DeltaNet layers
+  int num_v_heads = 0;
+  int k_head_dim = 0;
+  int v_head_dim = 0;
+  int conv_kernel = 0;
+  // Which key head value head m reads: grouped (Hugging Face files) m / (nv / nk); tiled (GGUF:
+  // llama.cpp's converter reorders every value-head tensor) m % nk.
+  bool grouped_v_heads = false;
+
+  int key_dim() const { return num_k_heads * k_head_dim; }
+  int value_dim() const { return num_v_heads * v_head_dim; }
+  int conv_dim() const { return 2 * key_dim() + value_dim(); }
+  int key_head_of(int v_head) const {
+    return grouped_v_heads ? v_head / (num_v_heads / num_k_heads) : v_head % num_k_heads;
+  }
+  // One sequence's state of one layer: the last conv_kernel - 1 rows of qkv before the
+  // convolution ([conv_kernel - 1, conv_dim]), then a [dk, dv] matrix per value head.
+  int64_t conv_state_floats() const { return int64_t{conv_kernel - 1} * conv_dim(); }
+  int64_t recurrent_state_floats() const {
+    return int64_t{num_v_heads} * k_head_dim * v_head_dim;
+  }
+  int64_t state_floats() const { return conv_state_floats() + recurrent_state_floats(); }
 };
 
 // What a file format calls each field, so that validate() names the key the file at hand has
@@ -132,10 +169,28 @@ struct ModelConfig {
   MoeGating moe_gating = MoeGating::SoftmaxTopK;
   bool moe_renormalize = true;  // SoftmaxTopK: divide the chosen probabilities by their sum
   bool moe_biases = false;      // router and expert biases (gpt-oss)
+  // A shared expert beside the routed ones (Qwen3.5-MoE): its SwiGLU FFN of this width, scaled
+  // by sigmoid(Normed . w_gate), is added after them; 0 = none.
+  int shared_expert_intermediate_size = 0;
+
+  // Hybrid models (Qwen3.5): LayerConfig::kind says which layers are DeltaNet layers.
+  DeltaNetConfig deltanet;
+  // The attention layers' q projection yields, per head, [q | gate]; the attention output is
+  // multiplied by sigmoid(gate) before the output projection (Qwen3.5).
+  bool attn_output_gate = false;
   // Per layer, filled by finish_model_config() (architecture.h); empty until then.
   std::vector<LayerConfig> layers;
 
   bool is_moe() const { return num_experts > 0; }
+  // True when some layer is a DeltaNet layer: each sequence then needs a state slot.
+  bool is_hybrid() const { return deltanet.num_v_heads > 0; }
+  bool is_deltanet_layer(int layer) const {
+    return !layers.empty() && layers[static_cast<size_t>(layer)].kind == LayerKind::DeltaNet;
+  }
+  int num_attention_layers() const;
+  int num_deltanet_layers() const { return num_layers - num_attention_layers(); }
+  // One sequence's recurrent state over every DeltaNet layer, in floats (0 without any).
+  int64_t state_floats() const { return num_deltanet_layers() * deltanet.state_floats(); }
   int q_size() const { return num_heads * head_dim; }
   int rope_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
   float effective_attention_scale() const;

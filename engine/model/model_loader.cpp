@@ -123,7 +123,7 @@ ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c
     if (openai_experts)
       read_openai_mxfp4_experts(tensors, c, l, w.experts[static_cast<size_t>(l)], used, *owned);
     for (const WeightRole role : all_weight_roles()) {
-      if (!is_layer_role(role) || !weight_role_in_files(role, arch, c)) continue;
+      if (!is_layer_role(role) || !weight_role_in_files(role, arch, c, l)) continue;
       if (is_expert_role(role)) {
         if (openai_experts) continue;
         w.experts[static_cast<size_t>(l)][role] = take_experts(role, l);

@@ -22,7 +22,15 @@ enum class Dim : uint8_t {
   Qkv,
   TwoFfn,
   Experts,
-  ExpertFfn
+  ExpertFfn,
+  QProj,  // Q, or per head [q | gate] with attn_output_gate
+  One,
+  SharedFfn,
+  ConvDim,
+  ConvKernel,
+  ValueDim,
+  VHeads,
+  VHeadDim,
 };
 
 // When a model's files hold a role.
@@ -41,6 +49,8 @@ enum class InFiles : uint8_t {
   QkNorm,          // qk_norm
   PostNorms,       // post_norms
   UntiedHead,      // !tie_word_embeddings
+  SharedExpert,    // shared_expert_intermediate_size > 0
+  DeltaNet,        // is_hybrid() (and, per layer, a DeltaNet layer)
 };
 
 constexpr WeightRole kQkvParts[] = {Wq, Wk, Wv};
@@ -68,7 +78,8 @@ using enum InFiles;
 constexpr RoleRow kRoles[] = {
     {AttnNorm, Norm, Hidden, None, Always, "attn_norm", "input_layernorm.weight",
      "attn_norm.weight"},
-    {Wq, Matrix, Q, Hidden, SeparateQkv, "attn_q", "self_attn.q_proj.weight", "attn_q.weight"},
+    {Wq, Matrix, QProj, Hidden, SeparateQkv, "attn_q", "self_attn.q_proj.weight",
+     "attn_q.weight"},
     {Wk, Matrix, Kv, Hidden, SeparateQkv, "attn_k", "self_attn.k_proj.weight", "attn_k.weight"},
     {Wv, Matrix, Kv, Hidden, SeparateQkv, "attn_v", "self_attn.v_proj.weight", "attn_v.weight"},
     {Bq, Bias, Q, None, QkvBias, "attn_q.bias", "self_attn.q_proj.bias", "attn_q.bias"},
@@ -142,6 +153,32 @@ constexpr RoleRow kRoles[] = {
      "ffn_up_exps.bias"},
     {DownExpsBias, ExpertBiases, Hidden, None, MoeBias, "ffn_down_exps.bias", nullptr,
      "ffn_down_exps.bias"},
+    {ShexpRouter, Matrix, One, Hidden, SharedExpert, "ffn_gate_inp_shexp",
+     "mlp.shared_expert_gate.weight", "ffn_gate_inp_shexp.weight"},
+    {ShexpGate, Matrix, SharedFfn, Hidden, SharedExpert, "ffn_gate_shexp",
+     "mlp.shared_expert.gate_proj.weight", "ffn_gate_shexp.weight"},
+    {ShexpUp, Matrix, SharedFfn, Hidden, SharedExpert, "ffn_up_shexp",
+     "mlp.shared_expert.up_proj.weight", "ffn_up_shexp.weight"},
+    {ShexpDown, Matrix, Hidden, SharedFfn, SharedExpert, "ffn_down_shexp",
+     "mlp.shared_expert.down_proj.weight", "ffn_down_shexp.weight"},
+    {SsmQkv, Matrix, ConvDim, Hidden, DeltaNet, "ssm_qkv", "linear_attn.in_proj_qkv.weight",
+     "attn_qkv.weight"},
+    {SsmZ, Matrix, ValueDim, Hidden, DeltaNet, "ssm_z", "linear_attn.in_proj_z.weight",
+     "attn_gate.weight"},
+    {SsmBeta, Matrix, VHeads, Hidden, DeltaNet, "ssm_beta", "linear_attn.in_proj_b.weight",
+     "ssm_beta.weight"},
+    {SsmAlpha, Matrix, VHeads, Hidden, DeltaNet, "ssm_alpha", "linear_attn.in_proj_a.weight",
+     "ssm_alpha.weight"},
+    // Hugging Face stores the taps as [conv_dim, 1, conv_kernel] (the loader drops the 1).
+    {SsmConv, Bias, ConvDim, ConvKernel, DeltaNet, "ssm_conv1d", "linear_attn.conv1d.weight",
+     "ssm_conv1d.weight"},
+    // Hugging Face stores A_log; the loader converts it to -exp(A_log) as llama.cpp's converter.
+    {SsmA, Bias, VHeads, None, DeltaNet, "ssm_a", "linear_attn.A_log", "ssm_a"},
+    {SsmDt, Bias, VHeads, None, DeltaNet, "ssm_dt", "linear_attn.dt_bias", "ssm_dt.bias"},
+    {SsmNorm, Bias, VHeadDim, None, DeltaNet, "ssm_norm", "linear_attn.norm.weight",
+     "ssm_norm.weight"},
+    {SsmOut, Matrix, Hidden, ValueDim, DeltaNet, "ssm_out", "linear_attn.out_proj.weight",
+     "ssm_out.weight"},
     {TokenEmbedding, Matrix, Vocab, Hidden, Always, "token_embd", "model.embed_tokens.weight",
      "token_embd.weight"},
     {FinalNorm, Norm, Hidden, None, Always, "output_norm", "model.norm.weight",
@@ -194,6 +231,22 @@ int64_t size_of(Dim dim, const ModelConfig& c) {
       return c.q_size() + 2 * static_cast<int64_t>(c.kv_size());
     case TwoFfn:
       return 2 * static_cast<int64_t>(c.intermediate_size);
+    case QProj:
+      return c.q_size() * int64_t{c.attn_output_gate ? 2 : 1};
+    case One:
+      return 1;
+    case SharedFfn:
+      return c.shared_expert_intermediate_size;
+    case ConvDim:
+      return c.deltanet.conv_dim();
+    case ConvKernel:
+      return c.deltanet.conv_kernel;
+    case ValueDim:
+      return c.deltanet.value_dim();
+    case VHeads:
+      return c.deltanet.num_v_heads;
+    case VHeadDim:
+      return c.deltanet.v_head_dim;
   }
   return 0;
 }
@@ -255,7 +308,37 @@ std::vector<int64_t> weight_shape(WeightRole role, const ModelConfig& c) {
   return shape;
 }
 
-bool weight_role_in_files(WeightRole role, const Architecture& arch, const ModelConfig& c) {
+bool is_attention_role(WeightRole role) {
+  switch (role) {
+    case Wq:
+    case Wk:
+    case Wv:
+    case Bq:
+    case Bk:
+    case Bv:
+    case QNorm:
+    case KNorm:
+    case Wo:
+    case Wqkv:
+    case Bo:
+    case Sinks:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_deltanet_role(WeightRole role) {
+  return row_of(role).in_files == DeltaNet;
+}
+
+bool weight_role_in_files(WeightRole role, const Architecture& arch, const ModelConfig& c,
+                          int layer) {
+  if (layer >= 0 && c.is_hybrid()) {
+    const bool deltanet_layer = c.is_deltanet_layer(layer);
+    if (deltanet_layer && is_attention_role(role)) return false;
+    if (!deltanet_layer && is_deltanet_role(role)) return false;
+  }
   switch (row_of(role).in_files) {
     case Always:
       return true;
@@ -285,6 +368,10 @@ bool weight_role_in_files(WeightRole role, const Architecture& arch, const Model
       return c.post_norms;
     case UntiedHead:
       return !c.tie_word_embeddings;
+    case SharedExpert:
+      return c.shared_expert_intermediate_size > 0;
+    case DeltaNet:
+      return c.is_hybrid();
   }
   return false;
 }

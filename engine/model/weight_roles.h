@@ -48,6 +48,21 @@ enum class WeightRole : uint8_t {
   GateExpsBias,  // [num_experts, expert_ffn]
   UpExpsBias,
   DownExpsBias,  // [num_experts, hidden]
+  // A shared expert beside the routed ones (Qwen3.5-MoE).
+  ShexpRouter,  // [1, hidden] its gate: the FFN's output is scaled by sigmoid(Normed . w)
+  ShexpGate,    // [shared_ffn, hidden]
+  ShexpUp,
+  ShexpDown,  // [hidden, shared_ffn]
+  // A Gated DeltaNet layer (DeltaNetConfig, model_config.h), in place of the attention roles.
+  SsmQkv,    // [conv_dim, hidden]: q (nk x dk), k (nk x dk), v (nv x dv)
+  SsmZ,      // [nv x dv, hidden] the output gate
+  SsmBeta,   // [nv, hidden]
+  SsmAlpha,  // [nv, hidden]
+  SsmConv,   // [conv_dim, conv_kernel] the causal convolution's taps, oldest first
+  SsmA,      // [nv] the decay rate a = -exp(A_log) (negative)
+  SsmDt,     // [nv] dt bias added before the softplus
+  SsmNorm,   // [dv] the gated RMSNorm's weight, shared by the value heads, used as is
+  SsmOut,    // [hidden, nv x dv]
   // Once per model.
   TokenEmbedding,
   FinalNorm,
@@ -61,7 +76,8 @@ inline constexpr size_t kNumLayerWeightRoles = static_cast<size_t>(WeightRole::T
 enum class WeightKind : uint8_t {
   Matrix,          // [out_features, in_features], multiplied (the embedding is read by row)
   Norm,            // an RMSNorm's weight: the norm multiplies by (norm_weight_offset + w)
-  Bias,            // added to a product's output (or, for Sinks, a per-head vector used as is)
+  Bias,            // added to a product's output, or read as is by its layer (Sinks, the
+                   // DeltaNet's SsmConv, SsmA, SsmDt and SsmNorm, never offset)
   ExpertMatrices,  // a stack of one Matrix per expert
   ExpertBiases,    // a stack of one Bias per expert
 };
@@ -119,7 +135,15 @@ std::vector<int64_t> weight_shape(WeightRole role, const ModelConfig& config);
 std::vector<int64_t> expert_slice_shape(WeightRole role, const ModelConfig& config);
 
 // Whether a model of this configuration reads the role from its files (fused roles replace the
-// parts they hold; the tied LM head is the embedding).
-bool weight_role_in_files(WeightRole role, const Architecture& arch, const ModelConfig& config);
+// parts they hold; the tied LM head is the embedding). With a layer (>= 0), also whether that
+// layer has it: a hybrid's DeltaNet layers have no attention roles, its attention layers no
+// DeltaNet roles.
+bool weight_role_in_files(WeightRole role, const Architecture& arch, const ModelConfig& config,
+                          int layer = -1);
+
+// True for the roles of an attention layer's token mixing (Wq .. Sinks, Wqkv) and of a
+// DeltaNet layer's (SsmQkv .. SsmOut).
+bool is_attention_role(WeightRole role);
+bool is_deltanet_role(WeightRole role);
 
 }  // namespace sluice

@@ -212,6 +212,14 @@ class CpuBackend::Ops final : public ForwardOps {
     sluice::add_bias(s_.v.data(), vector({Bv, l}).data(), T_, c_.kv_size());
   }
 
+  void attention_output_gate(int l) override {
+    fail("the CPU backend has no attention output gate yet (layer ", l, ")");
+  }
+
+  void gated_delta_net(int l) override {
+    fail("the CPU backend has no Gated DeltaNet yet (layer ", l, ")");
+  }
+
   void head_norms(int l) override {
     rms_norm(s_.q.data(), norm_weight({WeightRole::QNorm, l}).data(), c_.rms_norm_eps,
              T_ * c_.num_heads, c_.head_dim, s_.q.data());

@@ -215,6 +215,14 @@ class CudaForwardOps final : public ForwardOps {
     SLUICE_KERNEL_CHECK(kernels::add_bias<T>(buffer(x), c_.weights.vector(bias), shape_.num_tokens,
                                              cfg_.hidden_size, c_.stream));
   }
+  // Hybrid models are refused before a step (cuda_unsupported_features).
+  void attention_output_gate(int l) override {
+    fail("the CUDA backend has no attention output gate (layer ", l, ")");
+  }
+  void gated_delta_net(int l) override {
+    fail("the CUDA backend has no Gated DeltaNet layer (layer ", l, ")");
+  }
+
   void moe_ffn(int l, const MoeOptions& options) override {
     if (!c_.moe) fail("the CUDA backend got a mixture-of-experts layer in a dense model");
     if (static_cast<size_t>(l) < c_.moe->host_experts.size()) {

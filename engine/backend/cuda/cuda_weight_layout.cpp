@@ -15,6 +15,9 @@ namespace sluice {
 std::string cuda_unsupported_features(const ModelConfig& c) {
   // kernels/moe.cuh's kMaxMoeExperts (this file has no CUDA in it).
   constexpr int kMaxDeviceExperts = 1024;
+  if (c.is_hybrid()) return "Gated DeltaNet layers and their recurrent state";
+  if (c.attn_output_gate) return "the attention output gate";
+  if (c.shared_expert_intermediate_size > 0) return "a shared expert";
   if (c.num_experts > kMaxDeviceExperts)
     return str_cat(c.num_experts, " experts a layer (the device's top-k takes ", kMaxDeviceExperts,
                    ")");

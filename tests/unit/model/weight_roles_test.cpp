@@ -39,8 +39,8 @@ TEST(LayerRoleArray, AModelWideRoleIsAnErrorNamingIt) {
   }
 }
 
-// Matrices are 2-D, norms and biases 1-D, expert stacks one dimension more (the expert), for
-// every role of a model with every option.
+// Matrices are 2-D, norms and biases 1-D (but the DeltaNet's conv taps, [channels, taps]), expert
+// stacks one dimension more (the expert), for every role of a model with every option.
 TEST(WeightRoles, EachKindHasItsShape) {
   ModelConfig c = dummy_model_config("tiny-qwen2");
   c.qk_norm = true;
@@ -54,6 +54,7 @@ TEST(WeightRoles, EachKindHasItsShape) {
     const size_t rank = kind == WeightKind::Matrix           ? 2
                         : kind == WeightKind::ExpertMatrices ? 3
                         : kind == WeightKind::ExpertBiases   ? 2
+                        : role == WeightRole::SsmConv        ? 2
                                                              : 1;
     EXPECT_EQ(shape.size(), rank) << weight_role_name(role);
     if (is_expert_role(role)) {
