@@ -23,6 +23,9 @@ enum class HfExperts : uint8_t {
   GateUpDownProj,  // <block>.experts.<e>.{gate,up,down}_proj.weight (Qwen3-MoE)
   W1W3W2,          // <block>.experts.<e>.{w1,w3,w2}.weight = gate, up, down (Mixtral)
   FusedMxfp4,      // mlp.experts.{gate_up,down}_proj_{blocks,scales,bias}: openai's MXFP4 layout
+  // mlp.experts.gate_up_proj [E, 2F, H] (gate = the first F rows of each expert, up the last F)
+  // and mlp.experts.down_proj [E, H, F] (Qwen3.5-MoE)
+  FusedGateUpHalves,
 };
 
 struct Architecture {
@@ -49,6 +52,9 @@ struct Architecture {
   const char* hf_router = "gate";
   HfExperts hf_experts = HfExperts::GateUpDownProj;
   const char* gguf_ffn_norm = "ffn_norm.weight";  // the FFN's input norm in GGUF files
+  // Gated DeltaNet layers among the attention layers (Qwen3.5): DeltaNetConfig, the attention
+  // output gate, a shared expert when the files declare one.
+  bool hybrid = false;
 };
 
 // Returns the row for a config.json model_type or a GGUF general.architecture; nullptr when

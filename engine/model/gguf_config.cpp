@@ -112,6 +112,37 @@ void read_experts(const GgufFile& gguf, const ConfigKeys& keys, ModelConfig& c) 
   c.expert_intermediate_size = get_dim_or(gguf, keys.expert_intermediate_size, c.intermediate_size);
 }
 
+// Qwen3.5's Gated DeltaNet (llama.cpp's ssm.* keys) and gated attention. llama.cpp derives the
+// layer kinds from full_attention_interval: layer i attends iff (i + 1) % interval == 0. The
+// converter stores the value heads tiled (value head m reads key head m % nk).
+void read_deltanet(const GgufFile& gguf, const std::string& arch, ModelConfig& c) {
+  DeltaNetConfig& d = c.deltanet;
+  d.conv_kernel = get_dim(gguf, arch + ".ssm.conv_kernel");
+  d.k_head_dim = get_dim(gguf, arch + ".ssm.state_size");
+  d.num_k_heads = get_dim(gguf, arch + ".ssm.group_count");
+  d.num_v_heads = get_dim(gguf, arch + ".ssm.time_step_rank");
+  const int inner = get_dim(gguf, arch + ".ssm.inner_size");
+  if (d.num_v_heads <= 0 || inner % d.num_v_heads != 0)
+    fail(gguf.path(), ": ", arch, ".ssm.inner_size ", inner, " is not a multiple of ", arch,
+         ".ssm.time_step_rank ", d.num_v_heads);
+  d.v_head_dim = inner / d.num_v_heads;
+  d.grouped_v_heads = false;
+  c.attn_output_gate = true;
+  c.shared_expert_intermediate_size =
+      get_dim_or(gguf, arch + ".expert_shared_feed_forward_length", 0);
+}
+
+void assign_gguf_hybrid_layers(const GgufFile& gguf, const std::string& arch, ModelConfig& c) {
+  if (c.layers.empty()) return;
+  const std::string key = arch + ".full_attention_interval";
+  const int interval = get_dim_or(gguf, key, 4);
+  if (interval <= 0) fail(gguf.path(), ": ", key, " must be positive");
+  for (int l = 0; l < c.num_layers; ++l) {
+    c.layers[static_cast<size_t>(l)].kind =
+        (l + 1) % interval == 0 ? LayerKind::Attention : LayerKind::DeltaNet;
+  }
+}
+
 }  // namespace
 
 ConfigKeys gguf_config_keys(const std::string& arch) {
@@ -171,6 +202,7 @@ ModelConfig read_gguf_config(const GgufFile& gguf) {
   if (rope_dims != c.head_dim) c.rotary_dim = rope_dims;
   c.vocab_size = vocab_size_of(gguf, keys);
   if (has_experts) read_experts(gguf, keys, c);
+  if (definition->hybrid) read_deltanet(gguf, arch, c);
   c.max_position_embeddings = get_dim(gguf, keys.max_position_embeddings);
   c.rms_norm_eps = static_cast<float>(gguf.get_float(keys.rms_norm_eps));
   c.rope_theta = static_cast<float>(gguf.get_float_or(keys.rope_theta, 10000.0));
@@ -204,6 +236,7 @@ ModelConfig read_gguf_config(const GgufFile& gguf) {
   c.bos_token_id = gguf.has(keys.bos_token_id) ? get_dim(gguf, keys.bos_token_id) : -1;
   c.eos_token_id = gguf.has(keys.eos_token_id) ? get_dim(gguf, keys.eos_token_id) : -1;
   apply_architecture(*definition, c, period, local_rope_theta);
+  if (definition->hybrid) assign_gguf_hybrid_layers(gguf, arch, c);
   c.validate(gguf.path(), keys);
   return c;
 }

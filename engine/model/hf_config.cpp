@@ -211,8 +211,14 @@ void read_layer_types(const json& j, const std::string& path, ModelConfig& c) {
     fail(path, ": layer_types must list one type for each of the ", c.num_layers, " layers");
   for (size_t l = 0; l < types.size(); ++l) {
     const std::string type = types[l].is_string() ? types[l].get<std::string>() : std::string();
+    if (type == "linear_attention" && c.is_hybrid()) {
+      c.layers[l].kind = LayerKind::DeltaNet;
+      continue;
+    }
+    if (c.is_hybrid()) c.layers[l].kind = LayerKind::Attention;
     if (type != "sliding_attention" && type != "full_attention")
-      fail(path, ": layer_types[", l, "] must be \"sliding_attention\" or \"full_attention\"");
+      fail(path, ": layer_types[", l, "] must be \"sliding_attention\" or \"full_attention\"",
+           c.is_hybrid() ? " or \"linear_attention\"" : "");
     if (type == "full_attention") {
       c.layers[l].sliding_window = 0;
       c.layers[l].rope_theta = c.rope_theta;
@@ -247,6 +253,37 @@ void read_experts(const json& j, const std::string& path, const std::string& mod
   const float limit = get_float(j, path, "swiglu_limit", 7.0f);
   if (model_type == "gpt_oss" && limit != 7.0f)
     fail(path, ": swiglu_limit ", limit, " is not supported (gpt-oss's 7)");
+}
+
+// Qwen3.5's Gated DeltaNet layers (linear_*) and gated attention; transformers 5 moves
+// rope_theta and partial_rotary_factor into rope_parameters. Layer kinds come from layer_types
+// (read_layer_types) or, without it, full_attention_interval (every n-th layer attends).
+void read_deltanet(const json& j, const std::string& path, ModelConfig& c) {
+  if (!j.contains("linear_num_value_heads")) fail(path, ": a Qwen3.5 config needs linear_* keys");
+  DeltaNetConfig& d = c.deltanet;
+  d.num_k_heads = get_int(j, path, "linear_num_key_heads", std::nullopt);
+  d.num_v_heads = get_int(j, path, "linear_num_value_heads", std::nullopt);
+  d.k_head_dim = get_int(j, path, "linear_key_head_dim", std::nullopt);
+  d.v_head_dim = get_int(j, path, "linear_value_head_dim", std::nullopt);
+  d.conv_kernel = get_int(j, path, "linear_conv_kernel_dim", 4);
+  d.grouped_v_heads = true;  // transformers' repeat_interleave of the key heads
+  c.attn_output_gate = get_bool(j, path, "attn_output_gate", true);
+  c.shared_expert_intermediate_size = get_int(j, path, "shared_expert_intermediate_size", 0);
+  if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
+    const json& rp = j["rope_parameters"];
+    c.rope_theta = get_float(rp, path, "rope_theta", c.rope_theta);
+    if (rp.contains("partial_rotary_factor")) read_partial_rotary(rp, path, c);
+  }
+}
+
+void assign_hybrid_layers(const json& j, const std::string& path, ModelConfig& c) {
+  if (!c.is_hybrid() || c.layers.empty()) return;
+  const int interval = get_int(j, path, "full_attention_interval", 4);
+  if (interval <= 0) fail(path, ": full_attention_interval must be positive");
+  for (int l = 0; l < c.num_layers; ++l) {
+    c.layers[static_cast<size_t>(l)].kind =
+        (l + 1) % interval == 0 ? LayerKind::Attention : LayerKind::DeltaNet;
+  }
 }
 
 }  // namespace
@@ -290,6 +327,7 @@ ModelConfig read_hf_config(const std::string& path) {
   read_activation(j, path, *arch);
   read_partial_rotary(j, path, c);
   read_experts(j, path, model_type, c);
+  if (arch->hybrid) read_deltanet(j, path, c);
   int period = 0;
   float local_rope_theta = 0.0f;
   if (arch->window_pattern == WindowPattern::AllLayers) {
@@ -312,6 +350,7 @@ ModelConfig read_hf_config(const std::string& path) {
   read_special_ids(j, path, c);
   apply_architecture(*arch, c, period, local_rope_theta);
   read_qwen_window_layers(j, path, model_type, c);
+  assign_hybrid_layers(j, path, c);
   read_layer_types(j, path, c);
   c.validate(path);
   return c;

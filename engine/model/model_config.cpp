@@ -89,6 +89,7 @@ void ModelConfig::validate(const std::string& source, const ConfigKeys& keys) co
   validate_experts(source, keys);
   if (layers.size() != static_cast<size_t>(num_layers))
     fail(source, ": per-layer options for ", layers.size(), " of ", num_layers, " layers");
+  validate_deltanet(source);
   for (const LayerConfig& l : layers) {
     if (!(l.rope_theta > 0.0f) || !std::isfinite(l.rope_theta))
       fail(source, ": a layer's RoPE base must be positive");
@@ -123,6 +124,33 @@ void ModelConfig::validate_experts(const std::string& source, const ConfigKeys& 
   }
 }
 
+void ModelConfig::validate_deltanet(const std::string& source) const {
+  if (!is_hybrid()) return;
+  const DeltaNetConfig& d = deltanet;
+  // A state is [dk, dv] floats per value head and sequence: cap the dimensions well above the
+  // published models (128) so that a damaged header cannot size a huge pool.
+  constexpr int kMaxHeadDim = 1024;
+  constexpr int kMaxHeads = 4096;
+  constexpr int kMaxConvKernel = 64;
+  auto in_range = [](int v, int hi) { return v > 0 && v <= hi; };
+  if (!in_range(d.num_k_heads, kMaxHeads) || !in_range(d.num_v_heads, kMaxHeads) ||
+      !in_range(d.k_head_dim, kMaxHeadDim) || !in_range(d.v_head_dim, kMaxHeadDim) ||
+      !in_range(d.conv_kernel, kMaxConvKernel)) {
+    fail(source, ": the Gated DeltaNet's shape (", d.num_k_heads, " key heads and ", d.num_v_heads,
+         " value heads of ", d.k_head_dim, " and ", d.v_head_dim, ", convolution of ",
+         d.conv_kernel, " taps) is out of range");
+  }
+  if (d.num_v_heads % d.num_k_heads != 0)
+    fail(source, ": the Gated DeltaNet's ", d.num_v_heads,
+         " value heads are not a multiple of its ", d.num_k_heads, " key heads");
+  if (num_attention_layers() == 0)
+    fail(source, ": a hybrid model needs at least one attention layer (none of the ", num_layers,
+         " is)");
+  if (num_deltanet_layers() == 0)
+    fail(source, ": a hybrid model's configuration makes none of its ", num_layers,
+         " layers a Gated DeltaNet layer");
+}
+
 float ModelConfig::effective_attention_scale() const {
   float scale =
       attention_scale > 0.0f ? attention_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
@@ -134,22 +162,31 @@ float ModelConfig::effective_attention_scale() const {
 }
 
 std::string ModelConfig::describe() const {
-  return str_cat(architecture, ": ", num_layers, " layers, hidden ", hidden_size, ", ", num_heads,
-                 " heads (", num_kv_heads, " KV) of ", head_dim, ", FFN ", intermediate_size,
-                 ", vocab ", vocab_size, ", context ", max_position_embeddings, ", rope ",
-                 rope_layout == RopeLayout::Interleaved ? "interleaved" : "rotate-half", " theta ",
-                 rope_theta, tie_word_embeddings ? ", tied head" : "",
-                 has_qkv_bias ? ", qkv bias" : "", qk_norm ? ", q/k norm" : "",
-                 post_norms ? ", post norms" : "", activation_clause(activation),
-                 is_moe() ? str_cat(", ", num_experts, " experts (", num_experts_used,
-                                    " per token) of FFN ", expert_intermediate_size)
-                          : "",
-                 has_output_bias ? ", output bias" : "", attention_sinks ? ", attention sinks" : "",
-                 rotary_dim > 0 ? str_cat(", rotary ", rotary_dim, " of ", head_dim) : "",
-                 rope_scaling.type == RopeScaling::Type::LongRope ? ", LongRoPE" : "",
-                 attn_logit_softcap > 0 ? str_cat(", attention soft-cap ", attn_logit_softcap) : "",
-                 final_logit_softcap > 0 ? str_cat(", logit soft-cap ", final_logit_softcap) : "",
-                 window_summary());
+  return str_cat(
+      architecture, ": ", num_layers, " layers, hidden ", hidden_size, ", ", num_heads, " heads (",
+      num_kv_heads, " KV) of ", head_dim, ", FFN ", intermediate_size, ", vocab ", vocab_size,
+      ", context ", max_position_embeddings, ", rope ",
+      rope_layout == RopeLayout::Interleaved ? "interleaved" : "rotate-half", " theta ", rope_theta,
+      tie_word_embeddings ? ", tied head" : "", has_qkv_bias ? ", qkv bias" : "",
+      qk_norm ? ", q/k norm" : "", post_norms ? ", post norms" : "", activation_clause(activation),
+      is_moe() ? str_cat(", ", num_experts, " experts (", num_experts_used, " per token) of FFN ",
+                         expert_intermediate_size)
+               : "",
+      has_output_bias ? ", output bias" : "", attention_sinks ? ", attention sinks" : "",
+      rotary_dim > 0 ? str_cat(", rotary ", rotary_dim, " of ", head_dim) : "",
+      rope_scaling.type == RopeScaling::Type::LongRope ? ", LongRoPE" : "",
+      attn_logit_softcap > 0 ? str_cat(", attention soft-cap ", attn_logit_softcap) : "",
+      final_logit_softcap > 0 ? str_cat(", logit soft-cap ", final_logit_softcap) : "",
+      window_summary(),
+      is_hybrid()
+          ? str_cat(", ", num_deltanet_layers(), " of ", num_layers, " layers Gated DeltaNet (",
+                    deltanet.num_k_heads, "/", deltanet.num_v_heads, " heads of ",
+                    deltanet.k_head_dim, ", state ", state_floats() * 4 / 1024, " KiB a sequence)")
+          : "",
+      attn_output_gate ? ", gated attention" : "",
+      shared_expert_intermediate_size > 0
+          ? str_cat(", shared expert of FFN ", shared_expert_intermediate_size)
+          : "");
 }
 
 int ModelConfig::kv_window() const {

@@ -93,9 +93,7 @@ struct DeltaNetConfig {
   // One sequence's state of one layer: the last conv_kernel - 1 rows of qkv before the
   // convolution ([conv_kernel - 1, conv_dim]), then a [dk, dv] matrix per value head.
   int64_t conv_state_floats() const { return int64_t{conv_kernel - 1} * conv_dim(); }
-  int64_t recurrent_state_floats() const {
-    return int64_t{num_v_heads} * k_head_dim * v_head_dim;
-  }
+  int64_t recurrent_state_floats() const { return int64_t{num_v_heads} * k_head_dim * v_head_dim; }
   int64_t state_floats() const { return conv_state_floats() + recurrent_state_floats(); }
 };
 
@@ -211,6 +209,7 @@ struct ModelConfig {
 
  private:
   void validate_experts(const std::string& source, const ConfigKeys& keys) const;
+  void validate_deltanet(const std::string& source) const;
 };
 
 }  // namespace sluice

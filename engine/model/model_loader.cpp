@@ -3,11 +3,14 @@
 // that the tensors agree with the configuration.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <set>
 #include <span>
 
+#include "engine/core/dtype.h"
 #include "engine/core/error.h"
 #include "engine/model/architecture.h"
 #include "engine/model/gguf_config.h"
@@ -81,6 +84,60 @@ WeightTensor row_range(const WeightTensor& t, int64_t first, int64_t count, cons
   return view;
 }
 
+// Qwen3.5-MoE's fused experts of a Hugging Face folder: gate_up_proj [E, 2F, H] holds expert e's
+// gate in its first F rows and up in the last F; down_proj [E, H, F] stacks the down matrices.
+std::vector<WeightTensor> fused_half_experts(const TensorDirectory& tensors, const ModelConfig& c,
+                                             WeightRole role, int layer,
+                                             std::set<std::string>& used) {
+  const int64_t ffn = c.expert_intermediate_size;
+  const int64_t hidden = c.hidden_size;
+  const std::string prefix = str_cat("model.layers.", layer, ".mlp.experts.");
+  std::vector<WeightTensor> experts;
+  if (role == WeightRole::DownExps) {
+    const std::string name = prefix + "down_proj";
+    used.insert(name);
+    const WeightTensor stack = tensors.require(name, {c.num_experts, hidden, ffn});
+    for (int e = 0; e < c.num_experts; ++e) experts.push_back(expert_slice(stack, e));
+    return experts;
+  }
+  const std::string name = prefix + "gate_up_proj";
+  used.insert(name);
+  WeightTensor stack = tensors.require(name, {c.num_experts, 2 * ffn, hidden});
+  stack.shape = {c.num_experts * 2 * ffn, hidden};
+  const bool up = role == WeightRole::UpExps;
+  for (int e = 0; e < c.num_experts; ++e)
+    experts.push_back(row_range(stack, e * 2 * ffn + (up ? ffn : 0), ffn, up ? "up" : "gate"));
+  return experts;
+}
+
+// A Hugging Face Gated DeltaNet's tensors that differ from the role table's form: the conv taps
+// [conv_dim, 1, kernel] (the 1 dropped), A_log (converted to a = -exp(A_log) in float32, as
+// llama.cpp's converter stores ssm_a). Returns false for every other role.
+bool take_hf_deltanet(const TensorDirectory& tensors, const ModelConfig& c, WeightRole role,
+                      const std::string& name, WeightTensor& out,
+                      std::vector<std::vector<uint8_t>>* owned) {
+  if (role == WeightRole::SsmConv) {
+    const int64_t channels = c.deltanet.conv_dim();
+    out = tensors.require(name, {channels, 1, c.deltanet.conv_kernel});
+    out.shape = {channels, c.deltanet.conv_kernel};
+    return true;
+  }
+  if (role != WeightRole::SsmA) return false;
+  if (!owned) fail(name, ": cannot convert A_log here");
+  const WeightTensor a_log = tensors.require(name, {c.deltanet.num_v_heads});
+  std::vector<float> values(static_cast<size_t>(a_log.num_elements()));
+  dequantize_row(a_log.dtype, a_log.data, values.data(), a_log.num_elements());
+  for (float& v : values) v = -std::exp(v);
+  std::vector<uint8_t>& bytes = owned->emplace_back(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  out = a_log;
+  out.name = name + " (as -exp)";
+  out.dtype = DType::F32;
+  out.data = bytes.data();
+  out.num_bytes = bytes.size();
+  return true;
+}
+
 // Takes every tensor the model definition needs by the weight-role table, checking type and
 // shape, splits fused tensors and expert stacks, and refuses tensors the definition would leave
 // unused.
@@ -93,12 +150,25 @@ ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c
   auto take = [&](WeightRole role, int layer) {
     const std::string name = tensor_name(role, arch, scheme, layer);
     used.insert(name);
-    return tensors.require(name, weight_shape(role, c));
+    std::vector<int64_t> shape = weight_shape(role, c);
+    // llama-quantize writes the shared expert's one-row gate as a vector [hidden].
+    const TensorEntry* entry = tensors.find(name);
+    if (role == WeightRole::ShexpRouter && entry && entry->tensor.shape.size() == 1) {
+      WeightTensor t = tensors.require(name, {shape[1]});
+      t.shape = shape;
+      return t;
+    }
+    return tensors.require(name, shape);
   };
   // An expert role: the stacked tensor sliced (GGUF, and HF files that stack them), or one tensor
   // per expert (HF).
   auto take_experts = [&](WeightRole role, int layer) {
     std::vector<WeightTensor> experts;
+    if (scheme == NameScheme::HuggingFace && arch.hf_experts == HfExperts::FusedGateUpHalves &&
+        (role == WeightRole::GateExps || role == WeightRole::UpExps ||
+         role == WeightRole::DownExps)) {
+      return fused_half_experts(tensors, c, role, layer, used);
+    }
     const std::string stacked = tensor_name(role, arch, NameScheme::Gguf, layer);
     if (scheme == NameScheme::Gguf) {
       used.insert(stacked);
@@ -130,6 +200,13 @@ ModelWeights assign_weights(const TensorDirectory& tensors, const ModelConfig& c
         continue;
       }
       const std::span<const WeightRole> parts = fused_parts(role);
+      if (scheme == NameScheme::HuggingFace && is_deltanet_role(role)) {
+        const std::string name = tensor_name(role, arch, scheme, l);
+        if (take_hf_deltanet(tensors, c, role, name, layer[role], owned)) {
+          used.insert(name);
+          continue;
+        }
+      }
       if (parts.empty()) {
         layer[role] = take(role, l);
         continue;

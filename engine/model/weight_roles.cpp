@@ -78,8 +78,7 @@ using enum InFiles;
 constexpr RoleRow kRoles[] = {
     {AttnNorm, Norm, Hidden, None, Always, "attn_norm", "input_layernorm.weight",
      "attn_norm.weight"},
-    {Wq, Matrix, QProj, Hidden, SeparateQkv, "attn_q", "self_attn.q_proj.weight",
-     "attn_q.weight"},
+    {Wq, Matrix, QProj, Hidden, SeparateQkv, "attn_q", "self_attn.q_proj.weight", "attn_q.weight"},
     {Wk, Matrix, Kv, Hidden, SeparateQkv, "attn_k", "self_attn.k_proj.weight", "attn_k.weight"},
     {Wv, Matrix, Kv, Hidden, SeparateQkv, "attn_v", "self_attn.v_proj.weight", "attn_v.weight"},
     {Bq, Bias, Q, None, QkvBias, "attn_q.bias", "self_attn.q_proj.bias", "attn_q.bias"},

@@ -1,9 +1,12 @@
 #include "engine/backend/cpu/cpu_backend.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <new>
 
 #include "engine/backend/cpu/cpu_attention.h"
+#include "engine/backend/cpu/cpu_deltanet.h"
 #include "engine/backend/cpu/cpu_ops.h"
 #include "engine/backend/rope.h"
 #include "engine/core/error.h"
@@ -23,14 +26,18 @@ struct CpuBackend::Layer {
 
 // Activations of one step, grown to the largest step seen.
 struct CpuBackend::Scratch {
-  std::vector<float> x, xn, q, k, v, attn, proj, hidden, up, final_rows;
+  // q_gated: a gated attention layer's q projection ([q | gate] per head); gate: its gate halves;
+  // shared: the shared expert's output.
+  std::vector<float> x, xn, q, k, v, attn, proj, hidden, up, final_rows, q_gated, gate, shared;
   MoeScratch moe;
+  DeltaNetScratch deltanet;
 
   size_t bytes() const {
     size_t n = 0;
-    for (const auto* b : {&x, &xn, &q, &k, &v, &attn, &proj, &hidden, &up, &final_rows})
+    for (const auto* b :
+         {&x, &xn, &q, &k, &v, &attn, &proj, &hidden, &up, &final_rows, &q_gated, &gate, &shared})
       n += b->capacity();
-    return n * sizeof(float) + moe.bytes();
+    return n * sizeof(float) + moe.bytes() + deltanet.bytes();
   }
 };
 
@@ -59,6 +66,16 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
     if (i < w.experts.size()) prepare_experts(w.experts[i], layers_[i]);
     layers_[i].rope_inv_freq =
         rope_inverse_frequencies(config_, static_cast<int>(i), w.rope_freq_factors);
+  }
+  kv_layer_.assign(w.layers.size(), -1);
+  state_layer_.assign(w.layers.size(), -1);
+  int num_state_layers = 0;
+  for (int l = 0; l < config_.num_layers; ++l) {
+    if (config_.is_deltanet_layer(l)) {
+      state_layer_[static_cast<size_t>(l)] = num_state_layers++;
+    } else {
+      kv_layer_[static_cast<size_t>(l)] = num_kv_layers_++;
+    }
   }
   embedding_ = CpuMatrix(w.token_embedding);  // rows are widened on lookup
   lm_head_ = CpuMatrix(w.lm_head);
@@ -117,16 +134,15 @@ std::vector<float> CpuBackend::norm_weights(const WeightTensor& tensor) const {
 CpuBackend::~CpuBackend() = default;
 
 size_t CpuBackend::kv_block_bytes(int block_size) const {
-  return 2 * static_cast<size_t>(config_.num_layers) * static_cast<size_t>(block_size) *
+  return 2 * static_cast<size_t>(num_kv_layers_) * static_cast<size_t>(block_size) *
          static_cast<size_t>(config_.kv_size()) * sizeof(float);
 }
 
 void CpuBackend::allocate_kv_cache(int num_blocks, int block_size) {
   if (num_blocks <= 0 || block_size <= 0)
     fail("KV cache: need at least one block of at least one token");
-  const size_t per_cache = static_cast<size_t>(config_.num_layers) *
-                           static_cast<size_t>(num_blocks) * static_cast<size_t>(block_size) *
-                           static_cast<size_t>(config_.kv_size());
+  const size_t per_cache = static_cast<size_t>(num_kv_layers_) * static_cast<size_t>(num_blocks) *
+                           static_cast<size_t>(block_size) * static_cast<size_t>(config_.kv_size());
   k_cache_.clear();
   v_cache_.clear();
   try {
@@ -148,13 +164,51 @@ void CpuBackend::copy_blocks(std::span<const int32_t> src_block_ids,
       static_cast<size_t>(block_size_) * static_cast<size_t>(config_.kv_size());
   const size_t layer_floats = block_floats * static_cast<size_t>(num_blocks_);
   for (size_t i = 0; i < src_block_ids.size(); ++i) {
-    for (int l = 0; l < config_.num_layers; ++l) {
+    for (int l = 0; l < num_kv_layers_; ++l) {
       const size_t base = static_cast<size_t>(l) * layer_floats;
       const size_t src = base + static_cast<size_t>(src_block_ids[i]) * block_floats;
       const size_t dst = base + static_cast<size_t>(dst_block_ids[i]) * block_floats;
       std::memcpy(&k_cache_[dst], &k_cache_[src], block_floats * sizeof(float));
       std::memcpy(&v_cache_[dst], &v_cache_[src], block_floats * sizeof(float));
     }
+  }
+}
+
+size_t CpuBackend::state_slot_bytes() const {
+  return static_cast<size_t>(config_.state_floats()) * sizeof(float);
+}
+
+void CpuBackend::allocate_state_slots(int num_slots) {
+  if (num_slots < 0) fail("state slots: a negative count (", num_slots, ")");
+  if (num_slots > 0 && !config_.is_hybrid())
+    fail("state slots: ", config_.architecture, " has no recurrent layers");
+  const size_t floats =
+      static_cast<size_t>(num_slots) * static_cast<size_t>(config_.state_floats());
+  states_.clear();
+  try {
+    states_.assign(floats, 0.0f);
+  } catch (const std::bad_alloc&) {
+    states_ = {};
+    num_state_slots_ = 0;
+    fail("state slots: cannot allocate ", floats * sizeof(float) >> 20, " MiB of host memory for ",
+         num_slots, " slots of ", state_slot_bytes() >> 10, " KiB; lower --max-num-seqs");
+  }
+  num_state_slots_ = num_slots;
+}
+
+void CpuBackend::copy_state_slots(std::span<const int32_t> src_slots,
+                                  std::span<const int32_t> dst_slots) {
+  if (src_slots.size() != dst_slots.size())
+    fail("copy_state_slots: ", src_slots.size(), " sources for ", dst_slots.size(), " targets");
+  const auto floats = static_cast<size_t>(config_.state_floats());
+  for (size_t i = 0; i < src_slots.size(); ++i) {
+    for (const int32_t slot : {src_slots[i], dst_slots[i]}) {
+      if (slot < 0 || slot >= num_state_slots_)
+        fail("copy_state_slots: slot ", slot, " is outside the ", num_state_slots_, " slots");
+    }
+    if (src_slots[i] == dst_slots[i]) continue;
+    std::memcpy(&states_[static_cast<size_t>(dst_slots[i]) * floats],
+                &states_[static_cast<size_t>(src_slots[i]) * floats], floats * sizeof(float));
   }
 }
 
@@ -203,7 +257,11 @@ class CpuBackend::Ops final : public ForwardOps {
 
   void qkv_projection(int l) override {
     using enum WeightRole;
-    linear(StepBuffer::Normed, {Wq, l}, StepBuffer::Q);
+    if (c_.attn_output_gate) {
+      split_gated_q(l);
+    } else {
+      linear(StepBuffer::Normed, {Wq, l}, StepBuffer::Q);
+    }
     linear(StepBuffer::Normed, {Wk, l}, StepBuffer::K);
     linear(StepBuffer::Normed, {Wv, l}, StepBuffer::V);
     if (b_.layers_[static_cast<size_t>(l)].vectors[Bq].empty()) return;
@@ -212,12 +270,29 @@ class CpuBackend::Ops final : public ForwardOps {
     sluice::add_bias(s_.v.data(), vector({Bv, l}).data(), T_, c_.kv_size());
   }
 
-  void attention_output_gate(int l) override {
-    fail("the CPU backend has no attention output gate yet (layer ", l, ")");
+  void attention_output_gate(int) override {
+    const int64_t n = T_ * c_.q_size();
+    for (int64_t i = 0; i < n; ++i)
+      s_.attn[static_cast<size_t>(i)] /= 1.0f + std::exp(-s_.gate[static_cast<size_t>(i)]);
   }
 
   void gated_delta_net(int l) override {
-    fail("the CPU backend has no Gated DeltaNet yet (layer ", l, ")");
+    using enum WeightRole;
+    const CpuDeltaNetWeights w{.qkv = &matrix({SsmQkv, l}),
+                               .z = &matrix({SsmZ, l}),
+                               .beta = &matrix({SsmBeta, l}),
+                               .alpha = &matrix({SsmAlpha, l}),
+                               .out = &matrix({SsmOut, l}),
+                               .conv = vector({SsmConv, l}).data(),
+                               .a = vector({SsmA, l}).data(),
+                               .dt = vector({SsmDt, l}).data(),
+                               .norm = vector({SsmNorm, l}).data()};
+    const int64_t slot_floats = c_.state_floats();
+    const CpuStateView state{.base = b_.states_.data() + b_.state_layer_[static_cast<size_t>(l)] *
+                                                             c_.deltanet.state_floats(),
+                             .slot_stride = slot_floats};
+    sluice::gated_delta_net(c_.deltanet, c_.rms_norm_eps, w, in_, s_.xn.data(), state,
+                            s_.proj.data(), b_.pool_, s_.deltanet);
   }
 
   void head_norms(int l) override {
@@ -238,8 +313,9 @@ class CpuBackend::Ops final : public ForwardOps {
     const size_t layer_floats = static_cast<size_t>(b_.num_blocks_) *
                                 static_cast<size_t>(b_.block_size_) *
                                 static_cast<size_t>(c_.kv_size());
-    float* k_cache = b_.k_cache_.data() + static_cast<size_t>(l) * layer_floats;
-    float* v_cache = b_.v_cache_.data() + static_cast<size_t>(l) * layer_floats;
+    const auto kv_layer = static_cast<size_t>(b_.kv_layer_[static_cast<size_t>(l)]);
+    float* k_cache = b_.k_cache_.data() + kv_layer * layer_floats;
+    float* v_cache = b_.v_cache_.data() + kv_layer * layer_floats;
     if (b_.round_kv_to_fp8_) {
       const int64_t rows = T_ * c_.num_kv_heads;
       round_rows_to_fp8(s_.k.data(), rows, c_.head_dim);
@@ -272,6 +348,7 @@ class CpuBackend::Ops final : public ForwardOps {
       b_.on_experts_chosen_(l, std::span<const int32_t>(s_.moe.choice.ids.data(),
                                                         static_cast<size_t>(T_ * options.top_k)));
     }
+    if (options.shared_expert) add_shared_expert(l);
   }
 
   void logits(StepBuffer pending, float softcap) override {
@@ -294,6 +371,45 @@ class CpuBackend::Ops final : public ForwardOps {
   }
 
  private:
+  // Q and the gate from a gated attention layer's q projection ([q | gate] per head).
+  void split_gated_q(int l) {
+    const int64_t width = 2 * int64_t{c_.q_size()};
+    resize_scratch(s_.q_gated, T_ * width);
+    resize_scratch(s_.gate, T_ * c_.q_size());
+    matrix({WeightRole::Wq, l}).multiply(s_.xn.data(), T_, s_.q_gated.data(), b_.pool_);
+    const int64_t d = c_.head_dim;
+    for (int64_t t = 0; t < T_; ++t) {
+      for (int64_t h = 0; h < c_.num_heads; ++h) {
+        const float* src = s_.q_gated.data() + t * width + h * 2 * d;
+        const int64_t dst = (t * c_.num_heads + h) * d;
+        std::memcpy(s_.q.data() + dst, src, static_cast<size_t>(d) * sizeof(float));
+        std::memcpy(s_.gate.data() + dst, src + d, static_cast<size_t>(d) * sizeof(float));
+      }
+    }
+  }
+
+  // Proj += sigmoid(Normed . ShexpRouter^T) * SwiGLU_shared(Normed), after the routed experts.
+  void add_shared_expert(int l) {
+    using enum WeightRole;
+    const int64_t ffn = c_.shared_expert_intermediate_size;
+    const int64_t hidden = c_.hidden_size;
+    resize_scratch(s_.hidden, T_ * ffn);
+    resize_scratch(s_.up, T_ * ffn);
+    resize_scratch(s_.shared, T_ * std::max<int64_t>(hidden, 1));
+    resize_scratch(s_.final_rows, T_);
+    matrix({ShexpGate, l}).multiply(s_.xn.data(), T_, s_.hidden.data(), b_.pool_);
+    matrix({ShexpUp, l}).multiply(s_.xn.data(), T_, s_.up.data(), b_.pool_);
+    silu_mul(s_.hidden.data(), s_.up.data(), T_ * ffn);
+    matrix({ShexpDown, l}).multiply(s_.hidden.data(), T_, s_.shared.data(), b_.pool_);
+    matrix({ShexpRouter, l}).multiply(s_.xn.data(), T_, s_.final_rows.data(), b_.pool_);
+    for (int64_t t = 0; t < T_; ++t) {
+      const float gate = 1.0f / (1.0f + std::exp(-s_.final_rows[static_cast<size_t>(t)]));
+      for (int64_t i = 0; i < hidden; ++i)
+        s_.proj[static_cast<size_t>(t * hidden + i)] +=
+            gate * s_.shared[static_cast<size_t>(t * hidden + i)];
+    }
+  }
+
   float* buffer(StepBuffer b) {
     switch (b) {
       case StepBuffer::Residual:
@@ -353,7 +469,10 @@ void CpuBackend::forward(const BatchInputs& inputs, std::vector<float>& logits) 
                                     .max_position_embeddings = config_.max_position_embeddings,
                                     .num_blocks = num_blocks_,
                                     .block_size = block_size_,
-                                    .kv_window = config_.kv_window()});
+                                    .kv_window = config_.kv_window(),
+                                    .num_state_slots = config_.is_hybrid() ? num_state_slots_ : 0});
+  if (config_.is_hybrid() && num_state_slots_ == 0)
+    fail("forward pass of a hybrid model before its state slots were allocated");
   Ops ops(*this, inputs, logits);
   run_forward(config_, ops);
 }
@@ -368,6 +487,7 @@ BackendMemory CpuBackend::memory() const {
   m.weight_bytes = model_.weight_bytes() + owned_weight_bytes_;
   m.kv_cache_bytes = (k_cache_.size() + v_cache_.size()) * sizeof(float);
   m.activation_bytes = scratch_->bytes();
+  m.state_bytes = states_.size() * sizeof(float);
   return m;
 }
 

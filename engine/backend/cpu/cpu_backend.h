@@ -39,6 +39,10 @@ class CpuBackend final : public Backend {
   void allocate_kv_cache(int num_blocks, int block_size) override;
   void copy_blocks(std::span<const int32_t> src_block_ids,
                    std::span<const int32_t> dst_block_ids) override;
+  size_t state_slot_bytes() const override;
+  void allocate_state_slots(int num_slots) override;
+  void copy_state_slots(std::span<const int32_t> src_slots,
+                        std::span<const int32_t> dst_slots) override;
   void forward(const BatchInputs& inputs, std::vector<float>& logits) override;
   BackendMemory memory() const override;
   // 512, llama.cpp's micro-batch: the GEMMs are as fast per token as at 2048, and the fp32
@@ -71,8 +75,17 @@ class CpuBackend final : public Backend {
 
   int num_blocks_ = 0;
   int block_size_ = 0;
-  std::vector<float> k_cache_;  // [num_layers, num_blocks, block_size, num_kv_heads, head_dim]
+  // [attention layer, num_blocks, block_size, num_kv_heads, head_dim]: a hybrid's DeltaNet
+  // layers have no KV cache; kv_layer_[l] is layer l's index among the attention layers.
+  std::vector<float> k_cache_;
   std::vector<float> v_cache_;
+  std::vector<int> kv_layer_;
+  int num_kv_layers_ = 0;
+  // Hybrid models: [slot, DeltaNet layer, DeltaNetConfig::state_floats()]; state_layer_[l] is
+  // layer l's index among the DeltaNet layers.
+  std::vector<float> states_;
+  std::vector<int> state_layer_;
+  int num_state_slots_ = 0;
   std::unique_ptr<Scratch> scratch_;
 };
 
