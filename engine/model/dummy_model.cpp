@@ -42,6 +42,10 @@ struct Preset {
   // Mixture of experts (0 experts: a dense FFN of `ffn`): every layer routes each token to
   // experts_used of `experts` FFNs of expert_ffn.
   int experts = 0, experts_used = 0, expert_ffn = 0;
+  // Hybrids (Qwen3.5): Gated DeltaNet layers of linear_k_heads / linear_v_heads heads of
+  // linear_k_dim / linear_v_dim, every full_attention_interval-th layer attention; 0: none.
+  int linear_k_heads = 0, linear_v_heads = 0, linear_k_dim = 0, linear_v_dim = 0;
+  int full_attention_interval = 0;
   bool is_test_shape = false;  // small, for tests; not listed
 };
 
@@ -111,6 +115,20 @@ constexpr Preset kPresets[] = {
      .layers = 32, .heads = 32, .kv_heads = 8, .vocab = 32000, .context = 32768,
      .rope_theta = 1000000.0f, .experts = 8, .experts_used = 2, .expert_ffn = 14336},
 
+    // Qwen3.5-9B's text model (config.json's text_config; llama.cpp's qwen35 GGUF keys): 8 of 32
+    // layers attend (head_dim 256, a quarter rotary, gated output), 24 are Gated DeltaNet layers
+    // of 16 key and 32 value heads of 128.
+    {.name = "qwen3.5-9b", .architecture = "qwen35", .hidden = 4096, .ffn = 12288, .layers = 32,
+     .heads = 16, .kv_heads = 4, .head_dim = 256, .vocab = 248320, .context = 262144,
+     .rope_theta = 10000000.0f, .rms_norm_eps = 1e-6f, .rotary_percent = 25,
+     .linear_k_heads = 16, .linear_v_heads = 32, .linear_k_dim = 128, .linear_v_dim = 128,
+     .full_attention_interval = 4},
+
+    {.name = "tiny-qwen35", .architecture = "qwen35", .hidden = 256, .ffn = 512, .layers = 4,
+     .heads = 4, .kv_heads = 2, .head_dim = 64, .vocab = 512, .context = 256,
+     .rope_theta = 10000000.0f, .rms_norm_eps = 1e-6f, .rotary_percent = 25,
+     .linear_k_heads = 2, .linear_v_heads = 4, .linear_k_dim = 64, .linear_v_dim = 64,
+     .full_attention_interval = 4, .is_test_shape = true},
     {.name = "tiny-llama", .architecture = "llama", .hidden = 256, .ffn = 512, .layers = 2,
      .heads = 4, .kv_heads = 2, .vocab = 512, .context = 256, .is_test_shape = true},
     {.name = "tiny-llama3", .architecture = "llama", .hidden = 256, .ffn = 512, .layers = 2,
@@ -193,7 +211,19 @@ ModelConfig config_of(const Preset& p, int num_layers) {
   c.expert_intermediate_size = p.expert_ffn;
   c.bos_token_id = 1;
   c.eos_token_id = 2;
+  if (p.linear_v_heads > 0) {  // GGUF's layout: tiled value heads, norms stored as used
+    c.deltanet = DeltaNetConfig{.num_k_heads = p.linear_k_heads,
+                                .num_v_heads = p.linear_v_heads,
+                                .k_head_dim = p.linear_k_dim,
+                                .v_head_dim = p.linear_v_dim,
+                                .conv_kernel = 4};
+    c.attn_output_gate = true;
+  }
   apply_architecture(architecture_of(c), c, p.window_period, p.local_rope_theta);
+  for (int l = 0; p.full_attention_interval > 0 && l < c.num_layers; ++l) {
+    c.layers[static_cast<size_t>(l)].kind =
+        (l + 1) % p.full_attention_interval == 0 ? LayerKind::Attention : LayerKind::DeltaNet;
+  }
   return c;
 }
 
@@ -206,7 +236,7 @@ void for_each_weight(const ModelConfig& c, const std::function<void(WeightRole, 
   f(WeightRole::TokenEmbedding, 0);
   for (int l = 0; l < c.num_layers; ++l) {
     for (const WeightRole role : all_weight_roles()) {
-      if (is_layer_role(role) && weight_role_in_files(role, unfused, c)) f(role, l);
+      if (is_layer_role(role) && weight_role_in_files(role, unfused, c, l)) f(role, l);
     }
   }
   f(WeightRole::FinalNorm, 0);
@@ -356,7 +386,7 @@ class WeightFactory {
       : model_(model), dtype_(dtype), seed_(seed) {}
 
   WeightTensor make(WeightRole role, const std::string& name, std::vector<int64_t> shape) {
-    const bool is_ones = is_norm_role(role);
+    const bool is_ones = is_norm_role(role) || role == WeightRole::SsmNorm;
     WeightTensor t;
     t.name = name;
     t.shape = std::move(shape);
@@ -382,6 +412,12 @@ class WeightFactory {
       fill_in_parallel(n, n, [&](int64_t begin, int64_t end) {
         fill_floats(dtype, data, begin, end, stream, is_ones);
       });
+    }
+    if (role == WeightRole::SsmA) {  // a decay rate: negative (A_log = 0, a = -1)
+      for (int64_t i = 0; i < n; ++i) {
+        const float minus_one = -1.0f;
+        std::memcpy(data + i * 4, &minus_one, 4);
+      }
     }
     t.data = storage.data();
     t.num_bytes = storage.size();

@@ -304,7 +304,7 @@ std::vector<OutputTensor> file_tensors(const Model& model, const FileLayout& lay
       return role_tensor(model, layout, role, require_weight(model, layer[role], role, l), l);
     };
     for (const WeightRole role : all_weight_roles()) {
-      if (!is_layer_role(role) || !weight_role_in_files(role, *layout.arch, c)) continue;
+      if (!is_layer_role(role) || !weight_role_in_files(role, *layout.arch, c, l)) continue;
       if (is_expert_role(role)) {
         out.push_back(expert_stack_tensor(model, layout, role, l));
         continue;
@@ -363,6 +363,29 @@ void check_llama_cpp_moe_rules(const Model& model, const FileLayout& layout) {
     refuse(model, layout, "top-k expert weights that are not renormalised");
 }
 
+// A hybrid's attention period: the first attention layer's index + 1 (0 without one).
+int attention_interval(const ModelConfig& c) {
+  for (int l = 0; l < c.num_layers; ++l) {
+    if (!c.is_deltanet_layer(l)) return l + 1;
+  }
+  return 0;
+}
+
+// A hybrid as llama.cpp's qwen35 loader reads it: value heads tiled (a Hugging Face folder's
+// grouped heads would need every value-head tensor reordered, as the converter does), norms
+// stored as used (HF's 1 + w would need the + 1 written in), attention every n-th layer.
+void check_llama_cpp_hybrid_rules(const Model& model, const FileLayout& layout) {
+  const ModelConfig& c = model.config;
+  if (c.deltanet.grouped_v_heads)
+    refuse(model, layout, "Gated DeltaNet value heads in Hugging Face's grouped order");
+  if (c.norm_weight_offset != 0.0f) refuse(model, layout, "norms stored as w for 1 + w");
+  const int interval = attention_interval(c);
+  for (int l = 0; l < c.num_layers; ++l) {
+    if (interval == 0 || c.is_deltanet_layer(l) != ((l + 1) % interval != 0))
+      refuse(model, layout, "attention layers that are not every n-th layer");
+  }
+}
+
 // Refuses options that llama.cpp's loader for the file's architecture fixes or cannot take,
 // whatever the file says.
 void check_llama_cpp_rules(const Model& model, const FileLayout& layout) {
@@ -378,6 +401,7 @@ void check_llama_cpp_rules(const Model& model, const FileLayout& layout) {
     refuse(model, layout, "llama3 RoPE scaling (rope_freqs.weight)");
   if (layout.permute_qk && c.rope_dims() != c.head_dim)
     refuse(model, layout, "partial rotary with llama RoPE");
+  if (c.is_hybrid()) check_llama_cpp_hybrid_rules(model, layout);
   if (file_arch.window_pattern == WindowPattern::PeriodGlobal && c.sliding_window > 0 &&
       window_period(c) != kLlamaCppGemma3Period) {
     refuse(model, layout,
@@ -453,6 +477,26 @@ void add_expert_keys(GgufMetadata& meta, const ModelConfig& c, const FileLayout&
     meta.add_u32(a + "expert_feed_forward_length", c.expert_intermediate_size);
 }
 
+// Qwen3.5 as llama.cpp's converter writes it: the ssm.* shape, the attention period (layer i
+// attends iff (i + 1) % interval == 0) and the M-RoPE sections llama.cpp requires (text uses
+// one position for all of them: plain partial RoPE), split over the rotated pairs as the
+// published configs do ([11, 11, 10] of 32 pairs).
+void add_deltanet_keys(GgufMetadata& meta, const ModelConfig& c, const std::string& a) {
+  const DeltaNetConfig& d = c.deltanet;
+  meta.add_u32(a + "ssm.conv_kernel", d.conv_kernel);
+  meta.add_u32(a + "ssm.state_size", d.k_head_dim);
+  meta.add_u32(a + "ssm.group_count", d.num_k_heads);
+  meta.add_u32(a + "ssm.time_step_rank", d.num_v_heads);
+  meta.add_u32(a + "ssm.inner_size", d.value_dim());
+  meta.add_u32(a + "full_attention_interval", attention_interval(c));
+  const int pairs = c.rope_dims() / 2;
+  const int part = (pairs + 2) / 3;
+  meta.add_numbers(a + "rope.dimension_sections", GgufType::Int32,
+                   std::vector<int32_t>{part, part, pairs - 2 * part, 0});
+  if (c.shared_expert_intermediate_size > 0)
+    meta.add_u32(a + "expert_shared_feed_forward_length", c.shared_expert_intermediate_size);
+}
+
 void add_architecture_keys(GgufMetadata& meta, const Model& model, const FileLayout& layout) {
   const ModelConfig& c = model.config;
   const std::string a = layout.gguf_arch + ".";
@@ -474,6 +518,7 @@ void add_architecture_keys(GgufMetadata& meta, const Model& model, const FileLay
   }
   if (c.rope_scaling.type == RopeScaling::Type::Yarn) add_yarn_keys(meta, c.rope_scaling, a);
   if (c.is_moe()) add_expert_keys(meta, c, layout);
+  if (c.is_hybrid()) add_deltanet_keys(meta, c, a);
   const Architecture& file_arch = *layout.file_arch;
   if (file_arch.window_pattern != WindowPattern::AllLayers)
     meta.add_u32(a + "attention.sliding_window", c.sliding_window);

@@ -42,7 +42,12 @@ std::vector<float> cpu_logits(const Model& model) {
   std::vector<int32_t> tokens;
   for (int i = 0; i < 12; ++i) tokens.push_back((37 * i + 5) % model.config.vocab_size);
   std::vector<float> logits;
-  backend.forward(test::single_request_batch(tokens, 0, 1, true), logits);
+  BatchInputs batch = test::single_request_batch(tokens, 0, 1, true);
+  if (model.config.is_hybrid()) {  // Qwen3.5: one state slot
+    backend.allocate_state_slots(1);
+    batch.state_slots = {0};
+  }
+  backend.forward(batch, logits);
   return logits;
 }
 
@@ -90,8 +95,13 @@ void expect_same_model_config(const ModelConfig& a, const ModelConfig& b) {
   EXPECT_EQ(a.sliding_window, b.sliding_window);
   EXPECT_EQ(a.bos_token_id, b.bos_token_id);
   EXPECT_EQ(a.eos_token_id, b.eos_token_id);
+  EXPECT_EQ(a.attn_output_gate, b.attn_output_gate);
+  EXPECT_EQ(a.state_floats(), b.state_floats());
+  EXPECT_EQ(a.deltanet.grouped_v_heads, b.deltanet.grouped_v_heads);
+  EXPECT_EQ(a.shared_expert_intermediate_size, b.shared_expert_intermediate_size);
   ASSERT_EQ(a.layers.size(), b.layers.size());
   for (size_t l = 0; l < a.layers.size(); ++l) {
+    EXPECT_EQ(a.layers[l].kind, b.layers[l].kind) << "layer " << l;
     EXPECT_EQ(a.layers[l].sliding_window, b.layers[l].sliding_window) << "layer " << l;
     EXPECT_EQ(a.layers[l].rope_theta, b.layers[l].rope_theta) << "layer " << l;
     EXPECT_EQ(a.layers[l].rope_scaling.type, b.layers[l].rope_scaling.type) << "layer " << l;
@@ -119,7 +129,7 @@ TEST_P(SavedDummyModel, LoadsBackAsTheSameModelWithBitIdenticalLogits) {
 
 INSTANTIATE_TEST_SUITE_P(Architectures, SavedDummyModel,
                          ::testing::Values("tiny-qwen2", "tiny-qwen3", "tiny-gemma2", "tiny-gemma3",
-                                           "tiny-phi3"));
+                                           "tiny-phi3", "tiny-qwen35"));
 
 // A Llama whose in-memory q/k already pair adjacent dimensions is written as it is.
 TEST(GgufWriter, LlamaWithAdjacentRopePairsLoadsBackBitIdentical) {
@@ -394,7 +404,8 @@ INSTANTIATE_TEST_SUITE_P(
         ConverterCase{"tiny-phi3", "models/tiny-arch/phi3/gguf/phi3-F32.gguf"},
         ConverterCase{"tiny-qwen3moe", "models/tiny-arch/qwen3moe/gguf/qwen3moe-F32.gguf"},
         ConverterCase{"tiny-mixtral", "models/tiny-arch/mixtral/gguf/mixtral-F32.gguf"},
-        ConverterCase{"tiny-gpt-oss", "models/tiny-arch/gpt-oss/gguf/gpt-oss-F32.gguf"}),
+        ConverterCase{"tiny-gpt-oss", "models/tiny-arch/gpt-oss/gguf/gpt-oss-F32.gguf"},
+        ConverterCase{"tiny-qwen35", "models/tiny-arch/qwen35/gguf/qwen35-F32.gguf"}),
     [](const ::testing::TestParamInfo<ConverterCase>& case_info) {
       std::string name = case_info.param.preset;
       std::replace(name.begin(), name.end(), '-', '_');
