@@ -81,21 +81,22 @@ void delta_rule_head(const DeltaNetConfig& d, const CpuDeltaNetWeights& w, float
     const float beta = 1.0f / (1.0f + std::exp(-beta_logits[t * d.num_v_heads + h]));
     const float g = w.a[h] * softplus_of(alpha_logits[t * d.num_v_heads + h] + w.dt[h]);
     const float decay = std::exp(g);
+    // Two passes over S (which decode reads from memory): kv = S^T k scaled by the decay, then
+    // S = decay S + k delta^T and o = S^T q together.
     std::fill(kv.begin(), kv.end(), 0.0f);
     for (int i = 0; i < dk; ++i) {
-      float* row = s + static_cast<int64_t>(i) * dv;
-      for (int j = 0; j < dv; ++j) {
-        row[j] *= decay;
-        kv[static_cast<size_t>(j)] += row[j] * k[i];
-      }
+      const float* row = s + static_cast<int64_t>(i) * dv;
+      for (int j = 0; j < dv; ++j) kv[static_cast<size_t>(j)] += row[j] * k[i];
     }
-    for (int j = 0; j < dv; ++j)
-      kv[static_cast<size_t>(j)] = beta * (v[j] - kv[static_cast<size_t>(j)]);
+    for (int j = 0; j < dv; ++j) {
+      const auto jj = static_cast<size_t>(j);
+      kv[jj] = beta * (v[j] - decay * kv[jj]);
+    }
     std::fill(o.begin(), o.end(), 0.0f);
     for (int i = 0; i < dk; ++i) {
       float* row = s + static_cast<int64_t>(i) * dv;
       for (int j = 0; j < dv; ++j) {
-        row[j] += k[i] * kv[static_cast<size_t>(j)];
+        row[j] = row[j] * decay + k[i] * kv[static_cast<size_t>(j)];
         o[static_cast<size_t>(j)] += row[j] * q[i];
       }
     }
