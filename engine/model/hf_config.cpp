@@ -288,9 +288,33 @@ void assign_hybrid_layers(const json& j, const std::string& path, ModelConfig& c
 
 }  // namespace
 
-ModelConfig read_hf_config(const std::string& path) {
+namespace {
+
+// Qwen3.5's published checkpoints are multimodal (model_type qwen3_5 / qwen3_5_moe): the text
+// model's keys sit in text_config, with a few (tie_word_embeddings) at the top.
+json text_model_config(json j, const std::string& path) {
+  const std::string type = get_string(j, path, "model_type", std::string());
+  if ((type != "qwen3_5" && type != "qwen3_5_moe") || !j.contains("text_config")) return j;
+  if (!j["text_config"].is_object()) fail(path, ": text_config must be an object");
+  json text = j["text_config"];
+  for (const auto& [key, value] : j.items()) {
+    if (key != "text_config" && key != "vision_config" && !text.contains(key)) text[key] = value;
+  }
+  text["model_type"] = type + "_text";
+  return text;
+}
+
+}  // namespace
+
+bool hf_config_is_multimodal(const std::string& path) {
   const json j = parse_json_file(path);
-  if (!j.is_object()) fail(path, ": not a JSON object");
+  return j.is_object() && j.contains("text_config");
+}
+
+ModelConfig read_hf_config(const std::string& path) {
+  const json top = parse_json_file(path);
+  if (!top.is_object()) fail(path, ": not a JSON object");
+  const json j = text_model_config(top, path);
   ModelConfig c;
   const std::string model_type = get_string(j, path, "model_type", std::string());
   const Architecture* arch = find_hf_architecture(model_type);

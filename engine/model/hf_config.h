@@ -12,6 +12,10 @@ namespace sluice {
 // type, an unsupported model_type or an unsupported rope_scaling.
 ModelConfig read_hf_config(const std::string& path);
 
+// True when config.json wraps the text model in text_config (a multimodal checkpoint such as
+// Qwen3.5's, whose language model's tensors are under model.language_model.).
+bool hf_config_is_multimodal(const std::string& path);
+
 // Returns tokenizer_config.json's chat_template (a string, or the "default" entry of a list), or
 // "" when the file or the key is absent. Throws Error when the file exists but is not JSON.
 std::string read_hf_chat_template(const std::string& tokenizer_config_path);

@@ -290,6 +290,11 @@ void load_hf(Model& model) {
          ": no model.safetensors or model.safetensors.index.json (PyTorch .bin checkpoints are not "
          "supported)");
   }
+  if (hf_config_is_multimodal(config_path.string())) {
+    // The language model of a multimodal checkpoint; its vision tower and multi-token-prediction
+    // head are not run (text in, text out).
+    tensors.rename_prefix("model.language_model.", "model.", {"model.visual.", "mtp."});
+  }
   reject_unsupported_tensors(tensors, model.config);
   check_layer_count(tensors, model.config, NameScheme::HuggingFace,
                     str_cat(config_path.string(), ": num_hidden_layers"));

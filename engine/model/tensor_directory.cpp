@@ -12,6 +12,27 @@ void TensorDirectory::add(TensorEntry entry) {
   }
 }
 
+size_t TensorDirectory::rename_prefix(const std::string& from, const std::string& to,
+                                      const std::vector<std::string>& drop) {
+  std::map<std::string, TensorEntry> kept;
+  size_t num_dropped = 0;
+  for (auto& [name, entry] : entries_) {
+    bool dropped = false;
+    for (const std::string& prefix : drop) dropped = dropped || name.starts_with(prefix);
+    if (dropped) {
+      ++num_dropped;
+      continue;
+    }
+    const std::string renamed = name.starts_with(from) ? to + name.substr(from.size()) : name;
+    entry.tensor.name = renamed;
+    const std::string file = entry.file;
+    if (!kept.emplace(renamed, std::move(entry)).second)
+      fail(file, ": tensor ", name, " and another are both ", renamed);
+  }
+  entries_ = std::move(kept);
+  return num_dropped;
+}
+
 const TensorEntry* TensorDirectory::find(const std::string& name) const {
   const auto it = entries_.find(name);
   return it == entries_.end() ? nullptr : &it->second;

@@ -33,6 +33,13 @@ class TensorDirectory {
   // (outermost first). Throws Error naming the tensor, its file and the disagreement.
   WeightTensor require(const std::string& name, const std::vector<int64_t>& shape) const;
 
+  // Renames every tensor named "<from><rest>" to "<to><rest>" and drops those starting with one
+  // of `drop` (a multimodal checkpoint's language model under its own prefix, and the vision
+  // tower or multi-token-prediction head Sluice does not run). Returns how many were dropped.
+  // Throws Error when a renamed tensor's name is taken already.
+  size_t rename_prefix(const std::string& from, const std::string& to,
+                       const std::vector<std::string>& drop);
+
   // Like require() but returns nullopt when the tensor is absent.
   std::optional<WeightTensor> optional(const std::string& name,
                                        const std::vector<int64_t>& shape) const;
