@@ -90,7 +90,7 @@ std::string patched_copy(const std::string& type, const std::string& name, Patch
   return path;
 }
 
-std::string load_error(const std::string& path) {
+std::string quantized_load_error(const std::string& path) {
   try {
     load_model(path);
   } catch (const Error& e) {
@@ -107,7 +107,7 @@ TEST(QuantizedGguf, TensorOfAnUnsupportedTypeIsRefusedByName) {
     const uint32_t iq2_xxs = 16;
     std::memcpy(bytes.data() + find_tensor_info(bytes, "blk.0.ffn_down.weight").type, &iq2_xxs, 4);
   });
-  const std::string message = load_error(path);
+  const std::string message = quantized_load_error(path);
   EXPECT_THAT(message, HasSubstr("model.gguf: tensor blk.0.ffn_down.weight: type IQ2_XXS is not "
                                  "supported (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, "
                                  "Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, MXFP4)"));
@@ -119,7 +119,7 @@ TEST(QuantizedGguf, RowsThatAreNotWholeBlocksAreRefusedByName) {
     const uint64_t ne[2] = {128, 256};
     std::memcpy(bytes.data() + find_tensor_info(bytes, "blk.0.attn_k.weight").dims, ne, 16);
   });
-  const std::string message = load_error(path);
+  const std::string message = quantized_load_error(path);
   EXPECT_THAT(message, HasSubstr("rows.gguf: tensor blk.0.attn_k.weight: row length 128 is not a "
                                  "multiple of the Q4_K block size 256"));
 }
