@@ -85,8 +85,17 @@ struct CudaBackend::Impl {
   int32_t padding_block_id() const { return num_blocks; }  // the block past the engine's pool
   ForwardContext context() const {
     return ForwardContext{
-        config, *weights,      options.activation_dtype, *gemm,     buffers,
-        kv,     stream->get(), dense_gemv.use_gemv,      moe.get(), &quant_products};
+        config,
+        *weights,
+        options.activation_dtype,
+        *gemm,
+        buffers,
+        kv,
+        stream->get(),
+        dense_gemv.use_gemv,
+        moe.get(),
+        &quant_products,
+        StateSlots{state_pool.as<float>(), config.state_floats(), num_state_slots}};
   }
 
   const Model& model;
@@ -107,11 +116,16 @@ struct CudaBackend::Impl {
   // The pool holds num_blocks blocks for the engine and one more, the last, that padded decode
   // rows write into, so padding never touches a request's KV.
   DeviceBuffer kv_pool;
-  // [2, num_layers]: every layer's K, then every layer's V; with an FP8 cache followed by
-  // [2, num_layers] more: every layer's K scales, then its V scales.
+  // [2, num_attention_layers]: every attention layer's K, then every one's V; with an FP8 cache
+  // followed by [2, num_attention_layers] more: their K scales, then their V scales.
   DeviceBuffer kv_layer_pointers;
   KvCacheLayers kv;
   int num_blocks = 0;
+  std::vector<int> attention_layers;  // the layers that keep K and V (all but a hybrid's DeltaNet)
+
+  // A hybrid's recurrent state: num_state_slots slots of config.state_floats() fp32 values.
+  DeviceBuffer state_pool;
+  int num_state_slots = 0;
 
   DeviceBuffer activations;
   DeviceBuffer attention_workspace;
@@ -183,6 +197,9 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   if (moe) {
     prepare_grouped_experts(*moe, *weights, config, num_host_expert_layers, o.grouped_moe_gemv,
                             stream->get());
+  }
+  for (int l = 0; l < config.num_layers; ++l) {
+    if (!config.is_deltanet_layer(l)) attention_layers.push_back(l);
   }
   kv.k.resize(static_cast<size_t>(config.num_layers));
   kv.v.resize(static_cast<size_t>(config.num_layers));
@@ -262,7 +279,8 @@ int CudaBackend::Impl::enqueue_step(const BatchInputs& in) {
                                         .max_position_embeddings = config.max_position_embeddings,
                                         .num_blocks = num_blocks,
                                         .block_size = kv.block_size,
-                                        .kv_window = config.kv_window()});
+                                        .kv_window = config.kv_window(),
+                                        .num_state_slots = num_state_slots});
   std::optional<CudaGraphKey> key;
   const ForwardShape shape = plan_shape(in, key);
   const BatchInputs& batch = key ? padded : in;
@@ -378,7 +396,7 @@ void CudaBackend::allocate_kv_cache(int num_blocks, int block_size) {
   const CudaKvLayerLayout layout =
       cuda_kv_layer_layout(s.config, s.element_bytes, s.options.kv_cache_dtype,
                            static_cast<size_t>(num_blocks + 1) * static_cast<size_t>(block_size));
-  const auto num_layers = static_cast<size_t>(s.config.num_layers);
+  const size_t num_layers = s.attention_layers.size();
   s.kv_pool = DeviceBuffer(num_layers * layout.total_bytes,
                            str_cat("the KV cache (", num_blocks,
                                    " blocks; lower --kv-blocks, "
@@ -387,17 +405,18 @@ void CudaBackend::allocate_kv_cache(int num_blocks, int block_size) {
   // Zeroed as the CPU pool is: bytes never written by a request are never NaN.
   SLUICE_CUDA_CHECK(cudaMemsetAsync(s.kv_pool.get(), 0, s.kv_pool.bytes(), s.stream->get()));
   std::vector<void*> pointers((s.kv.is_fp8 ? 4 : 2) * num_layers);
-  for (size_t l = 0; l < num_layers; ++l) {
-    unsigned char* base = s.kv_pool.as<unsigned char>() + l * layout.total_bytes;
+  for (size_t i = 0; i < num_layers; ++i) {
+    const auto l = static_cast<size_t>(s.attention_layers[i]);
+    unsigned char* base = s.kv_pool.as<unsigned char>() + i * layout.total_bytes;
     s.kv.k[l] = base + layout.k;
     s.kv.v[l] = base + layout.v;
-    pointers[l] = s.kv.k[l];
-    pointers[num_layers + l] = s.kv.v[l];
+    pointers[i] = s.kv.k[l];
+    pointers[num_layers + i] = s.kv.v[l];
     if (s.kv.is_fp8) {
       s.kv.k_scales[l] = reinterpret_cast<float*>(base + layout.k_scales);
       s.kv.v_scales[l] = reinterpret_cast<float*>(base + layout.v_scales);
-      pointers[2 * num_layers + l] = s.kv.k_scales[l];
-      pointers[3 * num_layers + l] = s.kv.v_scales[l];
+      pointers[2 * num_layers + i] = s.kv.k_scales[l];
+      pointers[3 * num_layers + i] = s.kv.v_scales[l];
     }
   }
   if (!s.kv_layer_pointers.get())
@@ -433,7 +452,7 @@ void CudaBackend::copy_blocks(std::span<const int32_t> src_block_ids,
   std::memcpy(host + n * sizeof(int32_t), dst_block_ids.data(), n * sizeof(int32_t));
   const auto* ids = static_cast<const int32_t*>(s.copy_staging.commit(bytes, s.stream->get()));
   const int64_t block_elements = static_cast<int64_t>(s.kv.block_size) * s.config.kv_size();
-  const int num_layers = s.config.num_layers;
+  const auto num_layers = static_cast<int>(s.attention_layers.size());
   if (s.kv.is_fp8) {
     auto* const* codes = s.kv_layer_pointers.as<uint8_t* const>();
     auto* const* scales = s.kv_layer_pointers.as<float* const>() + 2 * num_layers;
@@ -448,10 +467,57 @@ void CudaBackend::copy_blocks(std::span<const int32_t> src_block_ids,
   visit_activation_type(s.options.activation_dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto* const* layers = s.kv_layer_pointers.as<T* const>();
-    SLUICE_KERNEL_CHECK(kernels::copy_blocks<T>(layers, layers + s.config.num_layers, ids, ids + n,
-                                                static_cast<int>(n), s.config.num_layers,
-                                                block_elements, s.stream->get()));
+    SLUICE_KERNEL_CHECK(kernels::copy_blocks<T>(layers, layers + num_layers, ids, ids + n,
+                                                static_cast<int>(n), num_layers, block_elements,
+                                                s.stream->get()));
   });
+}
+
+size_t CudaBackend::state_slot_bytes() const {
+  return static_cast<size_t>(impl_->config.state_floats()) * sizeof(float);
+}
+
+void CudaBackend::allocate_state_slots(int num_slots) {
+  Impl& s = *impl_;
+  if (num_slots < 0) fail("state slots: ", num_slots, " slots");
+  if (num_slots > 0 && !s.config.is_hybrid())
+    fail(name(), ": ", s.config.architecture, " has no recurrent layers to hold state for");
+  make_device_current(s.options.device_index);
+  s.synchronize();
+  s.graphs.clear();  // they bake in the pool's address
+  s.state_pool.reset();
+  s.num_state_slots = 0;
+  if (num_slots == 0) return;
+  s.state_pool = DeviceBuffer(static_cast<size_t>(num_slots) * state_slot_bytes(),
+                              str_cat("the recurrent state (", num_slots, " slots)").c_str());
+  // Zeroed, as the KV pool is: a slot never written is never NaN.
+  SLUICE_CUDA_CHECK(cudaMemsetAsync(s.state_pool.get(), 0, s.state_pool.bytes(), s.stream->get()));
+  s.num_state_slots = num_slots;
+  s.synchronize();
+}
+
+void CudaBackend::copy_state_slots(std::span<const int32_t> src_slots,
+                                   std::span<const int32_t> dst_slots) {
+  Impl& s = *impl_;
+  if (src_slots.size() != dst_slots.size())
+    fail("copy_state_slots: ", src_slots.size(), " sources for ", dst_slots.size(), " targets");
+  for (const auto slots : {src_slots, dst_slots}) {
+    for (const int32_t slot : slots) {
+      if (slot < 0 || slot >= s.num_state_slots)
+        fail("copy_state_slots: slot ", slot, " is outside the ", s.num_state_slots, " slots");
+    }
+  }
+  if (src_slots.empty()) return;
+  make_device_current(s.options.device_index);
+  const size_t bytes = state_slot_bytes();
+  auto* base = s.state_pool.as<unsigned char>();
+  // In order on the compute stream, so before the next step reads them.
+  for (size_t i = 0; i < src_slots.size(); ++i) {
+    if (src_slots[i] == dst_slots[i]) continue;
+    SLUICE_CUDA_CHECK(cudaMemcpyAsync(base + static_cast<size_t>(dst_slots[i]) * bytes,
+                                      base + static_cast<size_t>(src_slots[i]) * bytes, bytes,
+                                      cudaMemcpyDeviceToDevice, s.stream->get()));
+  }
 }
 
 void CudaBackend::forward(const BatchInputs& inputs, std::vector<float>& logits) {
@@ -639,6 +705,7 @@ BackendMemory CudaBackend::memory() const {
   m.weight_bytes = s.weights->bytes();
   m.host_weight_bytes = s.host_expert_bytes();
   m.kv_cache_bytes = s.kv_pool.bytes();
+  m.state_bytes = s.state_pool.bytes();
   m.activation_bytes =
       s.activations.bytes() + s.attention_workspace.bytes() + s.gemm->workspace_bytes() +
       s.sampling_workspace.bytes() + s.batch_staging.device_bytes() +

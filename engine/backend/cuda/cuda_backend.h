@@ -95,6 +95,12 @@ class CudaBackend final : public Backend {
   void allocate_kv_cache(int num_blocks, int block_size) override;
   void copy_blocks(std::span<const int32_t> src_block_ids,
                    std::span<const int32_t> dst_block_ids) override;
+  // Hybrid models: fp32 slots of ModelConfig::state_floats() (cuda_forward.h's StateSlots),
+  // zeroed when allocated; copies are device copies on the compute stream.
+  size_t state_slot_bytes() const override;
+  void allocate_state_slots(int num_slots) override;
+  void copy_state_slots(std::span<const int32_t> src_slots,
+                        std::span<const int32_t> dst_slots) override;
   void forward(const BatchInputs& inputs, std::vector<float>& logits) override;
   BackendMemory memory() const override;
 

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "engine/backend/cuda/cuda_memory_plan.h"
 #include "engine/backend/cuda/cuda_types.h"
 #include "engine/backend/cuda/dense_gemv_choice.h"
 #include "engine/core/error.h"
@@ -12,11 +13,13 @@
 #include "kernels/dequantize.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/embedding.cuh"
+#include "kernels/gated_delta_net.cuh"
 #include "kernels/head_norm.cuh"
 #include "kernels/moe.cuh"
 #include "kernels/quant_linear.cuh"
 #include "kernels/rms_norm.cuh"
 #include "kernels/rope_cache.cuh"
+#include "kernels/sigmoid_gates.cuh"
 
 namespace sluice {
 
@@ -58,6 +61,24 @@ ForwardBuffers carve_forward_buffers(void* base, const ModelConfig& config, size
     b.moe_gathered = take(slots * hidden * element_bytes);
     b.moe_gate_up = take(slots * 2 * expert_ffn * element_bytes);
     b.moe_out = static_cast<float*>(take(slots * hidden * sizeof(float)));
+  }
+  // The order and sizes of cuda_hybrid_activation_bytes.
+  if (config.is_hybrid()) {
+    const auto value = static_cast<size_t>(config.deltanet.value_dim());
+    b.dn_proj = static_cast<float*>(
+        take(tokens * static_cast<size_t>(cuda_deltanet_row_width(config)) * sizeof(float)));
+    b.dn_out = static_cast<float*>(take(tokens * value * sizeof(float)));
+    b.dn_normed = take(tokens * value * element_bytes);
+  }
+  if (config.attn_output_gate) {
+    b.gated_q = take(tokens * (2 * q + 2 * kv) * element_bytes);
+    b.attn_gate = take(tokens * q * element_bytes);
+  }
+  if (config.shared_expert_intermediate_size > 0) {
+    const auto shared_ffn = static_cast<size_t>(config.shared_expert_intermediate_size);
+    b.shexp_gate_up = take(tokens * 2 * shared_ffn * element_bytes);
+    b.shexp_out = static_cast<float*>(take(tokens * hidden * sizeof(float)));
+    b.shexp_logit = static_cast<float*>(take(tokens * sizeof(float)));
   }
   return b;
 }
@@ -102,7 +123,14 @@ class CudaForwardOps final : public ForwardOps {
         residual_(static_cast<T*>(c.buffers.residual)),
         spare_(static_cast<T*>(c.buffers.residual_alt)),
         normed_(static_cast<T*>(c.buffers.normed)),
-        ab_type_(cuda_data_type(c.dtype)) {}
+        ab_type_(cuda_data_type(c.dtype)) {
+    // Where each DeltaNet layer's state lies in a slot: the layers one after the other.
+    int64_t offset = 0;
+    for (int l = 0; l < cfg_.num_layers; ++l) {
+      state_offset_.push_back(offset);
+      if (cfg_.is_deltanet_layer(l)) offset += cfg_.deltanet.state_floats();
+    }
+  }
 
   // From the table in the activation type, or decoded from its blocks row by row.
   void embed(float scale) override {
@@ -141,6 +169,17 @@ class CudaForwardOps final : public ForwardOps {
 
   void qkv_projection(int l) override {
     auto* qkv = static_cast<T*>(c_.buffers.qkv);
+    if (cfg_.attn_output_gate) {
+      // Per head [q | gate] rows, then k | v: q|k|v as every other model's, the gate kept.
+      if (c_.weights.layer(l).vectors[WeightRole::Bq])
+        fail("the CUDA backend has no q|k|v biases with an attention output gate");
+      auto* gated = static_cast<T*>(c_.buffers.gated_q);
+      linear_raw(normed_, c_.weights.matrix({WeightRole::Wqkv, l}), gated);
+      SLUICE_KERNEL_CHECK(kernels::split_gated_q<T>(
+          gated, qkv, static_cast<T*>(c_.buffers.attn_gate), shape_.num_tokens, cfg_.num_heads,
+          cfg_.head_dim, 2 * cfg_.kv_size(), c_.stream));
+      return;
+    }
     linear_raw(normed_, c_.weights.matrix({WeightRole::Wqkv, l}), qkv);
     // The q, k and v biases, stacked as the product is (cuda_weights.h).
     if (const float* bias = c_.weights.layer(l).vectors[WeightRole::Bq]) {
@@ -215,12 +254,45 @@ class CudaForwardOps final : public ForwardOps {
     SLUICE_KERNEL_CHECK(kernels::add_bias<T>(buffer(x), c_.weights.vector(bias), shape_.num_tokens,
                                              cfg_.hidden_size, c_.stream));
   }
-  // Hybrid models are refused before a step (cuda_unsupported_features).
+  // Attn *= sigmoid(the gate qkv_projection split from the doubled q rows).
   void attention_output_gate(int l) override {
-    fail("the CUDA backend has no attention output gate (layer ", l, ")");
+    (void)l;
+    if (!c_.buffers.attn_gate) fail("the CUDA backend got an output gate in a model without one");
+    SLUICE_KERNEL_CHECK(kernels::sigmoid_gate_mul<T>(
+        static_cast<T*>(c_.buffers.attn), static_cast<const T*>(c_.buffers.attn_gate),
+        static_cast<int64_t>(shape_.num_tokens) * cfg_.q_size(), c_.stream));
   }
+
+  // One fp32 product per token [q|k|v | z | b | alpha], the convolution in place, the delta rule
+  // over each request's tokens in order, the gated norm into T, the output product into Proj.
   void gated_delta_net(int l) override {
-    fail("the CUDA backend has no Gated DeltaNet layer (layer ", l, ")");
+    const DeltaNetConfig& d = cfg_.deltanet;
+    const ForwardBuffers& b = c_.buffers;
+    if (!b.dn_proj || !c_.states.base)
+      fail("the CUDA backend got a DeltaNet layer without its buffers or state slots");
+    const int width = cuda_deltanet_row_width(cfg_);
+    float* proj = b.dn_proj;
+    product(normed_, 0, c_.weights.matrix({WeightRole::SsmQkv, l}), proj, shape_.num_tokens);
+    const kernels::DeltaNetRequests requests{batch_.query_start_loc, batch_.seq_lens,
+                                             batch_.state_slots,     shape_.num_requests,
+                                             c_.states.base,         c_.states.slot_floats};
+    const int64_t offset = state_offset_[static_cast<size_t>(l)];
+    SLUICE_KERNEL_CHECK(
+        kernels::deltanet_conv(proj, width, c_.weights.vector({WeightRole::SsmConv, l}),
+                               d.conv_dim(), d.conv_kernel, requests, offset, c_.stream));
+    const float* z = proj + d.conv_dim();
+    const float* beta = z + d.value_dim();
+    const kernels::DeltaRuleShape shape{d.num_k_heads, d.num_v_heads,     d.k_head_dim,
+                                        d.v_head_dim,  d.grouped_v_heads, cfg_.rms_norm_eps};
+    SLUICE_KERNEL_CHECK(kernels::gated_delta_rule(
+        proj, width, beta, beta + d.num_v_heads, width, c_.weights.vector({WeightRole::SsmA, l}),
+        c_.weights.vector({WeightRole::SsmDt, l}), b.dn_out, shape, requests,
+        offset + d.conv_state_floats(), c_.stream));
+    auto* normed = static_cast<T*>(b.dn_normed);
+    SLUICE_KERNEL_CHECK(kernels::gated_rms_norm<T>(
+        b.dn_out, z, width, c_.weights.vector({WeightRole::SsmNorm, l}), cfg_.rms_norm_eps, normed,
+        shape_.num_tokens, d.num_v_heads, d.v_head_dim, c_.stream));
+    linear_raw(normed, c_.weights.matrix({WeightRole::SsmOut, l}), spare_);
   }
 
   void moe_ffn(int l, const MoeOptions& options) override {
@@ -230,6 +302,7 @@ class CudaForwardOps final : public ForwardOps {
     } else {
       device_moe_ffn(l, options);
     }
+    if (options.shared_expert) shared_expert(l);
   }
 
   void gated_ffn(int l, Activation activation) override {
@@ -269,6 +342,26 @@ class CudaForwardOps final : public ForwardOps {
   }
 
  private:
+  // Proj += sigmoid(Normed . ShexpRouter^T) * (silu(gate) * up) . ShexpDown^T, the router's logit
+  // in fp32 from fp32 inputs as the experts' router, the FFN's output in fp32, added in T once.
+  void shared_expert(int l) {
+    const ForwardBuffers& b = c_.buffers;
+    if (!b.shexp_gate_up) fail("the CUDA backend got a shared expert in a model without one");
+    const int num_tokens = shape_.num_tokens;
+    const int hidden = cfg_.hidden_size;
+    const int ffn = cfg_.shared_expert_intermediate_size;
+    const CudaMatrix& router = c_.weights.matrix({WeightRole::ShexpRouter, l});
+    c_.gemm.linear(normed_fp32(), router.dense(), b.shexp_logit, num_tokens, hidden, 1, CUDA_R_32F,
+                   CUDA_R_32F);
+    auto* gate_up = static_cast<T*>(b.shexp_gate_up);
+    linear_raw(normed_, c_.weights.matrix({WeightRole::ShexpGate, l}), gate_up);
+    gated_activation(Activation::Silu, gate_up, num_tokens, ffn);
+    product(gate_up, 2 * ffn, c_.weights.matrix({WeightRole::ShexpDown, l}), b.shexp_out,
+            num_tokens);
+    SLUICE_KERNEL_CHECK(kernels::add_sigmoid_scaled_rows<T>(spare_, b.shexp_logit, b.shexp_out,
+                                                            num_tokens, hidden, c_.stream));
+  }
+
   // Normed as fp32 in moe_x (the router's input and the host experts').
   const float* normed_fp32() {
     if constexpr (std::is_same_v<T, float>) {
@@ -293,7 +386,10 @@ class CudaForwardOps final : public ForwardOps {
     SLUICE_CUDA_CHECK(cudaMemcpyAsync(h.x.data(), normed_fp32(), n * sizeof(float),
                                       cudaMemcpyDeviceToHost, c_.stream));
     SLUICE_CUDA_CHECK(cudaStreamSynchronize(c_.stream));
-    sluice::moe_ffn(h.host_experts[static_cast<size_t>(l)], options, h.x.data(), num_tokens, hidden,
+    // The routed experts only: a shared expert runs on the device after them (shared_expert).
+    MoeOptions routed = options;
+    routed.shared_expert = false;
+    sluice::moe_ffn(h.host_experts[static_cast<size_t>(l)], routed, h.x.data(), num_tokens, hidden,
                     h.out.data(), *h.pool, h.scratch);
     SLUICE_CUDA_CHECK(cudaMemcpyAsync(b.moe_out, h.out.data(), n * sizeof(float),
                                       cudaMemcpyHostToDevice, c_.stream));
@@ -540,6 +636,7 @@ class CudaForwardOps final : public ForwardOps {
   T* normed_;
   cudaDataType ab_type_;
   int rope_layer_ = -1;
+  std::vector<int64_t> state_offset_;  // [layer] a DeltaNet layer's state within a slot
 };
 
 }  // namespace

@@ -8,6 +8,11 @@
 // rope_and_cache (q/k norms: Qwen3, Gemma 3), an in-place rms_norm of the o and down products
 // (post norms: Gemma 2/3) and soft_cap over the logits (Gemma 2). Scaled embeddings, GeGLU,
 // partial rotary and per-layer RoPE frequencies change the arguments of existing launches.
+// Hybrid models (Qwen3.5): a DeltaNet layer is one stacked input product into fp32 rows,
+// deltanet_conv, gated_delta_rule and gated_rms_norm (kernels/gated_delta_net.cuh) over the
+// requests' state slots, then the output product; a gated attention layer's doubled q product
+// is split into q and its gate (kernels/sigmoid_gates.cuh), which multiplies the attention output;
+// a shared expert adds sigmoid(router) * its SwiGLU after the routed experts.
 // Mixture-of-experts layers: the router's product in fp32, the top-k choice on the device
 // (kernels/moe.cuh), the choice copied to the host to group the tokens by expert, the grouped
 // rows gathered, one gate|up product, activation and down product per chosen expert, and the
@@ -57,6 +62,17 @@ struct ForwardBuffers {
   void* moe_gathered = nullptr;  // [max_tokens * top_k, hidden] Normed rows grouped by expert
   void* moe_gate_up = nullptr;   // [max_tokens * top_k, 2 * expert_ffn] per grouped row
   float* moe_out = nullptr;      // [max_tokens * top_k, hidden] fp32 expert outputs per grouped row
+  // Hybrid models only (cuda_hybrid_activation_bytes; null otherwise). DeltaNet layers:
+  float* dn_proj = nullptr;   // [max_tokens, cuda_deltanet_row_width] q|k|v, z, b, alpha (fp32)
+  float* dn_out = nullptr;    // [max_tokens, value_dim] the delta rule's output (fp32)
+  void* dn_normed = nullptr;  // [max_tokens, value_dim] the gated norm's output
+  // The gated attention (attn_output_gate):
+  void* gated_q = nullptr;    // [max_tokens, 2 q_size + 2 kv_size] per head q | gate, then k | v
+  void* attn_gate = nullptr;  // [max_tokens, q_size]
+  // The shared expert:
+  void* shexp_gate_up = nullptr;  // [max_tokens, 2 * shared_ffn]
+  float* shexp_out = nullptr;     // [max_tokens, hidden] fp32
+  float* shexp_logit = nullptr;   // [max_tokens] fp32, its router's logit
   void* attention_workspace = nullptr;
   size_t attention_workspace_bytes = 0;
 };
@@ -117,10 +133,20 @@ struct CudaMoeHost {
 ForwardBuffers carve_forward_buffers(void* base, const ModelConfig& config, size_t element_bytes,
                                      int max_tokens, int max_rows);
 
+// The recurrent state of a hybrid's sequences (Backend::allocate_state_slots): fp32 slots of
+// ModelConfig::state_floats() each; in a slot, every DeltaNet layer's conv state
+// [conv_kernel - 1, conv_dim] then its recurrent state [num_v_heads, dk, dv], layer after layer.
+struct StateSlots {
+  float* base = nullptr;
+  int64_t slot_floats = 0;
+  int num_slots = 0;
+};
+
 // The paged KV cache: per layer, K and V of [num_blocks, block_size, num_kv_heads, head_dim] in
 // the activation type, or FP8 codes with their scales ([num_blocks, block_size, num_kv_heads]
 // floats) when is_fp8.
 struct KvCacheLayers {
+  // Indexed by layer; null for a hybrid's DeltaNet layers (only attention layers keep K and V).
   std::vector<void*> k;          // [num_layers]
   std::vector<void*> v;          // [num_layers]
   std::vector<float*> k_scales;  // [num_layers], FP8 only
@@ -160,6 +186,7 @@ struct ForwardContext {
   // How matrices kept in their blocks multiply, by token count (quant_products.h); null: always
   // from their blocks.
   const QuantProducts* quant = nullptr;
+  StateSlots states;  // hybrid models
 };
 
 // Enqueues the whole forward pass for the staged batch; the fp32 logits of the shape's logits

@@ -54,6 +54,36 @@ size_t cuda_activation_bytes(const ModelConfig& config, size_t element_bytes, in
     total += align_to(slots * 2 * expert_ffn * element_bytes, 256);
     total += align_to(slots * hidden * sizeof(float), 256);
   }
+  total += cuda_hybrid_activation_bytes(config, element_bytes, max_num_tokens);
+  return total;
+}
+
+size_t cuda_hybrid_activation_bytes(const ModelConfig& config, size_t element_bytes,
+                                    int max_num_tokens) {
+  const auto tokens = static_cast<size_t>(std::max(max_num_tokens, 0));
+  size_t total = 0;
+  if (config.is_hybrid()) {
+    const DeltaNetConfig& d = config.deltanet;
+    const auto value = static_cast<size_t>(d.value_dim());
+    // The stacked input product (fp32), the delta rule's output (fp32), the gated norm's (T).
+    total += align_to(tokens * static_cast<size_t>(cuda_deltanet_row_width(config)) * 4, 256);
+    total += align_to(tokens * value * 4, 256);
+    total += align_to(tokens * value * element_bytes, 256);
+  }
+  if (config.attn_output_gate) {
+    const auto q = static_cast<size_t>(config.q_size());
+    const auto kv = static_cast<size_t>(config.kv_size());
+    // The doubled q projection's rows, and the gate split from them.
+    total += align_to(tokens * (2 * q + 2 * kv) * element_bytes, 256);
+    total += align_to(tokens * q * element_bytes, 256);
+  }
+  if (config.shared_expert_intermediate_size > 0) {
+    const auto ffn = static_cast<size_t>(config.shared_expert_intermediate_size);
+    // Its gate|up (T), its output (fp32), its router logit (fp32).
+    total += align_to(tokens * 2 * ffn * element_bytes, 256);
+    total += align_to(tokens * static_cast<size_t>(config.hidden_size) * 4, 256);
+    total += align_to(tokens * 4, 256);
+  }
   return total;
 }
 
@@ -82,7 +112,8 @@ size_t cuda_kv_bytes_per_token(const ModelConfig& config, size_t element_bytes,
   const size_t per_layer = dtype == KvCacheDType::Fp8
                                ? kv + static_cast<size_t>(config.num_kv_heads) * sizeof(float)
                                : kv * element_bytes;
-  return 2 * static_cast<size_t>(config.num_layers) * per_layer;
+  // Only attention layers keep K and V (a hybrid's DeltaNet layers keep a state slot instead).
+  return 2 * static_cast<size_t>(config.num_attention_layers()) * per_layer;
 }
 
 CudaBatchLayout cuda_batch_layout(int num_tokens, int num_requests, int max_blocks_per_request,
@@ -105,6 +136,7 @@ CudaBatchLayout cuda_batch_layout(int num_tokens, int num_requests, int max_bloc
   place(layout.block_tables,
         requests * static_cast<size_t>(max_blocks_per_request) * sizeof(int32_t));
   place(layout.logits_indices, static_cast<size_t>(num_logits_rows) * sizeof(int32_t));
+  place(layout.state_slots, requests * sizeof(int32_t));
   layout.total_bytes = offset;
   return layout;
 }
@@ -197,6 +229,9 @@ void pad_decode_batch(const BatchInputs& in, int batch_size, int max_blocks_per_
   for (size_t r = 0; r <= rows; ++r) out.query_start_loc[r] = static_cast<int32_t>(r);
   for (size_t r = 0; r < rows; ++r) out.logits_indices[r] = static_cast<int32_t>(r);
   out.max_blocks_per_request = max_blocks_per_request;
+  // A hybrid's padding rows have no state slot: they start from zeros and keep nothing.
+  out.state_slots.assign(in.state_slots.begin(), in.state_slots.end());
+  if (!in.state_slots.empty()) out.state_slots.resize(rows, -1);
   out.block_tables.assign(rows * stride, -1);
   for (int r = 0; r < n; ++r) {
     const int num_used = (in.seq_lens[static_cast<size_t>(r)] + block_size - 1) / block_size;

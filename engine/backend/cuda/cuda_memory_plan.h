@@ -33,6 +33,20 @@ namespace sluice {
 size_t cuda_activation_bytes(const ModelConfig& config, size_t element_bytes, int max_num_tokens,
                              int max_num_logits_rows);
 
+// A hybrid DeltaNet layer's stacked input product per token: q|k|v (conv_dim), z (value_dim),
+// b and alpha (num_v_heads each).
+inline int cuda_deltanet_row_width(const ModelConfig& config) {
+  const DeltaNetConfig& d = config.deltanet;
+  return d.conv_dim() + d.value_dim() + 2 * d.num_v_heads;
+}
+
+// The step buffers of Qwen3.5's layers (0 for other models), part of cuda_activation_bytes:
+// DeltaNet layers: the stacked input product and the delta rule's output in fp32, the gated
+// norm's output; the gated attention: the doubled q projection and its gate; the shared expert:
+// its gate|up, its fp32 output and router logit.
+size_t cuda_hybrid_activation_bytes(const ModelConfig& config, size_t element_bytes,
+                                    int max_num_tokens);
+
 // The CUDA backend's KV cache for one layer: K and V of [num_slots, num_kv_heads, head_dim] in
 // the activation type, or, with KvCacheDType::Fp8, one byte per element plus a float scale per
 // (slot, KV head) for each of K and V. Byte offsets within the layer's region, 256-byte aligned.
@@ -48,7 +62,8 @@ struct CudaKvLayerLayout {
 CudaKvLayerLayout cuda_kv_layer_layout(const ModelConfig& config, size_t element_bytes,
                                        KvCacheDType dtype, size_t num_slots);
 
-// Returns the bytes one token takes in the KV cache over all layers, K and V (scales included).
+// Returns the bytes one token takes in the KV cache over the attention layers, K and V (scales
+// included).
 size_t cuda_kv_bytes_per_token(const ModelConfig& config, size_t element_bytes, KvCacheDType dtype);
 
 // Where each field of a step's BatchInputs lies in its staged copy (one contiguous block that
@@ -63,6 +78,7 @@ struct CudaBatchLayout {
   size_t seq_lens = 0;         // int32 [num_requests]
   size_t block_tables = 0;     // int32 [num_requests, max_blocks_per_request]
   size_t logits_indices = 0;   // int32 [num_logits_rows]
+  size_t state_slots = 0;      // int32 [num_requests] (hybrid models; unused otherwise)
   size_t total_bytes = 0;
 };
 

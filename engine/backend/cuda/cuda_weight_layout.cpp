@@ -15,9 +15,16 @@ namespace sluice {
 std::string cuda_unsupported_features(const ModelConfig& c) {
   // kernels/moe.cuh's kMaxMoeExperts (this file has no CUDA in it).
   constexpr int kMaxDeviceExperts = 1024;
-  if (c.is_hybrid()) return "Gated DeltaNet layers and their recurrent state";
-  if (c.attn_output_gate) return "the attention output gate";
-  if (c.shared_expert_intermediate_size > 0) return "a shared expert";
+  // kernels/gated_delta_net.cuh's kMaxDeltaNetConvKernel, and the key head its 48 KiB of shared
+  // memory hold (dk x 34 floats).
+  constexpr int kMaxDeltaNetConvKernel = 8;
+  constexpr int kMaxDeltaNetKeyHeadDim = 352;
+  if (c.is_hybrid() && c.deltanet.conv_kernel > kMaxDeltaNetConvKernel)
+    return str_cat("a Gated DeltaNet convolution of ", c.deltanet.conv_kernel,
+                   " taps (the device's takes ", kMaxDeltaNetConvKernel, ")");
+  if (c.is_hybrid() && c.deltanet.k_head_dim > kMaxDeltaNetKeyHeadDim)
+    return str_cat("Gated DeltaNet key heads of ", c.deltanet.k_head_dim,
+                   " (the device's delta rule takes ", kMaxDeltaNetKeyHeadDim, ")");
   if (c.num_experts > kMaxDeviceExperts)
     return str_cat(c.num_experts, " experts a layer (the device's top-k takes ", kMaxDeviceExperts,
                    ")");
@@ -32,6 +39,16 @@ constexpr size_t align_256(size_t bytes) {
 
 // The biases of the stacked q|k|v product, stacked the same way (under Bq).
 constexpr WeightRole kQkvBiases[] = {WeightRole::Bq, WeightRole::Bk, WeightRole::Bv};
+// A DeltaNet layer's input products, one product per token (under SsmQkv): q|k|v, z, b, alpha.
+constexpr WeightRole kDeltaNetInputs[] = {WeightRole::SsmQkv, WeightRole::SsmZ, WeightRole::SsmBeta,
+                                          WeightRole::SsmAlpha};
+// The shared expert's gate and up (under ShexpGate), as a dense FFN's GateUp.
+constexpr WeightRole kSharedGateUp[] = {WeightRole::ShexpGate, WeightRole::ShexpUp};
+
+// Matrices uploaded in fp32 whatever the activation type: the routers.
+bool is_fp32_matrix(WeightRole role) {
+  return role == WeightRole::Router || role == WeightRole::ShexpRouter;
+}
 
 }  // namespace
 
@@ -69,7 +86,9 @@ std::vector<CudaPlacement> cuda_layer_placements(const LayerWeights& l) {
   const std::pair<WeightRole, std::span<const WeightRole>> stacks[] = {
       {WeightRole::Wqkv, fused_parts(WeightRole::Wqkv)},
       {WeightRole::GateUp, fused_parts(WeightRole::GateUp)},
-      {WeightRole::Bq, kQkvBiases}};
+      {WeightRole::Bq, kQkvBiases},
+      {WeightRole::SsmQkv, kDeltaNetInputs},
+      {WeightRole::ShexpGate, kSharedGateUp}};
   for (const auto& [role, parts] : stacks) {
     CudaPlacement stack{role, {}};
     for (const WeightRole part : parts) {
@@ -89,7 +108,7 @@ std::vector<CudaPlacement> cuda_layer_placements(const LayerWeights& l) {
 }
 
 size_t cuda_placement_bytes(const CudaPlacement& p, size_t element_bytes) {
-  if (p.role == WeightRole::Router)
+  if (is_fp32_matrix(p.role))
     return align_256(static_cast<size_t>(p.parts[0]->num_elements()) * sizeof(float));
   if (weight_kind(p.role) == WeightKind::Matrix) {
     size_t bytes = 0;

@@ -4,13 +4,18 @@
 // - A matrix stored in a GGUF quantized type stays in its blocks: it takes its bytes in the file,
 //   and products read the blocks (kernels/quant_linear.cuh). F32, F16 and BF16 matrices are
 //   converted to the activation type (cuBLAS multiplies them).
-// - q|k|v and gate|up are stacked into one matrix each (one product per stack). A stack is a list
+// - q|k|v and gate|up are stacked into one matrix each (one product per stack), and so are a
+//   Gated DeltaNet layer's input products (q|k|v, z, b, alpha under SsmQkv) and a shared
+//   expert's gate|up (under ShexpGate). A stack is a list
 //   of runs: consecutive parts stored in one quantized type share a run of raw blocks, consecutive
 //   float parts share a run in the activation type, and parts of different types stay runs of
 //   their own (a Q4_K_M file stores v in Q6_K and q, k in Q4_K), each written to its column range
 //   of the product.
-// - Norm weights, biases (q|k|v's stacked as their product is) and RoPE frequency tables are fp32.
-// - Mixture of experts: the router is fp32 whatever its stored type (its logits pick the experts,
+// - Norm weights, biases (q|k|v's stacked as their product is) and RoPE frequency tables are fp32,
+//   as are the DeltaNet's vectors read as they are (SsmConv's taps, SsmA, SsmDt, SsmNorm: no norm
+//   offset).
+// - Mixture of experts: the router (and a shared expert's, ShexpRouter) is fp32 whatever its stored
+// type (its logits pick the experts,
 //   and rounding them to bf16 would flip choices against the CPU's); each expert's gate and up are
 //   stacked into one gate|up matrix and its down is a matrix of its own, by the rules above (in
 //   their blocks when quantized); the experts' biases are fp32, gate|up's stacked. The experts of

@@ -34,7 +34,7 @@ class CudaWeights::Uploader {
 
   // Uploads one placement of a layer's tensors by its role's kind and records it under the role.
   void layer_tensor(const CudaPlacement& p, float norm_offset, CudaLayerWeights& layer) {
-    if (p.role == WeightRole::Router) {
+    if (p.role == WeightRole::Router || p.role == WeightRole::ShexpRouter) {
       layer.matrices[p.role] = fp32_matrix(*p.parts[0]);
       return;
     }

@@ -57,6 +57,7 @@ void pack_batch_inputs(const BatchInputs& in, const CudaBatchLayout& layout, uns
   put(host, layout.seq_lens, in.seq_lens);
   put(host, layout.block_tables, in.block_tables);
   put(host, layout.logits_indices, in.logits_indices);
+  put(host, layout.state_slots, in.state_slots);
 }
 
 DeviceBatch device_batch(const CudaBatchLayout& layout, const void* device) {
@@ -70,6 +71,7 @@ DeviceBatch device_batch(const CudaBatchLayout& layout, const void* device) {
   d.seq_lens = reinterpret_cast<const int32_t*>(at(layout.seq_lens));
   d.block_tables = reinterpret_cast<const int32_t*>(at(layout.block_tables));
   d.logits_indices = reinterpret_cast<const int32_t*>(at(layout.logits_indices));
+  d.state_slots = reinterpret_cast<const int32_t*>(at(layout.state_slots));
   return d;
 }
 

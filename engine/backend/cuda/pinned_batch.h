@@ -34,6 +34,7 @@ struct DeviceBatch {
   const int32_t* seq_lens = nullptr;         // [num_requests]
   const int32_t* block_tables = nullptr;     // [num_requests, max_blocks_per_request]
   const int32_t* logits_indices = nullptr;   // [num_logits_rows]
+  const int32_t* state_slots = nullptr;      // [num_requests] (hybrid models)
 };
 
 // Two pinned host buffers and one device buffer of raw bytes.
