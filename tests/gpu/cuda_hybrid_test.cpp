@@ -1,7 +1,7 @@
 // Hybrid models on the CUDA backend (../shared/models/tiny-arch: qwen35, 3 Gated DeltaNet layers
 // and a gated attention layer; qwen35moe, one of each with a shared expert beside 4 experts),
-// fp32 activations against llama.cpp's logits (expected/F32/logits.bin: the 77-token prompt and
-// 48 greedy tokens):
+// as GGUF files and HF folders, fp32 activations against llama.cpp's logits
+// (expected/F32/logits.bin: the 77-token prompt and 48 greedy tokens):
 // - in one batch, token by token after the prompt (the state carried in its slot from step to
 //   step), and with the prompt in chunks of 64 and 13;
 // - batch invariance: a request's rows are the same alone and beside another request;
@@ -24,7 +24,6 @@
 #include "engine/core/error.h"
 #include "engine/model/model.h"
 #include "tests/gpu/gpu_test_support.h"
-#include "tests/gpu/qwen35_gguf_fixture.h"
 #include "tests/support/single_request_batch.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/tiny_arch_reference.h"
@@ -57,16 +56,12 @@ const HybridCase kCases[] = {
      "models/tiny-arch/qwen35/expected/F32", 1e-3f},
     {"qwen35moe_F32", "models/tiny-arch/qwen35moe/gguf/qwen35moe-F32.gguf",
      "models/tiny-arch/qwen35moe/expected/F32", 1e-3f},
+    // Hugging Face folders: value heads grouped (the GGUF converter tiles them), A_log, the
+    // (1 + w) norms stored as w, the experts' fused gate_up_proj.
+    {"qwen35_hf", "models/tiny-arch/qwen35/hf", "models/tiny-arch/qwen35/expected/F32", 1e-3f},
+    {"qwen35moe_hf", "models/tiny-arch/qwen35moe/hf", "models/tiny-arch/qwen35moe/expected/F32",
+     1e-3f},
 };
-
-// The model, through load_model once it reads qwen35 GGUF files (until then the tests' own reader,
-// qwen35_gguf_fixture.h; the output says which).
-std::unique_ptr<Model> load_hybrid(const std::string& path) {
-  bool by_fixture = false;
-  auto model = test::load_hybrid_fixture(path, &by_fixture);
-  if (by_fixture) std::cout << "[ fixture  ] " << path << " read by qwen35_gguf_fixture.h\n";
-  return model;
-}
 
 std::string case_name(const ::testing::TestParamInfo<HybridCase>& info) {
   return info.param.name;
@@ -155,7 +150,7 @@ TEST_P(CudaHybrid, Fp32LogitsMatchLlamaCppInOneBatchTokenByTokenAndInChunks) {
   SLUICE_REQUIRE_CUDA();
   const HybridCase& c = GetParam();
   const auto ref = test::read_tiny_arch_reference(test::shared_path(c.expected_dir));
-  const auto model = load_hybrid(test::shared_path(c.model_path));
+  const auto model = load_model(test::shared_path(c.model_path));
   const int vocab = model->config.vocab_size;
   ASSERT_TRUE(model->config.is_hybrid());
   CudaBackend backend(*model, fp32_options());
@@ -192,15 +187,16 @@ float worst_relative(const std::vector<float>& a, const std::vector<float>& b, i
 }
 
 // The CUDA backend against the CPU backend on the whole sequence in one batch: fp32 activations
-// do the same arithmetic in another order; bf16 rounds every stored activation (8 significant
-// bits), rounding noise of a few percent of the largest logit as for the dense models
-// (cuda_tiny_arch_test.cpp: 1.3-5.7%). The DeltaNet's state and its intermediate rows stay fp32.
+// do the same arithmetic in another order (measured 3.2e-6 and 2.4e-6 of the largest logit);
+// bf16 rounds every stored activation (8 significant bits), noise of a few percent of the largest
+// logit as for the dense models (cuda_tiny_arch_test.cpp: 1.3-5.7%): measured 3.3% (qwen35) and
+// 4.1% (qwen35moe), bounded at about twice that. The DeltaNet's rows and state stay fp32.
 TEST(CudaHybridVsCpu, Fp32AndBf16LogitsFollowTheCpuBackend) {
   SLUICE_REQUIRE_CUDA();
-  for (const HybridCase& c : kCases) {
+  for (const HybridCase& c : {kCases[0], kCases[1]}) {
     SCOPED_TRACE(c.name);
     const auto ref = test::read_tiny_arch_reference(test::shared_path(c.expected_dir));
-    const auto model = load_hybrid(test::shared_path(c.model_path));
+    const auto model = load_model(test::shared_path(c.model_path));
     const int vocab = model->config.vocab_size;
     std::vector<float> cpu_logits;
     try {
@@ -220,7 +216,7 @@ TEST(CudaHybridVsCpu, Fp32AndBf16LogitsFollowTheCpuBackend) {
       const float error = worst_relative(logits, cpu_logits, vocab);
       std::cout << "[ measured ] " << c.name << " " << activation_dtype_name(dtype)
                 << ": max |logit - cpu| / max |cpu logit| = " << error << "\n";
-      EXPECT_LE(error, dtype == ActivationDType::F32 ? 1e-4f : 0.12f);
+      EXPECT_LE(error, dtype == ActivationDType::F32 ? 1e-4f : 0.08f);
     }
   }
 }
@@ -236,9 +232,9 @@ TEST(CudaHybridBatchInvariance, ARequestsLogitsAreTheSameAloneAndBesideAnother) 
 #else
   constexpr float kMaxDifference = 1e-4f;
 #endif
-  for (const HybridCase& c : kCases) {
+  for (const HybridCase& c : {kCases[0], kCases[1]}) {
     SCOPED_TRACE(c.name);
-    const auto model = load_hybrid(test::shared_path(c.model_path));
+    const auto model = load_model(test::shared_path(c.model_path));
     const int vocab = model->config.vocab_size;
     std::vector<int32_t> a, b;
     for (int i = 0; i < 40; ++i) {
@@ -286,7 +282,7 @@ TEST(CudaHybridStateSlots, AForkedSlotContinuesAsTheOriginal) {
   SLUICE_REQUIRE_CUDA();
   const HybridCase& c = kCases[0];
   const auto ref = test::read_tiny_arch_reference(test::shared_path(c.expected_dir));
-  const auto model = load_hybrid(test::shared_path(c.model_path));
+  const auto model = load_model(test::shared_path(c.model_path));
   const int vocab = model->config.vocab_size;
   CudaBackend gpu(*model, fp32_options());
   fresh_pools(gpu);
@@ -344,7 +340,7 @@ TEST(CudaHybridQuantized, BlocksGiveTheWidenedModelsLogitsAndLlamaCppsArgmax) {
       const auto ref =
           test::read_tiny_arch_reference(test::shared_path(base + "/expected/" + type));
       const auto model =
-          load_hybrid(test::shared_path(base + "/gguf/" + name + "-" + type + ".gguf"));
+          load_model(test::shared_path(base + "/gguf/" + name + "-" + type + ".gguf"));
       const int vocab = model->config.vocab_size;
       const BatchInputs batch = batch_of({{ref.tokens, 0, 0, 0, true}});
       std::vector<float> widened_logits;
@@ -388,7 +384,7 @@ TEST(CudaHybridQuantized, BlocksGiveTheWidenedModelsLogitsAndLlamaCppsArgmax) {
 // recurrent state of the 3 DeltaNet layers in fp32, and memory() reports the slots.
 TEST(CudaHybridStateSlots, KvBlocksCountAttentionLayersAndSlotsTheirState) {
   SLUICE_REQUIRE_CUDA();
-  const auto model = load_hybrid(test::shared_path(kCases[0].model_path));
+  const auto model = load_model(test::shared_path(kCases[0].model_path));
   const ModelConfig& config = model->config;
   ASSERT_EQ(config.num_attention_layers(), 1);
   CudaBackend gpu(*model, fp32_options());
