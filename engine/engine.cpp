@@ -64,14 +64,23 @@ Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
   if (config_.max_model_len > 0) max_model_len_ = std::min(max_model_len_, config_.max_model_len);
   config_.max_num_batched_tokens = resolve_max_num_batched_tokens(config_, *backend_);
   const size_t block_bytes = backend_->kv_block_bytes(config_.block_size);
-  const int num_blocks =
-      plan_num_kv_blocks(config_, block_bytes, max_model_len_, kDefaultKvBudgetBytes);
+  // A hybrid model's state slots come out of the same budget first, the blocks from the rest.
+  const StateSlotPlan state_plan = plan_state_slots(
+      config_, model_config.is_hybrid() ? std::max<size_t>(backend_->state_slot_bytes(), 1) : 0,
+      config_.kv_cache_bytes > 0 ? config_.kv_cache_bytes : kDefaultKvBudgetBytes);
+  const int num_blocks = plan_num_kv_blocks_beside_state(
+      config_, block_bytes, max_model_len_, kDefaultKvBudgetBytes, state_plan.pool_bytes());
   if (num_blocks < 1)
     fail("the KV cache budget is smaller than one block (", block_bytes, " bytes)");
   check_kv_pool_fits_host_memory(num_blocks, block_bytes);
   // The backend's pool first: a GPU refuses a pool larger than its memory before the host
   // spends anything on bookkeeping for it.
   backend_->allocate_kv_cache(num_blocks, config_.block_size);
+  if (state_plan.num_slots > 0) {
+    backend_->allocate_state_slots(state_plan.num_slots);
+    state_pool_ = std::make_unique<StatePool>(StatePoolConfig{
+        .num_slots = state_plan.num_slots, .max_checkpoints = state_plan.max_checkpoints});
+  }
   kv_cache_manager_ = std::make_unique<KvCacheManager>(
       KvCacheConfig{.num_blocks = num_blocks,
                     .block_size = config_.block_size,
@@ -82,7 +91,7 @@ Engine::Engine(const ModelConfig& model_config, const Tokenizer& tokenizer,
                       .max_num_batched_tokens = config_.max_num_batched_tokens,
                       .max_model_len = max_model_len_,
                       .enable_chunked_prefill = config_.enable_chunked_prefill},
-      *kv_cache_manager_);
+      *kv_cache_manager_, state_pool_.get());
   runner_ = std::make_unique<ModelRunner>(*backend_, config_.block_size, model_config.vocab_size);
 }
 
@@ -494,6 +503,13 @@ void Engine::fill_stats(const SchedulerOutput& step, double step_ms, StepResult&
   s.peak_kv_blocks_used = peak_kv_blocks_used_;
   s.num_kv_tokens = scheduler_->num_running_kv_tokens();
   s.prefix_cache_hit_rate = kv_cache_manager_->prefix_cache_stats().hit_rate();
+  if (state_pool_ != nullptr) {
+    s.num_state_slots = state_pool_->num_slots();
+    s.num_state_slots_used = state_pool_->num_request_slots();
+    s.num_state_checkpoints = state_pool_->num_checkpoints();
+    s.state_slot_bytes = backend_->state_slot_bytes();
+    s.num_state_checkpoint_hits = state_pool_->checkpoint_stats().num_restored;
+  }
   s.memory = backend_->memory();
 }
 
@@ -503,6 +519,12 @@ KvBlockMap Engine::kv_block_map() const {
   map.block_size = config_.block_size;
   map.states.resize(static_cast<size_t>(pool.num_blocks()));
   map.owner_rows.assign(map.states.size(), -1);
+  if (state_pool_ != nullptr) {
+    map.num_state_slots = state_pool_->num_slots();
+    map.num_state_slots_used = state_pool_->num_request_slots();
+    map.num_state_checkpoints = state_pool_->num_checkpoints();
+    map.state_slot_bytes = backend_->state_slot_bytes();
+  }
   for (int32_t id = 0; id < pool.num_blocks(); ++id) {
     const Block& block = pool.block(id);
     map.states[static_cast<size_t>(id)] =

@@ -54,6 +54,13 @@ struct EngineConfig {
   // Backends that can sample on their device do so (only token ids cross back to the host),
   // except in steps where a prompt's n > 1 samples fork from shared logits.
   bool sample_on_device = true;
+  // Hybrid models (ModelConfig::is_hybrid): > 0, exactly this many state slots (running
+  // sequences and checkpoints together); 0: max_num_seqs + max_state_checkpoints, capped by the
+  // budget (plan_state_slots in engine/memory_plan.h).
+  int num_state_slots = 0;
+  // Hybrid models: prefix checkpoints of the recurrent state kept at most (0: prefix hits are
+  // never usable, see StatePool).
+  int max_state_checkpoints = 4;
 };
 
 // One step's news for a request: tokens sampled and the text they made final.
@@ -133,6 +140,8 @@ class Engine {
   int max_model_len() const { return max_model_len_; }
   int num_kv_blocks() const { return kv_cache_manager_->num_blocks(); }
   const KvCacheManager& kv_cache_manager() const { return *kv_cache_manager_; }
+  // A hybrid model's state slots; null for a model without recurrent state.
+  const StatePool* state_pool() const { return state_pool_.get(); }
   // Returns every block's state and a holder's sample key (for the GUI's block map).
   KvBlockMap kv_block_map() const;
   const Scheduler& scheduler() const { return *scheduler_; }
@@ -186,6 +195,7 @@ class Engine {
   EngineConfig config_;
   int max_model_len_ = 0;
   std::unique_ptr<KvCacheManager> kv_cache_manager_;
+  std::unique_ptr<StatePool> state_pool_;  // hybrid models only
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<ModelRunner> runner_;
   OutputProcessor output_processor_;

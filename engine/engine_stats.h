@@ -1,5 +1,5 @@
-// What the engine reports after every step: throughput, batch occupancy, queue lengths and KV
-// block usage. Plain values, cheap to copy across threads.
+// What the engine reports after every step: throughput, batch occupancy, queue lengths, KV
+// block usage and a hybrid model's state slots. Plain values, cheap to copy across threads.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +32,14 @@ struct StepStats {
   int peak_kv_blocks_used = 0;
   int64_t num_kv_tokens = 0;          // token slots held by live requests (shared ones per holder)
   double prefix_cache_hit_rate = 0.0; // tokens found in the cache / tokens looked up
+  // Hybrid models (0 otherwise): the state slots beside the blocks, those held by running
+  // requests and those holding prefix checkpoints, the bytes of one, and the requests that
+  // started from a checkpoint since the engine started.
+  int num_state_slots = 0;
+  int num_state_slots_used = 0;
+  int num_state_checkpoints = 0;
+  size_t state_slot_bytes = 0;
+  int64_t num_state_checkpoint_hits = 0;
   BackendMemory memory;
 
   double batch_occupancy() const {

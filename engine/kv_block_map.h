@@ -1,7 +1,9 @@
 // A picture of the KV pool for the GUI's block map: each block's state and which request (by
-// its sample key, i.e. the input row) holds it. Taken between steps; O(pool size).
+// its sample key, i.e. the input row) holds it, and a hybrid model's state slots in use. Taken
+// between steps; O(pool size).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +20,11 @@ struct KvBlockMap {
   std::vector<KvBlockState> states;  // [num_blocks]
   std::vector<int64_t> owner_rows;   // [num_blocks] sample key of a holder, -1 when none
   int block_size = 0;
+  // A hybrid model's state slots beside the blocks (all 0 for a model without state).
+  int num_state_slots = 0;
+  int num_state_slots_used = 0;   // held by running requests
+  int num_state_checkpoints = 0;  // holding a prefix checkpoint
+  size_t state_slot_bytes = 0;
 };
 
 }  // namespace sluice

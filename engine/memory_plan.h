@@ -19,6 +19,35 @@
 
 namespace sluice {
 
+// A hybrid model's state slots (one per running sequence, plus prefix checkpoints), sized from
+// the same budget as the KV blocks, before them.
+struct StateSlotPlan {
+  size_t slot_bytes = 0;    // one sequence's state over every recurrent layer; 0: no state
+  int num_slots = 0;        // running sequences and checkpoints together
+  int num_wanted = 0;       // max_num_seqs + max_state_checkpoints
+  int max_checkpoints = 0;  // prefix checkpoints kept at most (in spare slots)
+  bool is_capped = false;   // the budget allowed fewer slots than wanted
+  size_t pool_bytes() const { return static_cast<size_t>(num_slots) * slot_bytes; }
+};
+
+// The state may take at most this share of the budget; the KV blocks get the rest.
+inline constexpr double kMaxStateBudgetShare = 0.5;
+
+// Returns the state slots of a run: engine.num_state_slots when set, else max_num_seqs +
+// max_state_checkpoints capped at kMaxStateBudgetShare x budget_bytes (at least one). Empty
+// when slot_bytes is 0 (no recurrent layers).
+StateSlotPlan plan_state_slots(const EngineConfig& engine, size_t slot_bytes, size_t budget_bytes);
+
+// Returns the bytes of one state slot on the CPU backend (fp32, ModelConfig::state_floats()).
+size_t cpu_state_slot_bytes(const ModelConfig& config);
+
+// Returns the KV pool size in blocks beside state_bytes of state slots: plan_num_kv_blocks with
+// the state's bytes taken off the budget (kv_cache_bytes, or default_budget_bytes). Throws
+// Error when the state leaves no room for the pool.
+int plan_num_kv_blocks_beside_state(const EngineConfig& config, size_t block_bytes,
+                                    int max_model_len, size_t default_budget_bytes,
+                                    size_t state_bytes);
+
 struct MemoryPlan {
   size_t weight_bytes = 0;
   size_t kv_bytes_per_token = 0;  // K and V over all layers (fp32 on the CPU backend)
@@ -34,8 +63,13 @@ struct MemoryPlan {
   size_t device_total_bytes = 0;
   size_t device_budget_bytes = 0;
   size_t activation_bytes = 0;
-  std::string device;  // "cpu" or the GPU's label
+  std::string device;   // "cpu" or the GPU's label
+  StateSlotPlan state;  // hybrid models: the state slots beside the blocks (else empty)
 };
+
+// One line for the CLI and panels: "state slots: 36 x 1.2 MiB = 43 MiB (32 running + 4
+// checkpoints)", with "capped by the budget: N wanted" when so. Empty without state.
+std::string describe_state_slots(const StateSlotPlan& state);
 
 // Returns the KV bytes one token takes on the CPU backend (K and V, every layer, fp32).
 size_t cpu_kv_bytes_per_token(const ModelConfig& config);

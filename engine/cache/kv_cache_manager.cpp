@@ -57,6 +57,7 @@ CachedPrefix KvCacheManager::find_cached_prefix(std::span<const int32_t> token_i
         pool_.find_cached_block(hash, parent_hash, block_tokens);
     if (!block_id) break;
     prefix.block_ids.push_back(*block_id);
+    prefix.block_hashes.push_back(hash);
     parent_hash = hash;
   }
   prefix.num_tokens = static_cast<int>(prefix.block_ids.size()) * block_size;
@@ -202,6 +203,19 @@ void KvCacheManager::cache_full_blocks(RequestId request_id, std::span<const int
       pool_.cache_block(entry.block_ids[i], hash, parent_hash, block_tokens);
     entry.block_hashes.push_back(hash);
   }
+}
+
+void CachedPrefix::truncate(int num_blocks, int block_size) {
+  if (num_blocks >= static_cast<int>(block_ids.size())) return;
+  block_ids.resize(static_cast<size_t>(num_blocks));
+  block_hashes.resize(std::min(block_hashes.size(), static_cast<size_t>(num_blocks)));
+  num_tokens = num_blocks * block_size;
+}
+
+std::span<const uint64_t> KvCacheManager::block_hashes(RequestId request_id) const {
+  const RequestBlocks* entry = find_entry(request_id);
+  if (entry == nullptr) return {};
+  return entry->block_hashes;
 }
 
 bool KvCacheManager::has_request(RequestId request_id) const {

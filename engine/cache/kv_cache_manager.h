@@ -47,6 +47,12 @@ struct CachedPrefix {
   std::vector<int32_t> block_ids;  // [num_tokens / block_size] physical ids, in logical order
   int num_tokens = 0;              // tokens the blocks cover, a multiple of block_size
   int num_query_tokens = 0;        // tokens that were looked up, for the hit rate
+  // [block_ids.size()] the hash chain of the blocks: block_hashes[i] covers blocks 0..i (a
+  // hybrid model's state checkpoints are keyed by it).
+  std::vector<uint64_t> block_hashes;
+
+  // Keeps the first num_blocks blocks (a hybrid model's hit ends at its last state checkpoint).
+  void truncate(int num_blocks, int block_size);
 };
 
 // Prefix-cache statistics, counted when a request starts with its lookup's result.
@@ -132,6 +138,10 @@ class KvCacheManager {
   // num_computed_tokens). Precondition: num_computed_tokens <= the request's allocated tokens.
   void cache_full_blocks(RequestId request_id, std::span<const int32_t> token_ids,
                          int num_computed_tokens);
+
+  // Returns the hash chain of request_id's leading blocks hashed so far (cache_full_blocks):
+  // element i covers blocks 0..i. Empty without a table or with prefix caching off.
+  std::span<const uint64_t> block_hashes(RequestId request_id) const;
 
   // Returns true when request_id has a table.
   bool has_request(RequestId request_id) const;

@@ -12,6 +12,7 @@ void build_batch_inputs(const SchedulerOutput& step, int block_size, BatchInputs
   in.query_start_loc.clear();
   in.seq_lens.clear();
   in.logits_indices.clear();
+  in.state_slots.clear();
   in.max_blocks_per_request = 0;
   in.token_ids.reserve(static_cast<size_t>(step.total_num_scheduled_tokens));
   in.positions.reserve(static_cast<size_t>(step.total_num_scheduled_tokens));
@@ -39,6 +40,9 @@ void build_batch_inputs(const SchedulerOutput& step, int block_size, BatchInputs
     std::copy(r.block_table.begin(), r.block_table.end(),
               in.block_tables.begin() + static_cast<long>(i) * in.max_blocks_per_request);
     if (r.needs_sample) in.logits_indices.push_back(in.query_start_loc.back() - 1);
+    // A hybrid model's requests each name their state slot; other models' none.
+    assert((r.state_slot >= 0) == (step.requests.front().state_slot >= 0));
+    if (r.state_slot >= 0) in.state_slots.push_back(r.state_slot);
   }
 }
 
@@ -53,6 +57,15 @@ void ModelRunner::execute(const SchedulerOutput& step, RunnerOutput& out,
       copy_dst_.push_back(copy.dst_block_id);
     }
     backend_.copy_blocks(copy_src_, copy_dst_);
+  }
+  if (!step.state_copies.empty()) {
+    copy_src_.clear();
+    copy_dst_.clear();
+    for (const auto& copy : step.state_copies) {
+      copy_src_.push_back(copy.src_slot);
+      copy_dst_.push_back(copy.dst_slot);
+    }
+    backend_.copy_state_slots(copy_src_, copy_dst_);
   }
   out.vocab_size = vocab_size_;
   out.sampled_request_ids.clear();

@@ -1,6 +1,7 @@
 // Turns a scheduler step into one forward pass: flattens the scheduled requests into
-// BatchInputs (positions, slot mapping, block tables, logits rows), applies the step's block
-// copies, runs the backend and hands back the logits of the requests that sample.
+// BatchInputs (positions, slot mapping, block tables, logits rows, a hybrid model's state
+// slots), applies the step's block and state-slot copies, runs the backend and hands back the
+// logits of the requests that sample.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +41,7 @@ class ModelRunner {
   ModelRunner(Backend& backend, int block_size, int vocab_size)
       : backend_(backend), block_size_(block_size), vocab_size_(vocab_size) {}
 
-  // Runs the step (block copies first, then the forward pass) and fills out with the logits
+  // Runs the step (block and state copies first, then the forward pass) and fills out with the logits
   // to sample. out's buffers are reused from step to step. With sample_rows (rows_per_request[i]
   // rows for the i-th request that samples, in batch order, each drawn from that request's
   // logits; one each when rows_per_request is empty) the backend samples on its device and out

@@ -55,6 +55,9 @@ struct Request {
   FinishReason finish_reason = FinishReason::None;
   std::string error;  // why, when finish_reason is Error
   int num_preemptions = 0;
+  // Hybrid models: the position (a block boundary) after which the request's state is saved
+  // as a prefix checkpoint; its chunks end there. 0: none due.
+  int state_checkpoint_at = 0;
   // Where the output stands in sampling_params.grammar (null when unconstrained).
   std::shared_ptr<GrammarMatcher> grammar_matcher;
   // The grammar waits for the reasoning to end (a thinking model's prompt opened a block): no

@@ -7,8 +7,9 @@
 
 namespace sluice {
 
-Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache_manager)
-    : config_(config), kv_cache_manager_(kv_cache_manager) {
+Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache_manager,
+                     StatePool* state_pool)
+    : config_(config), kv_cache_manager_(kv_cache_manager), state_pool_(state_pool) {
   if (config.max_num_seqs < 1) fail("scheduler: max_num_seqs must be at least 1");
   if (config.max_num_batched_tokens < 1)
     fail("scheduler: max_num_batched_tokens must be at least 1");
@@ -92,19 +93,34 @@ SchedulerOutput Scheduler::schedule() {
   SchedulerOutput output;
   output.failed_request_ids.swap(rejected_ids_);
   int token_budget = config_.max_num_batched_tokens;
+  restart_requests_without_state(output);
+  const size_t num_restarted = output.preempted_request_ids.size();
   schedule_running(output, token_budget);
   // A step that had to preempt is short of blocks: admitting more now would only lead to
   // more preemption in the next step.
-  if (output.preempted_request_ids.empty()) schedule_waiting(output, token_budget);
+  if (output.preempted_request_ids.size() == num_restarted) schedule_waiting(output, token_budget);
   output.total_num_scheduled_tokens = config_.max_num_batched_tokens - token_budget;
   std::stable_partition(output.requests.begin(), output.requests.end(),
                         [](const ScheduledRequest& scheduled) { return !scheduled.is_prefill; });
   output.block_copies = kv_cache_manager_.take_block_copies();
+  if (state_pool_ != nullptr) output.state_copies = state_pool_->take_copies();
   has_pending_step_ = !output.requests.empty();
 #ifndef NDEBUG
   check_invariants();
 #endif
   return output;
+}
+
+void Scheduler::restart_requests_without_state(SchedulerOutput& output) {
+  if (state_pool_ == nullptr) return;
+  // A fork's child that found no free slot has no state to go on from: like a preempted
+  // request, it is recomputed from the start (or a checkpoint) once a slot is free.
+  for (size_t idx = running_.size(); idx-- > 0;) {
+    Request& request = *running_[idx];
+    if (state_pool_->has_slot(request.request_id)) continue;
+    running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(idx));
+    reset_for_recompute(request, output);
+  }
 }
 
 void Scheduler::schedule_running(SchedulerOutput& output, int& token_budget) {
@@ -120,6 +136,10 @@ void Scheduler::schedule_running(SchedulerOutput& output, int& token_budget) {
     // Running requests always take a piece of what they lack: a chunk of a long prompt, or a
     // preempted request's history resumed in pieces.
     int num_new_tokens = std::min(num_pending_tokens, token_budget);
+    // A piece ends where a state checkpoint is due.
+    if (request.state_checkpoint_at > request.num_computed_tokens)
+      num_new_tokens =
+          std::min(num_new_tokens, request.state_checkpoint_at - request.num_computed_tokens);
     if (allocate_or_preempt(request, num_new_tokens, output) != AllocateResult::Allocated) break;
     add_scheduled(request, num_new_tokens, output);
     token_budget -= num_new_tokens;
@@ -159,12 +179,17 @@ void Scheduler::schedule_waiting(SchedulerOutput& output, int& token_budget) {
   while (!waiting_.empty() && token_budget > 0 && running_.size() < max_num_seqs &&
          output.requests.size() < max_num_seqs) {
     Request& request = *waiting_.front();
+    // Hybrid models: a sequence runs only with a state slot; FCFS waits for one as for blocks.
+    if (state_pool_ != nullptr && !state_pool_->can_acquire()) break;
     CachedPrefix prefix = kv_cache_manager_.find_cached_prefix(request.token_ids);
-    const int num_pending_tokens = request.num_tokens() - prefix.num_tokens;
     // The flag is about prompts; a preempted request's longer history may only fit in pieces.
     const bool may_chunk = config_.enable_chunked_prefill || request.num_preemptions > 0;
+    const int checkpoint_at = cut_prefix_to_checkpoint(request, prefix, may_chunk);
+    const int num_pending_tokens = request.num_tokens() - prefix.num_tokens;
     if (!may_chunk && num_pending_tokens > token_budget) break;
     int num_new_tokens = std::min(num_pending_tokens, token_budget);
+    if (checkpoint_at > 0)
+      num_new_tokens = std::min(num_new_tokens, checkpoint_at - prefix.num_tokens);
     if (!kv_cache_manager_.allocate_slots(request.request_id, num_new_tokens, prefix)) {
       // Waiting requests never preempt: blocks come back as running requests finish.
       if (!running_.empty()) break;
@@ -187,6 +212,7 @@ void Scheduler::schedule_waiting(SchedulerOutput& output, int& token_budget) {
     running_.push_back(&request);
     request.state = RequestState::Running;
     request.num_computed_tokens = prefix.num_tokens;
+    if (state_pool_ != nullptr) start_state(request, prefix, checkpoint_at);
     add_scheduled(request, num_new_tokens, output);
     token_budget -= num_new_tokens;
   }
@@ -214,18 +240,62 @@ bool Scheduler::allocate_shorter_piece(const Request& request, int num_tokens_wi
   return true;
 }
 
-void Scheduler::preempt(Request& request, SchedulerOutput& output) {
-  // Preemption takes from the back so that the oldest running requests keep making progress.
-  assert(running_.back() == &request);
-  running_.pop_back();
+int Scheduler::cut_prefix_to_checkpoint(const Request& request, CachedPrefix& prefix,
+                                        bool may_chunk) const {
+  if (state_pool_ == nullptr) return 0;
+  const int block_size = kv_cache_manager_.block_size();
+  const int num_hit_blocks = static_cast<int>(prefix.block_ids.size());
+  int num_blocks = state_pool_->find_checkpoint(prefix.block_hashes, request.token_ids, block_size);
+  // The request's own slot must not come from evicting the checkpoint it starts from.
+  if (num_blocks > 0 &&
+      !state_pool_->can_acquire(true, prefix.block_hashes[static_cast<size_t>(num_blocks - 1)]))
+    num_blocks = 0;
+  prefix.truncate(num_blocks, block_size);
+  const bool may_save = may_chunk && state_pool_->max_checkpoints() > 0;
+  return may_save && num_hit_blocks > num_blocks ? num_hit_blocks * block_size : 0;
+}
+
+void Scheduler::start_state(Request& request, const CachedPrefix& prefix, int checkpoint_at) {
+  // A prefix cut to a checkpoint ends at it; a prefix dropped (too many blocks) is empty.
+  const bool has_checkpoint = prefix.num_tokens > 0;
+  const uint64_t hash = has_checkpoint ? prefix.block_hashes.back() : 0;
+  state_pool_->acquire(request.request_id, has_checkpoint, hash);
+  if (has_checkpoint) state_pool_->restore_checkpoint(request.request_id, hash);
+  request.state_checkpoint_at = checkpoint_at;
+}
+
+void Scheduler::save_state_checkpoint(Request& request) {
+  const int num_tokens = request.state_checkpoint_at;
+  request.state_checkpoint_at = 0;
+  const std::span<const uint64_t> hashes = kv_cache_manager_.block_hashes(request.request_id);
+  const size_t num_blocks = static_cast<size_t>(num_tokens / kv_cache_manager_.block_size());
+  // Its pieces end at the checkpoint, so the request stands exactly there, its blocks hashed.
+  if (request.num_computed_tokens != num_tokens || num_blocks == 0 || hashes.size() < num_blocks)
+    return;
+  // Without a slot to spare the checkpoint is skipped: later requests recompute the prefix.
+  state_pool_->save_checkpoint(
+      request.request_id, hashes[num_blocks - 1],
+      std::span<const int32_t>(request.token_ids).first(static_cast<size_t>(num_tokens)));
+}
+
+void Scheduler::reset_for_recompute(Request& request, SchedulerOutput& output) {
   kv_cache_manager_.free(request.request_id);
+  if (state_pool_ != nullptr) state_pool_->release(request.request_id);
   request.state = RequestState::Preempted;
   request.num_computed_tokens = 0;
+  request.state_checkpoint_at = 0;
   ++request.num_preemptions;
   ++num_preemptions_;
   // At the front: it was admitted before everything still waiting.
   waiting_.push_front(&request);
   output.preempted_request_ids.push_back(request.request_id);
+}
+
+void Scheduler::preempt(Request& request, SchedulerOutput& output) {
+  // Preemption takes from the back so that the oldest running requests keep making progress.
+  assert(running_.back() == &request);
+  running_.pop_back();
+  reset_for_recompute(request, output);
 }
 
 void Scheduler::fail_request(Request& request, const std::string& error, SchedulerOutput& output) {
@@ -241,6 +311,7 @@ void Scheduler::finish(Request& request, FinishReason reason) {
     waiting_.erase(std::find(waiting_.begin(), waiting_.end(), &request));
   }
   kv_cache_manager_.free(request.request_id);
+  if (state_pool_ != nullptr) state_pool_->release(request.request_id);
   request.state = RequestState::Finished;
   request.finish_reason = reason;
   ++num_finished_;
@@ -260,6 +331,7 @@ void Scheduler::add_scheduled(const Request& request, int num_new_tokens, Schedu
   // A decode computes just the last sampled token; anything earlier is prompt or history.
   scheduled.is_prefill = request.num_computed_tokens < request.num_prompt_tokens ||
                          request.num_computed_tokens + 1 < request.num_tokens();
+  if (state_pool_ != nullptr) scheduled.state_slot = state_pool_->slot_of(request.request_id);
   output.requests.push_back(std::move(scheduled));
 }
 
@@ -280,6 +352,9 @@ void Scheduler::on_step_done(const SchedulerOutput& output) {
                                         request->num_computed_tokens);
     // Hashed first, so that the blocks no later query can see keep their hashes when freed.
     kv_cache_manager_.free_blocks_outside_window(request->request_id, request->num_computed_tokens);
+    if (request->state_checkpoint_at > 0 &&
+        request->num_computed_tokens >= request->state_checkpoint_at)
+      save_state_checkpoint(*request);
   }
   has_pending_step_ = false;
 #ifndef NDEBUG
@@ -349,6 +424,8 @@ void Scheduler::fork_request(RequestId parent_id, std::unique_ptr<Request> child
   }
   const Request& parent = *find_request(parent_id);
   kv_cache_manager_.fork(parent_id, child->request_id);
+  // Without a free slot the child keeps no state: restart_requests_without_state recomputes it.
+  if (state_pool_ != nullptr) state_pool_->fork(parent_id, child->request_id);
   child->num_computed_tokens = parent.num_computed_tokens;
   child->state = RequestState::Running;
   child->finish_reason = FinishReason::None;
@@ -423,8 +500,9 @@ void Scheduler::check_invariants() const {
            to_string(request->state));
     }
     // Waiting requests hold nothing: they start over (with prefix hits) when admitted.
-    if (request->num_computed_tokens != 0 || kv_cache_manager_.has_request(request_id)) {
-      fail("scheduler: waiting request ", request_id, " holds computed tokens or blocks");
+    if (request->num_computed_tokens != 0 || kv_cache_manager_.has_request(request_id) ||
+        (state_pool_ != nullptr && state_pool_->has_slot(request_id))) {
+      fail("scheduler: waiting request ", request_id, " holds computed tokens, blocks or state");
     }
   }
   size_t num_unfinished = 0;
@@ -436,6 +514,12 @@ void Scheduler::check_invariants() const {
          " running and ", waiting_.size(), " waiting");
   }
   kv_cache_manager_.check_invariants();
+  if (state_pool_ != nullptr) {
+    if (state_pool_->num_request_slots() > static_cast<int>(running_.size()))
+      fail("scheduler: ", state_pool_->num_request_slots(), " state slots held by ",
+           running_.size(), " running requests");
+    state_pool_->check_invariants();
+  }
 }
 
 int64_t Scheduler::num_running_kv_tokens() const {

@@ -14,9 +14,21 @@
 // and requests listed in output.failed_request_ids are finished already (FinishReason::Error).
 //
 // Progress: while a request is unfinished, schedule() schedules at least one request or fails
-// one, so the engine never stalls. Blocks running out preempt the most recently admitted
+// one (or, on a hybrid model, hands over state copies that held the free slots back), so the
+// engine never stalls. Blocks running out preempt the most recently admitted
 // running request; a request alone with the whole pool computes a shorter piece that fits, and
 // fails only when not even one more token does.
+//
+// Hybrid models (a StatePool given): every running request also holds a state slot. Admission
+// needs a free slot (FCFS waits for one, as for blocks); preemption, finishing and aborting give
+// it back; a chunked prefill keeps it from chunk to chunk; a fork's child gets its own slot with
+// a copy of the parent's state (SchedulerOutput::state_copies), or, when none is free, starts
+// over like a preempted request at the next schedule(). A prefix hit is cut to the longest
+// prefix with a state checkpoint, which is copied into the request's slot; when the blocks hit
+// further than a checkpoint, the request's chunks end exactly where the hit ends and its state
+// there is saved as a new checkpoint after that step (so the 2nd request sharing a prefix saves
+// it and the 3rd onward start from it). A step may then schedule nothing but apply the state
+// copies whose pins held back the only slots (progress resumes the next step).
 //
 // Sliding windows (KvCacheConfig::sliding_window): after each step a running request gives back
 // the blocks that none of its later queries can see, so a long request holds about a window's
@@ -24,6 +36,7 @@
 #pragma once
 
 #include "engine/cache/kv_cache_manager.h"
+#include "engine/cache/state_pool.h"
 #include "engine/sched/request.h"
 #include "engine/sched/scheduler_output.h"
 
@@ -45,8 +58,11 @@ struct SchedulerConfig {
 
 class Scheduler {
  public:
-  // Throws sluice::Error unless every limit in config is at least 1.
-  Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache_manager);
+  // Throws sluice::Error unless every limit in config is at least 1. state_pool: a hybrid
+  // model's state slots (null for a model without recurrent state); it must outlive the
+  // scheduler.
+  Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache_manager,
+            StatePool* state_pool = nullptr);
 
   const SchedulerConfig& config() const { return config_; }
 
@@ -84,8 +100,10 @@ class Scheduler {
   // is running, the child's id is new and its tokens start with the parent's computed tokens.
   bool can_fork_request(RequestId parent_id, const Request& child) const;
   // Adds child (one of n samples) sharing all of the parent's blocks: state Running, the
-  // parent's num_computed_tokens. Running requests may then exceed max_num_seqs; each step
-  // still schedules at most max_num_seqs. Throws sluice::Error unless can_fork_request().
+  // parent's num_computed_tokens; on a hybrid model a state slot with a copy of the parent's
+  // state ordered (without a free slot, the child starts over at the next schedule()). Running
+  // requests may then exceed max_num_seqs; each step still schedules at most max_num_seqs. Throws
+  // sluice::Error unless can_fork_request().
   void fork_request(RequestId parent_id, std::unique_ptr<Request> child);
 
   // Returns the request (unfinished or finished and not yet released) or nullptr. The engine
@@ -107,6 +125,8 @@ class Scheduler {
   // Returns the KV token slots the running requests hold (a shared block counts per holder;
   // blocks given back outside a sliding window do not count).
   int64_t num_running_kv_tokens() const;
+  // The state slots (null for a model without recurrent state).
+  const StatePool* state_pool() const { return state_pool_; }
 
   // Verifies the request queues against the requests' states and block tables, then the KV
   // cache's invariants. Throws sluice::Error naming the violation. Debug builds run it after
@@ -117,6 +137,7 @@ class Scheduler {
   enum class AllocateResult { Allocated, SelfPreempted, Failed };
 
   std::string rejection_error(const Request& request) const;
+  void restart_requests_without_state(SchedulerOutput& output);
   void schedule_running(SchedulerOutput& output, int& token_budget);
   void schedule_waiting(SchedulerOutput& output, int& token_budget);
   // Allocates num_new_tokens for a running request, preempting from the back; alone, it
@@ -129,6 +150,15 @@ class Scheduler {
   // fits; otherwise sets num_new_tokens (and prefix, when dropped).
   bool allocate_shorter_piece(const Request& request, int num_tokens_without_prefix,
                               CachedPrefix& prefix, int& num_new_tokens);
+  // Hybrid models: cuts prefix to the longest prefix with a state checkpoint (none when taking
+  // a slot would evict that checkpoint) and returns where a new checkpoint is due: the end of
+  // the blocks hit when they reach further, when pieces may be cut there (else 0).
+  int cut_prefix_to_checkpoint(const Request& request, CachedPrefix& prefix, bool may_chunk) const;
+  // Hybrid models: gives an admitted request its slot, restores the checkpoint prefix starts
+  // from, and notes where its next checkpoint is due.
+  void start_state(Request& request, const CachedPrefix& prefix, int checkpoint_at);
+  void save_state_checkpoint(Request& request);
+  void reset_for_recompute(Request& request, SchedulerOutput& output);
   void preempt(Request& request, SchedulerOutput& output);
   void fail_request(Request& request, const std::string& error, SchedulerOutput& output);
   void finish(Request& request, FinishReason reason);
@@ -138,6 +168,7 @@ class Scheduler {
 
   SchedulerConfig config_;
   KvCacheManager& kv_cache_manager_;
+  StatePool* state_pool_ = nullptr;
   std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;
   std::vector<Request*> running_;        // admission order: the back is preempted first
   std::deque<Request*> waiting_;         // FCFS; preempted requests return to the front

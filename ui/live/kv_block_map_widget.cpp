@@ -50,6 +50,13 @@ void KvBlockMapWidget::setMap(const sluice::KvBlockMap& map) {
   m_ownerRows = map.owner_rows;
   m_ownerRows.resize(m_states.size(), -1);  // a short owner list must not be read past its end
   m_blockSize = map.block_size;
+  m_stateSlotsText =
+      map.num_state_slots > 0
+          ? QString("state slots %1 / %2 used · %3 checkpoints · %4 MiB each")
+                .arg(formatCount(map.num_state_slots_used), formatCount(map.num_state_slots),
+                     formatCount(map.num_state_checkpoints))
+                .arg(static_cast<double>(map.state_slot_bytes) / (1 << 20), 0, 'f', 1)
+          : QString();
   m_counts.fill(0);
   for (KvBlockState state : m_states) {
     const int index = stateIndex(state);
@@ -229,6 +236,7 @@ int KvBlockMapWidget::paintLegend(QPainter* painter) const {
     texts << QString("%1 %2").arg(stateName(state), formatCount(count(state)));
   texts
       << QString("%1 blocks × %2 tokens").arg(formatCount(blockCount()), formatCount(m_blockSize));
+  if (!m_stateSlotsText.isEmpty()) texts << m_stateSlotsText;
   int x = kMargin;
   int y = kMargin;
   for (int i = 0; i < texts.size(); ++i) {

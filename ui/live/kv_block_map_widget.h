@@ -1,6 +1,6 @@
 // The KV pool at a glance: every block is a cell in a grid, coloured by the request (input row)
 // that owns it, hatched when shared, pale when free but holding a cached prefix, empty when free.
-// A legend above the grid counts each state. Pools reach 100k blocks, so the cells are pixels of
+// A legend above the grid counts each state (and a hybrid model's state slots in use). Pools reach 100k blocks, so the cells are pixels of
 // one QImage, rebuilt only when the map or the size changes; when there are more blocks than
 // pixels the image is drawn scaled down.
 #pragma once
@@ -39,6 +39,9 @@ class KvBlockMapWidget final : public QWidget {
   // Returns how many blocks are in a state in the current map.
   int count(sluice::KvBlockState state) const;
   int blockCount() const { return static_cast<int>(m_states.size()); }
+  // A hybrid model's state slots, as the legend says them ("state slots 3 / 36 used · 2
+  // checkpoints · 1.5 MiB each"); empty for a model without state.
+  QString stateSlotsText() const { return m_stateSlotsText; }
 
   QSize sizeHint() const override { return {420, 260}; }
   QSize minimumSizeHint() const override { return {160, 80}; }
@@ -68,6 +71,7 @@ class KvBlockMapWidget final : public QWidget {
 
   std::vector<sluice::KvBlockState> m_states;
   QString m_emptyText = "no KV pool yet";
+  QString m_stateSlotsText;
   std::vector<int64_t> m_ownerRows;
   int m_blockSize = 0;
   std::array<int, 4> m_counts{};

@@ -67,9 +67,14 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
   m_device = addRow("Device", 0);
   m_weights = addRow("Weights", kWeightColor);
   m_activations = addRow("Activations", kActivationColor);
-  m_activations->setToolTip("Activations and workspaces of the largest step the engine may schedule");
+  m_activations->setToolTip(
+      "Activations and workspaces of the largest step the engine may schedule");
   m_kvPerToken = addRow("KV per token", 0);
   m_pool = addRow("KV pool", kKvFreeColor);
+  m_stateSlots = addRow("State slots", 0);
+  m_stateSlots->setToolTip(
+      "A hybrid model's recurrent state: one slot per running row and a few for prefix "
+      "checkpoints, taken from the KV budget before the blocks.");
   m_meanRow = addRow("Mean row", 0);
   m_rowsAtOnce = addRow("Rows at once", kKvUsedColor);
   m_reservation = addRow("Max-length", kReservationColor);
@@ -122,6 +127,17 @@ void MemoryPlanView::setPlan(const sluice::MemoryPlan& plan) {
   m_pool->setText(QString("%1 blocks × %2 tokens = %3")
                       .arg(formatCount(plan.num_blocks), formatCount(plan.block_size),
                            formatBytes(static_cast<qint64>(plan.kv_pool_bytes))));
+  const sluice::StateSlotPlan& state = plan.state;
+  m_stateSlots->setText(
+      QString("%1 × %2 = %3 (%4 running + %5 prefix checkpoints)%6")
+          .arg(
+              formatCount(state.num_slots), formatBytes(static_cast<qint64>(state.slot_bytes)),
+              formatBytes(static_cast<qint64>(state.pool_bytes())),
+              formatCount(std::max(state.num_slots - state.max_checkpoints, 0)),
+              formatCount(std::min(state.max_checkpoints, state.num_slots)),
+              state.is_capped
+                  ? QString("; capped by the budget (%1 wanted)").arg(formatCount(state.num_wanted))
+                  : QString()));
   m_meanRow->setText(
       QString("%1 tokens (prompt + max tokens)").arg(formatDecimal(plan.mean_row_tokens, 0)));
   m_rowsAtOnce->setText(plan.num_blocks > 0
@@ -139,10 +155,12 @@ void MemoryPlanView::setPlan(const sluice::MemoryPlan& plan) {
           .arg(formatBytes(static_cast<qint64>(plan.max_length_reservation_bytes)),
                formatCount(plan.max_model_len), formatCount(static_cast<qint64>(reservedRows)),
                formatDecimal(ratio, ratio < 10.0 ? 1 : 0)));
-  for (QLabel* label : {m_device, m_weights, m_kvPerToken, m_pool, m_meanRow, m_rowsAtOnce, m_reservation}) {
+  for (QLabel* label :
+       {m_device, m_weights, m_kvPerToken, m_pool, m_meanRow, m_rowsAtOnce, m_reservation}) {
     m_form->setRowVisible(label, true);
   }
   m_form->setRowVisible(m_activations, plan.activation_bytes > 0);
+  m_form->setRowVisible(m_stateSlots, state.slot_bytes > 0);
   update();
 }
 
@@ -150,8 +168,8 @@ void MemoryPlanView::clear() {
   m_plan = {};
   m_hasPlan = false;
   m_empty->show();
-  for (QLabel* label :
-       {m_device, m_weights, m_activations, m_kvPerToken, m_pool, m_meanRow, m_rowsAtOnce, m_reservation}) {
+  for (QLabel* label : {m_device, m_weights, m_activations, m_kvPerToken, m_pool, m_stateSlots,
+                        m_meanRow, m_rowsAtOnce, m_reservation}) {
     label->clear();
     m_form->setRowVisible(label, false);
   }
@@ -168,8 +186,8 @@ void MemoryPlanView::paintEvent(QPaintEvent* event) {
   const qint64 used = std::min(pool, static_cast<qint64>(m_plan.max_concurrent_rows * rowBytes));
   const auto reservation = static_cast<qint64>(m_plan.max_length_reservation_bytes);
   // One scale for both bars, so the lengths compare directly.
-  const double scale =
-      static_cast<double>(std::max<qint64>({weights + activations + pool, weights + activations + reservation, 1}));
+  const double scale = static_cast<double>(
+      std::max<qint64>({weights + activations + pool, weights + activations + reservation, 1}));
   QPainter painter(this);
   const int width = this->width();
   const QPalette& colors = palette();
@@ -179,9 +197,14 @@ void MemoryPlanView::paintEvent(QPaintEvent* event) {
       std::max(fontMetrics().horizontalAdvance(paged), fontMetrics().horizontalAdvance(reserved)) +
       8;
   paintBar(painter, colors, QRect(0, kBarGap, width, kBarHeight), captionWidth, scale, paged,
-           {{weights, kWeightColor}, {activations, kActivationColor}, {used, kKvUsedColor}, {pool - used, kKvFreeColor}});
-  paintBar(painter, colors, QRect(0, 2 * kBarGap + kBarHeight, width, kBarHeight), captionWidth,
-           scale, reserved, {{weights, kWeightColor}, {activations, kActivationColor}, {reservation, kReservationColor}});
+           {{weights, kWeightColor},
+            {activations, kActivationColor},
+            {used, kKvUsedColor},
+            {pool - used, kKvFreeColor}});
+  paintBar(
+      painter, colors, QRect(0, 2 * kBarGap + kBarHeight, width, kBarHeight), captionWidth, scale,
+      reserved,
+      {{weights, kWeightColor}, {activations, kActivationColor}, {reservation, kReservationColor}});
 }
 
 }  // namespace sluice::ui

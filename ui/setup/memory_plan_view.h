@@ -1,5 +1,5 @@
-// What a run will take in memory, before it starts: the weights, the paged KV pool and how many
-// rows of the dataset fit in it at once, against what reserving every row's maximum length
+// What a run will take in memory, before it starts: the weights, the paged KV pool (and a hybrid
+// model's state slots beside it) and how many rows of the dataset fit in it at once, against what reserving every row's maximum length
 // would cost. A stacked bar on top, the numbers below.
 #pragma once
 
@@ -46,6 +46,7 @@ class MemoryPlanView final : public QWidget {
   QLabel* m_weights = nullptr;
   QLabel* m_kvPerToken = nullptr;
   QLabel* m_pool = nullptr;
+  QLabel* m_stateSlots = nullptr;  // hybrid models only
   QLabel* m_meanRow = nullptr;
   QLabel* m_rowsAtOnce = nullptr;
   QLabel* m_reservation = nullptr;

@@ -7,12 +7,18 @@
 // match the reference (the model run alone, without scheduler or cache) only if block tables,
 // copy-on-write, prefix hits and recomputation after preemption are all right.
 //
+// With a state pool (a hybrid model) the fake model reads the history from the request's state
+// slot instead: a slot's "state" is the list of tokens it has consumed, started empty at
+// position 0, extended by each step, copied by the step's state copies. A wrong slot, a lost
+// fork copy or a wrong checkpoint gives another history and other tokens.
+//
 // With a sliding window w the fake model sees, like attention, only the last w tokens (and how
 // many there are), and sampling reads only those back; every block it reads must still be held
 // by the request, so a block given back too early fails even before another request reuses it.
 #pragma once
 
 #include "engine/cache/kv_cache_manager.h"
+#include "engine/cache/state_pool.h"
 #include "engine/sched/request.h"
 #include "engine/sched/scheduler.h"
 
@@ -20,6 +26,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <vector>
@@ -81,15 +88,23 @@ class FakeEngine {
   // model_window: the fake model's sliding window (0: none); by default the one the cache frees
   // blocks for. A cache window of 0 with a model window runs the model without freeing.
   FakeEngine(const SchedulerConfig& scheduler_config, const KvCacheConfig& kv_cache_config,
-             int vocab_size = 1000, int model_window = -1)
+             int vocab_size = 1000, int model_window = -1,
+             const StatePoolConfig& state_pool_config = {})
       : kv_(kv_cache_config),
-        scheduler_(scheduler_config, kv_),
+        state_pool_(state_pool_config.num_slots > 0 ? std::make_unique<StatePool>(state_pool_config)
+                                                    : nullptr),
+        scheduler_(scheduler_config, kv_, state_pool_.get()),
+        states_(static_cast<size_t>(state_pool_config.num_slots)),
         memory_(static_cast<size_t>(kv_cache_config.num_blocks) * kv_cache_config.block_size, -1),
         vocab_size_(vocab_size),
         model_window_(model_window >= 0 ? model_window : kv_cache_config.sliding_window) {}
 
   Scheduler& scheduler() { return scheduler_; }
   const KvCacheManager& kv() const { return kv_; }
+  const StatePool* state_pool() const { return state_pool_.get(); }
+  // The most state slots held by requests at once, measured after each schedule().
+  int max_used_state_slots() const { return max_used_state_slots_; }
+  int num_state_copies() const { return num_state_copies_; }
   static RequestId child_id(RequestId parent_id, uint32_t sample_idx) {
     return parent_id + kChildIdStride * sample_idx;
   }
@@ -106,6 +121,8 @@ class FakeEngine {
     const bool had_unfinished = scheduler_.has_unfinished();
     SchedulerOutput output = scheduler_.schedule();
     max_used_blocks_ = std::max(max_used_blocks_, kv_.num_used_blocks());
+    if (state_pool_)
+      max_used_state_slots_ = std::max(max_used_state_slots_, state_pool_->num_request_slots());
     check_plan(output, had_unfinished);
     run_forward(output);
     scheduler_.on_step_done(output);
@@ -176,7 +193,8 @@ class FakeEngine {
     const SchedulerConfig& config = scheduler_.config();
     // The engine never stalls: a step with work to do schedules or fails something.
     if (had_unfinished) {
-      EXPECT_TRUE(!output.requests.empty() || !output.failed_request_ids.empty())
+      EXPECT_TRUE(!output.requests.empty() || !output.failed_request_ids.empty() ||
+                  !output.state_copies.empty())
           << "step " << num_steps_ << " made no progress";
     }
     EXPECT_LE(static_cast<int>(output.requests.size()), config.max_num_seqs);
@@ -184,6 +202,7 @@ class FakeEngine {
     int total = 0;
     bool seen_prefill = false;
     std::set<RequestId> ids;
+    std::set<int32_t> slots;
     for (const ScheduledRequest& scheduled : output.requests) {
       const Request& request = scheduler_.request(scheduled.request_id);
       EXPECT_TRUE(ids.insert(scheduled.request_id).second) << "scheduled twice";
@@ -202,10 +221,29 @@ class FakeEngine {
         EXPECT_TRUE(scheduled.needs_sample) << "request " << request.request_id << " was chunked";
       }
       EXPECT_FALSE(seen_prefill && !scheduled.is_prefill) << "a decode after a prefill";
+      if (state_pool_) {
+        EXPECT_EQ(scheduled.state_slot, state_pool_->slot_of(scheduled.request_id));
+        EXPECT_GE(scheduled.state_slot, 0);
+        EXPECT_TRUE(slots.insert(scheduled.state_slot).second) << "a state slot twice";
+      } else {
+        EXPECT_EQ(scheduled.state_slot, -1);
+      }
       seen_prefill = seen_prefill || scheduled.is_prefill;
       total += scheduled.num_scheduled_tokens;
     }
     EXPECT_EQ(total, output.total_num_scheduled_tokens);
+    if (!state_pool_) {
+      EXPECT_TRUE(output.state_copies.empty());
+    }
+    // The step's state copies are independent: no slot both read and written, none written twice.
+    std::set<int32_t> sources, destinations;
+    for (const StateCopy& copy : output.state_copies) sources.insert(copy.src_slot);
+    for (const StateCopy& copy : output.state_copies) {
+      EXPECT_FALSE(sources.contains(copy.dst_slot))
+          << "slot " << copy.dst_slot << " read and written";
+      EXPECT_TRUE(destinations.insert(copy.dst_slot).second)
+          << "slot " << copy.dst_slot << " written twice";
+    }
     for (const RequestId request_id : output.failed_request_ids) {
       const Request& request = scheduler_.request(request_id);
       EXPECT_EQ(request.finish_reason, FinishReason::Error);
@@ -225,6 +263,7 @@ class FakeEngine {
                   memory_.begin() + copy.dst_block_id * block_size);
       ++num_block_copies_;
     }
+    run_state(output);
     std::set<size_t> written;
     for (const ScheduledRequest& scheduled : output.requests) {
       for (int i = 0; i < scheduled.num_scheduled_tokens; ++i) {
@@ -234,6 +273,27 @@ class FakeEngine {
       }
     }
     for (const ScheduledRequest& scheduled : output.requests) read_windows(scheduled);
+  }
+
+  // The state half of the forward pass: copies first, then each request's slot starts empty at
+  // position 0 or must hold exactly its tokens so far, and takes the step's tokens.
+  void run_state(const SchedulerOutput& output) {
+    if (!state_pool_) return;
+    const std::vector<std::vector<int32_t>> before = states_;
+    for (const StateCopy& copy : output.state_copies) {
+      states_[static_cast<size_t>(copy.dst_slot)] = before[static_cast<size_t>(copy.src_slot)];
+      ++num_state_copies_;
+    }
+    for (const ScheduledRequest& scheduled : output.requests) {
+      const Request& request = scheduler_.request(scheduled.request_id);
+      std::vector<int32_t>& state = states_[static_cast<size_t>(scheduled.state_slot)];
+      if (scheduled.num_computed_tokens == 0) state.clear();
+      EXPECT_EQ(state,
+                std::vector<int32_t>(request.token_ids.begin(),
+                                     request.token_ids.begin() + scheduled.num_computed_tokens))
+          << "request " << request.request_id << " resumes from another state";
+      state.insert(state.end(), scheduled.token_ids.begin(), scheduled.token_ids.end());
+    }
   }
 
   size_t slot_of(const std::vector<int32_t>& block_table, int position) const {
@@ -270,6 +330,8 @@ class FakeEngine {
     }
     ASSERT_EQ(history, request.token_ids)
         << "the cache of request " << request.request_id << " holds other tokens";
+    // A hybrid model's next token comes from its state.
+    if (state_pool_) history = states_[static_cast<size_t>(scheduled.state_slot)];
     histories_[request.request_id] = std::move(history);
   }
 
@@ -305,7 +367,11 @@ class FakeEngine {
   }
 
   KvCacheManager kv_;
+  std::unique_ptr<StatePool> state_pool_;
   Scheduler scheduler_;
+  std::vector<std::vector<int32_t>> states_;  // [num_slots] the tokens a slot's state consumed
+  int max_used_state_slots_ = 0;
+  int num_state_copies_ = 0;
   std::vector<int32_t> memory_;  // [num_blocks * block_size] the token whose K/V a slot holds
   std::map<RequestId, std::vector<int32_t>> histories_;  // read by this step's forward pass
   int vocab_size_;
