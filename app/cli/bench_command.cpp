@@ -273,6 +273,14 @@ void print_table(const std::vector<BenchResult>& results, const BenchArgs& a,
       "reserves the maximum length per request would hold.\n",
       a.spec.engine.max_model_len > 0 ? a.spec.engine.max_model_len
                                       : session.model->config.max_position_embeddings);
+  // A hybrid model's state slots, beside the KV blocks of the table.
+  for (const auto& r : results) {
+    if (r.num_state_slots == 0) continue;
+    std::printf("state slots (%s): %d x %.2f MiB = %.1f MiB, peak %d held\n", to_string(r.mode),
+                r.num_state_slots, static_cast<double>(r.state_slot_bytes) / (1 << 20),
+                static_cast<double>(r.state_slot_bytes) * r.num_state_slots / (1 << 20),
+                r.peak_state_slots);
+  }
 }
 
 // --json-schema: the compile time, and per mode the mask times and constrained / free speed.
@@ -316,6 +324,9 @@ void print_json(const std::vector<BenchResult>& results, const BenchArgs& a,
                             {"mean_batch", r.mean_batch},
                             {"mean_occupancy", r.mean_occupancy},
                             {"peak_kv_blocks", r.peak_kv_blocks},
+                            {"num_state_slots", r.num_state_slots},
+                            {"peak_state_slots", r.peak_state_slots},
+                            {"state_slot_bytes", r.state_slot_bytes},
                             {"kv_pool_bytes", r.kv_pool_bytes},
                             {"peak_kv_reserved_bytes", r.peak_kv_reserved_bytes},
                             {"kv_reserved_over_used_at_peak", r.kv_reserved_over_used_at_peak},

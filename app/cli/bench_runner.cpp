@@ -53,6 +53,9 @@ struct Accumulator {
   int peak_blocks = 0;
   int64_t peak_used_slots = 0;  // token slots in use at the step with peak_blocks
   int peak_running = 0;
+  int num_state_slots = 0;  // hybrid models: the state slots, the most held, the bytes of one
+  int peak_state_slots = 0;
+  size_t state_slot_bytes = 0;
   int64_t output_tokens = 0;
   int64_t prompt_tokens = 0;
   int64_t preemptions = 0;
@@ -81,6 +84,9 @@ struct Accumulator {
       peak_used_slots = s.num_kv_tokens;
     }
     peak_running = std::max(peak_running, s.num_running);
+    num_state_slots = s.num_state_slots;
+    state_slot_bytes = s.state_slot_bytes;
+    peak_state_slots = std::max(peak_state_slots, s.num_state_slots_used);
     output_tokens += s.num_generation_tokens;
     prompt_tokens += s.num_prompt_tokens;
   }
@@ -169,6 +175,9 @@ BenchResult run_bench_mode(BenchMode mode, const ModelSession& session,
   const size_t block_bytes = engine.backend().kv_block_bytes(config.block_size);
   const size_t token_bytes = block_bytes / static_cast<size_t>(config.block_size);
   r.peak_kv_blocks = acc.peak_blocks;
+  r.num_state_slots = acc.num_state_slots;
+  r.peak_state_slots = acc.peak_state_slots;
+  r.state_slot_bytes = acc.state_slot_bytes;
   r.kv_pool_bytes = static_cast<size_t>(engine.num_kv_blocks()) * block_bytes;
   r.peak_kv_reserved_bytes = static_cast<size_t>(acc.peak_blocks) * block_bytes;
   r.kv_reserved_over_used = acc.used_slots > 0 ? static_cast<double>(acc.reserved_slots) /

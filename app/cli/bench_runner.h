@@ -125,6 +125,10 @@ struct BenchResult {
   double kv_reserved_over_used_at_peak = 0;  // the same at the step holding the most blocks
   size_t naive_reserved_bytes = 0;           // peak concurrent requests x max_model_len tokens
   int64_t num_preemptions = 0;
+  // Hybrid models: the state slots beside the blocks, the most held at once, the bytes of one.
+  int num_state_slots = 0;
+  int peak_state_slots = 0;
+  size_t state_slot_bytes = 0;
   bool is_constrained = false;  // the requests carried a grammar
   int64_t num_masks = 0;        // grammar masks computed (one per constrained row per step)
   double mask_p50_us = 0.0;

@@ -42,12 +42,16 @@ void ProgressPrinter::print_line(const JobProgress& p, bool is_final) {
     return;
   }
   const double kv_pct = last_.num_kv_blocks > 0 ? 100.0 * last_.num_kv_blocks_used / last_.num_kv_blocks : 0.0;
+  // A hybrid model's state slots, next to the blocks.
+  char state[64] = "";
+  if (last_.num_state_slots > 0)
+    std::snprintf(state, sizeof state, ", state slots %d/%d", last_.num_state_slots_used, last_.num_state_slots);
   std::fprintf(stderr,
-               "%srows %lld (file %.0f%%) | %.0f gen tok/s, %.0f prompt tok/s | running %d, waiting %d | KV %.0f%% | "
+               "%srows %lld (file %.0f%%) | %.0f gen tok/s, %.0f prompt tok/s | running %d, waiting %d | KV %.0f%%%s | "
                "%.0f s%s",
                is_terminal_ ? "\r" : "", static_cast<long long>(p.rows_done), 100.0 * p.file_fraction,
                last_.generation_tokens_per_s, last_.prompt_tokens_per_s, last_.num_running, last_.num_waiting, kv_pct,
-               elapsed, is_terminal_ ? "\033[K" : "\n");
+               state, elapsed, is_terminal_ ? "\033[K" : "\n");
   has_open_line_ = is_terminal_;
   std::fflush(stderr);
 }

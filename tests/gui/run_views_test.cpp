@@ -127,6 +127,7 @@ class RunViewsTest : public QObject {
   void kvMapDescribesBlocks();
   void kvMapIsCheapForLargePools();
   void kvMapHandlesTinyAreasAndEmptyMaps();
+  void kvMapSaysAHybridModelsStateSlots();
   void timelineMarksSlowestRows();
   void timelineDescribesRowsAndScrolls();
 };
@@ -401,6 +402,22 @@ void RunViewsTest::kvMapHandlesTinyAreasAndEmptyMaps() {
   widget.resize(300, 200);
   widget.setMap(ragged);
   QVERIFY(widget.describeAt(widget.cellRect(99).center()).startsWith("block 99"));
+}
+
+void RunViewsTest::kvMapSaysAHybridModelsStateSlots() {
+  KvBlockMapWidget widget;
+  widget.resize(600, 200);
+  KvBlockMap map = syntheticMap(50);
+  widget.setMap(map);
+  QVERIFY(widget.stateSlotsText().isEmpty());  // a model without recurrent state
+  map.num_state_slots = 36;
+  map.num_state_slots_used = 5;
+  map.num_state_checkpoints = 2;
+  map.state_slot_bytes = size_t{3} << 19;  // 1.5 MiB
+  widget.setMap(map);
+  QCOMPARE(widget.stateSlotsText(),
+           QString("state slots 5 / 36 used · 2 checkpoints · 1.5 MiB each"));
+  QVERIFY(!widget.grab().isNull());
 }
 
 void RunViewsTest::timelineMarksSlowestRows() {

@@ -210,7 +210,20 @@ void SetupPanelsTest::memoryPlanViewShowsAPlan() {
   QVERIFY2(visibleTexts().contains("cuda:0 Test GPU: 22 GiB of 24 GiB"),
            qPrintable(visibleTexts()));
   QVERIFY(visibleTexts().contains("Activations"));
+  QVERIFY(!visibleTexts().contains("State slots"));  // stories260K holds no recurrent state
   QVERIFY(!view.grab().isNull());
+  // A hybrid model's plan shows its state slots beside the pool, capped by the budget here.
+  sluice::MemoryPlan hybrid = plan;
+  hybrid.state = sluice::StateSlotPlan{.slot_bytes = size_t{3} << 19,
+                                       .num_slots = 20,
+                                       .num_wanted = 68,
+                                       .max_checkpoints = 4,
+                                       .is_capped = true};
+  view.setPlan(hybrid);
+  QVERIFY2(visibleTexts().contains("State slots"), qPrintable(visibleTexts()));
+  QVERIFY2(visibleTexts().contains("20 × 1.5 MiB = 30 MiB (16 running + 4 prefix checkpoints); "
+                                   "capped by the budget (68 wanted)"),
+           qPrintable(visibleTexts()));
   view.clear();
   QVERIFY(!view.hasPlan());
 }

@@ -3,7 +3,8 @@
 // are preempted and recomputed, or with prefill chunked at a tiny token budget (greedy, and
 // seeded sampling with two samples a row). Each row run alone is the reference; a row that
 // differs anywhere is named. A mixture-of-experts model (tiny-arch qwen3moe, Q8_0) keeps the
-// promise too: which experts a token's neighbours in the step chose does not change its result.
+// promise too: which experts a token's neighbours in the step chose does not change its result,
+// and so does a hybrid model (tiny-arch qwen35, a recurrent state slot per sequence).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -79,6 +80,15 @@ TEST(DeterminismAtScale, MixtureOfExpertsRowsAreTheSameUnderEverySchedule) {
   const StoriesModel moe("models/tiny-arch/qwen3moe/gguf/qwen3moe-Q8_0.gguf");
   ASSERT_TRUE(moe.session.model->config.is_moe());
   expect_every_schedule_equal(SamplingParams{.max_tokens = 32}, moe, 120);
+}
+
+// A hybrid model (tiny-arch qwen35: Gated DeltaNet layers with a state slot per sequence beside
+// one attention layer): a row's state does not depend on its neighbours, its chunks or its
+// preemption either (prefix hits: hybrid_engine_test).
+TEST(DeterminismAtScale, HybridRowsAreTheSameUnderEverySchedule) {
+  const StoriesModel hybrid("models/tiny-arch/qwen35/gguf/qwen35-F32.gguf");
+  ASSERT_TRUE(hybrid.session.model->config.is_hybrid());
+  expect_every_schedule_equal(SamplingParams{.max_tokens = 32}, hybrid, 120);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ namespace {
 
 using Json = nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 CompletionRequest parse_text(const std::string& body, const SamplingParams& defaults = {}) {
   return parse_completion_request(parse_request_body(body), CompletionKind::Text, defaults);
@@ -427,6 +428,27 @@ TEST(PrometheusText, HasGaugesCountersAndCumulativeHistograms) {
           "sluice:time_to_first_token_seconds_count" +
           labels + " 3\n"));
   EXPECT_THAT(text, HasSubstr("# TYPE sluice:inter_token_latency_seconds histogram\n"));
+  // A model without recurrent state has no state-slot gauges.
+  EXPECT_THAT(text, Not(HasSubstr("state_slots")));
+}
+
+TEST(PrometheusText, AHybridModelsStateSlotsStandBesideTheBlocks) {
+  ServiceMetrics m;
+  m.latest_step.num_state_slots = 36;
+  m.latest_step.num_state_slots_used = 5;
+  m.latest_step.num_state_checkpoints = 2;
+  m.latest_step.state_slot_bytes = 1536;
+  m.latest_step.num_state_checkpoint_hits = 9;
+  const std::string text = prometheus_text(m, "qwen35", {0, 0});
+  const std::string labels = R"({model_name="qwen35"})";
+  EXPECT_THAT(text, HasSubstr("# TYPE sluice:state_slots_used gauge\nsluice:state_slots_used" +
+                              labels + " 5\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:state_slots_total" + labels + " 36\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:state_checkpoints" + labels + " 2\n"));
+  EXPECT_THAT(text, HasSubstr("sluice:state_slot_bytes" + labels + " 1536\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE sluice:state_checkpoint_hits_total counter\n"
+                              "sluice:state_checkpoint_hits_total" +
+                              labels + " 9\n"));
 }
 
 }  // namespace
