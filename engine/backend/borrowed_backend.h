@@ -26,6 +26,11 @@ class BorrowedBackend final : public Backend {
   void copy_blocks(std::span<const int32_t> src, std::span<const int32_t> dst) override {
     backend_.copy_blocks(src, dst);
   }
+  size_t state_slot_bytes() const override { return backend_.state_slot_bytes(); }
+  void allocate_state_slots(int num_slots) override { backend_.allocate_state_slots(num_slots); }
+  void copy_state_slots(std::span<const int32_t> src, std::span<const int32_t> dst) override {
+    backend_.copy_state_slots(src, dst);
+  }
   void forward(const BatchInputs& inputs, std::vector<float>& logits) override {
     backend_.forward(inputs, logits);
   }

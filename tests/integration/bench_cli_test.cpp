@@ -28,6 +28,19 @@ TEST(BenchCli, JsonCountsEveryRequestAndTokenPerMode) {
   EXPECT_LT(report["modes"][2]["steps"].get<int>(), 6 * 8);  // continuous batches the rows
 }
 
+// A hybrid model (Qwen3.5) runs the batched bench through the engine's borrowed backend: its
+// state slots are allocated on the lender, every prompt prefilled and decoded.
+TEST(BenchCli, BatchedRunsAHybridModel) {
+  const auto r = run_sluice(
+      {"bench", "--model", shared_path("models/tiny-arch/qwen35/gguf/qwen35-F32.gguf"), "--batched",
+       "1,4", "--prompt-tokens", "70", "--max-tokens", "5", "--threads", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(r.out);
+  ASSERT_EQ(report["runs"].size(), 2u);
+  EXPECT_EQ(report["runs"][1]["prefill_tokens"], 4 * 70);
+  EXPECT_EQ(report["runs"][1]["decode_steps"], 4);
+}
+
 // --batched reads as llama-batched-bench: B prompts of P tokens prefilled, then every request
 // decodes max_tokens - 1 more tokens in steps of the whole batch.
 TEST(BenchCli, BatchedCountsPromptAndDecodeTokensPerBatch) {
