@@ -66,17 +66,18 @@ MemorySample memory_sample(const StepStats& stats) {
   m.elapsedS = stats.elapsed_s;
   m.weightBytes = static_cast<qint64>(stats.memory.weight_bytes);
   m.kvPoolBytes = static_cast<qint64>(stats.memory.kv_cache_bytes);
+  m.stateBytes = static_cast<qint64>(stats.memory.state_bytes);
   m.activationBytes = static_cast<qint64>(stats.memory.activation_bytes);
   m.isGpu = stats.memory.device_total_bytes > 0;
   if (m.isGpu) {
     m.freeBytes = static_cast<qint64>(stats.memory.device_free_bytes);
     m.otherBytes =
         std::max<qint64>(0, static_cast<qint64>(stats.memory.device_total_bytes) - m.freeBytes -
-                                m.weightBytes - m.kvPoolBytes - m.activationBytes);
+                                m.weightBytes - m.kvPoolBytes - m.stateBytes - m.activationBytes);
   } else {
     m.freeBytes = meminfo_bytes("MemAvailable");
-    m.otherBytes =
-        std::max<qint64>(0, resident_bytes() - m.weightBytes - m.kvPoolBytes - m.activationBytes);
+    m.otherBytes = std::max<qint64>(
+        0, resident_bytes() - m.weightBytes - m.kvPoolBytes - m.stateBytes - m.activationBytes);
   }
   return m;
 }

@@ -37,6 +37,7 @@ struct MemorySample {
   double elapsedS = 0.0;
   qint64 weightBytes = 0;
   qint64 kvPoolBytes = 0;
+  qint64 stateBytes = 0;  // a hybrid model's recurrent-state slots (0 for the others)
   qint64 activationBytes = 0;
   qint64 otherBytes =
       0;  // process resident memory beyond the above (CPU) or device use beyond it (GPU)

@@ -124,6 +124,7 @@ class RunViewsTest : public QObject {
   void livePlotsGapOutlastsStatsInFlightAtThePause();
   void livePlotsSayARemoteRunsKvAndMemoryAreUnknown();
   void livePlotsWaitingIsTheBacklog();
+  void livePlotsStackAHybridModelsStateSlots();
   void kvMapDescribesBlocks();
   void kvMapIsCheapForLargePools();
   void kvMapHandlesTinyAreasAndEmptyMaps();
@@ -326,6 +327,32 @@ void RunViewsTest::livePlotsWaitingIsTheBacklog() {
   QCOMPARE((waiting->data()->constEnd() - 1)->value, 4200.0);
   plots.addStats(syntheticStats(2), -1);  // not known yet: no point, not the queue length
   QVERIFY(std::isnan((waiting->data()->constEnd() - 1)->value));
+}
+
+// A hybrid model's state slots are a band of their own between the KV pool and the activations,
+// named in the legend only while there are some.
+void RunViewsTest::livePlotsStackAHybridModelsStateSlots() {
+  LivePlots plots;
+  QCustomPlot* memory = plots.plot(LivePlots::Panel::Memory);
+  QCPGraph* state = nullptr;
+  for (int g = 0; g < memory->graphCount(); ++g) {
+    if (memory->graph(g)->name() == "state slots") state = memory->graph(g);
+  }
+  QVERIFY(state != nullptr);
+  MemorySample sample;  // on the CPU: MiB
+  sample.weightBytes = qint64(10) << 20;
+  sample.kvPoolBytes = qint64(20) << 20;
+  sample.activationBytes = qint64(5) << 20;
+  sample.otherBytes = qint64(7) << 20;
+  sample.elapsedS = 1.0;
+  plots.addMemory(sample);
+  QVERIFY(!memory->legend->hasItemWithPlottable(state));
+  QCOMPARE(state->data()->at(0)->value, 30.0);  // no state: level with the KV pool's top
+  sample.stateBytes = qint64(53) << 20;
+  sample.elapsedS = 2.0;
+  plots.addMemory(sample);
+  QVERIFY(memory->legend->hasItemWithPlottable(state));
+  QCOMPARE(state->data()->at(1)->value, 10.0 + 20.0 + 53.0);
 }
 
 void RunViewsTest::kvMapDescribesBlocks() {

@@ -20,6 +20,9 @@ namespace {
 namespace palette = run_view_palette;
 
 constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+// The memory plot's graphs, top band first: available, other, activations, state slots, KV pool,
+// weights.
+constexpr int kStateBandGraph = 3;
 // The time axis starts this wide, so the first seconds of a run are not stretched across it.
 constexpr double kMinTimeSpanS = 10.0;
 constexpr double kHeadroom = 1.08;  // space above the highest point
@@ -202,6 +205,8 @@ void LivePlots::buildMemory() {
   addStackLevel(plot, "available", palette::series(9));
   addStackLevel(plot, "other", palette::series(8));
   addStackLevel(plot, "activations", palette::series(1));
+  // A hybrid model's recurrent-state slots; named in the legend only when there are some.
+  addStackLevel(plot, "state slots", palette::series(5))->removeFromLegend();
   addStackLevel(plot, "KV pool", palette::series(0));
   addStackLevel(plot, "weights", palette::series(4));
   raiseGrid(plot);
@@ -279,10 +284,17 @@ void LivePlots::addMemory(const sluice::MemorySample& sample) {
   memory->graph(0)->setName(
       sample.isGpu ? QString("free")
                    : QString("system free %1 GiB").arg(sample.freeBytes / kBytesPerGiB, 0, 'f', 1));
+  QCPGraph* stateBand = memory->graph(kStateBandGraph);
+  if (sample.stateBytes > 0 && !memory->legend->hasItemWithPlottable(stateBand)) {
+    stateBand->addToLegend();
+  } else if (sample.stateBytes <= 0) {
+    stateBand->removeFromLegend();
+  }
   fitLegendColumns(memory);
   // Cumulative levels from the bottom band up, stored top first like the graphs.
-  const qint64 bands[] = {sample.weightBytes, sample.kvPoolBytes, sample.activationBytes,
-                          sample.otherBytes, sample.isGpu ? sample.freeBytes : 0};
+  const qint64 bands[] = {sample.weightBytes, sample.kvPoolBytes,
+                          sample.stateBytes,  sample.activationBytes,
+                          sample.otherBytes,  sample.isGpu ? sample.freeBytes : 0};
   constexpr int kNumBands = static_cast<int>(std::size(bands));
   QVector<double> levels(kNumBands);
   double level = 0.0;
