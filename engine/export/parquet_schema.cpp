@@ -4,6 +4,7 @@
 
 #include "engine/core/error.h"
 #include "engine/export/thrift_compact.h"
+#include "engine/tokenizer/unicode.h"
 
 namespace sluice {
 namespace {
@@ -108,6 +109,8 @@ void check_parquet_columns(const std::vector<ParquetColumn>& columns) {
   std::set<std::string> names;
   for (size_t i = 0; i < columns.size(); ++i) {
     if (columns[i].name.empty()) fail("Parquet column ", i, " has an empty name");
+    if (!is_valid_utf8(columns[i].name))
+      fail("Parquet column ", i, "'s name is not valid UTF-8: ", sanitize_utf8(columns[i].name));
     if (!names.insert(columns[i].name).second)
       fail("Parquet column name \"", columns[i].name, "\" is used twice");
   }

@@ -53,8 +53,8 @@ struct ParquetLeaf {
   const char* message_field = nullptr;  // "content" or "role" for a Messages leaf, else null
 };
 
-// Throws Error when columns cannot make a file: none, an empty name, or a name used twice
-// (naming it).
+// Throws Error when columns cannot make a file: none, an empty name or one not UTF-8, or a name
+// used twice (naming it).
 void check_parquet_columns(const std::vector<ParquetColumn>& columns);
 
 // Returns the leaves of columns, in file order (a Messages column's content before its role).
