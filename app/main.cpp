@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(command, "jobs") == 0) return sluice::cli::run_jobs(args);
   if (std::strcmp(command, "serve") == 0) return sluice::cli::run_serve(args);
   if (std::strcmp(command, "grammar") == 0) return sluice::cli::run_grammar(args);
+  if (std::strcmp(command, "pipeline") == 0) return sluice::cli::run_pipeline(args);
   std::fprintf(stderr, "sluice: unknown command '%s'; see `sluice --help`\n", command);
   return 2;
 }

@@ -8,6 +8,9 @@ namespace sluice::cli {
 
 int run_version();
 int run_generate(const QStringList& args);
+// `sluice pipeline`: a multi-step job (generate, judge, filter, dedup, export) from a description
+// file (app/pipeline).
+int run_pipeline(const QStringList& args);
 int run_tokenize(const QStringList& args);
 int run_bench(const QStringList& args);
 // `sluice bench schemas`: JSON Schema subsets compiled and generated from (schema_bench.h).

@@ -12,6 +12,7 @@
 #include "app/batch_response.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
+#include "app/cli/generate_options.h"
 #include "app/cli/grammar_options.h"
 #include "app/cli/progress_printer.h"
 #include "app/cli/remote_options.h"
@@ -547,6 +548,22 @@ int run_job(const GenerateArgs& a) {
 }
 
 }  // namespace
+
+GenerationSpec generation_spec_from_options(const QStringList& args, GrammarCache& grammars) {
+  QCommandLineParser parser;
+  add_generate_options(parser);
+  if (!parser.parse(QStringList{QStringLiteral("sluice")} + args))
+    throw UsageError(parser.errorText().toStdString());
+  if (!parser.positionalArguments().isEmpty())
+    throw UsageError("unexpected argument '" + parser.positionalArguments().front().toStdString() +
+                     "'");
+  for (const char* name : {"output", "job", "resume", "export", "dpo-rule", "reasoning",
+                           "flatten-output", "quiet"}) {
+    if (parser.isSet(name))
+      throw UsageError(std::string("--") + name + " is not a step option (the pipeline has its own)");
+  }
+  return read_spec(parser, grammars);
+}
 
 int run_generate(const QStringList& args) {
   GenerateArgs parsed;

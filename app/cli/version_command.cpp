@@ -67,6 +67,8 @@ void print_usage() {
       "\n"
       "Commands:\n"
       "  generate   run a model over an instruction file and write JSONL results\n"
+      "  pipeline run FILE  a multi-step job from a description: generate, judge, filter,\n"
+      "             dedup and export a Hub-ready dataset folder, each step resumable and cached\n"
       "  tokenize   print the token ids of a text\n"
       "  bench      compare sequential, static and continuous batching on a file\n"
       "  bench schemas  compile a folder of JSON Schema subsets as jobs do and generate rows\n"

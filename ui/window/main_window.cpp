@@ -34,6 +34,7 @@
 #include "ui/live/run_status.h"
 #include "ui/live/timeline_panel.h"
 #include "ui/pairs/pair_review_view.h"
+#include "ui/pipeline/pipeline_view.h"
 #include "ui/results/export_dialog.h"
 #include "ui/results/results_model.h"
 #include "ui/results/results_panel.h"
@@ -107,6 +108,12 @@ void MainWindow::buildUi() {
   connect(m_results, &ResultsPanel::jobPathChanged, m_pairs, &PairReviewView::setJobPath);
   m_jobs = new JobsView(this);
   m_tabs->addTab(m_jobs, tr("Jobs"));
+  m_pipeline = new PipelineView(this);
+  m_tabs->addTab(m_pipeline, tr("Pipeline"));
+  connect(m_pipeline, &PipelineView::reviewPairsRequested, this, [this](const QString& job) {
+    m_pairs->setJobPath(job);
+    m_tabs->setCurrentWidget(m_pairs);
+  });
 
   auto* right = new QWidget(this);
   auto* rightLayout = new QVBoxLayout(right);
@@ -426,7 +433,8 @@ void MainWindow::updateMemoryPlan() {
   if (const auto gpu = m_parameters->selectedGpu()) {
     const GpuDevicePlan device{gpu->label, gpu->total_memory_bytes,
                                static_cast<size_t>(m_model->gpuWeightBytes)};
-    m_modelPanel->setMemoryPlan(plan_gpu_memory(config, device, m_parameters->engineConfig(), lengths, maxTokens));
+    m_modelPanel->setMemoryPlan(
+        plan_gpu_memory(config, device, m_parameters->engineConfig(), lengths, maxTokens));
     return;
   }
   m_modelPanel->setMemoryPlan(plan_memory(config, static_cast<size_t>(m_model->weightBytes),

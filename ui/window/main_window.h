@@ -25,6 +25,7 @@ namespace sluice::ui {
 
 class DatasetPanel;
 class JobsView;
+class PipelineView;
 class KvBlockMapWidget;
 class LivePlots;
 class ModelPanel;
@@ -82,6 +83,7 @@ class MainWindow : public QMainWindow {
   DatasetPanel* datasetPanel() const { return m_dataset; }
   ModelPanel* modelPanel() const { return m_modelPanel; }
   JobsView* jobsView() const { return m_jobs; }
+  PipelineView* pipelineView() const { return m_pipeline; }
   ServePanel* servePanel() const { return m_serve; }
   SetupSteps* setupSteps() const { return m_setup; }
   QToolBar* mainToolBar() const { return m_toolBar; }
@@ -199,6 +201,7 @@ class MainWindow : public QMainWindow {
   ResultsPanel* m_results = nullptr;
   PairReviewView* m_pairs = nullptr;
   JobsView* m_jobs = nullptr;
+  PipelineView* m_pipeline = nullptr;
   ServePanel* m_serve = nullptr;
   QString m_jobsDirectory;
   QLabel* m_statusRows = nullptr;
