@@ -13,6 +13,7 @@
 
 #include "engine/jobs/job_store.h"
 #include "tests/integration/cli_test_util.h"
+#include "tests/integration/serve_process.h"
 #include "tests/unit/engine/engine_test_util.h"
 
 namespace sluice::test {
@@ -226,6 +227,32 @@ TEST(PipelineCli, ABadDescriptionIsRefusedNamingTheStepAndKey) {
   const auto broken = run_process(pipeline_args(base + "/broken.json", base + "/run"));
   EXPECT_EQ(broken.exit_code, 1);
   EXPECT_THAT(broken.err, ::testing::HasSubstr("broken.json: not valid JSON"));
+}
+
+// The judge may be another server: the same description with the judge's options naming an
+// endpoint (here `sluice serve` on the same small model) judges every sample over HTTP.
+TEST(PipelineCli, TheJudgeCanBeARemoteServer) {
+  const std::string base = make_temp_dir("pipeline-remote");
+  const std::string input = write_pipeline_input(base, 6);
+  ServeProcess server;
+  Json d = pipeline(input, "", 0.8);
+  d["steps"][0]["options"]["n"] = 2;
+  d["steps"][1]["options"] = {
+      {"endpoint", "http://127.0.0.1:" + std::to_string(server.port()) + "/v1"},
+      {"max-tokens", 64},
+      {"temperature", 1.0}};
+  const std::string dir = base + "/run";
+  const auto run = run_process(pipeline_args(write_description(base, d), dir));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Json summary = run_summary(dir);
+  EXPECT_EQ(step_of(summary, "judge")["model_calls"], 6 * 2 * 3);
+  EXPECT_GT(server.metrics()["request_success_total"], 6 * 2 * 3 - 1);
+  // Every sample of the generation job has the judge's score.
+  int64_t scored = 0;
+  JobStore::open(step_job(dir, "generate"))->for_each_result([&](const RowResult& row) {
+    for (const SampleResult& s : row.samples) scored += s.extra.contains("score") ? 1 : 0;
+  });
+  EXPECT_EQ(scored, 6 * 2) << summary.dump();
 }
 
 }  // namespace
