@@ -6,6 +6,7 @@
 
 #include "app/cli/cli_options.h"
 #include "app/cli/generate_options.h"
+#include "app/pipeline/yaml_subset.h"
 #include "engine/core/error.h"
 #include "engine/core/json_parse.h"
 #include "engine/core/mapped_file.h"
@@ -273,8 +274,13 @@ PipelineDescription parse_pipeline_description(const std::string& text, const st
   d.path = path;
   d.text = text;
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
-  const Json root = parse_json_text<Json>(text, path);
-  if (!root.is_object()) fail(path, ": a pipeline description is a JSON object with \"steps\"");
+  // JSON when it starts with "{", YAML (the subset yaml_subset.h reads) otherwise.
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  const Json root = first != std::string::npos && text[first] == '{'
+                        ? parse_json_text<Json>(text, path)
+                        : parse_yaml_subset(text, path);
+  if (!root.is_object())
+    fail(path, ": a pipeline description is a mapping (JSON object) with \"steps\"");
   for (const auto& [key, value] : root.items()) {
     if (key != "name" && key != "steps")
       fail(path, ": unknown key \"", key, "\" (a description has name and steps)");

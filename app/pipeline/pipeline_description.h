@@ -1,7 +1,8 @@
-// A multi-step job's description: the file a person writes (JSON) naming the steps over the same
-// rows — generate, judge, filter, dedup, export — and their options. `sluice pipeline run FILE`
-// runs it; each step's results are kept in the pipeline's folder under the step's cache key
-// (step_key.h), so running the file again runs only the steps whose inputs changed.
+// A multi-step job's description: the file a person writes (JSON, or YAML: yaml_subset.h) naming
+// the steps over the same rows — generate, judge, filter, dedup, export — and their options.
+// `sluice pipeline run FILE` runs it; each step's results are kept in the pipeline's folder under
+// the step's cache key (step_key.h), so running the file again runs only the steps whose inputs
+// changed.
 //
 //   {"name": "helpful-dpo",
 //    "steps": [

@@ -180,6 +180,46 @@ TEST(PipelineCli, EditingTheRubricRunsNoGenerationAndEditingAThresholdRunsNoMode
   for (const Json& s : run_summary(dir)["steps"]) EXPECT_EQ(s["model_calls"], 0) << s.dump();
   EXPECT_EQ(export_bytes(dir), first_export);
 
+  // The same description in YAML: the same steps and keys, so nothing runs.
+  const std::string yaml = base + "/pipeline.yaml";
+  write_file(yaml,
+             "name: tiny-dpo\nsteps:\n"
+             "  - step: generate\n"
+             "    options:\n"
+             "      model: \"" +
+                 shared_path(kGgufF32) +
+                 "\"\n"
+                 "      input: '" +
+                 input +
+                 "'\n"
+                 "      n: 4\n      temperature: 0.9\n      seed: 11\n"
+                 "      max-tokens: 32\n      threads: 1\n"
+                 "  - step: judge   # three ratings a sample\n"
+                 "    rubric: ultrafeedback\n    k: 3\n    rationale_chars: 24\n"
+                 "    options: {max-tokens: 64, temperature: 1.0, threads: 1}\n"
+                 "    pairs:\n      rule: best_vs_worst\n      drop_ties: true\n"
+                 "  - {step: dedup, threshold: 0.8}\n"
+                 "  - step: export\n    dir: dataset\n    license: cc-by-4.0\n");
+  const auto from_yaml = run_process(pipeline_args(yaml, dir));
+  EXPECT_NE(from_yaml.exit_code, 0) << "flow mappings are refused by line";
+  EXPECT_THAT(from_yaml.err, ::testing::HasSubstr("pipeline.yaml:16: flow mappings"));
+  std::string text = read_file(yaml);
+  text.replace(text.find("    options: {max-tokens: 64, temperature: 1.0, threads: 1}\n"),
+               std::string("    options: {max-tokens: 64, temperature: 1.0, threads: 1}\n").size(),
+               "    options:\n      max-tokens: 64\n      temperature: 1.0\n      threads: 1\n");
+  text.replace(text.find("  - {step: dedup, threshold: 0.8}\n"),
+               std::string("  - {step: dedup, threshold: 0.8}\n").size(),
+               "  - step: dedup\n    threshold: 0.8\n");
+  write_file(yaml, text);
+  const auto yaml_again = run_process(pipeline_args(yaml, dir));
+  ASSERT_EQ(yaml_again.exit_code, 0) << yaml_again.err;
+  for (const Json& s : run_summary(dir)["steps"]) {
+    EXPECT_EQ(s["model_calls"], 0) << s.dump();
+    if (s["step"] != "export") {
+      EXPECT_TRUE(s["cached"]) << s.dump();
+    }
+  }
+
   // Another rubric wording: the judge runs again, the generation does not.
   write_file(file, pipeline(input, "Rate the answer from 1 to 5.", 0.8).dump(2));
   const auto rejudged = run_process(pipeline_args(file, dir));
