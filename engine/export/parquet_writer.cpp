@@ -223,6 +223,7 @@ struct ParquetWriter::State {
   uint64_t num_rows = 0;
   uint64_t file_offset = 0;
   uint64_t column_chunk_bytes = 0;
+  size_t num_pages = 0;
 
   State(std::string path, std::vector<ParquetColumn> columns_in, ParquetOptions options_in)
       : out(std::move(path)), columns(std::move(columns_in)), options(std::move(options_in)) {}
@@ -268,6 +269,7 @@ void ParquetWriter::State::close_page(size_t leaf_idx) {
   chunk.pages += header.bytes();
   chunk.pages += body;
   chunk.num_values += static_cast<int64_t>(chunk.definition_levels.size());
+  num_pages++;
   chunk.repetition_levels.clear();
   chunk.definition_levels.clear();
   chunk.values.clear();
@@ -400,7 +402,7 @@ ParquetStats ParquetWriter::finish() {
   tail += kParquetMagic;
   s.write(tail);
   s.out.commit();
-  return {s.num_rows, s.row_groups.size(), s.file_offset, s.column_chunk_bytes};
+  return {s.num_rows, s.row_groups.size(), s.num_pages, s.file_offset, s.column_chunk_bytes};
 }
 
 ParquetStats write_parquet(const std::string& path, const std::vector<ParquetColumn>& columns,

@@ -42,6 +42,7 @@ struct ParquetOptions {
 struct ParquetStats {
   uint64_t num_rows = 0;
   size_t num_row_groups = 0;
+  size_t num_pages = 0;  // data pages, over all leaves and row groups
   uint64_t file_bytes = 0;
   // The column chunks' bytes (pages and their headers), what a reader decodes: the file less
   // the magic and the footer.

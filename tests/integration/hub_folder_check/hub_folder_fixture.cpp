@@ -78,6 +78,7 @@ Json fixture_row(int64_t i) {
     row["rejected"] = Json::array({message("assistant", "no " + std::to_string(i))});
   }
   if (i % 9 != 4) row["score_chosen"] = kDoubles[i % 7];
+  if (i % 9 == 8) row["score_chosen"] = i;  // an integer in a float64 column: a double both ways
   row["n"] = kInts[i % 6] == 0 ? i : kInts[i % 6];
   if (i % 3 != 2) row["ok"] = i % 2 == 0;
   switch (i % 5) {

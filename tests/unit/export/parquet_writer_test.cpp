@@ -184,6 +184,20 @@ TEST(ParquetWriterTest, RowGroupsCloseByRowsAndByBytes) {
       3u);
 }
 
+TEST(ParquetWriterTest, PagesCloseAtRowBoundariesOnceFull) {
+  std::vector<Json> rows;
+  for (int i = 0; i < 6; ++i)
+    rows.push_back({{"n", i}, {"tags", {std::string(40, 'x'), std::string(40, 'y')}}});
+  const std::vector<ParquetColumn> columns = {{"n", ParquetType::Int64},
+                                              {"tags", ParquetType::StringList}};
+  ParquetOptions options;
+  options.bytes_per_page = 100;  // n's 8-byte values fill no page; tags' 88 bytes a row: 2 rows
+  const ParquetStats stats =
+      write_parquet(parquet_temp_file("pages.parquet"), columns, rows, options);
+  EXPECT_EQ(stats.num_row_groups, 1u);
+  EXPECT_EQ(stats.num_pages, 1u + 3u);
+}
+
 TEST(ParquetWriterTest, ZeroRowsMakeAFileWithNoRowGroup) {
   const std::string path = parquet_temp_file("empty.parquet");
   const ParquetStats stats = write_parquet(path, {{"s", ParquetType::String}}, {});

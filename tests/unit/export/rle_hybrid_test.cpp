@@ -54,6 +54,12 @@ TEST(RleHybridTest, RunLengthsPastOneVarintByte) {
   EXPECT_EQ(rle_bytes(values, 2), (std::vector<uint8_t>{0xD8, 0x04, 0x02, 0x03, 0x01, 0x00}));
 }
 
+TEST(RleHybridTest, ARunOfEightIsRunLengthEncodedAndOfSevenBitPacked) {
+  // Eight 1s: header 8 << 1 = 0x10, value 0x01. Seven: one bit-packed group 0b01111111.
+  EXPECT_EQ(rle_bytes(std::vector<uint8_t>(8, 1), 1), (std::vector<uint8_t>{0x10, 0x01}));
+  EXPECT_EQ(rle_bytes(std::vector<uint8_t>(7, 1), 1), (std::vector<uint8_t>{0x03, 0x7F}));
+}
+
 TEST(RleHybridTest, NothingForNoValues) {
   EXPECT_TRUE(rle_bytes({}, 1).empty());
 }

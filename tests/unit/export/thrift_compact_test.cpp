@@ -43,6 +43,15 @@ TEST(ThriftCompactTest, FieldsUseDeltasThenTheLongFormPastFifteen) {
   EXPECT_EQ(thrift_bytes(w), expected);
 }
 
+TEST(ThriftCompactTest, ADeltaOfSixteenTakesTheLongForm) {
+  ThriftCompactWriter w;
+  w.struct_begin();
+  w.field_i32(15, 1);  // delta 15: the short form's last
+  w.field_i32(31, 1);  // delta 16: type 0x05, then zigzag(31) = 62
+  w.struct_end();
+  EXPECT_EQ(thrift_bytes(w), (std::vector<uint8_t>{0xF5, 0x02, 0x05, 0x3E, 0x02, 0x00}));
+}
+
 TEST(ThriftCompactTest, ListsAndNestedStructsKeepTheirOwnFieldIds) {
   ThriftCompactWriter w;
   w.struct_begin();
