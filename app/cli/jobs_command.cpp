@@ -13,6 +13,10 @@
 //                                           with --format dpo, stderr says how many pairs came
 //                                           from review picks, how many from the rule, and how
 //                                           many of the rule's were ties
+//   sluice jobs export FILE --format hub --output DIR [--overwrite] [--valid-only]
+//                     [--reasoning separate|keep|strip]
+//                                           a Hugging Face Hub folder (engine/export/export_hub.h):
+//                                           data/train.jsonl, data/train.parquet, README.md
 // Exit status: 0 done, 3 exported but some stored rows do not read back (each is named with its
 // row and error; the others are exported), 1 failed, 2 usage.
 #include <QCommandLineParser>
@@ -26,6 +30,7 @@
 #include "app/jobs_directory.h"
 #include "engine/core/error.h"
 #include "engine/export/export_dpo.h"
+#include "engine/export/export_hub.h"
 #include "engine/export/exporters.h"
 #include "engine/jobs/job_comparison.h"
 #include "engine/jobs/job_listing.h"
@@ -225,12 +230,39 @@ int run_compare(const QStringList& args) {
   return 0;
 }
 
+// Prints what an export left out and names the unreadable rows; returns the exit status.
+int report_export(const ExportStats& stats, const std::string& output) {
+  for (const UnreadableRow& row : stats.unreadable_rows)
+    std::fprintf(stderr, "row %lld left out: %s\n", static_cast<long long>(row.row_index),
+                 row.error.c_str());
+  const std::string left_out = describe_left_out(stats);
+  std::fprintf(stderr, "wrote %lld records from %lld rows to %s (%s)\n",
+               static_cast<long long>(stats.records_written),
+               static_cast<long long>(stats.rows_written), output.c_str(),
+               left_out.empty() ? "0 rows left out" : left_out.c_str());
+  return stats.unreadable_rows.empty() ? 0 : 3;
+}
+
+int run_hub_export(const JobStore& job, const std::string& dir, const ExportOptions& options,
+                   bool overwrite) {
+  const HubExportStats stats = export_job_hub(job, dir, options, overwrite);
+  const int status = report_export(stats.rows, dir);
+  std::fprintf(stderr, "hub folder: %llu Parquet bytes in %zu row groups, %llu JSONL bytes\n",
+               static_cast<unsigned long long>(stats.folder.parquet_bytes),
+               stats.folder.num_row_groups,
+               static_cast<unsigned long long>(stats.folder.jsonl_bytes));
+  return status;
+}
+
 int run_export(const QStringList& args) {
   QCommandLineParser parser;
   parser.addHelpOption();
   parser.addOptions({
-      {"format", "jsonl, csv, alpaca, openai, sharegpt, dpo or openai-batch.", "FORMAT"},
-      {"output", "The file to write.", "FILE"},
+      {"format", "jsonl, csv, alpaca, openai, sharegpt, dpo, openai-batch or hub.", "FORMAT"},
+      {"output", "The file to write (for hub: the folder).", "FILE"},
+      {"overwrite",
+       "For hub: write into a folder that is not empty (replacing README.md, data/train.jsonl "
+       "and data/train.parquet; other files stay)."},
       {"dpo-rule",
        "For dpo: longest (default), shortest, first, last or score; rows picked in the app's "
        "Pairs view use their picks instead (rows marked unusable or a tie there are left out). "
@@ -261,9 +293,11 @@ int run_export(const QStringList& args) {
   if (!parser.parse(argv)) throw UsageError(parser.errorText().toStdString());
   if (parser.positionalArguments().size() != 1) throw UsageError("jobs export takes one job file");
   ExportOptions options;
-  ExportFormat format;
+  ExportFormat format = ExportFormat::Jsonl;
+  const std::string format_name = required_option(parser, "format").toStdString();
+  const bool is_hub = format_name == "hub";
   try {
-    format = parse_export_format(required_option(parser, "format").toStdString());
+    if (!is_hub) format = parse_export_format(format_name);
     if (parser.isSet("dpo-rule"))
       options.dpo_rule = parse_dpo_rule(parser.value("dpo-rule").toStdString());
     if (parser.isSet("reasoning"))
@@ -274,26 +308,23 @@ int run_export(const QStringList& args) {
   if (parser.isSet("score-field")) options.score_field = parser.value("score-field").toStdString();
   options.include_failed = parser.isSet("include-failed");
   options.flatten_output = parser.isSet("flatten-output");
-  if (options.flatten_output && format != ExportFormat::Csv)
+  if (options.flatten_output && (is_hub || format != ExportFormat::Csv))
     throw UsageError("--flatten-output needs --format csv");
   options.reviewed_only = parser.isSet("reviewed-only");
   options.leave_out_invalid = parser.isSet("valid-only");
-  if (options.reviewed_only && format != ExportFormat::DpoPairs)
+  if (options.reviewed_only && (is_hub || format != ExportFormat::DpoPairs))
     throw UsageError("--reviewed-only needs --format dpo");
+  if (parser.isSet("overwrite") && !is_hub) throw UsageError("--overwrite needs --format hub");
+  if (is_hub && (parser.isSet("dpo-rule") || parser.isSet("include-failed")))
+    throw UsageError("--format hub takes neither --dpo-rule nor --include-failed");
   const std::string output = required_option(parser, "output").toStdString();
   const auto job = JobStore::open(parser.positionalArguments().front().toStdString());
+  if (is_hub) return run_hub_export(*job, output, options, parser.isSet("overwrite"));
   const ExportStats stats = export_job(*job, format, output, with_batch_responses(options));
-  for (const UnreadableRow& row : stats.unreadable_rows)
-    std::fprintf(stderr, "row %lld left out: %s\n", static_cast<long long>(row.row_index),
-                 row.error.c_str());
-  const std::string left_out = describe_left_out(stats);
-  std::fprintf(stderr, "wrote %lld records from %lld rows to %s (%s)\n",
-               static_cast<long long>(stats.records_written),
-               static_cast<long long>(stats.rows_written), output.c_str(),
-               left_out.empty() ? "0 rows left out" : left_out.c_str());
+  const int status = report_export(stats, output);
   if (format == ExportFormat::DpoPairs)
     std::fprintf(stderr, "dpo pairs: %s\n", describe_dpo_sources(stats, options).c_str());
-  return stats.unreadable_rows.empty() ? 0 : 3;
+  return status;
 }
 
 }  // namespace

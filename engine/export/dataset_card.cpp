@@ -193,15 +193,28 @@ std::string provenance_table(const Json& rows) {
   return out;
 }
 
-void append_provenance_items(std::string& out, const Json& object, int depth) {
+// A part of the provenance shown below its list: a table or a fenced block.
+struct ProvenanceSection {
+  std::string title;  // the key's path: "job_file", "parameters.chat_template"
+  const Json* value;
+};
+
+void append_provenance_items(std::string& out, std::vector<ProvenanceSection>& sections,
+                             const Json& object, const std::string& path, int depth) {
   const std::string indent(static_cast<size_t>(2 * depth), ' ');
   for (const auto& [key, value] : object.items()) {
-    // Multi-line text and lists of records get sections of their own, below the list.
-    if (depth == 0 && (is_multiline_string(value) || is_array_of_objects(value))) continue;
+    const std::string key_path = path.empty() ? key : path + "." + key;
+    // Multi-line text (at any depth) and top-level lists of records get sections of their own.
+    const bool is_section =
+        is_multiline_string(value) || (depth == 0 && is_array_of_objects(value));
+    if (is_section) sections.push_back({key_path, &value});
+    if (is_section && depth == 0) continue;
     const std::string item = indent + "- **" + markdown_text(key) + "**:";
-    if (value.is_object() && !value.empty() && depth < kMaxProvenanceDepth) {
+    if (is_section) {
+      out += item + " *(below)*\n";
+    } else if (value.is_object() && !value.empty() && depth < kMaxProvenanceDepth) {
       out += item + "\n";
-      append_provenance_items(out, value, depth + 1);
+      append_provenance_items(out, sections, value, key_path, depth + 1);
     } else if (value.is_array() && !value.empty() &&
                std::none_of(value.begin(), value.end(),
                             [](const Json& v) { return v.is_structured(); })) {
@@ -264,18 +277,20 @@ std::string hub_size_category(uint64_t num_rows) {
 
 std::string render_provenance(const Json& provenance) {
   std::string out;
-  append_provenance_items(out, provenance, 0);
-  for (const auto& [key, value] : provenance.items()) {
-    if (is_array_of_objects(value)) {
+  std::vector<ProvenanceSection> sections;
+  append_provenance_items(out, sections, provenance, "", 0);
+  for (const ProvenanceSection& section : sections) {
+    out += "\n### " + markdown_text(section.title) + "\n\n";
+    if (section.value->is_array()) {
       // A list of records (the steps and their row counts) reads best as a table.
-      out += "\n### " + markdown_text(key) + "\n\n" + provenance_table(value);
-    } else if (is_multiline_string(value)) {
-      const std::string text = sanitize_utf8(value.get_ref<const std::string&>());
-      const std::string fence(std::max<size_t>(3, longest_backtick_run(text) + 1), '`');
-      out += "\n### " + markdown_text(key) + "\n\n" + fence + "\n" + text;
-      if (text.back() != '\n') out += "\n";
-      out += fence + "\n";
+      out += provenance_table(*section.value);
+      continue;
     }
+    const std::string text = sanitize_utf8(section.value->get_ref<const std::string&>());
+    const std::string fence(std::max<size_t>(3, longest_backtick_run(text) + 1), '`');
+    out += fence + "\n" + text;
+    if (text.back() != '\n') out += "\n";
+    out += fence + "\n";
   }
   return out;
 }

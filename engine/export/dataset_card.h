@@ -62,10 +62,10 @@ std::string yaml_quoted(std::string_view text);
 // Returns the Hub's size category for num_rows: "n<1K", "1K<n<10K", ..., "n>1T".
 std::string hub_size_category(uint64_t num_rows);
 
-// Returns provenance as Markdown: scalars as "- **key**: `value`", objects as nested lists,
-// arrays of objects as tables (a column per key, first-seen order), and top-level strings of
-// several lines (the job description file) as "### key" and a fenced block holding them
-// verbatim.
+// Returns provenance as Markdown: scalars as "- **key**: `value`", objects as nested lists; then
+// sections: top-level arrays of objects as tables (a column per key, first-seen order), and
+// strings of several lines at any depth (the job description file, a chat template) as
+// "### key.path" and a fenced block holding them verbatim (a nested one's item says "(below)").
 std::string render_provenance(const nlohmann::ordered_json& provenance);
 
 }  // namespace sluice

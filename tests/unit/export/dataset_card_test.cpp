@@ -125,6 +125,15 @@ TEST(DatasetCardTest, ProvenanceKeepsTheJobFileVerbatim) {
   EXPECT_NE(text.find("\n## Provenance\n\n" + expected), std::string::npos) << text;
 }
 
+TEST(DatasetCardTest, NestedMultiLineTextGetsASectionOfItsOwn) {
+  const Json provenance = {{"parameters", {{"top_p", 0.5}, {"chat_template", "{{ a }}\n{{ b }}"}}}};
+  EXPECT_EQ(render_provenance(provenance),
+            "- **parameters**:\n"
+            "  - **top\\_p**: `0.5`\n"
+            "  - **chat\\_template**: *(below)*\n"
+            "\n### parameters.chat\\_template\n\n```\n{{ a }}\n{{ b }}\n```\n");
+}
+
 TEST(DatasetCardTest, ValuesInTablesAndCodeSpansCannotBreakOut) {
   Json provenance = {{"steps", {{{"note", "a|b"}}}}, {"template", "uses `x` here"}};
   const std::string markdown = render_provenance(provenance);
