@@ -2,8 +2,9 @@
 //   TRICKY_DIR  2,503 rows in 3 row groups of many pages: 2- to 4-byte UTF-8, empty strings,
 //               nulls in every column that has them, a 100 kB string, invalid UTF-8, message
 //               lists of 0, 1 and 3 entries (a null entry, a missing content), int64 extremes,
-//               doubles from 5e-324 to 1e308, a column named with YAML and Markdown syntax, and
-//               a card whose pretty_name and provenance are hostile to YAML
+//               doubles from 5e-324 to 1e308, a column named with YAML and Markdown syntax, lists
+//               that are never null, and a card whose pretty_name and provenance are hostile to
+//               YAML
 //   EMPTY_DIR   the same columns and no row
 // Usage: hub_folder_fixture TRICKY_DIR EMPTY_DIR
 #include <cstdint>
@@ -25,10 +26,12 @@ using sluice::ParquetType;
 const char* const kHostileName = "Tricky: \"pairs\" #1 'x'\nsecond\tline \x01 \xF0\x9F\x98\x80";
 
 std::vector<ParquetColumn> fixture_columns() {
-  return {{"prompt", ParquetType::String},     {"chosen", ParquetType::Messages},
-          {"rejected", ParquetType::Messages}, {"score_chosen", ParquetType::Double},
-          {"n", ParquetType::Int64, false},    {"ok", ParquetType::Bool},
-          {"tags", ParquetType::StringList},   {"weird: name #1 | `x`", ParquetType::String}};
+  return {{"prompt", ParquetType::String},           {"chosen", ParquetType::Messages},
+          {"rejected", ParquetType::Messages},       {"score_chosen", ParquetType::Double},
+          {"n", ParquetType::Int64, false},          {"ok", ParquetType::Bool},
+          {"tags", ParquetType::StringList},         {"weird: name #1 | `x`", ParquetType::String},
+          {"turns", ParquetType::Messages, false},  // never null: levels one lower
+          {"labels", ParquetType::StringList, false}};
 }
 
 Json message(const char* role, const std::string& content) {
@@ -98,6 +101,10 @@ Json fixture_row(int64_t i) {
       break;
   }
   row["weird: name #1 | `x`"] = i % 2 == 0 ? Json("w") : Json(nullptr);
+  row["turns"] = i % 3 == 0   ? Json::array()
+                 : i % 3 == 1 ? Json::array({message("user", "t"), nullptr, Json{{"role", "r"}}})
+                              : Json::array({message("assistant", kTexts[i % 5])});
+  row["labels"] = i % 2 == 0 ? Json::array() : Json::array({"l", nullptr, ""});
   return row;
 }
 
