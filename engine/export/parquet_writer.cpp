@@ -35,6 +35,8 @@ struct LeafChunk {
   std::string pages;
   int64_t num_values = 0;  // level entries of the closed pages
 
+  // The open page's size as encoded, near enough to cut pages and row groups by: levels take a
+  // few bits each (4 per byte assumed), booleans one.
   size_t open_page_bytes() const {
     return values.size() + booleans.size() / 8 + definition_levels.size() / 4 +
            repetition_levels.size() / 4;
