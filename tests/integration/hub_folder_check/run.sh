@@ -3,7 +3,8 @@
 # build tree (once per change of the pins), writes two Hub folders with the
 # fixture (tricky rows in several row groups; zero rows) and a third with `sluice jobs export
 # --format hub` from a job that `sluice generate` ran on MODEL (3 prompts, n = 2), and checks
-# them with hub_folder_check.mjs. Missing node or npm fails the test.
+# them with hub_folder_check.mjs, and a fourth that `sluice pipeline run` exports (DPO pairs).
+# Missing node or npm fails the test.
 # Usage: run.sh SOURCE_DIR WORK_DIR FIXTURE SLUICE MODEL
 set -euo pipefail
 src=$1 work=$2 fixture=$3 sluice=$4 model=$5
@@ -30,4 +31,33 @@ if "$sluice" jobs export "$tmp/story.sluicejob" --format hub --output "$tmp/cli"
   echo "hub_folder_check: a second export into the same folder was not refused" >&2; exit 1
 fi
 "$sluice" jobs export "$tmp/story.sluicejob" --format hub --output "$tmp/cli" --overwrite
-node "$work/hub_folder_check.mjs" "$tmp/tricky" "$tmp/empty" "$tmp/cli" 6
+# A pipeline (YAML description): 8 prompts, n = 2, three judge ratings each, dedup, export.
+for p in "Tell a story about a cat." "Tell a story about a dog." "Tell a story about a cat." \
+  "Write about the sea." "Tell a story about a bird." "Write about the moon." \
+  "Write a poem about rain." "Tell a story about a fox."; do
+  printf '{"prompt": "%s"}\n' "$p"
+done >"$tmp/prompts.jsonl"
+cat >"$tmp/pipeline.yaml" <<YAML
+name: "tiny dpo: a test"
+steps:
+  - step: generate
+    options:
+      model: "$model"
+      input: prompts.jsonl
+      n: 2
+      temperature: 0.9
+      seed: 3
+      max-tokens: 24
+  - step: judge
+    k: 3
+    rationale_chars: 20
+    options:
+      max-tokens: 48
+      temperature: 1.0
+  - step: dedup
+  - step: export
+    license: cc-by-4.0
+YAML
+"$sluice" pipeline run "$tmp/pipeline.yaml" --dir "$tmp/pipe" --quiet
+node "$work/hub_folder_check.mjs" "$tmp/tricky" "$tmp/empty" "$tmp/cli" 6 \
+  "$tmp/pipe/dataset" "$(wc -l <"$tmp/pipe/dataset/data/train.jsonl")"
