@@ -7,6 +7,7 @@
 #include <set>
 
 #include "app/pipeline/judge_rubric.h"
+#include "app/pipeline/whole_file.h"
 #include "engine/core/error.h"
 #include "engine/core/json_parse.h"
 #include "engine/core/mapped_file.h"
@@ -23,13 +24,7 @@ using Json = nlohmann::ordered_json;
 namespace {
 
 void write_json_file(const std::string& path, const Json& json) {
-  const std::string temporary = path + ".writing";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << json.dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
-    if (!out) fail(temporary, ": cannot be written");
-  }
-  fs::rename(temporary, path);
+  write_whole_file(path, json.dump(1, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 // The step's stored verdicts, or nullopt when there are none (or they do not read: computed

@@ -6,6 +6,7 @@
 
 #include "app/generation_job.h"
 #include "app/model_host.h"
+#include "app/pipeline/whole_file.h"
 #include "engine/core/error.h"
 #include "engine/core/sha256.h"
 #include "engine/jobs/job_schema.h"
@@ -38,13 +39,7 @@ void write_model_facts(const GenerationJob& job, const std::string& path) {
              {"tokenizer", job.session().tokenizer->describe()},
              {"chat_template_sha256", chat_template.empty() ? "" : sha256_hex(chat_template)}};
   }
-  const std::string temporary = path + ".writing";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << facts.dump(1) << "\n";
-    if (!out) fail(temporary, ": cannot be written");
-  }
-  std::filesystem::rename(temporary, path);
+  write_whole_file(path, facts.dump(1) + "\n");
 }
 
 }  // namespace

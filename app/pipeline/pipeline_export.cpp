@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "app/pipeline/judge_rubric.h"
+#include "app/pipeline/whole_file.h"
 #include "engine/core/build_info.h"
 #include "engine/core/error.h"
 #include "engine/core/json_parse.h"
@@ -31,17 +32,6 @@ ParquetType parquet_type(RecordType type) {
       return ParquetType::Messages;
   }
   return ParquetType::String;
-}
-
-// Writes text to path through a temporary file, so path appears only complete.
-void write_whole_file(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".writing";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) fail(temporary, ": cannot be written");
-  }
-  fs::rename(temporary, path);
 }
 
 Json read_facts(const std::string& job_path) {

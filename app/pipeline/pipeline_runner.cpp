@@ -11,6 +11,7 @@
 #include "app/pipeline/judge_step.h"
 #include "app/pipeline/pipeline_export.h"
 #include "app/pipeline/step_key.h"
+#include "app/pipeline/whole_file.h"
 #include "engine/core/error.h"
 #include "engine/grammar/grammar_source.h"
 #include "engine/jobs/job_store.h"
@@ -48,13 +49,7 @@ void write_run_summary(const PipelineResult& result, const std::string& path) {
                         {"pairs_by_judge", result.pairs_by_judge},
                         {"pairs_by_review", result.pairs_by_review},
                         {"judge_failures", result.judge_failures}};
-  const std::string temporary = path + ".writing";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << summary.dump(1) << "\n";
-    if (!out) fail(temporary, ": cannot be written");
-  }
-  fs::rename(temporary, path);
+  write_whole_file(path, summary.dump(1) + "\n");
 }
 
 }  // namespace

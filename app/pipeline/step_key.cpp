@@ -5,6 +5,7 @@
 #include <fstream>
 #include <vector>
 
+#include "app/pipeline/whole_file.h"
 #include "engine/core/error.h"
 #include "engine/core/json_parse.h"
 #include "engine/core/mapped_file.h"
@@ -75,13 +76,7 @@ std::string file_digest(const std::string& path, const std::string& cache_path) 
     digest = sha256_hex(per_file.dump());
   }
   cache[key] = {{"stamp", stamp}, {"sha256", digest}};
-  const std::string temporary = cache_path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << cache.dump(1) << "\n";
-    if (!out) fail(temporary, ": cannot be written");
-  }
-  fs::rename(temporary, cache_path);
+  write_whole_file(cache_path, cache.dump(1) + "\n");
   return digest;
 }
 
