@@ -239,6 +239,17 @@ TEST(PipelineCli, EditingTheRubricRunsNoGenerationAndEditingAThresholdRunsNoMode
   EXPECT_TRUE(step_of(refiltered_summary, "judge")["cached"]);
   EXPECT_FALSE(step_of(refiltered_summary, "dedup")["cached"]);
   EXPECT_THAT(refiltered.err, ::testing::HasSubstr("step judge: cached"));
+
+  // The judge one row at a time (max-num-seqs 1) instead of in batches: its key changes, so it
+  // judges again, and every score and pair comes out the same (the engine's batch invariance).
+  const std::string batched = read_file(dir + "/dataset/data/train.jsonl");
+  Json alone = pipeline(input, "Rate the answer from 1 to 5.", 0.5);
+  alone["steps"][1]["options"]["max-num-seqs"] = 1;
+  write_file(file, alone.dump(2));
+  const auto one_at_a_time = run_process(pipeline_args(file, dir));
+  ASSERT_EQ(one_at_a_time.exit_code, 0) << one_at_a_time.err;
+  EXPECT_EQ(step_of(run_summary(dir), "judge")["model_calls"], 24 * 4 * 3);
+  EXPECT_EQ(read_file(dir + "/dataset/data/train.jsonl"), batched);
 }
 
 TEST(PipelineCli, ABadDescriptionIsRefusedNamingTheStepAndKey) {
