@@ -10,6 +10,7 @@
 #include "app/cli/bench_runner.h"
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_options.h"
+#include "app/cli/dedup_bench.h"
 #include "engine/backend/device.h"
 #include "engine/core/error.h"
 #include "engine/core/mapped_file.h"
@@ -70,7 +71,9 @@ void add_bench_options(QCommandLineParser& parser) {
   parser.setApplicationDescription(
       "Compare sequential, static and continuous batching on one instruction file.\n"
       "sluice bench schemas --dir DIR: compile and generate from a folder of JSON Schemas "
-      "(see sluice bench schemas --help).");
+      "(see sluice bench schemas --help).\n"
+      "sluice bench dedup: deduplicate synthetic rows with planted duplicates "
+      "(see sluice bench dedup --help).");
   parser.addHelpOption();
   parser.addOptions({
       {"model", "Model: a Hugging Face directory, a .gguf file or a llama2.c .bin.", "PATH"},
@@ -511,6 +514,7 @@ void save_dummy_gguf(const BenchArgs& a) {
 
 int run_bench(const QStringList& args) {
   if (!args.isEmpty() && args.first() == "schemas") return run_bench_schemas(args.mid(1));
+  if (!args.isEmpty() && args.first() == "dedup") return run_bench_dedup(args.mid(1));
   if (wants_http_bench(args)) return run_http_bench(args);
   BenchArgs a;
   try {

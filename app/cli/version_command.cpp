@@ -73,6 +73,7 @@ void print_usage() {
       "  bench      compare sequential, static and continuous batching on a file\n"
       "  bench schemas  compile a folder of JSON Schema subsets as jobs do and generate rows\n"
       "             from them (compiled %%, compile and mask times, valid %%, max_tokens hits)\n"
+      "  bench dedup    deduplicate synthetic rows with planted duplicates, timed\n"
       "  render-template  print a chat template rendered over a conversation\n"
       "  jobs       list, show, compare and export job files (list [DIR, default the app's jobs\n"
       "             folder] | show FILE | compare A B [--rows N] | export FILE ...)\n"

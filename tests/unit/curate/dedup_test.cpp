@@ -220,6 +220,25 @@ TEST(Dedup, OneHugeBucketCostsLinearlyManyPairs) {
   EXPECT_EQ(result.verdicts[2999].duplicate_of, 0);
 }
 
+TEST(Dedup, CandidatesBelowTheThresholdAreNotJoined) {
+  // 40 pairs with two words changed 20 words apart in 60: Jaccard 46 / 66 = 0.70, which LSH
+  // tuned for 0.8 proposes about 3 times in 4; the exact Jaccard must turn every one down.
+  std::vector<std::string> texts;
+  for (int k = 0; k < 40; ++k) {
+    const std::string text = distinct_words(60, 100 * k);
+    texts.push_back(text);
+    texts.push_back(with_word_replaced(with_word_replaced(text, 15, "p"), 40, "q"));
+  }
+  const DedupResult result = find_duplicates(texts, {});
+  EXPECT_GT(result.num_candidate_pairs, 10u);
+  EXPECT_EQ(result.num_verified_pairs, 0u);
+  EXPECT_EQ(result.num_near, 0u);
+  // Below 0.70 the same pairs join (all but the few LSH misses at p ~ 0.97 each).
+  DedupOptions lower;
+  lower.threshold = 0.65;
+  EXPECT_GE(find_duplicates(texts, lower).num_near, 37u);
+}
+
 TEST(Dedup, RefusesOptionsOutOfRange) {
   const std::vector<std::string> texts = {"a"};
   DedupOptions options;

@@ -50,7 +50,11 @@ TEST(RunReport, ShowsTheFigures) {
                       "<td class=\"num\">20000</td><td class=\"num\">10.0</td>"
                       "<td class=\"num\">2000.0</td>"),
             std::string::npos);
-  EXPECT_NE(html.find("class=\"cached\">cached"), std::string::npos);
+  // The cached step ran 0 s: no rate, and no division by zero.
+  EXPECT_NE(html.find("class=\"cached\">cached</td><td class=\"num\">100</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">0.0</td><td class=\"num\">-</td>"), std::string::npos);
+  EXPECT_EQ(html.find("nan"), std::string::npos);
+  EXPECT_EQ(html.find("inf"), std::string::npos);
   EXPECT_NE(html.find("<td>exact duplicate</td><td class=\"num\">100</td>"), std::string::npos);
   EXPECT_NE(html.find("<div class=\"value\">103</div><div class=\"label\">rows removed"),
             std::string::npos);
