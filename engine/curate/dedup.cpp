@@ -1,7 +1,10 @@
 #include "engine/curate/dedup.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <string_view>
 #include <unordered_map>
@@ -26,6 +29,22 @@ double seconds_since(DedupClock::time_point start) {
   return std::chrono::duration<double>(DedupClock::now() - start).count();
 }
 
+// Runs fn(begin, end) over [0, n) in blocks of block_size that the pool's threads claim one at a
+// time: a thread that gets no core (a busy machine) holds up at most one block, where
+// ThreadPool's one chunk per thread would leave the others waiting for its whole share. Each
+// element's result depends only on the element, so the blocking never shows in the output.
+void for_each_dedup_block(ThreadPool& pool, size_t n, size_t block_size,
+                          const std::function<void(size_t, size_t)>& fn) {
+  std::atomic<size_t> next_block{0};
+  pool.parallel_for(pool.num_threads(), [&](int64_t, int64_t) {
+    for (;;) {
+      const size_t begin = next_block.fetch_add(block_size);
+      if (begin >= n) return;
+      fn(begin, std::min(n, begin + block_size));
+    }
+  });
+}
+
 void check_dedup_options(const DedupOptions& options, size_t num_texts) {
   if (!(options.threshold > 0.0 && options.threshold <= 1.0))
     fail("dedup: threshold ", options.threshold, " is not in (0, 1]");
@@ -48,8 +67,8 @@ ExactGroups group_exact(const std::vector<std::string>& texts, bool fold_empty, 
   const size_t n = texts.size();
   ExactGroups groups{std::vector<uint32_t>(n), std::vector<uint8_t>(n)};
   std::vector<uint64_t> hashes(n);
-  pool.parallel_for(static_cast<int64_t>(n), [&](int64_t begin, int64_t end) {
-    for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
+  for_each_dedup_block(pool, n, 256, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
       const std::string normalized = normalize_for_dedup(texts[i]);
       hashes[i] = hash_bytes(normalized);
       groups.is_empty[i] = normalized.empty() ? 1 : 0;
@@ -102,8 +121,8 @@ void sign_texts(const std::vector<std::string>& texts, const DedupOptions& optio
   const MinHasher hasher(options.num_permutations, options.seed);
   const auto width = static_cast<size_t>(options.num_permutations);
   signatures.assign(ids.size() * width, 0);
-  pool.parallel_for(static_cast<int64_t>(ids.size()), [&](int64_t begin, int64_t end) {
-    for (auto k = static_cast<size_t>(begin); k < static_cast<size_t>(end); ++k) {
+  for_each_dedup_block(pool, ids.size(), 64, [&](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) {
       const std::vector<uint64_t> shingles =
           shingle_hashes_of_text(texts[ids[k]], options.shingle_words);
       hasher.sign(shingles, std::span<uint32_t>(signatures.data() + k * width, width));
@@ -125,13 +144,13 @@ void verify_candidates(const std::vector<std::string>& texts, const DedupOptions
     }
   }
   near.shingle_sets.resize(involved.size());
-  pool.parallel_for(static_cast<int64_t>(involved.size()), [&](int64_t begin, int64_t end) {
-    for (auto k = static_cast<size_t>(begin); k < static_cast<size_t>(end); ++k)
+  for_each_dedup_block(pool, involved.size(), 64, [&](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k)
       near.shingle_sets[k] = shingle_hashes_of_text(texts[involved[k]], options.shingle_words);
   });
   std::vector<uint8_t> passes(candidates.size());
-  pool.parallel_for(static_cast<int64_t>(candidates.size()), [&](int64_t begin, int64_t end) {
-    for (auto k = static_cast<size_t>(begin); k < static_cast<size_t>(end); ++k) {
+  for_each_dedup_block(pool, candidates.size(), 256, [&](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) {
       const auto& [a, b] = candidates[k];
       passes[k] = near.jaccard(a, b) >= options.threshold ? 1 : 0;
     }
