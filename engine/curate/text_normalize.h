@@ -1,10 +1,13 @@
-// Text as deduplication, decontamination and diversity see it: ASCII letters lower-cased, ASCII
-// punctuation removed, ASCII whitespace runs collapsed to one space, the ends trimmed. Every
-// other byte (UTF-8 beyond ASCII, or bytes that are not valid UTF-8 at all) is copied as it is,
-// so a multi-byte sequence is never split or altered and invalid input cannot fail: "Hello,
-// World!" and "hello world" are the same text; "Ünïcode" keeps its non-ASCII letters as written.
-// Punctuation is removed rather than replaced by a space ("don't" is "dont", as datatrove's and
-// the Llama reports' normalisations have it).
+// Text as deduplication, decontamination and diversity see it: ASCII letters lower-cased,
+// punctuation removed, whitespace runs collapsed to one space, the ends trimmed. Punctuation is
+// ASCII's and the General Punctuation block's (dashes, typographic quotes and apostrophes,
+// ellipsis, zero-width characters); whitespace is ASCII's, the no-break and ideographic spaces
+// and the block's spaces. Every other character is copied as it is (no Unicode case folding),
+// and so is every byte that is not valid UTF-8: a multi-byte sequence is never split or altered
+// and invalid input cannot fail. "Hello, World!" and "hello world" are the same text;
+// "Ünïcode" keeps its non-ASCII letters as written. Punctuation is removed rather than replaced
+// by a space ("don't" and "don’t" are "dont", as datatrove's normalisation has it) — except
+// right after an invalid byte, where it separates words, so that normalising is idempotent.
 #pragma once
 
 #include <cstdint>

@@ -59,6 +59,17 @@ TEST(Decontamination, ShortEvaluationTextsMatchWholeAndTinyOnesAreSkipped) {
   EXPECT_FALSE(index.find("Name a colour.").has_value());
 }
 
+TEST(Decontamination, TypographicPunctuationDoesNotHideAnOverlap) {
+  // The evaluation set writes "don’t" and an em dash; the generated text "don't" and " - ".
+  const DecontaminationIndex index(
+      {"I don\xE2\x80\x99t think the answer \xE2\x80\x94 whatever it is \xE2\x80\x94 "
+       "matters much to anyone here at all"});
+  const auto match =
+      index.find("Well, I don't think the answer - whatever it is - matters much to anyone here!");
+  ASSERT_TRUE(match.has_value());
+  EXPECT_EQ(match->ngram, "i dont think the answer whatever it is matters much to anyone here");
+}
+
 TEST(Decontamination, NgramLengthIsConfigurable) {
   DecontaminationOptions options;
   options.ngram_words = 5;

@@ -30,6 +30,30 @@ TEST(TextNormalize, KeepsNonAsciiBytesAsTheyAre) {
   EXPECT_EQ(normalize_for_dedup("A\x80 B\xE2\x82 \xFF!"), "a\x80 b\xE2\x82 \xFF");
 }
 
+TEST(TextNormalize, FoldsTypographicPunctuationAndSpaces) {
+  // It’s — “quoted”… with a no-break space, a thin space and a zero-width space.
+  EXPECT_EQ(normalize_for_dedup("It\xE2\x80\x99s \xE2\x80\x94 \xE2\x80\x9CQuoted\xE2\x80\x9D"
+                                "\xE2\x80\xA6\xC2\xA0with\xE2\x80\x89"
+                                "a\xE2\x80\x8Bzero"),
+            "its quoted with azero");
+  EXPECT_EQ(normalize_for_dedup("don\xE2\x80\x99t"), normalize_for_dedup("don't"));
+  EXPECT_EQ(normalize_for_dedup("a\xE3\x80\x80"
+                                "b"),
+            "a b");  // the ideographic space
+  // Other scripts' characters and symbols stay: "€" and "日本".
+  EXPECT_EQ(normalize_for_dedup("\xE2\x82\xAC"
+                                "5 \xE6\x97\xA5\xE6\x9C\xAC"),
+            "\xE2\x82\xAC"
+            "5 \xE6\x97\xA5\xE6\x9C\xAC");
+}
+
+TEST(TextNormalize, PunctuationAfterAnInvalidByteSeparatesSoNormalisingTwiceChangesNothing) {
+  // Dropping the '!' would join E2 80 and 93 into U+2013, which a second pass would drop.
+  const std::string once = normalize_for_dedup("A\xE2\x80!\x93");
+  EXPECT_EQ(once, "a\xE2\x80 \x93");
+  EXPECT_EQ(normalize_for_dedup(once), once);
+}
+
 TEST(TextNormalize, WordsOfSplitsTheNormalisedText) {
   EXPECT_EQ(words_of("The cat, the HAT."), (std::vector<std::string>{"the", "cat", "the", "hat"}));
   EXPECT_TRUE(words_of("  ,;  ").empty());
