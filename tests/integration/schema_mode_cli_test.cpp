@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "engine/core/error.h"
 #include "tests/integration/cli_test_util.h"
 #include "tests/integration/serve_process.h"
 
