@@ -12,18 +12,13 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "ui/common/number_format.h"
 #include "ui/common/reasoning_fold.h"
-#include "ui/pairs/pair_colors.h"
+#include "ui/pairs/pair_decision_text.h"
 #include "ui/pairs/pair_job_access.h"
 #include "ui/pairs/word_diff.h"
 
 namespace sluice::ui {
 namespace {
-
-QString sampleName(int sampleIdx) {
-  return PairReviewView::tr("sample %1").arg(sampleIdx + 1);
-}
 
 // At most this many decisions can be undone (each is a few bytes).
 constexpr size_t kMaxUndoSteps = 10'000;
@@ -37,19 +32,6 @@ PairPick decisionOf(int64_t rowIndex, int chosen, int rejected, bool isUnusable 
   pick.is_unusable = isUnusable;
   pick.is_tie = isTie;
   return pick;
-}
-
-// A decision in a few words: "sample 2 chosen, sample 1 rejected", "a tie of sample 1 and
-// sample 2", "unusable", "not reviewed".
-QString describeDecision(const std::optional<PairPick>& pick) {
-  if (!pick) return PairReviewView::tr("not reviewed");
-  if (pick->is_unusable) return PairReviewView::tr("unusable");
-  if (pick->is_tie) {
-    return PairReviewView::tr("a tie of %1 and %2")
-        .arg(sampleName(pick->chosen_sample_idx), sampleName(pick->rejected_sample_idx));
-  }
-  return PairReviewView::tr("%1 chosen, %2 rejected")
-      .arg(sampleName(pick->chosen_sample_idx), sampleName(pick->rejected_sample_idx));
 }
 
 QPlainTextEdit* readOnlyText(QWidget* parent) {
@@ -306,68 +288,6 @@ void PairReviewView::applyRows(const std::vector<int64_t>& rowIndices, int numSa
   showRow(std::max(0, findPosition(-1, +1, false, false)));
 }
 
-PairReviewView::RowFilter PairReviewView::filter() const {
-  return static_cast<RowFilter>(m_filter->currentData().toInt());
-}
-
-void PairReviewView::setFilter(RowFilter rowFilter) {
-  m_filter->setCurrentIndex(m_filter->findData(static_cast<int>(rowFilter)));
-}
-
-bool PairReviewView::matchesFilter(int64_t rowIndex) const {
-  switch (filter()) {
-    case RowFilter::All:
-      return true;
-    case RowFilter::Unreviewed:
-      return !isReviewed(rowIndex);
-    case RowFilter::Reviewed:
-      return isReviewed(rowIndex);
-    case RowFilter::Ties: {
-      const auto it = m_decisions.find(rowIndex);
-      return it != m_decisions.end() && it->second.is_tie;
-    }
-  }
-  return true;
-}
-
-std::vector<int64_t> PairReviewView::filteredRows() const {
-  std::vector<int64_t> rows;
-  for (const int64_t rowIndex : m_rowIndices) {
-    if (matchesFilter(rowIndex)) rows.push_back(rowIndex);
-  }
-  return rows;
-}
-
-int PairReviewView::findPosition(int from, int step, bool isUnreviewedOnly, bool isWrapping) const {
-  const int count = numRows();
-  for (int k = 1; k <= count; ++k) {
-    int position = from + step * k;
-    if (isWrapping) {
-      position = ((position % count) + count) % count;
-      if (position == from) break;  // round once
-    } else if (position < 0 || position >= count) {
-      break;
-    }
-    const int64_t rowIndex = m_rowIndices[static_cast<size_t>(position)];
-    if (matchesFilter(rowIndex) && (!isUnreviewedOnly || !isReviewed(rowIndex))) return position;
-  }
-  return -1;
-}
-
-// The row shown stays when the filter shows it; else the next row it shows (from the top again
-// when none follows).
-void PairReviewView::applyFilter() {
-  if (!m_row || m_position < 0) return;
-  if (!matchesFilter(m_row->row_index)) {
-    const int next = findPosition(m_position, +1, false, true);
-    if (next >= 0) {
-      showRow(next);
-      return;
-    }
-  }
-  updateStatus();
-}
-
 qint64 PairReviewView::currentRowIndex() const {
   return m_row ? m_row->row_index : -1;
 }
@@ -421,7 +341,7 @@ void PairReviewView::displayRow(int position) {
   const int numSamples = static_cast<int>(m_row->samples.size());
   for (QComboBox* combo : {m_leftCombo, m_rightCombo}) {
     combo->clear();
-    for (int i = 0; i < numSamples; ++i) combo->addItem(sampleName(i));
+    for (int i = 0; i < numSamples; ++i) combo->addItem(pairSampleName(i));
   }
   // A stored pick (or tie) shows its two samples, the lower index on the left; a row an undo went
   // back to shows the samples it compared.
@@ -518,7 +438,8 @@ void PairReviewView::decide(const std::optional<PairPick>& decision, bool advanc
   m_undo.push_back({rowIndex, m_pick, leftSample(), rightSample()});
   if (m_undo.size() > kMaxUndoSteps) m_undo.erase(m_undo.begin());
   writeDecision(rowIndex, decision);
-  m_lastAction = tr("Row %1: %2 (Ctrl+Z undoes).").arg(rowIndex).arg(describeDecision(decision));
+  m_lastAction =
+      tr("Row %1: %2 (Ctrl+Z undoes).").arg(rowIndex).arg(describePairDecision(decision));
   if (advance) {
     advanceAfterDecision();
   } else {
@@ -559,7 +480,7 @@ void PairReviewView::undo() {
   m_undo.pop_back();
   writeDecision(step.rowIndex, step.before);
   m_lastAction =
-      tr("Undone: row %1 is %2 again.").arg(step.rowIndex).arg(describeDecision(step.before));
+      tr("Undone: row %1 is %2 again.").arg(step.rowIndex).arg(describePairDecision(step.before));
   const auto it = std::find(m_rowIndices.begin(), m_rowIndices.end(), step.rowIndex);
   if (m_row && m_row->row_index == step.rowIndex && !m_isReadingRow) {
     setCompared(step.leftSample, step.rightSample);
@@ -587,100 +508,6 @@ void PairReviewView::previousRow() {
   const int from = m_requestedPosition >= 0 ? m_requestedPosition : m_position;
   const int previous = findPosition(from, -1, false, false);
   if (previous >= 0) showRow(previous);
-}
-
-QString PairReviewView::statusText() const {
-  return m_status->text();
-}
-
-QString PairReviewView::messageText() const {
-  return m_review->isHidden() ? m_message->text() : QString();
-}
-
-void PairReviewView::updateStatus() {
-  if (!m_row) return;
-  const int numReviewed = static_cast<int>(m_decisions.size());
-  const int numTies =
-      static_cast<int>(std::count_if(m_decisions.begin(), m_decisions.end(),
-                                     [](const auto& entry) { return entry.second.is_tie; }));
-  const int numUnreviewed = std::max(0, numRows() - numReviewed);
-  m_filter->setItemText(0, tr("All rows (%1)").arg(formatCount(numRows())));
-  m_filter->setItemText(1, tr("Unreviewed (%1)").arg(formatCount(numUnreviewed)));
-  m_filter->setItemText(2, tr("Reviewed (%1)").arg(formatCount(numReviewed)));
-  m_filter->setItemText(3, tr("Ties (%1)").arg(formatCount(numTies)));
-  m_rowLabel->setText(tr("Row %1 · %2 of %3 finished rows")
-                          .arg(m_row->row_index)
-                          .arg(formatCount(m_position + 1), formatCount(numRows())));
-  const auto sampleInfo = [this](int sampleIdx) {
-    if (sampleIdx < 0 || sampleIdx >= static_cast<int>(m_row->samples.size())) return QString();
-    const SampleResult& sample = m_row->samples[static_cast<size_t>(sampleIdx)];
-    const QString finish = QString::fromStdString(sample.finish_reason);
-    if (sample.reasoning_tokens > 0) {
-      return tr("%1 tokens (%2 reasoning), %3")
-          .arg(sample.output_tokens)
-          .arg(sample.reasoning_tokens)
-          .arg(finish);
-    }
-    return tr("%1 tokens, %2").arg(sample.output_tokens).arg(finish);
-  };
-  const auto isCompared = [this](int sampleIdx) {
-    return m_pick->chosen_sample_idx == sampleIdx || m_pick->rejected_sample_idx == sampleIdx;
-  };
-  const auto verdictOf = [&](int sampleIdx) {
-    if (!m_pick) return QString();
-    if (m_pick->is_unusable) return tr("unusable");
-    if (m_pick->is_tie) return isCompared(sampleIdx) ? tr("tie") : QString();
-    if (m_pick->chosen_sample_idx == sampleIdx) return tr("CHOSEN");
-    if (m_pick->rejected_sample_idx == sampleIdx) return tr("rejected");
-    return QString();
-  };
-  const auto setVerdict = [&](QLabel* label, int sampleIdx) {
-    const QString verdict = verdictOf(sampleIdx);
-    const QString info = sampleInfo(sampleIdx);
-    label->setText(verdict.isEmpty() ? info : tr("%1 · %2").arg(verdict, info));
-    // Green reads as the kept side, red as the other; the word marks use neither.
-    const bool isPair = m_pick && m_pick->is_pair();
-    const bool isChosen = isPair && m_pick->chosen_sample_idx == sampleIdx;
-    const bool isRejected = isPair && m_pick->rejected_sample_idx == sampleIdx;
-    const QPalette& colors = label->palette();
-    label->setStyleSheet(
-        isChosen ? QStringLiteral("color: %1; font-weight: bold;")
-                       .arg(pair_colors::chosen(colors).name())
-        : isRejected ? QStringLiteral("color: %1;").arg(pair_colors::rejected(colors).name())
-                     : QString());
-  };
-  setVerdict(m_leftVerdict, leftSample());
-  setVerdict(m_rightVerdict, rightSample());
-
-  QString pickText;
-  if (!m_pick) {
-    pickText = tr("Not picked: the DPO export uses its automatic rule for this row.");
-  } else if (m_pick->is_unusable) {
-    pickText = tr("Marked unusable: the DPO export leaves this row out.");
-  } else if (m_pick->is_tie) {
-    pickText =
-        tr("Marked a tie (%1 and %2): the DPO export leaves this row out.")
-            .arg(sampleName(m_pick->chosen_sample_idx), sampleName(m_pick->rejected_sample_idx));
-  } else {
-    pickText =
-        tr("Picked: %1 chosen, %2 rejected.")
-            .arg(sampleName(m_pick->chosen_sample_idx), sampleName(m_pick->rejected_sample_idx));
-  }
-  QString sameSample;
-  if (m_row->samples.size() < 2)
-    sameSample = tr(" This row has fewer than two samples: there is no pair to pick.");
-  else if (leftSample() == rightSample())
-    sameSample = tr(" Both sides show the same sample: choose two to compare.");
-  QString filterNote;
-  if (!matchesFilter(m_row->row_index)) {
-    filterNote = filteredRows().empty() ? tr(" No row matches the filter.")
-                                        : tr(" This row no longer matches the filter.");
-  }
-  QString text =
-      tr("%1%2 %3 of %4 rows reviewed.%5")
-          .arg(pickText, sameSample, formatCount(numReviewed), formatCount(numRows()), filterNote);
-  if (!m_lastAction.isEmpty()) text += '\n' + m_lastAction;
-  m_status->setText(text);
 }
 
 void PairReviewView::showMessage(const QString& message) {
