@@ -13,6 +13,8 @@ packages=(
   # clang, libFuzzer and llvm-symbolizer for the fuzz harnesses (scripts/fuzz.sh)
   clang libclang-rt-14-dev llvm
   xvfb xauth dpkg-dev desktop-file-utils appstream
+  # the Pairs tab reviewed by keys on a real X server (tests/integration/pair_review_xdotool_test.cpp)
+  xdotool
 )
 
 missing=()
