@@ -647,6 +647,28 @@ std::optional<RowResult> JobTable::row(int64_t row_index) const {
   return read_row_result(select, path());
 }
 
+JudgeScores JobTable::judge_scores() const {
+  // One row per sample; json_each's key is the sample index. A score that is not a number
+  // (text, null) counts as none, as the dpo export's NaN does.
+  SqliteStatement select(
+      *db_,
+      "SELECT rows.row_index, sample.key, json_extract(sample.value, '$.extra.score'), "
+      "json_extract(sample.value, '$.extra.judge.rubric') "
+      "FROM rows, json_each(rows.samples) AS sample WHERE rows.status = 'done' "
+      "AND json_type(sample.value, '$.extra.score') IN ('integer', 'real') "
+      "ORDER BY rows.row_index, sample.key");
+  JudgeScores scores;
+  while (select.step()) {
+    const int64_t row_index = select.column_int(0);
+    const auto sample_idx = static_cast<size_t>(select.column_int(1));
+    auto& row = scores.by_row[row_index];
+    if (row.size() <= sample_idx) row.resize(sample_idx + 1);
+    row[sample_idx] = select.column_double(2);
+    if (scores.rubric.empty() && !select.column_is_null(3)) scores.rubric = select.column_text(3);
+  }
+  return scores;
+}
+
 int64_t JobTable::data_version() const {
   return db_->query_int("PRAGMA data_version");
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,6 +75,15 @@ struct RowSummary {
   bool operator==(const RowSummary&) const = default;
 };
 
+// The judge's scores of a job's done rows (SampleResult::extra's "score", as the judge step
+// writes it and the dpo export's score rule ranks it), read without decoding whole rows.
+struct JudgeScores {
+  // By row index, each sample's score (nullopt: not judged, or not a number); only rows with at
+  // least one scored sample.
+  std::map<int64_t, std::vector<std::optional<double>>> by_row;
+  std::string rubric;  // extra.judge.rubric of the first judged sample; "" when none says
+};
+
 class JobTable {
  public:
   // Characters (code points) kept in a RowSummary head.
@@ -110,6 +120,8 @@ class JobTable {
   std::vector<RowSummary> summaries(const std::vector<int64_t>& row_indices) const;
   // Returns the full stored result of row_index, or nullopt. Throws Error when it does not parse.
   std::optional<RowResult> row(int64_t row_index) const;
+  // Returns the judge's scores of every done row (one scan, a few numbers a row).
+  JudgeScores judge_scores() const;
 
   // Returns a number that changes whenever another connection commits to the job file (PRAGMA
   // data_version): equal values mean every earlier answer is still current.

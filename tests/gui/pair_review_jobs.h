@@ -22,9 +22,12 @@
 #include <QTextEdit>
 #include <QToolButton>
 #include <QtTest>
+#include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "app/generation_spec.h"
 #include "engine/core/error.h"
@@ -139,6 +142,55 @@ inline std::string writeThinkingJob(const QString& dir) {
                                     "Yes, 91 is prime.")};
     } else {
       row.samples = {sample("no"), sample("yes")};
+    }
+    store->add_result(row);
+  }
+  store->flush();
+  return path;
+}
+
+// A sample as the judge step leaves it: extra {"score", "judge": {rubric, ratings, rationales}}
+// (no score: not judged). Ratings rubric: k = 2 ratings whose mean is the score (4.5 -> 4, 5);
+// pairwise: one comparison.
+inline SampleResult judgedSample(const std::string& output, std::optional<double> score,
+                                 const std::string& rubric, const std::string& rationale) {
+  SampleResult result = sample(output);
+  if (!score) return result;
+  result.extra["score"] = *score;
+  auto& judge = result.extra["judge"];
+  judge["rubric"] = rubric;
+  if (rubric == "pairwise") {
+    judge["ratings"] = {*score};
+    judge["rationales"] = {rationale};
+  } else {
+    const double low = std::floor(*score);
+    judge["ratings"] = {low, 2 * *score - low};
+    judge["rationales"] = {rationale, "Second look: " + rationale};
+  }
+  return result;
+}
+
+// A judged job: row i has one sample per entry of scores[i] ("row i sample j"), each scored so
+// (nullopt: not judged) by rubric; n is the first row's sample count. With isAppJob the spec is
+// the app's (as writeJob's), so the window opens it.
+inline std::string writeJudgedJob(const QString& dir,
+                                  const std::vector<std::vector<std::optional<double>>>& scores,
+                                  const std::string& rubric = "ultrafeedback") {
+  JobInfo info;
+  info.source_path = "/data/in.jsonl";
+  info.source_format = "jsonl";
+  info.model_path = "/m.bin";
+  info.params["sampling"]["n"] = scores.empty() ? 2 : static_cast<int>(scores[0].size());
+  const std::string path = (dir + "/judged.sluicejob").toStdString();
+  auto store = JobStore::create(path, info);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    RowResult row;
+    row.row_index = static_cast<int64_t>(i);
+    row.line = i + 1;
+    row.prompt = "Explain prompt " + std::to_string(i) + " to a child.";
+    for (size_t j = 0; j < scores[i].size(); ++j) {
+      const std::string tag = "row " + std::to_string(i) + " sample " + std::to_string(j);
+      row.samples.push_back(judgedSample(tag, scores[i][j], rubric, "The rationale for " + tag));
     }
     store->add_result(row);
   }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/jobs/job_table.h"
 #include "engine/jobs/pair_pick.h"
 #include "engine/jobs/row_result.h"
 #include "ui/common/job_reader.h"
@@ -33,6 +34,7 @@ class PairJobAccess final : public QObject {
     int numSamplesAsked = 0;  // 0 when the job does not say
     std::vector<int64_t> rowIndices;
     std::map<int64_t, PairPick> picks;  // picks, ties and unusable marks by row
+    JudgeScores scores;                 // the judge's, of the rows judged (JobTable::judge_scores)
     QString error;                      // names the job file; the rest is empty then
   };
   // One row and its pick.

@@ -27,8 +27,24 @@ bool PairReviewView::matchesFilter(int64_t rowIndex) const {
       const auto it = m_decisions.find(rowIndex);
       return it != m_decisions.end() && it->second.is_tie;
     }
+    case RowFilter::Disagree: {
+      const auto it = m_decisions.find(rowIndex);
+      return it != m_decisions.end() && disagreesWithJudge(it->second, scoresOfRow(rowIndex));
+    }
+    case RowFilter::SmallMargin: {
+      const auto it = m_decisions.find(rowIndex);
+      const std::optional<PairPick> decision =
+          it != m_decisions.end() ? std::optional<PairPick>(it->second) : std::nullopt;
+      return isSmallMargin(decision, scoresOfRow(rowIndex), m_judgeScale);
+    }
   }
   return true;
+}
+
+const SampleScores& PairReviewView::scoresOfRow(int64_t rowIndex) const {
+  static const SampleScores kNone;
+  const auto it = m_scores.find(rowIndex);
+  return it != m_scores.end() ? it->second : kNone;
 }
 
 std::vector<int64_t> PairReviewView::filteredRows() const {

@@ -21,6 +21,7 @@ QString PairReviewView::messageText() const {
 
 void PairReviewView::updateStatus() {
   if (!m_row) return;
+  updateJudge();
   const int numReviewed = static_cast<int>(m_decisions.size());
   const int numTies =
       static_cast<int>(std::count_if(m_decisions.begin(), m_decisions.end(),
@@ -30,6 +31,17 @@ void PairReviewView::updateStatus() {
   m_filter->setItemText(1, tr("Unreviewed (%1)").arg(formatCount(numUnreviewed)));
   m_filter->setItemText(2, tr("Reviewed (%1)").arg(formatCount(numReviewed)));
   m_filter->setItemText(3, tr("Ties (%1)").arg(formatCount(numTies)));
+  int numDisagree = 0;
+  int numSmallMargin = 0;
+  for (const auto& [rowIndex, scores] : m_scores) {
+    const auto it = m_decisions.find(rowIndex);
+    const std::optional<PairPick> decision =
+        it != m_decisions.end() ? std::optional<PairPick>(it->second) : std::nullopt;
+    if (decision && disagreesWithJudge(*decision, scores)) ++numDisagree;
+    if (isSmallMargin(decision, scores, m_judgeScale)) ++numSmallMargin;
+  }
+  m_filter->setItemText(4, tr("Judge and human disagree (%1)").arg(formatCount(numDisagree)));
+  m_filter->setItemText(5, tr("Small margin (%1)").arg(formatCount(numSmallMargin)));
   m_rowLabel->setText(tr("Row %1 · %2 of %3 finished rows")
                           .arg(m_row->row_index)
                           .arg(formatCount(m_position + 1), formatCount(numRows())));
@@ -76,7 +88,10 @@ void PairReviewView::updateStatus() {
 
   QString pickText;
   if (!m_pick) {
-    pickText = tr("Not picked: the DPO export uses its automatic rule for this row.");
+    pickText = m_scores.count(m_row->row_index)
+                   ? tr("Not picked: the DPO export uses its rule for this row (with --dpo-rule "
+                        "score, the judge's order).")
+                   : tr("Not picked: the DPO export uses its automatic rule for this row.");
   } else if (m_pick->is_unusable) {
     pickText = tr("Marked unusable: the DPO export leaves this row out.");
   } else if (m_pick->is_tie) {

@@ -34,14 +34,6 @@ PairPick decisionOf(int64_t rowIndex, int chosen, int rejected, bool isUnusable 
   return pick;
 }
 
-QPlainTextEdit* readOnlyText(QWidget* parent) {
-  auto* text = new QPlainTextEdit(parent);
-  text->setReadOnly(true);
-  // Mouse selection only: keys go to the view's shortcuts, not to the text.
-  text->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  return text;
-}
-
 }  // namespace
 
 PairReviewView::PairReviewView(QWidget* parent)
@@ -52,129 +44,22 @@ PairReviewView::PairReviewView(QWidget* parent)
   addShortcut(QKeySequence(Qt::Key_1), &PairReviewView::chooseLeft);
   addShortcut(QKeySequence(Qt::Key_2), &PairReviewView::chooseRight);
   addShortcut(QKeySequence(Qt::Key_X), &PairReviewView::markUnusable);
+  addShortcut(QKeySequence(Qt::Key_D), &PairReviewView::markUnusable);  // discard
   addShortcut(QKeySequence(Qt::Key_T), &PairReviewView::markTie);
   addShortcut(QKeySequence(Qt::Key_J), &PairReviewView::nextRow);
   addShortcut(QKeySequence(Qt::Key_K), &PairReviewView::previousRow);
+  addShortcut(QKeySequence(Qt::Key_Right), &PairReviewView::nextRow);
+  addShortcut(QKeySequence(Qt::Key_Down), &PairReviewView::nextRow);
+  addShortcut(QKeySequence(Qt::Key_Left), &PairReviewView::previousRow);
+  addShortcut(QKeySequence(Qt::Key_Up), &PairReviewView::previousRow);
+  addShortcut(QKeySequence(Qt::Key_Return), &PairReviewView::acceptJudge);
+  addShortcut(QKeySequence(Qt::Key_Enter), &PairReviewView::acceptJudge);
   addShortcut(QKeySequence(Qt::Key_R), &PairReviewView::toggleReasoning);
   addShortcut(QKeySequence::Undo, &PairReviewView::undo);
   showMessage(tr("Open or run a job with n ≥ 2 samples per prompt to review its pairs."));
 }
 
 PairReviewView::~PairReviewView() = default;
-
-void PairReviewView::buildUi() {
-  m_message = new QLabel(this);
-  m_message->setWordWrap(true);
-  m_message->setAlignment(Qt::AlignCenter);
-  m_message->setTextFormat(Qt::PlainText);
-
-  m_review = new QWidget(this);
-  m_rowLabel = new QLabel(m_review);
-  m_rowLabel->setTextFormat(Qt::PlainText);
-  auto* previous = new QPushButton(tr("◀ Previous (K)"), m_review);
-  auto* next = new QPushButton(tr("Next (J) ▶"), m_review);
-  connect(previous, &QPushButton::clicked, this, &PairReviewView::previousRow);
-  connect(next, &QPushButton::clicked, this, &PairReviewView::nextRow);
-  m_reasoningButton = new QPushButton(tr("Show reasoning (R)"), m_review);
-  m_reasoningButton->setCheckable(true);
-  m_reasoningButton->setEnabled(false);  // until a sample with reasoning is shown
-  connect(m_reasoningButton, &QPushButton::toggled, this, &PairReviewView::setReasoningShown);
-  m_filter = new QComboBox(m_review);
-  m_filter->setObjectName(QStringLiteral("pairFilter"));
-  m_filter->setToolTip(tr("Which rows J and K walk through"));
-  // The texts carry counts (updateStatus); the data is the RowFilter.
-  for (const RowFilter filter :
-       {RowFilter::All, RowFilter::Unreviewed, RowFilter::Reviewed, RowFilter::Ties})
-    m_filter->addItem(QString(), static_cast<int>(filter));
-  connect(m_filter, &QComboBox::currentIndexChanged, this, [this] { applyFilter(); });
-  auto* top = new QHBoxLayout;
-  top->addWidget(m_rowLabel, 1);
-  top->addWidget(m_filter);
-  top->addWidget(m_reasoningButton);
-  top->addWidget(previous);
-  top->addWidget(next);
-
-  m_prompt = readOnlyText(m_review);
-  m_prompt->setPlaceholderText(tr("Prompt"));
-  const auto sampleColumn = [this](QComboBox*& combo, ReasoningFold*& reasoning,
-                                   QPlainTextEdit*& text, QLabel*& verdict, const QString& key) {
-    auto* column = new QWidget(m_review);
-    combo = new QComboBox(column);
-    combo->setToolTip(tr("Which sample this side shows"));
-    verdict = new QLabel(column);
-    verdict->setTextFormat(Qt::PlainText);
-    auto* header = new QHBoxLayout;
-    header->addWidget(new QLabel(key, column));
-    header->addWidget(combo);
-    header->addWidget(verdict, 1);
-    reasoning = new ReasoningFold(column);
-    reasoning->textView()->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    reasoning->hide();
-    text = readOnlyText(column);
-    auto* layout = new QVBoxLayout(column);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addLayout(header);
-    layout->addWidget(reasoning);
-    layout->addWidget(text, 1);
-    connect(combo, &QComboBox::activated, this, [this] { showSamples(); });
-    // Either side's header opens both: the two reasonings are read side by side.
-    connect(reasoning, &ReasoningFold::expandedChanged, this, &PairReviewView::setReasoningShown);
-    connect(reasoning, &ReasoningFold::expandedChanged, column,
-            [layout, reasoning](bool isExpanded) {
-              layout->setStretchFactor(reasoning, isExpanded ? 1 : 0);
-            });
-    return column;
-  };
-  auto* samples = new QSplitter(Qt::Horizontal, m_review);
-  samples->addWidget(
-      sampleColumn(m_leftCombo, m_leftReasoning, m_leftText, m_leftVerdict, tr("Left (1):")));
-  samples->addWidget(
-      sampleColumn(m_rightCombo, m_rightReasoning, m_rightText, m_rightVerdict, tr("Right (2):")));
-  auto* texts = new QSplitter(Qt::Vertical, m_review);
-  texts->addWidget(m_prompt);
-  texts->addWidget(samples);
-  texts->setStretchFactor(0, 1);
-  texts->setStretchFactor(1, 4);
-
-  auto* left = new QPushButton(tr("Left is chosen (1)"), m_review);
-  auto* right = new QPushButton(tr("Right is chosen (2)"), m_review);
-  auto* tie = new QPushButton(tr("Tie (T)"), m_review);
-  auto* unusable = new QPushButton(tr("Unusable (X)"), m_review);
-  auto* clear = new QPushButton(tr("Clear pick"), m_review);
-  auto* undoButton = new QPushButton(tr("Undo (Ctrl+Z)"), m_review);
-  tie->setToolTip(tr("Both samples are equally good: no preference, left out of the DPO export"));
-  unusable->setToolTip(tr("Leave this row out of the DPO export"));
-  undoButton->setToolTip(tr("Take back the last pick, tie or unusable mark"));
-  clear->setToolTip(tr("Let the export's automatic rule pick this row's pair"));
-  connect(left, &QPushButton::clicked, this, &PairReviewView::chooseLeft);
-  connect(right, &QPushButton::clicked, this, &PairReviewView::chooseRight);
-  connect(tie, &QPushButton::clicked, this, &PairReviewView::markTie);
-  connect(unusable, &QPushButton::clicked, this, &PairReviewView::markUnusable);
-  connect(clear, &QPushButton::clicked, this, &PairReviewView::clearPick);
-  connect(undoButton, &QPushButton::clicked, this, &PairReviewView::undo);
-  auto* buttons = new QHBoxLayout;
-  buttons->addWidget(left);
-  buttons->addWidget(right);
-  buttons->addWidget(tie);
-  buttons->addWidget(unusable);
-  buttons->addWidget(clear);
-  buttons->addStretch(1);
-  buttons->addWidget(undoButton);
-
-  m_status = new QLabel(m_review);
-  m_status->setTextFormat(Qt::PlainText);
-  m_status->setWordWrap(true);
-
-  auto* reviewLayout = new QVBoxLayout(m_review);
-  reviewLayout->addLayout(top);
-  reviewLayout->addWidget(texts, 1);
-  reviewLayout->addLayout(buttons);
-  reviewLayout->addWidget(m_status);
-
-  auto* layout = new QVBoxLayout(this);
-  layout->addWidget(m_message, 1);
-  layout->addWidget(m_review, 1);
-}
 
 void PairReviewView::addShortcut(const QKeySequence& keys, void (PairReviewView::*slot)()) {
   auto* shortcut = new QShortcut(keys, this);
@@ -237,6 +122,8 @@ void PairReviewView::reloadRows(bool advance) {
           showMessage(rows.error);
           return;
         }
+        m_scores = rows.scores.by_row;
+        m_judgeScale = judgeScaleOf(rows.scores.rubric);
         // A decision made after this read was asked for is in the view already, and not in what
         // it read.
         applyRows(rows.rowIndices, rows.numSamplesAsked,
@@ -344,9 +231,15 @@ void PairReviewView::displayRow(int position) {
     for (int i = 0; i < numSamples; ++i) combo->addItem(pairSampleName(i));
   }
   // A stored pick (or tie) shows its two samples, the lower index on the left; a row an undo went
-  // back to shows the samples it compared.
+  // back to shows the samples it compared; else, with n > 2, the judge's best and worst (with n = 2
+  // the samples stay in order, so 1 is always sample 1), or the first two.
   int left = 0;
   int right = std::min(1, numSamples - 1);
+  const SampleScores scores = scoresOf(*m_row);
+  if (std::any_of(scores.begin(), scores.end(), [](const auto& score) { return score; }))
+    m_scores[m_row->row_index] = scores;  // the filters go by what the row says now
+  else
+    m_scores.erase(m_row->row_index);
   if (m_restoreCompared && m_restoreCompared->rowIndex == m_row->row_index &&
       m_restoreCompared->leftSample < numSamples && m_restoreCompared->rightSample < numSamples) {
     left = m_restoreCompared->leftSample;
@@ -355,6 +248,9 @@ void PairReviewView::displayRow(int position) {
              m_pick->rejected_sample_idx < numSamples) {
     left = std::min(m_pick->chosen_sample_idx, m_pick->rejected_sample_idx);
     right = std::max(m_pick->chosen_sample_idx, m_pick->rejected_sample_idx);
+  } else if (const auto bestAndWorst = judgeBestAndWorst(scores); bestAndWorst && numSamples > 2) {
+    left = bestAndWorst->first;
+    right = bestAndWorst->second;
   }
   m_restoreCompared.reset();
   m_leftCombo->setCurrentIndex(left);
@@ -424,6 +320,22 @@ void PairReviewView::markTie() {
   if (!m_row || leftSample() == rightSample()) return;
   decide(decisionOf(m_row->row_index, leftSample(), rightSample(), false, /*isTie=*/true),
          /*advance=*/true);
+}
+
+void PairReviewView::acceptJudge() {
+  const auto verdict = currentJudgeVerdict();
+  if (!verdict) return;
+  switch (verdict->choice) {
+    case JudgeVerdict::Choice::Left:
+      chooseLeft();
+      break;
+    case JudgeVerdict::Choice::Right:
+      chooseRight();
+      break;
+    case JudgeVerdict::Choice::Tie:
+      markTie();
+      break;
+  }
 }
 
 void PairReviewView::clearPick() {

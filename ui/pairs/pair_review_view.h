@@ -1,22 +1,33 @@
 // The Pairs tab: DPO pair review for jobs that ask for n >= 2 samples per prompt. It shows one
 // row's prompt and two of its samples side by side; the person picks which is chosen (keys 1 and
-// 2, or the buttons), marks the two a tie (T) or the row unusable (X), clears the decision, and
-// moves to the next or previous row (J / K). A decision (1, 2, T, X) moves on to the next row
+// 2, or the buttons), marks the two a tie (T) or the row unusable (D to discard, or X), clears the
+// decision, and moves to the next or previous row (J / K, or the arrow keys: Right / Down next,
+// Left / Up previous). A decision (1, 2, T, D, X) moves on to the next row
 // nobody reviewed yet (under the Reviewed or Ties filter: the next row the filter shows); Ctrl+Z
 // undoes the last decisions one by one, storing the row's earlier decision again and showing the
 // row with the samples it compared. The filter shows all rows, the unreviewed, the reviewed or
-// the ties; J / K walk the rows it shows. The keys work as soon as the tab is shown: the view
-// takes the keyboard focus then, unless the focus is inside it already. With n > 2 the two combo
-// boxes pick which samples are compared. A thinking model's samples compare by their answers;
-// "Show reasoning" (R) opens each side's reasoning above its answer (ReasoningFold), for both
-// sides and every row until it is closed. The words only one side has are marked in amber (left)
-// and blue (right), never in the verdicts' green and red (pair_colors.h). Decisions are stored in
-// the job file at once (PairPickStore), so they survive a restart, and `sluice jobs export
+// the ties, the rows whose decision disagrees with the judge, or those where the judge's scores of
+// the two samples compared are close (judge_verdict.h); J / K walk the rows it shows. The keys work
+// as soon as the tab is shown: the view takes the keyboard focus then, unless the focus is inside
+// it already. With n > 2 the two combo boxes pick which samples are compared: by default the
+// judge's best (left) and worst (right).
+//
+// When the judge step has scored the samples (SampleResult::extra, judge_verdict.h), each side
+// shows its score and rationale (JudgeNote: folded, whole on a click or in the tooltip) and the
+// judge's verdict is the pre-filled decision ("Judge: left (4.5 vs 2.0)"): Enter confirms it, and
+// 1 / 2 / T / D overrule it. A person's decision is stored and wins over the judge in the export;
+// rows nobody decided export by the rule (--dpo-rule score: the judge's order). A thinking model's
+// samples compare by their answers; "Show reasoning" (R) opens each side's reasoning above its
+// answer (ReasoningFold), for both sides and every row until it is closed. The words only one side
+// has are marked in amber (left) and blue (right), never in the verdicts' green and red
+// (pair_colors.h). Decisions are stored in the job file at once (PairPickStore), so they survive a
+// restart, and `sluice jobs export
 // --format dpo` (and the Export dialog) take them over the automatic rule.
 //
 // Reads and writes the job off the GUI thread (PairJobAccess), one row at a time: a row shows once
 // it has been read; decisions show at once and are stored in the order they were made. While the
-// next row is being read, 1 / 2 / T / X do nothing (they would decide the row being left).
+// next row is being read, 1 / 2 / T / D / X / Enter do nothing (they would decide the row being
+// left).
 #pragma once
 
 #include <QString>
@@ -28,6 +39,7 @@
 
 #include "engine/jobs/pair_pick.h"
 #include "engine/jobs/row_result.h"
+#include "ui/pairs/judge_verdict.h"
 
 class QComboBox;
 class QKeySequence;
@@ -37,6 +49,7 @@ class QPushButton;
 
 namespace sluice::ui {
 
+class JudgeNote;
 class PairJobAccess;
 class ReasoningFold;
 
@@ -45,7 +58,9 @@ class PairReviewView final : public QWidget {
 
  public:
   // Which rows J / K walk (and the filter combo shows).
-  enum class RowFilter : int { All, Unreviewed, Reviewed, Ties };
+  // Disagree: a decision the judge's scores contradict (disagreesWithJudge); SmallMargin: the two
+  // samples compared scored within smallMargin() of each other (isSmallMargin).
+  enum class RowFilter : int { All, Unreviewed, Reviewed, Ties, Disagree, SmallMargin };
 
   explicit PairReviewView(QWidget* parent = nullptr);
   ~PairReviewView() override;
@@ -87,6 +102,13 @@ class PairReviewView final : public QWidget {
   // "Show reasoning (R)", enabled when a side's sample has reasoning.
   QPushButton* reasoningButton() const { return m_reasoningButton; }
   bool isReasoningShown() const { return m_isReasoningShown; }
+  // Each side's judge note (hidden when its sample was not judged), and the judge's verdict line
+  // ("Judge: left (4.5 vs 2.0)"; hidden when the two samples shown are not both scored).
+  JudgeNote* leftJudge() const { return m_leftJudge; }
+  JudgeNote* rightJudge() const { return m_rightJudge; }
+  QLabel* judgeLine() const { return m_judgeLine; }
+  // The judge's verdict on the two samples shown, if both are scored.
+  std::optional<JudgeVerdict> currentJudgeVerdict() const;
   // True while a read or a pick's write has not come back yet.
   bool isBusy() const;
 
@@ -95,6 +117,7 @@ class PairReviewView final : public QWidget {
   void chooseRight();   // key 2: the right sample is chosen, the left rejected
   void markUnusable();  // key X
   void markTie();       // key T: the two samples compared are equally good
+  void acceptJudge();   // Enter: the judge's verdict on the samples shown becomes the decision
   void undo();          // Ctrl+Z: the last decision made here is taken back
   // Key R: opens (or closes) the reasoning of both sides, for this row and the next ones.
   void toggleReasoning();
@@ -116,6 +139,10 @@ class PairReviewView final : public QWidget {
   void reloadRows(bool advance = false);
   void applyRows(const std::vector<int64_t>& rowIndices, int numSamplesAsked,
                  std::map<int64_t, sluice::PairPick> decisions, bool advance);
+  // The judge's scores of rowIndex's samples (empty when none were judged).
+  const SampleScores& scoresOfRow(int64_t rowIndex) const;
+  // The judge's verdict line and each side's note, for the row and samples shown.
+  void updateJudge();
   bool isReviewed(int64_t rowIndex) const { return m_decisions.count(rowIndex) > 0; }
   bool matchesFilter(int64_t rowIndex) const;
   // The first position from `from` in steps of step (+1 or -1) whose row the filter shows (and,
@@ -148,6 +175,8 @@ class PairReviewView final : public QWidget {
   std::optional<sluice::RowResult> m_row;
   std::optional<sluice::PairPick> m_pick;
   std::map<int64_t, sluice::PairPick> m_decisions;  // every row's stored decision
+  std::map<int64_t, SampleScores> m_scores;         // the judge's scores of the rows judged
+  JudgeScale m_judgeScale = JudgeScale::Rating;
   int m_numPickWrites = 0;  // decisions stored or cleared so far (reads older than one miss it)
   // One decision made here: the row's decision before it and the samples it compared.
   struct UndoStep {
@@ -176,6 +205,9 @@ class PairReviewView final : public QWidget {
   QPushButton* m_reasoningButton = nullptr;
   QLabel* m_leftVerdict = nullptr;
   QLabel* m_rightVerdict = nullptr;
+  JudgeNote* m_leftJudge = nullptr;
+  JudgeNote* m_rightJudge = nullptr;
+  QLabel* m_judgeLine = nullptr;
   QLabel* m_status = nullptr;
 };
 
