@@ -73,5 +73,13 @@ TEST(ScriptedGui, StartWithNothingToRunIsAUsageError) {
   EXPECT_THAT(job.err, HasSubstr("missing.sluicejob"));
 }
 
+TEST(ScriptedGui, AnUnknownTabIsAUsageErrorNamingTheTabs) {
+  ASSERT_TRUE(has_gui()) << "sluice --version does not say \"gui: yes\"";
+  const auto r = run_gui({"gui", "--tab", "nope", "--quit-when-done"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--tab expects one of live, kv-blocks, timeline, results, pairs"));
+  EXPECT_THAT(r.err, HasSubstr("'nope'"));
+}
+
 }  // namespace
 }  // namespace sluice::test

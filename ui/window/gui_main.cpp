@@ -5,6 +5,7 @@
 #include <QFileInfo>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 #include <cstdio>
@@ -122,6 +123,23 @@ void applyRemote(const QCommandLineParser& parser, MainWindow& window) {
   QTimer::singleShot(0, &window, [&window, panel] { window.showParameters(panel); });
 }
 
+// --tab NAME: shows the tab whose title is NAME (case and spaces aside: "pairs", "kv-blocks").
+bool applyTab(const QString& name, MainWindow& window) {
+  QTabWidget* tabs = window.tabs();
+  QStringList names;
+  for (int i = 0; i < tabs->count(); ++i) {
+    const QString tabName = tabs->tabText(i).remove('&').toLower().replace(' ', '-');
+    if (tabName == name.toLower()) {
+      tabs->setCurrentIndex(i);
+      return true;
+    }
+    names << tabName;
+  }
+  std::fprintf(stderr, "sluice gui: --tab expects one of %s, not '%s'\n",
+               qPrintable(names.join(", ")), qPrintable(name));
+  return false;
+}
+
 // Options that say what to run or show: with any of them a launch is scripted. The rest (the
 // palette, pictures, the device, "Serve on port") only adjust an interactive launch.
 constexpr const char* kScriptedOptions[] = {
@@ -144,7 +162,7 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
       "--export, --model, --dataset, --job, --endpoint, --remote-model, --json-schema, --choice "
       "or --compare is scripted: it runs on what its options say and the defaults for the rest. "
       "Without them the last session's parameters, model and instruction file are restored, and "
-      "the Parameters step says what was restored; --device, --serve-port, --palette and "
+      "the Parameters step says what was restored; --device, --serve-port, --palette, --tab and "
       "--screenshot apply over it.");
   parser.addHelpOption();
   parser.addOptions({
@@ -171,6 +189,10 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
       {"serve-port",
        "Serve the model on this port once it is loaded (Server page; 0 = any free port).", "PORT"},
       {"palette", "Colours: system (default), dark or light.", "NAME"},
+      {"tab",
+       "Show this tab at start: live, kv-blocks, timeline, results, pairs or jobs (e.g. --job J "
+       "--tab pairs to review a job's pairs).",
+       "NAME"},
       {"compare",
        "Give twice: compare the two jobs (as the Jobs tab's Compare… does); with --screenshot, "
        "save a picture of the comparison and quit.",
@@ -232,6 +254,8 @@ bool applyGuiOptions(const QStringList& arguments, MainWindow& window) {
     QMetaObject::invokeMethod(&window, &MainWindow::start, Qt::QueuedConnection);
   }
   if (parser.isSet("compare") && !compareJobs(parser, window)) return false;
+  // After --job, which shows the Results tab.
+  if (parser.isSet("tab") && !applyTab(parser.value("tab"), window)) return false;
   return true;
 }
 
