@@ -349,6 +349,10 @@ void PairReviewJudgeTest::picturesAt1280x720() {
                        .arg(view.rightSample())
                        .arg(view.leftJudge()->styleSheet(),
                             sluice::ui::pair_colors::chosen(palette).name())));
+    // The filter shows its text: it was shown (empty) before the rows were read.
+    const QComboBox* filter = view.filterCombo();
+    QVERIFY2(filter->width() > filter->fontMetrics().horizontalAdvance(filter->currentText()),
+             qPrintable(QString("%1 px for '%2'").arg(filter->width()).arg(filter->currentText())));
     // The note and the verdict line fit: the note folds to its lines, the answers keep the room.
     QVERIFY(view.leftJudge()->height() < view.leftText()->height());
     QVERIFY(sluice::test::saveShot(view, QString("pairs-judge-%1").arg(name)));

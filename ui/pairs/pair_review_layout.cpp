@@ -47,6 +47,9 @@ void PairReviewView::buildUi() {
   m_filter = new QComboBox(m_review);
   m_filter->setObjectName(QStringLiteral("pairFilter"));
   m_filter->setToolTip(tr("Which rows J and K walk through"));
+  // Its texts (with counts) come once the rows are read, after it was first shown: it follows
+  // them, else it keeps the width of the empty texts it was shown with.
+  m_filter->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   // The texts carry counts (updateStatus); the data is the RowFilter.
   for (const RowFilter filter : {RowFilter::All, RowFilter::Unreviewed, RowFilter::Reviewed,
                                  RowFilter::Ties, RowFilter::Disagree, RowFilter::SmallMargin})
