@@ -647,9 +647,35 @@ std::optional<RowResult> JobTable::row(int64_t row_index) const {
   return read_row_result(select, path());
 }
 
-JudgeScores JobTable::judge_scores() const {
-  // One row per sample; json_each's key is the sample index. A score that is not a number
-  // (text, null) counts as none, as the dpo export's NaN does.
+JudgeScores JobTable::judge_scores(int num_samples) const {
+  JudgeScores scores;
+  if (num_samples > 0) {
+    // One JSON array a row: [score 0, ..., score n-1, rubric of sample 0] (json_extract with
+    // several paths), so each row's samples are parsed once. A score that is not a number (text,
+    // null, missing) counts as none, as the dpo export's NaN does.
+    std::string paths;
+    for (int i = 0; i < num_samples; ++i) paths += str_cat(", '$[", i, "].extra.score'");
+    const std::string sql =
+        str_cat("SELECT row_index, json_extract(samples", paths,
+                ", '$[0].extra.judge.rubric') FROM rows WHERE status = 'done' ORDER BY row_index");
+    SqliteStatement select(*db_, sql.c_str());
+    while (select.step()) {
+      const auto values = nlohmann::json::parse(select.column_text(1), nullptr, false);
+      if (!values.is_array() || values.size() != static_cast<size_t>(num_samples) + 1) continue;
+      std::vector<std::optional<double>> row(static_cast<size_t>(num_samples));
+      bool any = false;
+      for (size_t i = 0; i < row.size(); ++i) {
+        if (values[i].is_number()) row[i] = values[i].get<double>();
+        any = any || row[i].has_value();
+      }
+      if (!any) continue;
+      if (scores.rubric.empty() && values.back().is_string())
+        scores.rubric = values.back().get<std::string>();
+      scores.by_row.emplace(select.column_int(0), std::move(row));
+    }
+    return scores;
+  }
+  // One row per sample; json_each's key is the sample index.
   SqliteStatement select(
       *db_,
       "SELECT rows.row_index, sample.key, json_extract(sample.value, '$.extra.score'), "
@@ -657,7 +683,6 @@ JudgeScores JobTable::judge_scores() const {
       "FROM rows, json_each(rows.samples) AS sample WHERE rows.status = 'done' "
       "AND json_type(sample.value, '$.extra.score') IN ('integer', 'real') "
       "ORDER BY rows.row_index, sample.key");
-  JudgeScores scores;
   while (select.step()) {
     const int64_t row_index = select.column_int(0);
     const auto sample_idx = static_cast<size_t>(select.column_int(1));

@@ -238,10 +238,16 @@ void PairReviewJudgeTest::jobTableReadsTheScoresOfDoneRows() {
     store->add_result(row);
     store->flush();
   }
-  const auto scores = sluice::JobTable::open(path)->judge_scores();
-  QCOMPARE(scores.rubric, std::string("ultrafeedback"));
-  QCOMPARE(scores.by_row.size(), size_t{1});
-  QCOMPARE(scores.by_row.at(0), (Scores{4.0, std::nullopt, 1.5}));
+  // Every sample (the job's n unknown), and samples 0..n-1 by the job's n.
+  const auto table = sluice::JobTable::open(path);
+  for (const int n : {0, 3}) {
+    const auto scores = table->judge_scores(n);
+    QCOMPARE(scores.rubric, std::string("ultrafeedback"));
+    QCOMPARE(scores.by_row.size(), size_t{1});
+    QCOMPARE(scores.by_row.at(0), (Scores{4.0, std::nullopt, 1.5}));
+  }
+  const auto firstTwo = table->judge_scores(2);
+  QCOMPARE(firstTwo.by_row.at(0), (Scores{4.0, std::nullopt}));
 }
 
 // --dpo-rule score exports the judge's order, except where a person picked: row 0's pick

@@ -42,7 +42,7 @@ void PairJobAccess::readRows(std::function<void(const Rows&)> done) {
           query.status = RowStatus::Done;
           rows.rowIndices = files.table->row_indices(query);
           rows.picks = files.picks->picks();
-          rows.scores = files.table->judge_scores();
+          rows.scores = files.table->judge_scores(rows.numSamplesAsked);
         } catch (const std::exception& e) {
           rows = Rows{};
           rows.error = QString::fromStdString(e.what());
