@@ -42,7 +42,6 @@ void PairJobAccess::readRows(std::function<void(const Rows&)> done) {
           query.status = RowStatus::Done;
           rows.rowIndices = files.table->row_indices(query);
           rows.picks = files.picks->picks();
-          rows.scores = files.table->judge_scores(rows.numSamplesAsked);
         } catch (const std::exception& e) {
           rows = Rows{};
           rows.error = QString::fromStdString(e.what());
@@ -66,6 +65,19 @@ void PairJobAccess::readRow(int64_t rowIndex, std::function<void(const Row&)> do
           row.error = QString::fromStdString(e.what());
         }
         return row;
+      },
+      std::move(done));
+}
+
+void PairJobAccess::readScores(int numSamplesAsked, std::function<void(const JudgeScores&)> done) {
+  post<JudgeScores>(
+      [numSamplesAsked](Files& files) {
+        try {
+          files.open();
+          return files.table->judge_scores(numSamplesAsked);
+        } catch (const std::exception&) {
+          return JudgeScores{};
+        }
       },
       std::move(done));
 }

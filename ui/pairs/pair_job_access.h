@@ -34,7 +34,6 @@ class PairJobAccess final : public QObject {
     int numSamplesAsked = 0;  // 0 when the job does not say
     std::vector<int64_t> rowIndices;
     std::map<int64_t, PairPick> picks;  // picks, ties and unusable marks by row
-    JudgeScores scores;                 // the judge's, of the rows judged (JobTable::judge_scores)
     QString error;                      // names the job file; the rest is empty then
   };
   // One row and its pick.
@@ -52,6 +51,9 @@ class PairJobAccess final : public QObject {
   // Each calls done on the GUI thread with what it read, unless the job changed meanwhile.
   void readRows(std::function<void(const Rows&)> done);
   void readRow(int64_t rowIndex, std::function<void(const Row&)> done);
+  // The judge's scores of every done row (JobTable::judge_scores with the job's n; none on an
+  // error: the rows' own read reports it).
+  void readScores(int numSamplesAsked, std::function<void(const JudgeScores&)> done);
   // Stores or clears a pick; failed is called with the error when the write fails.
   void setPick(const PairPick& pick, std::function<void(const QString& error)> failed);
   void clearPick(int64_t rowIndex, std::function<void(const QString& error)> failed);

@@ -122,12 +122,19 @@ void PairReviewView::reloadRows(bool advance) {
           showMessage(rows.error);
           return;
         }
-        m_scores = rows.scores.by_row;
-        m_judgeScale = judgeScaleOf(rows.scores.rubric);
         // A decision made after this read was asked for is in the view already, and not in what
         // it read.
         applyRows(rows.rowIndices, rows.numSamplesAsked,
                   numPickWrites == m_numPickWrites ? rows.picks : m_decisions, advance);
+        // The judge's scores of every row (for the filters and their counts) after the row just
+        // asked for: a scan of the whole job, which should not hold back the first row.
+        if (m_numSamplesAsked != 1 && !m_rowIndices.empty()) {
+          m_access->readScores(m_numSamplesAsked, [this](const JudgeScores& scores) {
+            m_scores = scores.by_row;
+            m_judgeScale = judgeScaleOf(scores.rubric);
+            updateStatus();
+          });
+        }
       });
 }
 
