@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
-#include <regex>
 #include <vector>
 
 #include "engine/core/error.h"
@@ -250,18 +249,50 @@ class Parser {
     return plain(text);
   }
 
+  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+  // [-+]?[0-9]+
+  static bool is_integer(const std::string& t) {
+    size_t i = t[0] == '-' || t[0] == '+' ? 1 : 0;
+    if (i >= t.size()) return false;
+    for (; i < t.size(); ++i)
+      if (!is_digit(t[i])) return false;
+    return true;
+  }
+
+  // [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?  (YAML 1.2's core schema float)
+  static bool is_float(const std::string& t) {
+    size_t i = t[0] == '-' || t[0] == '+' ? 1 : 0;
+    size_t digits = 0;
+    for (; i < t.size() && is_digit(t[i]); ++i) ++digits;
+    if (i < t.size() && t[i] == '.') {
+      ++i;
+      size_t fraction = 0;
+      for (; i < t.size() && is_digit(t[i]); ++i) ++fraction;
+      if (digits == 0 && fraction == 0) return false;
+    } else if (digits == 0) {
+      return false;
+    }
+    if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+      ++i;
+      if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
+      size_t exponent = 0;
+      for (; i < t.size() && is_digit(t[i]); ++i) ++exponent;
+      if (exponent == 0) return false;
+    }
+    return i == t.size();
+  }
+
   static Json plain(const std::string& text) {
     if (text == "true" || text == "True" || text == "TRUE") return true;
     if (text == "false" || text == "False" || text == "FALSE") return false;
     if (text == "null" || text == "Null" || text == "NULL" || text == "~") return nullptr;
-    static const std::regex integer("[-+]?[0-9]+");
-    static const std::regex number("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-    if (text.size() < 40 && std::regex_match(text, integer)) {
+    if (text.size() < 40 && is_integer(text)) {
       errno = 0;
       const long long v = std::strtoll(text.c_str(), nullptr, 10);
       if (errno == 0) return v;
     }
-    if (text.size() < 60 && std::regex_match(text, number)) {
+    if (text.size() < 60 && is_float(text)) {
       const double v = std::strtod(text.c_str(), nullptr);
       if (std::isfinite(v)) return v;
     }
