@@ -177,7 +177,8 @@ TEST(PipelineCli, EditingTheRubricRunsNoGenerationAndEditingAThresholdRunsNoMode
   // The same description again: every step cached, the same bytes.
   const auto again = run_process(pipeline_args(file, dir));
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  for (const Json& s : run_summary(dir)["steps"]) EXPECT_EQ(s["model_calls"], 0) << s.dump();
+  const Json again_summary = run_summary(dir);  // kept: a loop over a temporary's member dangles
+  for (const Json& s : again_summary["steps"]) EXPECT_EQ(s["model_calls"], 0) << s.dump();
   EXPECT_EQ(export_bytes(dir), first_export);
 
   // The same description in YAML: the same steps and keys, so nothing runs.
@@ -213,7 +214,8 @@ TEST(PipelineCli, EditingTheRubricRunsNoGenerationAndEditingAThresholdRunsNoMode
   write_file(yaml, text);
   const auto yaml_again = run_process(pipeline_args(yaml, dir));
   ASSERT_EQ(yaml_again.exit_code, 0) << yaml_again.err;
-  for (const Json& s : run_summary(dir)["steps"]) {
+  const Json yaml_summary = run_summary(dir);
+  for (const Json& s : yaml_summary["steps"]) {
     EXPECT_EQ(s["model_calls"], 0) << s.dump();
     if (s["step"] != "export") {
       EXPECT_TRUE(s["cached"]) << s.dump();
