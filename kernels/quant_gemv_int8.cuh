@@ -62,6 +62,28 @@ template <typename Y>
 KernelStatus quant_gemv_int8(QuantFormat format, const uint8_t* w, size_t w_row_bytes, int rows,
                              const Q8Rows& x, Y* y, int y_row_stride, cudaStream_t stream);
 
+// How the integer GEMV spreads a row's work: `unroll` blocks a lane unpacks before it multiplies
+// any (1, 2 or 4: loads in flight per lane), `split` warps that share one row (1, 2 or 4: their
+// partial sums meet in shared memory) and `rows` rows a warp takes at once (1 or 2, split 1: each
+// token's activations loaded once for both). The blocks' summation order depends on split alone.
+struct QuantGemvVariant {
+  int unroll = 1;
+  int split = 1;
+  int rows = 1;
+};
+// What quant_gemv_int8 runs: two blocks of each of two rows in flight per lane. On an H200
+// (sluice_kernel_bench, bench/RESULTS.md) it took an 8B model's products in its Q4_K and Q8_0
+// blocks 10-14% faster than one block of one row at one token and 24-29% faster at eight; Q6_K
+// alone is 10% slower at one token.
+inline constexpr QuantGemvVariant kDefaultQuantGemvVariant{2, 1, 2};
+
+// quant_gemv_int8 as `variant` spreads it. Variants other than the default exist for Q4_K, Q6_K
+// and Q8_0 with bf16 outputs (for benchmarks); elsewhere they are an invalid argument.
+template <typename Y>
+KernelStatus quant_gemv_int8_variant(QuantFormat format, const uint8_t* w, size_t w_row_bytes,
+                                     int rows, const Q8Rows& x, Y* y, int y_row_stride,
+                                     QuantGemvVariant variant, cudaStream_t stream);
+
 // A mixture-of-experts layer's products in one launch: for every group g, the rows
 // [g.first_row, g.first_row + g.num_rows) of x (the tokens routed to expert g.expert, grouped by
 // expert) through w[g.expert] (a device array of each expert's matrix: `rows` rows of

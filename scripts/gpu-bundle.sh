@@ -5,16 +5,23 @@
 #   OUT (default .gpu/): two archives, each under the device tool's 64 MiB transfer, each with
 #   bin/ (stripped programs), lib/ (the Debian libraries they load, beside the C and C++ runtimes)
 #   and shared/ (the ../shared files they read):
-#     tests.tar.xz  sluice_gpu_tests, sluice_backend_tests and the model files the tests open
+#     tests.tar.xz  sluice_gpu_tests, sluice_backend_tests, sluice_kernel_bench and the model files
+#                   the tests open
 #     bench.tar.xz  sluice (its Qt and ICU libraries alone are 45 MB) and the instruction files
 #   scripts/gpu-check.sh runs them there, one archive per device call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-.gpu}
 arch=${CUDA_ARCHITECTURES:-90}
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_GUI=OFF \
-  "-DCMAKE_CUDA_ARCHITECTURES=$arch" >/dev/null
-cmake --build build-gpu -j "${JOBS:-$(nproc)}" --target sluice sluice_gpu_tests sluice_backend_tests
+# BUILD_DIR: an existing Release build with CUDA for the device's architecture to take the
+# programs from instead (its sluice may have the GUI: its Qt libraries travel with it).
+build=${BUILD_DIR:-build-gpu}
+if [ "$build" = build-gpu ]; then
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_GUI=OFF \
+    "-DCMAKE_CUDA_ARCHITECTURES=$arch" >/dev/null
+fi
+cmake --build "$build" -j "${JOBS:-$(nproc)}" --target sluice sluice_gpu_tests sluice_backend_tests \
+  sluice_kernel_bench
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 # part NAME PROGRAM...: stage/NAME/bin gets the programs, stage/NAME/lib every library they load
@@ -28,8 +35,9 @@ part() {
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64)\.so' |
     while read -r lib; do cp -L "$lib" "$dir/lib/"; done
 }
-part tests build-gpu/bin/sluice_gpu_tests build-gpu/bin/sluice_backend_tests
-part bench build-gpu/bin/sluice
+part tests "$build/bin/sluice_gpu_tests" "$build/bin/sluice_backend_tests" \
+  "$build/bin/sluice_kernel_bench"
+part bench "$build/bin/sluice"
 shared=../shared
 t=$stage/tests/shared b=$stage/bench/shared
 for d in "$t" "$b"; do

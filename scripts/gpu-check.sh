@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, over an archive scripts/gpu-bundle.sh made
 # (one per device call: the two do not fit one transfer):
-#   gpu-check.sh tests [.gpu/tests.tar.xz]  the GPU tests (ctest -L gpu's tests, run directly) and
-#                                           the quantized CPU kernels' bit tests on its CPU
+#   gpu-check.sh tests [.gpu/tests.tar.xz]  the GPU tests (ctest -L gpu's tests, run directly), the
+#                                           integer GEMV's variants (sluice_kernel_bench) and the
+#                                           quantized CPU kernels' bit tests on its CPU
+#   gpu-check.sh profile [.gpu/bench.tar.xz] Nsight Compute's time for each kernel of one eager
+#     decode step (SLUICE_PROFILE_STEP marks it with an NVTX range) of the Llama-3.1-8B shape:
+#     Q4_K at 1 and 8 tokens, BF16 at 1; CSV files in LOGS (scripts/kernel-times.py sums them)
 #   gpu-check.sh bench [.gpu/bench.tar.xz]  issue 29's decode steps of the Llama-3.1-8B shape in
 #     Q4_K, Q8_0 and BF16 against the measured floor (VRAM in the backend line), issue 30's
 #     mixtures of experts (Qwen3-30B-A3B in Q4_K on the GPU and with --cpu-moe, gpt-oss-20b in
@@ -12,8 +16,10 @@
 # it has. The tests open ../shared by the absolute path compiled into them (the building
 # checkout's), so that path is linked to the archive's copy when it does not exist here.
 set -uo pipefail
-mode=${1:?usage: gpu-check.sh tests|bench [ARCHIVE]}
-bundle=${2:-.gpu/$mode.tar.xz}
+mode=${1:?usage: gpu-check.sh tests|bench|profile [ARCHIVE]}
+default_bundle=$mode
+[ "$mode" = profile ] && default_bundle=bench
+bundle=${2:-.gpu/$default_bundle.tar.xz}
 logs=${LOGS:-/tmp/gpu-check}
 budget=${BUDGET:-420}
 x=$(mktemp -d)
@@ -52,9 +58,30 @@ if [ "$mode" = tests ]; then
   run 300 gpu_tests.log "$b/sluice_gpu_tests"
   grep -E "^\[==========\] [0-9]|^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]|^\[  FAILED  \] [A-Z]" \
     "$logs/gpu_tests.log"
+  step "the integer GEMV's variants on Llama-3.1-8B's matrices (sluice_kernel_bench)"
+  run 120 kernel_bench.log "$b/sluice_kernel_bench"
+  cat "$logs/kernel_bench.log"
   step "quantized CPU kernels (bits of every SIMD version against the scalar one)"
   run 60 cpu_quant.log "$b/sluice_backend_tests" --gtest_filter='*Quant*'
   grep -E "kernel versions|PASSED|FAILED" "$logs/cpu_quant.log"
+  step done
+  exit 0
+fi
+
+if [ "$mode" = profile ]; then
+  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  [ -n "$ncu" ] || { echo "gpu-check: no ncu on this machine" >&2; exit 1; }
+  # One pass per kernel (a single metric): nothing to save and restore between replays.
+  for spec in ${PROFILE_SPECS:-q4_k:1 bf16:1 q4_k:8}; do
+    dtype=${spec%%:*} tokens=${spec##*:}
+    step "kernel times: $dtype weights, a $tokens-token decode step"
+    SLUICE_PROFILE_STEP=$tokens run 120 "prof-$dtype-$tokens.csv" "$ncu" --clock-control none \
+      --nvtx --nvtx-include "sluice_step/" --launch-count 800 --metrics gpu__time_duration.sum \
+      --csv --page raw --kernel-name-base demangled \
+      "$b/sluice" bench --device cuda --dummy-weights llama-3.1-8b --dummy-dtype "$dtype" \
+      --batched "$tokens" --prompt-tokens 16 --max-tokens 4 --kv-cache-bytes 4G
+    grep -c '"gpu__time_duration.sum"\|^"[0-9]' "$logs/prof-$dtype-$tokens.csv"
+  done
   step done
   exit 0
 fi

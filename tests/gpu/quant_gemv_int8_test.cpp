@@ -88,7 +88,8 @@ const DType kInt8Formats[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0
 // activations: within fp32 sums' roundoff over sum |w x| plus Y's rounding.
 template <typename T, typename Y>
 void check_gemv(const Weight& w, int rows, int cols, int tokens, int x_stride, int y_stride,
-                uint32_t seed) {
+                uint32_t seed,
+                kernels::QuantGemvVariant variant = kernels::kDefaultQuantGemvVariant) {
   SCOPED_TRACE(w.name + ": " + std::to_string(rows) + " x " + std::to_string(cols) + ", " +
                std::to_string(tokens) + " tokens");
   const auto x = random_storage<T>(static_cast<size_t>(tokens) * x_stride, seed, -1.0f, 1.0f);
@@ -102,8 +103,8 @@ void check_gemv(const Weight& w, int rows, int cols, int tokens, int x_stride, i
       to_storage<Y>(std::vector<float>(static_cast<size_t>(tokens) * y_stride, kSentinel)));
   const kernels::Q8Rows q8 = kernels::q8_rows_in(d_q8.get(), tokens, cols);
   expect_ok(kernels::quantize_q8_rows<T>(device_ptr<T>(d_x), x_stride, q8, nullptr));
-  expect_ok(kernels::quant_gemv_int8<Y>(w.format, d_w.get(), w.row_bytes, rows, q8,
-                                        device_ptr<Y>(d_y), y_stride, nullptr));
+  expect_ok(kernels::quant_gemv_int8_variant<Y>(w.format, d_w.get(), w.row_bytes, rows, q8,
+                                                device_ptr<Y>(d_y), y_stride, variant, nullptr));
 
   const std::vector<uint8_t> q8_bytes = d_q8.download();
   EXPECT_EQ(std::memcmp(q8_bytes.data(), ref.q.data(), ref.q.size()), 0) << "quantized values";
@@ -160,7 +161,39 @@ TYPED_TEST(QuantGemvInt8, EveryFormatMatchesTheProductOfTheQuantizedActivations)
     const Weight w = make_weight(dtype, rows, cols, static_cast<uint32_t>(dtype) * 7 + 3);
     for (const int tokens : token_counts)
       check_gemv<T, T>(w, rows, cols, tokens, cols, rows, 100 + tokens);
+    // 17 super-blocks or 137 blocks: each lane unpacks four blocks before it multiplies (128 a
+    // warp), then the rest one at a time.
+    const int long_cols = dtype_traits(dtype).block_elements == 256 ? 17 * 256 : 137 * 32;
+    const Weight long_w = make_weight(dtype, 5, long_cols, static_cast<uint32_t>(dtype) * 7 + 4);
+    check_gemv<T, T>(long_w, 5, long_cols, 3, long_cols, 5, 300);
   }
+}
+
+// Every way of spreading a row (sluice_kernel_bench's variants) computes the same products: rows
+// that leave a thread block's last row team short, a row whose blocks leave some lanes of the
+// team without any, 1 token (a pass of its own) and 11 (two passes).
+TEST(QuantGemvInt8Variants, EveryVariantMatchesTheProduct) {
+  SLUICE_REQUIRE_CUDA();
+  const kernels::QuantGemvVariant variants[] = {{1, 1, 1}, {2, 1, 1}, {4, 1, 1}, {1, 2, 1},
+                                                {2, 2, 1}, {1, 4, 1}, {1, 1, 2}, {2, 1, 2}};
+  for (const DType dtype : {DType::Q4_K, DType::Q6_K, DType::Q8_0}) {
+    const int cols = dtype == DType::Q8_0 ? 137 * 32 : 17 * 256;
+    const Weight w = make_weight(dtype, 7, cols, static_cast<uint32_t>(dtype) + 50);
+    for (const auto& v : variants) {
+      SCOPED_TRACE("unroll " + std::to_string(v.unroll) + ", split " + std::to_string(v.split) +
+                   ", rows " + std::to_string(v.rows));
+      for (const int tokens : {1, 11})
+        check_gemv<__nv_bfloat16, __nv_bfloat16>(w, 7, cols, tokens, cols, 7, 400 + tokens, v);
+    }
+  }
+  // A variant that only the default has elsewhere is refused, not run.
+  const Weight q4_0 = make_weight(DType::Q4_0, 4, 64, 9);
+  DeviceBuffer<uint8_t> d_q8(std::vector<uint8_t>(kernels::q8_rows_bytes(1, 64)));
+  DeviceBuffer<Storage<__nv_bfloat16>> d_y(std::vector<Storage<__nv_bfloat16>>(4));
+  EXPECT_NE(kernels::quant_gemv_int8_variant<__nv_bfloat16>(
+                q4_0.format, nullptr, q4_0.row_bytes, 4, kernels::q8_rows_in(d_q8.get(), 1, 64),
+                device_ptr<__nv_bfloat16>(d_y), 4, kernels::QuantGemvVariant{2, 2, 1}, nullptr),
+            kernels::kKernelOk);
 }
 
 // Strided activations, outputs into a column range of wider rows (one run of a q|k|v stack), and

@@ -16,6 +16,7 @@
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/dense_gemv_choice.h"
 #include "engine/backend/cuda/pinned_batch.h"
+#include "engine/backend/cuda/profiled_step.h"
 #include "engine/backend/cuda/quant_products.h"
 #include "engine/core/dtype.h"
 #include "kernels/block_copy.cuh"
@@ -299,7 +300,10 @@ int CudaBackend::Impl::enqueue_step(const BatchInputs& in) {
     ++counters.num_graph_replays;
     return static_cast<int>(in.logits_indices.size());
   }
-  enqueue_forward(ctx, device, shape);
+  {
+    const ProfiledStep profiled(shape.num_tokens);
+    enqueue_forward(ctx, device, shape);
+  }
   ++counters.num_eager_steps;
   if (key && options.enable_cuda_graphs) {
     // The first step of a shape runs eagerly (warming kernels and cuBLAS), then is captured. A
