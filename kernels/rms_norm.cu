@@ -63,12 +63,62 @@ __device__ __forceinline__ float add_residual(const T* x, const T* residual_in, 
   return sum_squares;
 }
 
+// Pack p of the second sweep: in * scale * weight, stored to out and returned as stored.
+template <typename T>
+__device__ __forceinline__ detail::Pack<T> normalize_pack(const T* in, const float* weight,
+                                                          float scale, int p, T* out) {
+  using P = detail::Pack<T>;
+  constexpr int kPack = P::kSize;
+  const P in_pack = reinterpret_cast<const P*>(in)[p];
+  P out_pack;
+#pragma unroll
+  for (int j = 0; j < kPack; ++j) {
+    const float w = weight[p * kPack + j];
+    out_pack.values[j] = from_float<T>(to_float(in_pack.values[j]) * scale * w);
+  }
+  reinterpret_cast<P*>(out)[p] = out_pack;
+  return out_pack;
+}
+
+// Quantizes a pack of eight stored values (out as written) for the integer GEMV: four lanes
+// (aligned, all in range or all out) hold one 32-value block and meet by shuffles, with the
+// arithmetic of quantize_q8_rows. Every lane of the warp calls it.
+template <typename T>
+__device__ __forceinline__ void quantize_pack_q8(const float (&v)[8], bool active, int token, int p,
+                                                 int hidden_size, const Q8Rows& q8) {
+  float amax = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) amax = fmaxf(amax, fabsf(v[j]));
+  amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+  amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+  const float d = amax / 127.0f;
+  const float inv = d > 0.0f ? 1.0f / d : 0.0f;
+  uint32_t words[2] = {0u, 0u};
+  int sum = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int q = static_cast<int>(rintf(v[j] * inv));
+    sum += q;
+    words[j / 4] |= (static_cast<uint32_t>(q) & 0xFFu) << (8 * (j % 4));
+  }
+  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+  sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+  if (!active) return;
+  int8_t* row = q8.qs + static_cast<int64_t>(token) * hidden_size;
+  *reinterpret_cast<uint2*>(row + 8 * p) = uint2{words[0], words[1]};
+  if (p % 4 == 0) {
+    q8.scales[static_cast<int64_t>(token) * (hidden_size / 32) + p / 4] =
+        Q8Scale{d, d * static_cast<float>(sum)};
+  }
+}
+
 // x, residual_in, residual_out, out: [num_tokens, hidden_size] (one block per token)
 // weight:                            [hidden_size]
-template <typename T>
+// kQuantize: out is also quantized into q8 (packed rows of eight values, rms_norm_residual_q8).
+template <typename T, bool kQuantize = false>
 __global__ void rms_norm_residual_kernel(const T* x, const T* residual_in, T* residual_out,
                                          const float* __restrict__ weight, float eps, T* out,
-                                         int hidden_size, bool is_packed) {
+                                         int hidden_size, bool is_packed, Q8Rows q8) {
   const int64_t row_offset = static_cast<int64_t>(blockIdx.x) * hidden_size;
   x += row_offset;
   out += row_offset;
@@ -100,18 +150,25 @@ __global__ void rms_norm_residual_kernel(const T* x, const T* residual_in, T* re
   const float total = block_sum(sum_squares);
   const float scale = rsqrtf(total / static_cast<float>(hidden_size) + eps);
 
-  if (is_packed) {
+  if constexpr (kQuantize) {
+    // Every thread takes the same number of turns, so that the shuffles find the whole warp.
+    static_assert(kPack == 8, "the quantized norm packs eight values");
     const int num_packs = hidden_size / kPack;
-    for (int p = threadIdx.x; p < num_packs; p += blockDim.x) {
-      const P residual_pack = reinterpret_cast<const P*>(normed_in)[p];
-      P out_pack;
+    for (int base = 0; base < num_packs; base += static_cast<int>(blockDim.x)) {
+      const int p = base + static_cast<int>(threadIdx.x);
+      const bool active = p < num_packs;
+      float stored[kPack] = {};
+      if (active) {
+        const P out_pack = normalize_pack(normed_in, weight, scale, p, out);
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) {
-        const float w = weight[p * kPack + j];
-        out_pack.values[j] = from_float<T>(to_float(residual_pack.values[j]) * scale * w);
+        for (int j = 0; j < kPack; ++j) stored[j] = to_float(out_pack.values[j]);
       }
-      reinterpret_cast<P*>(out)[p] = out_pack;
+      quantize_pack_q8<T>(stored, active, static_cast<int>(blockIdx.x), p, hidden_size, q8);
     }
+  } else if (is_packed) {
+    const int num_packs = hidden_size / kPack;
+    for (int p = threadIdx.x; p < num_packs; p += blockDim.x)
+      normalize_pack(normed_in, weight, scale, p, out);
   } else {
     for (int i = threadIdx.x; i < hidden_size; i += blockDim.x) {
       out[i] = from_float<T>(to_float(normed_in[i]) * scale * weight[i]);
@@ -137,13 +194,42 @@ KernelStatus rms_norm_residual(const T* x, const T* residual_in, T* residual_out
   const int wanted = 32 * ((units / 2 + 31) / 32);
   const int threads = wanted < 32 ? 32 : (wanted > kMaxThreads ? kMaxThreads : wanted);
   detail::launch_kernel(rms_norm_residual_kernel<T>, num_tokens, threads, 0, stream, x, residual_in,
-                        residual_out, weight, eps, out, hidden_size, is_packed);
+                        residual_out, weight, eps, out, hidden_size, is_packed, Q8Rows{});
   return detail::launch_status();
 }
 
-#define SLUICE_INSTANTIATE_RMS_NORM(T)                                                    \
-  template KernelStatus rms_norm_residual<T>(const T*, const T*, T*, const float*, float, \
-                                             T*, int, int, cudaStream_t);
+template <typename T>
+KernelStatus rms_norm_residual_q8(const T* x, const T* residual_in, T* residual_out,
+                                  const float* weight, float eps, T* out, const Q8Rows& q8,
+                                  int num_tokens, int hidden_size, cudaStream_t stream) {
+  if (num_tokens < 0 || hidden_size <= 0 || hidden_size % 32 != 0 ||
+      (residual_out == nullptr && residual_in != nullptr) || q8.num_tokens != num_tokens ||
+      q8.cols != hidden_size)
+    return detail::invalid_argument();
+  const bool is_packed = detail::is_aligned_16(x) && detail::is_aligned_16(residual_out) &&
+                         detail::is_aligned_16(out) &&
+                         (residual_in == nullptr || detail::is_aligned_16(residual_in));
+  if (!is_packed) return detail::invalid_argument();
+  if (num_tokens == 0) return kKernelOk;
+  const int units = hidden_size / Pack<T>::kSize;
+  const int wanted = 32 * ((units / 2 + 31) / 32);
+  const int threads = wanted < 32 ? 32 : (wanted > kMaxThreads ? kMaxThreads : wanted);
+  detail::launch_kernel(rms_norm_residual_kernel<T, true>, num_tokens, threads, 0, stream, x,
+                        residual_in, residual_out, weight, eps, out, hidden_size, true, q8);
+  return detail::launch_status();
+}
+
+template KernelStatus rms_norm_residual_q8<__nv_bfloat16>(const __nv_bfloat16*,
+                                                          const __nv_bfloat16*, __nv_bfloat16*,
+                                                          const float*, float, __nv_bfloat16*,
+                                                          const Q8Rows&, int, int, cudaStream_t);
+template KernelStatus rms_norm_residual_q8<__half>(const __half*, const __half*, __half*,
+                                                   const float*, float, __half*, const Q8Rows&, int,
+                                                   int, cudaStream_t);
+
+#define SLUICE_INSTANTIATE_RMS_NORM(T)                                                             \
+  template KernelStatus rms_norm_residual<T>(const T*, const T*, T*, const float*, float, T*, int, \
+                                             int, cudaStream_t);
 SLUICE_INSTANTIATE_RMS_NORM(float)
 SLUICE_INSTANTIATE_RMS_NORM(__nv_bfloat16)
 SLUICE_INSTANTIATE_RMS_NORM(__half)

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/quant_gemv_int8.cuh"
 #include "kernels/status.h"
 
 namespace sluice::kernels {
@@ -15,7 +16,17 @@ namespace sluice::kernels {
 // residual_in may be null; residual_out may be null when residual_in is (a plain norm of x);
 // residual_out and out may alias x; out must not alias residual_out.
 template <typename T>
-KernelStatus rms_norm_residual(const T* x, const T* residual_in, T* residual_out, const float* weight, float eps,
-                               T* out, int num_tokens, int hidden_size, cudaStream_t stream);
+KernelStatus rms_norm_residual(const T* x, const T* residual_in, T* residual_out,
+                               const float* weight, float eps, T* out, int num_tokens,
+                               int hidden_size, cudaStream_t stream);
+
+// rms_norm_residual, with out also quantized for the integer GEMV into q8 (num_tokens rows of
+// hidden_size values): the bits quantize_q8_rows gives for out as stored, one launch instead of
+// two. bf16 and fp16 only; every row 16-byte aligned and hidden_size a multiple of 32, else an
+// invalid-argument status.
+template <typename T>
+KernelStatus rms_norm_residual_q8(const T* x, const T* residual_in, T* residual_out,
+                                  const float* weight, float eps, T* out, const Q8Rows& q8,
+                                  int num_tokens, int hidden_size, cudaStream_t stream);
 
 }  // namespace sluice::kernels

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -209,6 +210,47 @@ TEST(CudaQuantizedGgufBf16, TensorCoreTilesAndGemvFollowTheCpu) {
       }
       std::cout << "[ measured ] " << type << " bf16, " << positions
                 << " tokens: max |logit - cpu fp32| / max |logit| = " << worst << "\n";
+    }
+  }
+}
+
+// A norm that quantizes its output for the integer GEMV (fused_norm_quantize) gives the bits of
+// the products quantizing it themselves: a prefill within the GEMV's range, then decode steps
+// (graphs on a GPU), bf16 and fp16, for the norms before attention and before the FFN.
+TEST(CudaQuantizedGgufBf16, NormsThatQuantizeTheirOutputGiveTheSameBits) {
+  SLUICE_REQUIRE_CUDA();
+  for (const std::string type : {"Q4_K_M", "Q8_0"}) {
+    const auto model = load_model(test::shared_path(kLlamaQ + "gguf/llama-q-" + type + ".gguf"));
+    const std::vector<int32_t> tokens = fixture_tokens(type);
+    for (const ActivationDType dtype : {ActivationDType::BF16, ActivationDType::F16}) {
+      std::vector<float> logits[2];
+      int64_t fused[2] = {};
+      for (const bool fuse : {false, true}) {
+        CudaBackend gpu(*model, CudaBackendOptions{.activation_dtype = dtype,
+                                                   .quant_direct_max_tokens = 16,
+                                                   .fused_norm_quantize = fuse});
+        constexpr int kBlocks = 8;
+        gpu.allocate_kv_cache(kBlocks, 16);
+        const std::vector<int32_t> prompt(tokens.begin(), tokens.begin() + 5);
+        std::vector<float> step;
+        gpu.forward(test::single_request_batch(prompt, 0, kBlocks, true), step);
+        logits[fuse] = step;
+        for (int t = 5; t < 9; ++t) {
+          gpu.forward(
+              test::single_request_batch({tokens[static_cast<size_t>(t)]}, t, kBlocks, false),
+              step);
+          logits[fuse].insert(logits[fuse].end(), step.begin(), step.end());
+        }
+        fused[fuse] = gpu.step_counters().num_fused_norm_quantizes;
+      }
+      SCOPED_TRACE(type + (dtype == ActivationDType::BF16 ? ", bf16" : ", fp16"));
+      EXPECT_EQ(fused[0], 0);
+      EXPECT_GE(fused[1], 2 * model->config.num_layers) << "every layer's two norms, each step";
+      ASSERT_EQ(logits[0].size(), logits[1].size());
+      size_t num_different = 0;
+      for (size_t i = 0; i < logits[0].size(); ++i)
+        num_different += std::memcmp(&logits[0][i], &logits[1][i], sizeof(float)) != 0;
+      EXPECT_EQ(num_different, 0u) << "of " << logits[0].size() << " logits";
     }
   }
 }

@@ -17,6 +17,7 @@
 
 #include "engine/core/dtype.h"
 #include "kernels/quant_gemv_int8.cuh"
+#include "kernels/rms_norm.cuh"
 #include "tests/gpu/gpu_test_support.h"
 #include "tests/gpu/kernel_test_support.h"
 
@@ -193,6 +194,63 @@ TEST(QuantGemvInt8Variants, EveryVariantMatchesTheProduct) {
   EXPECT_NE(kernels::quant_gemv_int8_variant<__nv_bfloat16>(
                 q4_0.format, nullptr, q4_0.row_bytes, 4, kernels::q8_rows_in(d_q8.get(), 1, 64),
                 device_ptr<__nv_bfloat16>(d_y), 4, kernels::QuantGemvVariant{2, 2, 1}, nullptr),
+            kernels::kKernelOk);
+}
+
+// The norm with its output quantized in the same launch (rms_norm_residual_q8) gives the norm's
+// bits and, for the integer GEMV, the bits quantize_q8_rows gives for that output: widths whose
+// packs leave the last turn of a block part full (33 x 32 over 64 threads, 4096 over 256), with
+// and without the residual add, 1 and 5 tokens.
+template <typename T>
+void check_norm_q8(int hidden, int tokens, bool residual) {
+  SCOPED_TRACE("hidden " + std::to_string(hidden) + ", tokens " + std::to_string(tokens) +
+               (residual ? ", residual" : ""));
+  const size_t n = static_cast<size_t>(tokens) * hidden;
+  const auto x = random_storage<T>(n, 21 + static_cast<uint32_t>(hidden), -3.0f, 3.0f);
+  const auto r = random_storage<T>(n, 22 + static_cast<uint32_t>(tokens), -3.0f, 3.0f);
+  const std::vector<float> weight = random_values(static_cast<size_t>(hidden), 23, 0.5f, 1.5f);
+  DeviceBuffer<float> d_weight(weight);
+  DeviceBuffer<Storage<T>> d_x(x), d_r(r), d_sum(n), d_out(n), d_x2(x), d_r2(r), d_sum2(n),
+      d_out2(n);
+  DeviceBuffer<uint8_t> d_q8(std::vector<uint8_t>(kernels::q8_rows_bytes(tokens, hidden), 0xAB));
+  DeviceBuffer<uint8_t> d_q8_ref(std::vector<uint8_t>(kernels::q8_rows_bytes(tokens, hidden)));
+  const kernels::Q8Rows q8 = kernels::q8_rows_in(d_q8.get(), tokens, hidden);
+  const kernels::Q8Rows q8_ref = kernels::q8_rows_in(d_q8_ref.get(), tokens, hidden);
+  expect_ok(
+      kernels::rms_norm_residual_q8<T>(device_ptr<T>(d_x), residual ? device_ptr<T>(d_r) : nullptr,
+                                       residual ? device_ptr<T>(d_sum) : nullptr, d_weight.get(),
+                                       1e-5f, device_ptr<T>(d_out), q8, tokens, hidden, nullptr));
+  expect_ok(
+      kernels::rms_norm_residual<T>(device_ptr<T>(d_x2), residual ? device_ptr<T>(d_r2) : nullptr,
+                                    residual ? device_ptr<T>(d_sum2) : nullptr, d_weight.get(),
+                                    1e-5f, device_ptr<T>(d_out2), tokens, hidden, nullptr));
+  expect_ok(kernels::quantize_q8_rows<T>(device_ptr<T>(d_out2), hidden, q8_ref, nullptr));
+  const auto out = d_out.download(), out_ref = d_out2.download();
+  EXPECT_EQ(std::memcmp(out.data(), out_ref.data(), n * sizeof(Storage<T>)), 0) << "the norm";
+  if (residual) {
+    const auto sum = d_sum.download(), sum_ref = d_sum2.download();
+    EXPECT_EQ(std::memcmp(sum.data(), sum_ref.data(), n * sizeof(Storage<T>)), 0) << "the sum";
+  }
+  const auto q = d_q8.download(), q_ref = d_q8_ref.download();
+  ASSERT_EQ(q.size(), q_ref.size());
+  EXPECT_EQ(std::memcmp(q.data(), q_ref.data(), q.size()), 0) << "the quantized rows";
+}
+
+TEST(QuantGemvInt8, NormWithItsOutputQuantizedGivesBothBits) {
+  SLUICE_REQUIRE_CUDA();
+  for (const int hidden : {33 * 32, 4096}) {
+    for (const int tokens : {1, 5}) {
+      for (const bool residual : {true, false}) {
+        check_norm_q8<__nv_bfloat16>(hidden, tokens, residual);
+        check_norm_q8<__half>(hidden, tokens, residual);
+      }
+    }
+  }
+  // A width that is not whole blocks is refused.
+  DeviceBuffer<uint8_t> d_q8(std::vector<uint8_t>(kernels::q8_rows_bytes(1, 64)));
+  EXPECT_NE(kernels::rms_norm_residual_q8<__nv_bfloat16>(
+                nullptr, nullptr, nullptr, nullptr, 1e-5f, nullptr,
+                kernels::Q8Rows{nullptr, nullptr, 1, 48}, 1, 48, nullptr),
             kernels::kKernelOk);
 }
 

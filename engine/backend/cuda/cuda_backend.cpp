@@ -110,6 +110,7 @@ struct CudaBackend::Impl {
   DenseGemvChoice dense_gemv;        // how float matrices multiply 1-8 tokens
   DeviceBuffer quant_scratch;        // the dequantized products' buffer (quant_products.h)
   DeviceBuffer quant_q8;             // the integer GEMV's quantized activations
+  DeviceBuffer quant_normed_q8;      // a norm's output quantized for the GEMV (fused_norm_quantize)
   QuantProducts quant_products;      // how matrices in blocks multiply, by token count
   std::unique_ptr<CudaMoeHost> moe;  // mixture-of-experts models only
   int num_host_expert_layers = 0;    // layers whose experts stay on the host
@@ -195,6 +196,12 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   quant_products =
       make_quant_products(*weights, *gemm, o.activation_dtype, o.quant_direct_max_tokens,
                           o.quant_scratch_max_bytes, quant_scratch, quant_q8, stream->get());
+  if (quant_products.int8_gemv && o.fused_norm_quantize && config.hidden_size % 32 == 0) {
+    quant_normed_q8 =
+        DeviceBuffer(kernels::q8_rows_bytes(kernels::kQuantInt8GemvMaxTokens, config.hidden_size),
+                     "the norms' quantized outputs");
+    quant_products.normed_q8 = quant_normed_q8.get();
+  }
   if (moe) {
     prepare_grouped_experts(*moe, *weights, config, num_host_expert_layers, o.grouped_moe_gemv,
                             stream->get());
@@ -715,7 +722,7 @@ BackendMemory CudaBackend::memory() const {
       s.sampling_workspace.bytes() + s.batch_staging.device_bytes() +
       s.copy_staging.device_bytes() + s.sampling_staging.device_bytes() + s.sampled_tokens.bytes() +
       s.raw_logits.bytes() + s.logprob_results.bytes() + s.quant_scratch.bytes() +
-      s.quant_q8.bytes() +
+      s.quant_q8.bytes() + s.quant_normed_q8.bytes() +
       (s.moe ? s.moe->table_storage.bytes() + s.moe->q8.bytes() + s.moe->groups.bytes() : 0);
   SLUICE_CUDA_CHECK(cudaMemGetInfo(&m.device_free_bytes, &m.device_total_bytes));
   return m;
@@ -743,6 +750,7 @@ std::string CudaBackend::describe() const {
 
 const CudaStepCounters& CudaBackend::step_counters() const {
   impl_->counters.num_grouped_moe_layers = impl_->moe ? impl_->moe->num_grouped_layers : 0;
+  impl_->counters.num_fused_norm_quantizes = impl_->quant_products.num_fused_norms;
   return impl_->counters;
 }
 

@@ -57,6 +57,10 @@ struct CudaBackendOptions {
   // the measured GEMV range multiplies every expert's projection in one launch of the integer
   // GEMV (true), or each expert in launches of its own (false; the same products).
   bool grouped_moe_gemv = true;
+  // bf16/fp16 activations and products by the integer GEMV: a norm whose output feeds products
+  // also quantizes that output for them in the same launch (true), or the first product
+  // quantizes it (false; the same bits).
+  bool fused_norm_quantize = true;
   // The most bytes of a matrix that scratch buffer holds at a time (at least one row).
   size_t quant_scratch_max_bytes = size_t{256} << 20;
   // The KV cache's elements: the activation type (Auto), or FP8 E4M3 codes with a float scale
@@ -78,9 +82,10 @@ struct CudaStepCounters {
   int64_t num_eager_steps = 0;
   int64_t num_graph_replays = 0;
   int64_t num_graph_captures = 0;
-  int64_t num_padded_rows = 0;         // padding rows computed by decode steps
-  int64_t num_masked_rows = 0;         // rows sampled on the device under a grammar's token mask
-  int64_t num_grouped_moe_layers = 0;  // MoE layers whose experts ran as grouped products
+  int64_t num_padded_rows = 0;           // padding rows computed by decode steps
+  int64_t num_masked_rows = 0;           // rows sampled on the device under a grammar's token mask
+  int64_t num_grouped_moe_layers = 0;    // MoE layers whose experts ran as grouped products
+  int64_t num_fused_norm_quantizes = 0;  // norms that quantized their output for the GEMV
 };
 
 class CudaBackend final : public Backend {

@@ -2,6 +2,8 @@
 
 #include <cassert>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -152,6 +154,10 @@ class CudaForwardOps final : public ForwardOps {
     assert((x == StepBuffer::Residual && out == StepBuffer::Normed) ||
            (x == StepBuffer::Proj && out == StepBuffer::Proj));  // what run_forward asks for
     const float* w = norm_weight(weight);
+    if (out == StepBuffer::Normed) {
+      norm_into_normed(buffer(x), nullptr, nullptr, w);
+      return;
+    }
     SLUICE_KERNEL_CHECK(
         kernels::rms_norm_residual<T>(buffer(x), nullptr, nullptr, w, cfg_.rms_norm_eps,
                                       buffer(out), shape_.num_tokens, cfg_.hidden_size, c_.stream));
@@ -161,10 +167,33 @@ class CudaForwardOps final : public ForwardOps {
   void add_and_norm(StepBuffer pending, WeightRef weight) override {
     assert(pending == StepBuffer::Proj);
     (void)pending;
-    SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(
-        spare_, residual_, spare_, norm_weight(weight), cfg_.rms_norm_eps, normed_,
-        shape_.num_tokens, cfg_.hidden_size, c_.stream));
+    norm_into_normed(spare_, residual_, spare_, norm_weight(weight));
     std::swap(residual_, spare_);
+  }
+
+  // The norm into Normed. When the products that read it take the integer GEMV, the same launch
+  // quantizes its output for them (normed_q8_), so that they need not.
+  void norm_into_normed(const T* x, const T* residual_in, T* residual_out, const float* w) {
+    normed_q8_.reset();
+    if constexpr (!std::is_same_v<T, float>) {
+      const QuantProducts* q = c_.quant;
+      const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+      if (q && q->normed_q8 && q->int8_gemv && shape_.num_tokens <= q->gemv_max_tokens &&
+          shape_.num_tokens <= kernels::kQuantInt8GemvMaxTokens && aligned(x) &&
+          aligned(residual_in) && aligned(residual_out) && aligned(normed_)) {
+        const kernels::Q8Rows q8 =
+            kernels::q8_rows_in(q->normed_q8, shape_.num_tokens, cfg_.hidden_size);
+        SLUICE_KERNEL_CHECK(kernels::rms_norm_residual_q8<T>(
+            x, residual_in, residual_out, w, cfg_.rms_norm_eps, normed_, q8, shape_.num_tokens,
+            cfg_.hidden_size, c_.stream));
+        normed_q8_ = q8;
+        ++q->num_fused_norms;
+        return;
+      }
+    }
+    SLUICE_KERNEL_CHECK(kernels::rms_norm_residual<T>(x, residual_in, residual_out, w,
+                                                      cfg_.rms_norm_eps, normed_, shape_.num_tokens,
+                                                      cfg_.hidden_size, c_.stream));
   }
 
   void qkv_projection(int l) override {
@@ -590,8 +619,9 @@ class CudaForwardOps final : public ForwardOps {
                           c_.quant->scratch, c_.quant->scratch_bytes, c_.stream);
       return;
     }
+    const bool from_normed = x == normed_ && x_row_stride == 0 && num_rows == shape_.num_tokens;
     direct_product<T, Y>(c_.quant, w, static_cast<const T*>(x), x_row_stride, y, num_rows,
-                         c_.stream);
+                         c_.stream, from_normed && normed_q8_ ? &*normed_q8_ : nullptr);
   }
 
   // The buffers norm() and the products write; the pending projection is the spare residual
@@ -636,7 +666,8 @@ class CudaForwardOps final : public ForwardOps {
   T* normed_;
   cudaDataType ab_type_;
   int rope_layer_ = -1;
-  std::vector<int64_t> state_offset_;  // [layer] a DeltaNet layer's state within a slot
+  std::optional<kernels::Q8Rows> normed_q8_;  // Normed quantized by its norm, while it holds
+  std::vector<int64_t> state_offset_;         // [layer] a DeltaNet layer's state within a slot
 };
 
 }  // namespace

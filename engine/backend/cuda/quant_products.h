@@ -43,7 +43,11 @@ struct QuantProducts {
   bool int8_gemv = false;
   void* q8 = nullptr;
   size_t q8_bytes = 0;
-  std::string reason;  // for describe()
+  // Where a norm quantizes its output for the products that read it (kQuantInt8GemvMaxTokens
+  // rows of the hidden size; CudaBackendOptions::fused_norm_quantize); null: the products do.
+  void* normed_q8 = nullptr;
+  mutable int64_t num_fused_norms = 0;  // norms enqueued with their output quantized (counters)
+  std::string reason;                   // for describe()
 
   // Whether num_tokens tokens go through the direct kernels (else the dequantized way).
   bool takes_quant_linear(int num_tokens) const;
@@ -59,12 +63,13 @@ struct QuantProducts {
 size_t quant_q8_bytes(const CudaWeights& weights);
 
 // y[num_tokens, w.rows] = x . w^T with every run read from its blocks (or, a run in the activation
-// type, as it is): the integer GEMV where `p` says (x quantized once for every run), else
-// quant_linear. p may be null (quant_linear alone).
+// type, as it is): the integer GEMV where `p` says (x quantized once for every run, or already,
+// in `ready`), else quant_linear. p may be null (quant_linear alone).
 template <typename T, typename Y>
 void direct_product(const QuantProducts* p, const CudaMatrix& w, const T* x, int x_row_stride, Y* y,
-                    int num_tokens, cudaStream_t stream) {
+                    int num_tokens, cudaStream_t stream, const kernels::Q8Rows* ready = nullptr) {
   kernels::Q8Rows q8{};
+  if (ready && ready->num_tokens == num_tokens && ready->cols == w.cols) q8 = *ready;
   int first_row = 0;
   for (const CudaMatrixRun& run : w.runs) {
     const auto* data = static_cast<const uint8_t*>(run.data);
