@@ -8,6 +8,7 @@
 #     tests.tar.xz  sluice_gpu_tests, sluice_backend_tests, sluice_kernel_bench and the model files
 #                   the tests open
 #     bench.tar.xz  sluice (its Qt and ICU libraries alone are 45 MB) and the instruction files
+#     hybrid.tar.xz sluice_gpu_tests and the qwen35 / qwen35moe fixtures of its hybrid tests
 #   scripts/gpu-check.sh runs them there, one archive per device call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +39,7 @@ part() {
 part tests "$build/bin/sluice_gpu_tests" "$build/bin/sluice_backend_tests" \
   "$build/bin/sluice_kernel_bench"
 part bench "$build/bin/sluice"
+part hybrid "$build/bin/sluice_gpu_tests"
 shared=../shared
 t=$stage/tests/shared b=$stage/bench/shared
 for d in "$t" "$b"; do
@@ -65,8 +67,19 @@ for m in llama-q llama-headdim qwen3 phi3 gemma2 gemma3 qwen3moe mixtral gpt-oss
     *) cp "$src/gguf/$m-F32.gguf" "$dst/gguf/" ;;
   esac
 done
+# The hybrid models' fixtures (cuda_hybrid_test) fill an archive of their own: F32, Q8_0 and
+# Q4_K_M files, HF folders and references of qwen35 and qwen35moe.
+h=$stage/hybrid/shared/models/tiny-arch
+mkdir -p "$h"
+cp "$shared/models/tiny-arch/"*.md "$h/"
+for m in qwen35 qwen35moe; do
+  src=$shared/models/tiny-arch/$m
+  mkdir -p "$h/$m/gguf"
+  cp -r "$src/expected" "$src/hf" "$h/$m/"
+  cp "$src/gguf/$m-"{F32,Q8_0,Q4_K_M}.gguf "$h/$m/gguf/"
+done
 mkdir -p "$out"
-for name in tests bench; do
+for name in tests bench hybrid; do
   # The tests open ../shared by the absolute path compiled into them: gpu-check.sh links it there.
   realpath "$shared" >"$stage/$name/shared-path"
   tar -C "$stage/$name" -cf - bin lib shared shared-path | xz -T0 -6 >"$out/$name.tar.xz"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, over an archive scripts/gpu-bundle.sh made
-# (one per device call: the two do not fit one transfer):
+# (one per device call: they do not fit one transfer):
 #   gpu-check.sh tests [.gpu/tests.tar.xz]  the GPU tests (ctest -L gpu's tests, run directly), the
 #                                           integer GEMV's variants (sluice_kernel_bench) and the
 #                                           quantized CPU kernels' bit tests on its CPU
+#   gpu-check.sh hybrid [.gpu/hybrid.tar.xz] the GPU tests of the hybrid models (cuda_hybrid_test),
+#     whose fixtures do not fit the tests archive
 #   gpu-check.sh profile [.gpu/bench.tar.xz] Nsight Compute's time for each kernel of one eager
 #     decode step (SLUICE_PROFILE_STEP marks it with an NVTX range) of the Llama-3.1-8B shape:
 #     Q4_K at 1 and 8 tokens, BF16 at 1; CSV files in LOGS (scripts/kernel-times.py sums them)
@@ -16,7 +18,7 @@
 # it has. The tests open ../shared by the absolute path compiled into them (the building
 # checkout's), so that path is linked to the archive's copy when it does not exist here.
 set -uo pipefail
-mode=${1:?usage: gpu-check.sh tests|bench|profile [ARCHIVE]}
+mode=${1:?usage: gpu-check.sh tests|hybrid|bench|profile [ARCHIVE]}
 default_bundle=$mode
 [ "$mode" = profile ] && default_bundle=bench
 bundle=${2:-.gpu/$default_bundle.tar.xz}
@@ -53,9 +55,18 @@ step machine
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 grep -m1 "model name" /proc/cpuinfo
 
+if [ "$mode" = hybrid ]; then
+  step "GPU tests of the hybrid models"
+  run 300 gpu_hybrid.log "$b/sluice_gpu_tests" --gtest_filter='*Hybrid*'
+  grep -E "^\[==========\] [0-9]|^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]|^\[  FAILED  \] [A-Z]|measured" \
+    "$logs/gpu_hybrid.log"
+  step done
+  exit 0
+fi
+
 if [ "$mode" = tests ]; then
   step "GPU tests"
-  run 300 gpu_tests.log "$b/sluice_gpu_tests"
+  run 300 gpu_tests.log "$b/sluice_gpu_tests" --gtest_filter='-*Hybrid*'  # their archive: hybrid
   grep -E "^\[==========\] [0-9]|^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]|^\[  FAILED  \] [A-Z]" \
     "$logs/gpu_tests.log"
   step "the integer GEMV's variants on Llama-3.1-8B's matrices (sluice_kernel_bench)"
