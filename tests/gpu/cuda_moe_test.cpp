@@ -207,10 +207,8 @@ TEST(CudaMoeGrouped, OneLaunchPerProjectionGivesThePerExpertBits) {
     EXPECT_EQ(grouped_layers[0], 0);
     EXPECT_EQ(grouped_layers[1], 7 * model->config.num_layers) << "every step's every layer";
     ASSERT_EQ(logits[0].size(), logits[1].size());
-    size_t num_different = 0;
-    for (size_t i = 0; i < logits[0].size(); ++i)
-      num_different += std::memcmp(&logits[0][i], &logits[1][i], sizeof(float)) != 0;
-    EXPECT_EQ(num_different, 0u) << "of " << logits[0].size() << " logits";
+    EXPECT_EQ(test::count_different_bits(logits[0].data(), logits[1].data(), logits[0].size()), 0u)
+        << "of " << logits[0].size() << " logits";
   }
 }
 
@@ -274,12 +272,11 @@ TEST(CudaMoeBatchInvariance, ARequestsLogitsAreTheSameAloneAndSharingAStep) {
     gpu.forward(batch_of({a, b}), shared);
     ASSERT_EQ(alone.size(), a.size() * static_cast<size_t>(vocab));
     ASSERT_EQ(shared.size(), (a.size() + b.size()) * static_cast<size_t>(vocab));
-    size_t num_different = 0;
+    const size_t num_different =
+        test::count_different_bits(alone.data(), shared.data(), alone.size());
     float worst = 0.0f;
-    for (size_t i = 0; i < alone.size(); ++i) {
-      num_different += std::memcmp(&alone[i], &shared[i], sizeof(float)) != 0;
+    for (size_t i = 0; i < alone.size(); ++i)
       worst = std::max(worst, std::fabs(alone[i] - shared[i]));
-    }
     std::cout << "[ measured ] " << path << ": " << num_different << " of " << alone.size()
               << " logits differ alone vs shared, max |diff| " << worst << "\n";
     if (max_difference == 0.0f) {

@@ -247,10 +247,9 @@ TEST(CudaQuantizedGgufBf16, NormsThatQuantizeTheirOutputGiveTheSameBits) {
       EXPECT_EQ(fused[0], 0);
       EXPECT_GE(fused[1], 2 * model->config.num_layers) << "every layer's two norms, each step";
       ASSERT_EQ(logits[0].size(), logits[1].size());
-      size_t num_different = 0;
-      for (size_t i = 0; i < logits[0].size(); ++i)
-        num_different += std::memcmp(&logits[0][i], &logits[1][i], sizeof(float)) != 0;
-      EXPECT_EQ(num_different, 0u) << "of " << logits[0].size() << " logits";
+      EXPECT_EQ(test::count_different_bits(logits[0].data(), logits[1].data(), logits[0].size()),
+                0u)
+          << "of " << logits[0].size() << " logits";
     }
   }
 }

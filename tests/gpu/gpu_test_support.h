@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -30,16 +32,16 @@ inline std::string cuda_unavailable_reason() {
 }
 
 // GTEST_SKIP with the reason when there is no device; use at the top of every GPU test.
-#define SLUICE_REQUIRE_CUDA()                                                        \
-  do {                                                                               \
-    const std::string reason = ::sluice::test::cuda_unavailable_reason();            \
+#define SLUICE_REQUIRE_CUDA()                                                          \
+  do {                                                                                 \
+    const std::string reason = ::sluice::test::cuda_unavailable_reason();              \
     if (!reason.empty()) GTEST_SKIP() << "skipped: no CUDA device (" << reason << ")"; \
   } while (0)
 
 // Fails the test with the CUDA error text when status is not cudaSuccess.
-#define SLUICE_CUDA_OK(expr)                                                     \
-  do {                                                                           \
-    const cudaError_t status_ = (expr);                                          \
+#define SLUICE_CUDA_OK(expr)                                                         \
+  do {                                                                               \
+    const cudaError_t status_ = (expr);                                              \
     ASSERT_EQ(status_, cudaSuccess) << #expr << ": " << cudaGetErrorString(status_); \
   } while (0)
 
@@ -57,7 +59,9 @@ class DeviceBuffer {
 
   T* get() const { return ptr_; }
   size_t size() const { return n_; }
-  void upload(const std::vector<T>& host) { cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice); }
+  void upload(const std::vector<T>& host) {
+    cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+  }
   std::vector<T> download() const {
     std::vector<T> host(n_);
     cudaMemcpy(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost);
@@ -68,5 +72,13 @@ class DeviceBuffer {
   T* ptr_ = nullptr;
   size_t n_ = 0;
 };
+
+// How many of the first `count` floats of a and b differ in their bits (+0 and -0 differ; a NaN
+// matches only a NaN of the same bits).
+inline size_t count_different_bits(const float* a, const float* b, size_t count) {
+  size_t different = 0;
+  for (size_t i = 0; i < count; ++i) different += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  return different;
+}
 
 }  // namespace sluice::test

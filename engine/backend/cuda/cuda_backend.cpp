@@ -6,23 +6,11 @@
 #include <cstring>
 #include <optional>
 
-#include "engine/backend/cuda/cublas_gemm.h"
-#include "engine/backend/cuda/cuda_buffer.h"
-#include "engine/backend/cuda/cuda_forward.h"
-#include "engine/backend/cuda/cuda_graphs.h"
-#include "engine/backend/cuda/cuda_sampling.h"
-#include "engine/backend/cuda/cuda_types.h"
-#include "engine/backend/cuda/cuda_weight_layout.h"
-#include "engine/backend/cuda/cuda_weights.h"
-#include "engine/backend/cuda/dense_gemv_choice.h"
-#include "engine/backend/cuda/pinned_batch.h"
+#include "engine/backend/cuda/cuda_backend_impl.h"
 #include "engine/backend/cuda/profiled_step.h"
-#include "engine/backend/cuda/quant_products.h"
 #include "engine/core/dtype.h"
 #include "kernels/block_copy.cuh"
-#include "kernels/logprobs.cuh"
 #include "kernels/paged_attention.cuh"
-#include "kernels/sampling.cuh"
 
 namespace sluice {
 
@@ -31,13 +19,6 @@ namespace {
 // cuBLAS's recommended workspace on Hopper; a workspace of our own is what lets products be
 // captured into graphs.
 constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
-// The 32-bit words of one row's log-probability results: the chosen token's, then the likeliest
-// tokens' ids and log-probabilities.
-constexpr size_t kLogprobWords = 1 + 2 * static_cast<size_t>(kernels::kMaxTopLogprobs);
-
-size_t align_16(size_t bytes) {
-  return (bytes + 15) & ~size_t{15};
-}
 
 }  // namespace
 
@@ -59,106 +40,6 @@ ActivationDType parse_activation_dtype(std::string_view name) {
   if (name == "bf16") return ActivationDType::BF16;
   fail("unknown activation type '", name, "' (bf16, fp16 or fp32)");
 }
-
-struct CudaBackend::Impl {
-  Impl(const Model& m, const CudaBackendOptions& o);
-
-  // Enqueues the inputs' copy and the forward pass; returns the number of logits rows.
-  int enqueue_step(const BatchInputs& in);
-  ForwardShape plan_shape(const BatchInputs& in, std::optional<CudaGraphKey>& key);
-  void ensure_step_buffers(int num_tokens, int num_rows);
-  // Builds the host side of a mixture-of-experts model (graphs off; the host layers' experts).
-  void make_moe_host();
-  // The bytes of the experts kept in host memory (read in place from the model).
-  size_t host_expert_bytes() const {
-    return cuda_host_expert_bytes(model.weights, num_host_expert_layers);
-  }
-  // For describe(): where the experts are.
-  std::string moe_summary() const;
-  void ensure_attention_workspace(size_t bytes);
-  void ensure_sampling_workspace(size_t bytes);
-  // Sizes raw_logits and the log-probability results for capacity_rows rows.
-  void ensure_logprob_buffers();
-  // Allocates the activations and workspaces of the largest step limits allows, and sizes the
-  // decode graphs for it.
-  void reserve_activations(const MemoryPlanRequest& limits);
-  void synchronize() const { SLUICE_CUDA_CHECK(cudaStreamSynchronize(stream->get())); }
-  int32_t padding_block_id() const { return num_blocks; }  // the block past the engine's pool
-  ForwardContext context() const {
-    return ForwardContext{
-        config,
-        *weights,
-        options.activation_dtype,
-        *gemm,
-        buffers,
-        kv,
-        stream->get(),
-        dense_gemv.use_gemv,
-        moe.get(),
-        &quant_products,
-        StateSlots{state_pool.as<float>(), config.state_floats(), num_state_slots}};
-  }
-
-  const Model& model;
-  ModelConfig config;
-  CudaBackendOptions options;
-  std::string device_name;
-  size_t element_bytes;
-  std::unique_ptr<CudaStream> stream;
-  std::unique_ptr<CudaWeights> weights;
-  std::unique_ptr<CublasGemm> gemm;
-  DenseGemvChoice dense_gemv;        // how float matrices multiply 1-8 tokens
-  DeviceBuffer quant_scratch;        // the dequantized products' buffer (quant_products.h)
-  DeviceBuffer quant_q8;             // the integer GEMV's quantized activations
-  DeviceBuffer quant_normed_q8;      // a norm's output quantized for the GEMV (fused_norm_quantize)
-  QuantProducts quant_products;      // how matrices in blocks multiply, by token count
-  std::unique_ptr<CudaMoeHost> moe;  // mixture-of-experts models only
-  int num_host_expert_layers = 0;    // layers whose experts stay on the host
-
-  // The pool holds num_blocks blocks for the engine and one more, the last, that padded decode
-  // rows write into, so padding never touches a request's KV.
-  DeviceBuffer kv_pool;
-  // [2, num_attention_layers]: every attention layer's K, then every one's V; with an FP8 cache
-  // followed by [2, num_attention_layers] more: their K scales, then their V scales.
-  DeviceBuffer kv_layer_pointers;
-  KvCacheLayers kv;
-  int num_blocks = 0;
-  std::vector<int> attention_layers;  // the layers that keep K and V (all but a hybrid's DeltaNet)
-
-  // A hybrid's recurrent state: num_state_slots slots of config.state_floats() fp32 values.
-  DeviceBuffer state_pool;
-  int num_state_slots = 0;
-
-  DeviceBuffer activations;
-  DeviceBuffer attention_workspace;
-  ForwardBuffers buffers;
-  int capacity_tokens = 0;
-  int capacity_rows = 0;
-  PinnedStaging batch_staging;
-  PinnedStaging copy_staging;
-  BatchInputs padded;  // the padded decode batch, reused
-
-  std::vector<int> graph_batch_sizes;
-  int graph_max_model_len = 0;
-  CudaGraphCache graphs;
-  std::string graph_error;  // why graphs were turned off, when a capture failed
-
-  DeviceBuffer sampling_workspace;
-  DeviceBuffer sampled_tokens;       // [capacity_rows] int32
-  PinnedBuffer sampled_tokens_host;  // [capacity_rows] int32
-  PinnedStaging sampling_staging;
-  std::vector<bool> rows_masked_empty;  // [num_rows] of the last step: a mask allowed nothing
-  PackedSamplingRows packed_rows;
-  // Log-probabilities (kernels/logprobs.cuh), allocated on the first step whose rows ask for them:
-  // the raw logits copied before sampling changes them, and per row the chosen token's
-  // log-probability and the likeliest tokens' ids and log-probabilities.
-  DeviceBuffer raw_logits;       // [capacity_rows, vocab] fp32
-  DeviceBuffer logprob_results;  // [capacity_rows] x kLogprobWords 32-bit words
-  PinnedBuffer logprob_results_host;
-  std::vector<int32_t> num_top;  // [num_rows] of the step: logprobs wanted, or -1
-
-  CudaStepCounters counters;
-};
 
 CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
     : model(m),
@@ -357,24 +238,6 @@ void CudaBackend::Impl::ensure_attention_workspace(size_t bytes) {
   buffers.attention_workspace_bytes = attention_workspace.bytes();
 }
 
-void CudaBackend::Impl::ensure_logprob_buffers() {
-  const auto rows = static_cast<size_t>(capacity_rows);
-  if (raw_logits.get() && raw_logits.bytes() >= rows * config.vocab_size * sizeof(float)) return;
-  synchronize();
-  raw_logits.reset();
-  raw_logits = DeviceBuffer(rows * static_cast<size_t>(config.vocab_size) * sizeof(float),
-                            "the raw logits kept for log-probabilities");
-  logprob_results = DeviceBuffer(rows * kLogprobWords * sizeof(uint32_t), "log-probabilities");
-  logprob_results_host = PinnedBuffer(rows * kLogprobWords * sizeof(uint32_t));
-}
-
-void CudaBackend::Impl::ensure_sampling_workspace(size_t bytes) {
-  if (bytes <= sampling_workspace.bytes() && sampling_workspace.get()) return;
-  synchronize();
-  sampling_workspace.reset();
-  sampling_workspace = DeviceBuffer(std::max<size_t>(bytes, 256), "the sampling workspace");
-}
-
 CudaBackend::CudaBackend(const Model& model, const CudaBackendOptions& options)
     : impl_(std::make_unique<Impl>(model, options)) {}
 
@@ -543,116 +406,6 @@ void CudaBackend::forward(const BatchInputs& inputs, std::vector<float>& logits)
                                       cudaMemcpyDeviceToHost, s.stream->get()));
   }
   s.synchronize();
-}
-
-void CudaBackend::forward_and_sample(const BatchInputs& inputs, std::span<const CudaSampleRow> rows,
-                                     TokenMaskSource* masks, std::vector<int32_t>& token_ids,
-                                     std::vector<TokenLogprobs>& logprobs) {
-  Impl& s = *impl_;
-  if (rows.size() != inputs.logits_indices.size())
-    fail("GPU sampling: ", rows.size(), " rows for ", inputs.logits_indices.size(), " logits rows");
-  pack_sampling_rows(rows, s.config.vocab_size, s.packed_rows);
-  const PackedSamplingRows& p = s.packed_rows;
-  if (!p.masked_rows.empty() && masks == nullptr) fail("GPU sampling: masked rows but no masks");
-  make_device_current(s.options.device_index);
-  const int num_rows = s.enqueue_step(inputs);
-  token_ids.resize(static_cast<size_t>(num_rows));
-  logprobs.assign(static_cast<size_t>(num_rows), TokenLogprobs{});
-  if (num_rows == 0) {
-    s.synchronize();
-    return;
-  }
-  const size_t workspace_bytes = kernels::sampling_workspace_bytes(num_rows, s.config.vocab_size);
-  s.ensure_sampling_workspace(workspace_bytes);
-  const size_t rows_bytes = align_16(p.rows.size() * sizeof(kernels::SamplingRow));
-  const size_t ids_bytes = align_16(p.penalty_token_ids.size() * sizeof(int32_t));
-  const size_t mask_words = static_cast<size_t>(kernels::mask_words(s.config.vocab_size));
-  const size_t masks_offset = rows_bytes + 2 * ids_bytes;
-  s.num_top.clear();
-  for (const CudaSampleRow& row : rows) s.num_top.push_back(row.params->logprobs);
-  const bool wants_logprobs =
-      std::any_of(s.num_top.begin(), s.num_top.end(), [](int32_t n) { return n >= 0; });
-  const size_t num_top_offset =
-      masks_offset + align_16(p.masked_rows.size() * mask_words * sizeof(uint32_t));
-  const size_t total = num_top_offset + (wants_logprobs ? s.num_top.size() * sizeof(int32_t) : 0);
-  s.sampling_staging.reserve_device(total, "sampling parameters");
-  unsigned char* host = s.sampling_staging.acquire(total);
-  std::memcpy(host, p.rows.data(), p.rows.size() * sizeof(kernels::SamplingRow));
-  if (!p.penalty_token_ids.empty()) {
-    std::memcpy(host + rows_bytes, p.penalty_token_ids.data(),
-                p.penalty_token_ids.size() * sizeof(int32_t));
-    std::memcpy(host + rows_bytes + ids_bytes, p.penalty_output_counts.data(),
-                p.penalty_output_counts.size() * sizeof(int32_t));
-  }
-  // The grammar masks are built here, while the forward pass runs on the device.
-  auto* host_masks = reinterpret_cast<uint32_t*>(host + masks_offset);
-  s.rows_masked_empty.assign(static_cast<size_t>(num_rows), false);
-  for (size_t m = 0; m < p.masked_rows.size(); ++m) {
-    const std::span<uint32_t> words(host_masks + m * mask_words, mask_words);
-    std::fill(words.begin(), words.end(), 0u);
-    if (masks->fill(p.masked_rows[m], words) == 0) s.rows_masked_empty[p.masked_rows[m]] = true;
-  }
-  s.counters.num_masked_rows += static_cast<int64_t>(p.masked_rows.size());
-  if (wants_logprobs)
-    std::memcpy(host + num_top_offset, s.num_top.data(), s.num_top.size() * sizeof(int32_t));
-  const auto* device =
-      static_cast<const unsigned char*>(s.sampling_staging.commit(total, s.stream->get()));
-  // The raw logits, before the sampler penalises and masks them in place.
-  const size_t logits_bytes = static_cast<size_t>(num_rows) * s.config.vocab_size * sizeof(float);
-  if (wants_logprobs) {
-    s.ensure_logprob_buffers();
-    SLUICE_CUDA_CHECK(cudaMemcpyAsync(s.raw_logits.get(), s.buffers.logits, logits_bytes,
-                                      cudaMemcpyDeviceToDevice, s.stream->get()));
-  }
-  SLUICE_KERNEL_CHECK(kernels::sample_tokens(
-      s.buffers.logits, reinterpret_cast<const kernels::SamplingRow*>(device),
-      reinterpret_cast<const int32_t*>(device + rows_bytes),
-      reinterpret_cast<const int32_t*>(device + rows_bytes + ids_bytes),
-      p.masked_rows.empty() ? nullptr : reinterpret_cast<const uint32_t*>(device + masks_offset),
-      s.sampled_tokens.as<int32_t>(), num_rows, s.config.vocab_size, s.sampling_workspace.get(),
-      s.sampling_workspace.bytes(), s.stream->get()));
-  const size_t token_bytes = static_cast<size_t>(num_rows) * sizeof(int32_t);
-  SLUICE_CUDA_CHECK(cudaMemcpyAsync(s.sampled_tokens_host.data(), s.sampled_tokens.get(),
-                                    token_bytes, cudaMemcpyDeviceToHost, s.stream->get()));
-  const size_t rows_n = static_cast<size_t>(num_rows);
-  auto* results = s.logprob_results.as<uint32_t>();
-  if (wants_logprobs) {
-    // Per row: the chosen token's log-probability, then kMaxTopLogprobs ids and log-probabilities.
-    float* chosen_lp = reinterpret_cast<float*>(results);
-    auto* top_ids = reinterpret_cast<int32_t*>(results + rows_n);
-    float* top_lp = reinterpret_cast<float*>(results + rows_n * (1 + kernels::kMaxTopLogprobs));
-    SLUICE_KERNEL_CHECK(kernels::token_logprobs(
-        s.raw_logits.as<float>(), s.sampled_tokens.as<int32_t>(),
-        reinterpret_cast<const int32_t*>(device + num_top_offset), chosen_lp, top_ids, top_lp,
-        num_rows, s.config.vocab_size, s.stream->get()));
-    SLUICE_CUDA_CHECK(cudaMemcpyAsync(s.logprob_results_host.data(), results,
-                                      rows_n * kLogprobWords * sizeof(uint32_t),
-                                      cudaMemcpyDeviceToHost, s.stream->get()));
-  }
-  s.synchronize();
-  std::memcpy(token_ids.data(), s.sampled_tokens_host.data(), token_bytes);
-  if (wants_logprobs) {
-    const auto* host_results = reinterpret_cast<const uint32_t*>(s.logprob_results_host.data());
-    const auto* chosen_lp = reinterpret_cast<const float*>(host_results);
-    const auto* top_ids = reinterpret_cast<const int32_t*>(host_results + rows_n);
-    const auto* top_lp =
-        reinterpret_cast<const float*>(host_results + rows_n * (1 + kernels::kMaxTopLogprobs));
-    for (size_t i = 0; i < rows_n; ++i) {
-      if (s.num_top[i] < 0 || token_ids[i] < 0) continue;
-      TokenLogprobs& out = logprobs[i];
-      out.logprob = chosen_lp[i];
-      for (int j = 0; j < s.num_top[i]; ++j) {
-        const size_t at = i * kernels::kMaxTopLogprobs + static_cast<size_t>(j);
-        out.top.emplace_back(top_ids[at], top_lp[at]);
-      }
-    }
-  }
-  for (size_t i = 0; i < token_ids.size(); ++i) {
-    if (token_ids[i] < 0 && !s.rows_masked_empty[i]) {
-      fail("GPU sampler: row ", i,
-           " cannot be sampled (a NaN or +inf logit, or every logit is -inf)");
-    }
-  }
 }
 
 void CudaBackend::Impl::reserve_activations(const MemoryPlanRequest& limits) {
