@@ -2,21 +2,12 @@
 // values, bit for bit, as the CPU's dequantize_row), a group of 8 consecutive weights at a time.
 #include "kernels/quant_linear.cuh"
 
-#include <mma.h>
-
 #include <type_traits>
 
 #include "kernels/dtype_traits.cuh"
 #include "kernels/quant_formats.cuh"
-
-// The tile kernel multiplies on the tensor cores where WMMA has the activation type: bf16 needs
-// sm_80 (fp16 would do on sm_70, but one path is simpler to keep right). The emulator runs the
-// WMMA path (tests/emulator/include/mma.h).
-#if defined(SLUICE_KERNEL_EMULATOR) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800)
-#define SLUICE_QUANT_TILE_WMMA 1
-#else
-#define SLUICE_QUANT_TILE_WMMA 0
-#endif
+#include "kernels/quant_tile_mma.cuh"
+#include "kernels/quant_tile_split.cuh"
 
 namespace sluice::kernels {
 namespace {
@@ -102,7 +93,8 @@ __global__ void quant_gemv_kernel(const uint8_t* __restrict__ w, size_t row_byte
   }
 }
 
-// ---- Tiles: 64 tokens x 64 rows per block, K in steps of 32 ------------------------------------
+// ---- fp32 tiles: 64 tokens x 64 rows per block, K in steps of 32 (16-bit activations take ----
+// ---- quant_tile_mma.cuh's) -------------------------------------------------------------------
 
 constexpr int kTileTokens = 64;
 constexpr int kTileRows = 64;
@@ -148,55 +140,6 @@ __device__ __forceinline__ void stage_tiles(TileStage<T>& s, const uint8_t* w, s
   }
 }
 
-#if SLUICE_QUANT_TILE_WMMA
-// Four warps, each a 32 x 32 quarter of the tile as 2 x 2 WMMA fragments of 16 x 16.
-template <typename T>
-struct WmmaTile {
-  static constexpr bool kUsable = !std::is_same_v<T, float>;
-  using FragA =
-      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major>;
-  using FragB =
-      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::col_major>;
-  using FragC = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float>;
-  FragC c[2][2];
-
-  __device__ void zero() {
-#pragma unroll
-    for (auto& row : c)
-      for (auto& f : row) nvcuda::wmma::fill_fragment(f, 0.0f);
-  }
-  __device__ void multiply(const TileStage<T>& s) {
-    const int warp = static_cast<int>(threadIdx.x) / 32;
-    const int tm = (warp / 2) * 32, rn = (warp % 2) * 32;
-#pragma unroll
-    for (int kk = 0; kk < kTileK; kk += 16) {
-      FragA a[2];
-      FragB b[2];
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        nvcuda::wmma::load_matrix_sync(a[i], s.xs + (tm + 16 * i) * kTileLd + kk, kTileLd);
-        nvcuda::wmma::load_matrix_sync(b[i], s.ws + (rn + 16 * i) * kTileLd + kk, kTileLd);
-      }
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int j = 0; j < 2; ++j) nvcuda::wmma::mma_sync(c[i][j], a[i], b[j], c[i][j]);
-    }
-  }
-  __device__ void store(float* out) {
-    const int warp = static_cast<int>(threadIdx.x) / 32;
-    const int tm = (warp / 2) * 32, rn = (warp % 2) * 32;
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        nvcuda::wmma::store_matrix_sync(out + (tm + 16 * i) * kOutLd + rn + 16 * j, c[i][j], kOutLd,
-                                        nvcuda::wmma::mem_row_major);
-      }
-  }
-};
-#endif
-
 // Each thread: 8 tokens (ty + 8 i) x 4 rows (tx + 16 j) of the tile, in fp32 FMAs.
 template <typename T>
 struct SimtTile {
@@ -232,13 +175,6 @@ struct SimtTile {
   }
 };
 
-template <typename T>
-#if SLUICE_QUANT_TILE_WMMA
-using TileMath = std::conditional_t<WmmaTile<T>::kUsable, WmmaTile<T>, SimtTile<T>>;
-#else
-using TileMath = SimtTile<T>;
-#endif
-
 // Grid: (ceil(rows / kTileRows), ceil(num_tokens / kTileTokens)); kTileThreads threads.
 // Precondition: cols is a multiple of kTileK.
 template <typename Format, typename T, typename Y>
@@ -249,7 +185,7 @@ __global__ void quant_tile_kernel(const uint8_t* __restrict__ w, size_t row_byte
   __shared__ TileOut out;
   const int t0 = static_cast<int>(blockIdx.y) * kTileTokens;
   const int r0 = static_cast<int>(blockIdx.x) * kTileRows;
-  TileMath<T> math;
+  SimtTile<T> math;
   math.zero();
   for (int k0 = 0; k0 < cols; k0 += kTileK) {
     stage_tiles<Format>(stage, w, row_bytes, rows, x, x_row_stride, num_tokens, t0, r0, k0);
@@ -274,19 +210,53 @@ unsigned int ceil_div(int a, int b) {
 template <typename Format, typename T, typename Y>
 KernelStatus launch_quant_linear(const uint8_t* w, size_t row_bytes, int rows, int cols, const T* x,
                                  int x_row_stride, Y* y, int y_row_stride, int num_tokens,
-                                 cudaStream_t stream) {
+                                 cudaStream_t stream, int gemv_max_tokens) {
   if (cols % Format::kBlockElements != 0 ||
       row_bytes != static_cast<size_t>(cols / Format::kBlockElements) * Format::kBlockBytes) {
     return detail::invalid_argument();
   }
   if (rows == 0 || num_tokens == 0) return kKernelOk;
-  if (num_tokens <= kQuantGemvMaxTokens || cols % kTileK != 0) {
+  if (num_tokens <= gemv_max_tokens || cols % kTileK != 0) {
     const bool is_x_packed =
         detail::is_aligned(x, alignof(Vec<T, kGroup>)) && x_row_stride % kGroup == 0;
     detail::launch_kernel(quant_gemv_kernel<Format, T, Y>,
                           dim3(ceil_div(rows, kGemvWarps), ceil_div(num_tokens, kGemvTokens)),
                           dim3(32 * kGemvWarps), 0, stream, w, row_bytes, rows, cols, x,
                           x_row_stride, is_x_packed, y, y_row_stride, num_tokens);
+  } else if constexpr (!std::is_same_v<T, float>) {
+    // 16-bit activations: quant_tile_mma.cuh's tiles. Up to 64 tokens, 16-row blocks whose warps
+    // split K (enough blocks to fill the GPU); more, 128 x 64 tiles (the weights decoded once per
+    // 128 tokens).
+    const bool is_x_packed =
+        detail::is_aligned(x, alignof(Vec<T, kGroup>)) && x_row_stride % kGroup == 0;
+    const bool by_words = detail::is_aligned(w, 4) && row_bytes % 4 == 0;
+    const auto split = [&]<int kTokens>() -> cudaError_t {
+      const auto kernel = tile_mma::quant_tile_split_kernel<Format, T, Y, kTokens>;
+      constexpr int kBytes = tile_mma::SplitSmem<T, Format, kTokens>::kBytes;
+      if constexpr (kBytes > 48 * 1024) {
+        // Above 48 KiB a kernel must opt in (every GPU with WMMA for T allows 99 KiB or more).
+        const cudaError_t status =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+        if (status != cudaSuccess) return status;
+      }
+      detail::launch_kernel(
+          kernel, dim3(ceil_div(num_tokens, kTokens), ceil_div(rows, tile_mma::kSplitRows)),
+          dim3(tile_mma::kThreads), kBytes, stream, w, row_bytes, rows, cols, x, x_row_stride,
+          is_x_packed, by_words, y, y_row_stride, num_tokens);
+      return cudaSuccess;
+    };
+    cudaError_t status = cudaSuccess;
+    if (num_tokens <= 32) {
+      status = split.template operator()<32>();
+    } else if (num_tokens <= 64) {
+      status = split.template operator()<64>();
+    } else {
+      detail::launch_kernel(tile_mma::quant_tile_mma_kernel<Format, T, Y, 128>,
+                            dim3(ceil_div(num_tokens, 128), ceil_div(rows, tile_mma::kRows)),
+                            dim3(tile_mma::kThreads), 0, stream, w, row_bytes, rows, cols, x,
+                            x_row_stride, is_x_packed, by_words, y, y_row_stride, num_tokens);
+    }
+    if (status != cudaSuccess) return static_cast<KernelStatus>(status);
   } else {
     detail::launch_kernel(quant_tile_kernel<Format, T, Y>,
                           dim3(ceil_div(rows, kTileRows), ceil_div(num_tokens, kTileTokens)),
@@ -301,8 +271,10 @@ KernelStatus launch_quant_linear(const uint8_t* w, size_t row_bytes, int rows, i
 template <typename T, typename Y>
 KernelStatus quant_linear(QuantFormat format, const uint8_t* w, size_t w_row_bytes, int rows,
                           int cols, const T* x, int x_row_stride, Y* y, int y_row_stride,
-                          int num_tokens, cudaStream_t stream) {
+                          int num_tokens, cudaStream_t stream, int gemv_max_tokens) {
   if (rows < 0 || cols < 0 || num_tokens < 0) return detail::invalid_argument();
+  if (gemv_max_tokens < 0 || gemv_max_tokens > kQuantGemvMaxTokens)
+    return detail::invalid_argument();
   if (x_row_stride == 0) x_row_stride = cols;
   if (y_row_stride == 0) y_row_stride = rows;
   if (x_row_stride < cols || y_row_stride < rows) return detail::invalid_argument();
@@ -310,19 +282,19 @@ KernelStatus quant_linear(QuantFormat format, const uint8_t* w, size_t w_row_byt
     if (!detail::is_aligned(w, alignof(Vec<T, kGroup>)) || w_row_bytes % alignof(Vec<T, kGroup>))
       return detail::invalid_argument();
     return launch_quant_linear<Dense<T>>(w, w_row_bytes, rows, cols, x, x_row_stride, y,
-                                         y_row_stride, num_tokens, stream);
+                                         y_row_stride, num_tokens, stream, gemv_max_tokens);
   }
   KernelStatus status = detail::invalid_argument();
   quant::visit_quant_format(format, [&]<typename Format>(Format) {
     status = launch_quant_linear<Format>(w, w_row_bytes, rows, cols, x, x_row_stride, y,
-                                         y_row_stride, num_tokens, stream);
+                                         y_row_stride, num_tokens, stream, gemv_max_tokens);
   });
   return status;
 }
 
 #define SLUICE_INSTANTIATE_QUANT_LINEAR(T, Y)                                             \
   template KernelStatus quant_linear<T, Y>(QuantFormat, const uint8_t*, size_t, int, int, \
-                                           const T*, int, Y*, int, int, cudaStream_t);
+                                           const T*, int, Y*, int, int, cudaStream_t, int);
 SLUICE_INSTANTIATE_QUANT_LINEAR(float, float)
 SLUICE_INSTANTIATE_QUANT_LINEAR(__nv_bfloat16, __nv_bfloat16)
 SLUICE_INSTANTIATE_QUANT_LINEAR(__nv_bfloat16, float)

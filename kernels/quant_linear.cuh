@@ -7,10 +7,11 @@
 //   output row, decodes each group of 8 weights once into registers and multiplies it with every
 //   token's activations in fp32 (up to 8 tokens per pass over the row, the weights of a row read
 //   once per pass);
-// - more tokens (prefill, large batches): 64 x 64 output tiles; each step dequantizes a 64 x 32
-//   slice of the weight into shared memory in T, stages the tokens' 64 x 32 activations beside it
-//   and multiplies them on the tensor cores (WMMA, fp32 accumulation; bf16/fp16 on sm_80 and
-//   newer), or with fp32 FMAs for fp32 activations and older GPUs.
+// - more tokens (prefill, large batches): tiles of 32 or 128 tokens x 64 rows; the rows' raw
+//   blocks stream into shared memory a slice at a time (cp.async, the next slice while this one is
+//   multiplied), each 32-value step is decoded there into T beside the tokens' activations and
+//   multiplied on the tensor cores (WMMA, fp32 accumulation; bf16/fp16 on sm_80 and newer,
+//   kernels/quant_tile_mma.cuh), or with fp32 FMAs for fp32 activations and older GPUs.
 // Both accumulate in fp32; the tile kernel's weights are rounded to T first, as a matrix
 // dequantized to T at load would be, the GEMV's are not rounded at all.
 #pragma once
@@ -37,11 +38,14 @@ inline constexpr int kQuantTileK = 32;
 // y:  [num_tokens] rows, y_row_stride elements apart (0: rows); the product fills the first
 //     `rows` columns of each, so stacked matrices stored in different formats write their column
 //     ranges of one output
+// gemv_max_tokens (0..kQuantGemvMaxTokens): the most tokens the GEMV takes; more go to the tiles.
 // Returns an invalid-argument status for a negative count, strides smaller than the rows, a
-// format without a kernel, or a w_row_bytes that is not cols' blocks.
+// format without a kernel, a w_row_bytes that is not cols' blocks, or a gemv_max_tokens out of
+// its range.
 template <typename T, typename Y>
 KernelStatus quant_linear(QuantFormat format, const uint8_t* w, size_t w_row_bytes, int rows,
                           int cols, const T* x, int x_row_stride, Y* y, int y_row_stride,
-                          int num_tokens, cudaStream_t stream);
+                          int num_tokens, cudaStream_t stream,
+                          int gemv_max_tokens = kQuantGemvMaxTokens);
 
 }  // namespace sluice::kernels

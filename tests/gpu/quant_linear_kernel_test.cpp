@@ -2,8 +2,9 @@
 // weights in T, in every activation type, through the GEMV (1, 5 and 16 tokens) and the tile
 // kernel (17 and 70 tokens: a partial tile), with row counts that are not a multiple of a warp's
 // or a tile's, against the product of the CPU's dequantize_row (bit-exact with llama.cpp) in
-// double precision. Strided inputs and outputs (the q|k|v column ranges of mixed-type stacks),
-// fp32 outputs from 16-bit activations (the LM head) and refused arguments too.
+// double precision, rows copied by words and by bytes. Strided inputs and outputs (the q|k|v column
+// ranges of mixed-type stacks), fp32 outputs from 16-bit activations (the LM head) and refused
+// arguments too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -70,10 +71,14 @@ TestWeight dense_weight(int rows, int cols, uint32_t seed) {
 
 // Runs y = x · wᵀ on the device with x rows x_stride apart and y rows y_stride apart (columns
 // past `rows` keep a sentinel), and checks every value against the double-precision product
-// within the roundoff of T over the sum of |w x|; the sentinels must be untouched.
+// within the roundoff of T over the sum of |w x|; the sentinels must be untouched. With
+// weights_in_t (the tiles, which round each weight to T) the reference takes the weights rounded
+// to T, and the bound is Y's roundoff of the value plus fp32 sums' 2^-14 of the sum of |w x|:
+// over long rows the loose bound would pass a slice of K read from the wrong place.
 template <typename T, typename Y>
 void check_product(const TestWeight& w, int rows, int cols, int num_tokens, int x_stride,
-                   int y_stride, uint32_t seed) {
+                   int y_stride, uint32_t seed, int gemv_max_tokens = kernels::kQuantGemvMaxTokens,
+                   bool weights_in_t = false) {
   SCOPED_TRACE(w.name + ": " + std::to_string(rows) + " x " + std::to_string(cols) + ", " +
                std::to_string(num_tokens) + " tokens, strides " + std::to_string(x_stride) + "/" +
                std::to_string(y_stride));
@@ -86,9 +91,10 @@ void check_product(const TestWeight& w, int rows, int cols, int num_tokens, int 
   DeviceBuffer<Storage<Y>> d_y(to_storage<Y>(y_init));
   expect_ok(kernels::quant_linear<T, Y>(w.format, d_w.get(), w.row_bytes, rows, cols,
                                         device_ptr<T>(d_x), x_stride, device_ptr<Y>(d_y), y_stride,
-                                        num_tokens, nullptr));
+                                        num_tokens, nullptr, gemv_max_tokens));
   const std::vector<float> y = to_floats<Y>(d_y.download());
-  const double eps = 2.0 * roundoff<T>() + roundoff<Y>();
+  const double eps = weights_in_t ? std::ldexp(1.0, -14) : 2.0 * roundoff<T>() + roundoff<Y>();
+  const std::vector<float> values = weights_in_t ? to_floats<T>(to_storage<T>(w.values)) : w.values;
   int misses = 0;
   for (int t = 0; t < num_tokens; ++t) {
     for (int c = 0; c < y_stride; ++c) {
@@ -99,14 +105,16 @@ void check_product(const TestWeight& w, int rows, int cols, int num_tokens, int 
       }
       double exact = 0.0, magnitude = 0.0;
       for (int k = 0; k < cols; ++k) {
-        const double p = static_cast<double>(w.values[static_cast<size_t>(c) * cols + k]) *
+        const double p = static_cast<double>(values[static_cast<size_t>(c) * cols + k]) *
                          xf[static_cast<size_t>(t) * x_stride + k];
         exact += p;
         magnitude += std::fabs(p);
       }
-      if (std::fabs(got - exact) > eps * magnitude + 1e-30 && ++misses <= 5) {
+      const double bound =
+          eps * magnitude + (weights_in_t ? roundoff<Y>() * std::fabs(exact) : 0.0) + 1e-30;
+      if (!(std::fabs(got - exact) <= bound) && ++misses <= 5) {  // NaN fails too
         ADD_FAILURE() << "token " << t << ", row " << c << ": " << got << " vs " << exact
-                      << " (bound " << eps * magnitude << ")";
+                      << " (bound " << bound << ")";
       }
     }
   }
@@ -116,7 +124,7 @@ TYPED_TEST(QuantLinearKernel, EveryBlockTypeMatchesTheDequantizedProduct) {
   SLUICE_REQUIRE_CUDA();
   using T = TypeParam;
   const std::vector<int> token_counts = test::kIsEmulated
-                                            ? std::vector<int>{1, 5, 17}
+                                            ? std::vector<int>{1, 5, 17, 33, 65}
                                             : std::vector<int>{1, 5, 8, 9, 16, 17, 70, 200};
   for (const DTypeTraits& traits : all_dtype_traits()) {
     if (!traits.quantized) continue;
@@ -126,8 +134,38 @@ TYPED_TEST(QuantLinearKernel, EveryBlockTypeMatchesTheDequantizedProduct) {
     const int rows = test::kIsEmulated ? 37 : 133;
     const TestWeight w = quantized_weight<T>(traits, rows, cols, traits.ggml_type * 7 + 1);
     for (const int tokens : token_counts)
-      check_product<T, T>(w, rows, cols, tokens, cols, rows, 100 + tokens);
+      check_product<T, T>(w, rows, cols, tokens, cols, rows, 100 + tokens,
+                          kernels::kQuantGemvMaxTokens, tokens > kernels::kQuantGemvMaxTokens);
   }
+}
+
+// Long rows (ten slices of K, so each of the split tile's warps takes several, through both of
+// its buffers) in 4-byte aligned rows, copied by whole words: Q6_K's 210-byte and Q3_K's 110-byte
+// super-blocks start 2 bytes into a word, Q8_0's and Q4_K's slices on one. Every tile shape: 17
+// and 33 tokens (warps splitting K), 65 (the 128-token tile).
+TYPED_TEST(QuantLinearKernel, LongRowsCopiedByWords) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  const int rows = 70;
+  for (const DType dtype : {DType::Q6_K, DType::Q3_K, DType::Q8_0, DType::Q4_K}) {
+    const DTypeTraits& traits = dtype_traits(dtype);
+    const int cols = traits.block_elements == 256 ? 2560 : 1280;
+    const TestWeight w = quantized_weight<T>(traits, rows, cols, 5);
+    ASSERT_EQ(w.row_bytes % 4, 0u);
+    for (const int tokens : {17, 33, 65})
+      check_product<T, T>(w, rows, cols, tokens, cols, rows, 9, kernels::kQuantGemvMaxTokens,
+                          /*weights_in_t=*/true);
+  }
+}
+
+// The tiles take any count when the GEMV's range is cut (quant_products may give them a batch of
+// 9-16 tokens): one token and five, in the 32-token tile.
+TYPED_TEST(QuantLinearKernel, TilesTakeFewTokensWhenAsked) {
+  SLUICE_REQUIRE_CUDA();
+  using T = TypeParam;
+  const int cols = 512, rows = 70;
+  const TestWeight w = quantized_weight<T>(dtype_traits(DType::Q4_K), rows, cols, 6);
+  for (const int tokens : {1, 5}) check_product<T, T>(w, rows, cols, tokens, cols, rows, 8, 0);
 }
 
 TYPED_TEST(QuantLinearKernel, WeightsInTheActivationType) {
@@ -177,6 +215,10 @@ TYPED_TEST(QuantLinearKernel, RefusesArgumentsThatDoNotDescribeTheBlocks) {
   EXPECT_NE(call(static_cast<kernels::QuantFormat>(16), 66, 1, 256, 0, 0, 1), kernels::kKernelOk)
       << "IQ2_XXS has no kernel";
   EXPECT_EQ(call(q4k, 144, 4, 256, 0, 0, 0), kernels::kKernelOk) << "no tokens: nothing to do";
+  EXPECT_NE((kernels::quant_linear<T, T>(q4k, nullptr, 144, 1, 256, nullptr, 0, nullptr, 0, 1,
+                                         nullptr, kernels::kQuantGemvMaxTokens + 1)),
+            kernels::kKernelOk)
+      << "a GEMV range past the GEMV's";
 }
 
 }  // namespace

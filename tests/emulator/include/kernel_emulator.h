@@ -5,9 +5,9 @@
 // this folder stand in for the toolkit's headers.
 //
 // A launch runs its blocks one after another. The threads of a block are fibers that switch only
-// at barriers: __syncthreads (the block) and every warp shuffle (the warp). In each round the
-// warps go in a fresh pseudo-random order and each runs as far as it can, so warps drift apart as
-// on a GPU. What that catches:
+// at barriers: __syncthreads (the block), __syncwarp and every warp shuffle (the warp). In each
+// round the warps go in a fresh pseudo-random order and each runs as far as it can, so warps drift
+// apart as on a GPU. What that catches:
 // - a missing __syncthreads: a warp reads shared memory another warp has not written yet, or has
 //   already overwritten for its next phase;
 // - divergent barriers and shuffles (some threads never arrive): reported as a deadlock, abort;
@@ -287,6 +287,11 @@ inline void __syncthreads() {
   emu::syncthreads();
 }
 
+// A warp's barrier (whole warps only, as the shuffles).
+inline void __syncwarp(unsigned int mask = 0xffffffffu) {
+  emu::shuffle(mask, 0, [](unsigned int lane) { return lane; });
+}
+
 template <typename T>
 T __shfl_xor_sync(unsigned int mask, T value, int lane_mask, int width = 32) {
   return emu::shuffle(mask, value, [=](unsigned int lane) {
@@ -326,8 +331,8 @@ inline int __float_as_int(float x) {
 inline float __int_as_float(int x) {
   return std::bit_cast<float>(x);
 }
-// The SIMD-in-a-word integer intrinsics: four signed bytes' products summed into c, and a
-// per-byte subtraction that wraps within each byte.
+// The SIMD-in-a-word integer intrinsics: four signed bytes' products summed into c, a per-byte
+// subtraction that wraps within each byte, and a byte permutation (the default mode).
 inline int __dp4a(int a, int b, int c) {
   for (int i = 0; i < 4; ++i) {
     c += static_cast<int>(static_cast<int8_t>(a >> (8 * i))) *
@@ -339,6 +344,13 @@ inline unsigned int __vsub4(unsigned int a, unsigned int b) {
   unsigned int out = 0;
   for (int i = 0; i < 4; ++i)
     out |= ((((a >> (8 * i)) & 0xFFu) - ((b >> (8 * i)) & 0xFFu)) & 0xFFu) << (8 * i);
+  return out;
+}
+// Byte i of the result is byte (s >> 4 i) & 7 of the eight bytes y:x (x bytes 0-3).
+inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) {
+  const unsigned long long bytes = static_cast<unsigned long long>(y) << 32 | x;
+  unsigned int out = 0;
+  for (int i = 0; i < 4; ++i) out |= ((bytes >> (8 * ((s >> (4 * i)) & 7u))) & 0xFFu) << (8 * i);
   return out;
 }
 inline float __fmul_rn(float a, float b) {
