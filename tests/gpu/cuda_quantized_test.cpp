@@ -14,6 +14,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -192,10 +193,24 @@ TEST(CudaQuantizedGgufBf16, TensorCoreTilesAndGemvFollowTheCpu) {
       cpu_logits = prefill_logits(cpu, tokens);
     }
     const CudaBackendOptions bf16{.activation_dtype = ActivationDType::BF16};
-    for (const size_t positions : {tokens.size(), size_t{12}}) {
-      CudaBackend gpu(*model, bf16);
+    // The whole sequence (the tiles), 12 tokens (the GEMV), and 12 with the tiles taking every
+    // count (quant_tiles_min_tokens, what the load-time choice picks where they win).
+    CudaBackendOptions tiles_only = bf16;
+    tiles_only.quant_tiles_min_tokens = 1;
+    for (const auto& [positions, options] :
+         {std::pair{tokens.size(), bf16}, std::pair{size_t{12}, bf16},
+          std::pair{size_t{12}, tiles_only}}) {
+      CudaBackend gpu(*model, options);
+      const bool tiles_asked = options.quant_tiles_min_tokens.has_value();
+      if (tiles_asked) {
+        EXPECT_NE(gpu.describe().find("tiles from 1 tokens (asked for)"), std::string::npos)
+            << gpu.describe();
+      }
       const std::vector<int32_t> prefix(tokens.begin(), tokens.begin() + positions);
       const std::vector<float> gpu_logits = prefill_logits(gpu, prefix);
+      // No product takes the integer GEMV, so no norm quantizes for it; 12 tokens with the GEMV do.
+      EXPECT_EQ(gpu.step_counters().num_fused_norm_quantizes == 0, tiles_asked || positions > 16)
+          << type << ", " << positions << " tokens";
       float worst = 0.0f;
       for (size_t t = 0; t < positions; ++t) {
         const float* g = gpu_logits.data() + t * vocab;
@@ -209,7 +224,8 @@ TEST(CudaQuantizedGgufBf16, TensorCoreTilesAndGemvFollowTheCpu) {
         EXPECT_LE(diff, 0.04f * max_ref) << type << ", " << positions << " tokens, position " << t;
       }
       std::cout << "[ measured ] " << type << " bf16, " << positions
-                << " tokens: max |logit - cpu fp32| / max |logit| = " << worst << "\n";
+                << (tiles_asked ? " tokens, tiles only" : " tokens")
+                << ": max |logit - cpu fp32| / max |logit| = " << worst << "\n";
     }
   }
 }

@@ -77,6 +77,12 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   quant_products =
       make_quant_products(*weights, *gemm, o.activation_dtype, o.quant_direct_max_tokens,
                           o.quant_scratch_max_bytes, quant_scratch, quant_q8, stream->get());
+  if (o.quant_tiles_min_tokens && quant_products.scratch) {
+    quant_products.tiles_min_tokens =
+        std::clamp(*o.quant_tiles_min_tokens, 1, kernels::kQuantGemvMaxTokens + 1);
+    quant_products.reason +=
+        "; tiles from " + std::to_string(quant_products.tiles_min_tokens) + " tokens (asked for)";
+  }
   if (quant_products.int8_gemv && o.fused_norm_quantize && config.hidden_size % 32 == 0) {
     quant_normed_q8 =
         DeviceBuffer(kernels::q8_rows_bytes(kernels::kQuantInt8GemvMaxTokens, config.hidden_size),

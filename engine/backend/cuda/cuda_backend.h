@@ -53,6 +53,9 @@ struct CudaBackendOptions {
   // blocks (the GEMV, then the tiles), with more dequantized into a scratch buffer a chunk at a
   // time and multiplied by cuBLAS; unset: the ranges measured on the device (quant_products.h).
   std::optional<int> quant_direct_max_tokens;
+  // The fewest tokens quant_linear's tiles take instead of the GEMV (1..17, 17: none of the GEMV's
+  // counts); unset: from where they measured faster than the GEMV (quant_products.h).
+  std::optional<int> quant_tiles_min_tokens;
   // Mixture-of-experts layers on the device: a step whose experts each take no more rows than
   // the measured GEMV range multiplies every expert's projection in one launch of the integer
   // GEMV (true), or each expert in launches of its own (false; the same products).

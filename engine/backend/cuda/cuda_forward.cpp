@@ -178,7 +178,7 @@ class CudaForwardOps final : public ForwardOps {
     if constexpr (!std::is_same_v<T, float>) {
       const QuantProducts* q = c_.quant;
       const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-      if (q && q->normed_q8 && q->int8_gemv && shape_.num_tokens <= q->gemv_max_tokens &&
+      if (q && q->normed_q8 && q->int8_gemv && shape_.num_tokens <= q->gemv_tokens() &&
           shape_.num_tokens <= kernels::kQuantInt8GemvMaxTokens && aligned(x) &&
           aligned(residual_in) && aligned(residual_out) && aligned(normed_)) {
         const kernels::Q8Rows q8 =
@@ -484,7 +484,7 @@ class CudaForwardOps final : public ForwardOps {
     if (!t.gate_up) return false;
     for (int e = 0; e < num_experts; ++e) {
       const auto ue = static_cast<size_t>(e);
-      if (h.expert_begin[ue + 1] - h.expert_begin[ue] > c_.quant->gemv_max_tokens) return false;
+      if (h.expert_begin[ue + 1] - h.expert_begin[ue] > c_.quant->gemv_tokens()) return false;
     }
     return true;
   }

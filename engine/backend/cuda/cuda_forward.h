@@ -117,7 +117,7 @@ struct CudaMoeHost {
   std::unique_ptr<ThreadPool> pool;      // null when no layer's experts are on the host
   MoeScratch scratch;
   // The grouped products of the layers whose experts are on the device: a step whose experts
-  // each take at most QuantProducts::gemv_max_tokens rows runs each projection of every expert in
+  // each take at most QuantProducts::gemv_tokens() rows runs each projection of every expert in
   // one launch of the integer GEMV, over the rows quantized once.
   bool grouped = true;                   // CudaBackendOptions::grouped_moe_gemv
   std::vector<CudaExpertTables> tables;  // [layer]

@@ -177,50 +177,71 @@ QuantProducts choose_quant_products(const CudaWeights& weights, const CublasGemm
                  "the quantized product measurement");
   SLUICE_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, x.bytes(), stream));
   const cudaDataType ab_type = cuda_data_type(dtype);
-  // Whether quant_linear beats the dequantized way at n tokens.
-  const auto direct_wins = [&](int n, float& direct_ms, float& dequantized_ms) {
+  // ms of n tokens' product from the blocks, with the tiles from tiles_min tokens.
+  const auto time_direct = [&](int n, int tiles_min) {
+    const int saved = p.tiles_min_tokens;
+    p.tiles_min_tokens = tiles_min;
+    float ms = 0.0f;
     visit_activation_type(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      direct_ms = time_calls_ms(stream, kWarmups, kRuns, [&] {
+      ms = time_calls_ms(stream, kWarmups, kRuns, [&] {
         direct_product<T, T>(&p, one_run, static_cast<const T*>(x.get()), 0,
                              static_cast<T*>(y.get()), n, stream);
       });
     });
-    dequantized_ms = time_calls_ms(stream, kWarmups, kRuns, [&] {
+    p.tiles_min_tokens = saved;
+    return ms;
+  };
+  const auto time_dequantized = [&](int n) {
+    return time_calls_ms(stream, kWarmups, kRuns, [&] {
       dequantized_product(gemm, dtype, x.get(), 0, one_run, y.get(), ab_type, n, p.scratch,
                           p.scratch_bytes, stream);
     });
-    return direct_ms < dequantized_ms;
   };
   std::string detail;
-  const auto note = [&](int n, float direct_ms, float dequantized_ms) {
-    char part[64];
-    std::snprintf(part, sizeof part, "%s%d: %.3f/%.3f", detail.empty() ? "" : ", ", n, direct_ms,
-                  dequantized_ms);
+  const auto note = [&](int n, float direct_ms, const char* how, float dequantized_ms) {
+    char part[80];
+    std::snprintf(part, sizeof part, "%s%d: %.3f%s/%.3f", detail.empty() ? "" : ", ", n, direct_ms,
+                  how, dequantized_ms);
     detail += part;
   };
+  // 1-16 tokens: the GEMV, or the tiles from the first count at which they beat it (the GEMV's
+  // time grows with the tokens, the tiles' hardly); the range ends where the dequantized way wins.
+  constexpr int kNoTiles = kernels::kQuantGemvMaxTokens + 1;
   for (const int n : kGemvCounts) {
-    float direct_ms = 0.0f, dequantized_ms = 0.0f;
-    const bool wins = direct_wins(n, direct_ms, dequantized_ms);
-    note(n, direct_ms, dequantized_ms);
-    if (!wins) break;
+    const float gemv_ms = p.tiles_min_tokens > n ? time_direct(n, kNoTiles) : 0.0f;
+    const float tiles_ms = time_direct(n, 1);
+    if (p.tiles_min_tokens > n && tiles_ms < gemv_ms) p.tiles_min_tokens = n;
+    const bool tiles = p.tiles_min_tokens <= n;
+    const float direct_ms = tiles ? tiles_ms : gemv_ms;
+    const float dequantized_ms = time_dequantized(n);
+    note(n, direct_ms, tiles ? " tiles" : "", dequantized_ms);
+    if (!(direct_ms < dequantized_ms)) break;
     p.gemv_max_tokens = n;
   }
   for (const int n : kTileCounts) {
-    float direct_ms = 0.0f, dequantized_ms = 0.0f;
-    const bool wins = direct_wins(n, direct_ms, dequantized_ms);
-    note(n, direct_ms, dequantized_ms);
-    if (!wins) break;
+    const float direct_ms = time_direct(n, p.tiles_min_tokens);
+    const float dequantized_ms = time_dequantized(n);
+    note(n, direct_ms, "", dequantized_ms);
+    if (!(direct_ms < dequantized_ms)) break;
     p.tiles_max_tokens = n == kTileCounts[std::size(kTileCounts) - 1] ? INT_MAX : n;
   }
-  const std::string tiles = p.tiles_max_tokens <= kernels::kQuantGemvMaxTokens ? "none"
-                            : p.tiles_max_tokens == INT_MAX                    ? "every count"
-                                                            : std::to_string(p.tiles_max_tokens);
-  char head[192];
+  // The tiles' counts: from tiles_min_tokens when it is inside the GEMV's measured range, else
+  // from past the GEMV; to the tiles' measured end (or the GEMV range's, when that is all).
+  const bool small_tiles = p.tiles_min_tokens <= p.gemv_max_tokens;
+  const int tiles_from = small_tiles ? p.tiles_min_tokens : kNoTiles;
+  const int tiles_to = p.tiles_max_tokens > kernels::kQuantGemvMaxTokens ? p.tiles_max_tokens
+                       : small_tiles                                     ? p.gemv_max_tokens
+                                                                         : 0;
+  const std::string tiles =
+      tiles_to < tiles_from ? "none"
+                            : "from " + std::to_string(tiles_from) + " to " +
+                                  (tiles_to == INT_MAX ? "every count" : std::to_string(tiles_to));
+  char head[224];
   std::snprintf(head, sizeof head,
-                "%s GEMV to %d tokens, tiles to %s, else chunks widened for cuBLAS (tokens: ms "
+                "%s GEMV to %d tokens, tiles %s, else chunks widened for cuBLAS (tokens: ms "
                 "direct / widened on %s %d x %d: ",
-                p.takes_int8_gemv(best_run->format, 1) ? "integer" : "float", p.gemv_max_tokens,
+                p.takes_int8_gemv(best_run->format, 1) ? "integer" : "float", p.gemv_tokens(),
                 tiles.c_str(), best_name, one_run.rows, one_run.cols);
   p.reason = head + detail + ")";
   return p;

@@ -1,6 +1,7 @@
 // How products of matrices kept in their GGUF blocks run, by token count. Three ways:
 // - a GEMV up to kQuantGemvMaxTokens tokens: the integer one (kernels/quant_gemv_int8.cuh) for
-//   bf16 and fp16 activations and the formats it has, else quant_linear's float one;
+//   bf16 and fp16 activations and the formats it has, else quant_linear's float one; from the
+//   count where quant_linear's tiles measured faster than it, the tiles;
 // - quant_linear's tiles (more tokens), which read the blocks directly (kernels/quant_linear.cuh);
 // - dequantized: each run widened to the activation type in row chunks into a scratch buffer,
 //   then cuBLAS; the matrix stays in its blocks in VRAM, the scratch holds a few hundred MiB of
@@ -18,6 +19,7 @@
 #include <cuda_runtime.h>
 #include <library_types.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -33,9 +35,12 @@
 namespace sluice {
 
 struct QuantProducts {
-  int gemv_max_tokens = 0;   // 1..gemv_max_tokens tokens: a GEMV
+  int gemv_max_tokens = 0;   // 1..gemv_max_tokens tokens: a GEMV (or the tiles, from tiles_min)
   int tiles_max_tokens = 0;  // kQuantGemvMaxTokens+1..tiles_max_tokens tokens: quant_linear's tiles
-  void* scratch = nullptr;   // the dequantized way's buffer (null: the model has no blocks)
+  // The fewest tokens the tiles take, where they beat the GEMV on the device; at most
+  // kQuantGemvMaxTokens + 1 (the GEMV's end).
+  int tiles_min_tokens = kernels::kQuantGemvMaxTokens + 1;
+  void* scratch = nullptr;  // the dequantized way's buffer (null: the model has no blocks)
   size_t scratch_bytes = 0;
   // The GEMV of the formats quant_gemv_int8 has (bf16 and fp16 activations; fp32 ones keep the
   // float GEMV, whose products follow the CPU's on widened weights): the integer one, over the
@@ -51,10 +56,12 @@ struct QuantProducts {
 
   // Whether num_tokens tokens go through the direct kernels (else the dequantized way).
   bool takes_quant_linear(int num_tokens) const;
+  // The most tokens a GEMV takes: up to the measured range and below the tiles'.
+  int gemv_tokens() const { return std::min(gemv_max_tokens, tiles_min_tokens - 1); }
   // Whether a run in `format` multiplies num_tokens tokens by the integer GEMV.
   bool takes_int8_gemv(kernels::QuantFormat format, int num_tokens) const {
     return int8_gemv && q8 && num_tokens <= kernels::kQuantInt8GemvMaxTokens &&
-           kernels::has_int8_gemv(format);
+           num_tokens < tiles_min_tokens && kernels::has_int8_gemv(format);
   }
 };
 
@@ -85,9 +92,11 @@ void direct_product(const QuantProducts* p, const CudaMatrix& w, const T* x, int
       SLUICE_KERNEL_CHECK(kernels::quant_gemv_int8<Y>(run.format, data, run.row_bytes, run.rows, q8,
                                                       y + first_row, w.rows, stream));
     } else {
-      SLUICE_KERNEL_CHECK(
-          (kernels::quant_linear<T, Y>(run.format, data, run.row_bytes, run.rows, w.cols, x,
-                                       x_row_stride, y + first_row, w.rows, num_tokens, stream)));
+      const int gemv_max = p ? std::min(kernels::kQuantGemvMaxTokens, p->tiles_min_tokens - 1)
+                             : kernels::kQuantGemvMaxTokens;
+      SLUICE_KERNEL_CHECK((kernels::quant_linear<T, Y>(run.format, data, run.row_bytes, run.rows,
+                                                       w.cols, x, x_row_stride, y + first_row,
+                                                       w.rows, num_tokens, stream, gemv_max)));
     }
     first_row += run.rows;
   }
