@@ -5,9 +5,9 @@
 #   OUT (default .gpu/): two archives, each under the device tool's 64 MiB transfer, each with
 #   bin/ (stripped programs), lib/ (the Debian libraries they load, beside the C and C++ runtimes)
 #   and shared/ (the ../shared files they read):
-#     tests.tar.xz  sluice_gpu_tests, sluice_backend_tests, sluice_kernel_bench and the model files
-#                   the tests open
-#     bench.tar.xz  sluice (its Qt and ICU libraries alone are 45 MB) and the instruction files
+#     tests.tar.xz  sluice_gpu_tests and the model files the tests open
+#     bench.tar.xz  sluice (its Qt and ICU libraries alone are 45 MB), sluice_kernel_bench and the
+#                   instruction files
 #     hybrid.tar.xz sluice_gpu_tests and the qwen35 / qwen35moe fixtures of its hybrid tests
 #   scripts/gpu-check.sh runs them there, one archive per device call.
 set -euo pipefail
@@ -21,8 +21,7 @@ if [ "$build" = build-gpu ]; then
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_GUI=OFF \
     "-DCMAKE_CUDA_ARCHITECTURES=$arch" >/dev/null
 fi
-cmake --build "$build" -j "${JOBS:-$(nproc)}" --target sluice sluice_gpu_tests sluice_backend_tests \
-  sluice_kernel_bench
+cmake --build "$build" -j "${JOBS:-$(nproc)}" --target sluice sluice_gpu_tests sluice_kernel_bench
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 # part NAME PROGRAM...: stage/NAME/bin gets the programs, stage/NAME/lib every library they load
@@ -36,9 +35,8 @@ part() {
     grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64)\.so' |
     while read -r lib; do cp -L "$lib" "$dir/lib/"; done
 }
-part tests "$build/bin/sluice_gpu_tests" "$build/bin/sluice_backend_tests" \
-  "$build/bin/sluice_kernel_bench"
-part bench "$build/bin/sluice"
+part tests "$build/bin/sluice_gpu_tests"
+part bench "$build/bin/sluice" "$build/bin/sluice_kernel_bench"
 part hybrid "$build/bin/sluice_gpu_tests"
 shared=../shared
 t=$stage/tests/shared b=$stage/bench/shared

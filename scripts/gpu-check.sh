@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the repository root, over an archive scripts/gpu-bundle.sh made
 # (one per device call: they do not fit one transfer):
-#   gpu-check.sh tests [.gpu/tests.tar.xz]  the GPU tests (ctest -L gpu's tests, run directly), the
-#                                           integer GEMV's variants (sluice_kernel_bench) and the
-#                                           quantized CPU kernels' bit tests on its CPU
+#   gpu-check.sh tests [.gpu/tests.tar.xz]  the GPU tests (ctest -L gpu's tests, run directly)
+#   gpu-check.sh kernels [.gpu/bench.tar.xz] sluice_kernel_bench: the integer GEMV's variants and
+#     the tiles against cuBLAS on BF16, on the Llama-3.1-8B shape's matrices
 #   gpu-check.sh hybrid [.gpu/hybrid.tar.xz] the GPU tests of the hybrid models (cuda_hybrid_test),
 #     whose fixtures do not fit the tests archive
 #   gpu-check.sh profile [.gpu/bench.tar.xz] Nsight Compute's time for each kernel of one eager
@@ -18,9 +18,9 @@
 # it has. The tests open ../shared by the absolute path compiled into them (the building
 # checkout's), so that path is linked to the archive's copy when it does not exist here.
 set -uo pipefail
-mode=${1:?usage: gpu-check.sh tests|hybrid|bench|profile [ARCHIVE]}
+mode=${1:?usage: gpu-check.sh tests|hybrid|kernels|bench|profile [ARCHIVE]}
 default_bundle=$mode
-[ "$mode" = profile ] && default_bundle=bench
+[ "$mode" = profile ] || [ "$mode" = kernels ] && default_bundle=bench
 bundle=${2:-.gpu/$default_bundle.tar.xz}
 logs=${LOGS:-/tmp/gpu-check}
 budget=${BUDGET:-420}
@@ -69,12 +69,14 @@ if [ "$mode" = tests ]; then
   run 300 gpu_tests.log "$b/sluice_gpu_tests" --gtest_filter='-*Hybrid*'  # their archive: hybrid
   grep -E "^\[==========\] [0-9]|^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]|^\[  FAILED  \] [A-Z]" \
     "$logs/gpu_tests.log"
-  step "the integer GEMV's variants on Llama-3.1-8B's matrices (sluice_kernel_bench)"
-  run 120 kernel_bench.log "$b/sluice_kernel_bench"
+  step done
+  exit 0
+fi
+
+if [ "$mode" = kernels ]; then
+  step "the integer GEMV's variants and the tiles on Llama-3.1-8B's matrices"
+  run 300 kernel_bench.log "$b/sluice_kernel_bench" all
   cat "$logs/kernel_bench.log"
-  step "quantized CPU kernels (bits of every SIMD version against the scalar one)"
-  run 60 cpu_quant.log "$b/sluice_backend_tests" --gtest_filter='*Quant*'
-  grep -E "kernel versions|PASSED|FAILED" "$logs/cpu_quant.log"
   step done
   exit 0
 fi
