@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -92,8 +93,33 @@ inline unsigned int grid_stride_blocks(int64_t num_items, int threads) {
 }
 
 // Returns the status of the launch just made (and clears a pending launch error).
-inline KernelStatus launch_status() { return static_cast<KernelStatus>(cudaGetLastError()); }
+inline KernelStatus launch_status() {
+  return static_cast<KernelStatus>(cudaGetLastError());
+}
 
-inline KernelStatus invalid_argument() { return static_cast<KernelStatus>(cudaErrorInvalidValue); }
+inline KernelStatus invalid_argument() {
+  return static_cast<KernelStatus>(cudaErrorInvalidValue);
+}
+
+// Lets kKernel launch with `bytes` of dynamic shared memory: above 48 KiB a kernel must opt in
+// (every GPU this code runs on allows at least 64 KiB). The setting is per device and kernel, so
+// it is made once per device (at the first launch, before any graph's capture: the backend's
+// first steps run eagerly), not on every launch.
+template <auto kKernel>
+cudaError_t allow_dynamic_shared(size_t bytes) {
+  constexpr size_t kStaticLimit = 48 * 1024;
+  constexpr int kTrackedDevices = 64;  // devices whose opt-in is remembered (others: every launch)
+  if (bytes <= kStaticLimit) return cudaSuccess;
+  static std::atomic<size_t> granted[kTrackedDevices] = {};
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  const bool is_tracked = device >= 0 && device < kTrackedDevices;
+  if (is_tracked && granted[device].load(std::memory_order_acquire) >= bytes) return cudaSuccess;
+  status = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(bytes));
+  if (status == cudaSuccess && is_tracked) granted[device].store(bytes, std::memory_order_release);
+  return status;
+}
 
 }  // namespace sluice::kernels::detail

@@ -22,7 +22,6 @@
 // The +4 row padding makes 8 lanes reading 8 rows at one column hit 8 different bank groups.
 // Tiles: 64 rows x 32 keys for head_dim <= 128 (60 KiB of shared memory at 128: the kernel opts
 // in above 48 KiB), 32 x 16 above 128 (52 KiB at 256).
-#include <atomic>
 #include <climits>
 #include <cstddef>
 
@@ -35,8 +34,6 @@ namespace {
 constexpr int kPrefillThreads = 128;
 constexpr int kKeyLanes = 8;
 constexpr int kRowGroups = kPrefillThreads / kKeyLanes;
-constexpr int kMaxStaticSmemBytes = 48 * 1024;
-constexpr int kMaxOptInDevices = 64;  // devices whose opt-in is remembered (others: every launch)
 
 template <int kHeadDimCap>
 struct PrefillTile {
@@ -365,25 +362,11 @@ cudaError_t launch_paged_attention_prefill(const PagedAttentionArgs<T, C>& args,
   return dispatch_head_dim(args.head_dim, [&](auto head_dim_tag) {
     using HeadDim = decltype(head_dim_tag);
     using Tile = PrefillTile<HeadDim::kHeadDimCap>;
-    const auto kernel =
-        paged_attention_prefill_kernel<T, C, HeadDim::kHeadDim, HeadDim::kHeadDimCap>;
+    constexpr auto kernel =
+        &paged_attention_prefill_kernel<T, C, HeadDim::kHeadDim, HeadDim::kHeadDimCap>;
     const size_t smem_bytes = Tile::smem_bytes(args.head_dim);
-    if (smem_bytes > kMaxStaticSmemBytes) {
-      // Above 48 KiB a kernel must opt in (every supported GPU allows at least 64 KiB). The
-      // setting is per device and kernel: made once per device here (this lambda's instance is
-      // one kernel), not on every launch.
-      static std::atomic<size_t> granted_bytes[kMaxOptInDevices] = {};
-      int device = 0;
-      cudaError_t status = cudaGetDevice(&device);
-      if (status != cudaSuccess) return status;
-      const bool is_tracked = device >= 0 && device < kMaxOptInDevices;
-      if (!is_tracked || granted_bytes[device].load(std::memory_order_acquire) < smem_bytes) {
-        status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(smem_bytes));
-        if (status != cudaSuccess) return status;
-        if (is_tracked) granted_bytes[device].store(smem_bytes, std::memory_order_release);
-      }
-    }
+    const cudaError_t status = detail::allow_dynamic_shared<kernel>(smem_bytes);
+    if (status != cudaSuccess) return status;
     const int64_t num_slots =
         static_cast<int64_t>(num_tokens) * group_size / Tile::kRows + args.num_requests;
     const dim3 grid(static_cast<unsigned>(num_slots), args.num_kv_heads);

@@ -231,14 +231,10 @@ KernelStatus launch_quant_linear(const uint8_t* w, size_t row_bytes, int rows, i
         detail::is_aligned(x, alignof(Vec<T, kGroup>)) && x_row_stride % kGroup == 0;
     const bool by_words = detail::is_aligned(w, 4) && row_bytes % 4 == 0;
     const auto split = [&]<int kTokens>() -> cudaError_t {
-      const auto kernel = tile_mma::quant_tile_split_kernel<Format, T, Y, kTokens>;
+      constexpr auto kernel = &tile_mma::quant_tile_split_kernel<Format, T, Y, kTokens>;
       constexpr int kBytes = tile_mma::SplitSmem<T, Format, kTokens>::kBytes;
-      if constexpr (kBytes > 48 * 1024) {
-        // Above 48 KiB a kernel must opt in (every GPU with WMMA for T allows 99 KiB or more).
-        const cudaError_t status =
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
-        if (status != cudaSuccess) return status;
-      }
+      const cudaError_t status = detail::allow_dynamic_shared<kernel>(kBytes);
+      if (status != cudaSuccess) return status;
       detail::launch_kernel(
           kernel, dim3(ceil_div(num_tokens, kTokens), ceil_div(rows, tile_mma::kSplitRows)),
           dim3(tile_mma::kThreads), kBytes, stream, w, row_bytes, rows, cols, x, x_row_stride,
