@@ -23,6 +23,7 @@
 #include "engine/backend/cuda/cuda_memory_plan.h"
 #include "engine/model/model.h"
 #include "tests/gpu/gpu_test_support.h"
+#include "tests/support/float_compare.h"
 #include "tests/support/single_request_batch.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/tiny_arch_reference.h"
@@ -45,7 +46,7 @@ float fp8_worst_relative(const std::vector<float>& a, const std::vector<float>& 
     const float* y = b.data() + row * static_cast<size_t>(vocab);
     float diff = 0.0f, size = 0.0f;
     for (int i = 0; i < vocab; ++i) {
-      diff = std::max(diff, std::fabs(x[i] - y[i]));
+      diff = test::nan_max(diff, std::fabs(x[i] - y[i]));
       size = std::max(size, std::fabs(y[i]));
     }
     worst = std::max(worst, diff / size);
@@ -171,7 +172,7 @@ TEST_P(CudaFp8KvCache, Bf16LogitsStayNearTheBf16CacheAndGreedyChoicesHold) {
     const float* w = want.decode.data() + static_cast<size_t>(row) * vocab;
     const float* g = got.decode.data() + static_cast<size_t>(row) * vocab;
     float diff = 0.0f;
-    for (int i = 0; i < vocab; ++i) diff = std::max(diff, std::fabs(w[i] - g[i]));
+    for (int i = 0; i < vocab; ++i) diff = test::nan_max(diff, std::fabs(w[i] - g[i]));
     if (fp8_top2_margin(w, vocab) > 3.0f * diff) {
       EXPECT_EQ(test::argmax(g, vocab), test::argmax(w, vocab)) << c.name << " step " << row;
       ++num_checked;

@@ -24,6 +24,7 @@
 #include "engine/model/dummy_model.h"
 #include "engine/model/model.h"
 #include "tests/gpu/gpu_test_support.h"
+#include "tests/support/float_compare.h"
 #include "tests/support/single_request_batch.h"
 #include "tests/support/test_paths.h"
 #include "tests/support/widened_model.h"
@@ -78,7 +79,7 @@ void expect_close_logits(const std::vector<float>& gpu_logits, const std::vector
   float max_diff = 0.0f;
   for (size_t i = 0; i < positions * static_cast<size_t>(vocab); ++i) {
     const float diff = std::fabs(gpu_logits[i] - cpu_logits[i]);
-    max_diff = std::max(max_diff, diff);
+    max_diff = test::nan_max(max_diff, diff);
     if (!(diff <= 1e-3f + 1e-3f * std::fabs(cpu_logits[i]))) ++num_outside;  // NaN too
   }
   EXPECT_EQ(num_outside, 0) << label << ": max |diff| " << max_diff << " over " << positions
@@ -218,7 +219,7 @@ TEST(CudaQuantizedGgufBf16, TensorCoreTilesAndGemvFollowTheCpu) {
         float max_ref = 0.0f, diff = 0.0f;
         for (int i = 0; i < vocab; ++i) {
           max_ref = std::max(max_ref, std::fabs(r[i]));
-          diff = std::max(diff, std::fabs(g[i] - r[i]));
+          diff = test::nan_max(diff, std::fabs(g[i] - r[i]));
         }
         worst = std::max(worst, diff / max_ref);
         EXPECT_LE(diff, 0.04f * max_ref) << type << ", " << positions << " tokens, position " << t;

@@ -16,6 +16,7 @@
 #include "engine/backend/cpu/cpu_quantize_activations.h"
 #include "engine/core/quant_blocks.h"
 #include "engine/core/thread_pool.h"
+#include "tests/support/float_compare.h"
 #include "tests/unit/backend/quant_test_data.h"
 
 namespace sluice {
@@ -117,21 +118,21 @@ void expect_within_activation_bound(const FixtureTensor& w) {
                               ? std::ldexp(1.0, -20)
                               : std::ldexp(1.0, -10);
   double worst_fraction_of_bound = 0.0;
-  for_each_fixture_dot(
-      w, [&](int64_t r, float y, const float* wr, const float* x, const QuantizedRow& xq) {
-        double exact = 0.0, bound = 0.0, magnitude = 0.0;
-        for (int64_t i = 0; i < w.cols; ++i) {
-          exact += double{wr[i]} * x[i];
-          bound +=
-              std::fabs(wr[i]) * (xq.step[static_cast<size_t>(i)] / 2 + std::fabs(x[i]) * relative);
-          magnitude += std::fabs(double{wr[i]} * x[i]);
-        }
-        const std::vector<double> mins = block_mins(w.dtype, w.data + r * w.row_bytes, w.cols);
-        for (size_t b = 0; b < mins.size(); ++b) bound += std::fabs(mins[b] * xq.sum_error[b]);
-        bound += 1e-5 * magnitude;
-        ASSERT_LE(std::fabs(y - exact), bound) << dtype_name(w.dtype) << " row " << r;
-        worst_fraction_of_bound = std::max(worst_fraction_of_bound, std::fabs(y - exact) / bound);
-      });
+  for_each_fixture_dot(w, [&](int64_t r, float y, const float* wr, const float* x,
+                              const QuantizedRow& xq) {
+    double exact = 0.0, bound = 0.0, magnitude = 0.0;
+    for (int64_t i = 0; i < w.cols; ++i) {
+      exact += double{wr[i]} * x[i];
+      bound +=
+          std::fabs(wr[i]) * (xq.step[static_cast<size_t>(i)] / 2 + std::fabs(x[i]) * relative);
+      magnitude += std::fabs(double{wr[i]} * x[i]);
+    }
+    const std::vector<double> mins = block_mins(w.dtype, w.data + r * w.row_bytes, w.cols);
+    for (size_t b = 0; b < mins.size(); ++b) bound += std::fabs(mins[b] * xq.sum_error[b]);
+    bound += 1e-5 * magnitude;
+    ASSERT_LE(std::fabs(y - exact), bound) << dtype_name(w.dtype) << " row " << r;
+    worst_fraction_of_bound = test::nan_max(worst_fraction_of_bound, std::fabs(y - exact) / bound);
+  });
   // A bound that is never approached would not catch much: the real error should use a fair
   // part of it (random rounding errors add up like a random walk, the bound like a line).
   EXPECT_GT(worst_fraction_of_bound, 0.05) << dtype_name(w.dtype);

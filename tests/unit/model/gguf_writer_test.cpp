@@ -23,6 +23,7 @@
 #include "engine/model/dummy_model.h"
 #include "engine/model/gguf_reader.h"
 #include "engine/tokenizer/tokenizer_loader.h"
+#include "tests/support/float_compare.h"
 #include "tests/support/single_request_batch.h"
 #include "tests/support/test_paths.h"
 
@@ -65,8 +66,8 @@ void expect_bit_identical(const std::vector<float>& a, const std::vector<float>&
 double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
   double worst = 0.0;
   for (size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]) /
-                                std::max(1.0, std::fabs(static_cast<double>(a[i]))));
+    worst = test::nan_max(worst, std::fabs(static_cast<double>(a[i]) - b[i]) /
+                                     std::max(1.0, std::fabs(static_cast<double>(a[i]))));
   }
   return worst;
 }
