@@ -3,10 +3,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <memory>
 
 #include "engine/backend/cuda/cuda_weight_layout.h"
 #include "engine/core/error.h"
+#include "engine/core/huge_page_buffer.h"
 #include "engine/core/thread_pool.h"
 
 namespace sluice::cli {
@@ -35,7 +35,10 @@ uint64_t sum_words(const uint64_t* words, size_t n) {
 ReadBandwidth measure_host_read_bandwidth(int num_threads) {
   ThreadPool pool(num_threads);
   const size_t num_words = kProbeBytes / sizeof(uint64_t);
-  const std::unique_ptr<uint64_t[]> buffer(new uint64_t[num_words]);
+  // In huge pages where the kernel lends them, as the CPU backend's weight tiles.
+  HugePageBuffer memory;
+  memory.allocate(kProbeBytes);
+  auto* buffer = reinterpret_cast<uint64_t*>(memory.data());
   // Touched by the threads that will read it (first touch places pages near them).
   pool.parallel_for(static_cast<int64_t>(num_words), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) buffer[static_cast<size_t>(i)] = static_cast<uint64_t>(i);
@@ -47,7 +50,7 @@ ReadBandwidth measure_host_read_bandwidth(int num_threads) {
     pool.parallel_for(
         static_cast<int64_t>(num_words),
         [&](int64_t begin, int64_t end) {
-          sink += sum_words(buffer.get() + begin, static_cast<size_t>(end - begin));
+          sink += sum_words(buffer + begin, static_cast<size_t>(end - begin));
         },
         static_cast<int64_t>(num_words) / pool.num_threads());
     const double s =

@@ -19,9 +19,12 @@ namespace {
 
 // How long a wait spins before it blocks: the serial gap between two loops of a step is
 // usually shorter, and a thread that shares its core with the one it waits for (a loaded
-// machine) holds that core up for at most this long. The clock is read every
-// kSpinsPerClockRead pauses; a pause lasts from 10 to 150 cycles depending on the CPU.
-constexpr auto kSpinTime = std::chrono::microseconds(20);
+// machine) holds that core up for at most this long. 20 us made a worker block and be woken
+// (a futex call, costly in a VM) about 50 times a decode step of TinyLlama on a 2-core VM,
+// whenever its half of a product ended 20 us before the caller's; at 200 us the step took
+// 0.90-0.95x the time. The clock is read every kSpinsPerClockRead pauses; a pause lasts from 10
+// to 150 cycles depending on the CPU.
+constexpr auto kSpinTime = std::chrono::microseconds(200);
 constexpr int kSpinsPerClockRead = 32;
 
 // Spins until done() or kSpinTime has passed; returns done().

@@ -1,6 +1,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -78,7 +79,7 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
     }
   }
   embedding_ = CpuMatrix(w.token_embedding);  // rows are widened on lookup
-  lm_head_ = CpuMatrix(w.lm_head);
+  lm_head_ = CpuMatrix(w.lm_head, /*interleave=*/true);
   owned_weight_bytes_ += lm_head_.owned_bytes();
   final_norm_ = norm_weights(w.final_norm);
 }
@@ -87,7 +88,7 @@ void CpuBackend::prepare(WeightRole role, const WeightTensor& tensor, Layer& lay
   if (tensor.empty()) return;
   switch (weight_kind(role)) {
     case WeightKind::Matrix:
-      layer.matrices[role] = CpuMatrix(tensor);
+      layer.matrices[role] = CpuMatrix(tensor, /*interleave=*/true);
       owned_weight_bytes_ += layer.matrices[role].owned_bytes();
       return;
     case WeightKind::Norm:
@@ -257,13 +258,16 @@ class CpuBackend::Ops final : public ForwardOps {
 
   void qkv_projection(int l) override {
     using enum WeightRole;
-    if (c_.attn_output_gate) {
-      split_gated_q(l);
-    } else {
-      linear(StepBuffer::Normed, {Wq, l}, StepBuffer::Q);
-    }
-    linear(StepBuffer::Normed, {Wk, l}, StepBuffer::K);
-    linear(StepBuffer::Normed, {Wv, l}, StepBuffer::V);
+    // One group for the projections that read the same normed rows: their activations are
+    // quantized once per weight type, and the pool wakes twice instead of twice per matrix (the
+    // k and v matrices of a decode step are too small to pay for their own loops).
+    if (c_.attn_output_gate) split_gated_q(l);
+    const float* xn = s_.xn.data();
+    const MatrixProduct q{&matrix({Wq, l}), xn, T_, s_.q.data()};
+    const MatrixProduct k{&matrix({Wk, l}), xn, T_, s_.k.data(), c_.attn_output_gate ? -1 : 0};
+    const MatrixProduct v{&matrix({Wv, l}), xn, T_, s_.v.data(), c_.attn_output_gate ? 0 : 1};
+    const std::array<MatrixProduct, 3> products{q, k, v};
+    multiply_all(std::span(products).subspan(c_.attn_output_gate ? 1 : 0), b_.pool_);
     if (b_.layers_[static_cast<size_t>(l)].vectors[Bq].empty()) return;
     sluice::add_bias(s_.q.data(), vector({Bq, l}).data(), T_, c_.q_size());
     sluice::add_bias(s_.k.data(), vector({Bk, l}).data(), T_, c_.kv_size());
@@ -336,8 +340,11 @@ class CpuBackend::Ops final : public ForwardOps {
   }
 
   void gated_ffn(int l, Activation activation) override {
-    linear(StepBuffer::Normed, {WeightRole::Gate, l}, StepBuffer::Hidden);
-    matrix({WeightRole::Up, l}).multiply(s_.xn.data(), T_, s_.up.data(), b_.pool_);
+    // Gate and up in one group, as the q, k and v projections.
+    const std::array<MatrixProduct, 2> products{
+        MatrixProduct{&matrix({WeightRole::Gate, l}), s_.xn.data(), T_, s_.hidden.data()},
+        MatrixProduct{&matrix({WeightRole::Up, l}), s_.xn.data(), T_, s_.up.data(), 0}};
+    multiply_all(products, b_.pool_);
     gated_activation(activation, s_.hidden.data(), s_.up.data(), T_ * c_.intermediate_size);
   }
 

@@ -6,6 +6,7 @@
 
 #include "engine/backend/cpu/cpu_gemm.h"
 #include "engine/backend/cpu/cpu_quant_gemm.h"
+#include "engine/backend/cpu/cpu_quant_interleave.h"
 #include "engine/core/error.h"
 
 namespace sluice {
@@ -22,9 +23,19 @@ constexpr int64_t kRowUnit = 16;
 
 }  // namespace
 
-CpuMatrix::CpuMatrix(const WeightTensor& weight)
+CpuMatrix::CpuMatrix(const WeightTensor& weight, bool interleave)
     : weight_(weight), rows_(weight.empty() ? 0 : weight.rows()), cols_(weight.cols()) {
-  if (weight.empty() || has_quant_kernels(weight.dtype)) return;  // quant_gemm reads the blocks
+  if (weight.empty()) return;
+  if (has_quant_kernels(weight.dtype)) {  // quant_gemm reads the blocks
+    if (interleave && rows_ >= kInterleaveRows &&
+        has_interleaved_kernel(weight.dtype, best_quant_kernel_isa()) &&
+        cols_ % interleaved_tile_cols(weight.dtype) == 0) {
+      interleaved_.allocate(interleaved_bytes(weight.dtype, rows_, cols_));
+      interleave_rows(weight.dtype, weight.data, weight.row_bytes(), rows_, cols_,
+                      interleaved_.data());
+    }
+    return;
+  }
   if (!gemm_multiplies_in_place(weight.dtype)) {
     fail("weight ", weight.name, ": the CPU backend has no product for ", dtype_name(weight.dtype),
          " weights");
@@ -47,7 +58,9 @@ bool CpuMatrix::is_quantized() const {
 }
 
 QuantMatrixView CpuMatrix::quant_view() const {
-  return QuantMatrixView{weight_.dtype, weight_.data, rows_, cols_, weight_.row_bytes()};
+  return QuantMatrixView{
+      weight_.dtype, weight_.data,        rows_,
+      cols_,         weight_.row_bytes(), interleaved_.size() > 0 ? interleaved_.data() : nullptr};
 }
 
 void CpuMatrix::multiply(const float* x, int64_t num_tokens, float* y, ThreadPool& pool) const {

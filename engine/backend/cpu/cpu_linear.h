@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/backend/cpu/cpu_quant_gemm.h"
+#include "engine/core/huge_page_buffer.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/weight_tensor.h"
 
@@ -18,14 +19,16 @@ class CpuMatrix {
  public:
   CpuMatrix() = default;
   // Prepares W for products (an empty W gives an empty matrix). A float-type W that its file
-  // does not align for its type is copied once to aligned memory. Throws Error for a type with
+  // does not align for its type is copied once to aligned memory. With interleave, quantized
+  // rows of a type that this CPU's kernels read interleaved (cpu_quant_interleave.h) are also
+  // copied into tiles once, for the products of a few tokens. Throws Error for a type with
   // neither an in-place product nor quantized kernels.
-  explicit CpuMatrix(const WeightTensor& weight);
+  explicit CpuMatrix(const WeightTensor& weight, bool interleave = false);
 
   int64_t rows() const { return rows_; }  // out_features
   int64_t cols() const { return cols_; }  // in_features
-  // Bytes this matrix holds beyond the file map (an aligned copy).
-  size_t owned_bytes() const { return aligned_copy_.size() * sizeof(float); }
+  // Bytes this matrix holds beyond the file map (an aligned copy, or the interleaved tiles).
+  size_t owned_bytes() const { return aligned_copy_.size() * sizeof(float) + interleaved_.size(); }
   bool empty() const { return rows_ == 0; }
 
   // y[num_tokens, rows] = x[num_tokens, cols] · W^T. Each output element is computed with the
@@ -44,6 +47,7 @@ class CpuMatrix {
   WeightTensor weight_;
   const void* in_place_ = nullptr;  // float-type rows as the kernels read them: the map or the copy
   std::vector<float> aligned_copy_;  // the bytes of a misaligned float-type weight
+  HugePageBuffer interleaved_;       // the tiles of the first rows / 16 * 16 rows, or empty
   int64_t rows_ = 0;
   int64_t cols_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/backend/cpu/cpu_quant_dot.h"
+#include "engine/backend/cpu/cpu_quant_interleave.h"
 #include "engine/backend/cpu/cpu_quant_operands.h"
 #include "engine/backend/cpu/cpu_quant_panel.h"
 
@@ -26,8 +27,9 @@ int64_t unpacked_row_bytes(int64_t cols) {
   return cols + cols / 8 + cols / 8 + 64;
 }
 
-void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, int64_t row_begin,
-                   int64_t row_end, float* y, int64_t ldy, QuantKernelIsa isa) {
+void multiply_row_layout(const QuantMatrixView& w, const QuantizedActivations& act,
+                         int64_t row_begin, int64_t row_end, float* y, int64_t ldy,
+                         QuantKernelIsa isa) {
   const int64_t num_tokens = act.num_tokens;
   // Decoding a few sequences of Q4_K, Q6_K or Q8_0: sixteen rows at a time, read once. (One
   // token of Q8_0 keeps quant_direct_wide: in rows it is no faster, 9.4 against 9.8 ns per row
@@ -105,7 +107,40 @@ void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, in
   }
 }
 
+// Activations stored as q + 128 where the kernels that will read them want so.
+bool wants_offset(const QuantMatrixView& w, int64_t num_tokens, QuantKernelIsa isa) {
+  return !uses_interleaved_kernels(w, num_tokens, isa) && wants_offset_activations(isa, w.dtype);
+}
+
+// Rows [row_begin, row_end) of w, whichever layout holds them. Preconditions: those of
+// multiply_row_layout, row_begin a multiple of 16 where it falls among the interleaved rows,
+// and act stored as wants_offset says.
+void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, int64_t row_begin,
+                   int64_t row_end, float* y, int64_t ldy, QuantKernelIsa isa) {
+  // More tokens than the interleaved kernels take: the rows where the file holds them.
+  if (!uses_interleaved_kernels(w, act.num_tokens, isa))
+    return multiply_row_layout(w, act, row_begin, row_end, y, ldy, isa);
+  const int64_t grouped_end =
+      std::clamp(w.rows / kInterleaveRows * kInterleaveRows, row_begin, row_end);
+  assert(row_begin % kInterleaveRows == 0 || row_begin == grouped_end);
+  if (row_begin < grouped_end) {
+    quant_interleaved_rows(w.dtype, w.interleaved, row_begin / kInterleaveRows,
+                           grouped_end / kInterleaveRows, w.cols, act, y, ldy, isa);
+  }
+  // The rows past the tiles, with the signed activations: a version whose kernels take them
+  // (every version gives the same bits).
+  QuantKernelIsa tail_isa = isa;
+  if (act.is_offset_u8 != wants_offset_activations(tail_isa, w.dtype))
+    tail_isa = QuantKernelIsa::Avx2;
+  if (grouped_end < row_end) multiply_row_layout(w, act, grouped_end, row_end, y, ldy, tail_isa);
+}
+
 }  // namespace
+
+bool uses_interleaved_kernels(const QuantMatrixView& w, int64_t num_tokens, QuantKernelIsa isa) {
+  return w.interleaved != nullptr && has_interleaved_kernel(w.dtype, isa) &&
+         num_tokens <= interleaved_max_tokens(w.dtype);
+}
 
 void quant_gemm(const QuantMatrixView& w, const float* x, int64_t num_tokens, float* y, int64_t ldy,
                 ThreadPool& pool, QuantKernelIsa isa) {
@@ -118,17 +153,23 @@ void quant_gemm(const QuantMatrixView& w, const float* x, int64_t num_tokens, fl
   // own).
   thread_local QuantizedActivations calling_thread_activations;
   QuantizedActivations& act = calling_thread_activations;
-  shape_activations(w.dtype, num_tokens, w.cols, wants_offset_activations(isa, w.dtype), act);
+  shape_activations(w.dtype, num_tokens, w.cols, wants_offset(w, num_tokens, isa), act);
   const int64_t min_tokens =
       std::max<int64_t>(1, kMinWorkPerThread / 16 / std::max<int64_t>(1, w.cols));
   pool.parallel_for(
       num_tokens, [&](int64_t begin, int64_t end) { quantize_activations(x, begin, end, act); },
       min_tokens);
+  // Threads take whole groups of 16 rows (an interleaved matrix's tiles).
   const int64_t min_rows = std::max<int64_t>(
       kQuantTileRows, kMinWorkPerThread / std::max<int64_t>(1, num_tokens * w.cols));
+  const int64_t num_units = (w.rows + kInterleaveRows - 1) / kInterleaveRows;
   pool.parallel_for(
-      w.rows, [&](int64_t begin, int64_t end) { multiply_rows(w, act, begin, end, y, ldy, isa); },
-      min_rows);
+      num_units,
+      [&](int64_t begin, int64_t end) {
+        multiply_rows(w, act, begin * kInterleaveRows, std::min(w.rows, end * kInterleaveRows), y,
+                      ldy, isa);
+      },
+      (min_rows + kInterleaveRows - 1) / kInterleaveRows);
 }
 
 void quant_gemm_group(std::span<const QuantProduct> products, ThreadPool& pool,
@@ -140,15 +181,22 @@ void quant_gemm_group(std::span<const QuantProduct> products, ThreadPool& pool,
   std::vector<QuantizedActivations>& acts = calling_thread_activations;
   if (acts.size() < products.size()) acts.resize(products.size());
   std::vector<int64_t> first_token(products.size() + 1, 0);  // of each product in one numbering
+  // The product whose activations each reads (one stored as its kernels want them).
+  std::vector<size_t> source(products.size());
   int64_t total_work = 0;
   for (size_t i = 0; i < products.size(); ++i) {
     const QuantProduct& p = products[i];
     assert(has_quant_kernels(p.w.dtype) && dtype_row_is_valid(p.w.dtype, p.w.cols));
-    const bool own = p.shares_activations_with < 0 && !p.activations;
-    if (own) {
-      shape_activations(p.w.dtype, p.num_tokens, p.w.cols, wants_offset_activations(isa, p.w.dtype),
-                        acts[i]);
+    const bool offset = wants_offset(p.w, p.num_tokens, isa);
+    assert(!p.activations || p.activations->is_offset_u8 == offset);
+    source[i] = i;
+    if (p.shares_activations_with >= 0) {
+      const auto shared = static_cast<size_t>(p.shares_activations_with);
+      if (wants_offset(products[shared].w, products[shared].num_tokens, isa) == offset)
+        source[i] = source[shared];  // (an earlier product: its source is known)
     }
+    const bool own = source[i] == i && !p.activations;
+    if (own) shape_activations(p.w.dtype, p.num_tokens, p.w.cols, offset, acts[i]);
     first_token[i + 1] = first_token[i] + (own ? p.num_tokens : 0);
     total_work += p.num_tokens * p.w.rows * p.w.cols;
   }
@@ -185,10 +233,7 @@ void quant_gemm_group(std::span<const QuantProduct> products, ThreadPool& pool,
     for (int64_t k = begin; k < end; ++k) {
       const Piece& piece = pieces[static_cast<size_t>(k)];
       const QuantProduct& p = products[piece.product];
-      const auto source =
-          static_cast<size_t>(p.shares_activations_with < 0 ? static_cast<int>(piece.product)
-                                                            : p.shares_activations_with);
-      const QuantizedActivations& a = p.activations ? *p.activations : acts[source];
+      const QuantizedActivations& a = p.activations ? *p.activations : acts[source[piece.product]];
       multiply_rows(p.w, a, piece.row_begin, piece.row_end, p.y, p.ldy, isa);
     }
   });

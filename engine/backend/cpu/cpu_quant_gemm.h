@@ -25,7 +25,15 @@ struct QuantMatrixView {
   int64_t rows = 0;
   int64_t cols = 0;
   size_t row_bytes = 0;
+  // The first rows / 16 * 16 rows interleaved sixteen at a time (cpu_quant_interleave.h), or
+  // nullptr. Where set, those rows are read from here only; data + r * row_bytes is read for the
+  // rows past them.
+  const uint8_t* interleaved = nullptr;
 };
+
+// Whether quant_gemm multiplies num_tokens tokens by w's interleaved tiles with the interleaved
+// kernels (which take signed activations), rather than restoring their rows first.
+bool uses_interleaved_kernels(const QuantMatrixView& w, int64_t num_tokens, QuantKernelIsa isa);
 
 // y[t * ldy + r] = sum_k x[t * cols + k] * W[r, k] for t < num_tokens, r < rows, with x
 // quantized to 8 bits as ggml does. x: [num_tokens, cols]. Preconditions: has_quant_kernels

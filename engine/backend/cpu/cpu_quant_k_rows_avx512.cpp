@@ -19,6 +19,7 @@
 
 #include "engine/backend/cpu/cpu_quant_dot_simd.h"
 #include "engine/backend/cpu/cpu_quant_lanes_avx512.h"
+#include "engine/backend/cpu/cpu_quant_q4k_lanes_avx512.h"
 #include "engine/core/quant_blocks.h"
 
 #if SLUICE_QUANT_X86
@@ -28,9 +29,9 @@ namespace sluice {
 // A named namespace, not an anonymous one: see cpu_quant_dot_avx512.cpp.
 namespace avx512_k_rows_kernels {
 
-constexpr int kRows = 16;       // one zmm of int32 or float lanes
+using namespace avx512_q4k_lanes;
+
 constexpr int kTokenGroup = 8;  // tokens a block of rows is multiplied by at a time
-constexpr char kZero = static_cast<char>(0x80);  // a vpshufb index that writes 0
 
 // Unrolls the loops over a block's chunks, tokens and words completely, so that the
 // accumulators and decoded words stay in registers (see SLUICE_QUANT_UNROLL).
@@ -59,26 +60,6 @@ SLUICE_AVX512_VNNI_INLINE void gather_words(const uint8_t* const* at, __m512i* w
   }
 }
 
-// Each lane's byte b (of its own 32-bit word), zero-extended to 32 bits.
-SLUICE_AVX512_VNNI_INLINE __m512i lane_byte(__m512i v, int b) {
-  const auto at = [&](int k) { return static_cast<char>(4 * k + b); };
-  return _mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(_mm_setr_epi8(
-                                    at(0), kZero, kZero, kZero, at(1), kZero, kZero, kZero, at(2),
-                                    kZero, kZero, kZero, at(3), kZero, kZero, kZero)));
-}
-
-// The 16 halves in the low (shift 0) or high (shift 16) half of each lane, as floats (exact).
-SLUICE_AVX512_VNNI_INLINE __m512 halves_to_float(__m512i words, int shift) {
-  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(words, shift)));
-}
-
-// Four activations of a token as vpdpbusd's broadcast operand.
-SLUICE_AVX512_VNNI_INLINE __m512i broadcast4(const int8_t* x) {
-  int32_t four;
-  std::memcpy(&four, x, sizeof four);
-  return _mm512_set1_epi32(four);
-}
-
 // The sixteen rows of a block (rows past num_rows repeat the last one) and where the next
 // block's bytes start, for the prefetch.
 template <typename Block>
@@ -99,76 +80,6 @@ struct RowBlock : NextTilePrefetch {
 // it are group 2c of 32 elements, 8-15 group 2c + 1. The rows' 32 bytes are transposed (16 x 8
 // words), so low and high nibbles of register k are the chunk's words k and 8 + k.
 
-// A super-block of the sixteen rows, lane r = row r: d, dmin, the scales of groups 0-3 / 4-7
-// and the mins of groups 0-3 / 4-7 one byte each (ggml's get_scale_min_k4 layout, decoded as
-// scales_mins_k4_bytes does).
-struct Q4KHeader {
-  __m512 d, dmin;
-  __m512i scales03, scales47, mins03, mins47;
-
-  SLUICE_AVX512_VNNI_INLINE Q4KHeader(const quant::BlockQ4_K* const* blocks, int64_t sb) {
-    const uint8_t* at[kRows];
-    SLUICE_K_ROWS_UNROLL for (int r = 0; r < kRows; ++r) {
-      at[r] = reinterpret_cast<const uint8_t*>(blocks[r] + sb);
-    }
-    __m512i w[4];  // d | dmin << 16, then scale bytes 0-3, 4-7, 8-11
-    gather_words(at, w);
-    d = halves_to_float(w[0], 0);
-    dmin = halves_to_float(w[0], 16);
-    const __m512i low6 = _mm512_set1_epi8(0x3f);
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
-    scales03 = _mm512_and_si512(w[1], low6);
-    mins03 = _mm512_and_si512(w[2], low6);
-    // Groups 4-7: a nibble of bytes 8-11 with the top two bits of bytes 0-3 (scales) or 4-7
-    // (mins) above it: 0xca takes the second operand where the first (the mask) is set, else
-    // the third.
-    scales47 = _mm512_and_si512(
-        _mm512_ternarylogic_epi32(low4, w[3], _mm512_srli_epi32(w[1], 2), 0xca), low6);
-    mins47 = _mm512_and_si512(_mm512_ternarylogic_epi32(low4, _mm512_srli_epi32(w[3], 4),
-                                                        _mm512_srli_epi32(w[2], 2), 0xca),
-                              low6);
-  }
-
-  // Each lane's scale of group g, zero-extended.
-  SLUICE_AVX512_VNNI_INLINE __m512i scale(int g) const {
-    return lane_byte(g < 4 ? scales03 : scales47, g % 4);
-  }
-
-  // Each lane's mins of groups 2i and 2i + 1, zero-extended to 16 bits each.
-  SLUICE_AVX512_VNNI_INLINE __m512i min_pair(int i) const {
-    const int b = 2 * (i % 2);
-    const __m512i pick = _mm512_broadcast_i32x4(
-        _mm_setr_epi8(static_cast<char>(b), kZero, static_cast<char>(b + 1), kZero,
-                      static_cast<char>(4 + b), kZero, static_cast<char>(5 + b), kZero,
-                      static_cast<char>(8 + b), kZero, static_cast<char>(9 + b), kZero,
-                      static_cast<char>(12 + b), kZero, static_cast<char>(13 + b), kZero));
-    return _mm512_shuffle_epi8(i < 2 ? mins03 : mins47, pick);
-  }
-};
-
-// Per call: each token's pairs of sums of 32 activations, (bs_2i, bs_2i+1) as int16 in one
-// int32 (bs_j = bsum_2j + bsum_2j+1, |bs_j| <= 2 * 16 * 127), [num_tokens][super-blocks][4]:
-// the right operand of the min products.
-struct TokenPairs {
-  AlignedArray<int32_t> pairs;
-  int64_t num_super_blocks = 0;
-
-  void fill(const QuantizedActivations& act) {
-    num_super_blocks = act.cols / quant::kBlockK;
-    pairs.resize(static_cast<size_t>(act.num_tokens * num_super_blocks * 4));
-    for (int64_t t = 0; t < act.num_tokens; ++t) {
-      const int16_t* bsum = act.token_bsum(t);
-      for (int64_t i = 0; i < num_super_blocks * 4; ++i) {
-        const auto low = static_cast<uint16_t>(bsum[4 * i] + bsum[4 * i + 1]);
-        const auto high = static_cast<uint16_t>(bsum[4 * i + 2] + bsum[4 * i + 3]);
-        pairs[static_cast<size_t>(t * num_super_blocks * 4 + i)] =
-            static_cast<int32_t>(uint32_t{low} | uint32_t{high} << 16);
-      }
-    }
-  }
-  const int32_t* token(int64_t t) const { return pairs.data() + t * num_super_blocks * 4; }
-};
-
 // y[t * ldy + r] for the num_rows (<= 16) Q4_K rows at rows and the kTokens tokens from t0.
 template <int kTokens>
 SLUICE_AVX512_VNNI_INLINE void q4k_block(const uint8_t* rows, size_t row_bytes, int num_rows,
@@ -177,16 +88,20 @@ SLUICE_AVX512_VNNI_INLINE void q4k_block(const uint8_t* rows, size_t row_bytes, 
                                          int64_t ldy) {
   const RowBlock<quant::BlockQ4_K> block(rows, row_bytes, num_rows);
   const quant::BlockQ4_K* const* blocks = block.blocks;
-  const __m512i zero = _mm512_setzero_si512();
-  const __m512i low4 = _mm512_set1_epi8(0x0f);
   // Lane r: row r's outputs (in memory: the chunk loop needs the registers).
   alignas(64) float acc[kTokens][kRows] = {};
   alignas(64) float min_acc[kTokens][kRows] = {};
   for (int64_t sb = 0; sb < num_super_blocks; ++sb) {
     block.prefetch(sb, num_super_blocks);
-    const Q4KHeader header(blocks, sb);
+    const uint8_t* at[kRows];
+    SLUICE_K_ROWS_UNROLL for (int r = 0; r < kRows; ++r) {
+      at[r] = reinterpret_cast<const uint8_t*>(blocks[r] + sb);
+    }
+    __m512i words[4];  // d | dmin << 16, then scale bytes 0-3, 4-7, 8-11
+    gather_words(at, words);
+    const Q4KHeader header(words);
     __m512i isum[kTokens];
-    SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) isum[t] = zero;
+    SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) isum[t] = _mm512_setzero_si512();
     SLUICE_K_ROWS_UNROLL for (int c = 0; c < 4; ++c) {
       __m512i raw[8];  // rows p and 8 + p
       SLUICE_K_ROWS_UNROLL for (int p = 0; p < 8; ++p) {
@@ -195,36 +110,9 @@ SLUICE_AVX512_VNNI_INLINE void q4k_block(const uint8_t* rows, size_t row_bytes, 
       }
       __m512i q[8];
       avx512_lanes::transpose_rows16x8(raw, q);
-      __m512i w[16];  // w[k]: elements 4k..4k+3 of the chunk
-      SLUICE_K_ROWS_UNROLL for (int k = 0; k < 8; ++k) {
-        w[k] = _mm512_and_si512(q[k], low4);
-        w[8 + k] = _mm512_and_si512(_mm512_srli_epi16(q[k], 4), low4);
-      }
-      const __m512i scale[2] = {header.scale(2 * c), header.scale(2 * c + 1)};
-      SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) {
-        const int8_t* x = act.token_qs(t0 + t) + sb * quant::kBlockK + c * kQuantChunk;
-        SLUICE_K_ROWS_UNROLL for (int h = 0; h < 4; ++h) {  // 16 elements of group 2c + h / 2
-          __m512i sum = zero;
-          SLUICE_K_ROWS_UNROLL for (int k = 4 * h; k < 4 * h + 4; ++k) {
-            sum = _mm512_dpbusd_epi32(sum, w[k], broadcast4(x + 4 * k));
-          }
-          isum[t] = _mm512_dpwssd_epi32(isum[t], sum, scale[h / 2]);
-        }
-      }
+      chunk_products<kTokens>(q, header, c, act, t0, sb, isum);
     }
-    SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) {
-      const __m512 dx = _mm512_set1_ps(act.token_scale(t0 + t)[sb]);
-      _mm512_store_ps(acc[t], _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]),
-                                              _mm512_mul_ps(header.d, dx), _mm512_load_ps(acc[t])));
-      const int32_t* pairs = token_pairs.token(t0 + t) + sb * 4;
-      __m512i m = zero;
-      SLUICE_K_ROWS_UNROLL for (int i = 0; i < 4; ++i) {
-        m = _mm512_dpwssd_epi32(m, header.min_pair(i), _mm512_set1_epi32(pairs[i]));
-      }
-      _mm512_store_ps(min_acc[t],
-                      _mm512_fmadd_ps(_mm512_cvtepi32_ps(m), _mm512_mul_ps(header.dmin, dx),
-                                      _mm512_load_ps(min_acc[t])));
-    }
+    finish_super_block<kTokens>(header, isum, act, token_pairs, t0, sb, acc, min_acc);
   }
   const auto mask = static_cast<__mmask16>((1u << num_rows) - 1);
   SLUICE_K_ROWS_UNROLL for (int t = 0; t < kTokens; ++t) {

@@ -73,7 +73,7 @@ void PrintTo(const HybridCase& c, std::ostream* os) {
 // each F16 product, Sluice keeps fp32 (README: 0.069 / 0.081 from exact math). Quantized files
 // against their own expected/: activations quantized as ggml does, within llama.cpp's own
 // batch-vs-token spread on these files (README check table: Q4_K_M 0.53 / 0.40).
-const HybridCase kCases[] = {
+const HybridCase kHybridCases[] = {
     {"qwen35_F32", "models/tiny-arch/qwen35/gguf/qwen35-F32.gguf",
      "models/tiny-arch/qwen35/expected/F32", 1e-3f, 1e-4f},
     {"qwen35_hf", "models/tiny-arch/qwen35/hf", "models/tiny-arch/qwen35/expected/F32", 1e-3f,
@@ -168,7 +168,7 @@ TEST_P(TinyArchHybrid, LogitsMatchLlamaCppInOneBatchAndTokenByToken) {
       << c.name << ": token-by-token logits differ from the one-batch logits";
 }
 
-INSTANTIATE_TEST_SUITE_P(Qwen35, TinyArchHybrid, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Qwen35, TinyArchHybrid, ::testing::ValuesIn(kHybridCases),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
 class HybridState : public ::testing::Test {

@@ -1,0 +1,142 @@
+#include "engine/backend/cpu/cpu_quant_interleave.h"
+
+#include <cassert>
+#include <cstring>
+#include <span>
+#include <type_traits>
+
+#include "engine/backend/cpu/cpu_quant_dot_simd.h"
+#include "engine/core/quant_blocks.h"
+
+namespace sluice {
+
+namespace {
+
+// A run of equal words of a block (2 or 4 bytes each) and where the tile keeps them: word j of
+// row r at tile + at + (j * 16 + r) * word_bytes.
+struct Field {
+  int from;  // byte offset in the block
+  int words;
+  int word_bytes;
+  int at;          // byte offset in the tile
+  bool flip_sign;  // stored with each byte's top bit flipped (q + 128 for int8 q)
+};
+
+constexpr Field kQ4KFields[] = {
+    {0, 1, 4, 0, false},     // d | dmin << 16
+    {4, 3, 4, 64, false},    // the 12 bytes of scales and mins
+    {16, 32, 4, 256, false}  // qs: chunk c's word k is word 8c + k
+};
+constexpr Field kQ6KFields[] = {
+    {0, 32, 4, 0, false},       // ql
+    {128, 16, 4, 2048, false},  // qh
+    {192, 4, 4, 3072, false},   // the 16 int8 scales
+    {208, 1, 2, 3328, false}    // d
+};
+constexpr Field kQ8_0Fields[] = {
+    {0, 1, 2, 0, false},  // d
+    {2, 8, 4, 32, true}   // qs + 128
+};
+
+std::span<const Field> fields_of(DType dtype) {
+  switch (dtype) {
+    case DType::Q4_K:
+      return kQ4KFields;
+    case DType::Q6_K:
+      return kQ6KFields;
+    case DType::Q8_0:
+      return kQ8_0Fields;
+    default:
+      return {};
+  }
+}
+
+size_t block_bytes(DType dtype) {
+  return dtype_num_bytes(dtype, interleaved_tile_cols(dtype));
+}
+
+// Copies f's words of the sixteen blocks (block r at blocks + r * stride) into the tile;
+// kWordBytes a constant so that every copy is one load and one store.
+template <int kWordBytes>
+void copy_field(const Field& f, const uint8_t* blocks, size_t stride, uint8_t* tile) {
+  using Word = std::conditional_t<kWordBytes == 4, uint32_t, uint16_t>;
+  const auto mask = static_cast<Word>(f.flip_sign ? 0x80808080u : 0u);
+  for (int j = 0; j < f.words; ++j) {
+    for (int r = 0; r < kInterleaveRows; ++r) {
+      Word word;
+      std::memcpy(&word, blocks + static_cast<size_t>(r) * stride + f.from + j * kWordBytes,
+                  kWordBytes);
+      word = static_cast<Word>(word ^ mask);
+      std::memcpy(tile + f.at + (j * kInterleaveRows + r) * kWordBytes, &word, kWordBytes);
+    }
+  }
+}
+
+}  // namespace
+
+bool has_interleaved_kernel(DType dtype, QuantKernelIsa isa) {
+  return SLUICE_QUANT_X86 && isa == QuantKernelIsa::Avx512Vnni && !fields_of(dtype).empty();
+}
+
+int64_t interleaved_tile_cols(DType dtype) {
+  return dtype == DType::Q8_0 ? quant::kBlock32 : quant::kBlockK;
+}
+
+size_t interleaved_tile_bytes(DType dtype) {
+  return kInterleaveRows * block_bytes(dtype);
+}
+
+size_t interleaved_bytes(DType dtype, int64_t num_rows, int64_t cols) {
+  return static_cast<size_t>(num_rows / kInterleaveRows) * static_cast<size_t>(kInterleaveRows) *
+         dtype_num_bytes(dtype, cols);
+}
+
+void interleave_rows(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t num_rows,
+                     int64_t cols, uint8_t* out) {
+  const std::span<const Field> fields = fields_of(dtype);
+  assert(!fields.empty() && cols % interleaved_tile_cols(dtype) == 0);
+  const int64_t num_tiles = cols / interleaved_tile_cols(dtype);
+  const size_t tile_bytes = interleaved_tile_bytes(dtype), in_bytes = block_bytes(dtype);
+  for (int64_t g = 0; g < num_rows / kInterleaveRows; ++g) {
+    for (int64_t i = 0; i < num_tiles; ++i) {
+      const uint8_t* blocks = rows + static_cast<size_t>(g * kInterleaveRows) * row_bytes +
+                              static_cast<size_t>(i) * in_bytes;
+      uint8_t* tile = out + static_cast<size_t>(g * num_tiles + i) * tile_bytes;
+      for (const Field& f : fields) {
+        if (f.word_bytes == 4) {
+          copy_field<4>(f, blocks, row_bytes, tile);
+        } else {
+          copy_field<2>(f, blocks, row_bytes, tile);
+        }
+      }
+    }
+  }
+}
+
+int interleaved_max_tokens(DType dtype) {
+  // Q4_K: eight tokens at a time over a group's tiles while they sit in L1 (as the row kernel),
+  // 1.5x the row kernel's speed at 8 tokens. Q6_K and Q8_0 take a float step (Q6_K a 32-bit
+  // multiply) per token and group or block that their row kernels share between tokens: ahead
+  // at 1-2 tokens, level at 4, behind at 8 (0.87x, 0.89x), but far ahead of restoring the rows
+  // for the row kernels, which pays off only over the many tokens of a prefill.
+  return dtype == DType::Q4_K ? 32 : 8;
+}
+
+void quant_interleaved_rows(DType dtype, const uint8_t* tiles, int64_t group_begin,
+                            int64_t group_end, int64_t cols,
+                            const QuantizedActivations& activations, float* y, int64_t ldy,
+                            QuantKernelIsa isa) {
+  assert(has_interleaved_kernel(dtype, isa));
+  assert(activations.num_tokens >= 1 && activations.num_tokens <= interleaved_max_tokens(dtype));
+  assert(activations.cols == cols && !activations.is_offset_u8);
+  (void)isa;
+#if SLUICE_QUANT_X86
+  quant_interleaved_rows_avx512_vnni(dtype, tiles, group_begin, group_end, cols, activations, y,
+                                     ldy);
+#else
+  (void)dtype, (void)tiles, (void)group_begin, (void)group_end, (void)cols, (void)activations;
+  (void)y, (void)ldy;
+#endif
+}
+
+}  // namespace sluice

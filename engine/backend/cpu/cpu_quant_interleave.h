@@ -1,0 +1,69 @@
+// Quantized weight rows interleaved sixteen at a time, made once at load so that the decoding
+// kernels read one stream of aligned registers instead of sixteen rows' blocks that they then
+// transpose in registers (cpu_quant_k_rows_avx512.cpp) on every product.
+//
+// A group is sixteen consecutive rows; its tiles follow one another, and the groups follow one
+// another, so a thread's rows are one contiguous range of bytes. A tile holds one super-block
+// (Q4_K, Q6_K) or one block (Q8_0) of each of the sixteen rows, every field transposed so that
+// lane r of a 512-bit register is row r: the same bytes as the file's blocks, rearranged (Q8_0's
+// quants stored as q + 128, so that vpdpbusd takes them as its unsigned operand and the
+// activations stay signed). A matrix whose row count is not a multiple of 16 keeps its last rows
+// in their blocks (QuantMatrixView::data).
+//
+// The layout is a property of the CPU with AVX-512 VNNI: the tiles are made only where
+// has_interleaved_kernel holds, beside the file's rows, which products with more tokens than the
+// interleaved kernels take (prefill, large batches) still read with the row and panel kernels
+// (restoring the rows from the tiles for them cost 20-40% of a 64-token product). Every path
+// gives the scalar definition's bits (cpu_quant_dot.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/backend/cpu/cpu_quant_dot.h"
+#include "engine/backend/cpu/cpu_quant_operands.h"
+#include "engine/core/dtype.h"
+
+namespace sluice {
+
+inline constexpr int kInterleaveRows = 16;
+
+// Whether rows of dtype are interleaved for kernel version isa (Q4_K, Q6_K and Q8_0 with AVX-512
+// VNNI).
+bool has_interleaved_kernel(DType dtype, QuantKernelIsa isa);
+
+// The elements of a row one tile holds (256 for the K-quants, 32 for Q8_0) and its bytes
+// (sixteen rows' blocks).
+int64_t interleaved_tile_cols(DType dtype);
+size_t interleaved_tile_bytes(DType dtype);
+
+// Bytes of the tiles for the first num_rows / 16 * 16 rows of cols elements.
+size_t interleaved_bytes(DType dtype, int64_t num_rows, int64_t cols);
+
+// Writes the tiles of rows [0, num_rows / 16 * 16) (row r at rows + r * row_bytes) to out
+// (interleaved_bytes of them). Precondition: has_interleaved_kernel for some isa, cols a whole
+// number of tiles.
+void interleave_rows(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t num_rows,
+                     int64_t cols, uint8_t* out);
+
+// The most tokens quant_interleaved_rows takes for dtype.
+int interleaved_max_tokens(DType dtype);
+
+// y[t * ldy + r] = dot(weight row r, activation row t) for every token of activations and the
+// rows of groups [group_begin, group_end) of the tiles at tiles (interleave_rows' output): the
+// scalar definition's bits. Preconditions: has_interleaved_kernel(dtype, isa), 1 <=
+// activations.num_tokens <= interleaved_max_tokens(dtype), activations quantized for dtype and
+// not offset.
+void quant_interleaved_rows(DType dtype, const uint8_t* tiles, int64_t group_begin,
+                            int64_t group_end, int64_t cols,
+                            const QuantizedActivations& activations, float* y, int64_t ldy,
+                            QuantKernelIsa isa);
+
+// The AVX-512 VNNI kernels (cpu_quant_interleaved_avx512.cpp), with quant_interleaved_rows'
+// arguments.
+void quant_interleaved_rows_avx512_vnni(DType dtype, const uint8_t* tiles, int64_t group_begin,
+                                        int64_t group_end, int64_t cols,
+                                        const QuantizedActivations& activations, float* y,
+                                        int64_t ldy);
+
+}  // namespace sluice
