@@ -117,9 +117,8 @@ int interleaved_max_tokens(DType dtype) {
   // Q4_K: eight tokens at a time over a group's tiles while they sit in L1 (as the row kernel),
   // 1.5x the row kernel's speed at 8 tokens. Q6_K and Q8_0 take a float step (Q6_K a 32-bit
   // multiply) per token and group or block that their row kernels share between tokens: ahead
-  // at 1-2 tokens, level at 4, behind at 8 (0.87x, 0.89x), but far ahead of restoring the rows
-  // for the row kernels, which pays off only over the many tokens of a prefill.
-  return dtype == DType::Q4_K ? 32 : 8;
+  // at 1-2 tokens, level at 4, behind at 8 (0.87x, 0.89x), where the file's rows serve.
+  return dtype == DType::Q4_K ? 32 : 4;
 }
 
 void quant_interleaved_rows(DType dtype, const uint8_t* tiles, int64_t group_begin,

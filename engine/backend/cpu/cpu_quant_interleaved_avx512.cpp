@@ -1,5 +1,5 @@
 // The AVX-512 VNNI kernels for interleaved rows (cpu_quant_interleave.h): sixteen rows in the
-// lanes of every register, read from their tiles with aligned loads, for 1-8 tokens at a time.
+// lanes of every register, read from their tiles with whole-register loads, for 1-8 tokens at a time.
 // The same arithmetic as the row kernels (cpu_quant_k_rows_avx512.cpp, cpu_quant_q8_0_rows_
 // avx512.cpp) without their transposes, and with the weights as vpdpbusd's unsigned operand so
 // that the activations stay signed:
