@@ -81,6 +81,7 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
   embedding_ = CpuMatrix(w.token_embedding);  // rows are widened on lookup
   lm_head_ = CpuMatrix(w.lm_head, /*interleave=*/true);
   owned_weight_bytes_ += lm_head_.owned_bytes();
+  replaced_map_bytes_ += lm_head_.replaced_map_bytes();
   final_norm_ = norm_weights(w.final_norm);
 }
 
@@ -90,6 +91,7 @@ void CpuBackend::prepare(WeightRole role, const WeightTensor& tensor, Layer& lay
     case WeightKind::Matrix:
       layer.matrices[role] = CpuMatrix(tensor, /*interleave=*/true);
       owned_weight_bytes_ += layer.matrices[role].owned_bytes();
+      replaced_map_bytes_ += layer.matrices[role].replaced_map_bytes();
       return;
     case WeightKind::Norm:
       layer.vectors[role] = norm_weights(tensor);
@@ -491,7 +493,7 @@ std::string CpuBackend::describe() const {
 
 BackendMemory CpuBackend::memory() const {
   BackendMemory m;
-  m.weight_bytes = model_.weight_bytes() + owned_weight_bytes_;
+  m.weight_bytes = model_.weight_bytes() + owned_weight_bytes_ - replaced_map_bytes_;
   m.kv_cache_bytes = (k_cache_.size() + v_cache_.size()) * sizeof(float);
   m.activation_bytes = scratch_->bytes();
   m.state_bytes = states_.size() * sizeof(float);

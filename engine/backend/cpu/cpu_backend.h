@@ -72,6 +72,7 @@ class CpuBackend final : public Backend {
   CpuMatrix lm_head_;
   std::vector<float> final_norm_;
   size_t owned_weight_bytes_ = 0;
+  size_t replaced_map_bytes_ = 0;  // of the file map, by interleaved tiles (CpuMatrix)
 
   int num_blocks_ = 0;
   int block_size_ = 0;

@@ -4,6 +4,9 @@
 #include <cassert>
 #include <cstring>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "engine/backend/cpu/cpu_gemm.h"
 #include "engine/backend/cpu/cpu_quant_gemm.h"
 #include "engine/backend/cpu/cpu_quant_interleave.h"
@@ -21,6 +24,20 @@ bool is_aligned_for_type(const WeightTensor& w) {
 // Threads take rows in multiples of this, so that only the last tile of the matrix is partial.
 constexpr int64_t kRowUnit = 16;
 
+// Hands the whole pages of [data, data + size) back to the kernel: a file map's pages are read
+// from the file again if touched; anonymous memory (a model built in memory) is only reclaimed
+// where it can be swapped.
+void release_pages(const uint8_t* data, size_t size) {
+#if defined(MADV_PAGEOUT)
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+  if (begin < end) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
+#else
+  (void)data, (void)size;
+#endif
+}
+
 }  // namespace
 
 CpuMatrix::CpuMatrix(const WeightTensor& weight, bool interleave)
@@ -33,6 +50,10 @@ CpuMatrix::CpuMatrix(const WeightTensor& weight, bool interleave)
       interleaved_.allocate(interleaved_bytes(weight.dtype, rows_, cols_));
       interleave_rows(weight.dtype, weight.data, weight.row_bytes(), rows_, cols_,
                       interleaved_.data());
+      if (restores_rows_from_tiles(weight.dtype)) {
+        replaced_map_bytes_ = interleaved_.size();
+        release_pages(weight.data, replaced_map_bytes_);
+      }
     }
     return;
   }

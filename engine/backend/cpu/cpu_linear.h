@@ -20,8 +20,9 @@ class CpuMatrix {
   CpuMatrix() = default;
   // Prepares W for products (an empty W gives an empty matrix). A float-type W that its file
   // does not align for its type is copied once to aligned memory. With interleave, quantized
-  // rows of a type that this CPU's kernels read interleaved (cpu_quant_interleave.h) are also
-  // copied into tiles once, for the products of a few tokens. Throws Error for a type with
+  // rows of a type that this CPU's kernels read interleaved (cpu_quant_interleave.h) are copied
+  // into tiles once, and where every product then reads the tiles (restores_rows_from_tiles)
+  // the file's pages of those rows are handed back to the kernel. Throws Error for a type with
   // neither an in-place product nor quantized kernels.
   explicit CpuMatrix(const WeightTensor& weight, bool interleave = false);
 
@@ -29,6 +30,8 @@ class CpuMatrix {
   int64_t cols() const { return cols_; }  // in_features
   // Bytes this matrix holds beyond the file map (an aligned copy, or the interleaved tiles).
   size_t owned_bytes() const { return aligned_copy_.size() * sizeof(float) + interleaved_.size(); }
+  // Bytes of the file map the tiles replace: products never read them after load.
+  size_t replaced_map_bytes() const { return replaced_map_bytes_; }
   bool empty() const { return rows_ == 0; }
 
   // y[num_tokens, rows] = x[num_tokens, cols] · W^T. Each output element is computed with the
@@ -48,6 +51,7 @@ class CpuMatrix {
   const void* in_place_ = nullptr;  // float-type rows as the kernels read them: the map or the copy
   std::vector<float> aligned_copy_;  // the bytes of a misaligned float-type weight
   HugePageBuffer interleaved_;       // the tiles of the first rows / 16 * 16 rows, or empty
+  size_t replaced_map_bytes_ = 0;
   int64_t rows_ = 0;
   int64_t cols_ = 0;
 };

@@ -117,21 +117,41 @@ bool wants_offset(const QuantMatrixView& w, int64_t num_tokens, QuantKernelIsa i
 // and act stored as wants_offset says.
 void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, int64_t row_begin,
                    int64_t row_end, float* y, int64_t ldy, QuantKernelIsa isa) {
-  // More tokens than the interleaved kernels take: the rows where the file holds them.
-  if (!uses_interleaved_kernels(w, act.num_tokens, isa))
+  if (!w.interleaved ||
+      (!uses_interleaved_kernels(w, act.num_tokens, isa) && !restores_rows_from_tiles(w.dtype)))
     return multiply_row_layout(w, act, row_begin, row_end, y, ldy, isa);
   const int64_t grouped_end =
       std::clamp(w.rows / kInterleaveRows * kInterleaveRows, row_begin, row_end);
   assert(row_begin % kInterleaveRows == 0 || row_begin == grouped_end);
-  if (row_begin < grouped_end) {
-    quant_interleaved_rows(w.dtype, w.interleaved, row_begin / kInterleaveRows,
-                           grouped_end / kInterleaveRows, w.cols, act, y, ldy, isa);
-  }
-  // The rows past the tiles, with the signed activations: a version whose kernels take them
-  // (every version gives the same bits).
+  const int64_t group_begin = row_begin / kInterleaveRows;
+  const int64_t group_end = grouped_end / kInterleaveRows;
   QuantKernelIsa tail_isa = isa;
-  if (act.is_offset_u8 != wants_offset_activations(tail_isa, w.dtype))
-    tail_isa = QuantKernelIsa::Avx2;
+  if (uses_interleaved_kernels(w, act.num_tokens, isa)) {
+    if (group_begin < group_end) {
+      quant_interleaved_rows(w.dtype, w.interleaved, group_begin, group_end, w.cols, act, y, ldy,
+                             isa);
+    }
+    // The rows past the tiles, with the signed activations: a version whose kernels take them
+    // (every version gives the same bits).
+    if (act.is_offset_u8 != wants_offset_activations(tail_isa, w.dtype))
+      tail_isa = QuantKernelIsa::Avx2;
+  } else {
+    // More tokens than the interleaved kernels take (a prefill): each group's rows restored
+    // from its tiles, then the row kernels, whose unpacking or panels the many tokens pay for
+    // anyway (the file's pages of these rows were handed back at load).
+    const size_t group_bytes = static_cast<size_t>(kInterleaveRows) * w.row_bytes;
+    thread_local std::vector<uint8_t> rows;
+    rows.resize(group_bytes);
+    QuantMatrixView group = w;
+    group.data = rows.data();
+    group.rows = kInterleaveRows;
+    group.interleaved = nullptr;
+    for (int64_t g = group_begin; g < group_end; ++g) {
+      restore_group_rows(w.dtype, w.interleaved + static_cast<size_t>(g) * group_bytes, w.cols,
+                         rows.data(), w.row_bytes);
+      multiply_row_layout(group, act, 0, kInterleaveRows, y + g * kInterleaveRows, ldy, isa);
+    }
+  }
   if (grouped_end < row_end) multiply_row_layout(w, act, grouped_end, row_end, y, ldy, tail_isa);
 }
 

@@ -72,6 +72,22 @@ void copy_field(const Field& f, const uint8_t* blocks, size_t stride, uint8_t* t
   }
 }
 
+// The inverse of copy_field: f's words from the tile back into the sixteen blocks.
+template <int kWordBytes>
+void restore_field(const Field& f, const uint8_t* tile, uint8_t* blocks, size_t stride) {
+  using Word = std::conditional_t<kWordBytes == 4, uint32_t, uint16_t>;
+  const auto mask = static_cast<Word>(f.flip_sign ? 0x80808080u : 0u);
+  for (int j = 0; j < f.words; ++j) {
+    for (int r = 0; r < kInterleaveRows; ++r) {
+      Word word;
+      std::memcpy(&word, tile + f.at + (j * kInterleaveRows + r) * kWordBytes, kWordBytes);
+      word = static_cast<Word>(word ^ mask);
+      std::memcpy(blocks + static_cast<size_t>(r) * stride + f.from + j * kWordBytes, &word,
+                  kWordBytes);
+    }
+  }
+}
+
 }  // namespace
 
 bool has_interleaved_kernel(DType dtype, QuantKernelIsa isa) {
@@ -113,12 +129,45 @@ void interleave_rows(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t
   }
 }
 
+void restore_group_rows(DType dtype, const uint8_t* group_tiles, int64_t cols, uint8_t* rows,
+                        size_t row_bytes) {
+  const std::span<const Field> fields = fields_of(dtype);
+  assert(!fields.empty());
+  const int64_t num_tiles = cols / interleaved_tile_cols(dtype);
+  const size_t tile_bytes = interleaved_tile_bytes(dtype), out_bytes = block_bytes(dtype);
+  for (int64_t i = 0; i < num_tiles; ++i) {
+    const uint8_t* tile = group_tiles + static_cast<size_t>(i) * tile_bytes;
+    uint8_t* blocks = rows + static_cast<size_t>(i) * out_bytes;
+    for (const Field& f : fields) {
+#if SLUICE_QUANT_X86
+      // The runs of 4-byte words whose block offset keeps them whole (all but the scales and
+      // halves): transposed 16 words at a time.
+      if (f.word_bytes == 4 && f.words >= 8) {
+        restore_words_avx512_vnni(tile + f.at, f.words, f.flip_sign ? 0x80808080u : 0u,
+                                  blocks + f.from, row_bytes);
+        continue;
+      }
+#endif
+      if (f.word_bytes == 4) {
+        restore_field<4>(f, tile, blocks, row_bytes);
+      } else {
+        restore_field<2>(f, tile, blocks, row_bytes);
+      }
+    }
+  }
+}
+
+bool restores_rows_from_tiles(DType dtype) {
+  return dtype == DType::Q4_K || dtype == DType::Q6_K;
+}
+
 int interleaved_max_tokens(DType dtype) {
   // Q4_K: eight tokens at a time over a group's tiles while they sit in L1 (as the row kernel),
   // 1.5x the row kernel's speed at 8 tokens. Q6_K and Q8_0 take a float step (Q6_K a 32-bit
   // multiply) per token and group or block that their row kernels share between tokens: ahead
-  // at 1-2 tokens, level at 4, behind at 8 (0.87x, 0.89x), where the file's rows serve.
-  return dtype == DType::Q4_K ? 32 : 4;
+  // at 1-2 tokens, level at 4, 0.87x-1.0x at 8, still no slower than restoring the rows for
+  // the row kernels.
+  return dtype == DType::Q4_K ? 32 : 8;
 }
 
 void quant_interleaved_rows(DType dtype, const uint8_t* tiles, int64_t group_begin,

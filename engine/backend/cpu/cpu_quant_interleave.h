@@ -11,9 +11,9 @@
 // in their blocks (QuantMatrixView::data).
 //
 // The layout is a property of the CPU with AVX-512 VNNI: the tiles are made only where
-// has_interleaved_kernel holds, beside the file's rows, which products with more tokens than the
-// interleaved kernels take (prefill, large batches) still read with the row and panel kernels
-// (restoring the rows from the tiles for them cost 20-40% of a 64-token product). Every path
+// has_interleaved_kernel holds. Products with more tokens than the interleaved kernels take
+// (prefill, large batches) run the row and panel kernels on rows restored from the tiles
+// (restore_group_rows), or for Q8_0 on the file's rows (restores_rows_from_tiles). Every path
 // gives the scalar definition's bits (cpu_quant_dot.h).
 #pragma once
 
@@ -45,6 +45,23 @@ size_t interleaved_bytes(DType dtype, int64_t num_rows, int64_t cols);
 // number of tiles.
 void interleave_rows(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t num_rows,
                      int64_t cols, uint8_t* out);
+
+// Restores the sixteen rows of one group from its tiles (group_tiles) into rows (row r at rows +
+// r * row_bytes): the file's bytes exactly, for the products with more tokens than the
+// interleaved kernels take. Precondition: has_interleaved_kernel(dtype, Avx512Vnni).
+void restore_group_rows(DType dtype, const uint8_t* group_tiles, int64_t cols, uint8_t* rows,
+                        size_t row_bytes);
+
+// The AVX-512 transpose behind restore_group_rows: the num_words words of a field at field ([word
+// j][row r] 32-bit words, each XORed with flip) to word j of row r at rows + r * row_bytes + 4j.
+void restore_words_avx512_vnni(const uint8_t* field, int num_words, uint32_t flip, uint8_t* rows,
+                               size_t row_bytes);
+
+// Whether products of dtype with more tokens than the interleaved kernels take restore the
+// rows from the tiles, so that the file's pages of those rows are never read after load (Q4_K,
+// Q6_K: 6% and 14% onto a 64-token product), or read the file's rows (Q8_0, whose small tiles
+// made restoring cost 36%: its file pages stay in use beside the tiles).
+bool restores_rows_from_tiles(DType dtype);
 
 // The most tokens quant_interleaved_rows takes for dtype.
 int interleaved_max_tokens(DType dtype);

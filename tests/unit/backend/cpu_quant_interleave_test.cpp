@@ -33,10 +33,14 @@ struct Interleaved {
     view.interleaved = tiles.data();
   }
 
-  // The view a product of num_tokens may take: the zeroed rows where the tiles serve it.
+  // The view a product of num_tokens may take: the zeroed rows where the tiles serve it (the
+  // interleaved kernels, or rows restored from the tiles).
   QuantMatrixView for_tokens(int64_t num_tokens, QuantKernelIsa isa) const {
     QuantMatrixView v = view;
-    if (uses_interleaved_kernels(view, num_tokens, isa)) v.data = tail_only.data();
+    if (uses_interleaved_kernels(view, num_tokens, isa) ||
+        (has_interleaved_kernel(view.dtype, isa) && restores_rows_from_tiles(view.dtype))) {
+      v.data = tail_only.data();
+    }
     return v;
   }
 };
@@ -52,7 +56,8 @@ void expect_scalar_bits(const QuantMatrixView& w, int64_t num_tokens, ThreadPool
              isa);
   EXPECT_EQ(std::memcmp(y.data(), scalar.data(), y.size() * sizeof(float)), 0)
       << dtype_name(w.dtype) << " " << w.rows << "x" << w.cols << ", " << num_tokens << " tokens"
-      << (uses_interleaved_kernels(interleaved.view, num_tokens, isa) ? " (tiles)" : " (rows)");
+      << (uses_interleaved_kernels(interleaved.view, num_tokens, isa) ? " (tiles)"
+                                                                      : " (rows or restored)");
 }
 
 TEST(QuantInterleave, TilesGiveTheScalarBits) {
@@ -71,8 +76,9 @@ TEST(QuantInterleave, TilesGiveTheScalarBits) {
     for (const int64_t num_tokens : {1, 2, 3, 4, 5, 6, 7, 8}) {
       expect_scalar_bits(odd, num_tokens, pool);
     }
-    // Past eight tokens: Q4_K's tiles again eight tokens at a time, the rows for the others.
-    for (const int64_t num_tokens : {11, 32, 33}) expect_scalar_bits(odd, num_tokens, pool);
+    // Past eight tokens: Q4_K's tiles again eight tokens at a time up to 32; then the rows
+    // restored from the tiles (Q4_K, Q6_K) or the file's (Q8_0).
+    for (const int64_t num_tokens : {11, 32, 33, 70}) expect_scalar_bits(odd, num_tokens, pool);
     for (const int64_t num_tokens : {1, 3, 8, 13}) expect_scalar_bits(file, num_tokens, pool);
   }
 }
