@@ -16,6 +16,7 @@
 
 #include "engine/backend/cpu/cpu_quant_dot_simd.h"
 #include "engine/backend/cpu/cpu_quant_interleave.h"
+#include "engine/backend/cpu/cpu_quant_lanes_avx512.h"
 #include "engine/backend/cpu/cpu_quant_q4k_lanes_avx512.h"
 #include "engine/core/quant_blocks.h"
 
@@ -274,32 +275,6 @@ SLUICE_INTERLEAVED_KERNELS(q6k_group)
 SLUICE_INTERLEAVED_KERNELS(q8_0_group)
 #undef SLUICE_INTERLEAVED_KERNELS
 
-// In place: lane w of r[k] becomes lane k of r[w] (a 16 x 16 transpose of 32-bit words).
-SLUICE_AVX512_VNNI_INLINE void transpose16x16(__m512i* r) {
-  __m512i t[16], u[16];
-  SLUICE_INTERLEAVED_UNROLL for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-  }
-  // u[4i + m], 128 bits L: lane 4L + m of r[4i..4i+3].
-  SLUICE_INTERLEAVED_UNROLL for (int i = 0; i < 4; ++i) {
-    u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-  }
-  SLUICE_INTERLEAVED_UNROLL for (int m = 0; m < 4; ++m) {
-    const __m512i x0 = _mm512_shuffle_i32x4(u[m], u[4 + m], 0x44);
-    const __m512i x1 = _mm512_shuffle_i32x4(u[m], u[4 + m], 0xee);
-    const __m512i y0 = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0x44);
-    const __m512i y1 = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0xee);
-    r[m] = _mm512_shuffle_i32x4(x0, y0, 0x88);
-    r[4 + m] = _mm512_shuffle_i32x4(x0, y0, 0xdd);
-    r[8 + m] = _mm512_shuffle_i32x4(x1, y1, 0x88);
-    r[12 + m] = _mm512_shuffle_i32x4(x1, y1, 0xdd);
-  }
-}
-
 }  // namespace avx512_interleaved_kernels
 
 SLUICE_AVX512_VNNI void restore_words_avx512_vnni(const uint8_t* field, int num_words,
@@ -313,7 +288,7 @@ SLUICE_AVX512_VNNI void restore_words_avx512_vnni(const uint8_t* field, int num_
       r[i] = i < n ? _mm512_xor_si512(load(field + static_cast<size_t>(64 * (j0 + i))), mask)
                    : _mm512_setzero_si512();
     }
-    transpose16x16(r);
+    avx512_lanes::transpose16x16(r);
     const auto lanes = static_cast<__mmask16>((1u << n) - 1);
     for (int k = 0; k < kRows; ++k) {
       _mm512_mask_storeu_epi32(
