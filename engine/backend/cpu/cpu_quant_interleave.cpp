@@ -135,6 +135,9 @@ void restore_group_rows(DType dtype, const uint8_t* group_tiles, int64_t cols, u
   assert(!fields.empty());
   const int64_t num_tiles = cols / interleaved_tile_cols(dtype);
   const size_t tile_bytes = interleaved_tile_bytes(dtype), out_bytes = block_bytes(dtype);
+  // (Tiles are made only on AVX-512 VNNI CPUs, but a view of them can be multiplied by any kernel
+  // version: the transposes run only where the CPU has them.)
+  [[maybe_unused]] const bool has_avx512 = quant_kernel_isa_supported(QuantKernelIsa::Avx512Vnni);
   for (int64_t i = 0; i < num_tiles; ++i) {
     const uint8_t* tile = group_tiles + static_cast<size_t>(i) * tile_bytes;
     uint8_t* blocks = rows + static_cast<size_t>(i) * out_bytes;
@@ -142,7 +145,7 @@ void restore_group_rows(DType dtype, const uint8_t* group_tiles, int64_t cols, u
 #if SLUICE_QUANT_X86
       // The runs of 4-byte words whose block offset keeps them whole (all but the scales and
       // halves): transposed 16 words at a time.
-      if (f.word_bytes == 4 && f.words >= 8) {
+      if (has_avx512 && f.word_bytes == 4 && f.words >= 8) {
         restore_words_avx512_vnni(tile + f.at, f.words, f.flip_sign ? 0x80808080u : 0u,
                                   blocks + f.from, row_bytes);
         continue;

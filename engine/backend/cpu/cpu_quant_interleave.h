@@ -48,7 +48,7 @@ void interleave_rows(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t
 
 // Restores the sixteen rows of one group from its tiles (group_tiles) into rows (row r at rows +
 // r * row_bytes): the file's bytes exactly, for the products with more tokens than the
-// interleaved kernels take. Precondition: has_interleaved_kernel(dtype, Avx512Vnni).
+// interleaved kernels take (on any CPU; transposed with AVX-512 where it has it).
 void restore_group_rows(DType dtype, const uint8_t* group_tiles, int64_t cols, uint8_t* rows,
                         size_t row_bytes);
 
