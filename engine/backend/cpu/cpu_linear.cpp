@@ -50,10 +50,9 @@ CpuMatrix::CpuMatrix(const WeightTensor& weight, bool interleave)
       interleaved_.allocate(interleaved_bytes(weight.dtype, rows_, cols_));
       interleave_rows(weight.dtype, weight.data, weight.row_bytes(), rows_, cols_,
                       interleaved_.data());
-      if (restores_rows_from_tiles(weight.dtype)) {
-        replaced_map_bytes_ = interleaved_.size();
-        release_pages(weight.data, replaced_map_bytes_);
-      }
+      // Every product reads the tiles from now on: the file's pages of those rows go back.
+      replaced_map_bytes_ = interleaved_.size();
+      release_pages(weight.data, replaced_map_bytes_);
     }
     return;
   }

@@ -21,8 +21,8 @@ class CpuMatrix {
   // Prepares W for products (an empty W gives an empty matrix). A float-type W that its file
   // does not align for its type is copied once to aligned memory. With interleave, quantized
   // rows of a type that this CPU's kernels read interleaved (cpu_quant_interleave.h) are copied
-  // into tiles once, and where every product then reads the tiles (restores_rows_from_tiles)
-  // the file's pages of those rows are handed back to the kernel. Throws Error for a type with
+  // into tiles once, and, since every product then reads the tiles, the file's pages of those
+  // rows are handed back to the kernel. Throws Error for a type with
   // neither an in-place product nor quantized kernels.
   explicit CpuMatrix(const WeightTensor& weight, bool interleave = false);
 

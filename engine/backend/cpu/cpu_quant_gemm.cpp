@@ -117,14 +117,13 @@ bool wants_offset(const QuantMatrixView& w, int64_t num_tokens, QuantKernelIsa i
 // and act stored as wants_offset says.
 void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, int64_t row_begin,
                    int64_t row_end, float* y, int64_t ldy, QuantKernelIsa isa) {
-  if (!w.interleaved ||
-      (!uses_interleaved_kernels(w, act.num_tokens, isa) && !restores_rows_from_tiles(w.dtype)))
-    return multiply_row_layout(w, act, row_begin, row_end, y, ldy, isa);
+  if (!w.interleaved) return multiply_row_layout(w, act, row_begin, row_end, y, ldy, isa);
   const int64_t grouped_end =
       std::clamp(w.rows / kInterleaveRows * kInterleaveRows, row_begin, row_end);
   assert(row_begin % kInterleaveRows == 0 || row_begin == grouped_end);
   const int64_t group_begin = row_begin / kInterleaveRows;
   const int64_t group_end = grouped_end / kInterleaveRows;
+  const size_t group_bytes = static_cast<size_t>(kInterleaveRows) * w.row_bytes;
   QuantKernelIsa tail_isa = isa;
   if (uses_interleaved_kernels(w, act.num_tokens, isa)) {
     if (group_begin < group_end) {
@@ -135,11 +134,22 @@ void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, in
     // (every version gives the same bits).
     if (act.is_offset_u8 != wants_offset_activations(tail_isa, w.dtype))
       tail_isa = QuantKernelIsa::Avx2;
+  } else if (has_quant_panel_kernel(isa)) {
+    // More tokens than the interleaved kernels take (a prefill): each group's panel packed
+    // straight from its tiles, then multiplied by every token.
+    thread_local QuantPanel panel;
+    for (int64_t g = group_begin; g < group_end; ++g) {
+      pack_panel_from_tiles(w.dtype, w.interleaved + static_cast<size_t>(g) * group_bytes, w.cols,
+                            panel);
+      for (int64_t t = 0; t < act.num_tokens; t += kQuantPanelTokens) {
+        const auto tile_tokens =
+            static_cast<int>(std::min<int64_t>(kQuantPanelTokens, act.num_tokens - t));
+        quant_panel_tile(panel, act, t, tile_tokens, y + t * ldy + g * kInterleaveRows, ldy);
+      }
+    }
   } else {
-    // More tokens than the interleaved kernels take (a prefill): each group's rows restored
-    // from its tiles, then the row kernels, whose unpacking or panels the many tokens pay for
-    // anyway (the file's pages of these rows were handed back at load).
-    const size_t group_bytes = static_cast<size_t>(kInterleaveRows) * w.row_bytes;
+    // A kernel version without panels (tests on a CPU that has the tiles): each group's rows
+    // restored from its tiles for the row kernels (the file's rows were handed back at load).
     thread_local std::vector<uint8_t> rows;
     rows.resize(group_bytes);
     QuantMatrixView group = w;

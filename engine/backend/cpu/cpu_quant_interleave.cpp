@@ -135,22 +135,10 @@ void restore_group_rows(DType dtype, const uint8_t* group_tiles, int64_t cols, u
   assert(!fields.empty());
   const int64_t num_tiles = cols / interleaved_tile_cols(dtype);
   const size_t tile_bytes = interleaved_tile_bytes(dtype), out_bytes = block_bytes(dtype);
-  // (Tiles are made only on AVX-512 VNNI CPUs, but a view of them can be multiplied by any kernel
-  // version: the transposes run only where the CPU has them.)
-  [[maybe_unused]] const bool has_avx512 = quant_kernel_isa_supported(QuantKernelIsa::Avx512Vnni);
   for (int64_t i = 0; i < num_tiles; ++i) {
     const uint8_t* tile = group_tiles + static_cast<size_t>(i) * tile_bytes;
     uint8_t* blocks = rows + static_cast<size_t>(i) * out_bytes;
     for (const Field& f : fields) {
-#if SLUICE_QUANT_X86
-      // The runs of 4-byte words whose block offset keeps them whole (all but the scales and
-      // halves): transposed 16 words at a time.
-      if (has_avx512 && f.word_bytes == 4 && f.words >= 8) {
-        restore_words_avx512_vnni(tile + f.at, f.words, f.flip_sign ? 0x80808080u : 0u,
-                                  blocks + f.from, row_bytes);
-        continue;
-      }
-#endif
       if (f.word_bytes == 4) {
         restore_field<4>(f, tile, blocks, row_bytes);
       } else {
@@ -160,17 +148,30 @@ void restore_group_rows(DType dtype, const uint8_t* group_tiles, int64_t cols, u
   }
 }
 
-bool restores_rows_from_tiles(DType dtype) {
-  return dtype == DType::Q4_K || dtype == DType::Q6_K;
+void pack_panel_from_tiles(DType dtype, const uint8_t* group_tiles, int64_t cols, QuantPanel& out) {
+  assert(!fields_of(dtype).empty() && has_quant_panel_kernel(QuantKernelIsa::Avx512Vnni));
+#if SLUICE_QUANT_X86
+  pack_panel_from_tiles_avx512_vnni(dtype, group_tiles, cols, out);
+#else
+  (void)dtype, (void)group_tiles, (void)cols, (void)out;
+#endif
 }
 
 int interleaved_max_tokens(DType dtype) {
-  // Q4_K: eight tokens at a time over a group's tiles while they sit in L1 (as the row kernel),
-  // 1.5x the row kernel's speed at 8 tokens. Q6_K and Q8_0 take a float step (Q6_K a 32-bit
-  // multiply) per token and group or block that their row kernels share between tokens: ahead
-  // at 1-2 tokens, level at 4, 0.87x-1.0x at 8, still no slower than restoring the rows for
-  // the row kernels.
-  return dtype == DType::Q4_K ? 32 : 8;
+  // Past these counts the panels packed from the tiles are faster (2 threads of a Zen 5 VM, one
+  // 5632 x 2048 matrix from memory). Q4_K: eight tokens at a time over a group's tiles while they
+  // sit in L1, as the row kernel. Q6_K and Q8_0 take a float step (Q6_K a 32-bit multiply) per
+  // token and group or block that the panels share between tokens, yet the tiles still beat the
+  // panels at 4-8 tokens (Q6_K 1.35-1.9x, Q8_0 1.05-1.25x); past 8, Q6_K's stay level or ahead
+  // (9 tokens 1.17x, 12-16 1.04x) and Q8_0's level or behind (12-16 tokens 0.97-0.99x).
+  switch (dtype) {
+    case DType::Q4_K:
+      return 32;
+    case DType::Q6_K:
+      return 16;
+    default:
+      return 8;
+  }
 }
 
 void quant_interleaved_rows(DType dtype, const uint8_t* tiles, int64_t group_begin,

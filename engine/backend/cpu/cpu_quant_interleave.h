@@ -11,10 +11,11 @@
 // in their blocks (QuantMatrixView::data).
 //
 // The layout is a property of the CPU with AVX-512 VNNI: the tiles are made only where
-// has_interleaved_kernel holds. Products with more tokens than the interleaved kernels take
-// (prefill, large batches) run the row and panel kernels on rows restored from the tiles
-// (restore_group_rows), or for Q8_0 on the file's rows (restores_rows_from_tiles). Every path
-// gives the scalar definition's bits (cpu_quant_dot.h).
+// has_interleaved_kernel holds, and they replace the rows (the file's pages of those rows are
+// handed back at load). Products with more tokens than the interleaved kernels take (prefill,
+// large batches) pack each group's panel straight from its tiles (pack_panel_from_tiles) for the
+// panel kernels; a kernel version without panels (in tests) multiplies the rows restored from the
+// tiles (restore_group_rows). Every path gives the scalar definition's bits (cpu_quant_dot.h).
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,7 @@
 
 #include "engine/backend/cpu/cpu_quant_dot.h"
 #include "engine/backend/cpu/cpu_quant_operands.h"
+#include "engine/backend/cpu/cpu_quant_panel.h"
 #include "engine/core/dtype.h"
 
 namespace sluice {
@@ -47,21 +49,14 @@ void interleave_rows(DType dtype, const uint8_t* rows, size_t row_bytes, int64_t
                      int64_t cols, uint8_t* out);
 
 // Restores the sixteen rows of one group from its tiles (group_tiles) into rows (row r at rows +
-// r * row_bytes): the file's bytes exactly, for the products with more tokens than the
-// interleaved kernels take (on any CPU; transposed with AVX-512 where it has it).
+// r * row_bytes): the file's bytes exactly, for kernel versions without panels.
 void restore_group_rows(DType dtype, const uint8_t* group_tiles, int64_t cols, uint8_t* rows,
                         size_t row_bytes);
 
-// The AVX-512 transpose behind restore_group_rows: the num_words words of a field at field ([word
-// j][row r] 32-bit words, each XORed with flip) to word j of row r at rows + r * row_bytes + 4j.
-void restore_words_avx512_vnni(const uint8_t* field, int num_words, uint32_t flip, uint8_t* rows,
-                               size_t row_bytes);
-
-// Whether products of dtype with more tokens than the interleaved kernels take restore the
-// rows from the tiles, so that the file's pages of those rows are never read after load (Q4_K,
-// Q6_K: 6% and 14% onto a 64-token product), or read the file's rows (Q8_0, whose small tiles
-// made restoring cost 36%: its file pages stay in use beside the tiles).
-bool restores_rows_from_tiles(DType dtype);
+// The panel (cpu_quant_panel.h) of the sixteen rows of one group, straight from its tiles: the
+// same panel as pack_quant_panel_from_blocks makes from the rows, with no transposes.
+// Precondition: has_interleaved_kernel(dtype, Avx512Vnni) and has_quant_panel_kernel(Avx512Vnni).
+void pack_panel_from_tiles(DType dtype, const uint8_t* group_tiles, int64_t cols, QuantPanel& out);
 
 // The most tokens quant_interleaved_rows takes for dtype.
 int interleaved_max_tokens(DType dtype);
@@ -82,5 +77,7 @@ void quant_interleaved_rows_avx512_vnni(DType dtype, const uint8_t* tiles, int64
                                         int64_t group_end, int64_t cols,
                                         const QuantizedActivations& activations, float* y,
                                         int64_t ldy);
+void pack_panel_from_tiles_avx512_vnni(DType dtype, const uint8_t* group_tiles, int64_t cols,
+                                       QuantPanel& out);
 
 }  // namespace sluice

@@ -16,7 +16,6 @@
 
 #include "engine/backend/cpu/cpu_quant_dot_simd.h"
 #include "engine/backend/cpu/cpu_quant_interleave.h"
-#include "engine/backend/cpu/cpu_quant_lanes_avx512.h"
 #include "engine/backend/cpu/cpu_quant_q4k_lanes_avx512.h"
 #include "engine/core/quant_blocks.h"
 
@@ -275,26 +274,114 @@ SLUICE_INTERLEAVED_KERNELS(q6k_group)
 SLUICE_INTERLEAVED_KERNELS(q8_0_group)
 #undef SLUICE_INTERLEAVED_KERNELS
 
-}  // namespace avx512_interleaved_kernels
+// ---- Panels straight from a group's tiles (pack_panel_from_tiles): the tiles hold each row's
+// words in its lane already, so a panel's steps are the tiles' words with their fields taken
+// apart, with no transposes. The values, scales and corrections are those pack_raw makes from the
+// same rows' blocks (cpu_quant_panel_avx512.cpp).
 
-SLUICE_AVX512_VNNI void restore_words_avx512_vnni(const uint8_t* field, int num_words,
-                                                  uint32_t flip, uint8_t* rows, size_t row_bytes) {
-  using namespace avx512_interleaved_kernels;
-  const __m512i mask = _mm512_set1_epi32(static_cast<int>(flip));
-  for (int j0 = 0; j0 < num_words; j0 += kRows) {
-    const int n = std::min(kRows, num_words - j0);
-    __m512i r[kRows];
-    for (int i = 0; i < kRows; ++i) {
-      r[i] = i < n ? _mm512_xor_si512(load(field + static_cast<size_t>(64 * (j0 + i))), mask)
-                   : _mm512_setzero_si512();
+SLUICE_AVX512_VNNI_INLINE void store_step(QuantPanel& out, int64_t step, __m512i values) {
+  _mm512_store_si512(out.w.data() + step * 64, values);
+}
+
+SLUICE_AVX512_VNNI void q4k_panel(const uint8_t* tiles, int64_t num_tiles, QuantPanel& out) {
+  using namespace avx512_q4k_lanes;
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  for (int64_t sb = 0; sb < num_tiles; ++sb) {
+    const uint8_t* tile = tiles + static_cast<size_t>(sb) * 2304;
+    const __m512i words[4] = {load(tile), load(tile + kQ4KScales), load(tile + kQ4KScales + 64),
+                              load(tile + kQ4KScales + 128)};
+    const Q4KHeader header(words);
+    _mm512_store_ps(out.d.data() + sb * kRows, header.d);
+    _mm512_store_ps(out.m.data() + sb * kRows, header.dmin);
+    for (int g = 0; g < 8; ++g) {
+      _mm512_store_si512(out.scale.data() + (sb * 8 + g) * kRows, header.scale(g));
+      // Group g's min, once for each of its two sums of sixteen activations.
+      const __m512i min = lane_byte(g < 4 ? header.mins03 : header.mins47, g % 4);
+      _mm512_store_si512(out.mins.data() + (sb * 8 + g) * kRows,
+                         _mm512_or_si512(min, _mm512_slli_epi32(min, 16)));
     }
-    avx512_lanes::transpose16x16(r);
-    const auto lanes = static_cast<__mmask16>((1u << n) - 1);
-    for (int k = 0; k < kRows; ++k) {
-      _mm512_mask_storeu_epi32(
-          rows + static_cast<size_t>(k) * row_bytes + 4 * static_cast<size_t>(j0), lanes, r[k]);
+    for (int c = 0; c < 4; ++c) {
+      for (int k = 0; k < 8; ++k) {
+        const __m512i q = load(tile + kQ4KQuants + static_cast<size_t>(64 * (8 * c + k)));
+        store_step(out, sb * 64 + 16 * c + k, _mm512_and_si512(q, low4));
+        store_step(out, sb * 64 + 16 * c + 8 + k, _mm512_and_si512(_mm512_srli_epi16(q, 4), low4));
+      }
     }
   }
+}
+
+SLUICE_AVX512_VNNI void q6k_panel(const uint8_t* tiles, int64_t num_tiles, QuantPanel& out) {
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  const __m512i bits45 = _mm512_set1_epi8(0x30);
+  const __m512i bias = _mm512_set1_epi8(32);
+  for (int64_t sb = 0; sb < num_tiles; ++sb) {
+    const uint8_t* tile = tiles + static_cast<size_t>(sb) * 3360;
+    for (int i = 0; i < 4; ++i) {
+      const __m512i scale_word = load(tile + kQ6KScales + static_cast<size_t>(64 * i));
+      for (int b = 0; b < 4; ++b) {
+        _mm512_store_si512(out.scale.data() + (sb * 16 + 4 * i + b) * kRows,
+                           sign_extended_byte(scale_word, b));
+      }
+    }
+    _mm512_store_ps(out.d.data() + sb * kRows, halves(tile + kQ6KD));
+    // Elements 128n + 4k + 32m are step 32n + k + 8m (see q6k_group), stored as q - 32.
+    for (int n = 0; n < 2; ++n) {
+      for (int k = 0; k < 8; ++k) {
+        const __m512i a = load(tile + static_cast<size_t>(64 * (16 * n + k)));
+        const __m512i b = load(tile + static_cast<size_t>(64 * (16 * n + 8 + k)));
+        const __m512i h = load(tile + kQ6KHigh + static_cast<size_t>(64 * (8 * n + k)));
+        const __m512i q[4] = {
+            _mm512_ternarylogic_epi32(_mm512_and_si512(a, low4), _mm512_slli_epi16(h, 4), bits45,
+                                      0xf8),
+            _mm512_ternarylogic_epi32(_mm512_and_si512(b, low4), _mm512_slli_epi16(h, 2), bits45,
+                                      0xf8),
+            _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(a, 4), low4), h, bits45,
+                                      0xf8),
+            _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(b, 4), low4),
+                                      _mm512_srli_epi16(h, 2), bits45, 0xf8)};
+        for (int m = 0; m < 4; ++m) {
+          store_step(out, sb * 64 + 32 * n + k + 8 * m, _mm512_sub_epi8(q[m], bias));
+        }
+      }
+    }
+  }
+}
+
+SLUICE_AVX512_VNNI void q8_0_panel(const uint8_t* tiles, int64_t num_tiles, QuantPanel& out) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t b = 0; b < num_tiles; ++b) {
+    const uint8_t* tile = tiles + static_cast<size_t>(b) * 544;
+    _mm512_store_ps(out.d.data() + b * kRows, halves(tile));
+    for (int k = 0; k < 8; ++k) {
+      store_step(out, b * 8 + k,
+                 _mm512_xor_si512(load(tile + kQ80Quants + static_cast<size_t>(64 * k)), flip));
+    }
+  }
+  // An odd number of blocks ends in half a chunk (as the panel is sized): zero values.
+  for (int64_t step = num_tiles * 8; step < static_cast<int64_t>(out.w.size()) / 64; ++step) {
+    store_step(out, step, _mm512_setzero_si512());
+  }
+}
+
+}  // namespace avx512_interleaved_kernels
+
+SLUICE_AVX512_VNNI void pack_panel_from_tiles_avx512_vnni(DType dtype, const uint8_t* group_tiles,
+                                                          int64_t cols, QuantPanel& out) {
+  using namespace avx512_interleaved_kernels;
+  shape_quant_panel(dtype, kRows, cols, out);
+  const int64_t num_tiles = cols / interleaved_tile_cols(dtype);
+  switch (dtype) {
+    case DType::Q4_K:
+      q4k_panel(group_tiles, num_tiles, out);
+      break;
+    case DType::Q6_K:
+      q6k_panel(group_tiles, num_tiles, out);
+      break;
+    default:
+      q8_0_panel(group_tiles, num_tiles, out);
+      break;
+  }
+  finish_quant_panel(out);
 }
 
 void quant_interleaved_rows_avx512_vnni(DType dtype, const uint8_t* tiles, int64_t group_begin,

@@ -1,7 +1,6 @@
-// The transposes that put sixteen weight rows into the lanes of a register (and back), shared by
+// The transposes that put sixteen weight rows into the lanes of a register, shared by
 // the AVX-512 VNNI kernels that keep one row per lane (cpu_quant_k_rows_avx512.cpp for Q4_K,
-// cpu_quant_q8_0_rows_avx512.cpp for Q8_0, cpu_quant_interleaved_avx512.cpp restoring rows from
-// tiles). Internal to those files.
+// cpu_quant_q8_0_rows_avx512.cpp for Q8_0). Internal to those files.
 #pragma once
 
 #include "engine/backend/cpu/cpu_quant_dot_simd.h"
@@ -32,32 +31,6 @@ SLUICE_AVX512_VNNI_INLINE void transpose_rows16x8(const __m512i* in, __m512i* ou
   SLUICE_QUANT_UNROLL for (int k = 0; k < 4; ++k) {
     out[k] = _mm512_permutex2var_epi64(u[k], first, u[4 + k]);
     out[4 + k] = _mm512_permutex2var_epi64(u[k], second, u[4 + k]);
-  }
-}
-
-// In place: lane w of r[k] becomes lane k of r[w] (a 16 x 16 transpose of 32-bit words).
-SLUICE_AVX512_VNNI_INLINE void transpose16x16(__m512i* r) {
-  __m512i t[16], u[16];
-  SLUICE_QUANT_UNROLL for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-  }
-  // u[4i + m], 128 bits L: lane 4L + m of r[4i..4i+3].
-  SLUICE_QUANT_UNROLL for (int i = 0; i < 4; ++i) {
-    u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-  }
-  SLUICE_QUANT_UNROLL for (int m = 0; m < 4; ++m) {
-    const __m512i x0 = _mm512_shuffle_i32x4(u[m], u[4 + m], 0x44);
-    const __m512i x1 = _mm512_shuffle_i32x4(u[m], u[4 + m], 0xee);
-    const __m512i y0 = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0x44);
-    const __m512i y1 = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0xee);
-    r[m] = _mm512_shuffle_i32x4(x0, y0, 0x88);
-    r[4 + m] = _mm512_shuffle_i32x4(x0, y0, 0xdd);
-    r[8 + m] = _mm512_shuffle_i32x4(x1, y1, 0x88);
-    r[12 + m] = _mm512_shuffle_i32x4(x1, y1, 0xdd);
   }
 }
 

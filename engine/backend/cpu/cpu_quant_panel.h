@@ -51,6 +51,13 @@ void pack_quant_panel(const UnpackedWeights& rows, QuantPanel& out);
 bool pack_quant_panel_from_blocks(DType dtype, const uint8_t* rows, size_t row_bytes, int num_rows,
                                   int64_t cols, QuantPanel& out);
 
+// For packings that fill a panel's fields themselves (pack_panel_from_tiles,
+// cpu_quant_interleave.h): sizes out's arrays for num_rows rows of cols elements of dtype; then,
+// once w, d, m, scale and mins hold their values, finish_quant_panel adds the corrections of the
+// types with negative values. Precondition: has_quant_panel_kernel(Avx512Vnni).
+void shape_quant_panel(DType dtype, int num_rows, int64_t cols, QuantPanel& out);
+void finish_quant_panel(QuantPanel& out);
+
 // y[t * ldy + r] = dot(panel row r, activation row t0 + t) for r < panel.num_rows,
 // t < num_tokens, with the bits of quant_dot_tile. Preconditions: 1 <= num_tokens <=
 // kQuantPanelTokens, activations quantized for panel.dtype with offset values as

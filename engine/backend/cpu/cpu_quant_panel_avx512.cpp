@@ -397,6 +397,14 @@ bool pack_quant_panel_from_blocks(DType dtype, const uint8_t* rows, size_t row_b
   return avx512_panel_kernels::pack_raw(dtype, rows, row_bytes, num_rows, cols, out);
 }
 
+void shape_quant_panel(DType dtype, int num_rows, int64_t cols, QuantPanel& out) {
+  avx512_panel_kernels::shape_panel(dtype, num_rows, cols, out);
+}
+
+void finish_quant_panel(QuantPanel& out) {
+  avx512_panel_kernels::add_corrections(out);
+}
+
 void quant_panel_tile(const QuantPanel& panel, const QuantizedActivations& act, int64_t t0,
                       int num_tokens, float* y, int64_t ldy) {
   assert(num_tokens >= 1 && num_tokens <= kQuantPanelTokens);
@@ -428,6 +436,8 @@ void pack_quant_panel(const UnpackedWeights&, QuantPanel&) {}
 bool pack_quant_panel_from_blocks(DType, const uint8_t*, size_t, int, int64_t, QuantPanel&) {
   return false;
 }
+void shape_quant_panel(DType, int, int64_t, QuantPanel&) {}
+void finish_quant_panel(QuantPanel&) {}
 void quant_panel_tile(const QuantPanel&, const QuantizedActivations&, int64_t, int, float*,
                       int64_t) {}
 

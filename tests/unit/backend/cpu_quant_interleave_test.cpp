@@ -33,31 +33,30 @@ struct Interleaved {
     view.interleaved = tiles.data();
   }
 
-  // The view a product of num_tokens may take: the zeroed rows where the tiles serve it (the
-  // interleaved kernels, or rows restored from the tiles).
-  QuantMatrixView for_tokens(int64_t num_tokens, QuantKernelIsa isa) const {
+  // The view every product takes: the tiles replace the rows they hold, whatever the number of
+  // tokens or kernel version (interleaved kernels, panels packed from the tiles, or rows restored
+  // from them), so the zeroed rows catch any product that reads the rows.
+  QuantMatrixView tiles_only() const {
     QuantMatrixView v = view;
-    if (uses_interleaved_kernels(view, num_tokens, isa) ||
-        (has_interleaved_kernel(view.dtype, isa) && restores_rows_from_tiles(view.dtype))) {
-      v.data = tail_only.data();
-    }
+    v.data = tail_only.data();
     return v;
   }
 };
 
-void expect_scalar_bits(const QuantMatrixView& w, int64_t num_tokens, ThreadPool& pool) {
-  const QuantKernelIsa isa = best_quant_kernel_isa();
+void expect_scalar_bits(const QuantMatrixView& w, int64_t num_tokens, ThreadPool& pool,
+                        QuantKernelIsa isa = best_quant_kernel_isa()) {
   const Interleaved interleaved(w);
   const std::vector<float> x = test::random_activations(num_tokens, w.cols, 29);
   std::vector<float> scalar(static_cast<size_t>(num_tokens * w.rows));
   quant_gemm(w, x.data(), num_tokens, scalar.data(), w.rows, pool, QuantKernelIsa::Scalar);
   std::vector<float> y(scalar.size(), -1.0f);
-  quant_gemm(interleaved.for_tokens(num_tokens, isa), x.data(), num_tokens, y.data(), w.rows, pool,
-             isa);
+  quant_gemm(interleaved.tiles_only(), x.data(), num_tokens, y.data(), w.rows, pool, isa);
+  const char* path = uses_interleaved_kernels(interleaved.view, num_tokens, isa) ? "tiles"
+                     : has_quant_panel_kernel(isa)                               ? "panels"
+                                                                                 : "restored rows";
   EXPECT_EQ(std::memcmp(y.data(), scalar.data(), y.size() * sizeof(float)), 0)
-      << dtype_name(w.dtype) << " " << w.rows << "x" << w.cols << ", " << num_tokens << " tokens"
-      << (uses_interleaved_kernels(interleaved.view, num_tokens, isa) ? " (tiles)"
-                                                                      : " (rows or restored)");
+      << dtype_name(w.dtype) << " " << w.rows << "x" << w.cols << ", " << num_tokens << " tokens, "
+      << quant_kernel_isa_name(isa) << " (" << path << ")";
 }
 
 TEST(QuantInterleave, TilesGiveTheScalarBits) {
@@ -76,10 +75,18 @@ TEST(QuantInterleave, TilesGiveTheScalarBits) {
     for (const int64_t num_tokens : {1, 2, 3, 4, 5, 6, 7, 8}) {
       expect_scalar_bits(odd, num_tokens, pool);
     }
-    // Past eight tokens: Q4_K's tiles again eight tokens at a time up to 32; then the rows
-    // restored from the tiles (Q4_K, Q6_K) or the file's (Q8_0).
-    for (const int64_t num_tokens : {11, 32, 33, 70}) expect_scalar_bits(odd, num_tokens, pool);
-    for (const int64_t num_tokens : {1, 3, 8, 13}) expect_scalar_bits(file, num_tokens, pool);
+    // Past eight tokens: the tiles again eight tokens at a time up to 16 (Q6_K) or 32 (Q4_K);
+    // then panels packed from the tiles, six tokens at a time.
+    for (const int64_t num_tokens : {9, 11, 12, 16, 17, 32, 33, 70}) {
+      expect_scalar_bits(odd, num_tokens, pool);
+    }
+    for (const int64_t num_tokens : {1, 3, 8, 13, 40}) expect_scalar_bits(file, num_tokens, pool);
+    // The kernel versions without tiles or panels multiply rows restored from the tiles.
+    for (const QuantKernelIsa isa : {QuantKernelIsa::Avx2, QuantKernelIsa::Scalar}) {
+      if (!quant_kernel_isa_supported(isa)) continue;
+      for (const int64_t num_tokens : {1, 7, 13, 40})
+        expect_scalar_bits(odd, num_tokens, pool, isa);
+    }
   }
 }
 
@@ -100,7 +107,7 @@ TEST(QuantInterleave, GroupsShareActivationsOnlyOfOneKind) {
       quant_gemm(plain, x.data(), num_tokens, expected.data(), 37, pool, QuantKernelIsa::Scalar);
       std::vector<float> a(expected.size(), -1.0f), b(expected.size(), -1.0f);
       std::vector<float> c(expected.size(), -1.0f);
-      const QuantMatrixView tiles = interleaved.for_tokens(num_tokens, best_quant_kernel_isa());
+      const QuantMatrixView tiles = interleaved.tiles_only();
       const QuantProduct products[] = {
           {plain, x.data(), num_tokens, a.data(), 37},
           {tiles, x.data(), num_tokens, b.data(), 37, 0},
