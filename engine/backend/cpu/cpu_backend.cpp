@@ -79,7 +79,7 @@ CpuBackend::CpuBackend(const Model& model, const CpuBackendOptions& options)
     }
   }
   embedding_ = CpuMatrix(w.token_embedding);  // rows are widened on lookup
-  lm_head_ = CpuMatrix(w.lm_head, /*interleave=*/true);
+  lm_head_ = CpuMatrix(w.lm_head, /*interleave=*/true, &pool_);
   owned_weight_bytes_ += lm_head_.owned_bytes();
   replaced_map_bytes_ += lm_head_.replaced_map_bytes();
   final_norm_ = norm_weights(w.final_norm);
@@ -89,7 +89,7 @@ void CpuBackend::prepare(WeightRole role, const WeightTensor& tensor, Layer& lay
   if (tensor.empty()) return;
   switch (weight_kind(role)) {
     case WeightKind::Matrix:
-      layer.matrices[role] = CpuMatrix(tensor, /*interleave=*/true);
+      layer.matrices[role] = CpuMatrix(tensor, /*interleave=*/true, &pool_);
       owned_weight_bytes_ += layer.matrices[role].owned_bytes();
       replaced_map_bytes_ += layer.matrices[role].replaced_map_bytes();
       return;

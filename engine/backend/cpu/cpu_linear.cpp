@@ -40,7 +40,7 @@ void release_pages(const uint8_t* data, size_t size) {
 
 }  // namespace
 
-CpuMatrix::CpuMatrix(const WeightTensor& weight, bool interleave)
+CpuMatrix::CpuMatrix(const WeightTensor& weight, bool interleave, ThreadPool* pool)
     : weight_(weight), rows_(weight.empty() ? 0 : weight.rows()), cols_(weight.cols()) {
   if (weight.empty()) return;
   if (has_quant_kernels(weight.dtype)) {  // quant_gemm reads the blocks
@@ -48,8 +48,18 @@ CpuMatrix::CpuMatrix(const WeightTensor& weight, bool interleave)
         has_interleaved_kernel(weight.dtype, best_quant_kernel_isa()) &&
         cols_ % interleaved_tile_cols(weight.dtype) == 0) {
       interleaved_.allocate(interleaved_bytes(weight.dtype, rows_, cols_));
-      interleave_rows(weight.dtype, weight.data, weight.row_bytes(), rows_, cols_,
-                      interleaved_.data());
+      const size_t group_bytes = static_cast<size_t>(kInterleaveRows) * weight.row_bytes();
+      const auto interleave_groups = [&](int64_t begin, int64_t end) {
+        interleave_rows(weight.dtype, weight.data + static_cast<size_t>(begin) * group_bytes,
+                        weight.row_bytes(), (end - begin) * kInterleaveRows, cols_,
+                        interleaved_.data() + static_cast<size_t>(begin) * group_bytes);
+      };
+      const int64_t num_groups = rows_ / kInterleaveRows;
+      if (pool) {
+        pool->parallel_for(num_groups, interleave_groups);
+      } else {
+        interleave_groups(0, num_groups);
+      }
       // Every product reads the tiles from now on: the file's pages of those rows go back.
       replaced_map_bytes_ = interleaved_.size();
       release_pages(weight.data, replaced_map_bytes_);

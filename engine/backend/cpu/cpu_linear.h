@@ -22,9 +22,10 @@ class CpuMatrix {
   // does not align for its type is copied once to aligned memory. With interleave, quantized
   // rows of a type that this CPU's kernels read interleaved (cpu_quant_interleave.h) are copied
   // into tiles once, and, since every product then reads the tiles, the file's pages of those
-  // rows are handed back to the kernel. Throws Error for a type with
-  // neither an in-place product nor quantized kernels.
-  explicit CpuMatrix(const WeightTensor& weight, bool interleave = false);
+  // rows are handed back to the kernel; the threads of pool, where given, share that copying.
+  // Throws Error for a type with neither an in-place product nor quantized kernels.
+  explicit CpuMatrix(const WeightTensor& weight, bool interleave = false,
+                     ThreadPool* pool = nullptr);
 
   int64_t rows() const { return rows_; }  // out_features
   int64_t cols() const { return cols_; }  // in_features

@@ -124,8 +124,8 @@ TEST(QuantInterleave, GroupsShareActivationsOnlyOfOneKind) {
   }
 }
 
-// A CpuMatrix made with interleave multiplies with the bits of one without, and counts its tiles
-// among the bytes it owns.
+// A CpuMatrix made with interleave (the pool's threads sharing the copying) multiplies with the
+// bits of one without, and counts its tiles among the bytes it owns.
 TEST(QuantInterleave, MatrixWithTilesMultipliesAsWithout) {
   ThreadPool pool(2);
   const test::FixtureTensor fixture = test::load_attn_k(DType::Q6_K);
@@ -135,7 +135,7 @@ TEST(QuantInterleave, MatrixWithTilesMultipliesAsWithout) {
   weight.shape = {fixture.rows, fixture.cols};
   weight.data = fixture.data;
   weight.num_bytes = static_cast<size_t>(fixture.rows) * fixture.row_bytes;
-  const CpuMatrix plain(weight), tiled(weight, /*interleave=*/true);
+  const CpuMatrix plain(weight), tiled(weight, /*interleave=*/true, &pool);
   EXPECT_EQ(plain.owned_bytes(), 0u);
   const bool has_tiles = has_interleaved_kernel(DType::Q6_K, best_quant_kernel_isa());
   EXPECT_EQ(tiled.owned_bytes(),
