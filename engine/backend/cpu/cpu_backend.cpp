@@ -8,7 +8,9 @@
 
 #include "engine/backend/cpu/cpu_attention.h"
 #include "engine/backend/cpu/cpu_deltanet.h"
+#include "engine/backend/cpu/cpu_gemm.h"
 #include "engine/backend/cpu/cpu_ops.h"
+#include "engine/backend/cpu/cpu_quant_dot.h"
 #include "engine/backend/rope.h"
 #include "engine/core/error.h"
 #include "engine/model/forward_pass.h"
@@ -488,7 +490,9 @@ void CpuBackend::forward(const BatchInputs& inputs, std::vector<float>& logits) 
 
 std::string CpuBackend::describe() const {
   return str_cat("CPU, fp32 compute over the stored weights (", model_.weight_dtypes(), ")",
-                 round_kv_to_fp8_ ? ", K and V rounded to FP8 E4M3" : "");
+                 round_kv_to_fp8_ ? ", K and V rounded to FP8 E4M3" : "",
+                 "; kernels: ", cpu_kernel_isa(), ", quantized ",
+                 quant_kernel_isa_name(best_quant_kernel_isa()));
 }
 
 BackendMemory CpuBackend::memory() const {

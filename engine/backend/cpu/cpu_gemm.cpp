@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cstring>
 
+#include "engine/backend/cpu/cpu_kernel_ceiling.h"
 #include "engine/backend/cpu/cpu_simd16.h"
 
 namespace sluice {
@@ -93,9 +94,23 @@ CpuKernelIsa best_isa() {
   return CpuKernelIsa::kPortable;
 }
 
-// Chosen once: every product of a process runs the same kernels.
+// Chosen once: every product of a process runs the same kernels (the CPU's best, or less where
+// SLUICE_CPU_KERNELS caps them).
 const Kernels& kernels() {
-  static const Kernels& chosen = kernels_for(best_isa());
+  static const Kernels& chosen = []() -> const Kernels& {
+    CpuKernelIsa isa = best_isa();
+    switch (cpu_kernel_ceiling()) {
+      case CpuKernelCeiling::kNative:
+        break;
+      case CpuKernelCeiling::kAvx2:
+        if (isa == CpuKernelIsa::kAvx512) isa = CpuKernelIsa::kAvx2;
+        break;
+      case CpuKernelCeiling::kPortable:
+        isa = CpuKernelIsa::kPortable;
+        break;
+    }
+    return kernels_for(isa);
+  }();
   return chosen;
 }
 

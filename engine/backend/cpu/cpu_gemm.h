@@ -11,7 +11,8 @@
 // so their product equals the fp32 product on the widened weights bit for bit.
 //
 // The kernels are built for AVX-512, for AVX2 + FMA + F16C and in portable C++; a process uses
-// the best one its CPU has, always the same one. AVX-512 and AVX2 give the same bits; the
+// the best one its CPU has (or less, where SLUICE_CPU_KERNELS caps it: cpu_kernel_ceiling.h),
+// always the same one. AVX-512 and AVX2 give the same bits; the
 // portable kernels (no FMA) round each product before adding it, so on a CPU without FMA the
 // bits differ from those of a CPU with it.
 #pragma once

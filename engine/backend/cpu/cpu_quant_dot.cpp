@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "engine/backend/cpu/cpu_kernel_ceiling.h"
 #include "engine/backend/cpu/cpu_quant_dot_simd.h"
 #include "engine/core/error.h"
 
@@ -115,7 +116,10 @@ bool cpu_has(QuantKernelIsa isa) {
 
 QuantKernelIsa best_quant_kernel_isa() {
   static const QuantKernelIsa best = [] {
-    if (cpu_has(QuantKernelIsa::Avx512Vnni)) return QuantKernelIsa::Avx512Vnni;
+    const CpuKernelCeiling ceiling = cpu_kernel_ceiling();
+    if (ceiling == CpuKernelCeiling::kPortable) return QuantKernelIsa::Scalar;
+    if (ceiling == CpuKernelCeiling::kNative && cpu_has(QuantKernelIsa::Avx512Vnni))
+      return QuantKernelIsa::Avx512Vnni;
     if (cpu_has(QuantKernelIsa::Avx2)) return QuantKernelIsa::Avx2;
     return QuantKernelIsa::Scalar;
   }();

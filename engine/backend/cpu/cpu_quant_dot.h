@@ -30,7 +30,8 @@ namespace sluice {
 
 enum class QuantKernelIsa : uint8_t { Scalar, Avx2, Avx512Vnni };
 
-// The best kernel version this CPU runs (AVX-512 VNNI, AVX2 or scalar).
+// The best kernel version this CPU runs (AVX-512 VNNI, AVX2 or scalar), under the ceiling of
+// SLUICE_CPU_KERNELS (cpu_kernel_ceiling.h).
 QuantKernelIsa best_quant_kernel_isa();
 bool quant_kernel_isa_supported(QuantKernelIsa isa);
 const char* quant_kernel_isa_name(QuantKernelIsa isa);
