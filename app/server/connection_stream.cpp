@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 namespace sluice {
 
@@ -71,7 +72,11 @@ bool ConnectionStream::is_readable() const {
 }
 
 bool ConnectionStream::is_writable() const {
-  if (!poll_socket(POLLOUT, write_timeout_)) return false;
+  return is_writable_within(write_timeout_);
+}
+
+bool ConnectionStream::is_writable_within(std::chrono::microseconds timeout) const {
+  if (!poll_socket(POLLOUT, timeout)) return false;
   // As httplib's own stream: a client that closed its side (end of stream, or an error) is gone,
   // and a stream to it stops; bytes waiting to be read (a pipelined request) mean it is there.
   char byte = 0;
@@ -111,15 +116,24 @@ ssize_t ConnectionStream::write(const char* ptr, size_t size) {
   // Without MSG_DONTWAIT a send on the (blocking) socket waits until all of ptr is queued, with
   // no timeout: a write larger than the room poll saw blocked for as long as the client did not
   // read, so a client that never reads was never cut off. Here a send takes what fits and
-  // returns; the caller writes the rest through write() again, which waits for room at most
-  // write_timeout each time.
+  // returns; the caller writes the rest through write() again. One call waits at most
+  // write_timeout for room in all: a poll that reports room which the send then refuses (EAGAIN,
+  // as under the kernel's TCP memory pressure) waits again for what is left of it, a
+  // millisecond later, instead of starting the timeout over (a loop that did kept a client that
+  // never read connected for as long as the refusals lasted).
+  const auto deadline = Clock::now() + write_timeout_;
   for (;;) {
-    if (!is_writable()) return -1;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+    if (left <= 0us || !is_writable_within(left)) return -1;
     ssize_t n = 0;
     do {
       n = ::send(socket_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) continue;  // the room went: wait again
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      std::this_thread::sleep_for(1ms);  // the room went: wait again
+      continue;
+    }
     if (n > 0) num_bytes_written_ += static_cast<uint64_t>(n);
     return n;
   }

@@ -54,6 +54,8 @@ class ConnectionStream final : public httplib::Stream {
 
   // Waits up to timeout for the socket to be readable (events POLLIN) or writable (POLLOUT).
   bool poll_socket(short events, std::chrono::microseconds timeout) const;
+  // is_writable with a timeout of its own.
+  bool is_writable_within(std::chrono::microseconds timeout) const;
 
   int socket_;
   std::chrono::microseconds read_timeout_;
