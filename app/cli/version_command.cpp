@@ -4,6 +4,7 @@
 #include "app/cli/cli_command.h"
 #include "engine/backend/cpu/cpu_gemm.h"
 #include "engine/backend/cpu/cpu_quant_dot.h"
+#include "engine/backend/cpu/cpu_quant_interleave.h"
 #include "engine/backend/device.h"
 #include "engine/core/build_info.h"
 #include "engine/core/dtype.h"
@@ -14,17 +15,25 @@ namespace sluice::cli {
 
 namespace {
 
-// "8-bit integer kernels (AVX2); rows read from their blocks at 1-8 tokens: Q8_0, Q4_K, ...".
+// "8-bit integer kernels (AVX2); rows read from their blocks at 1-8 tokens: Q8_0, Q4_K, ...",
+// and on AVX-512 VNNI the types whose matrices are copied into tiles at load.
 std::string quantized_kernels_summary() {
   const QuantKernelIsa isa = best_quant_kernel_isa();
   std::string direct;
   for (const DTypeTraits& t : all_dtype_traits())
     if (has_direct_quant_kernel(t.dtype, isa))
       direct += (direct.empty() ? "" : ", ") + std::string(t.name);
+  std::string tiled;
+  for (const DTypeTraits& t : all_dtype_traits())
+    if (has_interleaved_kernel(t.dtype, isa))
+      tiled += (tiled.empty() ? "" : ", ") + std::string(t.name);
   std::string out = str_cat("8-bit integer kernels (", quant_kernel_isa_name(isa), ")");
   if (direct.empty()) return out + "; rows unpacked before multiplying";
-  return str_cat(out, "; rows read from their blocks at 1-", kQuantDirectMaxTokens,
-                 " tokens: ", direct, ", the other types unpacked first");
+  out = str_cat(out, "; rows read from their blocks at 1-", kQuantDirectMaxTokens,
+                " tokens: ", direct, ", the other types unpacked first");
+  if (tiled.empty()) return out;
+  return str_cat(out, "; the layer matrices of ", tiled,
+                 " copied into interleaved tiles at load, which replace their rows");
 }
 
 }  // namespace
