@@ -74,19 +74,18 @@ struct Sums {
 // ---- Q4_K. Tile: d | dmin << 16 (one word per row), the 12 scale bytes (3 words), then the
 // 128 quant bytes (32 words: chunk c of 64 elements is words 8c..8c+7, low nibbles elements
 // 0-31 of the chunk, high nibbles 32-63).
-constexpr size_t kQ4KScales = 64, kQ4KQuants = 256;
+constexpr size_t kQ4KScales = 64, kQ4KQuants = 256, kQ4KTileBytes = 2304;
 
 template <int kTokens>
 SLUICE_AVX512_VNNI void q4k_group(const uint8_t* tiles, int64_t num_tiles,
                                   const QuantizedActivations& act, const Sums& sums, int64_t t0,
                                   float* y, int64_t ldy) {
   using namespace avx512_q4k_lanes;
-  constexpr size_t kTileBytes = 2304;
   alignas(64) float acc[kTokens][kRows] = {};
   alignas(64) float min_acc[kTokens][kRows] = {};
   for (int64_t sb = 0; sb < num_tiles; ++sb) {
-    const uint8_t* tile = tiles + static_cast<size_t>(sb) * kTileBytes;
-    prefetch_ahead(tile, kTileBytes);
+    const uint8_t* tile = tiles + static_cast<size_t>(sb) * kQ4KTileBytes;
+    prefetch_ahead(tile, kQ4KTileBytes);
     const __m512i words[4] = {load(tile), load(tile + kQ4KScales), load(tile + kQ4KScales + 64),
                               load(tile + kQ4KScales + 128)};
     const Q4KHeader header(words);
@@ -112,7 +111,7 @@ SLUICE_AVX512_VNNI void q4k_group(const uint8_t* tiles, int64_t num_tiles,
 // and 16n + 8 + k (B) and qh word 8n + k (H) give elements 128n + 4k + 32m for m = 0..3:
 // A's low nibbles with H's bits 0-1, B's low with bits 2-3, A's high with 4-5, B's high with
 // 6-7; group (of 16) 8n + 2m + k / 4.
-constexpr size_t kQ6KHigh = 2048, kQ6KScales = 3072, kQ6KD = 3328;
+constexpr size_t kQ6KHigh = 2048, kQ6KScales = 3072, kQ6KD = 3328, kQ6KTileBytes = 3360;
 
 // Per token: each super-block's (bsum_4i, bsum_4i+2) and (bsum_4i+1, bsum_4i+3) as int16 pairs in
 // one int32, [super-block][4][2]: the right operand of the scale * bsum products.
@@ -142,15 +141,14 @@ template <int kTokens>
 SLUICE_AVX512_VNNI void q6k_group(const uint8_t* tiles, int64_t num_tiles,
                                   const QuantizedActivations& act, const Sums& sums, int64_t t0,
                                   float* y, int64_t ldy) {
-  constexpr size_t kTileBytes = 3360;
   const __m512i zero = _mm512_setzero_si512();
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   const __m512i bits45 = _mm512_set1_epi8(0x30);
   __m512 acc[kTokens];
   SLUICE_INTERLEAVED_UNROLL for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < num_tiles; ++sb) {
-    const uint8_t* tile = tiles + static_cast<size_t>(sb) * kTileBytes;
-    prefetch_ahead(tile, kTileBytes);
+    const uint8_t* tile = tiles + static_cast<size_t>(sb) * kQ6KTileBytes;
+    prefetch_ahead(tile, kQ6KTileBytes);
     __m512i scale_words[4];
     SLUICE_INTERLEAVED_UNROLL for (int i = 0; i < 4; ++i) {
       scale_words[i] = load(tile + kQ6KScales + static_cast<size_t>(64 * i));
@@ -216,7 +214,7 @@ SLUICE_AVX512_VNNI void q6k_group(const uint8_t* tiles, int64_t num_tiles,
 }
 
 // ---- Q8_0. Tile: d (one half per row), then the 32 quants + 128 (8 words).
-constexpr size_t kQ80Quants = 32;
+constexpr size_t kQ80Quants = 32, kQ80TileBytes = 544;
 
 // Per token: 128 * (the sum of each block's 32 activations).
 void fill_q8_0_sums(const QuantizedActivations& act, TokenSums& out) {
@@ -236,12 +234,11 @@ template <int kTokens>
 SLUICE_AVX512_VNNI void q8_0_group(const uint8_t* tiles, int64_t num_tiles,
                                    const QuantizedActivations& act, const Sums& sums, int64_t t0,
                                    float* y, int64_t ldy) {
-  constexpr size_t kTileBytes = 544;
   const __m512i zero = _mm512_setzero_si512();
   __m512 acc[kTokens];
   SLUICE_INTERLEAVED_UNROLL for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < num_tiles; ++b) {
-    const uint8_t* tile = tiles + static_cast<size_t>(b) * kTileBytes;
+    const uint8_t* tile = tiles + static_cast<size_t>(b) * kQ80TileBytes;
     __m512i w[8];
     SLUICE_INTERLEAVED_UNROLL for (int k = 0; k < 8; ++k) {
       w[k] = load(tile + kQ80Quants + static_cast<size_t>(64 * k));
@@ -287,7 +284,7 @@ SLUICE_AVX512_VNNI void q4k_panel(const uint8_t* tiles, int64_t num_tiles, Quant
   using namespace avx512_q4k_lanes;
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   for (int64_t sb = 0; sb < num_tiles; ++sb) {
-    const uint8_t* tile = tiles + static_cast<size_t>(sb) * 2304;
+    const uint8_t* tile = tiles + static_cast<size_t>(sb) * kQ4KTileBytes;
     const __m512i words[4] = {load(tile), load(tile + kQ4KScales), load(tile + kQ4KScales + 64),
                               load(tile + kQ4KScales + 128)};
     const Q4KHeader header(words);
@@ -315,7 +312,7 @@ SLUICE_AVX512_VNNI void q6k_panel(const uint8_t* tiles, int64_t num_tiles, Quant
   const __m512i bits45 = _mm512_set1_epi8(0x30);
   const __m512i bias = _mm512_set1_epi8(32);
   for (int64_t sb = 0; sb < num_tiles; ++sb) {
-    const uint8_t* tile = tiles + static_cast<size_t>(sb) * 3360;
+    const uint8_t* tile = tiles + static_cast<size_t>(sb) * kQ6KTileBytes;
     for (int i = 0; i < 4; ++i) {
       const __m512i scale_word = load(tile + kQ6KScales + static_cast<size_t>(64 * i));
       for (int b = 0; b < 4; ++b) {
@@ -350,7 +347,7 @@ SLUICE_AVX512_VNNI void q6k_panel(const uint8_t* tiles, int64_t num_tiles, Quant
 SLUICE_AVX512_VNNI void q8_0_panel(const uint8_t* tiles, int64_t num_tiles, QuantPanel& out) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   for (int64_t b = 0; b < num_tiles; ++b) {
-    const uint8_t* tile = tiles + static_cast<size_t>(b) * 544;
+    const uint8_t* tile = tiles + static_cast<size_t>(b) * kQ80TileBytes;
     _mm512_store_ps(out.d.data() + b * kRows, halves(tile));
     for (int k = 0; k < 8; ++k) {
       store_step(out, b * 8 + k,
