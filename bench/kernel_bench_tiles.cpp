@@ -1,11 +1,15 @@
-// sluice_kernel_bench's tiles part: quant_linear's tile kernel (kernels/quant_tile_mma.cuh) on the
-// Llama-3.1-8B matrices in Q4_K, Q6_K and Q8_0 at 8-512 tokens (the tiles alone: no GEMV range),
-// and cuBLAS on the same matrices in BF16 (the dense model's products, through the backend's
-// CublasGemm): a step's sum over 32 layers and the LM head, the share of the copy bandwidth the
-// weights stream at, and the tensor throughput.
+// sluice_kernel_bench's tiles part: quant_linear's tile kernel (kernels/quant_tile_mma.cuh) and
+// the integer tiles (kernels/quant_mmq.cuh, each launch after its activations' quantization and
+// with K split as the backend splits it, as a step runs them) on the Llama-3.1-8B matrices in Q4_K,
+// Q6_K and Q8_0 at 8-512 tokens (the tiles alone: no GEMV range), and cuBLAS on the same matrices
+// in BF16 (the dense model's products, through the backend's CublasGemm): a step's sum over 32
+// layers and the LM head, the share of the copy bandwidth the weights stream at, and the tensor
+// throughput.
 #include "bench/kernel_bench_support.h"
 #include "engine/backend/cuda/cublas_gemm.h"
+#include "kernels/quant_gemv_int8.cuh"
 #include "kernels/quant_linear.cuh"
+#include "kernels/quant_mmq.cuh"
 
 namespace sluice::kernel_bench {
 namespace {
@@ -47,8 +51,22 @@ void bench_tiles(double bandwidth) {
         "upload");
   check(cudaMalloc(&y, static_cast<size_t>(kMaxTokens) * 128256 * sizeof(__nv_bfloat16)),
         "cudaMalloc");
+  void* q8_buffer = nullptr;
+  check(cudaMalloc(&q8_buffer, sluice::kernels::q8_rows_bytes(kMaxTokens, kMaxCols)), "cudaMalloc");
+  // The integer tiles split K as the backend does (quant_mmq_parts of the shape on this GPU).
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  size_t partial_floats = 1;
+  for (const Shape& s : kShapes) {
+    const int parts = sluice::kernels::quant_mmq_parts(s.rows, s.cols, prop.multiProcessorCount);
+    partial_floats = std::max(partial_floats,
+                              sluice::kernels::quant_mmq_partial_floats(s.rows, kMaxTokens, parts));
+  }
+  float* partials = nullptr;
+  check(cudaMalloc(&partials, partial_floats * sizeof(float)), "cudaMalloc");
   std::printf(
-      "quant_linear's tiles (bf16 activations) against cuBLAS on BF16 weights: us a launch; a "
+      "quant_linear's tiles and the integer tiles (\"integer\": the activations' quantization "
+      "included), bf16 activations, against cuBLAS on BF16 weights: us a launch; a "
       "step's sum over 32 layers and the head, the weights' share of the copy bandwidth, "
       "TFLOP/s\n\n| weights | tokens |");
   for (const Shape& s : kShapes) std::printf(" %s %dx%d |", s.name, s.rows, s.cols);
@@ -72,6 +90,24 @@ void bench_tiles(double bandwidth) {
                     f.format, m.copies[static_cast<size_t>(c)], m.row_bytes, s.rows, s.cols, x,
                     kMaxCols, y, 0, tokens, nullptr, /*gemv_max_tokens=*/0),
                 "quant_linear");
+        });
+      });
+    }
+    const std::string mmq_name = std::string(f.name) + " integer";
+    for (const int tokens : kTokenCounts) {
+      print_row(mmq_name.c_str(), tokens, bytes, bandwidth, [&](size_t i) {
+        const Shape& s = kShapes[i];
+        const Matrix& m = matrices[i];
+        const sluice::kernels::Q8Rows q8 = sluice::kernels::q8_rows_in(q8_buffer, tokens, s.cols);
+        const int parts =
+            sluice::kernels::quant_mmq_parts(s.rows, s.cols, prop.multiProcessorCount);
+        return time_us(static_cast<int>(m.copies.size()), [&](int c) {
+          check(sluice::kernels::quantize_q8_rows<__nv_bfloat16>(x, kMaxCols, q8, nullptr),
+                "quantize_q8_rows");
+          check(sluice::kernels::quant_mmq<__nv_bfloat16>(
+                    f.format, m.copies[static_cast<size_t>(c)], m.row_bytes, s.rows, q8, y, 0,
+                    nullptr, sluice::kernels::MmqSplit{parts, partials}),
+                "quant_mmq");
         });
       });
     }
@@ -106,6 +142,8 @@ void bench_tiles(double bandwidth) {
   for (Matrix& m : matrices) free_matrix(m);
   cudaFree(x);
   cudaFree(y);
+  cudaFree(q8_buffer);
+  cudaFree(partials);
   std::printf("\n");
 }
 

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/dtype_traits.cuh"
+#include "kernels/q8_quantize.cuh"
 #include "kernels/row_gather.cuh"
 
 namespace sluice::kernels {
@@ -23,7 +24,7 @@ constexpr int kThreads = 256;
 
 // The activations of a gated feed-forward, each as the CPU backend computes it
 // (engine/backend/cpu/cpu_ops.cpp), in float.
-enum class Gate { Silu, GeluTanh, SwigluOai };
+using Gate = GatedActivation;
 
 template <Gate kGate>
 __device__ __forceinline__ float gated(float gate, float up) {
@@ -71,6 +72,34 @@ __global__ void gated_mul_kernel(const T* gate, const T* __restrict__ up, T* out
       out[i] = from_float<T>(gated<kGate>(to_float(gate[i]), to_float(up[i])));
     }
   }
+}
+
+constexpr int kQuantizeThreads = 128;
+
+// gated_mul_kernel's values, eight lanes per 32 of a row (four each), then quantized by the
+// eight together (q8_quantize.cuh) from the values as stored in T.
+template <Gate kGate, typename T>
+__global__ void gated_mul_q8_kernel(const T* gate, const T* __restrict__ up, T* out, int64_t rows,
+                                    int64_t cols, int64_t row_stride, Q8Rows q8) {
+  const int64_t blocks_per_row = cols / 32;
+  const int64_t thread =
+      static_cast<int64_t>(blockIdx.x) * kQuantizeThreads + static_cast<int64_t>(threadIdx.x);
+  const int64_t i = thread / 8;
+  const int part = static_cast<int>(thread % 8);
+  const bool active = i < rows * blocks_per_row;
+  const int64_t r = active ? i / blocks_per_row : 0, b = active ? i % blocks_per_row : 0;
+  float v[4] = {};
+  if (active) {
+    const int64_t at = r * row_stride + 32 * b + 4 * part;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const T value = from_float<T>(gated<kGate>(to_float(gate[at + j]), to_float(up[at + j])));
+      out[at + j] = value;
+      v[j] = to_float(value);
+    }
+  }
+  detail::quantize_q8_quad(v, active, part, reinterpret_cast<uint32_t*>(q8.qs + r * cols + 32 * b),
+                           q8.scales + (active ? i : 0));
 }
 
 // x: [n]; x[i] = cap * tanh(x[i] / cap), as the CPU's soft_cap.
@@ -220,6 +249,35 @@ KernelStatus convert(const From* in, To* out, int64_t n, cudaStream_t stream) {
   return detail::launch_status();
 }
 
+template <typename T>
+KernelStatus gated_mul_rows_q8(GatedActivation activation, const T* gate, const T* up, T* out,
+                               int64_t rows, int64_t cols, int64_t row_stride, const Q8Rows& q8,
+                               cudaStream_t stream) {
+  if (rows < 0 || cols % 32 != 0 || (rows > 1 && row_stride < cols) || q8.num_tokens != rows ||
+      q8.cols != cols) {
+    return detail::invalid_argument();
+  }
+  if (rows == 0 || cols == 0) return kKernelOk;
+  const int64_t lanes = 8 * rows * (cols / 32);
+  const auto blocks = static_cast<unsigned int>((lanes + kQuantizeThreads - 1) / kQuantizeThreads);
+  const auto launch = [&](auto kernel) {
+    detail::launch_kernel(kernel, dim3(blocks), dim3(kQuantizeThreads), 0, stream, gate, up, out,
+                          rows, cols, row_stride, q8);
+  };
+  switch (activation) {
+    case GatedActivation::Silu:
+      launch(gated_mul_q8_kernel<Gate::Silu, T>);
+      break;
+    case GatedActivation::GeluTanh:
+      launch(gated_mul_q8_kernel<Gate::GeluTanh, T>);
+      break;
+    case GatedActivation::SwigluOai:
+      launch(gated_mul_q8_kernel<Gate::SwigluOai, T>);
+      break;
+  }
+  return detail::launch_status();
+}
+
 // ---- instantiations --------------------------------------------------------------------------
 
 #define SLUICE_INSTANTIATE_ELEMENTWISE(T)                                                         \
@@ -230,6 +288,8 @@ KernelStatus convert(const From* in, To* out, int64_t n, cudaStream_t stream) {
                                               cudaStream_t);                                      \
   template KernelStatus swiglu_oai_mul_rows<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, \
                                                cudaStream_t);                                     \
+  template KernelStatus gated_mul_rows_q8<T>(GatedActivation, const T*, const T*, T*, int64_t,    \
+                                             int64_t, int64_t, const Q8Rows&, cudaStream_t);      \
   template KernelStatus soft_cap<T>(T*, int64_t, float, cudaStream_t);                            \
   template KernelStatus add_bias<T>(T*, const float*, int, int, cudaStream_t);                    \
   template KernelStatus gather_rows<T>(const T*, const int32_t*, T*, int, int, cudaStream_t);

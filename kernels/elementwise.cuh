@@ -5,9 +5,14 @@
 
 #include <cstdint>
 
+#include "kernels/quant_gemv_int8.cuh"
 #include "kernels/status.h"
 
 namespace sluice::kernels {
+
+// The activations of a gated feed-forward: silu_mul_rows', gelu_tanh_mul_rows' and
+// swiglu_oai_mul_rows'.
+enum class GatedActivation { Silu, GeluTanh, SwigluOai };
 
 // out[i] = silu(gate[i]) * up[i] over n elements (out may alias gate).
 template <typename T>
@@ -32,6 +37,15 @@ KernelStatus gelu_tanh_mul_rows(const T* gate, const T* up, T* out, int64_t rows
 template <typename T>
 KernelStatus swiglu_oai_mul_rows(const T* gate, const T* up, T* out, int64_t rows, int64_t cols,
                                  int64_t row_stride, cudaStream_t stream);
+
+// The activation's rows as the *_mul_rows above write them (the same bits into out), and out's
+// rows quantized into q8 as quantize_q8_rows quantizes them (the same bits), in one launch: for
+// the integer GEMV of the down product, which then reads q8 instead of quantizing out itself.
+// cols is a multiple of 32; q8 holds rows x cols. Returns an invalid-argument status otherwise.
+template <typename T>
+KernelStatus gated_mul_rows_q8(GatedActivation activation, const T* gate, const T* up, T* out,
+                               int64_t rows, int64_t cols, int64_t row_stride, const Q8Rows& q8,
+                               cudaStream_t stream);
 
 // x[i] = cap * tanh(x[i] / cap) over n elements (Gemma 2's final logit soft-cap). cap > 0.
 template <typename T>

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,32 @@ std::vector<float> prefill_logits(Backend& backend, const std::vector<int32_t>& 
   std::vector<float> logits;
   backend.forward(test::single_request_batch(tokens, 0, num_blocks, /*all_logits=*/true), logits);
   return logits;
+}
+
+// Each position's largest |logit - reference| within `share` of its largest |reference logit|;
+// returns the largest such share.
+float expect_within_share(const std::vector<float>& logits, const std::vector<float>& reference,
+                          size_t positions, int vocab, float share, const std::string& what) {
+  float worst = 0.0f;
+  for (size_t t = 0; t < positions; ++t) {
+    const float* g = logits.data() + t * vocab;
+    const float* r = reference.data() + t * vocab;
+    float max_ref = 0.0f, diff = 0.0f;
+    for (int i = 0; i < vocab; ++i) {
+      max_ref = std::max(max_ref, std::fabs(r[i]));
+      diff = test::nan_max(diff, std::fabs(g[i] - r[i]));
+    }
+    worst = std::max(worst, diff / max_ref);
+    EXPECT_LE(diff, share * max_ref) << what << ", position " << t;
+  }
+  return worst;
+}
+
+// The CPU's fp32 logits of the model's weights widened to f32: the reference.
+std::vector<float> cpu_prefill_logits(const Model& model, const std::vector<int32_t>& tokens) {
+  const auto widened = test::widened_to_f32(model);
+  CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
+  return prefill_logits(cpu, tokens);
 }
 
 // The bytes of every tensor of the model as its file stores them.
@@ -95,12 +122,7 @@ TEST_P(CudaQuantizedGguf, FromItsBlocksAgreesWithCpuAndTakesTheFilesBytes) {
   const int vocab = model->config.vocab_size;
   const std::vector<int32_t> tokens = fixture_tokens(type);
   ASSERT_GT(tokens.size(), 16u) << "the full sequence must take the tile kernel";
-  std::vector<float> cpu_logits;
-  {
-    const auto widened = test::widened_to_f32(*model);
-    CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
-    cpu_logits = prefill_logits(cpu, tokens);
-  }
+  const std::vector<float> cpu_logits = cpu_prefill_logits(*model, tokens);
   const CudaBackendOptions fp32{.activation_dtype = ActivationDType::F32};
   CudaBackend gpu(*model, fp32);
   const std::string type_note = type == "Q4_K_M" ? "Q4_K" : type;
@@ -160,12 +182,7 @@ TEST(CudaQuantizedDummy, Mxfp4FromItsBlocksAgreesWithCpu) {
   std::vector<int32_t> tokens(40);
   for (size_t i = 0; i < tokens.size(); ++i)
     tokens[i] = static_cast<int32_t>((i * 37 + 5) % static_cast<size_t>(vocab));
-  std::vector<float> cpu_logits;
-  {
-    const auto widened = test::widened_to_f32(*model);
-    CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
-    cpu_logits = prefill_logits(cpu, tokens);
-  }
+  const std::vector<float> cpu_logits = cpu_prefill_logits(*model, tokens);
   const CudaBackendOptions fp32{.activation_dtype = ActivationDType::F32};
   CudaBackend gpu(*model, fp32);
   EXPECT_NE(gpu.describe().find("MXFP4 weights kept in their blocks"), std::string::npos)
@@ -187,12 +204,7 @@ TEST(CudaQuantizedGgufBf16, TensorCoreTilesAndGemvFollowTheCpu) {
     const auto model = load_model(test::shared_path(kLlamaQ + "gguf/llama-q-" + type + ".gguf"));
     const int vocab = model->config.vocab_size;
     const std::vector<int32_t> tokens = fixture_tokens(type);
-    std::vector<float> cpu_logits;
-    {
-      const auto widened = test::widened_to_f32(*model);
-      CpuBackend cpu(*widened, CpuBackendOptions{.num_threads = 2});
-      cpu_logits = prefill_logits(cpu, tokens);
-    }
+    const std::vector<float> cpu_logits = cpu_prefill_logits(*model, tokens);
     const CudaBackendOptions bf16{.activation_dtype = ActivationDType::BF16};
     // The whole sequence (the tiles), 12 tokens (the GEMV), and 12 with the tiles taking every
     // count (quant_tiles_min_tokens, what the load-time choice picks where they win).
@@ -212,18 +224,8 @@ TEST(CudaQuantizedGgufBf16, TensorCoreTilesAndGemvFollowTheCpu) {
       // No product takes the integer GEMV, so no norm quantizes for it; 12 tokens with the GEMV do.
       EXPECT_EQ(gpu.step_counters().num_fused_norm_quantizes == 0, tiles_asked || positions > 16)
           << type << ", " << positions << " tokens";
-      float worst = 0.0f;
-      for (size_t t = 0; t < positions; ++t) {
-        const float* g = gpu_logits.data() + t * vocab;
-        const float* r = cpu_logits.data() + t * vocab;
-        float max_ref = 0.0f, diff = 0.0f;
-        for (int i = 0; i < vocab; ++i) {
-          max_ref = std::max(max_ref, std::fabs(r[i]));
-          diff = test::nan_max(diff, std::fabs(g[i] - r[i]));
-        }
-        worst = std::max(worst, diff / max_ref);
-        EXPECT_LE(diff, 0.04f * max_ref) << type << ", " << positions << " tokens, position " << t;
-      }
+      const float worst = expect_within_share(gpu_logits, cpu_logits, positions, vocab, 0.04f,
+                                              type + ", " + std::to_string(positions) + " tokens");
       std::cout << "[ measured ] " << type << " bf16, " << positions
                 << (tiles_asked ? " tokens, tiles only" : " tokens")
                 << ": max |logit - cpu fp32| / max |logit| = " << worst << "\n";
@@ -231,8 +233,54 @@ TEST(CudaQuantizedGgufBf16, TensorCoreTilesAndGemvFollowTheCpu) {
   }
 }
 
-// A norm that quantizes its output for the integer GEMV (fused_norm_quantize) gives the bits of
-// the products quantizing it themselves: a prefill within the GEMV's range, then decode steps
+// The integer tiles (kernels/quant_mmq.cuh, asked for: the emulator measures nothing): the whole
+// sequence against the CPU's fp32 logits on the widened weights, and the
+// same sequence through a quantized-activation buffer of 16 tokens (three chunks and a short
+// fourth, each run quantizing its own) gives the same bits, with K whole or split in parts whose
+// partial sums a second launch adds. The bound is twice the one above:
+// every product's input is rounded to 8 bits a value (about 0.4% of its block's largest), and on
+// this random-weight model a bf16 rounding that the two integer kernels' different fp32 sums
+// (within 1e-5 of the exact product each, quant_mmq_test.cpp) put on either side of a boundary
+// moves later positions' logits by up to 2% of the largest. Measured in the emulator: 5-6% at
+// the worst positions, the integer GEMV 2-4% on the first 12.
+TEST(CudaQuantizedGgufBf16, IntegerTilesFollowTheCpuInChunksOrNot) {
+  SLUICE_REQUIRE_CUDA();
+  for (const std::string type : {"Q4_K_M", "Q8_0"}) {
+    SCOPED_TRACE(type);
+    const auto model = load_model(test::shared_path(kLlamaQ + "gguf/llama-q-" + type + ".gguf"));
+    const int vocab = model->config.vocab_size;
+    const std::vector<int32_t> tokens = fixture_tokens(type);
+    ASSERT_GT(tokens.size(), 48u) << "three chunks of 16 and a short fourth";
+    const std::vector<float> cpu_logits = cpu_prefill_logits(*model, tokens);
+    // K whole (the emulator's one SM asks for no split), and in 2 parts (the down product's 512
+    // values; 3 asked for, one slice a part at most).
+    for (const std::optional<int> parts : {std::optional<int>{}, std::optional<int>{3}}) {
+      SCOPED_TRACE(parts ? "K in parts" : "K whole");
+      CudaBackendOptions mmq{.activation_dtype = ActivationDType::BF16};
+      mmq.quant_mmq = true;
+      mmq.quant_mmq_parts = parts;
+      CudaBackend gpu(*model, mmq);
+      EXPECT_NE(gpu.describe().find("integer tiles (asked for)"), std::string::npos)
+          << gpu.describe();
+      const std::vector<float> whole = prefill_logits(gpu, tokens);
+      const float worst =
+          expect_within_share(whole, cpu_logits, tokens.size(), vocab, 0.08f, "integer tiles");
+      std::cout << "[ measured ] " << type << " bf16, integer tiles"
+                << (parts ? ", K in parts" : "") << ", " << tokens.size()
+                << " tokens: max |logit - cpu fp32| / max |logit| = " << worst << "\n";
+      CudaBackendOptions chunked = mmq;
+      chunked.quant_mmq_chunk_tokens = 16;
+      CudaBackend chunked_gpu(*model, chunked);
+      const std::vector<float> in_chunks = prefill_logits(chunked_gpu, tokens);
+      ASSERT_EQ(in_chunks.size(), whole.size());
+      EXPECT_EQ(test::count_different_bits(in_chunks.data(), whole.data(), whole.size()), 0u);
+    }
+  }
+}
+
+// A norm that quantizes its output for the integer GEMV, and a gated activation that does the same
+// for the down product (fused_norm_quantize), give the bits of the products quantizing it
+// themselves: a prefill within the GEMV's range, then decode steps
 // (graphs on a GPU), bf16 and fp16, for the norms before attention and before the FFN.
 TEST(CudaQuantizedGgufBf16, NormsThatQuantizeTheirOutputGiveTheSameBits) {
   SLUICE_REQUIRE_CUDA();
@@ -241,7 +289,7 @@ TEST(CudaQuantizedGgufBf16, NormsThatQuantizeTheirOutputGiveTheSameBits) {
     const std::vector<int32_t> tokens = fixture_tokens(type);
     for (const ActivationDType dtype : {ActivationDType::BF16, ActivationDType::F16}) {
       std::vector<float> logits[2];
-      int64_t fused[2] = {};
+      int64_t fused[2] = {}, fused_activations[2] = {};
       for (const bool fuse : {false, true}) {
         CudaBackend gpu(*model, CudaBackendOptions{.activation_dtype = dtype,
                                                    .quant_direct_max_tokens = 16,
@@ -259,10 +307,13 @@ TEST(CudaQuantizedGgufBf16, NormsThatQuantizeTheirOutputGiveTheSameBits) {
           logits[fuse].insert(logits[fuse].end(), step.begin(), step.end());
         }
         fused[fuse] = gpu.step_counters().num_fused_norm_quantizes;
+        fused_activations[fuse] = gpu.step_counters().num_fused_activation_quantizes;
       }
       SCOPED_TRACE(type + (dtype == ActivationDType::BF16 ? ", bf16" : ", fp16"));
       EXPECT_EQ(fused[0], 0);
       EXPECT_GE(fused[1], 2 * model->config.num_layers) << "every layer's two norms, each step";
+      EXPECT_EQ(fused_activations[0], 0);
+      EXPECT_GE(fused_activations[1], model->config.num_layers) << "every layer's activation";
       ASSERT_EQ(logits[0].size(), logits[1].size());
       EXPECT_EQ(test::count_different_bits(logits[0].data(), logits[1].data(), logits[0].size()),
                 0u)

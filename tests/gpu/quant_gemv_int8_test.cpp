@@ -4,7 +4,8 @@
 // the CPU's dequantize_row (bit-exact with llama.cpp) and the activations quantized as the kernel
 // quantizes them (8 bits per value, a float scale per 32). The quantization itself bit for bit,
 // fp32 outputs from 16-bit activations, outputs into a column range of wider rows, the formats it
-// lacks and refused arguments; the grouped launch of a mixture-of-experts layer against one
+// lacks and refused arguments; a norm's and a gated activation's launches that also quantize
+// their output; the grouped launch of a mixture-of-experts layer against one
 // launch per expert.
 #include <gtest/gtest.h>
 
@@ -16,72 +17,23 @@
 #include <vector>
 
 #include "engine/core/dtype.h"
+#include "kernels/elementwise.cuh"
 #include "kernels/quant_gemv_int8.cuh"
 #include "kernels/rms_norm.cuh"
 #include "tests/gpu/gpu_test_support.h"
+#include "tests/gpu/int8_reference.h"
 #include "tests/gpu/kernel_test_support.h"
 
 namespace sluice {
 namespace {
 
-using namespace kernel_test;  // NOLINT: the shared helpers of the kernel tests
+using namespace kernel_test;     // NOLINT: the shared helpers of the kernel tests
+using namespace int8_reference;  // NOLINT: the integer products' references
+using kernels::GatedActivation;
 
 template <typename T>
 class QuantGemvInt8 : public ::testing::Test {};
 TYPED_TEST_SUITE(QuantGemvInt8, ElementTypes, ElementTypeNames);
-
-// The activations as the kernel quantizes them: per 32 values d = max |x| / 127, q = rint(x / d).
-struct QuantizedRows {
-  std::vector<int8_t> q;   // [tokens, cols]
-  std::vector<float> d;    // [tokens, cols / 32]
-  std::vector<float> sum;  // [tokens, cols / 32]: d * sum(q)
-};
-
-QuantizedRows quantize_like_the_kernel(const std::vector<float>& x, int tokens, int cols,
-                                       int stride) {
-  QuantizedRows out;
-  out.q.resize(static_cast<size_t>(tokens) * cols);
-  for (int t = 0; t < tokens; ++t) {
-    for (int b = 0; b < cols / 32; ++b) {
-      const float* v = x.data() + static_cast<size_t>(t) * stride + 32 * b;
-      float amax = 0.0f;
-      for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(v[j]));
-      const float d = amax / 127.0f;
-      const float inv = d > 0.0f ? 1.0f / d : 0.0f;
-      int sum = 0;
-      for (int j = 0; j < 32; ++j) {
-        const int q = static_cast<int>(std::rint(v[j] * inv));
-        out.q[static_cast<size_t>(t) * cols + 32 * b + j] = static_cast<int8_t>(q);
-        sum += q;
-      }
-      out.d.push_back(d);
-      out.sum.push_back(d * static_cast<float>(sum));
-    }
-  }
-  return out;
-}
-
-struct Weight {
-  kernels::QuantFormat format;
-  std::string name;
-  std::vector<uint8_t> bytes;
-  size_t row_bytes = 0;
-  std::vector<float> values;  // [rows, cols]
-};
-
-Weight make_weight(DType dtype, int rows, int cols, uint32_t seed) {
-  const DTypeTraits& traits = dtype_traits(dtype);
-  Weight w{static_cast<kernels::QuantFormat>(traits.ggml_type), traits.name, {}, 0, {}};
-  w.row_bytes = dtype_num_bytes(dtype, cols);
-  w.bytes = random_blocks(dtype, rows * cols / traits.block_elements, seed, -14.0f, -8.0f);
-  w.values.resize(static_cast<size_t>(rows) * cols);
-  for (int r = 0; r < rows; ++r)
-    dequantize_row(dtype, w.bytes.data() + r * w.row_bytes, w.values.data() + r * cols, cols);
-  return w;
-}
-
-const DType kInt8Formats[] = {DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                              DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4};
 
 // Runs the quantization and the GEMV on the device (x rows x_stride apart, y rows y_stride apart,
 // columns past `rows` holding a sentinel) and checks the quantized activations bit for bit and
@@ -119,32 +71,8 @@ void check_gemv(const Weight& w, int rows, int cols, int tokens, int x_stride, i
     ASSERT_EQ(scales[i].d_sum, ref.sum[i]) << "scaled sum " << i;
   }
 
-  const std::vector<float> y = to_floats<Y>(d_y.download());
-  const double eps = 1e-5 + (std::is_same_v<Y, float>    ? 0.0
-                             : std::is_same_v<Y, __half> ? std::ldexp(1.0, -11)
-                                                         : std::ldexp(1.0, -8));
-  int misses = 0;
-  for (int t = 0; t < tokens; ++t) {
-    for (int c = 0; c < y_stride; ++c) {
-      const float got = y[static_cast<size_t>(t) * y_stride + c];
-      if (c >= rows) {
-        EXPECT_EQ(got, kSentinel) << "token " << t << ", column " << c << " past the rows";
-        continue;
-      }
-      double exact = 0.0, magnitude = 0.0;
-      for (int k = 0; k < cols; ++k) {
-        const double xq = static_cast<double>(ref.q[static_cast<size_t>(t) * cols + k]) *
-                          ref.d[static_cast<size_t>(t) * (cols / 32) + k / 32];
-        const double p = static_cast<double>(w.values[static_cast<size_t>(c) * cols + k]) * xq;
-        exact += p;
-        magnitude += std::fabs(p);
-      }
-      if (!(std::fabs(got - exact) <= eps * magnitude + 1e-30) && ++misses <= 5) {
-        ADD_FAILURE() << "token " << t << ", row " << c << ": " << got << " vs " << exact
-                      << " (bound " << eps * magnitude << ")";
-      }
-    }
-  }
+  expect_int8_products<Y>(w, ref, to_floats<Y>(d_y.download()), rows, cols, tokens, y_stride,
+                          kSentinel);
 }
 
 TYPED_TEST(QuantGemvInt8, EveryFormatMatchesTheProductOfTheQuantizedActivations) {
@@ -251,6 +179,60 @@ TEST(QuantGemvInt8, NormWithItsOutputQuantizedGivesBothBits) {
   EXPECT_NE(kernels::rms_norm_residual_q8<__nv_bfloat16>(
                 nullptr, nullptr, nullptr, nullptr, 1e-5f, nullptr,
                 kernels::Q8Rows{nullptr, nullptr, 1, 48}, 1, 48, nullptr),
+            kernels::kKernelOk);
+}
+
+// A gated activation with its output quantized in the same launch (gated_mul_rows_q8) gives the
+// activation's bits and, for the down product's integer GEMV, the bits quantize_q8_rows gives for
+// them: every activation, in place over the gate half of gate|up rows as the forward pass runs
+// it, widths of 33 blocks and 4096, 1 and 5 rows.
+template <typename T>
+void check_gated_q8(GatedActivation activation, int cols, int rows) {
+  SCOPED_TRACE("activation " + std::to_string(static_cast<int>(activation)) + ", cols " +
+               std::to_string(cols) + ", rows " + std::to_string(rows));
+  const size_t n = static_cast<size_t>(rows) * 2 * cols;
+  const auto gate_up = random_storage<T>(n, 31 + static_cast<uint32_t>(cols), -4.0f, 4.0f);
+  DeviceBuffer<Storage<T>> d_fused(gate_up), d_plain(gate_up);
+  DeviceBuffer<uint8_t> d_q8(std::vector<uint8_t>(kernels::q8_rows_bytes(rows, cols), 0xAB));
+  DeviceBuffer<uint8_t> d_q8_ref(std::vector<uint8_t>(kernels::q8_rows_bytes(rows, cols)));
+  const kernels::Q8Rows q8 = kernels::q8_rows_in(d_q8.get(), rows, cols);
+  const kernels::Q8Rows q8_ref = kernels::q8_rows_in(d_q8_ref.get(), rows, cols);
+  T* fused = device_ptr<T>(d_fused);
+  T* plain = device_ptr<T>(d_plain);
+  expect_ok(kernels::gated_mul_rows_q8<T>(activation, fused, fused + cols, fused, rows, cols,
+                                          2 * cols, q8, nullptr));
+  const auto gated_mul = activation == GatedActivation::GeluTanh ? &kernels::gelu_tanh_mul_rows<T>
+                         : activation == GatedActivation::SwigluOai
+                             ? &kernels::swiglu_oai_mul_rows<T>
+                             : &kernels::silu_mul_rows<T>;
+  expect_ok(gated_mul(plain, plain + cols, plain, rows, cols, 2 * cols, nullptr));
+  expect_ok(kernels::quantize_q8_rows<T>(plain, 2 * cols, q8_ref, nullptr));
+  const auto out = d_fused.download(), out_ref = d_plain.download();
+  EXPECT_EQ(std::memcmp(out.data(), out_ref.data(), n * sizeof(Storage<T>)), 0) << "the rows";
+  const auto q = d_q8.download(), q_ref = d_q8_ref.download();
+  ASSERT_EQ(q.size(), q_ref.size());
+  EXPECT_EQ(std::memcmp(q.data(), q_ref.data(), q.size()), 0) << "the quantized rows";
+}
+
+TEST(QuantGemvInt8, GatedActivationWithItsOutputQuantizedGivesBothBits) {
+  SLUICE_REQUIRE_CUDA();
+  for (const GatedActivation activation :
+       {GatedActivation::Silu, GatedActivation::GeluTanh, GatedActivation::SwigluOai}) {
+    for (const int cols : {33 * 32, 4096}) {
+      for (const int rows : {1, 5}) {
+        check_gated_q8<__nv_bfloat16>(activation, cols, rows);
+        check_gated_q8<__half>(activation, cols, rows);
+      }
+    }
+  }
+  // A width that is not whole blocks, and a q8 of another shape, are refused.
+  EXPECT_NE(kernels::gated_mul_rows_q8<__nv_bfloat16>(
+                GatedActivation::Silu, nullptr, nullptr, nullptr, 1, 48, 96,
+                kernels::Q8Rows{nullptr, nullptr, 1, 48}, nullptr),
+            kernels::kKernelOk);
+  EXPECT_NE(kernels::gated_mul_rows_q8<__nv_bfloat16>(
+                GatedActivation::Silu, nullptr, nullptr, nullptr, 2, 64, 128,
+                kernels::Q8Rows{nullptr, nullptr, 1, 64}, nullptr),
             kernels::kKernelOk);
 }
 

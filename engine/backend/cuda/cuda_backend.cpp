@@ -74,20 +74,42 @@ CudaBackend::Impl::Impl(const Model& m, const CudaBackendOptions& o)
   } else {
     dense_gemv = choose_dense_gemv(*weights, *gemm, o.activation_dtype, stream->get());
   }
-  quant_products =
-      make_quant_products(*weights, *gemm, o.activation_dtype, o.quant_direct_max_tokens,
-                          o.quant_scratch_max_bytes, quant_scratch, quant_q8, stream->get());
+  quant_products = make_quant_products(
+      *weights, *gemm, o.activation_dtype,
+      QuantProductsSetup{
+          .direct_max_tokens = o.quant_direct_max_tokens,
+          .scratch_max_bytes = o.quant_scratch_max_bytes,
+          .mmq_chunk_tokens = std::max(1, o.quant_mmq_chunk_tokens),
+          .mmq_parts =
+              o.quant_mmq_parts ? std::clamp(*o.quant_mmq_parts, 1, kernels::kMmqMostParts) : 0,
+          .sms = prop.multiProcessorCount},
+      quant_buffers, stream->get());
   if (o.quant_tiles_min_tokens && quant_products.scratch) {
     quant_products.tiles_min_tokens =
         std::clamp(*o.quant_tiles_min_tokens, 1, kernels::kQuantGemvMaxTokens + 1);
     quant_products.reason +=
         "; tiles from " + std::to_string(quant_products.tiles_min_tokens) + " tokens (asked for)";
   }
+  if (o.quant_mmq && quant_products.scratch) {
+    quant_products.mmq = *o.quant_mmq;
+    quant_products.reason +=
+        *o.quant_mmq ? "; integer tiles (asked for)" : "; 16-bit tiles (asked for)";
+  }
+  if (o.quant_mmq_parts && quant_products.scratch) {
+    quant_products.reason += "; the integer tiles' K in " +
+                             std::to_string(quant_products.mmq_parts) + " parts (asked for)";
+  }
   if (quant_products.int8_gemv && o.fused_norm_quantize && config.hidden_size % 32 == 0) {
     quant_normed_q8 =
         DeviceBuffer(kernels::q8_rows_bytes(kernels::kQuantInt8GemvMaxTokens, config.hidden_size),
                      "the norms' quantized outputs");
     quant_products.normed_q8 = quant_normed_q8.get();
+  }
+  const int ffn = config.intermediate_size;
+  if (quant_products.int8_gemv && o.fused_norm_quantize && ffn > 0 && ffn % 32 == 0) {
+    quant_hidden_q8 = DeviceBuffer(kernels::q8_rows_bytes(kernels::kQuantInt8GemvMaxTokens, ffn),
+                                   "the gated activations' quantized outputs");
+    quant_products.hidden_q8 = quant_hidden_q8.get();
   }
   if (moe) {
     prepare_grouped_experts(*moe, *weights, config, num_host_expert_layers, o.grouped_moe_gemv,
@@ -480,8 +502,8 @@ BackendMemory CudaBackend::memory() const {
       s.activations.bytes() + s.attention_workspace.bytes() + s.gemm->workspace_bytes() +
       s.sampling_workspace.bytes() + s.batch_staging.device_bytes() +
       s.copy_staging.device_bytes() + s.sampling_staging.device_bytes() + s.sampled_tokens.bytes() +
-      s.raw_logits.bytes() + s.logprob_results.bytes() + s.quant_scratch.bytes() +
-      s.quant_q8.bytes() + s.quant_normed_q8.bytes() +
+      s.raw_logits.bytes() + s.logprob_results.bytes() + s.quant_buffers.bytes() +
+      s.quant_normed_q8.bytes() + s.quant_hidden_q8.bytes() +
       (s.moe ? s.moe->table_storage.bytes() + s.moe->q8.bytes() + s.moe->groups.bytes() : 0);
   SLUICE_CUDA_CHECK(cudaMemGetInfo(&m.device_free_bytes, &m.device_total_bytes));
   return m;
@@ -510,6 +532,7 @@ std::string CudaBackend::describe() const {
 const CudaStepCounters& CudaBackend::step_counters() const {
   impl_->counters.num_grouped_moe_layers = impl_->moe ? impl_->moe->num_grouped_layers : 0;
   impl_->counters.num_fused_norm_quantizes = impl_->quant_products.num_fused_norms;
+  impl_->counters.num_fused_activation_quantizes = impl_->quant_products.num_fused_activations;
   return impl_->counters;
 }
 

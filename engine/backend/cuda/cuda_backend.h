@@ -56,13 +56,23 @@ struct CudaBackendOptions {
   // The fewest tokens quant_linear's tiles take instead of the GEMV (1..17, 17: none of the GEMV's
   // counts); unset: from where they measured faster than the GEMV (quant_products.h).
   std::optional<int> quant_tiles_min_tokens;
+  // The tiles of the formats the integer GEMV has, with bf16/fp16 activations: the integer ones
+  // (kernels/quant_mmq.cuh, true) or quant_linear's 16-bit ones (false); unset: whichever
+  // measures faster on the device (quant_products.h; the 16-bit ones under the emulator).
+  std::optional<bool> quant_mmq;
+  // The most tokens the integer tiles take at once: their quantized activations' buffer holds
+  // this many of the widest row; more go through in chunks (the same bits).
+  int quant_mmq_chunk_tokens = 256;
+  // The parts the integer tiles split every product's K into (1: none, at most 8); unset: by the
+  // matrix's shape and the device's SM count (kernels::quant_mmq_parts).
+  std::optional<int> quant_mmq_parts;
   // Mixture-of-experts layers on the device: a step whose experts each take no more rows than
   // the measured GEMV range multiplies every expert's projection in one launch of the integer
   // GEMV (true), or each expert in launches of its own (false; the same products).
   bool grouped_moe_gemv = true;
-  // bf16/fp16 activations and products by the integer GEMV: a norm whose output feeds products
-  // also quantizes that output for them in the same launch (true), or the first product
-  // quantizes it (false; the same bits).
+  // bf16/fp16 activations and products by the integer GEMV: a norm whose output feeds products,
+  // and a gated activation whose output feeds the down product, also quantizes that output for
+  // them in the same launch (true), or the first product quantizes it (false; the same bits).
   bool fused_norm_quantize = true;
   // The most bytes of a matrix that scratch buffer holds at a time (at least one row).
   size_t quant_scratch_max_bytes = size_t{256} << 20;
@@ -89,6 +99,7 @@ struct CudaStepCounters {
   int64_t num_masked_rows = 0;           // rows sampled on the device under a grammar's token mask
   int64_t num_grouped_moe_layers = 0;    // MoE layers whose experts ran as grouped products
   int64_t num_fused_norm_quantizes = 0;  // norms that quantized their output for the GEMV
+  int64_t num_fused_activation_quantizes = 0;  // gated activations that did the same
 };
 
 class CudaBackend final : public Backend {

@@ -77,10 +77,10 @@ struct CudaBackend::Impl {
   std::unique_ptr<CudaStream> stream;
   std::unique_ptr<CudaWeights> weights;
   std::unique_ptr<CublasGemm> gemm;
-  DenseGemvChoice dense_gemv;        // how float matrices multiply 1-8 tokens
-  DeviceBuffer quant_scratch;        // the dequantized products' buffer (quant_products.h)
-  DeviceBuffer quant_q8;             // the integer GEMV's quantized activations
+  DenseGemvChoice dense_gemv;          // how float matrices multiply 1-8 tokens
+  QuantProductsBuffers quant_buffers;  // the products' in blocks (quant_products.h)
   DeviceBuffer quant_normed_q8;      // a norm's output quantized for the GEMV (fused_norm_quantize)
+  DeviceBuffer quant_hidden_q8;      // a gated activation's output so quantized
   QuantProducts quant_products;      // how matrices in blocks multiply, by token count
   std::unique_ptr<CudaMoeHost> moe;  // mixture-of-experts models only
   int num_host_expert_layers = 0;    // layers whose experts stay on the host

@@ -338,8 +338,30 @@ class CudaForwardOps final : public ForwardOps {
     const int ffn = cfg_.intermediate_size;
     auto* gate_up = static_cast<T*>(c_.buffers.gate_up);
     linear_raw(normed_, c_.weights.matrix({WeightRole::GateUp, l}), gate_up);
-    // act(gate) * up over the gate half of each row, read from there by the down product.
+    // act(gate) * up over the gate half of each row, read from there by the down product; when
+    // that takes the integer GEMV, quantized for it in the same launch (hidden_q8_).
+    hidden_q8_.reset();
+    if constexpr (!std::is_same_v<T, float>) {
+      const QuantProducts* q = c_.quant;
+      const int n = shape_.num_tokens;
+      if (q && q->hidden_q8 && q->int8_gemv && n <= q->gemv_tokens() &&
+          n <= kernels::kQuantInt8GemvMaxTokens && ffn % 32 == 0) {
+        const kernels::Q8Rows q8 = kernels::q8_rows_in(q->hidden_q8, n, ffn);
+        SLUICE_KERNEL_CHECK(kernels::gated_mul_rows_q8<T>(gated_kind(activation), gate_up,
+                                                          gate_up + ffn, gate_up, n, ffn, 2 * ffn,
+                                                          q8, c_.stream));
+        hidden_q8_ = q8;
+        ++q->num_fused_activations;
+        return;
+      }
+    }
     gated_activation(activation, gate_up, shape_.num_tokens, ffn);
+  }
+
+  static kernels::GatedActivation gated_kind(Activation activation) {
+    return activation == Activation::GeluTanh    ? kernels::GatedActivation::GeluTanh
+           : activation == Activation::SwigluOai ? kernels::GatedActivation::SwigluOai
+                                                 : kernels::GatedActivation::Silu;
   }
 
   // Only the rows that sample go through the final norm and the LM head: the last layer's
@@ -619,9 +641,17 @@ class CudaForwardOps final : public ForwardOps {
                           c_.quant->scratch, c_.quant->scratch_bytes, c_.stream);
       return;
     }
-    const bool from_normed = x == normed_ && x_row_stride == 0 && num_rows == shape_.num_tokens;
+    // Inputs quantized by the launch that wrote them: Normed by its norm, Hidden (the gate half
+    // of gate|up) by the gated activation.
+    const bool whole = num_rows == shape_.num_tokens;
+    const bool from_normed = whole && x == normed_ && x_row_stride == 0 && normed_q8_;
+    const bool from_hidden = whole && x == c_.buffers.gate_up &&
+                             x_row_stride == 2 * cfg_.intermediate_size && hidden_q8_;
     direct_product<T, Y>(c_.quant, w, static_cast<const T*>(x), x_row_stride, y, num_rows,
-                         c_.stream, from_normed && normed_q8_ ? &*normed_q8_ : nullptr);
+                         c_.stream,
+                         from_normed   ? &*normed_q8_
+                         : from_hidden ? &*hidden_q8_
+                                       : nullptr);
   }
 
   // The buffers norm() and the products write; the pending projection is the spare residual
@@ -667,6 +697,7 @@ class CudaForwardOps final : public ForwardOps {
   cudaDataType ab_type_;
   int rope_layer_ = -1;
   std::optional<kernels::Q8Rows> normed_q8_;  // Normed quantized by its norm, while it holds
+  std::optional<kernels::Q8Rows> hidden_q8_;  // Hidden quantized by its gated activation
   std::vector<int64_t> state_offset_;         // [layer] a DeltaNet layer's state within a slot
 };
 

@@ -43,6 +43,7 @@ constexpr int kRuns = 5;
 constexpr int kGemvCounts[] = {1, 2, 4, 8, 16};
 constexpr int kTileCounts[] = {32, 128, 512};
 constexpr int kMostTokens = 512;
+constexpr int kMmqProbeTokens = 128;
 
 #endif
 
@@ -70,14 +71,16 @@ size_t quant_scratch_bytes(const CudaWeights& weights, size_t element_bytes, siz
   return std::max(std::min(largest, max_bytes), widest_row);
 }
 
-size_t quant_q8_bytes(const CudaWeights& weights) {
+size_t quant_q8_bytes(const CudaWeights& weights, int tokens) {
   int widest = 0;
   for_each_product_matrix(weights, weights.num_layers(), [&](const CudaMatrix& m, const char*) {
     for (const CudaMatrixRun& run : m.runs) {
       if (is_quantized(run)) widest = std::max(widest, m.cols);
     }
   });
-  return widest == 0 ? 0 : kernels::q8_rows_bytes(kernels::kQuantGemvMaxTokens, widest);
+  return widest == 0
+             ? 0
+             : kernels::q8_rows_bytes(std::max(tokens, kernels::kQuantInt8GemvMaxTokens), widest);
 }
 
 void dequantized_product(const CublasGemm& gemm, ActivationDType dtype, const void* x,
@@ -115,23 +118,44 @@ void dequantized_product(const CublasGemm& gemm, ActivationDType dtype, const vo
 }
 
 QuantProducts make_quant_products(const CudaWeights& weights, const CublasGemm& gemm,
-                                  ActivationDType dtype, std::optional<int> direct_max_tokens,
-                                  size_t scratch_max_bytes, DeviceBuffer& scratch, DeviceBuffer& q8,
-                                  cudaStream_t stream) {
+                                  ActivationDType dtype, const QuantProductsSetup& setup,
+                                  QuantProductsBuffers& buffers, cudaStream_t stream) {
   const size_t bytes =
-      quant_scratch_bytes(weights, activation_element_bytes(dtype), scratch_max_bytes);
+      quant_scratch_bytes(weights, activation_element_bytes(dtype), setup.scratch_max_bytes);
   if (bytes == 0) return {};
-  scratch = DeviceBuffer(bytes, "the dequantized products' scratch");
-  q8 = DeviceBuffer(quant_q8_bytes(weights), "the integer GEMV's activations");
-  QuantProducts base{.scratch = scratch.get(),
+  buffers.scratch = DeviceBuffer(bytes, "the dequantized products' scratch");
+  const int q8_tokens = std::max(setup.mmq_chunk_tokens, kernels::kQuantInt8GemvMaxTokens);
+  buffers.q8 =
+      DeviceBuffer(quant_q8_bytes(weights, q8_tokens), "the integer products' activations");
+  QuantProducts base{.scratch = buffers.scratch.get(),
                      .scratch_bytes = bytes,
                      .int8_gemv = dtype != ActivationDType::F32,
-                     .q8 = q8.get(),
-                     .q8_bytes = q8.bytes()};
-  if (!direct_max_tokens) {
+                     .q8 = buffers.q8.get(),
+                     .q8_bytes = buffers.q8.bytes(),
+                     .q8_tokens = q8_tokens,
+                     .mmq_parts = std::max(0, setup.mmq_parts),
+                     .mmq_sms = std::max(1, setup.sms)};
+  if (base.int8_gemv) {
+    // The largest split any run in blocks takes for a chunk of tokens.
+    for_each_product_matrix(weights, weights.num_layers(), [&](const CudaMatrix& m, const char*) {
+      for (const CudaMatrixRun& run : m.runs) {
+        if (!is_quantized(run) || !kernels::has_quant_mmq(run.format)) continue;
+        base.mmq_partial_floats =
+            std::max(base.mmq_partial_floats,
+                     kernels::quant_mmq_partial_floats(run.rows, q8_tokens,
+                                                       base.mmq_split(run.rows, m.cols).parts));
+      }
+    });
+    if (base.mmq_partial_floats > 0) {
+      buffers.mmq_partials =
+          DeviceBuffer(base.mmq_partial_floats * sizeof(float), "the integer tiles' partial sums");
+      base.mmq_partials = static_cast<float*>(buffers.mmq_partials.get());
+    }
+  }
+  if (!setup.direct_max_tokens) {
     return choose_quant_products(weights, gemm, dtype, std::move(base), stream);
   }
-  const int n = *direct_max_tokens;
+  const int n = *setup.direct_max_tokens;
   base.gemv_max_tokens = std::min(n, kernels::kQuantGemvMaxTokens);
   base.tiles_max_tokens = n;
   base.reason = std::string(base.int8_gemv ? "integer" : "float") + " GEMV and tiles to " +
@@ -205,9 +229,22 @@ QuantProducts choose_quant_products(const CudaWeights& weights, const CublasGemm
                   how, dequantized_ms);
     detail += part;
   };
+  constexpr int kNoTiles = kernels::kQuantGemvMaxTokens + 1;
+  // Which tiles: the integer ones or the 16-bit ones, whichever is faster at kMmqProbeTokens.
+  std::string tiles_kind;
+  if (p.int8_gemv && p.q8 && kernels::has_quant_mmq(best_run->format)) {
+    p.mmq = false;
+    const float wmma_ms = time_direct(kMmqProbeTokens, kNoTiles);
+    p.mmq = true;
+    const float mmq_ms = time_direct(kMmqProbeTokens, kNoTiles);
+    p.mmq = mmq_ms < wmma_ms;
+    char part[120];
+    std::snprintf(part, sizeof part, "%s tiles (%d tokens: %.3f ms integer / %.3f ms 16-bit)",
+                  p.mmq ? "integer" : "16-bit", kMmqProbeTokens, mmq_ms, wmma_ms);
+    tiles_kind = part;
+  }
   // 1-16 tokens: the GEMV, or the tiles from the first count at which they beat it (the GEMV's
   // time grows with the tokens, the tiles' hardly); the range ends where the dequantized way wins.
-  constexpr int kNoTiles = kernels::kQuantGemvMaxTokens + 1;
   for (const int n : kGemvCounts) {
     const float gemv_ms = p.tiles_min_tokens > n ? time_direct(n, kNoTiles) : 0.0f;
     const float tiles_ms = time_direct(n, 1);
@@ -244,6 +281,7 @@ QuantProducts choose_quant_products(const CudaWeights& weights, const CublasGemm
                 p.takes_int8_gemv(best_run->format, 1) ? "integer" : "float", p.gemv_tokens(),
                 tiles.c_str(), best_name, one_run.rows, one_run.cols);
   p.reason = head + detail + ")";
+  if (!tiles_kind.empty()) p.reason += "; " + tiles_kind;
   return p;
 #endif
 }

@@ -303,6 +303,14 @@ T __shfl_xor_sync(unsigned int mask, T value, int lane_mask, int width = 32) {
 }
 
 template <typename T>
+T __shfl_sync(unsigned int mask, T value, int src_lane, int width = 32) {
+  return emu::shuffle(mask, value, [=](unsigned int lane) {
+    return lane / static_cast<unsigned int>(width) * static_cast<unsigned int>(width) +
+           static_cast<unsigned int>(src_lane) % static_cast<unsigned int>(width);
+  });
+}
+
+template <typename T>
 T __shfl_up_sync(unsigned int mask, T value, unsigned int delta, int width = 32) {
   return emu::shuffle(mask, value, [=](unsigned int lane) {
     const unsigned int group_start = lane / width * width;
