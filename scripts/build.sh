@@ -5,7 +5,8 @@
 #                                            CUDA only for the GPU this machine has (none: no CUDA backend)
 #   scripts/build.sh package   build/        the same configuration, only the sluice binary, CUDA for every
 #                                            supported architecture (make package)
-#   scripts/build.sh asan      build-asan/   Debug (-O1) with AddressSanitizer + UBSan: engine, CLI, unit tests
+#   scripts/build.sh asan      build-asan/   Debug (-O1) with AddressSanitizer + UBSan: the engine and its unit
+#                                            tests (no app/: the CLI and its tests run in the release pass)
 # CUDA_ARCHITECTURES overrides the CUDA architectures of release and app (CI builds one: 90).
 # release, app and package share build/ and pass every option they differ in, so switching between
 # them reconfigures that tree instead of leaving one's settings in the other's build.
@@ -94,7 +95,8 @@ case "$flavour" in
     # Debug keeps the assertions; -O1 runs the tests about twice as fast as -O0 under the
     # sanitizers, and -g1 (functions and lines, enough for their stack traces) keeps objects small.
     args=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1"
-          -DSLUICE_SANITIZE=address,undefined -DSLUICE_CUDA=OFF -DSLUICE_GUI=OFF -DSLUICE_WERROR=ON)
+          -DSLUICE_SANITIZE=address,undefined -DSLUICE_CUDA=OFF -DSLUICE_GUI=OFF -DSLUICE_APP=OFF
+          -DSLUICE_WERROR=ON)
     ;;
   *)
     echo "build.sh: unknown flavour '$flavour' (release, app, package or asan)" >&2

@@ -8,12 +8,12 @@ namespace sluice {
 
 namespace {
 
-bool is_space(char c) {
+bool is_prompt_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-std::string_view trim_right(std::string_view s) {
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+std::string_view trim_prompt_right(std::string_view s) {
+  while (!s.empty() && is_prompt_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -80,12 +80,12 @@ bool reopen_empty_block(ReasoningFormat format, std::string& prompt) {
   const bool think = format == ReasoningFormat::ThinkTags;
   const std::string_view open_tag = think ? "<think>" : "<|channel>thought";
   const std::string_view close_tag = think ? "</think>" : "<channel|>";
-  const std::string_view trimmed = trim_right(prompt);
+  const std::string_view trimmed = trim_prompt_right(prompt);
   if (!trimmed.ends_with(close_tag)) return false;
   const size_t open = trimmed.rfind(open_tag);
   if (open == std::string_view::npos) return false;
   const size_t inner = open + open_tag.size();
-  if (!trim_right(trimmed.substr(inner, trimmed.size() - close_tag.size() - inner)).empty())
+  if (!trim_prompt_right(trimmed.substr(inner, trimmed.size() - close_tag.size() - inner)).empty())
     return false;  // a block with text in it is a past turn's, not the generation prompt's
   prompt.resize(inner);
   prompt += '\n';
@@ -115,7 +115,7 @@ void add_reasoning_variables(const ReasoningControls& controls, std::string_view
 ReasoningStart reasoning_start(ReasoningFormat format, std::string_view prompt) {
   if (format == ReasoningFormat::None) return ReasoningStart::Closed;
   if (prompt_opens_reasoning(format, prompt)) return ReasoningStart::Open;
-  const std::string_view trimmed = trim_right(prompt);
+  const std::string_view trimmed = trim_prompt_right(prompt);
   switch (format) {
     case ReasoningFormat::ThinkTags:
       if (trimmed.ends_with("</think>")) return ReasoningStart::Closed;

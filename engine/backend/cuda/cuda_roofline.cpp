@@ -12,13 +12,14 @@ namespace sluice {
 
 namespace {
 
-constexpr int kWarmups = 3;
-constexpr int kRepeats = 10;
+constexpr int kRooflineWarmups = 3;
+constexpr int kRooflineRepeats = 10;
 
-// Times kRepeats calls of fn on stream (after kWarmups), in seconds.
+// Times kRooflineRepeats calls of fn on stream (after kRooflineWarmups), in seconds.
 template <typename Fn>
 double time_on_stream(cudaStream_t stream, Fn&& fn) {
-  return static_cast<double>(time_calls_ms(stream, kWarmups, kRepeats, fn)) * kRepeats / 1000.0;
+  return static_cast<double>(time_calls_ms(stream, kRooflineWarmups, kRooflineRepeats, fn)) *
+         kRooflineRepeats / 1000.0;
 }
 
 }  // namespace
@@ -53,7 +54,7 @@ CudaRoofline measure_cuda_roofline(int device_index) {
       SLUICE_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), r.copy_bytes,
                                         cudaMemcpyDeviceToDevice, stream.get()));
     });
-    r.memory_bytes_per_s = 2.0 * static_cast<double>(r.copy_bytes) * kRepeats / seconds;
+    r.memory_bytes_per_s = 2.0 * static_cast<double>(r.copy_bytes) * kRooflineRepeats / seconds;
   }
 
   // Tensor rate: an 8192^3 BF16 product (about 1.1 TFLOP per call) with fp32 accumulation.
@@ -71,7 +72,7 @@ CudaRoofline measure_cuda_roofline(int device_index) {
       gemm.gemm_nt(a.get(), b.get(), c.get(), r.gemm_size, r.gemm_size, r.gemm_size, CUDA_R_16BF,
                    CUDA_R_16BF);
     });
-    r.bf16_flops_per_s = 2.0 * static_cast<double>(n * n * n) * kRepeats / seconds;
+    r.bf16_flops_per_s = 2.0 * static_cast<double>(n * n * n) * kRooflineRepeats / seconds;
   }
   return r;
 }

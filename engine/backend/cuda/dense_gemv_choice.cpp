@@ -13,8 +13,8 @@ namespace sluice {
 #ifndef SLUICE_KERNEL_EMULATOR
 namespace {
 
-constexpr int kWarmups = 3;
-constexpr int kRuns = 10;
+constexpr int kChoiceWarmups = 3;
+constexpr int kChoiceRuns = 10;
 
 // The widest matrix of the first layer held in the activation type (the one a decode step spends
 // most time on). A mixture of experts' router is a float matrix in fp32 whatever the activation
@@ -56,14 +56,14 @@ DenseGemvChoice choose_dense_gemv(const CudaWeights& weights, const CublasGemm& 
   DeviceBuffer y(static_cast<size_t>(m->rows) * element_bytes, "the GEMV measurement");
   SLUICE_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, x.bytes(), stream));
   const cudaDataType ab_type = cuda_data_type(dtype);
-  const float cublas_ms = time_calls_ms(stream, kWarmups, kRuns, [&] {
+  const float cublas_ms = time_calls_ms(stream, kChoiceWarmups, kChoiceRuns, [&] {
     gemm.linear(x.get(), m->dense(), y.get(), 1, m->cols, m->rows, ab_type, ab_type);
   });
   float gemv_ms = 0.0f;
   visit_activation_type(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const CudaMatrixRun& run = m->runs.front();
-    gemv_ms = time_calls_ms(stream, kWarmups, kRuns, [&] {
+    gemv_ms = time_calls_ms(stream, kChoiceWarmups, kChoiceRuns, [&] {
       SLUICE_KERNEL_CHECK((kernels::quant_linear<T, T>(
           kernels::QuantFormat::Dense, static_cast<const uint8_t*>(run.data), run.row_bytes,
           run.rows, m->cols, static_cast<const T*>(x.get()), 0, static_cast<T*>(y.get()), 0, 1,

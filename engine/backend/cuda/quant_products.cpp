@@ -38,8 +38,8 @@ void for_each_product_matrix(const CudaWeights& weights, int num_layers,
 }
 
 #ifndef SLUICE_KERNEL_EMULATOR
-constexpr int kWarmups = 2;
-constexpr int kRuns = 5;
+constexpr int kProductWarmups = 2;
+constexpr int kProductRuns = 5;
 constexpr int kGemvCounts[] = {1, 2, 4, 8, 16};
 constexpr int kTileCounts[] = {32, 128, 512};
 constexpr int kMostTokens = 512;
@@ -208,7 +208,7 @@ QuantProducts choose_quant_products(const CudaWeights& weights, const CublasGemm
     float ms = 0.0f;
     visit_activation_type(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ms = time_calls_ms(stream, kWarmups, kRuns, [&] {
+      ms = time_calls_ms(stream, kProductWarmups, kProductRuns, [&] {
         direct_product<T, T>(&p, one_run, static_cast<const T*>(x.get()), 0,
                              static_cast<T*>(y.get()), n, stream);
       });
@@ -217,7 +217,7 @@ QuantProducts choose_quant_products(const CudaWeights& weights, const CublasGemm
     return ms;
   };
   const auto time_dequantized = [&](int n) {
-    return time_calls_ms(stream, kWarmups, kRuns, [&] {
+    return time_calls_ms(stream, kProductWarmups, kProductRuns, [&] {
       dequantized_product(gemm, dtype, x.get(), 0, one_run, y.get(), ab_type, n, p.scratch,
                           p.scratch_bytes, stream);
     });
