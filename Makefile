@@ -15,8 +15,8 @@ run: deps
 	scripts/build.sh app
 	scripts/run-demo.sh
 
-# Every test: release build (all tests), then the sanitizer build (unit + integration), then a
-# short fuzzing pass (30 s per harness). FLAVOUR=release, asan or fuzz runs one of them.
+# Every test: release build (all tests), then the sanitizer build (the engine's unit tests), then
+# a short fuzzing pass (15 s per harness). FLAVOUR=release, asan or fuzz runs one of them.
 test: deps
 	scripts/test.sh
 
