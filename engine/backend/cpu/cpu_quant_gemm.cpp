@@ -169,7 +169,7 @@ void multiply_rows(const QuantMatrixView& w, const QuantizedActivations& act, in
 
 bool uses_interleaved_kernels(const QuantMatrixView& w, int64_t num_tokens, QuantKernelIsa isa) {
   return w.interleaved != nullptr && has_interleaved_kernel(w.dtype, isa) &&
-         num_tokens <= interleaved_max_tokens(w.dtype);
+         num_tokens <= interleaved_max_tokens(w.dtype, isa);
 }
 
 void quant_gemm(const QuantMatrixView& w, const float* x, int64_t num_tokens, float* y, int64_t ldy,

@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <type_traits>
 
@@ -91,7 +92,15 @@ void restore_field(const Field& f, const uint8_t* tile, uint8_t* blocks, size_t 
 }  // namespace
 
 bool has_interleaved_kernel(DType dtype, QuantKernelIsa isa) {
-  return SLUICE_QUANT_X86 && isa == QuantKernelIsa::Avx512Vnni && !fields_of(dtype).empty();
+  if (!SLUICE_QUANT_X86) return false;
+  switch (isa) {
+    case QuantKernelIsa::Avx512Vnni:
+      return !fields_of(dtype).empty();
+    case QuantKernelIsa::Avx2:
+      return dtype == DType::Q4_K || dtype == DType::Q6_K;
+    default:
+      return false;
+  }
 }
 
 int64_t interleaved_tile_cols(DType dtype) {
@@ -157,7 +166,15 @@ void pack_panel_from_tiles(DType dtype, const uint8_t* group_tiles, int64_t cols
 #endif
 }
 
-int interleaved_max_tokens(DType dtype) {
+int interleaved_max_tokens(DType dtype, QuantKernelIsa isa) {
+  // AVX2 (no panels; 2 threads of a Zen 5 VM under SLUICE_CPU_KERNELS=avx2, 5632 x 2048
+  // matrices from memory, against the file's rows): Q4_K's tiles are ahead at every count (1.4-1.5x
+  // at 1-8 tokens, 1.5-2x at 16-64, 1.2x at 128-512), Q6_K's up to 32 tokens (1.2-1.35x), level
+  // at 64 (0.94-1.07x) and behind past it (512 tokens 0.87x), where its rows are restored from the
+  // tiles for the row kernels (the restore costs 4-11% at 33-128 tokens).
+  if (isa == QuantKernelIsa::Avx2) {
+    return dtype == DType::Q4_K ? std::numeric_limits<int>::max() : 64;
+  }
   // Past these counts the panels packed from the tiles are faster (2 threads of a Zen 5 VM, one
   // 5632 x 2048 matrix from memory). Q4_K: eight tokens at a time over a group's tiles while they
   // sit in L1, as the row kernel. Q6_K and Q8_0 take a float step (Q6_K a 32-bit multiply) per
@@ -179,10 +196,14 @@ void quant_interleaved_rows(DType dtype, const uint8_t* tiles, int64_t group_beg
                             const QuantizedActivations& activations, float* y, int64_t ldy,
                             QuantKernelIsa isa) {
   assert(has_interleaved_kernel(dtype, isa));
-  assert(activations.num_tokens >= 1 && activations.num_tokens <= interleaved_max_tokens(dtype));
+  assert(activations.num_tokens >= 1 &&
+         activations.num_tokens <= interleaved_max_tokens(dtype, isa));
   assert(activations.cols == cols && !activations.is_offset_u8);
-  (void)isa;
 #if SLUICE_QUANT_X86
+  if (isa == QuantKernelIsa::Avx2) {
+    quant_interleaved_rows_avx2(dtype, tiles, group_begin, group_end, cols, activations, y, ldy);
+    return;
+  }
   quant_interleaved_rows_avx512_vnni(dtype, tiles, group_begin, group_end, cols, activations, y,
                                      ldy);
 #else

@@ -10,14 +10,17 @@
 // activations stay signed). A matrix whose row count is not a multiple of 16 keeps its last rows
 // in their blocks (QuantMatrixView::data).
 //
-// The layout is a property of the CPU with AVX-512 VNNI: the tiles are made only where
-// has_interleaved_kernel holds, and they replace the rows (the file's pages of those rows are
-// handed back at load). Products with more tokens than the interleaved kernels take (prefill,
-// large batches) pack each group's panel straight from its tiles (pack_panel_from_tiles) for the
-// panel kernels; a kernel version without panels (in tests) multiplies the rows restored from the
-// tiles (restore_group_rows). Every path gives the scalar definition's bits (cpu_quant_dot.h).
+// The tiles are made only where the CPU's best kernel version has kernels for them
+// (has_interleaved_kernel: AVX-512 VNNI, whose kernels take a tile's sixteen rows in one zmm, and
+// AVX2, whose kernels take them as two halves of eight), and they replace the rows (the file's
+// pages of those rows are handed back at load). Products with more tokens than the interleaved
+// kernels take (prefill, large batches) pack each group's panel straight from its tiles
+// (pack_panel_from_tiles) for the AVX-512 panel kernels; a kernel version without panels (AVX2)
+// multiplies the rows restored from the tiles (restore_group_rows). Every path gives the scalar
+// definition's bits (cpu_quant_dot.h).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -30,8 +33,8 @@ namespace sluice {
 
 inline constexpr int kInterleaveRows = 16;
 
-// Whether rows of dtype are interleaved for kernel version isa (Q4_K, Q6_K and Q8_0 with AVX-512
-// VNNI).
+// Whether kernel version isa has kernels for tiles of dtype (Q4_K, Q6_K and Q8_0 with AVX-512
+// VNNI; Q4_K and Q6_K with AVX2): rows are interleaved at load where the CPU's best version has.
 bool has_interleaved_kernel(DType dtype, QuantKernelIsa isa);
 
 // The elements of a row one tile holds (256 for the K-quants, 32 for Q8_0) and its bytes
@@ -58,25 +61,48 @@ void restore_group_rows(DType dtype, const uint8_t* group_tiles, int64_t cols, u
 // Precondition: has_interleaved_kernel(dtype, Avx512Vnni) and has_quant_panel_kernel(Avx512Vnni).
 void pack_panel_from_tiles(DType dtype, const uint8_t* group_tiles, int64_t cols, QuantPanel& out);
 
-// The most tokens quant_interleaved_rows takes for dtype.
-int interleaved_max_tokens(DType dtype);
+// The most tokens quant_interleaved_rows takes for dtype in kernel version isa.
+int interleaved_max_tokens(DType dtype, QuantKernelIsa isa);
 
 // y[t * ldy + r] = dot(weight row r, activation row t) for every token of activations and the
 // rows of groups [group_begin, group_end) of the tiles at tiles (interleave_rows' output): the
 // scalar definition's bits. Preconditions: has_interleaved_kernel(dtype, isa), 1 <=
-// activations.num_tokens <= interleaved_max_tokens(dtype), activations quantized for dtype and
-// not offset.
+// activations.num_tokens <= interleaved_max_tokens(dtype, isa), activations quantized for dtype
+// and not offset.
 void quant_interleaved_rows(DType dtype, const uint8_t* tiles, int64_t group_begin,
                             int64_t group_end, int64_t cols,
                             const QuantizedActivations& activations, float* y, int64_t ldy,
                             QuantKernelIsa isa);
 
-// The AVX-512 VNNI kernels (cpu_quant_interleaved_avx512.cpp), with quant_interleaved_rows'
-// arguments.
+// The loop of every kernel version: for each group of [group_begin, group_end) and each run of
+// n <= kTokenGroup tokens from t0, kernels[n - 1](the group's tiles, tiles per row, activations,
+// sums, t0, y + 16 * group, ldy).
+template <int kTokenGroup, typename Kernel, typename Sums>
+void run_interleaved_groups(const Kernel* kernels, const Sums& sums, DType dtype,
+                            const uint8_t* tiles, int64_t group_begin, int64_t group_end,
+                            int64_t cols, const QuantizedActivations& activations, float* y,
+                            int64_t ldy) {
+  const int64_t num_tiles = cols / interleaved_tile_cols(dtype);
+  const size_t group_bytes = static_cast<size_t>(num_tiles) * interleaved_tile_bytes(dtype);
+  for (int64_t g = group_begin; g < group_end; ++g) {
+    for (int64_t t0 = 0; t0 < activations.num_tokens; t0 += kTokenGroup) {
+      const auto num_tokens =
+          static_cast<int>(std::min<int64_t>(kTokenGroup, activations.num_tokens - t0));
+      kernels[num_tokens - 1](tiles + static_cast<size_t>(g) * group_bytes, num_tiles, activations,
+                              sums, t0, y + g * kInterleaveRows, ldy);
+    }
+  }
+}
+
+// The AVX-512 VNNI and AVX2 kernels (cpu_quant_interleaved_avx512.cpp,
+// cpu_quant_interleaved_avx2.cpp), with quant_interleaved_rows' arguments.
 void quant_interleaved_rows_avx512_vnni(DType dtype, const uint8_t* tiles, int64_t group_begin,
                                         int64_t group_end, int64_t cols,
                                         const QuantizedActivations& activations, float* y,
                                         int64_t ldy);
+void quant_interleaved_rows_avx2(DType dtype, const uint8_t* tiles, int64_t group_begin,
+                                 int64_t group_end, int64_t cols,
+                                 const QuantizedActivations& activations, float* y, int64_t ldy);
 void pack_panel_from_tiles_avx512_vnni(DType dtype, const uint8_t* group_tiles, int64_t cols,
                                        QuantPanel& out);
 

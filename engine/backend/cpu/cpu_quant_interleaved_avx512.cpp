@@ -16,6 +16,7 @@
 
 #include "engine/backend/cpu/cpu_quant_dot_simd.h"
 #include "engine/backend/cpu/cpu_quant_interleave.h"
+#include "engine/backend/cpu/cpu_quant_interleaved_sums.h"
 #include "engine/backend/cpu/cpu_quant_q4k_lanes_avx512.h"
 #include "engine/core/quant_blocks.h"
 
@@ -55,14 +56,6 @@ SLUICE_AVX512_VNNI_INLINE void prefetch_ahead(const uint8_t* tile, size_t tile_b
 SLUICE_AVX512_VNNI_INLINE __m512 halves(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
-
-// Per call: sums of the activations each kernel takes off, per token, filled by the thread that
-// runs the kernel (a few hundred integers).
-struct TokenSums {
-  AlignedArray<int32_t> sums;
-  int64_t per_token = 0;
-  const int32_t* token(int64_t t) const { return sums.data() + t * per_token; }
-};
 
 // What a call's kernels read besides the tiles and activations: Q4_K's pairs of activation sums
 // or the sums Q6_K and Q8_0 take off.
@@ -112,25 +105,6 @@ SLUICE_AVX512_VNNI void q4k_group(const uint8_t* tiles, int64_t num_tiles,
 // A's low nibbles with H's bits 0-1, B's low with bits 2-3, A's high with 4-5, B's high with
 // 6-7; group (of 16) 8n + 2m + k / 4.
 constexpr size_t kQ6KHigh = 2048, kQ6KScales = 3072, kQ6KD = 3328, kQ6KTileBytes = 3360;
-
-// Per token: each super-block's (bsum_4i, bsum_4i+2) and (bsum_4i+1, bsum_4i+3) as int16 pairs in
-// one int32, [super-block][4][2]: the right operand of the scale * bsum products.
-void fill_q6k_pairs(const QuantizedActivations& act, TokenSums& out) {
-  out.per_token = act.cols / quant::kBlockK * 8;
-  out.sums.resize(static_cast<size_t>(act.num_tokens * out.per_token));
-  for (int64_t t = 0; t < act.num_tokens; ++t) {
-    const int16_t* bsum = act.token_bsum(t);
-    for (int64_t i = 0; i < out.per_token / 2; ++i) {
-      const int16_t* b = bsum + 4 * i;
-      const auto pair = [](int16_t low, int16_t high) {
-        return static_cast<int32_t>(uint32_t{static_cast<uint16_t>(low)} |
-                                    uint32_t{static_cast<uint16_t>(high)} << 16);
-      };
-      out.sums[static_cast<size_t>(t * out.per_token + 2 * i)] = pair(b[0], b[2]);
-      out.sums[static_cast<size_t>(t * out.per_token + 2 * i + 1)] = pair(b[1], b[3]);
-    }
-  }
-}
 
 // Each lane's byte b, sign-extended to 32 bits.
 SLUICE_AVX512_VNNI_INLINE __m512i sign_extended_byte(__m512i words, int b) {
@@ -215,20 +189,6 @@ SLUICE_AVX512_VNNI void q6k_group(const uint8_t* tiles, int64_t num_tiles,
 
 // ---- Q8_0. Tile: d (one half per row), then the 32 quants + 128 (8 words).
 constexpr size_t kQ80Quants = 32, kQ80TileBytes = 544;
-
-// Per token: 128 * (the sum of each block's 32 activations).
-void fill_q8_0_sums(const QuantizedActivations& act, TokenSums& out) {
-  out.per_token = act.cols / quant::kBlock32;
-  out.sums.resize(static_cast<size_t>(act.num_tokens * out.per_token));
-  for (int64_t t = 0; t < act.num_tokens; ++t) {
-    const int8_t* x = act.token_qs(t);
-    for (int64_t b = 0; b < out.per_token; ++b) {
-      int32_t sum = 0;
-      for (int i = 0; i < quant::kBlock32; ++i) sum += x[b * quant::kBlock32 + i];
-      out.sums[static_cast<size_t>(t * out.per_token + b)] = 128 * sum;
-    }
-  }
-}
 
 template <int kTokens>
 SLUICE_AVX512_VNNI void q8_0_group(const uint8_t* tiles, int64_t num_tiles,
@@ -401,15 +361,8 @@ void quant_interleaved_rows_avx512_vnni(DType dtype, const uint8_t* tiles, int64
       kernels = q8_0_group_kernels;
       break;
   }
-  const int64_t num_tiles = cols / interleaved_tile_cols(dtype);
-  const size_t group_bytes = static_cast<size_t>(num_tiles) * interleaved_tile_bytes(dtype);
-  for (int64_t g = group_begin; g < group_end; ++g) {
-    for (int64_t t0 = 0; t0 < act.num_tokens; t0 += kTokenGroup) {
-      const auto num_tokens = static_cast<int>(std::min<int64_t>(kTokenGroup, act.num_tokens - t0));
-      kernels[num_tokens - 1](tiles + static_cast<size_t>(g) * group_bytes, num_tiles, act, sums,
-                              t0, y + g * kRows, ldy);
-    }
-  }
+  run_interleaved_groups<kTokenGroup>(kernels, sums, dtype, tiles, group_begin, group_end, cols,
+                                      act, y, ldy);
 }
 
 }  // namespace sluice

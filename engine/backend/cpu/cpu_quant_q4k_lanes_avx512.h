@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "engine/backend/cpu/cpu_quant_dot_simd.h"
+#include "engine/backend/cpu/cpu_quant_interleaved_sums.h"
 #include "engine/core/quant_blocks.h"
 
 #if SLUICE_QUANT_X86
@@ -78,27 +79,13 @@ struct Q4KHeader {
   }
 };
 
-// Per call: each token's pairs of sums of 32 activations, (bs_2i, bs_2i+1) as int16 in one
-// int32 (bs_j = bsum_2j + bsum_2j+1, |bs_j| <= 2 * 16 * 127), [num_tokens][super-blocks][4]:
-// the right operand of the min products.
+// Per call: each token's pairs of sums of 32 activations (fill_q4k_pairs), the right operand of
+// the min products.
 struct TokenPairs {
-  AlignedArray<int32_t> pairs;
-  int64_t num_super_blocks = 0;
+  TokenSums sums;
 
-  void fill(const QuantizedActivations& act) {
-    num_super_blocks = act.cols / quant::kBlockK;
-    pairs.resize(static_cast<size_t>(act.num_tokens * num_super_blocks * 4));
-    for (int64_t t = 0; t < act.num_tokens; ++t) {
-      const int16_t* bsum = act.token_bsum(t);
-      for (int64_t i = 0; i < num_super_blocks * 4; ++i) {
-        const auto low = static_cast<uint16_t>(bsum[4 * i] + bsum[4 * i + 1]);
-        const auto high = static_cast<uint16_t>(bsum[4 * i + 2] + bsum[4 * i + 3]);
-        pairs[static_cast<size_t>(t * num_super_blocks * 4 + i)] =
-            static_cast<int32_t>(uint32_t{low} | uint32_t{high} << 16);
-      }
-    }
-  }
-  const int32_t* token(int64_t t) const { return pairs.data() + t * num_super_blocks * 4; }
+  void fill(const QuantizedActivations& act) { fill_q4k_pairs(act, sums); }
+  const int32_t* token(int64_t t) const { return sums.token(t); }
 };
 
 // Chunk c (64 elements) of super-block sb for kTokens tokens from t0: q[k] holds each row's

@@ -62,7 +62,8 @@ void expect_scalar_bits(const QuantMatrixView& w, int64_t num_tokens, ThreadPool
 TEST(QuantInterleave, TilesGiveTheScalarBits) {
   const bool has_tiles = has_interleaved_kernel(DType::Q4_K, best_quant_kernel_isa());
   std::printf("interleaved kernels on this CPU: %s\n", has_tiles ? "yes" : "no (rows only)");
-  EXPECT_EQ(has_tiles, quant_kernel_isa_supported(QuantKernelIsa::Avx512Vnni));
+  // AVX2 and AVX-512 VNNI have tile kernels (AVX2 for Q4_K and Q6_K).
+  EXPECT_EQ(has_tiles, quant_kernel_isa_supported(QuantKernelIsa::Avx2));
   ThreadPool pool(2);
   for (const DType dtype : kInterleavedTypes) {
     SCOPED_TRACE(dtype_name(dtype));
@@ -81,12 +82,18 @@ TEST(QuantInterleave, TilesGiveTheScalarBits) {
       expect_scalar_bits(odd, num_tokens, pool);
     }
     for (const int64_t num_tokens : {1, 3, 8, 13, 40}) expect_scalar_bits(file, num_tokens, pool);
-    // The kernel versions without tiles or panels multiply rows restored from the tiles.
-    for (const QuantKernelIsa isa : {QuantKernelIsa::Avx2, QuantKernelIsa::Scalar}) {
-      if (!quant_kernel_isa_supported(isa)) continue;
-      for (const int64_t num_tokens : {1, 7, 13, 40})
-        expect_scalar_bits(odd, num_tokens, pool, isa);
+    // AVX2: its tile kernels four tokens at a time (Q4_K at any count, Q6_K up to 64), then
+    // rows restored from the tiles, as for the type it has no tile kernels for (Q8_0) and the
+    // scalar version.
+    if (quant_kernel_isa_supported(QuantKernelIsa::Avx2)) {
+      for (const int64_t num_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 40, 64, 65, 70})
+        expect_scalar_bits(odd, num_tokens, pool, QuantKernelIsa::Avx2);
+      for (const int64_t num_tokens : {1, 3, 8}) {
+        expect_scalar_bits(file, num_tokens, pool, QuantKernelIsa::Avx2);
+      }
     }
+    for (const int64_t num_tokens : {1, 7, 13, 40})
+      expect_scalar_bits(odd, num_tokens, pool, QuantKernelIsa::Scalar);
   }
 }
 
