@@ -44,27 +44,46 @@ TEST(CpuKernelsCli, AValueItDoesNotTakeIsReported) {
   EXPECT_EQ(r.out, run_sluice({"--version"}).out);
 }
 
-// Q8_0 through the CPU's best kernels (on AVX-512 VNNI: tiles made at load) and through the AVX2
-// ones (no tiles): the same bits, so the same ids, the reference's first 60.
+// The ids `sluice generate` gives for "Once upon a time" under a ceiling.
+std::vector<int32_t> generated_ids(const std::string& ceiling, const std::string& model,
+                                   int max_tokens) {
+  const std::string dir = make_temp_dir("cpu-kernels");
+  write_file(dir + "/input.jsonl", "{\"prompt\": \"Once upon a time\"}\n");
+  const ProcessResult r = run_with_ceiling(
+      ceiling, {"generate", "--model", model, "--input", dir + "/input.jsonl", "--output",
+                dir + "/out.jsonl", "--max-tokens", std::to_string(max_tokens), "--token-ids",
+                "--ignore-eos", "--quiet"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = read_jsonl(dir + "/out.jsonl");
+  if (rows.size() != 1u) {
+    ADD_FAILURE() << ceiling << ": " << rows.size() << " rows";
+    return {};
+  }
+  return rows[0]["output_token_ids"].get<std::vector<int32_t>>();
+}
+
+// Q8_0 through the CPU's best tile kernels and through the AVX2 ones: the same bits, so the same
+// ids, the reference's first 60.
 TEST(CpuKernelsCli, QuantizedModelGeneratesTheSameIdsUnderTheAvx2Ceiling) {
   const auto expected = reference_generated_ids();
-  std::vector<std::vector<int32_t>> ids;
-  for (const std::string ceiling : {"native", "avx2"}) {
-    SCOPED_TRACE(ceiling);
-    const std::string dir = make_temp_dir("cpu-kernels");
-    write_file(dir + "/input.jsonl", "{\"prompt\": \"Once upon a time\"}\n");
-    const ProcessResult r =
-        run_with_ceiling(ceiling, {"generate", "--model",
-                                   shared_path("models/stories260K/gguf/stories260K-q8_0.gguf"),
-                                   "--input", dir + "/input.jsonl", "--output", dir + "/out.jsonl",
-                                   "--max-tokens", "60", "--token-ids", "--quiet"});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto rows = read_jsonl(dir + "/out.jsonl");
-    ASSERT_EQ(rows.size(), 1u);
-    ids.push_back(rows[0]["output_token_ids"].get<std::vector<int32_t>>());
+  const std::string model = shared_path("models/stories260K/gguf/stories260K-q8_0.gguf");
+  const std::vector<int32_t> native = generated_ids("native", model, 60);
+  EXPECT_EQ(native, std::vector<int32_t>(expected.begin(), expected.begin() + 60));
+  EXPECT_EQ(generated_ids("avx2", model, 60), native);
+}
+
+// Q4_K_M (Q4_K and Q6_K matrices of 256 and 512 columns): tiles made at load under both
+// ceilings, multiplied by the CPU's best tile kernels and by the AVX2 ones; the same ids.
+TEST(CpuKernelsCli, KQuantModelGeneratesTheSameIdsFromAvx2Tiles) {
+  const std::string model = shared_path("models/tiny-arch/llama-q/gguf/llama-q-Q4_K_M.gguf");
+  if (run_sluice({"--version"}).out.find("AVX") != std::string::npos) {
+    const ProcessResult avx2 = run_with_ceiling("avx2", {"--version"});
+    EXPECT_THAT(avx2.out,
+                HasSubstr("the layer matrices of Q8_0, Q4_K, Q6_K copied into interleaved tiles"));
   }
-  EXPECT_EQ(ids[0], std::vector<int32_t>(expected.begin(), expected.begin() + 60));
-  EXPECT_EQ(ids[1], ids[0]);
+  const std::vector<int32_t> native = generated_ids("native", model, 40);
+  EXPECT_EQ(native.size(), 40u);
+  EXPECT_EQ(generated_ids("avx2", model, 40), native);
 }
 
 }  // namespace

@@ -93,14 +93,7 @@ void restore_field(const Field& f, const uint8_t* tile, uint8_t* blocks, size_t 
 
 bool has_interleaved_kernel(DType dtype, QuantKernelIsa isa) {
   if (!SLUICE_QUANT_X86) return false;
-  switch (isa) {
-    case QuantKernelIsa::Avx512Vnni:
-      return !fields_of(dtype).empty();
-    case QuantKernelIsa::Avx2:
-      return dtype == DType::Q4_K || dtype == DType::Q6_K;
-    default:
-      return false;
-  }
+  return isa != QuantKernelIsa::Scalar && !fields_of(dtype).empty();
 }
 
 int64_t interleaved_tile_cols(DType dtype) {
@@ -168,12 +161,13 @@ void pack_panel_from_tiles(DType dtype, const uint8_t* group_tiles, int64_t cols
 
 int interleaved_max_tokens(DType dtype, QuantKernelIsa isa) {
   // AVX2 (no panels; 2 threads of a Zen 5 VM under SLUICE_CPU_KERNELS=avx2, 5632 x 2048
-  // matrices from memory, against the file's rows): Q4_K's tiles are ahead at every count (1.4-1.5x
-  // at 1-8 tokens, 1.5-2x at 16-64, 1.2x at 128-512), Q6_K's up to 32 tokens (1.2-1.35x), level
-  // at 64 (0.94-1.07x) and behind past it (512 tokens 0.87x), where its rows are restored from the
+  // matrices from memory, against the file's rows): Q4_K's and Q8_0's tiles are ahead at every
+  // count (Q4_K 1.4-1.5x at 1-8 tokens, 1.5-2x at 16-64, 1.2x at 128-512; Q8_0 1.3-1.5x at one
+  // token, 2-2.6x at 2-16, 1.2-1.5x at 64-512), Q6_K's up to 32 tokens (1.2-1.35x), level at 64
+  // (0.94-1.07x) and behind past it (512 tokens 0.87x), where its rows are restored from the
   // tiles for the row kernels (the restore costs 4-11% at 33-128 tokens).
   if (isa == QuantKernelIsa::Avx2) {
-    return dtype == DType::Q4_K ? std::numeric_limits<int>::max() : 64;
+    return dtype == DType::Q6_K ? 64 : std::numeric_limits<int>::max();
   }
   // Past these counts the panels packed from the tiles are faster (2 threads of a Zen 5 VM, one
   // 5632 x 2048 matrix from memory). Q4_K: eight tokens at a time over a group's tiles while they

@@ -34,7 +34,7 @@ namespace sluice {
 inline constexpr int kInterleaveRows = 16;
 
 // Whether kernel version isa has kernels for tiles of dtype (Q4_K, Q6_K and Q8_0 with AVX-512
-// VNNI; Q4_K and Q6_K with AVX2): rows are interleaved at load where the CPU's best version has.
+// VNNI and AVX2): rows are interleaved at load where the CPU's best version has.
 bool has_interleaved_kernel(DType dtype, QuantKernelIsa isa);
 
 // The elements of a row one tile holds (256 for the K-quants, 32 for Q8_0) and its bytes

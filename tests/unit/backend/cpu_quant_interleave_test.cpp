@@ -62,7 +62,7 @@ void expect_scalar_bits(const QuantMatrixView& w, int64_t num_tokens, ThreadPool
 TEST(QuantInterleave, TilesGiveTheScalarBits) {
   const bool has_tiles = has_interleaved_kernel(DType::Q4_K, best_quant_kernel_isa());
   std::printf("interleaved kernels on this CPU: %s\n", has_tiles ? "yes" : "no (rows only)");
-  // AVX2 and AVX-512 VNNI have tile kernels (AVX2 for Q4_K and Q6_K).
+  // AVX2 and AVX-512 VNNI have tile kernels.
   EXPECT_EQ(has_tiles, quant_kernel_isa_supported(QuantKernelIsa::Avx2));
   ThreadPool pool(2);
   for (const DType dtype : kInterleavedTypes) {
@@ -82,9 +82,8 @@ TEST(QuantInterleave, TilesGiveTheScalarBits) {
       expect_scalar_bits(odd, num_tokens, pool);
     }
     for (const int64_t num_tokens : {1, 3, 8, 13, 40}) expect_scalar_bits(file, num_tokens, pool);
-    // AVX2: its tile kernels four tokens at a time (Q4_K at any count, Q6_K up to 64), then
-    // rows restored from the tiles, as for the type it has no tile kernels for (Q8_0) and the
-    // scalar version.
+    // AVX2: its tile kernels four tokens at a time (Q4_K and Q8_0 at any count, Q6_K up to 64),
+    // then rows restored from the tiles, as for the scalar version.
     if (quant_kernel_isa_supported(QuantKernelIsa::Avx2)) {
       for (const int64_t num_tokens : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 40, 64, 65, 70})
         expect_scalar_bits(odd, num_tokens, pool, QuantKernelIsa::Avx2);
