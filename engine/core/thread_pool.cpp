@@ -80,11 +80,13 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
-                              int64_t min_chunk) {
+                              int64_t min_chunk, int chunks_per_thread) {
   if (n <= 0) return;
-  const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk));
-  const int num_chunks = static_cast<int>(std::min<int64_t>(num_threads(), max_chunks));
-  if (num_chunks == 1) {
+  const int64_t max_chunks =
+      std::min<int64_t>(kFieldMask, std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk)));
+  const int num_chunks = static_cast<int>(
+      std::min<int64_t>(int64_t{num_threads()} * std::max(1, chunks_per_thread), max_chunks));
+  if (num_chunks == 1 || num_threads() == 1) {
     fn(0, n);
     return;
   }

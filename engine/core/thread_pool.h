@@ -30,12 +30,14 @@ class ThreadPool {
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Runs fn(begin, end) over disjoint chunks covering [0, n), at most num_threads() chunks and
-  // none smaller than min_chunk, each on some thread of the pool; returns when all are done. Not
-  // reentrant: fn must not call parallel_for on the same pool, and only one thread may call it
-  // at a time.
+  // Runs fn(begin, end) over disjoint chunks covering [0, n), at most chunks_per_thread *
+  // num_threads() chunks and none smaller than min_chunk, each on some thread of the pool;
+  // returns when all are done. Threads claim chunks as they finish their last, so more chunks
+  // per thread even out threads that run at different speeds (two hardware threads of one core,
+  // a thread the host preempts) or chunks of different costs. Not reentrant: fn must not call
+  // parallel_for on the same pool, and only one thread may call it at a time.
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
-                    int64_t min_chunk = 1);
+                    int64_t min_chunk = 1, int chunks_per_thread = 1);
 
  private:
   void worker_loop();

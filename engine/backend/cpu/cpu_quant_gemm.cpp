@@ -19,6 +19,10 @@ constexpr int64_t kTokenBlock = 64;
 // With more tokens than one token block, rows are unpacked this many bytes at a time so that a
 // row block is unpacked once and serves every token block from L2.
 constexpr int64_t kRowBlockBytes = int64_t{256} << 10;
+// Rows are handed to the threads in this many chunks each, claimed as each thread finishes its
+// last: two threads of one core (or one the host preempts) finish a decode step's products at
+// different times, and a product group's types cost different time per byte.
+constexpr int kChunksPerThread = 4;
 // Work below this many multiply-adds per thread is not worth waking a thread for.
 constexpr int64_t kMinWorkPerThread = int64_t{1} << 16;
 
@@ -199,7 +203,7 @@ void quant_gemm(const QuantMatrixView& w, const float* x, int64_t num_tokens, fl
         multiply_rows(w, act, begin * kInterleaveRows, std::min(w.rows, end * kInterleaveRows), y,
                       ldy, isa);
       },
-      (min_rows + kInterleaveRows - 1) / kInterleaveRows);
+      (min_rows + kInterleaveRows - 1) / kInterleaveRows, kChunksPerThread);
 }
 
 void quant_gemm_group(std::span<const QuantProduct> products, ThreadPool& pool,
@@ -259,14 +263,18 @@ void quant_gemm_group(std::span<const QuantProduct> products, ThreadPool& pool,
     for (int64_t r = 0; r < p.w.rows; r += rows)
       pieces.push_back({i, r, std::min(p.w.rows, r + rows)});
   }
-  pool.parallel_for(static_cast<int64_t>(pieces.size()), [&](int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) {
-      const Piece& piece = pieces[static_cast<size_t>(k)];
-      const QuantProduct& p = products[piece.product];
-      const QuantizedActivations& a = p.activations ? *p.activations : acts[source[piece.product]];
-      multiply_rows(p.w, a, piece.row_begin, piece.row_end, p.y, p.ldy, isa);
-    }
-  });
+  pool.parallel_for(
+      static_cast<int64_t>(pieces.size()),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) {
+          const Piece& piece = pieces[static_cast<size_t>(k)];
+          const QuantProduct& p = products[piece.product];
+          const QuantizedActivations& a =
+              p.activations ? *p.activations : acts[source[piece.product]];
+          multiply_rows(p.w, a, piece.row_begin, piece.row_end, p.y, p.ldy, isa);
+        }
+      },
+      1, kChunksPerThread);
 }
 
 }  // namespace sluice

@@ -4,6 +4,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -34,6 +35,52 @@ TEST(ThreadPool, MinChunkLimitsTheNumberOfChunks) {
   pool.parallel_for(
       100, [&](int64_t, int64_t) { chunks++; }, 30);
   EXPECT_EQ(chunks.load(), 3);
+}
+
+// Several chunks per thread, claimed as threads come free: every index once, the chunks as many
+// as asked (within min_chunk and n), and a thread held up in its first chunk leaves the other
+// chunks to the others.
+TEST(ThreadPool, ChunksPerThreadSplitsFinerAndBalances) {
+  ThreadPool pool(2);
+  for (const int64_t n : {1, 5, 8, 9, 1000}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    std::atomic<int> chunks{0};
+    pool.parallel_for(
+        n,
+        [&](int64_t begin, int64_t end) {
+          chunks++;
+          for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)]++;
+        },
+        1, 4);
+    EXPECT_EQ(chunks.load(), std::min<int64_t>(n, 8)) << n;
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(hits[static_cast<size_t>(i)].load(), 1) << n;
+  }
+  std::atomic<int> chunks{0};
+  pool.parallel_for(
+      100, [&](int64_t, int64_t) { chunks++; }, 30, 4);
+  EXPECT_EQ(chunks.load(), 3);
+  // Chunk 0 waits until the other seven have run: only a second thread can have run them.
+  std::atomic<int> others{0};
+  std::atomic<bool> timed_out{false};
+  pool.parallel_for(
+      8,
+      [&](int64_t begin, int64_t) {
+        if (begin != 0) {
+          others++;
+          return;
+        }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (others.load() < 7) {
+          if (std::chrono::steady_clock::now() > deadline) {
+            timed_out = true;
+            return;
+          }
+          std::this_thread::yield();
+        }
+      },
+      1, 4);
+  EXPECT_FALSE(timed_out.load());
+  EXPECT_EQ(others.load(), 7);
 }
 
 TEST(ThreadPool, ManyShortLoopsInARowFinish) {
